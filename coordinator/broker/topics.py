@@ -1,0 +1,166 @@
+"""The topic registry: which topics exist, with how many partitions and which topic id.
+
+The data dir is the truth, as in Kafka: a topic is its partition directories `<topic>-<n>/`, each
+holding a `partition.metadata` file (Kafka's `PartitionMetadataFile`: `version: 0` and the topic id
+in Kafka's base64 form). Creating a topic writes those files and fsyncs them before it returns, so a
+topic either exists whole after a crash or is completed on the next start. Internal topics
+(`__consumer_offsets`) are registered by the coordinator, not listed from disk here.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_TOPIC_NAME_LENGTH = 249  # Kafka's Topic.MAX_NAME_LENGTH
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+METADATA_FILE = "partition.metadata"
+INTERNAL_PREFIX = "__consumer_offsets"
+
+
+class InvalidTopicError(ValueError):
+    """A topic name or partition count that Kafka would refuse (INVALID_TOPIC_EXCEPTION)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    partitions: int
+    topic_id: bytes  # 16 bytes, never all zero
+    internal: bool = False
+
+    @property
+    def topic_id_text(self) -> str:
+        return encode_topic_id(self.topic_id)
+
+
+def encode_topic_id(raw: bytes) -> str:
+    """Kafka's `Uuid.toString`: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def decode_topic_id(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's `Topic.validate`: 1..249 chars of [a-zA-Z0-9._-], not '.' or '..'."""
+    if not name:
+        raise InvalidTopicError("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopicError(f"topic name cannot be {name!r}")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopicError(f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters")
+    if not _LEGAL_NAME.match(name):
+        raise InvalidTopicError(f"topic name {name!r} has characters outside [a-zA-Z0-9._-]")
+
+
+def new_topic_id() -> bytes:
+    while True:
+        raw = uuid.uuid4().bytes
+        if any(raw):
+            return raw
+
+
+class TopicRegistry:
+    """Topics in one data dir; `create` persists, `load` rediscovers after a restart."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self._topics: dict[str, Topic] = {}
+
+    def load(self) -> None:
+        found: dict[str, set[int]] = {}
+        ids: dict[str, bytes] = {}
+        if self.data_dir.is_dir():
+            for entry in self.data_dir.iterdir():
+                match = _PARTITION_DIR.match(entry.name)
+                if not entry.is_dir() or not match or entry.name.startswith(INTERNAL_PREFIX):
+                    continue
+                topic = match["topic"]
+                found.setdefault(topic, set()).add(int(match["partition"]))
+                topic_id = _read_topic_id(entry / METADATA_FILE)
+                if topic_id is not None:
+                    ids.setdefault(topic, topic_id)
+        for name, partitions in found.items():
+            count = max(partitions) + 1
+            topic = Topic(name, count, ids.get(name) or new_topic_id())
+            # Complete a topic whose creation was cut short: every partition dir and id file.
+            self._write_partition_dirs(topic)
+            self._topics[name] = topic
+
+    def register_internal(self, topic: Topic) -> None:
+        self._topics[topic.name] = topic
+
+    def get(self, name: str) -> Topic | None:
+        return self._topics.get(name)
+
+    def all(self) -> list[Topic]:
+        return sorted(self._topics.values(), key=lambda t: t.name)
+
+    def by_id(self, topic_id: bytes) -> Topic | None:
+        for topic in self._topics.values():
+            if topic.topic_id == topic_id:
+                return topic
+        return None
+
+    def create(self, name: str, partitions: int) -> Topic:
+        validate_topic_name(name)
+        if partitions < 1:
+            raise InvalidTopicError(f"partition count must be at least 1, got {partitions}")
+        if name in self._topics:
+            raise FileExistsError(f"topic {name!r} already exists")
+        topic = Topic(name, partitions, new_topic_id())
+        self._write_partition_dirs(topic)
+        self._topics[name] = topic
+        return topic
+
+    def ensure(self, name: str, partitions: int) -> Topic:
+        """Creates the topic only where it is missing (for `--create-topic` on restart)."""
+        existing = self._topics.get(name)
+        return existing if existing is not None else self.create(name, partitions)
+
+    def partition_dir(self, name: str, partition: int) -> Path:
+        return self.data_dir / f"{name}-{partition}"
+
+    def _write_partition_dirs(self, topic: Topic) -> None:
+        for partition in range(topic.partitions):
+            directory = self.partition_dir(topic.name, partition)
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / METADATA_FILE
+            if not path.exists():
+                _write_durably(path, f"version: 0\ntopic_id: {topic.topic_id_text}\n")
+        _fsync_dir(self.data_dir)
+
+
+def _read_topic_id(path: Path) -> bytes | None:
+    try:
+        for line in path.read_text(encoding="ascii").splitlines():
+            if line.startswith("topic_id:"):
+                raw = decode_topic_id(line.split(":", 1)[1].strip())
+                return raw if len(raw) == 16 and any(raw) else None
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _write_durably(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="ascii") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,153 @@
+"""Server settings, named as Kafka names them.
+
+Every setting has one definition here (Kafka's property name, type, default, one line of help).
+Values come from, in rising precedence: the defaults, a Java-style properties file, and
+`--set name=value` on the command line. Code reads them as attributes with dots turned into
+underscores (`config.group_initial_rebalance_delay_ms`). Defaults follow Kafka's broker defaults
+except where noted: this server is a test tool, so it starts rebalances at once (as Kafka's shipped
+server.properties does) and keeps data under the working directory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
+        return text
+    return parse
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # Listener and connections.
+    Setting("host", str, "127.0.0.1", "address to listen on and to advertise"),
+    Setting("port", int, 9092, "port to listen on and to advertise (0 picks a free one)"),
+    Setting("data.dir", str, "data", "directory holding every log (Kafka: log.dirs)"),
+    Setting("node.id", int, 0, "this broker's id in Metadata and FindCoordinator"),
+    Setting("cluster.id", str, "kgc-local-cluster", "cluster id reported in Metadata"),
+    Setting("socket.request.max.bytes", int, 104857600, "largest request frame accepted"),
+    Setting("connections.max.idle.ms", int, 600000, "close connections idle this long"),
+    Setting("max.connections", int, 10000, "refuse connections beyond this many"),
+    # Classic groups (GroupCoordinatorConfig).
+    Setting("group.initial.rebalance.delay.ms", int, 0,
+            "delay before the first rebalance of an empty group (Kafka's code default is 3000; "
+            "its shipped server.properties and this server use 0)"),
+    Setting("group.min.session.timeout.ms", int, 6000, "smallest session timeout a member may ask"),
+    Setting("group.max.session.timeout.ms", int, 1800000, "largest session timeout a member may ask"),
+    Setting("group.max.size", int, 2147483647, "most members a classic group may hold"),
+    # Offsets topic (OffsetConfig).
+    Setting("offsets.topic.num.partitions", int, 50, "partitions of __consumer_offsets"),
+    Setting("offsets.topic.segment.bytes", int, 104857600, "segment size of __consumer_offsets"),
+    Setting("offsets.retention.minutes", int, 10080, "how long committed offsets are kept"),
+    Setting("offsets.retention.check.interval.ms", int, 600000, "how often expired offsets are removed"),
+    Setting("offset.metadata.max.bytes", int, 4096, "largest metadata string on a committed offset"),
+    # Topics (the small data path).
+    Setting("auto.create.topics.enable", _bool, True, "create unknown topics on Metadata requests"),
+    Setting("num.partitions", int, 1, "partitions of an auto-created topic"),
+    Setting("log.segment.bytes", int, 1073741824, "segment size of user topics"),
+    Setting("log.retention.ms", int, 604800000, "time retention of user topics (-1 = forever)"),
+    Setting("log.retention.bytes", int, -1, "size retention per partition of user topics (-1 = none)"),
+    # Storage durability and the cleaner.
+    Setting("log.flush.mode", _choice("group_commit", "every_append", "interval"), "group_commit",
+            "when appends are fsync'd (not a Kafka setting: Kafka relies on replication)"),
+    Setting("log.flush.interval.ms", int, 1000, "fsync period when log.flush.mode=interval"),
+    Setting("log.cleaner.min.cleanable.ratio", float, 0.5, "dirty ratio that triggers compaction"),
+    Setting("log.cleaner.delete.retention.ms", int, 86400000, "how long tombstones survive cleaning"),
+    Setting("log.cleaner.min.compaction.lag.ms", int, 0, "records younger than this are not compacted"),
+)
+
+_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+class ConfigError(ValueError):
+    """A setting that does not exist or whose value does not parse."""
+
+
+class Config:
+    """Resolved settings; read as attributes (`config.group_max_size`) or by Kafka name."""
+
+    def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:
+        values = {s.name: s.default for s in SETTINGS}
+        for name, value in (overrides or {}).items():
+            setting = _lookup(name)
+            values[setting.name] = _parse(setting, value) if isinstance(value, str) else value
+        self._values = values
+
+    def __getattr__(self, attr: str) -> Any:
+        try:
+            return self._values[attr.replace("_", ".")]
+        except KeyError:
+            raise AttributeError(attr) from None
+
+    def get(self, name: str) -> Any:
+        return self._values[_lookup(name).name]
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "Config":
+        return Config({**self._values, **overrides})
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._values.items()
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir)
+
+
+def _lookup(name: str) -> Setting:
+    setting = _BY_NAME.get(name) or _BY_NAME.get(name.replace("_", "."))
+    if setting is None:
+        raise ConfigError(f"unknown setting {name!r}; known: {', '.join(sorted(_BY_NAME))}")
+    return setting
+
+
+def _parse(setting: Setting, text: str) -> Any:
+    try:
+        return setting.parse(text.strip())
+    except ValueError as exc:
+        raise ConfigError(f"bad value for {setting.name}: {exc}") from None
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Reads a Java-style properties file: `name=value` or `name: value`, `#`/`!` comments."""
+    result: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        for separator in ("=", ":"):
+            if separator in line:
+                name, value = line.split(separator, 1)
+                result[name.strip()] = value.strip()
+                break
+        else:
+            raise ConfigError(f"{path}:{number}: expected name=value, got {raw!r}")
+    return result
+
+
+def parse_assignment(text: str) -> tuple[str, str]:
+    """Parses one `--set name=value` argument."""
+    if "=" not in text:
+        raise ConfigError(f"expected name=value, got {text!r}")
+    name, value = text.split("=", 1)
+    return name.strip(), value
