@@ -1,0 +1,218 @@
+"""Sparse `.index` (offset -> position) and `.timeindex` (timestamp -> offset) files.
+
+Formats (FORMAT.md; Kafka's OffsetIndex / TimeIndex / AbstractIndex): big-endian fixed-size
+entries, keys strictly increasing. The active segment's index file is preallocated to
+`segment.index.bytes` (rounded down to whole entries) and trimmed to the used size when the
+segment becomes inactive or is closed; a file opened from disk is read up to its length, so an
+untrimmed file left by a crash has zero entries at its end and fails `problem()`.
+Entries are mirrored in memory (arrays) so lookups are a `bisect`, not file reads. There is no
+checksum: a bad index is rebuilt from the `.log` (see recovery.py).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from bisect import bisect_right
+
+from . import fsutil
+
+__all__ = ["OffsetIndex", "TimeIndex"]
+
+
+class _Index:
+    """Entries of (key, value); subclasses fix the encoding and the meaning."""
+
+    ENTRY: struct.Struct
+    KEY_TYPE: str
+    VALUE_TYPE = "i"
+
+    def __init__(self, path: str, base_offset: int, max_bytes: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.max_entries = max(1, max_bytes // self.ENTRY.size)
+        self.keys: array = array(self.KEY_TYPE)
+        self.values: array = array(self.VALUE_TYPE)
+        self.preallocated = False
+        self.existed = os.path.exists(path)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        size = os.fstat(self._fd).st_size
+        self.file_size = size
+        if size:
+            data = os.pread(self._fd, size - size % self.ENTRY.size, 0)
+            for key, value in self.ENTRY.iter_unpack(data):
+                self.keys.append(key)
+                self.values.append(value)
+
+    # -- state ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def is_full(self) -> bool:
+        return len(self.keys) >= self.max_entries
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.keys) * self.ENTRY.size
+
+    def _put(self, key: int, value: int) -> None:
+        if self.is_full:
+            raise IndexError(f"{self.path} is full ({self.max_entries} entries)")
+        os.pwrite(self._fd, self.ENTRY.pack(key, value), len(self.keys) * self.ENTRY.size)
+        self.keys.append(key)
+        self.values.append(value)
+
+    def _floor(self, key: int) -> int:
+        """Index of the largest entry with entry key <= key, or -1."""
+        return bisect_right(self.keys, key) - 1
+
+    # -- file lifecycle -----------------------------------------------------------------------
+    def preallocate(self) -> None:
+        """Extend the file to its maximum size, as Kafka does for the active segment."""
+        target = self.max_entries * self.ENTRY.size
+        if os.fstat(self._fd).st_size < target:
+            os.ftruncate(self._fd, target)
+        self.preallocated = True
+
+    def trim(self) -> None:
+        """Cut the file to exactly the used entries (AbstractIndex.trimToValidSize)."""
+        os.ftruncate(self._fd, self.size_bytes)
+        self.preallocated = False
+
+    def reset(self) -> None:
+        """Forget every entry (before a rebuild)."""
+        self.keys = array(self.KEY_TYPE)
+        self.values = array(self.VALUE_TYPE)
+        os.ftruncate(self._fd, 0)
+        if self.preallocated:
+            self.preallocate()
+
+    def _truncate_entries(self, count: int) -> None:
+        del self.keys[count:]
+        del self.values[count:]
+        size = os.fstat(self._fd).st_size
+        os.ftruncate(self._fd, count * self.ENTRY.size)
+        if self.preallocated:
+            os.ftruncate(self._fd, size)  # zero-filled again beyond the used entries
+
+    def flush(self) -> None:
+        fsutil.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self.trim()
+            os.close(self._fd)
+            self._fd = -1
+
+    def close_untrimmed(self) -> None:
+        """Close without trimming (a crash in tests, or a failed log)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def rename(self, new_path: str) -> None:
+        os.rename(self.path, new_path)
+        self.path = new_path
+
+    def delete(self) -> None:
+        self.close_untrimmed()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+class OffsetIndex(_Index):
+    """`.index`: 4-byte offset relative to the segment base, 4-byte `.log` position of a
+    batch start. Lookup gives the largest entry at or below an offset."""
+
+    ENTRY = struct.Struct(">ii")
+    KEY_TYPE = "i"
+
+    def append(self, offset: int, position: int) -> None:
+        rel = offset - self.base_offset
+        if self.keys and (rel <= self.keys[-1] or position <= self.values[-1]):
+            raise ValueError(f"index entry ({offset}, {position}) is not above the last one "
+                             f"({self.base_offset + self.keys[-1]}, {self.values[-1]}) in {self.path}")
+        self._put(rel, position)
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """(offset, position) of the floor entry for `offset`; (base, 0) if none."""
+        i = self._floor(offset - self.base_offset)
+        if i < 0:
+            return self.base_offset, 0
+        return self.base_offset + self.keys[i], self.values[i]
+
+    def last_entry(self) -> tuple[int, int]:
+        if not self.keys:
+            return self.base_offset, 0
+        return self.base_offset + self.keys[-1], self.values[-1]
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop entries whose offset is >= `offset`."""
+        self._truncate_entries(bisect_right(self.keys, offset - self.base_offset - 1))
+
+    def problem(self, log_size: int) -> str | None:
+        """Why this index cannot be trusted for a `.log` of `log_size` bytes, or None."""
+        if self.file_size % self.ENTRY.size:
+            return f"size {self.file_size} is not a multiple of {self.ENTRY.size}"
+        prev_rel, prev_pos = -1, -1
+        for i, (rel, pos) in enumerate(zip(self.keys, self.values)):
+            if rel <= prev_rel or pos <= prev_pos:
+                return (f"entry {i} ({rel}, {pos}) does not increase after "
+                        f"({prev_rel}, {prev_pos})")
+            if pos < 0 or pos >= max(log_size, 1):
+                return f"entry {i} position {pos} is outside the log ({log_size} bytes)"
+            prev_rel, prev_pos = rel, pos
+        return None
+
+
+class TimeIndex(_Index):
+    """`.timeindex`: 8-byte max timestamp so far, 4-byte relative offset of the first batch
+    holding it. Entries are added only when the timestamp grows (Kafka's TimeIndex)."""
+
+    ENTRY = struct.Struct(">qi")
+    KEY_TYPE = "q"
+
+    def last_timestamp(self) -> int:
+        return self.keys[-1] if self.keys else -1
+
+    def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
+        if self.keys and timestamp <= self.keys[-1]:
+            return
+        rel = offset - self.base_offset
+        if self.values and rel < self.values[-1]:
+            return
+        if skip_full_check and self.is_full:
+            return
+        self._put(timestamp, rel)
+
+    def lookup(self, timestamp: int) -> tuple[int, int]:
+        """(timestamp, offset) of the largest entry with timestamp <= `timestamp`;
+        (-1, base) if none (TimeIndex.lookup)."""
+        i = self._floor(timestamp)
+        if i < 0:
+            return -1, self.base_offset
+        return self.keys[i], self.base_offset + self.values[i]
+
+    def truncate_to(self, offset: int) -> None:
+        rel = offset - self.base_offset
+        count = len(self.values)
+        while count and self.values[count - 1] >= rel:
+            count -= 1
+        self._truncate_entries(count)
+
+    def problem(self, next_offset: int) -> str | None:
+        """Why this index cannot be trusted for a segment ending before `next_offset`."""
+        if self.file_size % self.ENTRY.size:
+            return f"size {self.file_size} is not a multiple of {self.ENTRY.size}"
+        prev_ts, prev_rel = None, -1
+        for i, (ts, rel) in enumerate(zip(self.keys, self.values)):
+            if prev_ts is not None and ts <= prev_ts:
+                return f"entry {i} timestamp {ts} does not increase after {prev_ts}"
+            if rel < prev_rel or rel < 0 or self.base_offset + rel >= max(next_offset, self.base_offset + 1):
+                return f"entry {i} relative offset {rel} is out of order or outside the segment"
+            prev_ts, prev_rel = ts, rel
+        return None

@@ -1,0 +1,419 @@
+"""A partition's log: an ordered list of segments, the last one active (Kafka's UnifiedLog +
+LocalLog, single writer).
+
+Owns offset assignment, appends, reads by offset/timestamp, roll, retention, durability (sync
+`flush()` and the trio group committer `wait_durable`) and the cleaner's swap hook
+`replace_segments`. Invariants: offsets only grow; `log_end_offset` is the next offset to
+assign; after any failed write or fsync the Log refuses further writes (LogFailedError) until
+it is reopened, because the file tail is then unknown and recovery must decide it.
+All methods except the fsync inside `wait_durable` run on the caller's (trio) thread.
+File grammar and recovery rules: FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Iterator, Literal, Protocol, Sequence
+
+import trio
+
+from . import fsutil
+from .batch import (BatchHeader, InvalidBatch, Record, encode_batch, iter_records as _batch_records,
+                    validate_batch, assign_base_offset, verify_crc, decode_header)
+from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError,
+                       load_segments, write_recovery_point)
+from .segment import LogSegment, segment_file_name
+
+__all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "InvalidBatch", "Record"]
+
+
+class Clock(Protocol):
+    def time_ms(self) -> int: ...
+
+
+class LogFailedError(Exception):
+    """An earlier write or fsync failed; the log must be reopened (and recovered)."""
+
+
+@dataclass
+class LogConfig:
+    """Kafka topic configs in snake_case (LogConfig / ServerLogConfigs defaults)."""
+
+    segment_bytes: int = 1 << 30
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    segment_index_bytes: int = 10 << 20
+    index_interval_bytes: int = 4096
+    durability: Literal["every_append", "group_commit", "interval"] = "group_commit"
+    flush_interval_ms: int = 1000
+    cleanup_policy: Literal["delete", "compact"] = "delete"
+    retention_ms: int = 7 * 24 * 3600 * 1000  # -1 = unlimited
+    retention_bytes: int = -1  # -1 = unlimited
+    min_cleanable_dirty_ratio: float = 0.5
+    delete_retention_ms: int = 86_400_000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = 2**63 - 1
+    max_message_bytes: int = 1_048_588
+    file_delete_delay_ms: int = 60_000  # Kafka's; we delete replaced files at once (see FORMAT.md)
+
+
+class Log:
+    def __init__(self, directory: str, config: LogConfig, clock: Clock, segments: list[LogSegment],
+                 recovery_point: int) -> None:
+        self.directory = directory
+        self.config = config
+        self.clock = clock
+        self._segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self._next_offset = segments[-1].next_offset
+        self._durable_offset = min(recovery_point, self._next_offset)
+        self._recovery_point = self._durable_offset
+        self._failure: BaseException | None = None
+        self._closed = False
+        self._sync_done: trio.Event | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
+             clock: Clock | None = None) -> "Log":
+        """Open or create a partition directory, recovering it if it was not closed cleanly.
+        Raises CorruptLogError for damage that recovery must not repair silently."""
+        config = config or LogConfig()
+        if clock is None:
+            raise ValueError("Log.open needs a clock (an object with time_ms())")
+        directory = os.fspath(path)
+        os.makedirs(directory, exist_ok=True)
+        result = load_segments(directory, index_interval_bytes=config.index_interval_bytes,
+                               segment_index_bytes=config.segment_index_bytes)
+        log = cls(directory, config, clock, result.segments, result.recovery_point)
+        log.load_result = result
+        return log
+
+    # -- facts --------------------------------------------------------------------------------
+    @property
+    def log_start_offset(self) -> int:
+        return self._segments[0].base_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """The next offset to assign."""
+        return self._next_offset
+
+    @property
+    def durable_offset(self) -> int:
+        """Every offset below this has been fsynced."""
+        return self._durable_offset
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        """Snapshot of the segments, oldest first; the last one is active."""
+        return list(self._segments)
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    def non_active_segments(self) -> list[LogSegment]:
+        return self._segments[:-1]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    # -- appends ------------------------------------------------------------------------------
+    def append_records(self, records: Sequence[Record], timestamp_ms: int | None = None,
+                       **batch_options) -> int:
+        """Encode `records` as one batch at the log end and append it; returns its base offset.
+        Records without a timestamp get `timestamp_ms` or the clock's time."""
+        if not records:
+            raise ValueError("append_records needs at least one record")
+        ts = self.clock.time_ms() if timestamp_ms is None else timestamp_ms
+        base = self._next_offset
+        stamped = [Record(None, r.timestamp if r.timestamp is not None else ts, r.key, r.value,
+                          r.headers) for r in records]
+        batch = encode_batch(base, stamped, **batch_options)
+        self._append(batch, decode_header(batch))
+        return base
+
+    def append_batch(self, raw_batch: bytes | bytearray | memoryview) -> tuple[int, int]:
+        """Validate a client's batch (size, magic, CRC), give it the next offsets and append it
+        unchanged otherwise. Returns (base_offset, last_offset)."""
+        header = validate_batch(raw_batch)
+        if header.size > self.config.max_message_bytes:
+            raise InvalidBatch(f"batch of {header.size} bytes exceeds max.message.bytes "
+                               f"{self.config.max_message_bytes}")
+        base = self._next_offset
+        batch = assign_base_offset(raw_batch, base) if header.base_offset != base else bytes(raw_batch)
+        header = header._replace(base_offset=base)
+        self._append(batch, header)
+        return base, header.last_offset
+
+    def _append(self, batch: bytes, header: BatchHeader) -> None:
+        self._check_writable()
+        try:
+            seg = self._segments[-1]
+            if seg.should_roll(len(batch), header.last_offset, self.clock.time_ms(),
+                               self.config.segment_bytes, self.config.segment_ms):
+                seg = self.roll()
+            seg.append(batch, header)
+        except OSError as exc:
+            self._fail(exc)
+            raise
+        self._next_offset = header.next_offset
+
+    def roll(self) -> LogSegment:
+        """Close the active segment for appends and start a new one at the log end offset."""
+        self._check_writable()
+        old = self._segments[-1]
+        if old.size == 0:
+            return old
+        try:
+            old.become_inactive()  # fsyncs: only the last segment may ever have a torn tail
+            new = LogSegment(self.directory, self._next_offset,
+                             index_interval_bytes=self.config.index_interval_bytes,
+                             segment_index_bytes=self.config.segment_index_bytes, active=True)
+            fsutil.fsync_dir(self.directory)
+        except OSError as exc:
+            self._fail(exc)
+            raise
+        self._segments.append(new)
+        self._bases.append(new.base_offset)
+        if self._durable_offset < new.base_offset:
+            self._durable_offset = new.base_offset
+        self._recovery_point = new.base_offset
+        write_recovery_point(self.directory, self._recovery_point)
+        return new
+
+    # -- reads --------------------------------------------------------------------------------
+    def _segment_index_for(self, offset: int) -> int:
+        return max(0, bisect_right(self._bases, offset) - 1)
+
+    def read(self, offset: int, max_bytes: int) -> bytes:
+        """Raw whole batches starting with the batch that holds `offset` (or the next batch
+        when compaction removed it), up to `max_bytes` but always at least one batch.
+        Returns b"" at or past the log end."""
+        if offset < self.log_start_offset:
+            raise ValueError(f"offset {offset} is below the log start offset {self.log_start_offset}")
+        if offset >= self._next_offset:
+            return b""
+        for seg in self._segments[self._segment_index_for(offset):]:
+            pos = seg.find_position(offset)
+            if pos is not None:
+                return seg.read(pos, max_bytes)
+        return b""
+
+    def iter_batches(self, start_offset: int | None = None) -> Iterator[tuple[BatchHeader, bytes]]:
+        """(header, raw bytes) of each batch whose last offset >= start_offset, CRC-checked.
+        Robust to roll and segment replacement between items (it re-finds its place)."""
+        offset = self.log_start_offset if start_offset is None else max(start_offset, self.log_start_offset)
+        while offset < self._next_offset:
+            i = self._segment_index_for(offset)
+            seg = self._segments[i]
+            pos = seg.find_position(offset)
+            if pos is None:
+                if i + 1 >= len(self._segments):
+                    return
+                offset = max(offset, self._segments[i + 1].base_offset)
+                continue
+            for batch_pos, h, data in seg.iter_batches(pos, pos + (4 << 20)):
+                if not verify_crc(data):  # type: ignore[arg-type]
+                    raise CorruptLogError(seg.log_path, batch_pos, h.base_offset, "CRC-32C mismatch")
+                yield h, data  # type: ignore[misc]
+                offset = h.next_offset
+                if seg.fd < 0:  # replaced while we yielded: look it up again
+                    break
+
+    def iter_records(self, start_offset: int | None = None) -> Iterator[Record]:
+        """Records with offset >= start_offset, in offset order."""
+        start = self.log_start_offset if start_offset is None else start_offset
+        for _, data in self.iter_batches(start):
+            for rec in _batch_records(data):
+                if rec.offset >= start:  # type: ignore[operator]
+                    yield rec
+
+    def offset_for_timestamp(self, timestamp: int) -> int | None:
+        """First offset whose record timestamp >= `timestamp` (ListOffsets), or None."""
+        for seg in self._segments:
+            if seg.max_timestamp >= timestamp:
+                found = seg.find_offset_by_timestamp(timestamp, seg.base_offset)
+                if found is not None:
+                    return found
+        return None
+
+    # -- durability ---------------------------------------------------------------------------
+    def flush(self) -> None:
+        """fsync the active segment's data and indexes now (earlier segments were fsynced on
+        roll)."""
+        self._check_writable()
+        target = self._next_offset
+        try:
+            self._segments[-1].flush()
+        except OSError as exc:
+            self._fail(exc)
+            raise
+        self._durable_offset = max(self._durable_offset, target)
+
+    async def wait_durable(self, offset: int) -> None:
+        """Return once `offset` is on disk, per `config.durability`:
+        'group_commit': one fsync covers everything appended before it started; callers that
+        arrive while it runs share the next one. 'every_append': fsync now. 'interval':
+        return at once (the caller runs `flush_on_interval`)."""
+        mode = self.config.durability
+        if mode == "interval":
+            self._check_writable()
+            return
+        if offset >= self._next_offset:
+            raise ValueError(f"offset {offset} has not been appended (log end {self._next_offset})")
+        if mode == "every_append":
+            await self._sync_once()
+            return
+        while self._durable_offset <= offset:
+            self._check_writable()
+            if self._sync_done is not None:
+                await self._sync_done.wait()
+            else:
+                await self._sync_once()
+
+    async def _sync_once(self) -> None:
+        target = self._next_offset
+        self._check_writable()
+        done = self._sync_done = trio.Event()
+        fd = os.dup(self._segments[-1].fd)  # the segment may be closed while the thread runs
+        try:
+            await trio.to_thread.run_sync(_fdatasync_and_close, fd)
+        except OSError as exc:
+            self._fail(exc)
+            raise
+        finally:
+            if self._sync_done is done:
+                self._sync_done = None
+            done.set()
+        self._durable_offset = max(self._durable_offset, target)
+
+    async def flush_on_interval(self) -> None:
+        """For durability='interval': flush every `flush_interval_ms` until cancelled."""
+        while True:
+            await trio.sleep(self.config.flush_interval_ms / 1000)
+            if self._durable_offset < self._next_offset:
+                await self._sync_once()
+
+    # -- retention ----------------------------------------------------------------------------
+    def delete_segments_before(self, offset: int) -> int:
+        """Delete non-active segments whose every offset is below `offset`; returns how many."""
+        count = 0
+        while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+            self._delete_oldest()
+            count += 1
+        return count
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Time and size retention for cleanup.policy=delete (UnifiedLog.deleteOldSegments);
+        never deletes the active segment. Returns the number of segments deleted."""
+        if self.config.cleanup_policy != "delete":
+            return 0
+        count = 0
+        if self.config.retention_ms >= 0:
+            while len(self._segments) > 1 and now_ms - self._segments[0].max_timestamp > self.config.retention_ms:
+                self._delete_oldest()
+                count += 1
+        if self.config.retention_bytes >= 0:
+            while len(self._segments) > 1 and self.size_bytes - self._segments[0].size >= self.config.retention_bytes:
+                self._delete_oldest()
+                count += 1
+        return count
+
+    def _delete_oldest(self) -> None:
+        seg = self._segments.pop(0)
+        self._bases.pop(0)
+        seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
+        fsutil.fsync_dir(self.directory)
+        seg.delete()
+
+    # -- the cleaner's swap (LocalLog.replaceSegments) ------------------------------------------
+    def new_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """An empty `<base>.log.cleaned` segment for the cleaner to append batches to."""
+        for ext in (".log", ".index", ".timeindex"):
+            path = os.path.join(self.directory, segment_file_name(base_offset, ext, CLEANED))
+            if os.path.exists(path):
+                os.unlink(path)
+        return LogSegment(self.directory, base_offset, suffix=CLEANED, active=True,
+                          index_interval_bytes=self.config.index_interval_bytes,
+                          segment_index_bytes=self.config.segment_index_bytes)
+
+    def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
+        """Swap cleaned segments `new` (suffix .cleaned, from `new_cleaned_segment`) in for the
+        consecutive non-active segments `old`. Crash-safe sequence, FORMAT.md "Swap":
+        1 fsync new; 2 rename new .cleaned -> .swap in descending base order, fsync dir (commit);
+        3 rename old -> .deleted; 4 rename .swap -> final names, fsync dir; 5 delete .deleted.
+        Every old base must lie inside some new segment's [base, next_offset), so that
+        recovery can tell which old segments a .swap replaces."""
+        self._check_writable()
+        old, new = list(old), sorted(new, key=lambda s: s.base_offset)
+        idx = [i for i, s in enumerate(self._segments) if any(s is o for o in old)]
+        if len(idx) != len(old) or not old or idx != list(range(idx[0], idx[0] + len(old))):
+            raise ValueError("old must be consecutive segments of this log")
+        if idx[-1] == len(self._segments) - 1:
+            raise ValueError("the active segment cannot be replaced")
+        if not new or new[0].base_offset != old[0].base_offset or any(s.suffix != CLEANED for s in new):
+            raise ValueError("new must be .cleaned segments starting at old[0]'s base offset")
+        for o in old:
+            if not any(n.base_offset <= o.base_offset < max(n.next_offset, n.base_offset + 1) for n in new):
+                raise ValueError(f"old segment {o.base_offset} is not covered by any new segment's "
+                                 f"offset range; keep its last batch (possibly empty)")
+        if new[-1].next_offset > self._segments[idx[-1] + 1].base_offset:
+            raise ValueError("new segments overlap the segment after the replaced ones")
+        for seg in new:
+            seg.become_inactive()  # final time-index entry, trim, fsync
+        for seg in sorted(new, key=lambda s: -s.base_offset):
+            seg.change_suffix(SWAP)
+        fsutil.fsync_dir(self.directory)
+        for seg in old:
+            seg.change_suffix(DELETED)
+        for seg in new:
+            seg.change_suffix("")
+        fsutil.fsync_dir(self.directory)
+        for seg in old:
+            seg.delete()
+        self._segments[idx[0]:idx[-1] + 1] = new
+        self._bases = [s.base_offset for s in self._segments]
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Flush, trim indexes, write the recovery point and the clean-shutdown marker."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._failure is not None:
+            for seg in self._segments:
+                seg.close_unclean()
+            return
+        self._segments[-1].flush()
+        for seg in self._segments:
+            seg.close()
+        write_recovery_point(self.directory, self._next_offset)
+        fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
+                            b'{"version":0,"brokerEpoch":-1}\n')
+
+    def abandon(self) -> None:
+        """Drop every file descriptor without flushing or marking (a simulated crash)."""
+        self._closed = True
+        for seg in self._segments:
+            seg.close_unclean()
+
+    def _check_writable(self) -> None:
+        if self._failure is not None:
+            raise LogFailedError(f"log {self.directory} is unusable after an earlier I/O error "
+                                 f"({self._failure}); reopen it to recover") from self._failure
+        if self._closed:
+            raise LogFailedError(f"log {self.directory} is closed")
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._failure is None:
+            self._failure = exc
+
+
+def _fdatasync_and_close(fd: int) -> None:
+    try:
+        fsutil.fdatasync(fd)
+    finally:
+        os.close(fd)

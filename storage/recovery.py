@@ -1,0 +1,272 @@
+"""Loading a partition directory: finish or discard a cleaner swap, open the segments, and
+after an unclean stop rescan and repair them (Kafka's LogLoader + LogSegment.recover).
+
+Rules (FORMAT.md "Recovery"): `.deleted` files are removed; `.cleaned` files are removed, and
+so is every `.swap` at or above the lowest `.cleaned` base; remaining `.swap` segments replace
+the normal segments they cover. Without the clean-shutdown marker every segment holding
+offsets at or above the recovery point is rescanned with CRC checks (headers + CRC-32C, no
+record decode) and its indexes rebuilt; a torn or corrupt batch in the LAST segment truncates
+it there; in any earlier segment it is a CorruptLogError (rolls fsync the old segment, so only
+the last one can have a torn tail). Bad or missing indexes are rebuilt in every case.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+
+from crc32c import crc32c
+
+from . import fsutil
+from .batch import HEADER_SIZE, MAGIC, BatchHeader
+from .segment import LogSegment, segment_file_name
+
+__all__ = ["CorruptLogError", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
+           "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
+           "write_recovery_point", "complete_swaps"]
+
+log = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # CleanShutdownFileHandler (per partition here)
+RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"  # per partition dir here, not per data dir
+CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
+_SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_SCAN_CHUNK = 8 << 20
+
+
+class CorruptLogError(Exception):
+    """A batch that should be valid is not; never served, never silently dropped."""
+
+    def __init__(self, file: str, position: int, offset: int | None, reason: str) -> None:
+        super().__init__(f"{file}: position {position}: offset {offset}: {reason}")
+        self.file, self.position, self.offset, self.reason = file, position, offset, reason
+
+
+@dataclass(slots=True)
+class ScanProblem:
+    position: int
+    offset: int | None  # base offset of the bad batch if its header was readable
+    reason: str
+    torn: bool  # incomplete batch at the end of the file (vs. corrupt bytes)
+
+
+@dataclass
+class LoadResult:
+    segments: list[LogSegment]
+    recovery_point: int
+    clean_shutdown: bool
+    truncated_bytes: int = 0
+    rebuilt_indexes: list[str] = field(default_factory=list)
+
+
+# -- checkpoint and marker files ------------------------------------------------------------------
+
+def read_recovery_point(directory: str) -> int:
+    """Kafka's OffsetCheckpointFile text: version 0, entry count, `topic partition offset`."""
+    path = os.path.join(directory, RECOVERY_POINT_FILE)
+    try:
+        with open(path, encoding="ascii") as f:
+            lines = f.read().split("\n")
+    except FileNotFoundError:
+        return 0
+    try:
+        if lines[0].strip() != "0" or int(lines[1]) != 1:
+            raise ValueError("unsupported version or count")
+        return int(lines[2].split()[-1])
+    except (ValueError, IndexError):
+        log.warning("ignoring unreadable %s; recovering from offset 0", path)
+        return 0
+
+
+def write_recovery_point(directory: str, offset: int) -> None:
+    name = os.path.basename(os.path.abspath(directory))
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not partition.isdigit():
+        topic, partition = name, "0"
+    fsutil.atomic_write(os.path.join(directory, RECOVERY_POINT_FILE),
+                        f"0\n1\n{topic} {partition} {offset}\n".encode("ascii"))
+
+
+# -- the cleaner swap (LogLoader.removeTempFilesAndCollectSwapFiles) -------------------------------
+
+def complete_swaps(directory: str) -> None:
+    names = os.listdir(directory)
+    cleaned_bases, swap_bases = [], set()
+    for name in names:
+        m = _SEGMENT_FILE.match(name)
+        if not m or not m.group(3):
+            continue
+        base, suffix = int(m.group(1)), m.group(3)
+        path = os.path.join(directory, name)
+        if suffix == DELETED:
+            os.unlink(path)
+        elif suffix == CLEANED:
+            cleaned_bases.append(base)
+            os.unlink(path)
+        else:
+            swap_bases.add(base)
+    # A .swap at or above the lowest .cleaned belongs to an interrupted rename step: abort.
+    min_cleaned = min(cleaned_bases, default=None)
+    for base in sorted(swap_bases):
+        if min_cleaned is not None and base >= min_cleaned:
+            for ext in (".log", ".index", ".timeindex"):
+                _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
+            swap_bases.discard(base)
+    if not swap_bases:
+        if cleaned_bases:
+            fsutil.fsync_dir(directory)
+        return
+    # Each remaining swap replaces the normal segments whose base is in [swapBase, swapNext).
+    for base in sorted(swap_bases):
+        swap_log = os.path.join(directory, segment_file_name(base, ".log", SWAP))
+        if not os.path.exists(swap_log):
+            for ext in (".index", ".timeindex"):
+                _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
+            continue
+        swap = LogSegment(directory, base, index_interval_bytes=4096, segment_index_bytes=0, suffix=SWAP)
+        nxt = base
+        for _, h in swap.iter_headers(0):  # its index is not trusted yet: scan from 0
+            nxt = h.next_offset
+        swap.close_unclean()
+        for name in os.listdir(directory):
+            m = _SEGMENT_FILE.match(name)
+            if m and not m.group(3) and base <= int(m.group(1)) < max(nxt, base + 1):
+                os.unlink(os.path.join(directory, name))
+        for ext in (".log", ".index", ".timeindex"):
+            src = os.path.join(directory, segment_file_name(base, ext, SWAP))
+            if os.path.exists(src):
+                os.replace(src, os.path.join(directory, segment_file_name(base, ext)))
+    fsutil.fsync_dir(directory)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+# -- scanning -----------------------------------------------------------------------------------
+
+def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | None]:
+    """Walk every batch of `seg` from position 0 checking size, magic, CRC and offset order.
+    Returns (bytes of valid batches, first problem or None). With `rebuild`, the indexes and
+    in-memory facts are rebuilt from the valid batches (LogSegment.recover)."""
+    if rebuild:
+        seg.reset_for_rebuild()
+    fd, size = seg.fd, seg.size
+    unpack = _HEADER.unpack_from
+    note = seg.note_recovered_batch
+    interval = seg.index_interval_bytes
+    since = 0
+    prev_next = seg.base_offset
+    pos = 0
+    buf, buf_start = b"", 0
+    mv = memoryview(buf)
+    while pos < size:
+        off = pos - buf_start
+        if off + HEADER_SIZE > len(buf):
+            buf, buf_start, off = os.pread(fd, _SCAN_CHUNK, pos), pos, 0
+            mv = memoryview(buf)
+        left = size - pos
+        if left < HEADER_SIZE:
+            return pos, ScanProblem(pos, None, f"torn tail: {left} bytes, less than a batch header", True)
+        t = unpack(buf, off)
+        batch_size = t[1] + 12
+        if t[3] != MAGIC:
+            return pos, ScanProblem(pos, t[0], f"bad magic {t[3]}", False)
+        if batch_size < HEADER_SIZE:
+            return pos, ScanProblem(pos, t[0], f"batch length {t[1]} is too small", False)
+        if batch_size > left:
+            return pos, ScanProblem(pos, t[0], f"torn tail: batch of {batch_size} bytes, {left} left", True)
+        if off + batch_size > len(buf):
+            buf, buf_start, off = os.pread(fd, max(_SCAN_CHUNK, batch_size), pos), pos, 0
+            mv = memoryview(buf)
+        if crc32c(mv[off + 21:off + batch_size]) != t[4]:
+            return pos, ScanProblem(pos, t[0], "CRC-32C mismatch", False)
+        if t[0] < prev_next or t[6] < 0:
+            return pos, ScanProblem(pos, t[0], f"offset {t[0]} is below the previous next offset "
+                                               f"{prev_next} or lastOffsetDelta is negative", False)
+        if t[0] + t[6] - seg.base_offset > 2**31 - 1:
+            return pos, ScanProblem(pos, t[0], "offset does not fit the segment's relative range", False)
+        prev_next = t[0] + t[6] + 1
+        if rebuild:
+            note(pos, BatchHeader._make(t))
+        since += batch_size
+        pos += batch_size
+    return pos, None
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+def load_segments(directory: str, *, index_interval_bytes: int, segment_index_bytes: int) -> LoadResult:
+    """Open (and if needed recover) every segment of a partition directory."""
+    complete_swaps(directory)
+    marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
+    clean = os.path.exists(marker)
+    recovery_point = read_recovery_point(directory)
+    bases = sorted(int(m.group(1)) for m in map(_SEGMENT_FILE.match, os.listdir(directory))
+                   if m and m.group(2) == "log" and not m.group(3))
+    segments = [LogSegment(directory, b, index_interval_bytes=index_interval_bytes,
+                           segment_index_bytes=segment_index_bytes) for b in bases]
+    result = LoadResult(segments, recovery_point, clean)
+    try:
+        _check_and_recover(result, directory)
+    except BaseException:
+        for seg in result.segments:
+            seg.close_unclean()
+        raise
+    if not result.segments:
+        result.segments.append(LogSegment(directory, 0, index_interval_bytes=index_interval_bytes,
+                                          segment_index_bytes=segment_index_bytes))
+    result.segments[-1].make_active()
+    if clean:
+        os.unlink(marker)  # a later crash must not look clean
+        fsutil.fsync_dir(directory)
+    return result
+
+
+def _check_and_recover(result: LoadResult, directory: str) -> None:
+    segments = result.segments
+    i = 0
+    while i < len(segments):
+        seg = segments[i]
+        is_last = i == len(segments) - 1
+        next_base = None if is_last else segments[i + 1].base_offset
+        needs_recovery = not result.clean_shutdown and (is_last or next_base > result.recovery_point)  # type: ignore[operator]
+        reason = None if needs_recovery else _index_problem(seg)
+        if needs_recovery or reason:
+            if reason:
+                log.warning("rebuilding indexes of %s: %s", seg.log_path, reason)
+                result.rebuilt_indexes.append(seg.log_path)
+            valid, problem = scan_segment(seg, rebuild=True)
+            if problem is not None:
+                if not is_last:
+                    raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
+                log.warning("truncating %s at position %d (%s): %d bytes dropped",
+                            seg.log_path, problem.position, problem.reason, seg.size - valid)
+                result.truncated_bytes += seg.size - valid
+                seg.truncate_to_size(valid)
+            seg.offset_index.trim()
+            seg.time_index.trim()
+        if next_base is not None and seg.next_offset > next_base:
+            raise CorruptLogError(seg.log_path, seg.size, seg.next_offset,
+                                  f"segment ends at offset {seg.next_offset}, past the next "
+                                  f"segment's base {next_base}")
+        i += 1
+
+
+def _index_problem(seg: LogSegment) -> str | None:
+    if not seg.offset_index.existed or not seg.time_index.existed:
+        return "index file missing"
+    problem = seg.offset_index.problem(seg.size)
+    if problem:
+        return f"offset index: {problem}"
+    problem = seg.time_index.problem(seg.next_offset)
+    if problem:
+        return f"time index: {problem}"
+    return None

@@ -1,0 +1,286 @@
+"""One log segment: `<20-digit base offset>.log` plus its `.index` and `.timeindex`.
+
+Owns appends of whole batches, reads by offset (index floor, then a forward scan of batch
+headers, as Kafka's LogSegment.read / FileRecords.searchForOffsetWithSize), timestamp lookup,
+and the roll decision (LogSegment.shouldRoll). Invariants: the `.log` is a sequence of whole
+batches with increasing offsets >= base_offset (the tail may be torn only after a crash, until
+recovery truncates it); index entries point at batch starts. An optional file suffix
+(`.cleaned`, `.swap`, `.deleted`) marks a segment that is part of a cleaner swap (FORMAT.md).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from . import fsutil
+from .batch import HEADER_SIZE, BatchHeader, decode_header, iter_records
+from .index import OffsetIndex, TimeIndex
+
+__all__ = ["LogSegment", "segment_file_name", "SCAN_CHUNK"]
+
+SCAN_CHUNK = 1 << 20
+_MIN_HEADER = 17  # Kafka's HEADER_SIZE_UP_TO_MAGIC: fewer bytes left = end of the log
+
+
+def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
+    """`00000000000000000042.log` (+ suffix): LogFileUtils.filenamePrefixFromOffset."""
+    return f"{base_offset:020d}{ext}{suffix}"
+
+
+class LogSegment:
+    def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int,
+                 segment_index_bytes: int, suffix: str = "", active: bool = False) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.suffix = suffix
+        self.index_interval_bytes = index_interval_bytes
+        self.log_path = os.path.join(directory, segment_file_name(base_offset, ".log", suffix))
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._fd).st_size
+        self.offset_index = OffsetIndex(
+            os.path.join(directory, segment_file_name(base_offset, ".index", suffix)),
+            base_offset, segment_index_bytes)
+        self.time_index = TimeIndex(
+            os.path.join(directory, segment_file_name(base_offset, ".timeindex", suffix)),
+            base_offset, segment_index_bytes)
+        self.bytes_since_last_index_entry = 0
+        self._next_offset: int | None = None
+        self._max_timestamp: int | None = None  # max batch timestamp so far
+        self._offset_of_max_timestamp = base_offset
+        self._first_batch_timestamp: int | None = None
+        self.active = False
+        if active:
+            self.make_active()
+
+    # -- facts --------------------------------------------------------------------------------
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    @property
+    def next_offset(self) -> int:
+        """Offset after the last batch (base_offset when empty): LogSegment.readNextOffset."""
+        if self._next_offset is None:
+            _, pos = self.offset_index.lookup(2**62)
+            nxt = self.base_offset
+            for _, h in self.iter_headers(pos):
+                nxt = h.next_offset
+            self._next_offset = nxt
+        return self._next_offset
+
+    @property
+    def max_timestamp(self) -> int:
+        """Largest batch max timestamp in the segment, -1 if empty."""
+        if self._max_timestamp is None:
+            best, best_off = self.time_index.last_timestamp(), self.base_offset
+            if best >= 0:
+                best_off = self.time_index.lookup(best)[1]
+            _, pos = self.offset_index.lookup(2**62)
+            # Index entries may lag the log; finish with the batches after the last entry.
+            for _, h in self.iter_headers(pos):
+                if h.max_timestamp > best:
+                    best, best_off = h.max_timestamp, h.last_offset
+            self._max_timestamp, self._offset_of_max_timestamp = best, best_off
+        return self._max_timestamp
+
+    @property
+    def first_batch_timestamp(self) -> int | None:
+        """Max timestamp of the first batch: the base for segment.ms (rollingBasedTimestamp)."""
+        if self._first_batch_timestamp is None and self.size >= HEADER_SIZE:
+            self._first_batch_timestamp = decode_header(os.pread(self._fd, HEADER_SIZE, 0)).max_timestamp
+        return self._first_batch_timestamp
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.log_path!r}, size={self.size})"
+
+    # -- writes -------------------------------------------------------------------------------
+    def make_active(self) -> None:
+        self.offset_index.preallocate()
+        self.time_index.preallocate()
+        self.active = True
+
+    def should_roll(self, incoming_size: int, incoming_last_offset: int, now_ms: int,
+                    segment_bytes: int, segment_ms: int) -> bool:
+        """LogSegment.shouldRoll (no jitter)."""
+        if self.size == 0:
+            return False
+        if self.size > segment_bytes - incoming_size:
+            return True
+        first_ts = self.first_batch_timestamp
+        if first_ts is not None and first_ts >= 0 and now_ms - first_ts > segment_ms:
+            return True
+        if self.offset_index.is_full or self.time_index.is_full:
+            return True
+        return incoming_last_offset - self.base_offset > 2**31 - 1
+
+    def append(self, batch: bytes, header: BatchHeader) -> None:
+        """Append one whole batch. Raises OSError from the write (caller marks the log failed)."""
+        position = self.size
+        self._ensure_facts_loaded()
+        fsutil.write_all(self._fd, batch)
+        self.size = position + len(batch)
+        self._note_batch(position, header, len(batch))
+
+    def _ensure_facts_loaded(self) -> None:
+        if self._next_offset is None or self._max_timestamp is None:
+            self.next_offset, self.max_timestamp  # noqa: B018 - load lazily before they change
+
+    def _note_batch(self, position: int, header: BatchHeader, size: int) -> None:
+        """Update in-memory facts and indexes for a batch at `position` (append and rebuild)."""
+        if self._first_batch_timestamp is None:
+            self._first_batch_timestamp = header.max_timestamp
+        if self._max_timestamp is None or header.max_timestamp > self._max_timestamp:
+            self._max_timestamp = header.max_timestamp
+            self._offset_of_max_timestamp = header.last_offset
+        self._next_offset = header.next_offset
+        # LogSegment.append: index only once more than index.interval.bytes have passed, so
+        # the first batch of a segment is never indexed.
+        if self.bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(header.last_offset, position)
+            self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += size
+
+    def reset_for_rebuild(self) -> None:
+        """Forget indexes and facts before recovery re-notes every batch."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.bytes_since_last_index_entry = 0
+        self._next_offset = self.base_offset
+        self._max_timestamp = -1
+        self._offset_of_max_timestamp = self.base_offset
+        self._first_batch_timestamp = None
+
+    def note_recovered_batch(self, position: int, header: BatchHeader) -> None:
+        self._note_batch(position, header, header.size)
+
+    def truncate_to_size(self, size: int) -> None:
+        """Cut the `.log` at a batch boundary and drop index entries beyond it."""
+        fsutil.truncate(self._fd, size)
+        self.size = size
+        last_kept = self.base_offset
+        for _, h in self.iter_headers(0):
+            last_kept = h.next_offset
+        self.offset_index.truncate_to(last_kept)
+        self.time_index.truncate_to(last_kept)
+        self._next_offset = None
+        self._max_timestamp = None
+        self._first_batch_timestamp = None
+
+    def become_inactive(self) -> None:
+        """On roll: final time-index entry (onBecomeInactiveSegment), trim indexes, fsync so
+        that a torn batch can only ever be in the last segment (recovery relies on it)."""
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp,
+                                         skip_full_check=True)
+        self.offset_index.trim()
+        self.time_index.trim()
+        self.active = False
+        self.flush()
+
+    def flush(self) -> None:
+        fsutil.fsync(self._fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    # -- reads --------------------------------------------------------------------------------
+    def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each whole batch from `start`; stops at a torn tail."""
+        for pos, h, _ in self.iter_batches(start, end, with_data=False):
+            yield pos, h
+
+    def iter_batches(self, start: int = 0, end: int | None = None, *, with_data: bool = True
+                     ) -> Iterator[tuple[int, BatchHeader, bytes | None]]:
+        """(position, header, batch bytes) of each whole batch in [start, end). Reads in
+        1 MiB chunks. Stops silently where fewer than a whole batch remains."""
+        end = self.size if end is None else min(end, self.size)
+        pos = start
+        buf, buf_start = b"", start
+        while end - pos >= _MIN_HEADER:
+            off = pos - buf_start
+            if off + HEADER_SIZE > len(buf):
+                buf, buf_start, off = os.pread(self._fd, SCAN_CHUNK, pos), pos, 0
+                if len(buf) < HEADER_SIZE:
+                    return
+            h = decode_header(buf, off)
+            size = h.batch_length + 12
+            if size < HEADER_SIZE or pos + size > end:
+                return
+            data = None
+            if with_data:
+                if off + size > len(buf):
+                    buf, buf_start, off = os.pread(self._fd, max(SCAN_CHUNK, size), pos), pos, 0
+                data = buf[off:off + size]
+            yield pos, h, data
+            pos += size
+
+    def find_position(self, offset: int) -> int | None:
+        """Position of the first batch with lastOffset >= offset, or None if past the end."""
+        _, pos = self.offset_index.lookup(offset)
+        for batch_pos, h in self.iter_headers(pos):
+            if h.last_offset >= offset:
+                return batch_pos
+        return None
+
+    def read(self, position: int, max_bytes: int) -> bytes:
+        """Whole batches from `position`, up to `max_bytes`, but always at least one."""
+        out = bytearray()
+        for _, h, data in self.iter_batches(position):
+            if out and len(out) + h.size > max_bytes:
+                break
+            out += data  # type: ignore[operator]
+            if len(out) >= max_bytes:
+                break
+        return bytes(out)
+
+    def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> int | None:
+        """First record offset >= start_offset whose timestamp >= `timestamp` (Kafka's
+        LogSegment.findOffsetByTimestamp), or None."""
+        _, ts_offset = self.time_index.lookup(timestamp)
+        _, pos = self.offset_index.lookup(max(ts_offset, start_offset))
+        for _, h, data in self.iter_batches(pos):
+            if h.max_timestamp >= timestamp and h.last_offset >= start_offset:
+                for rec in iter_records(data):  # type: ignore[arg-type]
+                    if rec.timestamp >= timestamp and rec.offset >= start_offset:  # type: ignore[operator]
+                        return rec.offset
+        return None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._fd >= 0:
+            if self.active and self.max_timestamp >= 0:
+                self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp,
+                                             skip_full_check=True)
+            self.offset_index.close()
+            self.time_index.close()
+            os.close(self._fd)
+            self._fd = -1
+
+    def close_unclean(self) -> None:
+        """Close file descriptors without trimming anything (after a failure)."""
+        if self._fd >= 0:
+            self.offset_index.close_untrimmed()
+            self.time_index.close_untrimmed()
+            os.close(self._fd)
+            self._fd = -1
+
+    def paths(self) -> list[str]:
+        return [self.log_path, self.offset_index.path, self.time_index.path]
+
+    def change_suffix(self, new_suffix: str) -> None:
+        """Rename all three files from the current suffix to `new_suffix` (fds stay valid)."""
+        for ext, obj in ((".index", self.offset_index), (".timeindex", self.time_index)):
+            obj.rename(os.path.join(self.directory, segment_file_name(self.base_offset, ext, new_suffix)))
+        new_log = os.path.join(self.directory, segment_file_name(self.base_offset, ".log", new_suffix))
+        os.rename(self.log_path, new_log)
+        self.log_path = new_log
+        self.suffix = new_suffix
+
+    def delete(self) -> None:
+        self.close_unclean()
+        for path in self.paths():
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
