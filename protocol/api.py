@@ -1,0 +1,143 @@
+"""API keys, the ONE table of versions the server advertises, and header-version rules.
+
+`SUPPORTED_VERSIONS` is what ApiVersions advertises; trimming it to the APIs that have handlers
+is a one-line change. `CODEC_VERSIONS` is what the codec can decode and encode (Kafka 4.3's
+`validVersions` for each message). Every advertised version must be decodable (tested), with
+one deliberate exception: Produce is advertised from v0 (KAFKA-18659: librdkafka < 2.11 turns
+compression off unless Produce v0 is advertised) although v0-2 were removed in Kafka 4.0 and
+the server rejects them.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ApiKey(IntEnum):
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
+    DELETE_GROUPS = 42
+    OFFSET_DELETE = 47
+    CONSUMER_GROUP_HEARTBEAT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
+
+
+# The ranges the server advertises in ApiVersions: (min, max), inclusive.
+SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
+    ApiKey.PRODUCE: (0, 10),  # v0-2 advertised but rejected (KAFKA-18659), see module docstring
+    ApiKey.FETCH: (4, 12),
+    ApiKey.LIST_OFFSETS: (1, 7),
+    ApiKey.METADATA: (0, 12),
+    ApiKey.OFFSET_COMMIT: (2, 9),
+    ApiKey.OFFSET_FETCH: (1, 9),
+    ApiKey.FIND_COORDINATOR: (0, 6),
+    ApiKey.JOIN_GROUP: (0, 9),
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.DESCRIBE_GROUPS: (0, 5),
+    ApiKey.LIST_GROUPS: (0, 5),
+    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.CREATE_TOPICS: (2, 7),
+    ApiKey.DELETE_TOPICS: (1, 6),
+    ApiKey.INIT_PRODUCER_ID: (0, 4),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+}
+
+# What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the
+# KIP-848 APIs from their 4.3 ranges). tests/protocol checks this against protocol/messages.
+CODEC_VERSIONS: dict[ApiKey, tuple[int, int]] = {
+    ApiKey.PRODUCE: (3, 13),
+    ApiKey.FETCH: (4, 18),
+    ApiKey.LIST_OFFSETS: (1, 11),
+    ApiKey.METADATA: (0, 13),
+    ApiKey.OFFSET_COMMIT: (2, 10),
+    ApiKey.OFFSET_FETCH: (1, 10),
+    ApiKey.FIND_COORDINATOR: (0, 6),
+    ApiKey.JOIN_GROUP: (0, 9),
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.DESCRIBE_GROUPS: (0, 6),
+    ApiKey.LIST_GROUPS: (0, 5),
+    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.CREATE_TOPICS: (2, 7),
+    ApiKey.DELETE_TOPICS: (1, 6),
+    ApiKey.INIT_PRODUCER_ID: (0, 6),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+}
+
+# Module name under protocol.messages for each API.
+MODULE_NAMES: dict[ApiKey, str] = {
+    ApiKey.PRODUCE: "produce",
+    ApiKey.FETCH: "fetch",
+    ApiKey.LIST_OFFSETS: "list_offsets",
+    ApiKey.METADATA: "metadata",
+    ApiKey.OFFSET_COMMIT: "offset_commit",
+    ApiKey.OFFSET_FETCH: "offset_fetch",
+    ApiKey.FIND_COORDINATOR: "find_coordinator",
+    ApiKey.JOIN_GROUP: "join_group",
+    ApiKey.HEARTBEAT: "heartbeat",
+    ApiKey.LEAVE_GROUP: "leave_group",
+    ApiKey.SYNC_GROUP: "sync_group",
+    ApiKey.DESCRIBE_GROUPS: "describe_groups",
+    ApiKey.LIST_GROUPS: "list_groups",
+    ApiKey.API_VERSIONS: "api_versions",
+    ApiKey.CREATE_TOPICS: "create_topics",
+    ApiKey.DELETE_TOPICS: "delete_topics",
+    ApiKey.INIT_PRODUCER_ID: "init_producer_id",
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: "offset_for_leader_epoch",
+    ApiKey.DELETE_GROUPS: "delete_groups",
+    ApiKey.OFFSET_DELETE: "offset_delete",
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: "consumer_group_heartbeat",
+    ApiKey.CONSUMER_GROUP_DESCRIBE: "consumer_group_describe",
+}
+
+# First flexible version of every API in Kafka 4.3's message JSON (None = never flexible), also
+# for APIs without a codec here, so that the request header of ANY known API decodes with the
+# right header version and the server can answer or close cleanly.
+FIRST_FLEXIBLE_VERSION: dict[int, int | None] = {
+    0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3,
+    17: None, 18: 3, 19: 5, 20: 4, 21: 2, 22: 2, 23: 4, 24: 3, 25: 3, 26: 3, 27: 1, 28: 3,
+    29: 2, 30: 2, 31: 2, 32: 4, 33: 2, 34: 2, 35: 2, 36: 2, 37: 2, 42: 2, 43: 2, 44: 1, 45: 0,
+    46: 0, 47: None, 48: 1, 49: 1, 50: 0, 51: 0, 55: 0, 57: 0, 60: 0, 61: 0, 65: 0, 66: 0,
+    68: 0, 69: 0, 74: 0, 75: 0,
+}
+
+
+def is_flexible(api_key: int, version: int) -> bool:
+    """True iff `version` of `api_key` uses the flexible (compact, tagged) encodings.
+
+    Unknown API keys are treated as not flexible (request header v1)."""
+    first = FIRST_FLEXIBLE_VERSION.get(api_key)
+    return first is not None and version >= first
+
+
+def is_supported(api_key: int, version: int) -> bool:
+    """True iff the server advertises `version` of `api_key` (see SUPPORTED_VERSIONS)."""
+    rng = SUPPORTED_VERSIONS.get(api_key)  # type: ignore[call-overload]
+    return rng is not None and rng[0] <= version <= rng[1]

@@ -1,0 +1,109 @@
+"""Public codec API: message bodies <-> plain slotted dataclasses.
+
+    obj = decode_request(api_key, version, data, offset)   # must consume data to the end
+    body = encode_response(api_key, version, obj)          # body only; add the header yourself
+
+Decoders raise `DecodeError` (a ValueError) on any malformed input and `UnsupportedVersionError`
+(a DecodeError) for an (api_key, version) without a codec; encoders raise `EncodeError`. The
+specialised functions are generated on first use per (api, version, direction) and cached.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, Callable
+
+from .api import MODULE_NAMES, ApiKey
+from .errors import DecodeError, UnsupportedVersionError
+from .schema import Message
+
+_Decoder = Callable[[bytes, int], "tuple[Any, int]"]
+_Encoder = Callable[[Any], bytes]
+
+# (api_key << 16 | version) -> function; one dict per direction and operation
+_DEC_REQ: dict[int, _Decoder] = {}
+_ENC_REQ: dict[int, _Encoder] = {}
+_DEC_RESP: dict[int, _Decoder] = {}
+_ENC_RESP: dict[int, _Encoder] = {}
+
+
+def message_module(api_key: int) -> ModuleType:
+    """The protocol.messages module for `api_key` (imported on first use)."""
+    try:
+        name = MODULE_NAMES[ApiKey(api_key)]
+    except ValueError:
+        raise UnsupportedVersionError(f"unknown API key {api_key}") from None
+    return importlib.import_module(f"{__package__}.messages.{name}")
+
+
+def message_schema(api_key: int, response: bool) -> Message:
+    mod = message_module(api_key)
+    return mod.RESPONSE if response else mod.REQUEST
+
+
+def request_type(api_key: int) -> type:
+    return message_schema(api_key, False).cls
+
+
+def response_type(api_key: int) -> type:
+    return message_schema(api_key, True).cls
+
+
+def _build(cache: dict, api_key: int, version: int, response: bool, op: str) -> Any:
+    from .codegen import build  # the code generator is only needed on a cache miss
+
+    msg = message_schema(api_key, response)
+    lo, hi = msg.versions
+    if not lo <= version <= hi:
+        raise UnsupportedVersionError(f"{msg.name} has no version {version} (valid {lo}-{hi})")
+    fn = build(msg, version, op)
+    cache[api_key << 16 | version] = fn
+    return fn
+
+
+def _key_ok(api_key: int, version: int) -> bool:
+    return 0 <= api_key < 0x8000 and 0 <= version < 0x8000
+
+
+def _decode(cache: dict, response: bool, api_key: int, version: int, data: Any, offset: int) -> Any:
+    fn = cache.get(api_key << 16 | version) if _key_ok(api_key, version) else None
+    if fn is None:
+        if not _key_ok(api_key, version):
+            raise UnsupportedVersionError(f"no codec for API key {api_key} version {version}")
+        fn = _build(cache, api_key, version, response, "decode")
+    if type(data) is not bytes:
+        data = bytes(data)
+    obj, pos = fn(data, offset)
+    if pos != len(data):
+        raise DecodeError(f"{len(data) - pos} trailing bytes after {type(obj).__name__} v{version}")
+    return obj
+
+
+def _encode(cache: dict, response: bool, api_key: int, version: int, obj: Any) -> bytes:
+    fn = cache.get(api_key << 16 | version) if _key_ok(api_key, version) else None
+    if fn is None:
+        if not _key_ok(api_key, version):
+            raise UnsupportedVersionError(f"no codec for API key {api_key} version {version}")
+        fn = _build(cache, api_key, version, response, "encode")
+    return fn(obj)
+
+
+def decode_request(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
+    """Decode a request body that runs from `offset` to the end of `data`."""
+    return _decode(_DEC_REQ, False, api_key, version, data, offset)
+
+
+def decode_response(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
+    """Decode a response body that runs from `offset` to the end of `data`."""
+    return _decode(_DEC_RESP, True, api_key, version, data, offset)
+
+
+def encode_request(api_key: int, version: int, obj: Any) -> bytes:
+    """Encode a request body (no header, no size prefix)."""
+    return _encode(_ENC_REQ, False, api_key, version, obj)
+
+
+def encode_response(api_key: int, version: int, obj: Any) -> bytes:
+    """Encode a response body (no header, no size prefix)."""
+    return _encode(_ENC_RESP, True, api_key, version, obj)
