@@ -1,0 +1,20 @@
+"""Group-coordinator settings, with Kafka's names and defaults (GroupCoordinatorConfig).
+
+One deliberate difference: group.initial.rebalance.delay.ms defaults to 0 here (Kafka: 3000),
+because this coordinator serves tests, where the delay is the top speed complaint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
+    initial_rebalance_delay_ms: int = 0  # group.initial.rebalance.delay.ms
+    max_size: int = 2**31 - 1  # group.max.size
+    # Kafka's classicGroupNewMemberJoinTimeoutMs: a member that joined during a rebalance but
+    # never got its answer (its socket is muted while parked) is dropped after this long.
+    new_member_join_timeout_ms: int = 300_000

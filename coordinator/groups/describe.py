@@ -1,0 +1,90 @@
+"""DescribeGroups (15), ListGroups (16) and DeleteGroups (42): the admin view of groups.
+
+Kafka ClassicGroup.describe / GroupMetadataManager.listGroups / deleteGroups. Member metadata,
+assignments and the protocol name are shown only for Stable groups (the schema says so). An
+unknown group is described as Dead with no members: error NONE before v6, GROUP_ID_NOT_FOUND
+from v6 (KIP-1043). Deleting writes a tombstone and removes the group from memory.
+"""
+
+from __future__ import annotations
+
+from .context import OpContext
+from .errors import Error
+from .messages import (
+    DeletedGroup,
+    DeleteGroupsParams,
+    DescribedGroup,
+    DescribedMember,
+    DescribeGroupsParams,
+    ListedGroup,
+    ListGroupsParams,
+)
+from .changes import GroupTombstone
+from .rebalance import join_key, sync_key
+from .state import GroupState
+
+CLASSIC_GROUP_TYPE = "classic"
+
+
+def describe_groups(ctx: OpContext, p: DescribeGroupsParams) -> list[DescribedGroup]:
+    described = []
+    for group_id in p.group_ids:
+        group = ctx.coordinator.group(group_id)
+        if group is None:
+            error = Error.GROUP_ID_NOT_FOUND if p.request_version >= 6 else Error.NONE
+            described.append(DescribedGroup(group_id, error, str(GroupState.DEAD), "", ""))
+            continue
+        stable = group.is_in(GroupState.STABLE)
+        members = [
+            DescribedMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                metadata=m.metadata(group.protocol_name) if stable else b"",
+                assignment=m.assignment if stable else b"",
+            )
+            for m in group.members.values()
+        ]
+        described.append(DescribedGroup(
+            group_id=group_id,
+            error=Error.NONE,
+            state=str(group.state),
+            protocol_type=group.protocol_type or "",
+            protocol_data=(group.protocol_name or "") if stable else "",
+            members=members,
+        ))
+    return described
+
+
+def list_groups(ctx: OpContext, p: ListGroupsParams) -> list[ListedGroup]:
+    states = {s.lower() for s in p.states_filter}
+    types = {t.lower() for t in p.types_filter}
+    if types and CLASSIC_GROUP_TYPE not in types:
+        return []
+    return [
+        ListedGroup(group.group_id, group.protocol_type or "", str(group.state))
+        for group in ctx.coordinator.groups.values()
+        if not states or str(group.state).lower() in states
+    ]
+
+
+def delete_groups(ctx: OpContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
+    results = []
+    for group_id in p.group_ids:
+        group = ctx.coordinator.group(group_id) if group_id else None
+        if not group_id:
+            error = Error.INVALID_GROUP_ID
+        elif group is None or group.is_in(GroupState.DEAD):
+            error = Error.GROUP_ID_NOT_FOUND
+        elif not group.is_in(GroupState.EMPTY):
+            error = Error.NON_EMPTY_GROUP
+        else:
+            error = Error.NONE
+            ctx.emit(GroupTombstone(group_id))
+            group.transition_to(GroupState.DEAD, ctx.now_ms)
+            del ctx.coordinator.groups[group_id]
+            ctx.coordinator.timers.cancel(join_key(group_id))
+            ctx.coordinator.timers.cancel(sync_key(group_id))
+        results.append(DeletedGroup(group_id, error))
+    return results

@@ -1,0 +1,34 @@
+"""Heartbeat (API 12): keeps a member's session alive and tells it when to rejoin.
+
+Kafka GroupMetadataManager.classicGroupHeartbeat. Per state: Dead -> COORDINATOR_NOT_AVAILABLE;
+then member and generation checks (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION);
+Empty -> UNKNOWN_MEMBER_ID; PreparingRebalance -> REBALANCE_IN_PROGRESS, session timer reset;
+CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no records.
+"""
+
+from __future__ import annotations
+
+from .context import OpContext
+from .errors import Error
+from .messages import HeartbeatParams, HeartbeatResult
+from .rebalance import reschedule_member_heartbeat
+from .state import GroupState
+
+
+def heartbeat(ctx: OpContext, p: HeartbeatParams) -> HeartbeatResult:
+    group = ctx.coordinator.group(p.group_id)
+    if group is None:
+        return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
+    if group.is_in(GroupState.DEAD):
+        return HeartbeatResult(Error.COORDINATOR_NOT_AVAILABLE)
+    error = group.validate_existing_member(p.member_id, p.group_instance_id)
+    if error is not None:
+        return HeartbeatResult(Error(error))
+    if p.generation_id != group.generation_id:
+        return HeartbeatResult(Error.ILLEGAL_GENERATION)
+    if group.is_in(GroupState.EMPTY):
+        return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
+    reschedule_member_heartbeat(ctx, group, group.members[p.member_id])
+    if group.is_in(GroupState.PREPARING_REBALANCE):
+        return HeartbeatResult(Error.REBALANCE_IN_PROGRESS)
+    return HeartbeatResult(Error.NONE)

@@ -1,0 +1,180 @@
+"""JoinGroup (API 11) against a classic group (Kafka GroupMetadataManager.classicGroupJoin*).
+
+Checks the request, creates the group for an unknown member, then joins a new or an existing
+member. The answer is either immediate (errors, MEMBER_ID_REQUIRED, the current generation for a
+follower with unchanged metadata) or a ParkedReply completed when the join phase ends.
+A newly created group is written at once as an empty group, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from .context import OpContext, ParkedReply
+from .errors import Error
+from .group import ClassicGroup
+from .member import ClassicMember
+from .messages import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
+from .changes import GroupMetadataRecord
+from .rebalance import (
+    maybe_complete_join_phase,
+    maybe_prepare_rebalance_or_complete_join,
+    schedule_heartbeat,
+    set_awaiting_join,
+)
+from .state import GroupState
+from .static import update_static_member_then_rebalance_or_complete_join
+
+JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
+
+
+def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
+    config = ctx.coordinator.config
+    if not p.group_id:
+        return JoinGroupResult(Error.INVALID_GROUP_ID, p.member_id)
+    if not config.min_session_timeout_ms <= p.session_timeout_ms <= config.max_session_timeout_ms:
+        return JoinGroupResult(Error.INVALID_SESSION_TIMEOUT, p.member_id)
+    if p.rebalance_timeout_ms < 0:  # JoinGroup v0 carries no rebalance timeout
+        p = _with_rebalance_timeout(p, p.session_timeout_ms)
+
+    is_unknown_member = p.member_id == UNKNOWN_MEMBER_ID
+    group = ctx.coordinator.group(p.group_id)
+    created = False
+    if group is None:
+        if not is_unknown_member:
+            return JoinGroupResult(Error.UNKNOWN_MEMBER_ID, p.member_id)
+        group = ctx.coordinator.create_group(p.group_id, ctx.now_ms)
+        created = True
+
+    if not _accepts_joining_member(group, p.member_id, config.max_size):
+        answer: JoinAnswer = JoinGroupResult(Error.GROUP_MAX_SIZE_REACHED, p.member_id)
+    elif is_unknown_member:
+        answer = _join_new_member(ctx, group, p)
+    else:
+        answer = _join_existing_member(ctx, group, p)
+
+    if created and not ctx.records:
+        # Kafka writes the new group even when the join itself produced nothing to write.
+        ctx.emit(GroupMetadataRecord(p.group_id, "", 0, None, None, ctx.now_ms, ()))
+    return answer
+
+
+def _with_rebalance_timeout(p: JoinGroupParams, rebalance_timeout_ms: int) -> JoinGroupParams:
+    from dataclasses import replace
+
+    return replace(p, rebalance_timeout_ms=rebalance_timeout_ms)
+
+
+def _accepts_joining_member(group: ClassicGroup, member_id: str, max_size: int) -> bool:
+    """group.max.size (Kafka acceptJoiningMember). While preparing a rebalance the awaiting
+    members are counted, because members that will not rejoin are on their way out."""
+    if group.is_in(GroupState.EMPTY, GroupState.DEAD):
+        return True
+    if group.is_in(GroupState.PREPARING_REBALANCE):
+        member = group.members.get(member_id)
+        return (member is not None and member.is_awaiting_join) or group.num_awaiting_join < max_size
+    return group.has_member(member_id) or len(group.members) < max_size
+
+
+def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
+    if group.is_in(GroupState.DEAD):
+        return JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, p.member_id)
+    if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
+        return JoinGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
+    new_member_id = ctx.coordinator.new_member_id(p.group_instance_id or p.client_id)
+    if p.group_instance_id is not None:
+        existing_id = group.static_members.get(p.group_instance_id)
+        if existing_id is not None:
+            return update_static_member_then_rebalance_or_complete_join(
+                ctx, group, p, existing_id, new_member_id
+            )
+        return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
+    if p.request_version >= 4:
+        # KIP-394: hand out the id and wait for the member to come back with it. The id
+        # expires after the session timeout if it never does.
+        group.pending_join_members[new_member_id] = None
+        schedule_heartbeat(ctx, group, new_member_id, p.session_timeout_ms)
+        return JoinGroupResult(Error.MEMBER_ID_REQUIRED, new_member_id)
+    return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
+
+
+def _join_existing_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
+    if group.is_in(GroupState.DEAD):
+        return JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, p.member_id)
+    if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
+        return JoinGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
+    if group.is_pending_member(p.member_id):
+        if p.group_instance_id is not None:
+            # Pending ids are only handed to dynamic members (Kafka: IllegalStateException).
+            return JoinGroupResult(Error.UNKNOWN_SERVER_ERROR, p.member_id)
+        return add_member_then_rebalance_or_complete_join(ctx, group, p, p.member_id)
+
+    error = group.validate_existing_member(p.member_id, p.group_instance_id)
+    if error is not None:
+        return JoinGroupResult(Error(error), p.member_id)
+    member = group.members[p.member_id]
+
+    if group.is_in(GroupState.PREPARING_REBALANCE):
+        return update_member_then_rebalance_or_complete_join(ctx, group, member, p)
+    if group.is_in(GroupState.COMPLETING_REBALANCE):
+        if member.matches(p.protocols):
+            # Probably a lost JoinGroup answer: hand out the current generation again.
+            return current_generation(group, member.member_id)
+        return update_member_then_rebalance_or_complete_join(ctx, group, member, p)
+    if group.is_in(GroupState.STABLE):
+        if group.is_leader(member.member_id) or not member.matches(p.protocols):
+            # A leader's rejoin always rebalances: it is how the leader asks for a new
+            # assignment when something outside member metadata (topic metadata) changed.
+            return update_member_then_rebalance_or_complete_join(ctx, group, member, p)
+        return current_generation(group, member.member_id)
+    # Empty: the member is stale; it must reset its generation and join again.
+    return JoinGroupResult(Error.UNKNOWN_MEMBER_ID, p.member_id)
+
+
+def current_generation(group: ClassicGroup, member_id: str) -> JoinGroupResult:
+    return JoinGroupResult(
+        error=Error.NONE,
+        member_id=member_id,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader=group.leader_id or "",
+        members=group.leader_view() if group.is_leader(member_id) else [],
+    )
+
+
+def add_member_then_rebalance_or_complete_join(
+    ctx: OpContext, group: ClassicGroup, p: JoinGroupParams, member_id: str
+) -> ParkedReply[JoinGroupResult]:
+    reply: ParkedReply[JoinGroupResult] = ParkedReply()
+    member = ClassicMember(
+        member_id=member_id,
+        group_instance_id=p.group_instance_id,
+        client_id=p.client_id,
+        client_host=p.client_host,
+        rebalance_timeout_ms=p.rebalance_timeout_ms,
+        session_timeout_ms=p.session_timeout_ms,
+        protocol_type=p.protocol_type,
+        protocols=list(p.protocols),
+        awaiting_join=reply,
+        is_new=True,
+    )
+    if group.is_in(GroupState.PREPARING_REBALANCE) and group.previous_state is GroupState.EMPTY:
+        group.new_member_added = True  # extends the initial rebalance delay
+    group.add(member)
+    # A parked new member cannot heartbeat and we cannot see it disconnect, so it gets the
+    # new-member join timeout instead of its session timeout (Kafka, KIP-394 discussion).
+    schedule_heartbeat(ctx, group, member_id, ctx.coordinator.config.new_member_join_timeout_ms)
+    maybe_prepare_rebalance_or_complete_join(ctx, group)
+    return reply
+
+
+def update_member_then_rebalance_or_complete_join(
+    ctx: OpContext, group: ClassicGroup, member: ClassicMember, p: JoinGroupParams
+) -> ParkedReply[JoinGroupResult]:
+    reply: ParkedReply[JoinGroupResult] = ParkedReply()
+    group.update_protocols(member, p.protocols, p.rebalance_timeout_ms, p.session_timeout_ms)
+    set_awaiting_join(ctx, member, reply)
+    maybe_prepare_rebalance_or_complete_join(ctx, group)
+    return reply
+
+
+__all__ = ["join_group", "maybe_complete_join_phase"]

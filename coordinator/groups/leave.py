@@ -1,0 +1,62 @@
+"""LeaveGroup (API 13): members leave, alone (v0-2) or in a batch (v3+, per-member errors).
+
+Kafka GroupMetadataManager.classicGroupLeave. A member is named by member id, or (admin
+removal, KIP-345) by group.instance.id with the member id left unknown (""). Pending KIP-394
+ids may leave too. Removing anyone from a Stable or CompletingRebalance group starts a
+rebalance; in PreparingRebalance the join phase may now be complete.
+"""
+
+from __future__ import annotations
+
+from .context import OpContext
+from .errors import Error
+from .messages import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
+from .rebalance import (
+    cancel_heartbeat,
+    maybe_complete_join_phase,
+    maybe_prepare_rebalance_or_complete_join,
+    remove_member,
+)
+from .state import GroupState
+
+
+def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:
+    group = ctx.coordinator.group(p.group_id)
+    if group is None:
+        return LeaveGroupResult(Error.NONE, [
+            LeftMember(m.member_id, m.group_instance_id, Error.UNKNOWN_MEMBER_ID) for m in p.members
+        ])
+    if group.is_in(GroupState.DEAD):
+        return LeaveGroupResult(Error.COORDINATOR_NOT_AVAILABLE)
+
+    answers: list[LeftMember] = []
+    removed_any = False
+    for leaving in p.members:
+        member_id, instance_id = leaving.member_id, leaving.group_instance_id
+        if member_id == UNKNOWN_MEMBER_ID:
+            current_id = group.static_members.get(instance_id) if instance_id is not None else None
+            if current_id is None:
+                answers.append(LeftMember(member_id, instance_id, Error.UNKNOWN_MEMBER_ID))
+                continue
+            remove_member(ctx, group, group.members[current_id])
+            removed_any = True
+            answers.append(LeftMember(member_id, instance_id, Error.NONE))
+        elif group.is_pending_member(member_id):
+            group.remove(member_id)
+            cancel_heartbeat(ctx, group, member_id)
+            answers.append(LeftMember(member_id, instance_id, Error.NONE))
+        else:
+            error = group.validate_existing_member(member_id, instance_id)
+            if error is not None:
+                answers.append(LeftMember(member_id, instance_id, Error(error)))
+                continue
+            remove_member(ctx, group, group.members[member_id])
+            removed_any = True
+            answers.append(LeftMember(member_id, instance_id, Error.NONE))
+
+    if removed_any:
+        if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            maybe_prepare_rebalance_or_complete_join(ctx, group)
+        elif group.is_in(GroupState.PREPARING_REBALANCE):
+            maybe_complete_join_phase(ctx, group)
+    return LeaveGroupResult(Error.NONE, answers)

@@ -1,0 +1,62 @@
+"""SyncGroup (API 14): the leader hands in the assignment, every member gets its share.
+
+Kafka GroupMetadataManager.classicGroupSync. Followers that sync before the leader are parked;
+the leader's SyncGroup writes the group (its GroupMetadata record carries every assignment),
+answers the parked followers and makes the group Stable. In Stable a SyncGroup returns the
+stored assignment. v5+ requests carry protocol type/name, checked against the group.
+"""
+
+from __future__ import annotations
+
+from .context import OpContext, ParkedReply
+from .errors import Error
+from .messages import SyncGroupParams, SyncGroupResult
+from .rebalance import propagate_assignment, remove_pending_sync_member
+from .state import GroupState
+
+SyncAnswer = SyncGroupResult | ParkedReply[SyncGroupResult]
+
+
+def _inconsistent(requested: str | None, actual: str | None) -> bool:
+    return requested is not None and actual is not None and requested != actual
+
+
+def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
+    group = ctx.coordinator.group(p.group_id)
+    if group is None:
+        return SyncGroupResult(Error.UNKNOWN_MEMBER_ID)
+    if group.is_in(GroupState.DEAD):
+        return SyncGroupResult(Error.COORDINATOR_NOT_AVAILABLE)
+    error = group.validate_existing_member(p.member_id, p.group_instance_id)
+    if error is not None:
+        return SyncGroupResult(Error(error))
+    if p.generation_id != group.generation_id:
+        return SyncGroupResult(Error.ILLEGAL_GENERATION)
+    if _inconsistent(p.protocol_type, group.protocol_type) or \
+            _inconsistent(p.protocol_name, group.protocol_name):
+        return SyncGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL)
+    if group.is_in(GroupState.PREPARING_REBALANCE):
+        return SyncGroupResult(Error.REBALANCE_IN_PROGRESS)
+
+    member = group.members[p.member_id]
+    if group.is_in(GroupState.STABLE):
+        remove_pending_sync_member(ctx, group, p.member_id)
+        return SyncGroupResult(Error.NONE, group.protocol_type, group.protocol_name, member.assignment)
+
+    # CompletingRebalance: park until the leader's assignment is written.
+    reply: ParkedReply[SyncGroupResult] = ParkedReply()
+    if member.awaiting_sync is not None:
+        ctx.complete(member.awaiting_sync, SyncGroupResult(Error.REBALANCE_IN_PROGRESS))
+    member.awaiting_sync = reply
+    remove_pending_sync_member(ctx, group, p.member_id)
+    if group.is_leader(p.member_id):
+        assignments = dict(p.assignments)
+        for each in group.members.values():
+            # Members the leader left out get an empty assignment.
+            each.assignment = assignments.get(each.member_id, b"")
+        ctx.emit(group.snapshot())
+        # Our runtime delivers these answers only once the record is durable, and a failed
+        # append stops the shard, so moving to Stable now is what Kafka does after the append.
+        propagate_assignment(ctx, group, Error.NONE)
+        group.transition_to(GroupState.STABLE, ctx.now_ms)
+    return reply

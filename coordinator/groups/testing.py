@@ -1,0 +1,145 @@
+"""GroupTestContext: drive the group state machine by hand, no sockets, files or event loop.
+
+Like Kafka's GroupMetadataManagerTestContext: a FakeClock, a GroupCoordinator, `send(request)`
+runs one operation the way the runtime does (records collected, parked replies delivered at the
+end), `sleep(ms)` advances the clock and fires due timers through the same path. Tests assert
+the exact answers, `records` and `timers`. Helpers build typical requests and whole rebalances.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ..clock import FakeClock
+from .changes import GroupRecord
+from .config import GroupConfig
+from .context import OpContext, ParkedReply
+from .coordinator import GroupCoordinator, execute
+from .errors import Error
+from .group import ClassicGroup
+from .messages import HeartbeatParams, JoinGroupParams, JoinGroupResult, SyncGroupParams
+from .rebalance import heartbeat_key, join_key, sync_key
+
+PROTOCOLS = [("range", b"range-meta")]
+
+
+class GroupTestContext:
+    def __init__(self, config: GroupConfig | None = None, start_ms: int = 0) -> None:
+        self.clock = FakeClock(start_ms)
+        counter = itertools.count(1)
+        self.coordinator = GroupCoordinator(config, uuid_source=lambda: f"uuid{next(counter)}")
+        self.timers = self.coordinator.timers
+        self.records: list[GroupRecord] = []
+
+    # -- driving ----------------------------------------------------------------------------
+
+    def send(self, request: Any) -> Any:
+        """Run one operation; returns its answer (a value or a ParkedReply)."""
+        ctx = OpContext(self.coordinator, self.clock.time_ms())
+        answer = execute(ctx, request)
+        self._finish(ctx)
+        return answer
+
+    def sleep(self, ms: int) -> int:
+        """Advance the clock and fire every timer now due; returns how many fired."""
+        self.clock.advance(ms)
+        fired = 0
+        while (timer := self.timers.pop_expired(self.clock.time_ms())) is not None:
+            ctx = OpContext(self.coordinator, self.clock.time_ms())
+            timer.action(ctx)
+            self._finish(ctx)
+            fired += 1
+        return fired
+
+    def _finish(self, ctx: OpContext) -> None:
+        self.records.extend(ctx.records)
+        ctx.deliver()
+
+    def take_records(self) -> list[GroupRecord]:
+        records, self.records = self.records, []
+        return records
+
+    # -- inspecting -------------------------------------------------------------------------
+
+    def group(self, group_id: str = "g") -> ClassicGroup:
+        group = self.coordinator.group(group_id)
+        assert group is not None, f"no group {group_id}"
+        return group
+
+    def heartbeat_deadline(self, member_id: str, group_id: str = "g") -> int | None:
+        return self.timers.deadline(heartbeat_key(group_id, member_id))
+
+    def join_deadline(self, group_id: str = "g") -> int | None:
+        return self.timers.deadline(join_key(group_id))
+
+    def sync_deadline(self, group_id: str = "g") -> int | None:
+        return self.timers.deadline(sync_key(group_id))
+
+    # -- request builders -------------------------------------------------------------------
+
+    @staticmethod
+    def join_params(
+        member_id: str = "",
+        *,
+        group_id: str = "g",
+        instance_id: str | None = None,
+        client_id: str = "client",
+        session_ms: int = 10_000,
+        rebalance_ms: int = 60_000,
+        protocols: list[tuple[str, bytes]] | None = None,
+        protocol_type: str = "consumer",
+        version: int = 9,
+    ) -> JoinGroupParams:
+        return JoinGroupParams(
+            group_id=group_id,
+            member_id=member_id,
+            group_instance_id=instance_id,
+            client_id=client_id,
+            client_host="/127.0.0.1",
+            session_timeout_ms=session_ms,
+            rebalance_timeout_ms=rebalance_ms,
+            protocol_type=protocol_type,
+            protocols=PROTOCOLS if protocols is None else protocols,
+            request_version=version,
+        )
+
+    def join(self, member_id: str = "", **kwargs: Any) -> Any:
+        return self.send(self.join_params(member_id, **kwargs))
+
+    def join_dynamic(self, client_id: str = "client", **kwargs: Any) -> ParkedReply[JoinGroupResult]:
+        """KIP-394 dance: empty id -> MEMBER_ID_REQUIRED -> rejoin with the given id."""
+        first = self.join("", client_id=client_id, **kwargs)
+        assert first.error == Error.MEMBER_ID_REQUIRED, first
+        return self.join(first.member_id, client_id=client_id, **kwargs)
+
+    def sync(self, member_id: str, generation: int, assignments=None, group_id: str = "g",
+             instance_id: str | None = None) -> Any:
+        return self.send(SyncGroupParams(group_id, generation, member_id, instance_id,
+                                         assignments=list(assignments or [])))
+
+    def heartbeat(self, member_id: str, generation: int, group_id: str = "g",
+                  instance_id: str | None = None) -> Error:
+        return self.send(HeartbeatParams(group_id, generation, member_id, instance_id)).error
+
+    def stable_group(self, n: int, group_id: str = "g", **kwargs: Any) -> list[str]:
+        """Build a Stable group of n dynamic members (generation 1 for n == 1; each later
+        joiner triggers a rebalance that everyone rejoins). Returns member ids, leader first."""
+        ids: list[str] = []
+        for i in range(n):
+            reply = self.join_dynamic(client_id=f"c{i}", group_id=group_id, **kwargs)
+            rejoins = [self.join(m, client_id=f"c{j}", group_id=group_id, **kwargs)
+                       for j, m in enumerate(ids)]
+            assert reply.done, "join phase should complete once everyone rejoined"
+            ids.append(reply.value.member_id)
+            for r in rejoins:
+                assert r.done
+        group = self.group(group_id)
+        assignments = [(m, f"assign-{m}".encode()) for m in ids]
+        leader = group.leader_id
+        followers = [m for m in ids if m != leader]
+        for m in followers:
+            self.sync(m, group.generation_id, group_id=group_id)
+        self.sync(leader, group.generation_id, assignments, group_id=group_id)
+        assert str(group.state) == "Stable"
+        return [leader] + followers

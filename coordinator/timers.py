@@ -1,0 +1,81 @@
+"""Named one-shot timers, deterministic and free of any event loop.
+
+A timer is a key (a tuple such as ("heartbeat", group_id, member_id)), a deadline in clock
+milliseconds and an action. Scheduling a key that already exists replaces it (Kafka's
+CoordinatorTimer does the same), so there is at most one timer per key. Timers fire in deadline
+order, ties in scheduling order. Whoever drives them (the runtime, or a test context) pops
+expired timers one at a time, so an action may cancel a timer that was due in the same instant.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+TimerKey = Hashable
+
+
+@dataclass(order=True)
+class Timer:
+    deadline_ms: int
+    seq: int
+    key: TimerKey = field(compare=False)
+    action: Callable[..., Any] = field(compare=False, repr=False)
+
+
+class Timers:
+    def __init__(self) -> None:
+        self._by_key: dict[TimerKey, Timer] = {}
+        self._heap: list[Timer] = []
+        self._seq = itertools.count()
+
+    def schedule(self, key: TimerKey, deadline_ms: int, action: Callable[..., Any]) -> Timer:
+        """Schedule (or reschedule) the timer for `key`."""
+        timer = Timer(deadline_ms, next(self._seq), key, action)
+        self._by_key[key] = timer
+        heapq.heappush(self._heap, timer)
+        return timer
+
+    def cancel(self, key: TimerKey) -> bool:
+        return self._by_key.pop(key, None) is not None
+
+    def __contains__(self, key: TimerKey) -> bool:
+        return key in self._by_key
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def deadline(self, key: TimerKey) -> int | None:
+        timer = self._by_key.get(key)
+        return None if timer is None else timer.deadline_ms
+
+    def keys(self) -> list[TimerKey]:
+        """Live keys in firing order."""
+        return [t.key for t in sorted(self._by_key.values())]
+
+    def next_deadline(self) -> int | None:
+        self._drop_stale()
+        return self._heap[0].deadline_ms if self._heap else None
+
+    def pop_expired(self, now_ms: int) -> Timer | None:
+        """Remove and return the earliest timer due at `now_ms`, if any."""
+        self._drop_stale()
+        if self._heap and self._heap[0].deadline_ms <= now_ms:
+            timer = heapq.heappop(self._heap)
+            del self._by_key[timer.key]
+            return timer
+        return None
+
+    def expired(self, now_ms: int) -> list[Timer]:
+        """Remove and return every timer due at `now_ms` (prefer `pop_expired` when firing)."""
+        due = []
+        while (timer := self.pop_expired(now_ms)) is not None:
+            due.append(timer)
+        return due
+
+    def _drop_stale(self) -> None:
+        # Cancelled or rescheduled entries stay in the heap until they reach the top.
+        while self._heap and self._by_key.get(self._heap[0].key) is not self._heap[0]:
+            heapq.heappop(self._heap)
