@@ -2,22 +2,28 @@
 
 The data dir is the truth, as in Kafka: a topic is its partition directories `<topic>-<n>/`, each
 holding a `partition.metadata` file (Kafka's `PartitionMetadataFile`: `version: 0` and the topic id
-in Kafka's base64 form). Creating a topic writes those files and fsyncs them before it returns, so a
-topic either exists whole after a crash or is completed on the next start. Internal topics
-(`__consumer_offsets`) are registered by the coordinator, not listed from disk here.
+in Kafka's base64 form) and, for topics created with configs, `topic.properties` (topic_config.py),
+written first. Creating a topic writes those files and fsyncs them before it returns, so a topic
+either exists whole after a crash or is completed on the next start. Deleting renames each dir to
+`<dir>.<id>-delete` (Kafka's naming) before removing it, and load finishes such deletions. Internal
+topics (`__consumer_offsets`) are registered by the coordinator, not listed from disk here.
 """
 from __future__ import annotations
 
 import base64
 import os
 import re
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordinator.broker.topic_config import CONFIG_FILE, format_properties, read_overrides
+
 MAX_TOPIC_NAME_LENGTH = 249  # Kafka's Topic.MAX_NAME_LENGTH
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+DELETE_SUFFIX = "-delete"  # Kafka's LocalLog.DeleteDirSuffix
 METADATA_FILE = "partition.metadata"
 INTERNAL_PREFIX = "__consumer_offsets"
 
@@ -30,12 +36,13 @@ class InvalidTopicError(ValueError):
 class Topic:
     name: str
     partitions: int
-    topic_id: bytes  # 16 bytes, never all zero
+    topic_id: uuid.UUID  # never all zero (Kafka's Uuid.ZERO_UUID means 'no id')
     internal: bool = False
+    configs: tuple[tuple[str, str], ...] = ()  # CreateTopics overrides, sorted by name
 
     @property
     def topic_id_text(self) -> str:
-        return encode_topic_id(self.topic_id)
+        return encode_topic_id(self.topic_id.bytes)
 
 
 def encode_topic_id(raw: bytes) -> str:
@@ -59,11 +66,8 @@ def validate_topic_name(name: str) -> None:
         raise InvalidTopicError(f"topic name {name!r} has characters outside [a-zA-Z0-9._-]")
 
 
-def new_topic_id() -> bytes:
-    while True:
-        raw = uuid.uuid4().bytes
-        if any(raw):
-            return raw
+def new_topic_id() -> uuid.UUID:
+    return uuid.uuid4()  # version bits make it never all zero
 
 
 class TopicRegistry:
@@ -75,9 +79,13 @@ class TopicRegistry:
 
     def load(self) -> None:
         found: dict[str, set[int]] = {}
-        ids: dict[str, bytes] = {}
+        ids: dict[str, uuid.UUID] = {}
+        configs: dict[str, dict[str, str]] = {}
         if self.data_dir.is_dir():
             for entry in self.data_dir.iterdir():
+                if entry.is_dir() and entry.name.endswith(DELETE_SUFFIX):
+                    shutil.rmtree(entry, ignore_errors=True)  # finish a deletion cut short
+                    continue
                 match = _PARTITION_DIR.match(entry.name)
                 if not entry.is_dir() or not match or entry.name.startswith(INTERNAL_PREFIX):
                     continue
@@ -86,9 +94,13 @@ class TopicRegistry:
                 topic_id = _read_topic_id(entry / METADATA_FILE)
                 if topic_id is not None:
                     ids.setdefault(topic, topic_id)
+                overrides = read_overrides(entry)
+                if overrides:
+                    configs.setdefault(topic, overrides)
         for name, partitions in found.items():
             count = max(partitions) + 1
-            topic = Topic(name, count, ids.get(name) or new_topic_id())
+            topic = Topic(name, count, ids.get(name) or new_topic_id(),
+                          configs=tuple(sorted(configs.get(name, {}).items())))
             # Complete a topic whose creation was cut short: every partition dir and id file.
             self._write_partition_dirs(topic)
             self._topics[name] = topic
@@ -102,21 +114,36 @@ class TopicRegistry:
     def all(self) -> list[Topic]:
         return sorted(self._topics.values(), key=lambda t: t.name)
 
-    def by_id(self, topic_id: bytes) -> Topic | None:
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
         for topic in self._topics.values():
             if topic.topic_id == topic_id:
                 return topic
         return None
 
-    def create(self, name: str, partitions: int) -> Topic:
+    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None) -> Topic:
         validate_topic_name(name)
         if partitions < 1:
             raise InvalidTopicError(f"partition count must be at least 1, got {partitions}")
         if name in self._topics:
             raise FileExistsError(f"topic {name!r} already exists")
-        topic = Topic(name, partitions, new_topic_id())
+        topic = Topic(name, partitions, new_topic_id(), configs=tuple(sorted((configs or {}).items())))
         self._write_partition_dirs(topic)
         self._topics[name] = topic
+        return topic
+
+    def delete(self, name: str) -> Topic:
+        """Forgets the topic and removes its dirs (the caller closed its logs first)."""
+        topic = self._topics.pop(name)
+        doomed = []
+        for partition in range(topic.partitions):
+            directory = self.partition_dir(name, partition)
+            if directory.exists():
+                target = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+                directory.rename(target)
+                doomed.append(target)
+        _fsync_dir(self.data_dir)  # from here the deletion survives a crash
+        for target in doomed:
+            shutil.rmtree(target, ignore_errors=True)
         return topic
 
     def ensure(self, name: str, partitions: int) -> Topic:
@@ -131,18 +158,20 @@ class TopicRegistry:
         for partition in range(topic.partitions):
             directory = self.partition_dir(topic.name, partition)
             directory.mkdir(parents=True, exist_ok=True)
+            if topic.configs and not (directory / CONFIG_FILE).exists():
+                _write_durably(directory / CONFIG_FILE, format_properties(dict(topic.configs)))
             path = directory / METADATA_FILE
             if not path.exists():
                 _write_durably(path, f"version: 0\ntopic_id: {topic.topic_id_text}\n")
         _fsync_dir(self.data_dir)
 
 
-def _read_topic_id(path: Path) -> bytes | None:
+def _read_topic_id(path: Path) -> uuid.UUID | None:
     try:
         for line in path.read_text(encoding="ascii").splitlines():
             if line.startswith("topic_id:"):
                 raw = decode_topic_id(line.split(":", 1)[1].strip())
-                return raw if len(raw) == 16 and any(raw) else None
+                return uuid.UUID(bytes=raw) if len(raw) == 16 and any(raw) else None
     except (OSError, ValueError):
         return None
     return None

@@ -1,0 +1,92 @@
+"""The `kgc` command line (also `python -m coordinator`).
+
+    kgc serve [--host H] [--port P] [--data-dir D] [--create-topic NAME:PARTITIONS]...
+              [--config server.properties] [--set name=value]...
+
+Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
+them with their defaults.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+import trio
+
+from coordinator.config import SETTINGS, Config, ConfigError, parse_assignment, read_properties
+from coordinator.logs import get_logger, log_event, setup_logging
+from coordinator.server import serve
+
+
+def _topic_spec(text: str) -> tuple[str, int]:
+    name, _, count = text.rpartition(":")
+    if not name or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(f"expected NAME:PARTITIONS, got {text!r}")
+    return name, int(count)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("serve", help="run the server")
+    run.add_argument("--host", help="listen and advertise address (default 127.0.0.1)")
+    run.add_argument("--port", type=int, help="port (default 9092; 0 picks a free one)")
+    run.add_argument("--data-dir", help="data directory (default ./data)")
+    run.add_argument("--create-topic", type=_topic_spec, action="append", default=[], metavar="NAME:PARTITIONS",
+                     help="create this topic if it is missing (repeatable)")
+    run.add_argument("--config", type=Path, help="a Java-style properties file of settings")
+    run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
+                     help="one setting by its Kafka name (repeatable; wins over --config)")
+    run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
+
+    commands.add_parser("settings", help="list every setting with its default")
+    return parser
+
+
+def resolve_config(args: argparse.Namespace) -> Config:
+    overrides: dict[str, str | int] = {}
+    if args.config:
+        overrides.update(read_properties(args.config))
+    for assignment in args.assignments:
+        name, value = parse_assignment(assignment)
+        overrides[name] = value
+    for name, value in (("host", args.host), ("port", args.port), ("data.dir", args.data_dir)):
+        if value is not None:
+            overrides[name] = value
+    return Config(overrides)
+
+
+async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None:
+    log = get_logger("main")
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(serve, config, topics)
+            print(f"kgc: serving on {server.bootstrap} with data in {config.data_path}", flush=True)
+            async for signum in signals:
+                log_event(log, "server.shutdown", signal=signal.Signals(signum).name)
+                server.stop()
+                break
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command == "settings":
+        for setting in SETTINGS:
+            print(f"{setting.name}={setting.default}\n    {setting.help}")
+        return
+    try:
+        config = resolve_config(args)
+    except (ConfigError, OSError) as exc:
+        sys.exit(f"kgc: {exc}")
+    setup_logging(args.log_level)
+    try:
+        trio.run(_serve_until_signalled, config, dict(args.create_topic))
+    except OSError as exc:
+        sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
+
+
+if __name__ == "__main__":
+    main()

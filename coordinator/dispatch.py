@@ -1,0 +1,86 @@
+"""From one request frame to one response frame: header, version check, decode, handle, encode.
+
+Rules copied from Kafka's `SocketServer`/`RequestContext`:
+- ApiVersions above our maximum is answered (not parsed) with a v0 body carrying
+  UNSUPPORTED_VERSION and our ranges (KIP-511), so clients can retry lower.
+- Any other unknown API key, unsupported version or unparseable body closes the connection: the
+  request cannot be understood, so no well-formed answer exists. The reason is logged.
+- Produce with acks=0 gets no response at all; its handler returns None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from coordinator.context import BrokerContext, RequestContext
+from coordinator.handlers import HANDLERS
+from protocol.api import SUPPORTED_VERSIONS, ApiKey
+from protocol.codec import decode_request, encode_response
+from protocol.errors import DecodeError, ErrorCode
+from protocol.headers import decode_request_header, encode_response_header
+from protocol.messages.api_versions import ApiVersionsResponse
+
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+
+
+class CloseConnection(Exception):
+    """The connection must be closed; the message says why (it is logged)."""
+
+
+@dataclass(slots=True)
+class Connection:
+    connection_id: int
+    client_host: str
+
+
+def advertised_versions() -> dict[int, tuple[int, int]]:
+    """The ranges ApiVersions reports: the one table in protocol/api.py."""
+    return {int(key): versions for key, versions in SUPPORTED_VERSIONS.items()}
+
+
+async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> bytes | None:
+    """Returns the response frame payload (header + body), or None when no response is due."""
+    try:
+        header, body_offset = decode_request_header(frame)
+    except DecodeError as exc:
+        raise CloseConnection(f"unparseable request header: {exc}") from None
+    key, version = header.api_key, header.api_version
+    versions = SUPPORTED_VERSIONS.get(key)  # type: ignore[call-overload]
+    handler = HANDLERS.get(key)
+    if versions is None or handler is None:
+        raise CloseConnection(f"unknown or unserved API key {key} (v{version})")
+    low, high = versions
+    if key == ApiKey.API_VERSIONS and version > high:
+        return _unsupported_api_versions(header.correlation_id)
+    if not low <= version <= high:
+        name = ApiKey(key).name
+        raise CloseConnection(f"{name} v{version} is not served (this broker serves v{low}-v{high})")
+    try:
+        request = decode_request(key, version, frame, body_offset)
+    except DecodeError as exc:
+        raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
+    context = RequestContext(broker, header, conn.client_host, conn.connection_id)
+    response = await handler(context, request)
+    if response is None:
+        return None
+    return encode_response_header(header.correlation_id, key, version) + encode_response(key, version, response)
+
+
+def _unsupported_api_versions(correlation_id: int) -> bytes:
+    # KIP-511: a v0 body (response header v0) whatever version was asked for.
+    body = ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=_api_version_entries())
+    return encode_response_header(correlation_id, ApiKey.API_VERSIONS, 0) + encode_response(
+        ApiKey.API_VERSIONS, 0, body
+    )
+
+
+def _api_version_entries() -> list:
+    from protocol.messages.api_versions import ApiVersion
+
+    return [
+        ApiVersion(api_key=key, min_version=low, max_version=high)
+        for key, (low, high) in sorted(advertised_versions().items())
+    ]
+
+
+api_version_entries = _api_version_entries

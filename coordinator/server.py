@@ -1,0 +1,77 @@
+"""The server: prepare the data dir, build the broker context, serve TCP until cancelled.
+
+`serve(config)` is the whole life of a broker inside one trio task; `task_status.started` hands
+back the running `Server` (with the real port when port 0 was asked), which is how the CLI, the
+embedding API and the pytest plugin all start it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import trio
+
+from coordinator.broker.topics import TopicRegistry
+from coordinator.config import Config
+from coordinator.connection import serve_connection
+from coordinator.context import BrokerContext
+from coordinator.logs import get_logger, log_event
+
+_log = get_logger("server")
+
+
+@dataclass(slots=True)
+class Server:
+    broker: BrokerContext
+    cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+
+    @property
+    def host(self) -> str:
+        return self.broker.advertised_host
+
+    @property
+    def port(self) -> int:
+        return self.broker.advertised_port
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def create_topic(self, name: str, partitions: int):
+        return self.broker.topics.ensure(name, partitions)
+
+    def stop(self) -> None:
+        self.cancel_scope.cancel()
+
+
+async def serve(
+    config: Config,
+    create_topics: dict[str, int] | None = None,
+    *,
+    task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    data_dir = config.data_path
+    data_dir.mkdir(parents=True, exist_ok=True)
+    topics = TopicRegistry(data_dir)
+    topics.load()
+    for name, partitions in (create_topics or {}).items():
+        topics.ensure(name, partitions)
+
+    listeners = await trio.open_tcp_listeners(config.port, host=config.host)
+    port = listeners[0].socket.getsockname()[1]
+    broker = BrokerContext(config=config, topics=topics, advertised_host=config.host, advertised_port=port)
+    server = Server(broker)
+    limiter = trio.CapacityLimiter(config.max_connections)
+
+    async def on_connection(stream: trio.SocketStream) -> None:
+        if limiter.available_tokens == 0:
+            await stream.aclose()  # over max.connections: refuse at once, as Kafka does
+            return
+        async with limiter:
+            await serve_connection(stream, broker)
+
+    with server.cancel_scope:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, on_connection, listeners)
+            log_event(_log, "server.listening", host=config.host, port=port, data_dir=str(data_dir))
+            task_status.started(server)
+    log_event(_log, "server.stopped", port=port)
