@@ -1,0 +1,100 @@
+"""wait_durable: group commit, every_append, interval, and fsync failure (trio, MockClock)."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+import trio
+
+from storage import fsutil
+from storage.batch import Record
+from storage.log import LogFailedError
+from tests.storage.helpers import open_log
+
+
+class CountingSync:
+    def __init__(self, fail: bool = False) -> None:
+        self.calls = 0
+        self.fail = fail
+        self.real = fsutil.fdatasync
+
+    def __call__(self, fd: int) -> None:
+        self.calls += 1
+        if self.fail:
+            raise OSError(errno.EIO, "Input/output error")
+        self.real(fd)
+
+
+async def append_and_wait(log, i, results):
+    offset = log.append_records([Record(key=b"k%d" % i, value=b"v")])
+    await log.wait_durable(offset)
+    results.append((offset, log.durable_offset))
+
+
+async def test_group_commit_shares_fsyncs_between_concurrent_appenders(tmp_path, monkeypatch, autojump_clock):
+    sync = CountingSync()
+    monkeypatch.setattr(fsutil, "fdatasync", sync)
+    log = open_log(tmp_path, durability="group_commit")
+    results: list[tuple[int, int]] = []
+    async with trio.open_nursery() as nursery:
+        for i in range(100):
+            nursery.start_soon(append_and_wait, log, i, results)
+    assert len(results) == 100
+    assert all(durable > offset for offset, durable in results)  # nobody returned early
+    assert 1 <= sync.calls <= 5  # 100 appends, a handful of fsyncs
+    assert log.durable_offset == log.log_end_offset == 100
+
+
+async def test_already_durable_offsets_do_not_fsync_again(tmp_path, monkeypatch, autojump_clock):
+    sync = CountingSync()
+    monkeypatch.setattr(fsutil, "fdatasync", sync)
+    log = open_log(tmp_path)
+    off = log.append_records([Record(key=b"a", value=b"1")])
+    await log.wait_durable(off)
+    await log.wait_durable(off)
+    assert sync.calls == 1
+    with pytest.raises(ValueError):
+        await log.wait_durable(log.log_end_offset)
+
+
+async def test_every_append_fsyncs_on_each_wait(tmp_path, monkeypatch, autojump_clock):
+    sync = CountingSync()
+    monkeypatch.setattr(fsutil, "fdatasync", sync)
+    log = open_log(tmp_path, durability="every_append")
+    for i in range(5):
+        await log.wait_durable(log.append_records([Record(key=b"k", value=b"%d" % i)]))
+    assert sync.calls == 5 and log.durable_offset == 5
+
+
+async def test_interval_returns_at_once_and_flushes_on_the_timer(tmp_path, monkeypatch, autojump_clock):
+    sync = CountingSync()
+    monkeypatch.setattr(fsutil, "fdatasync", sync)
+    log = open_log(tmp_path, durability="interval", flush_interval_ms=500)
+    await log.wait_durable(log.append_records([Record(key=b"k", value=b"v")]))
+    assert sync.calls == 0 and log.durable_offset == 0
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(log.flush_on_interval)
+        await trio.sleep(0.6)
+        nursery.cancel_scope.cancel()
+    assert sync.calls == 1 and log.durable_offset == 1
+
+
+async def test_failed_group_fsync_fails_every_waiter_and_the_log(tmp_path, monkeypatch, autojump_clock):
+    monkeypatch.setattr(fsutil, "fdatasync", CountingSync(fail=True))
+    log = open_log(tmp_path)
+    errors: list[BaseException] = []
+
+    async def one(i):
+        try:
+            await log.wait_durable(log.append_records([Record(key=b"k", value=b"%d" % i)]))
+        except (OSError, LogFailedError) as exc:
+            errors.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        for i in range(10):
+            nursery.start_soon(one, i)
+    assert len(errors) == 10
+    assert any(isinstance(e, OSError) for e in errors)
+    with pytest.raises(LogFailedError):
+        log.append_records([Record(key=b"k", value=b"v")])
