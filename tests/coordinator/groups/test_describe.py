@@ -1,0 +1,67 @@
+"""DescribeGroups, ListGroups and DeleteGroups answers."""
+
+from coordinator.groups import (
+    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribedMember, DescribeGroupsParams, Error,
+    GroupTombstone, ListedGroup, ListGroupsParams,
+)
+from coordinator.groups.testing import GroupTestContext
+
+
+def test_describe_stable_group_shows_metadata_and_assignments():
+    c = GroupTestContext()
+    a, b = c.stable_group(2)
+    (described,) = c.send(DescribeGroupsParams(["g"]))
+    assert described == DescribedGroup("g", Error.NONE, "Stable", "consumer", "range", [
+        DescribedMember(a, None, "c0", "/127.0.0.1", b"range-meta", b"assign-" + a.encode()),
+        DescribedMember(b, None, "c1", "/127.0.0.1", b"range-meta", b"assign-" + b.encode()),
+    ])
+
+
+def test_describe_rebalancing_group_hides_metadata_and_protocol():
+    c = GroupTestContext()
+    a, b = c.stable_group(2)
+    c.join(a)
+    (described,) = c.send(DescribeGroupsParams(["g"]))
+    assert described == DescribedGroup("g", Error.NONE, "PreparingRebalance", "consumer", "", [
+        DescribedMember(a, None, "c0", "/127.0.0.1", b"", b""),
+        DescribedMember(b, None, "c1", "/127.0.0.1", b"", b""),
+    ])
+
+
+def test_describe_unknown_group_depends_on_version():
+    c = GroupTestContext()
+    assert c.send(DescribeGroupsParams(["x"], request_version=5)) == [
+        DescribedGroup("x", Error.NONE, "Dead", "", "")
+    ]
+    assert c.send(DescribeGroupsParams(["x"], request_version=6)) == [
+        DescribedGroup("x", Error.GROUP_ID_NOT_FOUND, "Dead", "", "")
+    ]
+
+
+def test_list_groups_with_state_and_type_filters():
+    c = GroupTestContext()
+    c.stable_group(1, group_id="stable")
+    c.join("", group_id="empty", version=4)
+    all_groups = [ListedGroup("stable", "consumer", "Stable"), ListedGroup("empty", "", "Empty")]
+    assert c.send(ListGroupsParams()) == all_groups
+    assert c.send(ListGroupsParams(states_filter=["stable"])) == all_groups[:1]
+    assert c.send(ListGroupsParams(states_filter=["Empty", "Dead"])) == all_groups[1:]
+    assert c.send(ListGroupsParams(types_filter=["Classic"])) == all_groups
+    assert c.send(ListGroupsParams(types_filter=["consumer"])) == []
+
+
+def test_delete_groups():
+    c = GroupTestContext()
+    c.stable_group(1, group_id="busy")
+    c.join("", group_id="idle", version=4)
+    c.take_records()
+    results = c.send(DeleteGroupsParams(["busy", "idle", "missing", ""]))
+    assert results == [
+        DeletedGroup("busy", Error.NON_EMPTY_GROUP),
+        DeletedGroup("idle", Error.NONE),
+        DeletedGroup("missing", Error.GROUP_ID_NOT_FOUND),
+        DeletedGroup("", Error.INVALID_GROUP_ID),
+    ]
+    assert c.take_records() == [GroupTombstone("idle")]
+    assert set(c.coordinator.groups) == {"busy"}
+    assert c.send(DeleteGroupsParams(["idle"])) == [DeletedGroup("idle", Error.GROUP_ID_NOT_FOUND)]

@@ -1,0 +1,70 @@
+"""GroupState's transition table, the timer wheel and the clocks."""
+
+import pytest
+
+from coordinator.clock import FakeClock
+from coordinator.groups import GroupState, IllegalStateTransition
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.state import VALID_PREVIOUS_STATES
+from coordinator.timers import Timers
+
+S = GroupState
+
+
+def test_transition_table_is_kafkas():
+    assert VALID_PREVIOUS_STATES == {
+        S.EMPTY: {S.PREPARING_REBALANCE},
+        S.PREPARING_REBALANCE: {S.STABLE, S.COMPLETING_REBALANCE, S.EMPTY},
+        S.COMPLETING_REBALANCE: {S.PREPARING_REBALANCE},
+        S.STABLE: {S.COMPLETING_REBALANCE},
+        S.DEAD: {S.STABLE, S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE, S.EMPTY, S.DEAD},
+    }
+
+
+@pytest.mark.parametrize("state", list(S))
+def test_can_rebalance_derives_from_the_table(state):
+    assert state.can_rebalance == (state in {S.EMPTY, S.STABLE, S.COMPLETING_REBALANCE})
+
+
+def test_illegal_transition_raises_and_legal_one_records_previous_state_and_time():
+    group = ClassicGroup("g", now_ms=0)
+    with pytest.raises(IllegalStateTransition):
+        group.transition_to(S.STABLE, 5)
+    group.transition_to(S.PREPARING_REBALANCE, 7)
+    assert (group.state, group.previous_state, group.state_timestamp_ms) == (
+        S.PREPARING_REBALANCE, S.EMPTY, 7)
+
+
+def test_state_names_parse_case_insensitively():
+    assert S.parse("completingrebalance") is S.COMPLETING_REBALANCE
+    assert S.parse("bogus") is None
+    assert str(S.PREPARING_REBALANCE) == "PreparingRebalance"
+
+
+def test_timers_fire_in_deadline_order_and_reschedule_replaces():
+    timers = Timers()
+    timers.schedule("a", 30, lambda: "a")
+    timers.schedule("b", 10, lambda: "b")
+    timers.schedule("c", 10, lambda: "c")
+    timers.schedule("a", 20, lambda: "a2")  # replaces the 30 ms timer
+    assert timers.cancel("c") and not timers.cancel("c")
+    assert timers.keys() == ["b", "a"] and timers.next_deadline() == 10
+    assert timers.expired(9) == []
+    fired = timers.expired(25)
+    assert [(t.key, t.deadline_ms, t.action()) for t in fired] == [("b", 10, "b"), ("a", 20, "a2")]
+    assert len(timers) == 0 and timers.next_deadline() is None
+
+
+def test_same_deadline_fires_in_scheduling_order():
+    timers = Timers()
+    for key in ["x", "y", "z"]:
+        timers.schedule(key, 5, lambda: None)
+    assert [t.key for t in timers.expired(5)] == ["x", "y", "z"]
+
+
+def test_fake_clock_only_moves_forward():
+    clock = FakeClock(100)
+    clock.advance(50)
+    assert clock.time_ms() == 150
+    with pytest.raises(ValueError):
+        clock.advance(-1)
