@@ -14,6 +14,7 @@ from coordinator.broker.topics import TopicRegistry
 from coordinator.config import Config
 from coordinator.connection import serve_connection
 from coordinator.context import BrokerContext
+from coordinator.group_service import start_groups
 from coordinator.logs import get_logger, log_event
 
 _log = get_logger("server")
@@ -71,6 +72,7 @@ async def serve(
 
     with server.cancel_scope:
         async with trio.open_nursery() as nursery:
+            broker.services["groups"] = await start_groups(nursery, config)
             await nursery.start(trio.serve_listeners, on_connection, listeners)
             log_event(_log, "server.listening", host=config.host, port=port, data_dir=str(data_dir))
             task_status.started(server)

@@ -7,10 +7,21 @@ dispatcher does headers, versions and bytes.
 from __future__ import annotations
 
 from coordinator.handlers import k03_metadata, k10_find_coordinator, k18_api_versions
+from coordinator.handlers import (  # classic groups
+    k11_join_group, k12_heartbeat, k13_leave_group, k14_sync_group, k15_describe_groups, k16_list_groups,
+    k42_delete_groups,
+)
 from protocol.api import ApiKey
 
 HANDLERS = {
     ApiKey.METADATA: k03_metadata.handle,
     ApiKey.FIND_COORDINATOR: k10_find_coordinator.handle,
     ApiKey.API_VERSIONS: k18_api_versions.handle,
+    ApiKey.JOIN_GROUP: k11_join_group.handle,
+    ApiKey.HEARTBEAT: k12_heartbeat.handle,
+    ApiKey.LEAVE_GROUP: k13_leave_group.handle,
+    ApiKey.SYNC_GROUP: k14_sync_group.handle,
+    ApiKey.DESCRIBE_GROUPS: k15_describe_groups.handle,
+    ApiKey.LIST_GROUPS: k16_list_groups.handle,
+    ApiKey.DELETE_GROUPS: k42_delete_groups.handle,
 }

@@ -1,0 +1,46 @@
+"""JoinGroup (key 11), v0-v9.
+
+v0: no rebalance timeout (the session timeout bounds the join). v1+: rebalance timeout. v4+:
+an empty member id gets MEMBER_ID_REQUIRED and a member id to rejoin with (KIP-394). v5+:
+group.instance.id (KIP-345). v6+: flexible. v7+: protocol type in the response and a nullable
+protocol name. v8+: reason (KIP-800). v9: skip_assignment (only for KIP-848 upgrades; always
+false here). The reply parks until the join phase completes (see coordinator/groups/join.py).
+"""
+from __future__ import annotations
+
+from coordinator.context import RequestContext
+from coordinator.groups import JoinGroupParams
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
+
+
+async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
+    version = ctx.api_version
+    result = await ctx.broker.services["groups"].submit(JoinGroupParams(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        session_timeout_ms=request.session_timeout_ms,
+        rebalance_timeout_ms=request.rebalance_timeout_ms if version >= 1 else -1,
+        protocol_type=request.protocol_type,
+        protocols=[(p.name, p.metadata) for p in request.protocols],
+        group_instance_id=request.group_instance_id,
+        client_id=ctx.client_id,
+        client_host=ctx.client_host,
+        reason=request.reason,
+        request_version=version,
+    ))
+    protocol_name = result.protocol_name
+    if protocol_name is None and version < 7:
+        protocol_name = ""  # not nullable before v7
+    return JoinGroupResponse(
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=protocol_name,
+        leader=result.leader,
+        skip_assignment=result.skip_assignment,
+        member_id=result.member_id,
+        members=[
+            JoinGroupResponseMember(member_id=member_id, group_instance_id=instance_id, metadata=metadata)
+            for member_id, instance_id, metadata in result.members
+        ],
+    )

@@ -1,0 +1,20 @@
+"""Heartbeat (key 12), v0-v4.
+
+v0: group, generation, member. v1+: throttle time. v3+: group.instance.id (KIP-345).
+v4+: flexible. What each group state answers is in coordinator/groups/heartbeat.py.
+"""
+from __future__ import annotations
+
+from coordinator.context import RequestContext
+from coordinator.groups import HeartbeatParams
+from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+
+
+async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
+    result = await ctx.broker.services["groups"].submit(HeartbeatParams(
+        group_id=request.group_id,
+        generation_id=request.generation_id,
+        member_id=request.member_id,
+        group_instance_id=request.group_instance_id,
+    ))
+    return HeartbeatResponse(error_code=result.error)

@@ -1,0 +1,31 @@
+"""LeaveGroup (key 13), v0-v5.
+
+v0-v2: one member id, one error. v3+: a batch of members, each with group.instance.id and its
+own error (KIP-345, used by admin `removeMembersFromConsumerGroup`). v4+: flexible.
+v5+: a reason per member (KIP-800).
+"""
+from __future__ import annotations
+
+from coordinator.context import RequestContext
+from coordinator.groups import LeaveGroupParams, LeavingMember
+from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberResponse
+
+
+async def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
+    version = ctx.api_version
+    if version < 3:
+        params = LeaveGroupParams.single(request.group_id, request.member_id, version)
+    else:
+        params = LeaveGroupParams(
+            request.group_id,
+            [LeavingMember(m.member_id, m.group_instance_id, m.reason) for m in request.members],
+            version,
+        )
+    result = await ctx.broker.services["groups"].submit(params)
+    if version < 3:
+        return LeaveGroupResponse(error_code=result.legacy_error())
+    return LeaveGroupResponse(
+        error_code=result.error,
+        members=[MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error)
+                 for m in result.members],
+    )

@@ -1,0 +1,23 @@
+"""ListGroups (key 16), v0-v5.
+
+v1+: throttle time. v3+: flexible. v4+: states filter and each group's state (KIP-518).
+v5+: types filter and each group's type ("classic" here).
+"""
+from __future__ import annotations
+
+from coordinator.context import RequestContext
+from coordinator.groups import ListGroupsParams
+from protocol.errors import ErrorCode
+from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
+
+
+async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
+    version = ctx.api_version
+    listed = await ctx.broker.services["groups"].submit(ListGroupsParams(
+        states_filter=list(request.states_filter) if version >= 4 else [],
+        types_filter=list(request.types_filter) if version >= 5 else [],
+    ))
+    return ListGroupsResponse(error_code=ErrorCode.NONE, groups=[
+        ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
+        for g in listed
+    ])
