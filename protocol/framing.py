@@ -17,7 +17,11 @@ _SIZE = struct.Struct(">i")
 
 
 class FrameError(ValueError):
-    """The stream announced a frame that must not be read (negative or too large)."""
+    """The stream announced a frame that must not be read (negative or too large).
+
+    `frames` holds the complete frames that came before the bad size in the same feed."""
+
+    frames: list[bytes] = []
 
 
 def frame(payload: bytes) -> bytes:
@@ -54,25 +58,27 @@ class FrameDecoder:
         frames: list[bytes] = []
         unpack_from = _SIZE.unpack_from
         limit = self.max_frame_size
+        error = None
         with memoryview(src) as view:
             while n - pos >= 4:
                 (size,) = unpack_from(view, pos)
                 if size < 0 or size > limit:
-                    self._error = (
-                        f"negative frame size {size}" if size < 0 else f"frame size {size} exceeds the maximum {limit}"
-                    )
-                    buf.clear()
-                    raise FrameError(self._error)
+                    error = f"negative frame size {size}" if size < 0 else f"frame size {size} exceeds the maximum {limit}"
+                    break
                 end = pos + 4 + size
                 if end > n:
                     break
                 frames.append(bytes(view[pos + 4 : end]))
                 pos = end
-            if src is buf:
-                if pos:
-                    # the view must be released before the bytearray may shrink
-                    view.release()
-                    del buf[:pos]
-            elif pos < n:
+            if error is None and src is not buf and pos < n:
                 buf += view[pos:]
+        # the view is released: the bytearray may shrink now
+        if error is not None:
+            self._error = error
+            buf.clear()
+            exc = FrameError(error)
+            exc.frames = frames  # complete frames that preceded the bad size in this feed
+            raise exc
+        if src is buf and pos:
+            del buf[:pos]
         return frames
