@@ -1,0 +1,228 @@
+"""__consumer_offsets record schemas: record objects <-> Kafka's exact key/value bytes.
+
+key = int16 record type ++ key struct (always non-flexible); value = int16 version ++ value
+struct, or None for a tombstone (Kafka's CoordinatorRecordSerde). We write OffsetCommitKey type 1
+with OffsetCommitValue v3 (v1 when an expire timestamp is given), GroupMetadataKey type 2 with
+GroupMetadataValue v3 (GroupCoordinatorRecordHelpers + MetadataVersion). We read every version
+Kafka ever wrote: key type 0 (LegacyOffsetCommitKey) and 1, OffsetCommitValue 0-4, GroupMetadataValue
+0-4 (v4 flexible). Unknown key types or value versions decode to `UnknownRecord`, which replay
+skips (Kafka's UnknownRecordTypeException / UnknownRecordVersionException, ignored by its loader).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from protocol import primitives as p
+from protocol.errors import DecodeError
+
+from .changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+
+__all__ = [
+    "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
+    "encode_record", "decode_record", "encode_key", "OFFSET_COMMIT_KEY_TYPE",
+    "LEGACY_OFFSET_COMMIT_KEY_TYPE", "GROUP_METADATA_KEY_TYPE",
+]
+
+LEGACY_OFFSET_COMMIT_KEY_TYPE = 0
+OFFSET_COMMIT_KEY_TYPE = 1
+GROUP_METADATA_KEY_TYPE = 2
+OFFSET_COMMIT_VALUE_WITH_EXPIRY = 1  # the only version that has expireTimestamp
+OFFSET_COMMIT_VALUE_VERSION = 3
+GROUP_METADATA_VALUE_VERSION = 3
+NO_TIMESTAMP = -1  # Kafka's sentinel for "absent" int64 timestamps and leader epochs
+
+
+@dataclass(frozen=True)
+class OffsetCommitRecord:
+    """One committed offset (OffsetCommitKey + OffsetCommitValue). leader_epoch -1 = unknown."""
+
+    group_id: str
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int | None
+
+
+@dataclass(frozen=True)
+class OffsetTombstone:
+    """Committed offset deleted: the OffsetCommitKey with a null value."""
+
+    group_id: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class UnknownRecord:
+    """A record this coordinator does not understand (e.g. KIP-848 or share-group types, or a
+    value version from the future). Replay skips it, as Kafka's loader does."""
+
+    key_type: int
+    value_version: int | None = None
+
+
+class RecordDecodeError(ValueError):
+    """Bytes that claim a known type/version but do not parse (truncated, trailing bytes...)."""
+
+
+# -- encoding --------------------------------------------------------------------------------
+
+_I16 = struct.Struct(">h")
+
+
+def encode_key(obj: Any) -> bytes:
+    """The key bytes of a record object (compaction identity: the same key for a record and its
+    tombstone)."""
+    if isinstance(obj, (OffsetCommitRecord, OffsetTombstone)):
+        return b"".join((p.write_int16(OFFSET_COMMIT_KEY_TYPE), p.write_string(obj.group_id),
+                         p.write_string(obj.topic), p.write_int32(obj.partition)))
+    if isinstance(obj, (GroupMetadataRecord, GroupTombstone)):
+        return p.write_int16(GROUP_METADATA_KEY_TYPE) + p.write_string(obj.group_id)
+    raise TypeError(f"not a __consumer_offsets record: {type(obj).__name__}")
+
+
+def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
+    """(key, value) bytes for a GroupMetadataRecord, GroupTombstone, OffsetCommitRecord or
+    OffsetTombstone; value None is a tombstone."""
+    key = encode_key(obj)
+    if isinstance(obj, OffsetCommitRecord):
+        return key, _encode_offset_value(obj)
+    if isinstance(obj, GroupMetadataRecord):
+        return key, _encode_group_value(obj)
+    return key, None
+
+
+def _encode_offset_value(r: OffsetCommitRecord) -> bytes:
+    # MetadataVersion.offsetCommitValueVersion: v1 only to carry a client-given expiry.
+    if r.expire_timestamp_ms is not None:
+        return b"".join((p.write_int16(OFFSET_COMMIT_VALUE_WITH_EXPIRY), p.write_int64(r.offset),
+                         p.write_string(r.metadata), p.write_int64(r.commit_timestamp_ms),
+                         p.write_int64(r.expire_timestamp_ms)))
+    return b"".join((p.write_int16(OFFSET_COMMIT_VALUE_VERSION), p.write_int64(r.offset),
+                     p.write_int32(r.leader_epoch), p.write_string(r.metadata),
+                     p.write_int64(r.commit_timestamp_ms)))
+
+
+def _encode_member_v3(m: MemberSnapshot) -> bytes:
+    return b"".join((p.write_string(m.member_id), p.write_nullable_string(m.group_instance_id),
+                     p.write_string(m.client_id), p.write_string(m.client_host),
+                     p.write_int32(m.rebalance_timeout_ms), p.write_int32(m.session_timeout_ms),
+                     p.write_bytes(m.subscription), p.write_bytes(m.assignment)))
+
+
+def _encode_group_value(g: GroupMetadataRecord) -> bytes:
+    ts = NO_TIMESTAMP if g.current_state_timestamp_ms is None else g.current_state_timestamp_ms
+    return b"".join((p.write_int16(GROUP_METADATA_VALUE_VERSION), p.write_string(g.protocol_type),
+                     p.write_int32(g.generation_id), p.write_nullable_string(g.protocol_name),
+                     p.write_nullable_string(g.leader), p.write_int64(ts),
+                     p.write_array(g.members, _encode_member_v3)))
+
+
+# -- decoding --------------------------------------------------------------------------------
+
+
+def decode_record(key: bytes, value: bytes | None) -> Any:
+    """Record object for (key, value) bytes as any Kafka version wrote them.
+    Raises RecordDecodeError for malformed bytes of a known type."""
+    try:
+        key_type, pos = p.read_int16(key, 0)
+        if key_type in (LEGACY_OFFSET_COMMIT_KEY_TYPE, OFFSET_COMMIT_KEY_TYPE):
+            group, pos = p.read_string(key, pos)
+            topic, pos = p.read_string(key, pos)
+            partition, pos = p.read_int32(key, pos)
+            _end(key, pos, "OffsetCommitKey")
+            if value is None:
+                return OffsetTombstone(group, topic, partition)
+            return _decode_offset_value(group, topic, partition, value)
+        if key_type == GROUP_METADATA_KEY_TYPE:
+            group, pos = p.read_string(key, pos)
+            _end(key, pos, "GroupMetadataKey")
+            if value is None:
+                return GroupTombstone(group)
+            return _decode_group_value(group, value)
+    except DecodeError as exc:
+        raise RecordDecodeError(str(exc)) from exc
+    return UnknownRecord(key_type)
+
+
+def _end(buf: bytes, pos: int, what: str) -> None:
+    if pos != len(buf):
+        raise RecordDecodeError(f"{what}: {len(buf) - pos} trailing bytes")
+
+
+def _decode_offset_value(group: str, topic: str, partition: int, value: bytes) -> Any:
+    version, pos = p.read_int16(value, 0)
+    if not 0 <= version <= 4:
+        return UnknownRecord(OFFSET_COMMIT_KEY_TYPE, version)
+    offset, pos = p.read_int64(value, pos)
+    leader_epoch = NO_TIMESTAMP
+    if version >= 3:
+        leader_epoch, pos = p.read_int32(value, pos)
+    if version >= 4:
+        metadata, pos = p.read_compact_string(value, pos)
+    else:
+        metadata, pos = p.read_string(value, pos)
+    commit_ts, pos = p.read_int64(value, pos)
+    expire_ts: int | None = None
+    if version == 1:
+        expire_ts, pos = p.read_int64(value, pos)
+        if expire_ts == NO_TIMESTAMP:
+            expire_ts = None
+    if version >= 4:
+        pos = p.skip_tagged_fields(value, pos)
+    _end(value, pos, f"OffsetCommitValue v{version}")
+    return OffsetCommitRecord(group, topic, partition, offset, leader_epoch, metadata, commit_ts,
+                              expire_ts)
+
+
+def _decode_group_value(group: str, value: bytes) -> Any:
+    version, pos = p.read_int16(value, 0)
+    if not 0 <= version <= 4:
+        return UnknownRecord(GROUP_METADATA_KEY_TYPE, version)
+    flexible = version >= 4
+    rd_str = p.read_compact_string if flexible else p.read_string
+    rd_nstr = p.read_compact_nullable_string if flexible else p.read_nullable_string
+    rd_bytes = p.read_compact_bytes if flexible else p.read_bytes
+
+    def read_member(data: bytes, at: int) -> tuple[MemberSnapshot, int]:
+        member_id, at = rd_str(data, at)
+        instance_id = None
+        if version >= 3:
+            instance_id, at = rd_nstr(data, at)
+        client_id, at = rd_str(data, at)
+        client_host, at = rd_str(data, at)
+        rebalance_ms = None
+        if version >= 1:
+            rebalance_ms, at = p.read_int32(data, at)
+        session_ms, at = p.read_int32(data, at)
+        subscription, at = rd_bytes(data, at)
+        assignment, at = rd_bytes(data, at)
+        if flexible:
+            at = p.skip_tagged_fields(data, at)
+        # v0 had no rebalance timeout; Kafka's old GroupMetadataManager used the session timeout.
+        return MemberSnapshot(member_id, instance_id, client_id, client_host,
+                              session_ms if rebalance_ms is None else rebalance_ms, session_ms,
+                              subscription, assignment), at
+
+    protocol_type, pos = rd_str(value, pos)
+    generation, pos = p.read_int32(value, pos)
+    protocol, pos = rd_nstr(value, pos)
+    leader, pos = rd_nstr(value, pos)
+    state_ts: int | None = None
+    if version >= 2:
+        state_ts, pos = p.read_int64(value, pos)
+        if state_ts == NO_TIMESTAMP:
+            state_ts = None
+    read_array = p.read_compact_array if flexible else p.read_array
+    members, pos = read_array(value, pos, read_member)
+    if flexible:
+        pos = p.skip_tagged_fields(value, pos)
+    _end(value, pos, f"GroupMetadataValue v{version}")
+    return GroupMetadataRecord(group, protocol_type, generation, protocol, leader, state_ts,
+                               tuple(members))
