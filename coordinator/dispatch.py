@@ -14,11 +14,11 @@ from typing import Any, Awaitable, Callable
 
 from coordinator.context import BrokerContext, RequestContext
 from coordinator.handlers import HANDLERS
+from coordinator.handlers.k18_api_versions import encoded_api_versions
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
-from protocol.messages.api_versions import ApiVersionsResponse
 
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 
@@ -31,11 +31,6 @@ class CloseConnection(Exception):
 class Connection:
     connection_id: int
     client_host: str
-
-
-def advertised_versions() -> dict[int, tuple[int, int]]:
-    """The ranges ApiVersions reports: the one table in protocol/api.py."""
-    return {int(key): versions for key, versions in SUPPORTED_VERSIONS.items()}
 
 
 async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> bytes | None:
@@ -63,24 +58,13 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> byt
     response = await handler(context, request)
     if response is None:
         return None
-    return encode_response_header(header.correlation_id, key, version) + encode_response(key, version, response)
+    head = encode_response_header(header.correlation_id, key, version)
+    if isinstance(response, bytes):  # a handler may hand back a body it encoded (and cached) itself
+        return head + response
+    return head + encode_response(key, version, response)
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:
     # KIP-511: a v0 body (response header v0) whatever version was asked for.
-    body = ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=_api_version_entries())
-    return encode_response_header(correlation_id, ApiKey.API_VERSIONS, 0) + encode_response(
-        ApiKey.API_VERSIONS, 0, body
-    )
-
-
-def _api_version_entries() -> list:
-    from protocol.messages.api_versions import ApiVersion
-
-    return [
-        ApiVersion(api_key=key, min_version=low, max_version=high)
-        for key, (low, high) in sorted(advertised_versions().items())
-    ]
-
-
-api_version_entries = _api_version_entries
+    body = encoded_api_versions(0, ErrorCode.UNSUPPORTED_VERSION)
+    return encode_response_header(correlation_id, ApiKey.API_VERSIONS, 0) + body

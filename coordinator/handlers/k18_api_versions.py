@@ -4,26 +4,38 @@ v0: error code and the key ranges. v1+: throttle time. v3+: flexible; client sof
 version must match Kafka's pattern or the answer is INVALID_REQUEST (librdkafka then retries v0).
 v4: same body (KAFKA-17011). Requests above v4 never reach here: the dispatcher answers them
 with a v0 body (KIP-511). The response header is always v0.
+The ranges come from the one table in protocol/api.py; every client opens every connection
+with this request, so each (version, error) body is encoded once and reused.
 """
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from coordinator.context import RequestContext
+from protocol.api import SUPPORTED_VERSIONS, ApiKey
+from protocol.codec import encode_response
 from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 
 # Kafka's ApiVersionsRequest.isValid pattern for ClientSoftwareName/Version.
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
-    from coordinator.dispatch import api_version_entries
+@cache
+def encoded_api_versions(version: int, error: int) -> bytes:
+    entries = [
+        ApiVersion(api_key=key, min_version=low, max_version=high)
+        for key, (low, high) in sorted(SUPPORTED_VERSIONS.items())
+    ]
+    return encode_response(ApiKey.API_VERSIONS, version, ApiVersionsResponse(error_code=error, api_keys=entries))
 
-    entries = api_version_entries()
+
+async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
+    error = ErrorCode.NONE
     if ctx.api_version >= 3 and not (
         _SOFTWARE.match(request.client_software_name or "")
         and _SOFTWARE.match(request.client_software_version or "")
     ):
-        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=entries)
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=entries)
+        error = ErrorCode.INVALID_REQUEST
+    return encoded_api_versions(ctx.api_version, error)
