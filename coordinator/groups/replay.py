@@ -1,0 +1,73 @@
+"""Replay: apply one decoded __consumer_offsets record to the in-memory groups and offsets.
+
+Copies Kafka's GroupMetadataManager.replay / OffsetMetadataManager.replay and ClassicGroup.fromRecord:
+a GroupMetadataRecord replaces the whole group (Empty without members, else Stable, the selected
+protocol's metadata as each member's only protocol); a GroupTombstone removes the group (its
+offsets go only with their own tombstones); an offset commit for an unknown group creates an
+empty "simple" group; UnknownRecord is skipped. `on_loaded` then starts every member's session
+timer at load time (GroupMetadataManager.onLoaded), so members that never heartbeat expire.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .changes import GroupMetadataRecord, GroupTombstone
+from .context import OpContext
+from .coordinator import GroupCoordinator
+from .group import ClassicGroup
+from .member import ClassicMember
+from .offset_store import OffsetStore
+from .rebalance import schedule_heartbeat
+from .records import OffsetCommitRecord, OffsetTombstone, UnknownRecord
+from .state import GroupState
+
+
+def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
+    """Kafka ClassicGroup.fromRecord."""
+    group = ClassicGroup(record.group_id, now_ms,
+                         GroupState.STABLE if record.members else GroupState.EMPTY)
+    protocol_type = record.protocol_type or None
+    for m in record.members:
+        protocols = [] if record.protocol_name is None else [(record.protocol_name, m.subscription)]
+        group.add(ClassicMember(
+            member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+            client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout_ms,
+            session_timeout_ms=m.session_timeout_ms, protocol_type=protocol_type or "",
+            protocols=protocols, assignment=m.assignment))
+    group.generation_id = record.generation_id
+    group.protocol_type = protocol_type
+    group.protocol_name = record.protocol_name
+    group.leader_id = record.leader
+    group.state_timestamp_ms = record.current_state_timestamp_ms
+    return group
+
+
+def replay(record: object, groups: GroupCoordinator, offsets: OffsetStore, now_ms: int) -> bool:
+    """Apply one record; returns False for a record that was skipped (UnknownRecord)."""
+    if isinstance(record, OffsetCommitRecord):
+        offsets.put(record)
+        if record.group_id not in groups.groups:
+            groups.create_group(record.group_id, now_ms)
+    elif isinstance(record, OffsetTombstone):
+        offsets.delete(record.group_id, record.topic, record.partition)
+    elif isinstance(record, GroupMetadataRecord):
+        groups.groups[record.group_id] = group_from_record(record, now_ms)
+    elif isinstance(record, GroupTombstone):
+        groups.groups.pop(record.group_id, None)
+    elif isinstance(record, UnknownRecord):
+        return False
+    else:
+        raise TypeError(f"cannot replay {type(record).__name__}")
+    return True
+
+
+def on_loaded(groups: GroupCoordinator, group_ids: Iterable[str], now_ms: int) -> None:
+    """Start the session timer of every member of the loaded groups, from `now_ms`."""
+    ctx = OpContext(groups, now_ms)
+    for group_id in group_ids:
+        group = groups.groups.get(group_id)
+        if group is None:
+            continue
+        for member in group.members.values():
+            schedule_heartbeat(ctx, group, member.member_id, member.session_timeout_ms)

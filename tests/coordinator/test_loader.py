@@ -1,0 +1,228 @@
+"""Loading __consumer_offsets: round trips through the real writer, tombstones, unknown records,
+session timers started at load, LOAD_IN_PROGRESS, reload after a failure, and our segment files
+read back by an independent RecordBatch reader (kafka-python)."""
+
+from __future__ import annotations
+
+import errno
+import glob
+
+import pytest
+import trio
+from kafka.record import MemoryRecords
+
+from coordinator.clock import FakeClock
+from coordinator.config import Config
+from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.context import OpContext, ParkedReply
+from coordinator.groups.errors import Error
+from coordinator.groups.placement import partition_for
+from coordinator.groups.records import (OffsetCommitRecord, OffsetTombstone, decode_record)
+from coordinator.groups.state import GroupState
+from coordinator.groups.testing import GroupTestContext
+from coordinator.loader import open_offsets
+from coordinator.offsets_log import CoordinatorUnavailableError, PartitionState
+from storage import fsutil
+from storage.batch import Record
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python resources API
+
+
+def config_for(tmp_path) -> Config:
+    return Config({"data.dir": str(tmp_path)})
+
+
+def commit(group, topic="t", partition=0, offset=1, epoch=-1, expire=None):
+    return OffsetCommitRecord(group, topic, partition, offset, epoch, f"m{offset}", 1_000 + offset, expire)
+
+
+def member(mid, session=10_000):
+    return MemberSnapshot(mid, None, "client", "/127.0.0.1", 60_000, session, b"sub-" + mid.encode(),
+                          b"asg-" + mid.encode())
+
+
+async def write_ops(tmp_path, clock, ops):
+    writer, _ = await open_offsets(config_for(tmp_path), clock)
+    for op in ops:
+        await writer.wait_durable(writer.append(op))
+    writer.close()
+
+
+async def test_round_trip_groups_offsets_and_tombstones(tmp_path, autojump_clock):
+    clock = FakeClock(50_000)
+    g1_gen1 = GroupMetadataRecord("g1", "consumer", 1, "range", "a", 10, (member("a"), member("b")))
+    g1_gen2 = GroupMetadataRecord("g1", "consumer", 2, "range", "b", 20, (member("b"),))
+    g2 = GroupMetadataRecord("g2", "consumer", 3, "rr", "x", 30, (member("x"),))
+    g3 = GroupMetadataRecord("g3", "", 0, None, None, 40, ())
+    ops = [
+        [g1_gen1, commit("g1", offset=1), commit("g1", partition=1, offset=5)],
+        [g2, commit("g2", "u", 3, 7, epoch=4), commit("g2", "u", 4, 8, expire=99_000)],
+        [g3],
+        [g1_gen2, commit("g1", offset=2)],  # overrides g1's first commit on t-0
+        [OffsetTombstone("g1", "t", 1)],
+        [GroupTombstone("g3")],
+        [commit("simple", "s", 0, 11)],  # offsets without a group: a "simple" group appears
+        [commit("gone", offset=1), OffsetTombstone("gone", "t", 0), GroupTombstone("gone")],
+    ]
+    await write_ops(tmp_path, clock, ops)
+
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    assert sorted(loaded.groups.groups) == ["g1", "g2", "simple"]
+    assert loaded.groups.group("g1").snapshot() == g1_gen2
+    assert loaded.groups.group("g2").snapshot() == g2
+    simple = loaded.groups.group("simple")
+    assert simple.state is GroupState.EMPTY and simple.generation_id == 0 and not simple.members
+    assert loaded.offsets.groups == {
+        "g1": {("t", 0): commit("g1", offset=2)},
+        "g2": {("u", 3): commit("g2", "u", 3, 7, epoch=4), ("u", 4): commit("g2", "u", 4, 8, expire=99_000)},
+        "simple": {("s", 0): commit("simple", "s", 0, 11)},
+    }
+    assert all(writer.is_loaded(g) and writer.is_available(g) for g in ("g1", "g2", "simple"))
+    assert sum(s.records for s in loaded.stats.values()) == 15
+    writer.close()
+
+
+async def test_real_group_round_trip_and_session_timers_start_at_load(tmp_path, autojump_clock):
+    ctx = GroupTestContext(start_ms=1_000)
+    ids = ctx.stable_group(2, session_ms=10_000)
+    records = ctx.take_records()
+    assert records, "a stable group writes its metadata"
+    before = ctx.group().snapshot()
+    clock = FakeClock(1_000_000)
+    await write_ops(tmp_path, clock, [records])
+
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    group = loaded.groups.group("g")
+    assert group.snapshot() == before
+    assert group.state is GroupState.STABLE and group.leader_id == ids[0]
+    timers = loaded.groups.timers
+    for mid in ids:
+        assert timers.deadline(("heartbeat", "g", mid)) == 1_000_000 + 10_000
+    # Nobody heartbeats: at load time + session timeout both members are removed.
+    clock.advance(10_000)
+    out = []
+    while (timer := timers.pop_expired(clock.time_ms())) is not None:
+        op = OpContext(loaded.groups, clock.time_ms())
+        timer.action(op)
+        out.extend(op.records)
+    assert not group.members
+    assert out and out[-1].members == ()  # the expiry itself writes the group as Empty
+    writer.close()
+
+
+async def test_unknown_record_types_are_skipped(tmp_path, autojump_clock):
+    clock = FakeClock(0)
+    await write_ops(tmp_path, clock, [[commit("g1")]])
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    log = writer.log(partition_for("g1"))
+    # A KIP-848 ConsumerGroupMetadata record (type 3) between two commits of ours.
+    log.append_records([Record(key=b"\x00\x03\x00\x02g1", value=b"\x00\x00\x00\x00\x00\x05\x00")])
+    await writer.wait_durable(writer.append([commit("g1", offset=9)]))
+    writer.close()
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    assert loaded.offsets.get("g1", "t", 0) == commit("g1", offset=9)
+    assert loaded.stats[partition_for("g1")].skipped == 1
+    writer.close()
+
+
+async def test_clean_shutdown_needs_no_recovery(tmp_path, autojump_clock):
+    clock = FakeClock(0)
+    await write_ops(tmp_path, clock, [[commit("g1")]])
+    writer, _ = await open_offsets(config_for(tmp_path), clock)
+    assert writer.log(partition_for("g1")).load_result.clean_shutdown
+    writer.log(partition_for("g1")).abandon()  # a crash
+    writer2, loaded = await open_offsets(config_for(tmp_path), clock)
+    assert not writer2.log(partition_for("g1")).load_result.clean_shutdown
+    assert loaded.offsets.get("g1", "t", 0) == commit("g1")
+    writer2.close()
+
+
+async def test_partitions_answer_load_in_progress_until_loaded(tmp_path, autojump_clock):
+    clock = FakeClock(0)
+    await write_ops(tmp_path, clock, [[commit("g1")]])
+    writer, loaded = await open_offsets(config_for(tmp_path), clock, load=False)
+    assert not loaded.is_loaded("g1") and not loaded.is_available("g1")
+    assert loaded.is_loaded("g3")  # no log on disk: nothing to load
+    with pytest.raises(CoordinatorUnavailableError):
+        writer.append([commit("g1", offset=2)])
+    await loaded.load_all()
+    assert loaded.is_loaded("g1") and loaded.is_available("g1")
+    assert loaded.offsets.get("g1", "t", 0) == commit("g1")
+    writer.close()
+
+
+async def test_failed_partition_reloads_from_its_log(tmp_path, monkeypatch, autojump_clock):
+    clock = FakeClock(0)
+    g1 = GroupMetadataRecord("g1", "consumer", 1, "range", "a", 10, (member("a"),))
+    await write_ops(tmp_path, clock, [[g1, commit("g1", offset=1)]])
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    woken = []
+    loaded.on_timers_changed = lambda: woken.append(1)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(loaded.run)
+        # An op changes memory, parks a JoinGroup, and its append hits a full disk.
+        parked: ParkedReply = ParkedReply()
+        loaded.groups.group("g1").members["a"].awaiting_join = parked
+        loaded.offsets.put(commit("g1", offset=2))
+
+        def enospc(fd, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(fsutil, "write_all", enospc)
+        with pytest.raises(CoordinatorUnavailableError):
+            writer.append([commit("g1", offset=2)])
+        monkeypatch.undo()
+        assert not loaded.is_available("g1")
+        while writer.state(partition_for("g1")) is not PartitionState.ACTIVE:
+            await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert parked.done and parked.value.error == Error.NOT_COORDINATOR
+    assert loaded.offsets.get("g1", "t", 0) == commit("g1", offset=1)  # the log is the truth
+    assert loaded.groups.group("g1").snapshot() == g1
+    assert woken
+    await writer.wait_durable(writer.append([commit("g1", offset=3)]))  # serving again
+    writer.close()
+
+
+async def test_failed_fsync_reloads_too(tmp_path, monkeypatch, autojump_clock):
+    clock = FakeClock(0)
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(loaded.run)
+        await writer.wait_durable(writer.append([commit("g1", offset=1)]))
+
+        def eio(fd):
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(fsutil, "fdatasync", eio)
+        token = writer.append([commit("g1", offset=2)])
+        with pytest.raises(CoordinatorUnavailableError):
+            await writer.wait_durable(token)
+        monkeypatch.undo()
+        while writer.state(partition_for("g1")) is not PartitionState.ACTIVE:
+            await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    # The unsynced batch is still in the page cache, so recovery keeps it: an outcome the
+    # client must treat as unknown (it got an error), exactly as with Kafka.
+    assert loaded.offsets.get("g1", "t", 0).offset in (1, 2)
+    writer.close()
+
+
+async def test_segments_decode_with_an_independent_batch_reader(tmp_path, autojump_clock):
+    clock = FakeClock(0)
+    g = GroupMetadataRecord("g1", "consumer", 1, "range", "a", 10, (member("a"),))
+    ops = [[g, commit("g1", offset=1), commit("g1", partition=1, offset=2)], [OffsetTombstone("g1", "t", 1)],
+           [GroupTombstone("g1")]]
+    await write_ops(tmp_path, clock, ops)
+    files = glob.glob(str(tmp_path / f"__consumer_offsets-{partition_for('g1')}" / "*.log"))
+    assert len(files) == 1
+    records = MemoryRecords(open(files[0], "rb").read())
+    got, batch_sizes = [], []
+    while records.has_next():
+        batch = records.next_batch()
+        batch.validate_crc()
+        items = list(batch)
+        batch_sizes.append(len(items))
+        got += [(r.offset, decode_record(r.key, r.value)) for r in items]
+    assert batch_sizes == [3, 1, 1]
+    assert got == list(enumerate([obj for op in ops for obj in op]))
