@@ -1,0 +1,301 @@
+"""`kgc dump` and `kgc check`: read-only inspection of segment files, partition dirs, data dirs.
+
+`dump` prints batches (and with deep=True records) in kafka-dump-log.sh's layout
+(DumpLogSegments), or JSON lines; `check` verifies CRCs, record encoding, offset order, file
+names and indexes, and reports the first problem of each partition precisely (file, position,
+offset). Nothing here opens a file for writing: files are mmapped read-only, so it is safe to
+run against a live or crashed directory. Formats: FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import json as jsonlib
+import mmap
+import os
+import re
+import struct
+from dataclasses import dataclass
+from typing import Iterator, TextIO
+
+from crc32c import crc32c
+
+from .batch import COMPRESSION_NAMES, HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, iter_records
+
+__all__ = ["dump", "check", "Problem"]
+
+_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    position: int | None
+    offset: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: position {self.position}: offset {self.offset}: {self.reason}"
+
+
+class _Batches:
+    """Read-only walk over a `.log` file: yields (position, header, bytes-view) and records why
+    it stopped early in `.problem`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problem: Problem | None = None
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        self.size = size
+
+    def __iter__(self) -> Iterator[tuple[int, BatchHeader, memoryview]]:
+        view = memoryview(self.data)
+        pos = 0
+        while pos < self.size:
+            left = self.size - pos
+            if left < HEADER_SIZE:
+                self.problem = Problem(self.path, pos, None, f"torn tail: {left} bytes after the last batch")
+                return
+            h = BatchHeader._make(_HEADER.unpack_from(self.data, pos))
+            if h.magic != MAGIC:
+                self.problem = Problem(self.path, pos, h.base_offset, f"bad magic {h.magic}")
+                return
+            if h.size < HEADER_SIZE:
+                self.problem = Problem(self.path, pos, h.base_offset, f"batch length {h.batch_length} too small")
+                return
+            if h.size > left:
+                self.problem = Problem(self.path, pos, h.base_offset,
+                                       f"torn tail: batch of {h.size} bytes, {left} left")
+                return
+            yield pos, h, view[pos:pos + h.size]
+            pos += h.size
+
+
+def _segment_files(path: str) -> list[str]:
+    return sorted(os.path.join(path, n) for n in os.listdir(path)
+                  if (m := _NAME.match(n)) and m.group(2) == "log" and not m.group(3))
+
+
+def _partition_dirs(path: str) -> list[str]:
+    if _segment_files(path) or any(_NAME.match(n) for n in os.listdir(path)):
+        return [path]
+    return sorted(os.path.join(path, n) for n in os.listdir(path)
+                  if os.path.isdir(os.path.join(path, n)))
+
+
+# -- dump ---------------------------------------------------------------------------------------
+
+def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bool = False,
+         index: bool = False) -> None:
+    """Print a `.log`/`.index`/`.timeindex` file, a partition dir or a data dir."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        for part in _partition_dirs(path):
+            for log_file in _segment_files(part):
+                _dump_file(log_file, out, deep, json)
+                if index:
+                    for ext in (".index", ".timeindex"):
+                        _dump_file(log_file[:-4] + ext, out, deep, json)
+        return
+    _dump_file(path, out, deep, json)
+
+
+def _dump_file(path: str, out: TextIO, deep: bool, json: bool) -> None:
+    if path.endswith(".index") or path.endswith(".timeindex"):
+        _dump_index(path, out, json)
+        return
+    if not json:
+        out.write(f"Dumping {path}\n")
+        m = _NAME.match(os.path.basename(path))
+        out.write(f"Log starting offset: {int(m.group(1)) if m else 0}\n")
+    batches = _Batches(path)
+    for pos, h, view in batches:
+        valid = crc32c(view[21:]) == h.crc
+        _print_batch(out, pos, h, valid, json)
+        if deep:
+            try:
+                for r in iter_records(view):
+                    _print_record(out, h, r, json)
+            except InvalidBatch as exc:
+                out.write(f"| bad records: {exc}\n")
+    if batches.problem is not None:
+        if json:
+            out.write(jsonlib.dumps({"type": "problem", "file": path, "position": batches.problem.position,
+                                     "reason": batches.problem.reason}) + "\n")
+        else:
+            out.write(f"Found {batches.size - batches.problem.position} invalid bytes at the end of "
+                      f"{os.path.basename(path)} ({batches.problem.reason})\n")
+
+
+def _print_batch(out: TextIO, pos: int, h: BatchHeader, valid: bool, json: bool) -> None:
+    ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
+    horizon = h.delete_horizon_ms
+    if json:
+        out.write(jsonlib.dumps({
+            "type": "batch", "baseOffset": h.base_offset, "lastOffset": h.last_offset,
+            "count": h.records_count, "baseSequence": h.base_sequence, "lastSequence": h.last_sequence,
+            "producerId": h.producer_id, "producerEpoch": h.producer_epoch,
+            "partitionLeaderEpoch": h.partition_leader_epoch, "isTransactional": h.is_transactional,
+            "isControl": h.is_control, "deleteHorizonMs": horizon, "position": pos,
+            "timestampType": ts_name, "maxTimestamp": h.max_timestamp, "size": h.size,
+            "magic": h.magic, "compresscodec": COMPRESSION_NAMES.get(h.compression, "unknown"),
+            "crc": h.crc, "isvalid": valid}) + "\n")
+        return
+    out.write(
+        f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.records_count} "
+        f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} "
+        f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+        f"partitionLeaderEpoch: {h.partition_leader_epoch} "
+        f"isTransactional: {str(h.is_transactional).lower()} isControl: {str(h.is_control).lower()} "
+        f"deleteHorizonMs: {'OptionalLong.empty' if horizon is None else f'OptionalLong[{horizon}]'} "
+        f"position: {pos} {ts_name}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
+        f"compresscodec: {COMPRESSION_NAMES.get(h.compression, 'unknown')} crc: {h.crc} "
+        f"isvalid: {str(valid).lower()}\n")
+
+
+def _text(blob: bytes | None) -> str:
+    return "null" if blob is None else blob.decode("utf-8", errors="backslashreplace")
+
+
+def _print_record(out: TextIO, h: BatchHeader, r, json: bool) -> None:
+    seq = -1 if h.base_sequence < 0 else (h.base_sequence + r.offset - h.base_offset) % 2**31
+    ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
+    key_size = -1 if r.key is None else len(r.key)
+    value_size = -1 if r.value is None else len(r.value)
+    if json:
+        b64 = lambda b: None if b is None else base64.b64encode(b).decode("ascii")  # noqa: E731
+        out.write(jsonlib.dumps({
+            "type": "record", "offset": r.offset, "timestampType": ts_name, "timestamp": r.timestamp,
+            "keySize": key_size, "valueSize": value_size, "sequence": seq,
+            "headers": [[k, b64(v)] for k, v in r.headers], "key": b64(r.key), "value": b64(r.value)}) + "\n")
+        return
+    header_keys = "[" + ",".join(k for k, _ in r.headers) + "]"
+    out.write(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
+              f"valueSize: {value_size} sequence: {seq} headerKeys: {header_keys} "
+              f"key: {_text(r.key)} payload: {_text(r.value)}\n")
+
+
+def _dump_index(path: str, out: TextIO, json: bool) -> None:
+    is_time = path.endswith(".timeindex")
+    entry = struct.Struct(">qi" if is_time else ">ii")
+    m = _NAME.match(os.path.basename(path))
+    base = int(m.group(1)) if m else 0
+    with open(path, "rb") as f:
+        data = f.read()
+    if not json:
+        out.write(f"Dumping {path}\n")
+    for a, b in entry.iter_unpack(data[:len(data) - len(data) % entry.size]):
+        if json:
+            row = {"timestamp": a, "offset": base + b} if is_time else {"offset": base + a, "position": b}
+            out.write(jsonlib.dumps({"type": "timeindex" if is_time else "index", **row}) + "\n")
+        elif is_time:
+            out.write(f"timestamp: {a} offset: {base + b}\n")
+        else:
+            out.write(f"offset: {base + a} position: {b}\n")
+    for problem in _check_index(path[:path.rindex(".")] + ".log", base, is_time):
+        out.write(f"Index problem: {problem}\n")
+
+
+# -- check --------------------------------------------------------------------------------------
+
+def check(path: str | os.PathLike[str]) -> list[Problem]:
+    """First problem of each partition dir under `path` (or of the single file), [] if sound."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return _check_segment(path, None)[:1]
+    problems: list[Problem] = []
+    for part in _partition_dirs(path):
+        problems.extend(_check_partition(part)[:1])
+    return problems
+
+
+def _check_partition(part: str) -> list[Problem]:
+    for name in sorted(os.listdir(part)):
+        m = _NAME.match(name)
+        if m and m.group(3):
+            return [Problem(os.path.join(part, name), None, None,
+                            f"leftover {m.group(3)} file of an interrupted cleaner swap")]
+        if name.endswith((".log", ".index", ".timeindex")) and not m:
+            return [Problem(os.path.join(part, name), None, None,
+                            "segment file name is not a 20-digit base offset")]
+    prev_next: int | None = None
+    for log_file in _segment_files(part):
+        problems = _check_segment(log_file, prev_next)
+        if problems:
+            return problems
+        prev_next = _last_next_offset(log_file)
+    return []
+
+
+def _last_next_offset(log_file: str) -> int | None:
+    nxt = None
+    for _, h, _ in _Batches(log_file):
+        nxt = h.next_offset
+    return nxt
+
+
+def _check_segment(log_file: str, prev_next: int | None) -> list[Problem]:
+    m = _NAME.match(os.path.basename(log_file))
+    if not m:
+        return [Problem(log_file, None, None, "segment file name is not a 20-digit base offset")]
+    base = int(m.group(1))
+    if prev_next is not None and base < prev_next:
+        return [Problem(log_file, 0, base, f"segment base {base} is below the previous segment's "
+                                           f"next offset {prev_next}")]
+    expected = max(base, prev_next or 0)
+    batches = _Batches(log_file)
+    for pos, h, view in batches:
+        if crc32c(view[21:]) != h.crc:
+            return [Problem(log_file, pos, h.base_offset, "CRC-32C mismatch")]
+        if h.base_offset < expected or h.last_offset_delta < 0:
+            return [Problem(log_file, pos, h.base_offset,
+                            f"offsets go backwards: base {h.base_offset} < expected {expected}")]
+        try:
+            records = list(iter_records(view))
+        except InvalidBatch as exc:
+            return [Problem(log_file, pos, h.base_offset, f"bad records: {exc}")]
+        offsets = [r.offset for r in records]
+        if len(records) != h.records_count or offsets != sorted(set(offsets)) or \
+                (offsets and (offsets[0] < h.base_offset or offsets[-1] > h.last_offset)):
+            return [Problem(log_file, pos, h.base_offset, "record offsets are outside the batch or unordered")]
+        expected = h.next_offset
+    if batches.problem is not None:
+        return [batches.problem]
+    for is_time in (False, True):
+        problems = _check_index(log_file, base, is_time)
+        if problems:
+            return problems
+    return []
+
+
+def _check_index(log_file: str, base: int, is_time: bool) -> list[Problem]:
+    path = log_file[:-4] + (".timeindex" if is_time else ".index")
+    if not os.path.exists(path):
+        return [Problem(path, None, None, "index file is missing")]
+    with open(path, "rb") as f:
+        data = f.read()
+    entry = struct.Struct(">qi" if is_time else ">ii")
+    if len(data) % entry.size:
+        return [Problem(path, len(data), None, f"size {len(data)} is not a multiple of {entry.size}")]
+    headers = {pos: h for pos, h, _ in _Batches(log_file)}
+    last_next = max((h.next_offset for h in headers.values()), default=base)
+    prev = (-1, -1)
+    for i, (a, b) in enumerate(entry.iter_unpack(data)):
+        at = i * entry.size
+        if is_time:
+            if a <= prev[0] and i or b < prev[1] or not base <= base + b < max(last_next, base + 1):
+                return [Problem(path, at, base + b, f"time index entry {i} ({a}, {base + b}) is "
+                                                    f"out of order or outside the segment")]
+        else:
+            if a <= prev[0] or b <= prev[1]:
+                return [Problem(path, at, base + a, f"index entry {i} does not increase")]
+            h = headers.get(b)
+            if h is None:
+                return [Problem(path, at, base + a, f"index entry {i} position {b} is not a batch start")]
+            if not h.base_offset <= base + a:
+                return [Problem(path, at, base + a, f"index entry {i} offset is below its batch's base")]
+        prev = (a, b)
+    return []
