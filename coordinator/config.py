@@ -68,6 +68,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.segment.bytes", int, 1073741824, "segment size of user topics"),
     Setting("log.retention.ms", int, 604800000, "time retention of user topics (-1 = forever)"),
     Setting("log.retention.bytes", int, -1, "size retention per partition of user topics (-1 = none)"),
+    Setting("log.retention.check.interval.ms", int, 300000, "how often retention deletes old segments"),
+    Setting("message.max.bytes", int, 1048588, "largest record batch a producer may send"),
     # Storage durability and the cleaner.
     Setting("log.flush.mode", _choice("group_commit", "every_append", "interval"), "group_commit",
             "when appends are fsync'd (not a Kafka setting: Kafka relies on replication)"),

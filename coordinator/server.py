@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 import trio
 
+from coordinator.broker.service import DataPath
 from coordinator.broker.topics import TopicRegistry
+from coordinator.clock import SystemClock
 from coordinator.config import Config
 from coordinator.connection import serve_connection
 from coordinator.context import BrokerContext
@@ -60,6 +62,9 @@ async def serve(
     listeners = await trio.open_tcp_listeners(config.port, host=config.host)
     port = listeners[0].socket.getsockname()[1]
     broker = BrokerContext(config=config, topics=topics, advertised_host=config.host, advertised_port=port)
+    data = DataPath(config, topics, SystemClock())  # the data path: opens (recovers) every log
+    data.open_all()
+    broker.services["data"] = data
     server = Server(broker)
     limiter = trio.CapacityLimiter(config.max_connections)
 
@@ -73,6 +78,7 @@ async def serve(
     with server.cancel_scope:
         async with trio.open_nursery() as nursery:
             broker.services["groups"] = await start_groups(nursery, config)
+            await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
             await nursery.start(trio.serve_listeners, on_connection, listeners)
             log_event(_log, "server.listening", host=config.host, port=port, data_dir=str(data_dir))
             task_status.started(server)

@@ -1,0 +1,52 @@
+"""ListOffsets lookups on one partition (Kafka's UnifiedLog.fetchOffsetByTimestamp).
+
+-2 earliest: the log start offset. -1 latest: the high watermark (also the last stable offset:
+no transactions here). -3 max timestamp (KIP-734): the first record carrying the largest
+timestamp. t >= 0: the first record whose timestamp is >= t, via the time index, with that
+record's timestamp; none -> offset -1, timestamp -1. The offset never passes the high watermark.
+"""
+from __future__ import annotations
+
+from coordinator.broker.partition import Partition
+from protocol.errors import ErrorCode
+from storage.batch import iter_records
+
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+NOT_FOUND = (ErrorCode.NONE, -1, -1)
+
+
+def list_offset(part: Partition, timestamp: int) -> tuple[int, int, int]:
+    """(error, timestamp, offset) for one ListOffsets query."""
+    if timestamp == EARLIEST:
+        return ErrorCode.NONE, -1, part.log_start_offset
+    if timestamp == LATEST:
+        return ErrorCode.NONE, -1, part.high_watermark
+    if timestamp == MAX_TIMESTAMP:
+        return _max_timestamp(part)
+    if timestamp < 0:
+        return ErrorCode.INVALID_REQUEST, -1, -1
+    offset = part.log.offset_for_timestamp(timestamp)
+    if offset is None or offset >= part.high_watermark:
+        return NOT_FOUND
+    for record in part.log.iter_records(offset):
+        found_ts = record.timestamp if record.timestamp is not None else -1
+        return ErrorCode.NONE, found_ts, offset
+    return NOT_FOUND
+
+
+def _max_timestamp(part: Partition) -> tuple[int, int, int]:
+    best_ts, best_batch = -1, None
+    for segment in part.log.segments:
+        if segment.max_timestamp <= best_ts:
+            continue  # a later segment must beat it strictly: the first record with the max wins
+        for _, header, data in segment.iter_batches():
+            if header.base_offset >= part.high_watermark:
+                break
+            if header.max_timestamp > best_ts:
+                best_ts, best_batch = header.max_timestamp, data
+    if best_batch is None:
+        return NOT_FOUND
+    for record in iter_records(best_batch):
+        if record.timestamp == best_ts:
+            return ErrorCode.NONE, best_ts, record.offset  # type: ignore[return-value]
+    return NOT_FOUND

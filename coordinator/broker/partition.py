@@ -1,0 +1,211 @@
+"""One served partition: its storage Log, its producer state, its high watermark, its waiters.
+
+Invariants: appends run synchronously on the trio thread from check to append to state update,
+so two produces to one partition never interleave inside that step. The high watermark only
+moves after `Log.wait_durable`, so a fetch never hands out bytes a crash could take back, and
+every move wakes the fetches parked on this partition (no polling). Reads stop at the high
+watermark and return whole batches only (Kafka's Partition + UnifiedLog roles for one replica).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Iterator
+
+import trio
+
+from coordinator.broker.producer_state import ProducerStateManager
+from protocol.errors import ErrorCode
+from storage.batch import HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, decode_header, validate_batch
+from storage.log import Log, LogFailedError
+
+_OFFSET_AND_LENGTH = struct.Struct(">qi")
+_LOG_OVERHEAD = 12
+_MAGIC_POSITION = 16
+
+
+class AppendError(Exception):
+    def __init__(self, error: int, message: str) -> None:
+        super().__init__(message)
+        self.error, self.message = error, message
+
+
+@dataclass(slots=True)
+class AppendResult:
+    error: int = ErrorCode.NONE
+    base_offset: int = -1
+    log_start_offset: int = -1
+    message: str | None = None
+
+
+def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHeader, memoryview]]:
+    """Validates a produce request's record batches (Kafka's analyzeAndValidateRecords and
+    LogValidator checks, in their order); raises AppendError on the first bad one."""
+    view = memoryview(records)
+    batches: list[tuple[BatchHeader, memoryview]] = []
+    pos, end = 0, len(view)
+    while pos < end:
+        if end - pos < _LOG_OVERHEAD + 5:
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"{end - pos} trailing bytes are not a batch")
+        base_offset, length = _OFFSET_AND_LENGTH.unpack_from(view, pos)
+        size = length + _LOG_OVERHEAD
+        magic = view[pos + _MAGIC_POSITION]
+        if magic != MAGIC:
+            raise AppendError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                              f"magic {magic} is not supported: only record batch v2 (magic 2)")
+        if size < HEADER_SIZE or size > end - pos:
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"batch length {length} does not fit the {end - pos} bytes left")
+        if size > max_message_bytes:
+            raise AppendError(ErrorCode.MESSAGE_TOO_LARGE,
+                              f"batch of {size} bytes is larger than max.message.bytes {max_message_bytes}")
+        chunk = view[pos:pos + size]
+        try:
+            header = validate_batch(chunk)
+        except InvalidBatch as exc:
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+        if base_offset != 0:
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"a producer's batch must have base offset 0, not {base_offset}")
+        if header.records_count != header.last_offset_delta + 1:
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE,
+                              f"batch says {header.records_count} records but last offset delta {header.last_offset_delta}")
+        if header.is_control or header.is_transactional:
+            raise AppendError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, "transactional batches are not served")
+        batches.append((header, chunk))
+        pos += size
+    return batches
+
+
+def iter_headers(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(position, base offset, size) of each whole batch in `data`."""
+    pos, end = 0, len(data)
+    while end - pos >= _LOG_OVERHEAD:
+        base_offset, length = _OFFSET_AND_LENGTH.unpack_from(data, pos)
+        size = length + _LOG_OVERHEAD
+        if pos + size > end:
+            return
+        yield pos, base_offset, size
+        pos += size
+
+
+class Partition:
+    def __init__(self, topic: str, index: int, log: Log) -> None:
+        self.topic, self.index, self.log = topic, index, log
+        self.producers = ProducerStateManager()
+        self.high_watermark = log.log_end_offset  # opened from disk: all of it was written before
+        self._waiters: set[trio.Event] = set()
+        self.producers.rebuild(self._all_headers())
+
+    def _all_headers(self) -> Iterator[BatchHeader]:
+        for segment in self.log.segments:
+            for _, header in segment.iter_headers():
+                yield header
+
+    # -- facts ---------------------------------------------------------------------------------
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    # -- produce -------------------------------------------------------------------------------
+    def append_now(self, records: bytes | None, max_message_bytes: int) -> tuple[AppendResult, int]:
+        """Validates and appends synchronously; returns the result and the last offset that
+        must become durable before it may be acknowledged (-1: nothing to wait for)."""
+        try:
+            batches = split_batches(records or b"", max_message_bytes)
+        except AppendError as exc:
+            return AppendResult(exc.error, -1, self.log_start_offset, exc.message), -1
+        if not batches:
+            return AppendResult(ErrorCode.NONE, -1, self.log_start_offset), -1  # Kafka: a no-op append
+        first_offset, wait_for = -1, -1
+        try:
+            for header, raw in batches:
+                verdict = self.producers.check(header)
+                if verdict.error:
+                    return AppendResult(verdict.error, -1, self.log_start_offset, verdict.message), wait_for
+                if verdict.duplicate is not None:
+                    # Kafka answers a retried batch with the offsets of the copy it already has.
+                    base, last = verdict.duplicate.first_offset, verdict.duplicate.last_offset
+                else:
+                    base, last = self.log.append_batch(raw)
+                    self.producers.update(header, base)
+                first_offset = base if first_offset < 0 else first_offset
+                wait_for = max(wait_for, last)
+        except (LogFailedError, OSError) as exc:
+            return AppendResult(ErrorCode.KAFKA_STORAGE_ERROR, -1, self.log_start_offset, str(exc)), -1
+        return AppendResult(ErrorCode.NONE, first_offset, self.log_start_offset), wait_for
+
+    async def make_durable(self, result: AppendResult, wait_for: int) -> None:
+        """Waits for the log's durability policy, then lets fetches see the data."""
+        if wait_for < 0:
+            return
+        try:
+            await self.log.wait_durable(wait_for)
+        except (LogFailedError, OSError) as exc:
+            result.error, result.base_offset, result.message = ErrorCode.KAFKA_STORAGE_ERROR, -1, str(exc)
+            return
+        self.advance_high_watermark(wait_for + 1)
+
+    async def append(self, records: bytes | None, max_message_bytes: int) -> AppendResult:
+        result, wait_for = self.append_now(records, max_message_bytes)
+        await self.make_durable(result, wait_for)
+        return result
+
+    def advance_high_watermark(self, offset: int) -> None:
+        if offset > self.high_watermark:
+            self.high_watermark = min(offset, self.log.log_end_offset)
+            self.wake_waiters()
+
+    # -- fetch ---------------------------------------------------------------------------------
+    def read(self, offset: int, max_bytes: int, min_one: bool) -> bytes:
+        """Whole batches from the one holding `offset`, below the high watermark, within
+        `max_bytes` unless `min_one` lets a first oversized batch through (KIP-74).
+        The caller checked the offset range."""
+        hw = self.high_watermark
+        if offset >= hw:
+            return b""
+        data = self.log.read(offset, max_bytes if max_bytes > 0 else 1)
+        keep = 0
+        for pos, base_offset, size in iter_headers(data):
+            if base_offset >= hw:
+                break
+            if pos + size > max_bytes and not (min_one and pos == 0):
+                break
+            keep = pos + size
+        return data if keep == len(data) else data[:keep]
+
+    def offset_error(self, offset: int) -> int:
+        """OFFSET_OUT_OF_RANGE below the log start or past the log end (UnifiedLog.read);
+        an offset between the high watermark and the log end is valid and just waits."""
+        if offset < self.log.log_start_offset or offset > self.log.log_end_offset:
+            return ErrorCode.OFFSET_OUT_OF_RANGE
+        return ErrorCode.NONE
+
+    # -- long polling --------------------------------------------------------------------------
+    def add_waiter(self, event: trio.Event) -> None:
+        self._waiters.add(event)
+
+    def remove_waiter(self, event: trio.Event) -> None:
+        self._waiters.discard(event)
+
+    def wake_waiters(self) -> None:
+        waiters, self._waiters = self._waiters, set()
+        for event in waiters:
+            event.set()
+
+    # -- retention and close -------------------------------------------------------------------
+    def apply_retention(self, now_ms: int) -> int:
+        deleted = self.log.apply_retention(now_ms)
+        if deleted:
+            self.producers.evict_before(self.log.log_start_offset)
+        return deleted
+
+    def close(self) -> None:
+        self.wake_waiters()
+        self.log.close()
+
+
+def first_batch_header(data: bytes) -> BatchHeader | None:
+    return decode_header(data) if len(data) >= HEADER_SIZE else None

@@ -1,0 +1,71 @@
+"""Produce (key 0), v3-v10 (v0-v2 are advertised for old librdkafka but the codec refuses them,
+which closes the connection, as Kafka 4 does: KAFKA-18659).
+
+v3: record batch v2 only; transactional id (we serve no transactions). v5+: log_start_offset.
+v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
+v10: tagged current_leader (left at its defaults: we are always the leader).
+acks 0 gets no response; acks 1 and -1 both answer once the append is durable under
+log.flush.mode (one node: acks=all is acks=1); anything else is INVALID_REQUIRED_ACKS.
+"""
+from __future__ import annotations
+
+import trio
+
+from coordinator.broker.partition import AppendResult, Partition
+from coordinator.broker.service import DataPath
+from coordinator.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.produce import (
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+
+VALID_ACKS = (0, 1, -1)
+
+
+def _response(index: int, result: AppendResult) -> PartitionProduceResponse:
+    return PartitionProduceResponse(
+        index=index, error_code=result.error, base_offset=result.base_offset,
+        log_append_time_ms=-1, log_start_offset=result.log_start_offset, error_message=result.message,
+    )
+
+
+async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
+    data: DataPath = ctx.broker.services["data"]
+    pending: list[tuple[Partition, AppendResult, int]] = []
+    results: list[tuple[str, list[tuple[int, AppendResult]]]] = []
+    for topic in request.topic_data:
+        answers = []
+        for pdata in topic.partition_data:
+            if request.acks not in VALID_ACKS:
+                result = AppendResult(ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, f"acks={request.acks} is not 0, 1 or -1")
+            elif request.transactional_id is not None:
+                result = AppendResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1,
+                                      "transactions are not served by this broker")
+            elif (part := data.partition(topic.name, pdata.index)) is None:
+                result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
+            else:
+                result, wait_for = part.append_now(pdata.records, data.max_message_bytes(part))
+                if wait_for >= 0:
+                    pending.append((part, result, wait_for))
+            answers.append((pdata.index, result))
+        results.append((topic.name, answers))
+    await _make_durable(pending)  # may turn a result into KAFKA_STORAGE_ERROR
+    if request.acks == 0:
+        return None
+    return ProduceResponse(responses=[
+        TopicProduceResponse(name=name, partition_responses=[_response(i, r) for i, r in answers])
+        for name, answers in results
+    ])
+
+
+async def _make_durable(pending: list[tuple[Partition, AppendResult, int]]) -> None:
+    if len(pending) == 1:
+        part, result, wait_for = pending[0]
+        await part.make_durable(result, wait_for)
+    elif pending:
+        async with trio.open_nursery() as nursery:
+            for part, result, wait_for in pending:
+                nursery.start_soon(part.make_durable, result, wait_for)

@@ -1,0 +1,45 @@
+"""Fetch (key 1), v4-v12.
+
+v4: isolation level (READ_COMMITTED reads like READ_UNCOMMITTED: no transactions, so the last
+stable offset is the high watermark; kafkajs asks for it by default), last_stable_offset,
+aborted_transactions. v5+: log_start_offset. v7+: fetch sessions: we never create one (answer
+session_id 0, which every client accepts and then keeps sending full fetches); a non-zero
+session id is FETCH_SESSION_ID_NOT_FOUND. v9+: current_leader_epoch (ignored: epochs are -1).
+v11+: rack_id, preferred_read_replica (-1). v12: flexible, tagged diverging_epoch etc. (defaults).
+"""
+from __future__ import annotations
+
+from coordinator.broker.fetch import FetchWant, fetch
+from coordinator.broker.service import DataPath
+from coordinator.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.fetch import FetchableTopicResponse, FetchRequest, FetchResponse, PartitionData
+
+READ_COMMITTED = 1
+
+
+async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+    data: DataPath = ctx.broker.services["data"]
+    if request.session_id != 0:
+        return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
+    wants = [
+        FetchWant(topic.topic, p.partition, p.fetch_offset, p.partition_max_bytes)
+        for topic in request.topics for p in topic.partitions
+    ]
+    results = await fetch(data, wants, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
+                          max_bytes=request.max_bytes)
+    aborted = [] if request.isolation_level == READ_COMMITTED else None
+    responses, i = [], 0
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            result = results[i]
+            i += 1
+            partitions.append(PartitionData(
+                partition_index=p.partition, error_code=result.error,
+                high_watermark=result.high_watermark, last_stable_offset=result.high_watermark,
+                log_start_offset=result.log_start_offset, aborted_transactions=aborted,
+                preferred_read_replica=-1, records=result.records,
+            ))
+        responses.append(FetchableTopicResponse(topic=topic.topic, partitions=partitions))
+    return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)

@@ -1,0 +1,43 @@
+"""ListOffsets (key 2), v1-v7.
+
+v1: one offset and timestamp per partition (v0's old_style_offsets are not served). v2+:
+isolation level and throttle time (READ_COMMITTED answers like READ_UNCOMMITTED: the last stable
+offset is the high watermark). v4+: current_leader_epoch in, leader_epoch out (always -1, so
+clients never need OffsetForLeaderEpoch). v5+: OFFSET_NOT_AVAILABLE exists (never needed here).
+v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734).
+"""
+from __future__ import annotations
+
+from coordinator.broker.offsets import list_offset
+from coordinator.broker.service import DataPath
+from coordinator.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+
+MAX_TIMESTAMP = -3
+
+
+async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
+    data: DataPath = ctx.broker.services["data"]
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            part = data.partition(topic.name, p.partition_index)
+            if part is None:
+                error, timestamp, offset = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+            elif p.timestamp == MAX_TIMESTAMP and ctx.api_version < 7:
+                error, timestamp, offset = ErrorCode.UNSUPPORTED_VERSION, -1, -1
+            else:
+                error, timestamp, offset = list_offset(part, p.timestamp)
+            partitions.append(ListOffsetsPartitionResponse(
+                partition_index=p.partition_index, error_code=error, timestamp=timestamp, offset=offset,
+                leader_epoch=-1,
+            ))
+        topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
+    return ListOffsetsResponse(topics=topics)

@@ -1,0 +1,60 @@
+"""CreateTopics (key 19), v2-v7.
+
+v2: throttle time (v1's validate_only and error_message are there from the start). v4:
+num_partitions/replication_factor may be -1 = broker default (KIP-464). v5+: flexible; results
+carry num_partitions, replication_factor and the effective configs (KIP-525), null on error.
+v6: THROTTLING_QUOTA_EXCEEDED exists (no quotas here). v7: topic id.
+The rules and their order are in coordinator/broker/admin.py.
+"""
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+from coordinator.broker.admin import CreateOutcome, create_topic
+from coordinator.broker.service import DataPath
+from coordinator.broker.topic_config import render
+from coordinator.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from protocol.primitives import ZERO_UUID
+
+
+def _result(name: str, outcome: CreateOutcome) -> CreatableTopicResult:
+    ok = outcome.error == ErrorCode.NONE
+    return CreatableTopicResult(
+        name=name,
+        topic_id=uuid.UUID(bytes=outcome.topic.topic_id) if outcome.topic is not None else ZERO_UUID,
+        error_code=outcome.error,
+        error_message=outcome.message,
+        num_partitions=outcome.num_partitions if ok else -1,
+        replication_factor=outcome.replication_factor if ok else -1,
+        configs=[
+            CreatableTopicConfigs(name=key, value=render(value), read_only=False, config_source=source,
+                                  is_sensitive=False)
+            for key, (value, source) in sorted(outcome.configs.items())
+        ] if ok else None,
+    )
+
+
+async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
+    data: DataPath = ctx.broker.services["data"]
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for topic in request.topics:
+        if counts[topic.name] > 1:
+            outcome = CreateOutcome(ErrorCode.INVALID_REQUEST,
+                                    "Create topics request from client contains a duplicate topic name")
+        else:
+            outcome = create_topic(
+                data, topic.name, topic.num_partitions, topic.replication_factor,
+                [(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
+                {c.name: c.value for c in topic.configs}, request.validate_only, ctx.broker.node_id,
+            )
+        results.append(_result(topic.name, outcome))
+    return CreateTopicsResponse(topics=results)

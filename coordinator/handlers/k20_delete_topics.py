@@ -1,0 +1,55 @@
+"""DeleteTopics (key 20), v1-v6.
+
+v1: throttle time. v4+: flexible. v5+: error_message. v6: topics named by name or by id
+(`topics[]`, unknown id -> UNKNOWN_TOPIC_ID) instead of `topic_names`.
+Deleting closes the partitions' logs and removes their dirs before the answer (one broker: no
+pending deletion to report); internal topics are refused.
+"""
+from __future__ import annotations
+
+import uuid
+
+from coordinator.broker.admin import delete_topic
+from coordinator.broker.service import DataPath
+from coordinator.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from protocol.primitives import ZERO_UUID
+
+
+def _by_name(data: DataPath, name: str) -> DeletableTopicResult:
+    topic = data.topics.get(name)
+    if topic is None:
+        return DeletableTopicResult(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                    error_message="This server does not host this topic-partition.")
+    error, message = delete_topic(data, topic)
+    return DeletableTopicResult(name=name, topic_id=uuid.UUID(bytes=topic.topic_id), error_code=error,
+                                error_message=message)
+
+
+def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
+    topic = data.topics.by_id(topic_id.bytes)
+    if topic is None:
+        return DeletableTopicResult(name=None, topic_id=topic_id, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                                    error_message="This server does not host this topic ID.")
+    error, message = delete_topic(data, topic)
+    return DeletableTopicResult(name=topic.name, topic_id=topic_id, error_code=error, error_message=message)
+
+
+async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+    data: DataPath = ctx.broker.services["data"]
+    if ctx.api_version >= 6:
+        responses = []
+        for state in request.topics:
+            if state.name is not None and state.topic_id == ZERO_UUID:
+                responses.append(_by_name(data, state.name))
+            elif state.name is None and state.topic_id != ZERO_UUID:
+                responses.append(_by_id(data, state.topic_id))
+            else:
+                responses.append(DeletableTopicResult(
+                    name=state.name, topic_id=state.topic_id, error_code=ErrorCode.INVALID_REQUEST,
+                    error_message="give either a topic name or a topic id",
+                ))
+    else:
+        responses = [_by_name(data, name) for name in request.topic_names]
+    return DeleteTopicsResponse(responses=responses)
