@@ -3,8 +3,9 @@
 This is the first thing any client does (ApiVersions, then Metadata), and each one negotiates
 different versions: librdkafka 2.16 Metadata v13, kcat's librdkafka 2.0.2 v4, kafka-python v13
 after ApiVersions v4, aiokafka v5 after ApiVersions v0, kafkajs v6 after ApiVersions v2,
-@platformatic/kafka v9-12 (protocol.md §3.1). A topic with an unusual partition count (7)
-catches a server that drops, duplicates or misnumbers partitions in any of those encodings.
+@platformatic/kafka v12 after ApiVersions v3 (protocol.md §3.1; seen on the wire). A topic with
+an unusual partition count (7) catches a server that drops, duplicates or misnumbers partitions
+in any of those encodings.
 """
 
 from __future__ import annotations

@@ -165,7 +165,7 @@ def kafkajs_metadata(bootstrap: str, topic: str, timeout: float) -> TopicMetadat
 
 
 def platformatic_metadata(bootstrap: str, topic: str, timeout: float) -> TopicMetadata:
-    """@platformatic/kafka: Admin.metadata (ApiVersions v3, Metadata v9-12) via node."""
+    """@platformatic/kafka: Admin.metadata (ApiVersions v3, Metadata v12) via node."""
     result, run = run_node("platformatic-metadata.mjs", bootstrap, topic, timeout=timeout)
     return _from_node_json(result, run.describe())
 

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from interop.clients.process import DEFAULT_TIMEOUT, INSTALL_HINT, REPO, ClientRun, require_executable, run_json
+from interop.clients.process import (
+    DEFAULT_TIMEOUT,
+    INSTALL_HINT,
+    REPO,
+    ClientRun,
+    require_executable,
+    run_json,
+)
 
 JS_DIR = REPO / "interop" / "js"
 

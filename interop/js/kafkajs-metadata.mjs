@@ -7,7 +7,8 @@ import { log, main } from './lib.mjs'
 const { Kafka, logLevel } = kafkajs
 
 // kafkajs logs to stdout by default; send its warnings and errors to stderr instead.
-const stderrLogCreator = () => ({ namespace, level, label, log: entry }) => log(`[kafkajs ${label}] ${namespace}`, entry)
+const stderrLogCreator = () => ({ namespace, label, log: entry }) =>
+  log(`[kafkajs ${label}] ${namespace}`, entry)
 
 await main('kafkajs-metadata.mjs HOST:PORT TOPIC', async ([bootstrap, topic]) => {
   const kafka = new Kafka({

@@ -1,4 +1,4 @@
-// @platformatic/kafka 1.35: Admin.metadata for one topic (ApiVersions v3, Metadata v9-12).
+// @platformatic/kafka 1.35: Admin.metadata for one topic (ApiVersions v3, Metadata v12; it has 9-12).
 // Usage: node platformatic-metadata.mjs HOST:PORT TOPIC
 // Prints {client, topic, error, partitions: [{partition, leader}], brokers: [{id, host, port}]}.
 // Pinned to the 1.x line: 2.x requires node >= 22.22 and CI's node is 20.
