@@ -1,0 +1,253 @@
+"""Fault injection for the generator and the tests: break a generated dataset in one precise way
+and say exactly where (check id, file, position, offset) the verifier must report it.
+
+Every fault edits OUT/after (or OUT/ledger.jsonl) the way a buggy writer or cleaner would, and
+keeps everything else well formed: a rewritten segment gets fresh, correct indexes, so only the
+intended invariant breaks. Choices are deterministic for a given dataset and seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from typing import Any, Callable, Iterator
+
+from storage.batch import BatchHeader, Record, decode_header, encode_batch, iter_records
+from storage.segment import LogSegment
+
+from .layout import list_partition_dirs, read_index, segment_path
+
+__all__ = ["FAULTS", "inject", "iter_batches", "rewrite_segment"]
+
+
+def iter_batches(log_path: str) -> Iterator[tuple[int, BatchHeader, bytes]]:
+    with open(log_path, "rb") as f:
+        data = f.read()
+    pos = 0
+    while len(data) - pos >= 61:
+        h = decode_header(data, pos)
+        if h.size < 61 or pos + h.size > len(data):
+            return
+        yield pos, h, data[pos:pos + h.size]
+        pos += h.size
+
+
+def rewrite_segment(directory: str, base: int, batches: list[bytes]) -> list[int]:
+    """Replace a segment by `batches` with freshly built indexes; returns batch positions."""
+    for ext in (".log", ".index", ".timeindex"):
+        os.unlink(segment_path(directory, base, ext))
+    seg = LogSegment(directory, base, index_interval_bytes=4096, segment_index_bytes=10 << 20)
+    positions = []
+    for raw in batches:
+        positions.append(seg.size)
+        seg.append(raw, decode_header(raw))
+    seg.become_inactive()
+    seg.close()
+    return positions
+
+
+def _reencode(h: BatchHeader, recs: list[Record], base: int | None = None) -> bytes:
+    return encode_batch(h.base_offset if base is None else base, recs, compression=h.compression,
+                        producer_id=h.producer_id, producer_epoch=h.producer_epoch,
+                        base_sequence=h.base_sequence, last_offset_delta=h.last_offset_delta,
+                        delete_horizon_ms=h.delete_horizon_ms if recs else None)
+
+
+def _dirs(root: str) -> list:
+    """Offsets partitions with at least two segments, biggest first (deterministic)."""
+    ds = [p for p in list_partition_dirs(root) if len(p.segments) >= 2
+          and p.topic == "__consumer_offsets"]
+    return sorted(ds, key=lambda p: (-len(p.segments), p.name))
+
+
+def _loc(check: str, file: str, pos: int | None, off: int | None, **extra: Any) -> dict:
+    return {"check": check, "file": file, "position": pos, "offset": off, **extra}
+
+
+def _cleaned_batches(out: str) -> Iterator[tuple[Any, int, int, BatchHeader, bytes]]:
+    """(dir, segment, position, header, bytes) of every non-empty batch in cleaned segments."""
+    for p in _dirs(os.path.join(out, "after")):
+        for base in p.segments[:-1]:
+            for pos, h, raw in iter_batches(segment_path(p.path, base)):
+                if h.records_count:
+                    yield p, base, pos, h, raw
+
+
+def _flipped_byte(out: str, m: dict, rng: random.Random) -> dict:
+    p, base, pos, h, _ = next(_cleaned_batches(out))
+    path = segment_path(p.path, base)
+    with open(path, "r+b") as f:
+        f.seek(pos + 61 + 2)
+        b = f.read(1)
+        f.seek(pos + 61 + 2)
+        f.write(bytes([b[0] ^ 0x40]))
+    return _loc("S1", path, pos, h.base_offset)
+
+
+def _truncated_batch(out: str, m: dict, rng: random.Random) -> dict:
+    p = _dirs(os.path.join(out, "after"))[0]
+    path = segment_path(p.path, p.segments[0])
+    pos, h, _ = list(iter_batches(path))[-1]
+    os.truncate(path, pos + h.size // 2)
+    return _loc("S4", path, pos, h.base_offset)
+
+
+def _index_mid_batch(out: str, m: dict, rng: random.Random) -> dict:
+    for p in _dirs(os.path.join(out, "after")):
+        for base in p.segments:
+            idx = segment_path(p.path, base, ".index")
+            entries = read_index(idx)
+            if entries:
+                i = len(entries) // 2
+                rel, pos = entries[i]
+                with open(idx, "r+b") as f:
+                    f.seek(i * 8 + 4)
+                    f.write((pos + 7).to_bytes(4, "big"))
+                return _loc("S5", idx, i * 8, base + rel)
+    raise RuntimeError("no index entry to corrupt (generate more data)")
+
+
+def _removed_latest(out: str, m: dict, rng: random.Random) -> dict:
+    for p, base, pos, h, raw in _cleaned_batches(out):
+        recs = list(iter_records(raw))
+        victim = next((r for r in recs if r.value is not None), None)
+        if victim is None:
+            continue
+        batches = [b for _, _, b in iter_batches(segment_path(p.path, base))]
+        i = [q for q, _, _ in iter_batches(segment_path(p.path, base))].index(pos)
+        batches[i] = _reencode(h, [r for r in recs if r is not victim])
+        rewrite_segment(p.path, base, batches)
+        file, bpos = _locate(os.path.join(out, "before", p.name), victim.offset)
+        return _loc("C2", file, bpos, victim.offset)
+    raise RuntimeError("no cleaned record to remove")
+
+
+def _renumbered_offset(out: str, m: dict, rng: random.Random) -> dict:
+    for p, base, pos, h, raw in _cleaned_batches(out):
+        listing = list(iter_batches(segment_path(p.path, base)))
+        i = [q for q, _, _ in listing].index(pos)
+        nxt = listing[i + 1][1].base_offset if i + 1 < len(listing) else \
+            p.segments[p.segments.index(base) + 1]
+        if h.last_offset + 1 >= nxt:
+            continue
+        recs = [Record(r.offset + 1, r.timestamp, r.key, r.value, r.headers)  # type: ignore[operator]
+                for r in iter_records(raw)]
+        batches = [b for _, _, b in listing]
+        batches[i] = _reencode(h, recs, base=h.base_offset + 1)
+        new_pos = rewrite_segment(p.path, base, batches)[i]
+        return _loc("C1", segment_path(p.path, base), new_pos, recs[0].offset)
+    raise RuntimeError("no batch with room to renumber")
+
+
+def _pre_records(out: str, name: str, end: int) -> list[tuple[str, int, int, BatchHeader, Record]]:
+    pdir = os.path.join(out, "before", name)
+    rows = []
+    for p in list_partition_dirs(os.path.join(out, "before")):
+        if p.name != name:
+            continue
+        for base in p.segments:
+            for pos, h, raw in iter_batches(segment_path(pdir, base)):
+                if h.base_offset < end:
+                    rows += [(segment_path(pdir, base), base, pos, h, r) for r in iter_records(raw)]
+    return rows
+
+
+def _reinsert(out: str, m: dict, pick: Callable[[list, dict], Any], check: str) -> dict:
+    """Put a record from `before` that cleaning removed back into `after`."""
+    for p in _dirs(os.path.join(out, "after")):
+        end = p.segments[-1]
+        rows = _pre_records(out, p.name, end)
+        latest = {r.key: r.offset for _, _, _, _, r in rows}
+        row = pick(rows, latest)
+        if row is None:
+            continue
+        _, _, _, h, rec = row
+        seg = max(b for b in p.segments if b <= h.base_offset)
+        listing = list(iter_batches(segment_path(p.path, seg)))
+        batches, at = [], None
+        for _, bh, raw in listing:
+            if bh.base_offset == h.base_offset:
+                recs = sorted(list(iter_records(raw)) + [rec], key=lambda r: r.offset)  # type: ignore[arg-type,return-value]
+                batches.append(_reencode(h if bh.delete_horizon_ms is None else bh, recs))
+                at = len(batches) - 1
+            else:
+                if at is None and bh.base_offset > h.base_offset:
+                    batches.append(_reencode(h, [rec]))
+                    at = len(batches) - 1
+                batches.append(raw)
+        if at is None:
+            batches.append(_reencode(h, [rec]))
+            at = len(batches) - 1
+        pos = rewrite_segment(p.path, seg, batches)[at]
+        return _loc(check, segment_path(p.path, seg), pos, rec.offset)
+    raise RuntimeError(f"no record to re-insert for {check}")
+
+
+def _stale_value(out: str, m: dict, rng: random.Random) -> dict:
+    def pick(rows: list, latest: dict) -> Any:
+        return next((row for row in rows if row[4].value is not None
+                     and latest[row[4].key] != row[4].offset), None)
+    return _reinsert(out, m, pick, "C3")
+
+
+def _expired_tombstone_kept(out: str, m: dict, rng: random.Random) -> dict:
+    now = m["cleaned_at_ms"]
+
+    def pick(rows: list, latest: dict) -> Any:
+        return next((row for row in rows if row[4].value is None
+                     and latest[row[4].key] == row[4].offset
+                     and row[3].delete_horizon_ms is not None
+                     and row[3].delete_horizon_ms <= now), None)
+    return _reinsert(out, m, pick, "C6")
+
+
+def _locate(pdir: str, offset: int) -> tuple[str, int]:
+    for p in list_partition_dirs(os.path.dirname(pdir)):
+        if p.path != pdir:
+            continue
+        for base in p.segments:
+            for pos, h, _ in iter_batches(segment_path(pdir, base)):
+                if h.base_offset <= offset <= h.last_offset:
+                    return segment_path(pdir, base), pos
+    raise LookupError(offset)
+
+
+def _lost_ack_commit(out: str, m: dict, rng: random.Random) -> dict:
+    from coordinator.groups.records import OffsetCommitRecord, decode_record
+    p = _dirs(os.path.join(out, "after"))[0]
+    last: dict[bytes, tuple] = {}
+    for base in p.segments:
+        for pos, _, raw in iter_batches(segment_path(p.path, base)):
+            for r in iter_records(raw):
+                last[r.key] = (segment_path(p.path, base), pos, r)  # type: ignore[index]
+    for key in sorted(last):
+        file, pos, r = last[key]
+        rec = decode_record(key, r.value)
+        if isinstance(rec, OffsetCommitRecord):
+            with open(m["ledger"], "a") as f:
+                f.write(json.dumps({"op": "commit", "group": rec.group_id, "topic": rec.topic,
+                                    "partition": rec.partition, "offset": rec.offset + 1000,
+                                    "metadata": rec.metadata, "seq": 1 << 62,
+                                    "ack_ms": m["cleaned_at_ms"]}) + "\n")
+            return _loc("G2", file, pos, r.offset, group=rec.group_id, topic=rec.topic,
+                        partition=rec.partition)
+    raise RuntimeError("no live commit found")
+
+
+FAULTS: dict[str, Callable[[str, dict, random.Random], dict]] = {
+    "flipped_byte": _flipped_byte,
+    "truncated_batch": _truncated_batch,
+    "removed_latest": _removed_latest,
+    "renumbered_offset": _renumbered_offset,
+    "stale_value": _stale_value,
+    "expired_tombstone_kept": _expired_tombstone_kept,
+    "lost_ack_commit": _lost_ack_commit,
+    "index_mid_batch": _index_mid_batch,
+}
+
+
+def inject(out: str, kind: str, manifest: dict, *, seed: int = 1) -> dict:
+    """Apply fault `kind` to the dataset at `out`; returns where it must be reported."""
+    where = FAULTS[kind](out, manifest, random.Random(seed))
+    return {"kind": kind, **where}

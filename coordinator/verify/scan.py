@@ -1,0 +1,379 @@
+"""Scan one split: structural checks (S1-S6, G1) and per-key aggregation of its records.
+
+This is the hot loop of the verifier and runs inside Spark's Python workers (and, with one
+split per segment, inside the oracle). Invariants: a batch whose CRC fails contributes no
+records and no offsets (its bytes are not trusted); a batch whose records do not parse
+contributes no records; framing stops at the first batch that cannot be framed (bad magic,
+length, or a torn tail), because a length-prefixed log cannot be resynchronised.
+Records are aggregated per (region, key): count, first and last occurrence; the last record of
+each key is decoded with groups/records.py, so full decoding costs one call per key per split.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from crc32c import crc32c
+
+from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
+
+from .layout import Split, Violation, read_index, segment_path
+
+__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "KEY_FIELDS"]
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_TIME_ENTRY = struct.Struct(">qi")
+_MIN_HEADER = 17  # Kafka's HEADER_SIZE_UP_TO_MAGIC
+
+# Per-key aggregate slots (a list, mutated in place for speed).
+COUNT, FIRST_OFF, FIRST_POS, LAST_OFF, LAST_POS, LAST_TS, LAST_VH, LAST_TOMB, LAST_HORIZON, LAST_VALUE = range(10)
+KEY_FIELDS = ("count", "first_offset", "first_pos", "last_offset", "last_pos", "timestamp",
+              "value_hash", "tombstone", "delete_horizon")
+
+
+@dataclass(slots=True)
+class Summary:
+    """Where the batch chain of a split started and ended: the driver joins consecutive
+    splits with these (offsets increase across splits and segments, S2/S3)."""
+
+    name: str
+    dir: str
+    segment: int
+    start: int
+    end: int
+    reached: int  # position after the last framed batch
+    broken: bool  # framing stopped early (torn tail, bad magic or length)
+    first_base: int | None = None  # first CRC-valid batch
+    first_pos: int | None = None
+    last_offset: int | None = None  # last CRC-valid batch
+    last_pos: int | None = None
+    batches: int = 0
+    records: int = 0
+    max_timestamp: int = -1
+    log_end: int | None = None  # nextOffset of the last CRC-valid batch (log end offset)
+
+
+@dataclass(slots=True)
+class ScanResult:
+    violations: list[Violation] = field(default_factory=list)
+    summary: Summary | None = None
+    keys: dict[tuple[int, bytes | None], list[Any]] = field(default_factory=dict)
+    batches: list[tuple] = field(default_factory=list)  # (pos, base, last, crc, size, count, pid, epoch, seq, region)
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+        if shift > 63:
+            raise InvalidBatch("varint longer than 10 bytes")
+
+
+def _decode_plain(data: bytes, count: int) -> list[tuple[int, int, bytes | None, bytes | None]]:
+    """(offset delta, timestamp delta, key, value) of each record of an uncompressed batch;
+    raises InvalidBatch exactly where storage.batch.iter_records would."""
+    out = []
+    p, n, vi = 0, len(data), _varint
+    try:
+        for _ in range(count):
+            b = data[p]
+            if b < 0x80:
+                length, p = (b >> 1) ^ -(b & 1), p + 1
+            else:
+                length, p = vi(data, p)
+            start = p
+            p += 1  # record attributes
+            b = data[p]
+            if b < 0x80:
+                tsd, p = (b >> 1) ^ -(b & 1), p + 1
+            else:
+                tsd, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                od, p = (b >> 1) ^ -(b & 1), p + 1
+            else:
+                od, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                kl, p = (b >> 1) ^ -(b & 1), p + 1
+            else:
+                kl, p = vi(data, p)
+            if kl < 0:
+                key = None
+            else:
+                key = data[p:p + kl]
+                p += kl
+            b = data[p]
+            if b < 0x80:
+                vl, p = (b >> 1) ^ -(b & 1), p + 1
+            else:
+                vl, p = vi(data, p)
+            if vl < 0:
+                value = None
+            else:
+                value = data[p:p + vl]
+                p += vl
+            hc, p = vi(data, p)
+            if hc < 0:
+                raise InvalidBatch(f"negative header count {hc}")
+            for _ in range(hc):
+                hk, p = vi(data, p)
+                if hk < 0:
+                    raise InvalidBatch("negative header key length")
+                data[p:p + hk].decode("utf-8")
+                p += hk
+                hv, p = vi(data, p)
+                if hv > 0:
+                    p += hv
+            if p - start != length or p > n:
+                raise InvalidBatch(f"record at offset delta {od} claims {length} bytes but used {p - start}")
+            out.append((od, tsd, key, value))
+    except IndexError:
+        raise InvalidBatch("records are truncated") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidBatch(f"header key is not UTF-8: {exc}") from None
+    if p != n:
+        raise InvalidBatch(f"{n - p} trailing bytes after {count} records")
+    return out
+
+
+def _g1(key: bytes | None, value: bytes | None) -> str | None:
+    """Cheap per-record schema check of a __consumer_offsets record (G1)."""
+    if key is None or len(key) < 2:
+        return "record has no key or a key shorter than its int16 type"
+    kt = int.from_bytes(key[:2], "big", signed=True)
+    if 0 <= kt <= 2:
+        if value is not None:
+            if len(value) < 2:
+                return f"value of key type {kt} is shorter than its int16 version"
+            vv = int.from_bytes(value[:2], "big", signed=True)
+            if not 0 <= vv <= 4:
+                return f"value version {vv} is outside 0-4 for key type {kt}"
+        return None
+    if 3 <= kt <= 16:  # KIP-848/KIP-932 types: valid Kafka records this coordinator never writes
+        return None
+    return f"unknown key type {kt}"
+
+
+def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
+    res = ScanResult(violations=list(split.notes))
+    if split.segment < 0:
+        return res
+    log = split.log_path
+    viol = res.violations.append
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size else b""
+    finally:
+        os.close(fd)
+    index_path = segment_path(split.dir, split.segment, ".index")
+    entries = read_index(index_path)
+    want = {pos: i for i, (_, pos) in enumerate(entries) if split.start <= pos < split.end}
+    found: dict[int, tuple[int, int] | None] = {}
+    s = Summary(split.name, split.dir, split.segment, split.start, split.end, split.start, False)
+    keys = res.keys
+    rend, is_off, seg = split.region_end, split.is_offsets_topic, split.segment
+    prev_last: int | None = None
+    pos, end = split.start, split.end
+    unpack = _HEADER.unpack_from
+    try:
+        while pos < end:
+            if size - pos < HEADER_SIZE:
+                off = int.from_bytes(mm[pos:pos + 8], "big", signed=True) if size - pos >= 8 else None
+                viol(("S4", log, pos, off, f"torn tail: {size - pos} bytes after the last whole batch"))
+                s.broken = True
+                break
+            (base, blen, _, magic, crc, attrs, lod, base_ts, max_ts, pid, pep, bseq,
+             count) = unpack(mm, pos)
+            bsize = blen + 12
+            if magic != 2:
+                viol(("S1", log, pos, base, f"magic {magic}, expected 2"))
+                s.broken = True
+                break
+            if bsize < HEADER_SIZE:
+                viol(("S1", log, pos, base, f"batchLength {blen} is below the 49-byte minimum"))
+                s.broken = True
+                break
+            if pos + bsize > size:
+                viol(("S4", log, pos, base,
+                      f"torn tail: batch needs {bsize} bytes, {size - pos} left in the file"))
+                s.broken = True
+                break
+            if pos in want:
+                found[pos] = None
+            stored = crc
+            if crc32c(memoryview(mm)[pos + 21:pos + bsize]) != stored:
+                viol(("S1", log, pos, base, "CRC-32C mismatch"))
+                pos += bsize
+                s.reached = pos
+                continue
+            last = base + lod
+            if lod < 0 or count < 0:
+                viol(("S1", log, pos, base, f"negative lastOffsetDelta {lod} or count {count}"))
+                pos += bsize
+                s.reached = pos
+                continue
+            if pos in want:
+                found[pos] = (base, last)
+            if prev_last is not None and base <= prev_last:
+                viol(("S2", log, pos, base, f"batch base offset {base} is not above the previous "
+                                             f"batch's last offset {prev_last}"))
+            if s.first_base is None:
+                s.first_base, s.first_pos = base, pos
+            prev_last = last
+            s.last_offset, s.last_pos, s.log_end = last, pos, last + 1
+            s.batches += 1
+            if max_ts > s.max_timestamp:
+                s.max_timestamp = max_ts
+            horizon = base_ts if attrs & 0x40 else None
+            region = 1 if base >= rend else 0
+            if emit_batches:
+                res.batches.append((pos, base, last, stored, bsize, count, pid, pep, bseq, region,
+                                    horizon))
+            if count == 0:
+                pos += bsize
+                s.reached = pos
+                continue
+            try:
+                if attrs & 0x07:
+                    recs = [(r.offset - base, r.timestamp - base_ts, r.key, r.value)  # type: ignore[operator]
+                            for r in iter_records(mm[pos:pos + bsize])]
+                else:
+                    recs = _decode_plain(mm[pos + HEADER_SIZE:pos + bsize], count)
+            except InvalidBatch as exc:
+                viol(("S1", log, pos, base, f"records do not parse: {exc}"))
+                pos += bsize
+                s.reached = pos
+                continue
+            log_append = attrs & 0x08
+            prev_od = -1
+            for od, tsd, key, value in recs:
+                if od <= prev_od or od > lod:
+                    viol(("S2", log, pos, base + od, f"record offset delta {od} is not increasing "
+                                                     f"within [0, {lod}]"))
+                prev_od = od
+                off = base + od
+                ts = max_ts if log_append else base_ts + tsd
+                if is_off:
+                    why = _g1(key, value)
+                    if why:
+                        viol(("G1", log, pos, off, why))
+                tomb = value is None
+                k = (region, key)
+                a = keys.get(k)
+                if a is None:
+                    keys[k] = [1, off, pos, off, pos, ts, -1 if tomb else crc32c(value), tomb,
+                               horizon, value]
+                else:
+                    a[0] += 1
+                    a[3] = off
+                    a[4] = pos
+                    a[5] = ts
+                    a[6] = -1 if tomb else crc32c(value)
+                    a[7] = tomb
+                    a[8] = horizon
+                    a[9] = value
+            s.records += len(recs)
+            pos += bsize
+            s.reached = pos
+        if not s.broken and pos > end:
+            viol(("S5", log, split.end, None, "split boundary taken from the index is not a batch "
+                                              "start of the batch chain"))
+    finally:
+        if size:
+            mm.close()  # type: ignore[union-attr]
+    _index_checks(split, entries, want, found, size, res.violations, index_path)
+    if split.last:
+        _time_index_checks(split, s, res.violations)
+    res.summary = s
+    return res
+
+
+def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, int],
+                  found: dict[int, tuple[int, int] | None], size: int, out: list[Violation],
+                  path: str) -> None:
+    seg = split.segment
+    if split.first:
+        fsize = os.path.getsize(path) if os.path.exists(path) else 0
+        if fsize % 8:
+            out.append(("S5", path, fsize - fsize % 8, None, f"size {fsize} is not a multiple of 8"))
+        prev_rel, prev_pos = -1, -1
+        for i, (rel, pos) in enumerate(entries):
+            if rel <= prev_rel or pos <= prev_pos:
+                out.append(("S5", path, i * 8, seg + rel, f"entry ({rel}, {pos}) does not increase "
+                                                          f"after ({prev_rel}, {prev_pos})"))
+            if pos < 0 or pos >= size:
+                out.append(("S5", path, i * 8, seg + rel, f"entry position {pos} is outside the "
+                                                          f"log ({size} bytes)"))
+            prev_rel, prev_pos = rel, pos
+    for pos, i in want.items():
+        rel = entries[i][0]
+        hit = found.get(pos, False)
+        if hit is False:
+            out.append(("S5", path, i * 8, seg + rel,
+                        f"entry points at log position {pos}, which is not a batch start"))
+        elif hit is not None and not hit[0] <= seg + rel <= hit[1]:
+            out.append(("S5", path, i * 8, seg + rel,
+                        f"entry offset {seg + rel} is outside the batch [{hit[0]}, {hit[1]}] "
+                        f"at position {pos}"))
+
+
+def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
+    path = segment_path(split.dir, split.segment, ".timeindex")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return
+    if len(data) % 12:
+        out.append(("S6", path, len(data) - len(data) % 12, None,
+                    f"size {len(data)} is not a multiple of 12"))
+    upper = s.last_offset if s.last_offset is not None else split.segment
+    if split.next_segment is not None:
+        upper = min(upper, split.next_segment - 1) if s.last_offset is not None else split.next_segment - 1
+    prev_ts, prev_rel = None, -1
+    for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(data[:len(data) - len(data) % 12])):
+        off = split.segment + rel
+        if prev_ts is not None and ts < prev_ts:
+            out.append(("S6", path, i * 12, off, f"timestamp {ts} decreases after {prev_ts}"))
+        if rel < prev_rel or rel < 0 or off > upper:
+            out.append(("S6", path, i * 12, off, f"offset {off} is out of order or outside the "
+                                                 f"segment [{split.segment}, {upper}]"))
+        prev_ts, prev_rel = ts, rel
+
+
+def decode_latest(key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    """Decoded __consumer_offsets fields of one record (only the latest per key is decoded)."""
+    from coordinator.groups import records as R
+    out: dict[str, Any] = {"record_type": None, "group": None, "topic": None, "partition": None,
+                           "committed_offset": None, "metadata": None, "commit_ts": None,
+                           "expire_ts": None, "decode_error": None}
+    if key is None or len(key) < 2:
+        out["decode_error"] = "no key"
+        return out
+    out["record_type"] = int.from_bytes(key[:2], "big", signed=True)
+    try:
+        rec = R.decode_record(key, value)
+    except (R.RecordDecodeError, ValueError) as exc:
+        out["decode_error"] = str(exc) or type(exc).__name__
+        return out
+    if isinstance(rec, R.UnknownRecord):
+        return out
+    out["group"] = rec.group_id
+    if isinstance(rec, (R.OffsetCommitRecord, R.OffsetTombstone)):
+        out["topic"], out["partition"] = rec.topic, rec.partition
+    if isinstance(rec, R.OffsetCommitRecord):
+        out["committed_offset"], out["metadata"] = rec.offset, rec.metadata
+        out["commit_ts"], out["expire_ts"] = rec.commit_timestamp_ms, rec.expire_timestamp_ms
+    return out
