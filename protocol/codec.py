@@ -21,18 +21,18 @@ from .schema import Message
 _Decoder = Callable[[bytes, int], "tuple[Any, int]"]
 _Encoder = Callable[[Any], bytes]
 
-# (api_key << 16 | version) -> function; one dict per direction and operation
-_DEC_REQ: dict[int, _Decoder] = {}
-_ENC_REQ: dict[int, _Encoder] = {}
-_DEC_RESP: dict[int, _Decoder] = {}
-_ENC_RESP: dict[int, _Encoder] = {}
+# (api_key, version) -> function; one dict per direction and operation
+_DEC_REQ: dict[tuple[int, int], _Decoder] = {}
+_ENC_REQ: dict[tuple[int, int], _Encoder] = {}
+_DEC_RESP: dict[tuple[int, int], _Decoder] = {}
+_ENC_RESP: dict[tuple[int, int], _Encoder] = {}
 
 
 def message_module(api_key: int) -> ModuleType:
     """The protocol.messages module for `api_key` (imported on first use)."""
     try:
         name = MODULE_NAMES[ApiKey(api_key)]
-    except ValueError:
+    except (ValueError, TypeError):
         raise UnsupportedVersionError(f"unknown API key {api_key}") from None
     return importlib.import_module(f"{__package__}.messages.{name}")
 
@@ -51,59 +51,49 @@ def response_type(api_key: int) -> type:
 
 
 def _build(cache: dict, api_key: int, version: int, response: bool, op: str) -> Any:
+    """Generate, compile and cache the function for a cache miss; validate the key first."""
     from .codegen import build  # the code generator is only needed on a cache miss
 
     msg = message_schema(api_key, response)
     lo, hi = msg.versions
-    if not lo <= version <= hi:
+    if not isinstance(version, int) or not lo <= version <= hi:
         raise UnsupportedVersionError(f"{msg.name} has no version {version} (valid {lo}-{hi})")
     fn = build(msg, version, op)
-    cache[api_key << 16 | version] = fn
+    cache[(api_key, version)] = fn
     return fn
 
 
-def _key_ok(api_key: int, version: int) -> bool:
-    return 0 <= api_key < 0x8000 and 0 <= version < 0x8000
-
-
-def _decode(cache: dict, response: bool, api_key: int, version: int, data: Any, offset: int) -> Any:
-    fn = cache.get(api_key << 16 | version) if _key_ok(api_key, version) else None
-    if fn is None:
-        if not _key_ok(api_key, version):
-            raise UnsupportedVersionError(f"no codec for API key {api_key} version {version}")
-        fn = _build(cache, api_key, version, response, "decode")
-    if type(data) is not bytes:
-        data = bytes(data)
-    obj, pos = fn(data, offset)
+def _finish(obj: Any, pos: int, data: bytes, version: int) -> Any:
     if pos != len(data):
         raise DecodeError(f"{len(data) - pos} trailing bytes after {type(obj).__name__} v{version}")
     return obj
 
 
-def _encode(cache: dict, response: bool, api_key: int, version: int, obj: Any) -> bytes:
-    fn = cache.get(api_key << 16 | version) if _key_ok(api_key, version) else None
-    if fn is None:
-        if not _key_ok(api_key, version):
-            raise UnsupportedVersionError(f"no codec for API key {api_key} version {version}")
-        fn = _build(cache, api_key, version, response, "encode")
-    return fn(obj)
-
-
 def decode_request(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
     """Decode a request body that runs from `offset` to the end of `data`."""
-    return _decode(_DEC_REQ, False, api_key, version, data, offset)
+    fn = _DEC_REQ.get((api_key, version)) or _build(_DEC_REQ, api_key, version, False, "decode")
+    if type(data) is not bytes:
+        data = bytes(data)
+    obj, pos = fn(data, offset)
+    return obj if pos == len(data) else _finish(obj, pos, data, version)
 
 
 def decode_response(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
     """Decode a response body that runs from `offset` to the end of `data`."""
-    return _decode(_DEC_RESP, True, api_key, version, data, offset)
+    fn = _DEC_RESP.get((api_key, version)) or _build(_DEC_RESP, api_key, version, True, "decode")
+    if type(data) is not bytes:
+        data = bytes(data)
+    obj, pos = fn(data, offset)
+    return obj if pos == len(data) else _finish(obj, pos, data, version)
 
 
 def encode_request(api_key: int, version: int, obj: Any) -> bytes:
     """Encode a request body (no header, no size prefix)."""
-    return _encode(_ENC_REQ, False, api_key, version, obj)
+    fn = _ENC_REQ.get((api_key, version)) or _build(_ENC_REQ, api_key, version, False, "encode")
+    return fn(obj)
 
 
 def encode_response(api_key: int, version: int, obj: Any) -> bytes:
     """Encode a response body (no header, no size prefix)."""
-    return _encode(_ENC_RESP, True, api_key, version, obj)
+    fn = _ENC_RESP.get((api_key, version)) or _build(_ENC_RESP, api_key, version, True, "encode")
+    return fn(obj)

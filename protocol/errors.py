@@ -15,13 +15,13 @@ class DecodeError(ValueError):
     bytes, unknown API key or version. A server answers it by closing the connection."""
 
 
-class UnsupportedVersionError(DecodeError):
-    """The (api_key, version) pair has no codec."""
-
-
 class EncodeError(ValueError):
     """An object that cannot be encoded at the requested version (None where the version does not
     allow null, an integer out of range, a wrong type)."""
+
+
+class UnsupportedVersionError(DecodeError, EncodeError):
+    """The (api_key, version) pair has no codec (raised by decoders and encoders alike)."""
 
 
 class ErrorCode(IntEnum):
