@@ -9,6 +9,7 @@ closed with its clean-shutdown marker, so the next start needs no recovery. Comp
 """
 from __future__ import annotations
 
+import uuid
 from typing import Any, Callable
 
 import trio
@@ -28,7 +29,7 @@ class DataPath:
         self.config, self.topics, self.clock = config, topics, clock
         self.producer_ids = ProducerIdManager(topics.data_dir)
         self._partitions: dict[tuple[str, int], Partition] = {}
-        self._topic_ids: dict[str, bytes] = {}  # which incarnation of a name the open logs belong to
+        self._topic_ids: dict[str, uuid.UUID] = {}  # which incarnation of a name the open logs belong to
         self._nursery: trio.Nursery | None = None
         self.compact_hook: Callable[[Partition], None] | None = None  # set by the cleaner later
         self._closed = False

@@ -8,7 +8,6 @@ The rules and their order are in coordinator/broker/admin.py.
 """
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 
 from coordinator.broker.admin import CreateOutcome, create_topic
@@ -29,7 +28,7 @@ def _result(name: str, outcome: CreateOutcome) -> CreatableTopicResult:
     ok = outcome.error == ErrorCode.NONE
     return CreatableTopicResult(
         name=name,
-        topic_id=uuid.UUID(bytes=outcome.topic.topic_id) if outcome.topic is not None else ZERO_UUID,
+        topic_id=outcome.topic.topic_id if outcome.topic is not None else ZERO_UUID,
         error_code=outcome.error,
         error_message=outcome.message,
         num_partitions=outcome.num_partitions if ok else -1,

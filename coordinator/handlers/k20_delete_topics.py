@@ -23,12 +23,12 @@ def _by_name(data: DataPath, name: str) -> DeletableTopicResult:
         return DeletableTopicResult(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                     error_message="This server does not host this topic-partition.")
     error, message = delete_topic(data, topic)
-    return DeletableTopicResult(name=name, topic_id=uuid.UUID(bytes=topic.topic_id), error_code=error,
+    return DeletableTopicResult(name=name, topic_id=topic.topic_id, error_code=error,
                                 error_message=message)
 
 
 def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
-    topic = data.topics.by_id(topic_id.bytes)
+    topic = data.topics.by_id(topic_id)
     if topic is None:
         return DeletableTopicResult(name=None, topic_id=topic_id, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
                                     error_message="This server does not host this topic ID.")

@@ -1,0 +1,283 @@
+"""The data path over real sockets: our own batches through Produce/Fetch/ListOffsets, then real
+clients (confluent-kafka, kafka-python, aiokafka) producing and consuming unchanged, and data
+surviving a restart. Waits are bounded by deadlines (trio.fail_after or the clients' timeouts);
+nothing sleeps for a fixed time.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import trio
+
+from coordinator.embedded import EmbeddedServer, open_server
+from protocol.api import ApiKey
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
+from protocol.messages.delete_topics import DeleteTopicsRequest
+from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.init_producer_id import InitProducerIdRequest
+from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.messages.metadata import MetadataRequest
+from protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
+from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from storage.batch import Record, encode_batch, iter_records
+from tests.integration.raw_client import RawClient
+
+DEADLINE = 30  # seconds: a safety net, never a timing assertion
+
+
+def _batch(*values: bytes, ts: int = 1_000, **kw) -> bytes:
+    return encode_batch(0, [Record(None, ts + i, b"k-" + v, v) for i, v in enumerate(values)], **kw)
+
+
+def _produce(topic: str, partition: int, records: bytes, acks: int = -1) -> ProduceRequest:
+    return ProduceRequest(acks=acks, timeout_ms=5000, topic_data=[
+        TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=partition, records=records)]),
+    ])
+
+
+def _fetch(topic: str, partition: int, offset: int, max_wait_ms: int = 0, min_bytes: int = 0) -> FetchRequest:
+    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20, topics=[
+        FetchTopic(topic=topic, partitions=[
+            FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=1 << 20),
+        ]),
+    ])
+
+
+def _values(records: bytes | None) -> list[bytes | None]:
+    out, pos, data = [], 0, records or b""
+    while len(data) - pos >= 12:
+        size = int.from_bytes(data[pos + 8:pos + 12], "big") + 12
+        out += [r.value for r in iter_records(data[pos:pos + size])]
+        pos += size
+    return out
+
+
+@pytest.mark.parametrize(("produce_version", "fetch_version"), [(3, 4), (7, 11), (9, 12), (10, 12)])
+async def test_produce_then_fetch_round_trip(client, produce_version, fetch_version):
+    with trio.fail_after(DEADLINE):
+        sent = await client.request(ApiKey.PRODUCE, produce_version, _produce("orders", 1, _batch(b"a", b"b")))
+        [[answer]] = [t.partition_responses for t in sent.responses]
+        assert (answer.error_code, answer.base_offset) == (ErrorCode.NONE, 0)
+        got = await client.request(ApiKey.FETCH, fetch_version, _fetch("orders", 1, 0))
+        [[part]] = [t.partitions for t in got.responses]
+        assert (part.error_code, part.high_watermark) == (ErrorCode.NONE, 2)
+        assert _values(part.records) == [b"a", b"b"]
+
+
+async def test_a_long_poll_is_woken_by_a_produce_on_another_connection(server, client):
+    producer = await RawClient.connect(server.host, server.port)
+    got = {}
+
+    async def consume():
+        got["fetch"] = await client.request(ApiKey.FETCH, 12, _fetch("orders", 0, 0, max_wait_ms=20_000, min_bytes=1))
+
+    with trio.fail_after(DEADLINE):  # far below max_wait_ms: only the produce can end the wait
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(consume)
+            await producer.request(ApiKey.PRODUCE, 9, _produce("orders", 0, _batch(b"wake up")))
+    await producer.aclose()
+    assert _values(got["fetch"].responses[0].partitions[0].records) == [b"wake up"]
+
+
+async def test_acks_zero_gets_no_response_but_is_stored(client):
+    with trio.fail_after(DEADLINE):
+        cid, frame = client.encode(ApiKey.PRODUCE, 9, _produce("orders", 2, _batch(b"fire"), acks=0))
+        await client.send_raw(frame)
+        # The next answer on the connection is the fetch's: the produce got none.
+        got = await client.request(ApiKey.FETCH, 12, _fetch("orders", 2, 0, max_wait_ms=10_000, min_bytes=1))
+        assert _values(got.responses[0].partitions[0].records) == [b"fire"]
+
+
+async def test_produce_errors_per_partition(client):
+    with trio.fail_after(DEADLINE):
+        bad = bytearray(_batch(b"x"))
+        bad[-1] ^= 1
+        request = ProduceRequest(acks=1, timeout_ms=1000, topic_data=[
+            TopicProduceData(name="orders", partition_data=[
+                PartitionProduceData(index=0, records=bytes(bad)),
+                PartitionProduceData(index=9, records=_batch(b"y")),
+                PartitionProduceData(index=1, records=_batch(b"z")),
+            ]),
+            TopicProduceData(name="missing", partition_data=[PartitionProduceData(index=0, records=_batch(b"w"))]),
+        ])
+        response = await client.request(ApiKey.PRODUCE, 9, request)
+        codes = [p.error_code for t in response.responses for p in t.partition_responses]
+        assert codes == [ErrorCode.CORRUPT_MESSAGE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NONE,
+                         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+        bad_acks = await client.request(ApiKey.PRODUCE, 9, _produce("orders", 1, _batch(b"q"), acks=2))
+        assert bad_acks.responses[0].partition_responses[0].error_code == ErrorCode.INVALID_REQUIRED_ACKS
+
+
+async def test_list_offsets_init_producer_id_and_leader_epochs(client):
+    with trio.fail_after(DEADLINE):
+        await client.request(ApiKey.PRODUCE, 9, _produce("orders", 0, _batch(b"a", b"b", ts=5_000)))
+        for version in (1, 2, 7):
+            request = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name="orders", partitions=[
+                ListOffsetsPartition(partition_index=0, timestamp=ts) for ts in (-2, -1, 5_001)
+            ])])
+            response = await client.request(ApiKey.LIST_OFFSETS, version, request)
+            found = [(p.offset, p.timestamp) for p in response.topics[0].partitions]
+            assert found == [(0, -1), (2, -1), (1, 5_001)]
+        ids = set()
+        for version in (0, 4):
+            answer = await client.request(ApiKey.INIT_PRODUCER_ID, version,
+                                          InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=1000))
+            assert (answer.error_code, answer.producer_epoch) == (ErrorCode.NONE, 0)
+            ids.add(answer.producer_id)
+        assert len(ids) == 2
+        txn = await client.request(ApiKey.INIT_PRODUCER_ID, 4,
+                                   InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=1000))
+        assert txn.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+        epochs = await client.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, OffsetForLeaderEpochRequest(topics=[
+            OffsetForLeaderTopic(topic="orders", partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=0)]),
+        ]))
+        assert [(p.leader_epoch, p.end_offset) for p in epochs.topics[0].partitions] == [(-1, 2)]
+
+
+async def test_create_and_delete_topics(client):
+    with trio.fail_after(DEADLINE):
+        request = CreateTopicsRequest(timeout_ms=1000, topics=[
+            CreatableTopic(name="fresh", num_partitions=2, replication_factor=1,
+                           configs=[CreatableTopicConfig(name="retention.ms", value="60000")]),
+            CreatableTopic(name="orders", num_partitions=1, replication_factor=1),
+            CreatableTopic(name="triple", num_partitions=1, replication_factor=3),
+        ])
+        created = await client.request(ApiKey.CREATE_TOPICS, 7, request)
+        assert [t.error_code for t in created.topics] == [
+            ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.INVALID_REPLICATION_FACTOR,
+        ]
+        fresh = created.topics[0]
+        assert (fresh.num_partitions, fresh.replication_factor) == (2, 1) and fresh.topic_id.int != 0
+        assert {c.name: c.value for c in fresh.configs}["retention.ms"] == "60000"
+        sent = await client.request(ApiKey.PRODUCE, 9, _produce("fresh", 1, _batch(b"hi")))
+        assert sent.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+        deleted = await client.request(ApiKey.DELETE_TOPICS, 6, DeleteTopicsRequest(
+            topics=[_delete_state(fresh.topic_id)], timeout_ms=1000))
+        assert [(r.name, r.error_code) for r in deleted.responses] == [("fresh", ErrorCode.NONE)]
+        again = await client.request(ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=["fresh"], timeout_ms=1000))
+        assert again.responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        meta = await client.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
+        assert "fresh" not in {t.name for t in meta.topics}
+
+
+def _delete_state(topic_id):
+    from protocol.messages.delete_topics import DeleteTopicState
+
+    return DeleteTopicState(name=None, topic_id=topic_id)
+
+
+async def test_data_survives_a_restart_on_the_same_dir(tmp_path):
+    with trio.fail_after(DEADLINE):
+        async with open_server(tmp_path / "data", topics={"keep": 1}) as first:
+            c = await RawClient.connect(first.host, first.port)
+            await c.request(ApiKey.PRODUCE, 9, _produce("keep", 0, _batch(b"one", b"two")))
+            await c.aclose()
+        async with open_server(tmp_path / "data") as second:
+            c = await RawClient.connect(second.host, second.port)
+            got = await c.request(ApiKey.FETCH, 12, _fetch("keep", 0, 0))
+            assert _values(got.responses[0].partitions[0].records) == [b"one", b"two"]
+            more = await c.request(ApiKey.PRODUCE, 9, _produce("keep", 0, _batch(b"three")))
+            assert more.responses[0].partition_responses[0].base_offset == 2
+            await c.aclose()
+        assert (tmp_path / "data" / "keep-0" / ".kafka_cleanshutdown").exists()
+
+
+# -- real clients (their own threads or event loops; the server runs on its own thread) ------------
+
+def _consume_confluent(bootstrap: str, topic: str, partition: int, count: int) -> list[tuple[bytes, bytes]]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, partition, 0)])
+    got, deadline = [], time.monotonic() + DEADLINE
+    try:
+        while len(got) < count and time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+            if message is not None and message.error() is None:
+                got.append((message.key(), message.value()))
+    finally:
+        consumer.close()
+    return got
+
+
+@pytest.fixture
+def embedded(tmp_path):
+    with EmbeddedServer(tmp_path / "data", topics={"events": 1}) as server:
+        yield server
+
+
+def test_confluent_kafka_with_every_compression_then_restart(embedded):
+    from confluent_kafka import Producer
+
+    expected = []
+    for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
+        producer = Producer({"bootstrap.servers": embedded.bootstrap, "acks": "all", "compression.type": codec,
+                             "enable.idempotence": True, "linger.ms": 5})
+        for i in range(200):
+            key, value = f"{codec}-{i}".encode(), f"value {i} " .encode() * (i % 7 + 1)
+            producer.produce("events", key=key, value=value)
+            expected.append((key, value))
+        assert producer.flush(DEADLINE) == 0
+    assert _consume_confluent(embedded.bootstrap, "events", 0, len(expected)) == expected
+    embedded.restart()
+    assert _consume_confluent(embedded.bootstrap, "events", 0, len(expected)) == expected
+
+
+def test_kafka_python_default_idempotent_producer_and_assigned_consumer(embedded):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    producer = KafkaProducer(bootstrap_servers=embedded.bootstrap, acks="all")  # idempotent by default
+    futures = [producer.send("events", key=b"k%d" % i, value=b"v%d" % i) for i in range(300)]
+    producer.flush(timeout=DEADLINE)
+    offsets = [f.get(timeout=DEADLINE).offset for f in futures]
+    producer.close(timeout=DEADLINE)
+    assert offsets == list(range(300))
+    consumer = KafkaConsumer(bootstrap_servers=embedded.bootstrap, group_id=None, enable_auto_commit=False,
+                             consumer_timeout_ms=DEADLINE * 1000)
+    tp = TopicPartition("events", 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    got = []
+    for message in consumer:
+        got.append((message.key, message.value))
+        if len(got) == 300:
+            break
+    consumer.close()
+    assert got == [(b"k%d" % i, b"v%d" % i) for i in range(300)]
+
+
+def test_aiokafka_producer_and_assigned_consumer(embedded):
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    async def scenario() -> list[tuple[bytes, bytes]]:
+        producer = AIOKafkaProducer(bootstrap_servers=embedded.bootstrap, acks="all", enable_idempotence=True,
+                                    compression_type="gzip")
+        await producer.start()
+        try:
+            for i in range(100):
+                await producer.send("events", key=b"a%d" % i, value=b"b%d" % i)
+            await producer.flush()
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=embedded.bootstrap, enable_auto_commit=False,
+                                    auto_offset_reset="earliest")
+        await consumer.start()
+        got = []
+        try:
+            consumer.assign([TopicPartition("events", 0)])
+            while len(got) < 100:
+                batch = await consumer.getmany(timeout_ms=1000)
+                got += [(m.key, m.value) for messages in batch.values() for m in messages]
+        finally:
+            await consumer.stop()
+        return got
+
+    got = asyncio.run(asyncio.wait_for(scenario(), DEADLINE))
+    assert got == [(b"a%d" % i, b"b%d" % i) for i in range(100)]
