@@ -1,0 +1,177 @@
+"""The single-writer runtime under trio's MockClock(autojump_threshold=0): concurrent joins,
+parked syncs, durability before replies, and timers (session, rebalance, initial delay)."""
+
+import itertools
+
+import trio
+
+from coordinator.clock import TrioClock
+from coordinator.groups import (
+    Error, GroupConfig, GroupCoordinator, GroupMetadataRecord, HeartbeatParams, JoinGroupParams,
+    SyncGroupParams,
+)
+from coordinator.runtime import InMemoryWriter, Runtime
+
+
+def make_runtime(**config) -> tuple[Runtime, InMemoryWriter]:
+    counter = itertools.count(1)
+    groups = GroupCoordinator(GroupConfig(**config), uuid_source=lambda: f"u{next(counter)}")
+    writer = InMemoryWriter()
+    return Runtime(groups, TrioClock(epoch_ms=0), writer), writer
+
+
+def join_params(member_id="", client_id="c", **kw) -> JoinGroupParams:
+    return JoinGroupParams(
+        group_id="g", member_id=member_id, client_id=client_id, client_host="h",
+        session_timeout_ms=kw.pop("session_ms", 10_000),
+        rebalance_timeout_ms=kw.pop("rebalance_ms", 30_000),
+        protocol_type="consumer", protocols=[("range", client_id.encode())], **kw,
+    )
+
+
+async def join(runtime: Runtime, client_id: str, member_id: str = "", **kw):
+    """Join as a v9 client does: first MEMBER_ID_REQUIRED, then rejoin with the given id."""
+    if not member_id:
+        first = await runtime.submit(join_params("", client_id, **kw))
+        assert first.error == Error.MEMBER_ID_REQUIRED
+        member_id = first.member_id
+    return await runtime.submit(join_params(member_id, client_id, **kw))
+
+
+async def test_three_concurrent_joins_get_one_generation_and_one_leader(autojump_clock):
+    runtime, writer = make_runtime(initial_rebalance_delay_ms=3_000)
+    results = {}
+
+    async def member(name: str, start_delay: float) -> None:
+        await trio.sleep(start_delay)
+        results[name] = await join(runtime, name)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(runtime.run)
+        async with trio.open_nursery() as joiners:
+            for i, name in enumerate(["a", "b", "c"]):
+                joiners.start_soon(member, name, i * 0.5)
+        nursery.cancel_scope.cancel()
+
+    assert {r.error for r in results.values()} == {Error.NONE}
+    assert {r.generation_id for r in results.values()} == {1}
+    assert {r.leader for r in results.values()} == {"a-u1"}
+    assert [m for m, _, _ in results["a"].members] == ["a-u1", "b-u2", "c-u3"]
+    assert results["b"].members == [] and results["c"].members == []
+    # Delay 3 s after a; b (0.5 s) and c (1 s) arrived meanwhile -> one extension, to 6 s.
+    assert trio.current_time() == 6.0
+    assert writer.records == [GroupMetadataRecord("g", "", 0, None, None, 0, ())]
+
+
+async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_durable(autojump_clock):
+    runtime, writer = make_runtime()
+    a = await join(runtime, "a")
+    order = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(runtime.run)
+        b_join = trio.Event()
+        b_result = {}
+
+        async def join_b():
+            b_result["join"] = await join(runtime, "b")
+            b_join.set()
+
+        nursery.start_soon(join_b)
+        await trio.sleep(1)
+        a2 = await runtime.submit(join_params(a.member_id, "a"))  # a rejoins: generation 2
+        await b_join.wait()
+        gen = a2.generation_id
+        b_id = b_result["join"].member_id
+
+        async def follower_sync():
+            result = await runtime.submit(SyncGroupParams("g", gen, b_id))
+            order.append(("follower", result.assignment, trio.current_time()))
+
+        nursery.start_soon(follower_sync)
+        await trio.sleep(5)
+        assert order == []  # still parked: the leader has not synced
+        writer.hold()
+
+        async def leader_sync():
+            result = await runtime.submit(
+                SyncGroupParams("g", gen, a.member_id, assignments=[(a.member_id, b"A"), (b_id, b"B")]))
+            order.append(("leader", result.assignment, trio.current_time()))
+
+        nursery.start_soon(leader_sync)
+        await trio.sleep(2)
+        assert order == []  # the assignment is applied but not durable: nobody is answered
+        assert runtime.groups.group("g").state.value == "Stable"
+        writer.release()
+        await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert sorted(order) == [("follower", b"B", 8.0), ("leader", b"A", 8.0)]
+    assert writer.durable_count == len(writer.records) == 2
+
+
+async def test_silent_member_is_removed_after_session_timeout_others_told_to_rejoin(autojump_clock):
+    runtime, writer = make_runtime()
+    answers = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(runtime.run)
+        a = await join(runtime, "a")
+        a_id = a.member_id
+        await runtime.submit(SyncGroupParams("g", 1, a_id, assignments=[(a_id, b"A")]))
+        b_reply = {}
+
+        async def join_b():
+            b_reply["r"] = await join(runtime, "b")
+
+        nursery.start_soon(join_b)
+        await trio.sleep(1)
+        # a heartbeats and is told to rejoin; it rejoins, generation 2 forms with a and b.
+        answers.append((await runtime.submit(HeartbeatParams("g", 1, a_id))).error)
+        a2 = await runtime.submit(join_params(a_id, "a"))
+        await trio.sleep(0)
+        b_id = b_reply["r"].member_id
+        assert a2.generation_id == b_reply["r"].generation_id == 2
+
+        async def sync_b():
+            await runtime.submit(SyncGroupParams("g", 2, b_id))
+
+        nursery.start_soon(sync_b)
+        await runtime.submit(SyncGroupParams("g", 2, a_id, assignments=[(a_id, b"A"), (b_id, b"B")]))
+        # Only a keeps heartbeating; b goes silent and is dropped after its 10 s session.
+        for _ in range(4):
+            await trio.sleep(3)
+            answers.append((await runtime.submit(HeartbeatParams("g", 2, a_id))).error)
+        group = runtime.groups.group("g")
+        assert list(group.members) == [a_id]
+        # a rejoins, so generation 3 forms with a alone at once.
+        a3 = await runtime.submit(join_params(a_id, "a"))
+        assert a3.generation_id == 3 and a3.members == [(a_id, None, b"a")]
+        nursery.cancel_scope.cancel()
+    assert answers == [Error.REBALANCE_IN_PROGRESS, Error.NONE, Error.NONE, Error.NONE,
+                       Error.REBALANCE_IN_PROGRESS]
+
+
+async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clock):
+    runtime, writer = make_runtime()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(runtime.run)
+        a = await join(runtime, "a", session_ms=60_000)
+        b_reply = {}
+
+        async def join_b():
+            b_reply["r"] = await join(runtime, "b", session_ms=60_000)
+
+        nursery.start_soon(join_b)
+        await trio.sleep(0.5)
+        a2 = await runtime.submit(join_params(a.member_id, "a", session_ms=60_000))
+        await trio.sleep(0)
+        b_id = b_reply["r"].member_id
+        nursery.start_soon(runtime.submit, SyncGroupParams("g", 2, b_id))
+        await runtime.submit(SyncGroupParams("g", 2, a.member_id, assignments=[]))
+        start = trio.current_time()
+        # b asks for a rebalance by rejoining with new metadata; a (session 60 s) never rejoins.
+        rejoin = await runtime.submit(JoinGroupParams(
+            "g", b_id, 60_000, "consumer", [("range", b"new")], 30_000, client_id="b"))
+        assert trio.current_time() - start == 30.0  # the group's rebalance timeout
+        assert rejoin.generation_id == 3 and rejoin.leader == b_id
+        assert list(runtime.groups.group("g").members) == [b_id]
+        nursery.cancel_scope.cancel()
+    del a2
