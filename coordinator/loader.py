@@ -86,7 +86,6 @@ class OffsetsLoader:
         try:
             plog = writer.open_partition(partition)
             now_ms = self.clock.time_ms()
-            touched: set[str] = set()
             groups, offsets = self.groups, self.offsets
             next_yield = _CHECKPOINT_EVERY
             for _, data in plog.iter_batches():
@@ -94,10 +93,7 @@ class OffsetsLoader:
                 for rec in iter_records(data):
                     if rec.key is None:
                         continue
-                    obj = decode_record(rec.key, rec.value)
-                    if replay(obj, groups, offsets, now_ms):
-                        touched.add(obj.group_id)  # type: ignore[attr-defined]
-                    else:
+                    if not replay(decode_record(rec.key, rec.value), groups, offsets, now_ms):
                         stats.skipped += 1
                     stats.records += 1
                 if stats.records >= next_yield:
@@ -107,7 +103,8 @@ class OffsetsLoader:
             log.exception("loading %s failed", writer.partition_dir(partition))
             writer.set_state(partition, PartitionState.FAILED)
             raise
-        on_loaded(groups, sorted(touched), self.clock.time_ms())
+        on_loaded(groups, [g for g in groups.groups if writer.partition_for(g) == partition],
+                  self.clock.time_ms())
         writer.set_state(partition, PartitionState.ACTIVE)
         stats.seconds = time.perf_counter() - started
         self.stats[partition] = stats

@@ -49,7 +49,7 @@ class OffsetCommitRecord:
     expire_timestamp_ms: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OffsetTombstone:
     """Committed offset deleted: the OffsetCommitKey with a null value."""
 
@@ -58,7 +58,7 @@ class OffsetTombstone:
     partition: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnknownRecord:
     """A record this coordinator does not understand (e.g. KIP-848 or share-group types, or a
     value version from the future). Replay skips it, as Kafka's loader does."""
@@ -127,9 +127,19 @@ def _encode_group_value(g: GroupMetadataRecord) -> bytes:
 # -- decoding --------------------------------------------------------------------------------
 
 
+_FAST_V3 = struct.Struct(">qih")  # OffsetCommitValue v3: offset, leaderEpoch, metadata length
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_V3_PREFIX = b"\x00\x03"
+
+
 def decode_record(key: bytes, value: bytes | None) -> Any:
     """Record object for (key, value) bytes as any Kafka version wrote them.
     Raises RecordDecodeError for malformed bytes of a known type."""
+    if value is not None and key[:2] == b"\x00\x01" and value[:2] == _V3_PREFIX:
+        fast = _decode_offset_commit_v3(key, value)
+        if fast is not None:
+            return fast
     try:
         key_type, pos = p.read_int16(key, 0)
         if key_type in (LEGACY_OFFSET_COMMIT_KEY_TYPE, OFFSET_COMMIT_KEY_TYPE):
@@ -149,6 +159,44 @@ def decode_record(key: bytes, value: bytes | None) -> Any:
     except DecodeError as exc:
         raise RecordDecodeError(str(exc)) from exc
     return UnknownRecord(key_type)
+
+
+def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | None:
+    """The load hot path (what we write for nearly every record), on `struct` directly; same
+    checks as the primitives. None means "take the general path", which reports the error."""
+    try:
+        (glen,) = _I16.unpack_from(key, 2)
+        pos = 4 + glen
+        (tlen,) = _I16.unpack_from(key, pos)
+        if glen < 0 or tlen < 0 or pos + 2 + tlen + 4 != len(key):
+            return None
+        group = key[4:pos].decode()
+        topic = key[pos + 2:pos + 2 + tlen].decode()
+        (partition,) = _I32.unpack_from(key, pos + 2 + tlen)
+        offset, epoch, mlen = _FAST_V3.unpack_from(value, 2)
+        end = 16 + mlen
+        if mlen < 0 or end + 8 != len(value):
+            return None
+        metadata = value[16:end].decode()
+        (commit_ts,) = _I64.unpack_from(value, end)
+    except (struct.error, UnicodeDecodeError):
+        return None
+    # A frozen dataclass's __init__ pays object.__setattr__ per field (the biggest cost of a
+    # load); filling the instance dict directly builds an identical, equal object.
+    rec = _new(OffsetCommitRecord)
+    d = rec.__dict__
+    d["group_id"] = group
+    d["topic"] = topic
+    d["partition"] = partition
+    d["offset"] = offset
+    d["leader_epoch"] = epoch
+    d["metadata"] = metadata
+    d["commit_timestamp_ms"] = commit_ts
+    d["expire_timestamp_ms"] = None
+    return rec
+
+
+_new = object.__new__
 
 
 def _end(buf: bytes, pos: int, what: str) -> None:

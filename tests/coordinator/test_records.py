@@ -295,3 +295,20 @@ def test_oracle_group_metadata_all_versions(oracle):
                                               record.protocol_name, record.leader,
                                               record.current_state_timestamp_ms if version >= 2 else None,
                                               members)
+
+
+def test_offset_commit_v3_fast_path_rejects_what_the_general_path_rejects():
+    key, value = encode_record(OffsetCommitRecord("g", "t", 7, 5, 9, "md", 1000, None))
+    for cut in range(2, len(value)):
+        with pytest.raises(RecordDecodeError):
+            decode_record(key, value[:cut])
+    for cut in range(2, len(key)):
+        with pytest.raises(RecordDecodeError):
+            decode_record(key[:cut], value)
+    with pytest.raises(RecordDecodeError):
+        decode_record(key, value + b"\x00")
+    with pytest.raises(RecordDecodeError):
+        decode_record(key + b"\x00", value)
+    bad_utf8 = value[:16] + b"\xff\xfe" + value[18:]
+    with pytest.raises(RecordDecodeError):
+        decode_record(key, bad_utf8)

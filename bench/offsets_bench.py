@@ -1,0 +1,106 @@
+"""Benchmark: write N offset commits to __consumer_offsets with the real writer, then load them.
+
+Prints figures only (never pass/fail): write rate, load time and records/s for the whole topic,
+and startup time on an empty data dir. Commits are written the way a consumer group produces
+them: one op = `--per-op` partitions of one group, one batch per op, group commit every
+`--ops-per-fsync` ops.
+
+    .venv/bin/python bench/offsets_bench.py --records 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from coordinator.clock import SystemClock
+from coordinator.config import Config
+from coordinator.groups.records import OffsetCommitRecord
+from coordinator.loader import open_offsets
+
+
+async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: int,
+                ops_per_fsync: int) -> float:
+    config = Config({"data.dir": str(data_dir)})
+    clock = SystemClock()
+    writer, _ = await open_offsets(config, clock)
+    started = time.perf_counter()
+    written, op_index, pending = 0, 0, []
+    while written < records:
+        group = f"group-{op_index % groups}"
+        base = (op_index // groups) * per_op
+        op = [OffsetCommitRecord(group, f"topic-{(base + i) // 16 % topics}", (base + i) % 16,
+                                 op_index, -1, "", 1_700_000_000_000 + op_index, None)
+              for i in range(min(per_op, records - written))]
+        pending.append(writer.append(op))
+        written += len(op)
+        op_index += 1
+        if len(pending) >= ops_per_fsync:
+            await wait_all(writer, pending)
+            pending.clear()
+    await wait_all(writer, pending)
+    elapsed = time.perf_counter() - started
+    writer.close()
+    return elapsed
+
+
+async def wait_all(writer, tokens) -> None:
+    """Wait like concurrent clients do, so one fsync per partition covers many ops."""
+    async with trio.open_nursery() as nursery:
+        for token in tokens:
+            nursery.start_soon(writer.wait_durable, token)
+
+
+async def load(data_dir: Path) -> tuple[float, int, int, int]:
+    config = Config({"data.dir": str(data_dir)})
+    started = time.perf_counter()
+    writer, loaded = await open_offsets(config, SystemClock())
+    elapsed = time.perf_counter() - started
+    total = sum(s.records for s in loaded.stats.values())
+    live = len(loaded.offsets)
+    n_groups = len(loaded.groups.groups)
+    writer.close()
+    return elapsed, total, live, n_groups
+
+
+async def empty_start(data_dir: Path) -> float:
+    config = Config({"data.dir": str(data_dir)})
+    started = time.perf_counter()
+    writer, _ = await open_offsets(config, SystemClock())
+    elapsed = time.perf_counter() - started
+    writer.close()
+    return elapsed
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--topics", type=int, default=10)
+    parser.add_argument("--per-op", type=int, default=5)
+    parser.add_argument("--ops-per-fsync", type=int, default=200)
+    parser.add_argument("--dir", type=Path, default=None, help="data dir (default: a temp dir)")
+    args = parser.parse_args()
+    root = args.dir or Path(tempfile.mkdtemp(prefix="offsets-bench-"))
+    try:
+        print(f"empty data dir start: {await empty_start(root / 'empty') * 1000:.1f} ms")
+        data_dir = root / "data"
+        w = await write(data_dir, args.records, args.groups, args.topics, args.per_op, args.ops_per_fsync)
+        size = sum(f.stat().st_size for f in data_dir.rglob("*.log"))
+        print(f"write: {args.records} records in {w:.2f} s = {args.records / w:,.0f} records/s "
+              f"({args.per_op} per batch, {size / 2**20:.1f} MiB of .log)")
+        elapsed, total, live, n_groups = await load(data_dir)
+        print(f"load:  {total} records in {elapsed:.2f} s = {total / elapsed:,.0f} records/s "
+              f"({live} live offsets, {n_groups} groups, 50 partitions)")
+    finally:
+        if args.dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    trio.run(main)
