@@ -8,14 +8,15 @@ A newly created group is written at once as an empty group, as Kafka does.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .group import ClassicGroup
 from .member import ClassicMember
-from .messages import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
 from .changes import GroupMetadataRecord
+from .messages import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
 from .rebalance import (
-    maybe_complete_join_phase,
     maybe_prepare_rebalance_or_complete_join,
     schedule_heartbeat,
     set_awaiting_join,
@@ -58,8 +59,6 @@ def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
 
 
 def _with_rebalance_timeout(p: JoinGroupParams, rebalance_timeout_ms: int) -> JoinGroupParams:
-    from dataclasses import replace
-
     return replace(p, rebalance_timeout_ms=rebalance_timeout_ms)
 
 
@@ -176,5 +175,3 @@ def update_member_then_rebalance_or_complete_join(
     maybe_prepare_rebalance_or_complete_join(ctx, group)
     return reply
 
-
-__all__ = ["join_group", "maybe_complete_join_phase"]

@@ -117,16 +117,18 @@ async def test_silent_member_is_removed_after_session_timeout_others_told_to_rej
         a_id = a.member_id
         await runtime.submit(SyncGroupParams("g", 1, a_id, assignments=[(a_id, b"A")]))
         b_reply = {}
+        b_joined = trio.Event()
 
         async def join_b():
             b_reply["r"] = await join(runtime, "b")
+            b_joined.set()
 
         nursery.start_soon(join_b)
         await trio.sleep(1)
         # a heartbeats and is told to rejoin; it rejoins, generation 2 forms with a and b.
         answers.append((await runtime.submit(HeartbeatParams("g", 1, a_id))).error)
         a2 = await runtime.submit(join_params(a_id, "a"))
-        await trio.sleep(0)
+        await b_joined.wait()
         b_id = b_reply["r"].member_id
         assert a2.generation_id == b_reply["r"].generation_id == 2
 
@@ -155,14 +157,16 @@ async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clo
         nursery.start_soon(runtime.run)
         a = await join(runtime, "a", session_ms=60_000)
         b_reply = {}
+        b_joined = trio.Event()
 
         async def join_b():
             b_reply["r"] = await join(runtime, "b", session_ms=60_000)
+            b_joined.set()
 
         nursery.start_soon(join_b)
         await trio.sleep(0.5)
         a2 = await runtime.submit(join_params(a.member_id, "a", session_ms=60_000))
-        await trio.sleep(0)
+        await b_joined.wait()
         b_id = b_reply["r"].member_id
         nursery.start_soon(runtime.submit, SyncGroupParams("g", 2, b_id))
         await runtime.submit(SyncGroupParams("g", 2, a.member_id, assignments=[]))

@@ -1,6 +1,6 @@
 """Heartbeat answers in every state, and what a missed session does to the group."""
 
-from coordinator.groups import Error, GroupMetadataRecord, JoinGroupResult
+from coordinator.groups import Error, GroupMetadataRecord, GroupState
 from coordinator.groups.testing import GroupTestContext
 
 
@@ -43,7 +43,7 @@ def test_heartbeat_to_empty_group_is_unknown_member_and_dead_group_is_not_availa
     c = GroupTestContext()
     c.join("", version=4)  # creates the group, Empty, with a pending id
     assert c.heartbeat("client-uuid1", 0) == Error.UNKNOWN_MEMBER_ID
-    c.group().state = __import__("coordinator.groups", fromlist=["GroupState"]).GroupState.DEAD
+    c.group().transition_to(GroupState.DEAD, 0)
     assert c.heartbeat("client-uuid1", 0) == Error.COORDINATOR_NOT_AVAILABLE
 
 

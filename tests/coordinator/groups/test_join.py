@@ -1,6 +1,6 @@
 """JoinGroup rules: KIP-394, session-timeout bounds, protocols, leader, join-phase timing."""
 
-from coordinator.groups import Error, GroupConfig, GroupMetadataRecord, JoinGroupResult
+from coordinator.groups import Error, GroupConfig, GroupMetadataRecord, JoinGroupResult, LeaveGroupParams
 from coordinator.groups.context import ParkedReply
 from coordinator.groups.testing import GroupTestContext
 
@@ -210,7 +210,7 @@ def test_group_max_size_reached():
 def test_join_to_empty_group_with_old_member_id_is_unknown_member():
     c = GroupTestContext()
     (m,) = c.stable_group(1)
-    c.send(__import__("coordinator.groups", fromlist=["LeaveGroupParams"]).LeaveGroupParams.single("g", m))
+    c.send(LeaveGroupParams.single("g", m))
     assert str(c.group().state) == "Empty"
     assert c.join(m).error == Error.UNKNOWN_MEMBER_ID
 

@@ -1,7 +1,7 @@
 """LeaveGroup: v0-2 single member, v3+ batches with per-member errors, static removal."""
 
 from coordinator.groups import (
-    Error, GroupMetadataRecord, JoinGroupResult, LeaveGroupParams, LeaveGroupResult, LeavingMember,
+    Error, GroupMetadataRecord, LeaveGroupParams, LeaveGroupResult, LeavingMember,
     LeftMember,
 )
 from coordinator.groups.testing import GroupTestContext
