@@ -176,10 +176,12 @@ class _Gen:
                 names[f.name] = var
                 self.emit(ind, f"{var} = {self.default_expr(f)}")
             nt = self.tmp("nt")
-            self.uvarint_into(ind, nt)
+            self.emit(ind, "if data[pos]:")  # usually 0: an empty tagged-field section
+            i1 = ind + 4
+            self.emit(i1, f"{nt}, pos = _uv(data, pos)")
             if tagged:
-                self.emit(ind, f"for _ in range({nt}):")
-                i2 = ind + 4
+                self.emit(i1, f"for _ in range({nt}):")
+                i2 = i1 + 4
                 tag, size, te = self.tmp("tag"), self.tmp("sz"), self.tmp("te")
                 self.emit(i2, f"{tag}, pos = _uv(data, pos)")
                 self.emit(i2, f"{size}, pos = _uv(data, pos)")
@@ -193,8 +195,9 @@ class _Gen:
                     self.emit(i2 + 8, f"_fail('tagged field {f.name} has the wrong size')")
                 self.emit(i2, f"pos = {te}")
             else:
-                self.emit(ind, f"if {nt}:")
-                self.emit(ind + 4, f"pos = _skip_tagged(data, pos, {nt})")
+                self.emit(i1, f"pos = _skip_tagged(data, pos, {nt})")
+            self.emit(ind, "else:")
+            self.emit(ind + 4, "pos += 1")
         # cls's field order is the schema's field order
         args = [names.get(f.name) or self.default_expr(f) for f in fields]
         self.emit(ind, f"{target} = {self.cls(cls)}({', '.join(args)})")
