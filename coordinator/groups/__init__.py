@@ -1,26 +1,26 @@
 """Classic consumer groups: Kafka's group state machine, in memory, driven by one writer.
 
-Public API (what handlers call). Build a request dataclass from the decoded protocol message,
-submit it to the runtime, turn the result into the response of your version:
+Handlers build a request dataclass from the decoded message, submit it, and encode the result:
 
-    from coordinator.groups import GroupCoordinator, GroupConfig, JoinGroupParams
-    from coordinator.runtime import Runtime, InMemoryWriter
-    runtime = Runtime(GroupCoordinator(GroupConfig()), clock, writer)   # run runtime.run() in a nursery
-    result = await runtime.submit(JoinGroupParams(...))                 # -> JoinGroupResult
+    groups = GroupCoordinator(GroupConfig(...))            # all groups, their timers, settings
+    runtime = Runtime(groups, clock, writer)               # coordinator/runtime.py
+    nursery.start_soon(runtime.run)                        # the timer loop
+    result = await runtime.submit(JoinGroupParams(...))    # final answer, after records are durable
 
-Operations (request -> result; `coordinator.groups.coordinator.execute` dispatches them):
-    JoinGroupParams      -> JoinGroupResult         (join.py; may park until the join phase ends)
-    SyncGroupParams      -> SyncGroupResult         (sync.py; followers park until the leader syncs)
-    HeartbeatParams      -> HeartbeatResult         (heartbeat.py)
-    LeaveGroupParams     -> LeaveGroupResult        (leave.py; `.single()` / `.legacy_error()` for v0-2)
-    DescribeGroupsParams -> list[DescribedGroup]    (describe.py)
-    ListGroupsParams     -> list[ListedGroup]       (describe.py)
-    DeleteGroupsParams   -> list[DeletedGroup]      (describe.py)
-Errors are `Error` (IntEnum of Kafka's codes). Records produced are `GroupMetadataRecord` and
-`GroupTombstone` (changes.py); `records.py` encodes them. `GroupCoordinator` holds all groups,
-their timers and `GroupConfig`. `testing.GroupTestContext` drives everything with a FakeClock.
-Handler-side duties: JoinGroup v<7 encodes protocol_name None as ""; LeaveGroup v0-2 uses
-`legacy_error()`; DescribeGroups passes request_version (unknown group: NONE <v6, 69 >=v6).
+`Runtime.submit(request) -> result` runs one operation (parked JoinGroup/SyncGroup answers are
+awaited inside it). Operations (request -> result), dispatched by `execute(ctx, request)`:
+    JoinGroupParams      -> JoinGroupResult       join.py (parks until the join phase ends)
+    SyncGroupParams      -> SyncGroupResult       sync.py (followers park until the leader syncs)
+    HeartbeatParams      -> HeartbeatResult       heartbeat.py
+    LeaveGroupParams     -> LeaveGroupResult      leave.py (`.single()` / `.legacy_error()` for v0-2)
+    DescribeGroupsParams -> list[DescribedGroup]  describe.py
+    ListGroupsParams     -> list[ListedGroup]     describe.py
+    DeleteGroupsParams   -> list[DeletedGroup]    describe.py
+Errors are `Error` (IntEnum, Kafka's numbers). Records: `GroupMetadataRecord`, `GroupTombstone`
+(changes.py; records.py encodes them). Handler duties: JoinGroup v<7 writes protocol_name None as
+""; LeaveGroup v0-2 answers `legacy_error()`; DescribeGroups passes request_version (unknown
+group: NONE before v6, GROUP_ID_NOT_FOUND from v6); INVALID_GROUP_ID etc. come from the core.
+Unit tests: `testing.GroupTestContext` (FakeClock, `send`, `sleep`, `records`, `timers`).
 """
 
 from .changes import GroupMetadataRecord, GroupRecord, GroupTombstone, MemberSnapshot

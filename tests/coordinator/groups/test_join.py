@@ -222,3 +222,24 @@ def test_duplicate_parked_join_is_answered_rebalance_in_progress():
     second = c.join(a)
     assert first.done and first.value == JoinGroupResult(Error.REBALANCE_IN_PROGRESS, a)
     assert not second.done
+
+
+def test_exact_timers_after_a_generation_forms():
+    c = GroupTestContext()
+    pending = c.join("", version=4).member_id
+    assert c.timers.keys() == [("heartbeat", "g", pending)]
+    c.join(pending, version=4)
+    # Join timer cancelled (nobody missing); session timer restarted; sync awaited.
+    assert c.timers.keys() == [("heartbeat", "g", pending), ("sync", "g")]
+    assert (c.heartbeat_deadline(pending), c.sync_deadline(), c.join_deadline()) == (10_000, 60_000, None)
+
+
+def test_join_to_dead_group_is_coordinator_not_available():
+    from coordinator.groups import GroupState
+
+    c = GroupTestContext()
+    (m,) = c.stable_group(1)
+    c.group().transition_to(GroupState.DEAD, 0)
+    assert c.join("") == JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, "")
+    assert c.join(m) == JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, m)
+    assert c.sync(m, 1).error == Error.COORDINATOR_NOT_AVAILABLE
