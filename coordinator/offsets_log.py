@@ -134,8 +134,10 @@ class OffsetsLog:
         waits: list[tuple[int, Log, int]] = []
         failure: CoordinatorUnavailableError | None = None
         if not by_partition:
+            # Failed or loading partitions are skipped: their pending writes have no future.
             waits = [(n, log, log.log_end_offset - 1) for n, log in self._logs.items()
-                     if log.durable_offset < log.log_end_offset]
+                     if log.durable_offset < log.log_end_offset
+                     and self.state(n) is PartitionState.ACTIVE]
         for partition, batch in by_partition.items():
             try:
                 waits.append((partition, *self._append(partition, batch)))

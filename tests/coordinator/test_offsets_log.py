@@ -185,3 +185,14 @@ async def test_segments_roll_at_offsets_topic_segment_bytes(tmp_path, autojump_c
     assert len(log.segments) > 1
     assert [r.offset for r in batches(writer, partition_for("g1")) for r in r] == list(range(50))
     writer.close()
+
+
+async def test_empty_op_is_not_failed_by_another_failed_partition(tmp_path, monkeypatch, autojump_clock):
+    writer = make_writer(tmp_path)
+    monkeypatch.setattr(fsutil, "fdatasync", CountingSync(fail=True))
+    token = writer.append([commit("g1")])
+    with pytest.raises(CoordinatorUnavailableError):
+        await writer.wait_durable(token)
+    monkeypatch.undo()
+    await writer.wait_durable(writer.append([]))  # a heartbeat-like op elsewhere still answers
+    writer.close()
