@@ -42,8 +42,10 @@ def _produce(topic: str, partition: int, records: bytes, acks: int = -1) -> Prod
     ])
 
 
-def _fetch(topic: str, partition: int, offset: int, max_wait_ms: int = 0, min_bytes: int = 0) -> FetchRequest:
-    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20, topics=[
+def _fetch(topic: str, partition: int, offset: int, max_wait_ms: int = 0, min_bytes: int = 0,
+           isolation_level: int = 0) -> FetchRequest:
+    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20,
+                        isolation_level=isolation_level, topics=[
         FetchTopic(topic=topic, partitions=[
             FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=1 << 20),
         ]),
@@ -59,15 +61,16 @@ def _values(records: bytes | None) -> list[bytes | None]:
     return out
 
 
-@pytest.mark.parametrize(("produce_version", "fetch_version"), [(3, 4), (7, 11), (9, 12), (10, 12)])
-async def test_produce_then_fetch_round_trip(client, produce_version, fetch_version):
+@pytest.mark.parametrize(("produce_version", "fetch_version", "isolation"),
+                         [(3, 4, 0), (7, 11, 1), (9, 12, 0), (10, 12, 1)])  # 1: kafkajs' READ_COMMITTED
+async def test_produce_then_fetch_round_trip(client, produce_version, fetch_version, isolation):
     with trio.fail_after(DEADLINE):
         sent = await client.request(ApiKey.PRODUCE, produce_version, _produce("orders", 1, _batch(b"a", b"b")))
         [[answer]] = [t.partition_responses for t in sent.responses]
         assert (answer.error_code, answer.base_offset) == (ErrorCode.NONE, 0)
-        got = await client.request(ApiKey.FETCH, fetch_version, _fetch("orders", 1, 0))
+        got = await client.request(ApiKey.FETCH, fetch_version, _fetch("orders", 1, 0, isolation_level=isolation))
         [[part]] = [t.partitions for t in got.responses]
-        assert (part.error_code, part.high_watermark) == (ErrorCode.NONE, 2)
+        assert (part.error_code, part.high_watermark, part.last_stable_offset) == (ErrorCode.NONE, 2, 2)
         assert _values(part.records) == [b"a", b"b"]
 
 
