@@ -115,3 +115,24 @@ async def test_logs_reopen_cleanly_with_their_data(tmp_path):
     again = make_data(tmp_path).partition("t", 0)
     assert (again.log_end_offset, again.high_watermark) == (2, 2)
     assert again.log.load_result.clean_shutdown
+
+
+async def test_the_retention_task_runs_every_check_interval_and_close_marks_clean(tmp_path, autojump_clock):
+    import trio
+
+    from coordinator.clock import TrioClock
+
+    data = make_data(tmp_path, clock=TrioClock(0), topics={"t": 1}, log_retention_bytes=1,
+                     log_retention_check_interval_ms=60_000)
+    part = data.partition("t", 0)
+    await part.append(batch(b"old"), 1 << 20)
+    part.log.roll()
+    await part.append(batch(b"new"), 1 << 20)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(data.run)
+        await trio.sleep(59)
+        assert part.log_start_offset == 0  # not checked yet
+        await trio.sleep(2)
+        assert part.log_start_offset == 1
+        nursery.cancel_scope.cancel()
+    assert (tmp_path / "t-0" / ".kafka_cleanshutdown").exists()
