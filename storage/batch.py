@@ -19,7 +19,7 @@ from crc32c import crc32c
 
 __all__ = [
     "Record", "BatchHeader", "InvalidBatch", "HEADER_SIZE", "MAGIC", "LOG_OVERHEAD",
-    "encode_batch", "decode_header", "iter_records", "verify_crc", "validate_batch",
+    "encode_batch", "encode_batch_and_header", "decode_header", "iter_records", "verify_crc", "validate_batch",
     "assign_base_offset", "batch_crc",
     "COMPRESSION_NONE", "COMPRESSION_GZIP", "COMPRESSION_SNAPPY", "COMPRESSION_LZ4",
     "COMPRESSION_ZSTD", "COMPRESSION_NAMES",
@@ -172,6 +172,9 @@ def assign_base_offset(batch: bytes | bytearray, base_offset: int,
 # Encoding
 
 def _zigzag_varint(out: bytearray, n: int) -> None:
+    if -64 <= n < 64:  # the common case: one byte
+        out.append(((n << 1) ^ (n >> 63)) & 0xFF)
+        return
     z = (n << 1) ^ (n >> 63)
     while z >= 0x80:
         out.append((z & 0x7F) | 0x80)
@@ -183,44 +186,70 @@ def _encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, rec:
     body = bytearray(b"\x00")  # record attributes: unused
     _zigzag_varint(body, timestamp_delta)
     _zigzag_varint(body, offset_delta)
-    for blob in (rec.key, rec.value):
-        if blob is None:
-            body.append(0x01)  # zigzag(-1)
-        else:
-            _zigzag_varint(body, len(blob))
-            body += blob
-    _zigzag_varint(body, len(rec.headers))
-    for hkey, hvalue in rec.headers:
-        raw = hkey.encode("utf-8")
-        _zigzag_varint(body, len(raw))
-        body += raw
-        if hvalue is None:
-            body.append(0x01)
-        else:
-            _zigzag_varint(body, len(hvalue))
-            body += hvalue
+    key, value = rec.key, rec.value
+    if key is None:
+        body.append(0x01)  # zigzag(-1)
+    else:
+        _zigzag_varint(body, len(key))
+        body += key
+    if value is None:
+        body.append(0x01)
+    else:
+        _zigzag_varint(body, len(value))
+        body += value
+    headers = rec.headers
+    if not headers:
+        body.append(0)
+    else:
+        _zigzag_varint(body, len(headers))
+        for hkey, hvalue in headers:
+            raw = hkey.encode("utf-8")
+            _zigzag_varint(body, len(raw))
+            body += raw
+            if hvalue is None:
+                body.append(0x01)
+            else:
+                _zigzag_varint(body, len(hvalue))
+                body += hvalue
     _zigzag_varint(out, len(body))
     out += body
 
 
-def encode_batch(base_offset: int, records: Sequence[Record], *, compression: int = 0,
-                 producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                 transactional: bool = False, control: bool = False, timestamp_type: int = 0,
-                 partition_leader_epoch: int = -1, last_offset_delta: int | None = None,
-                 delete_horizon_ms: int | None = None) -> bytes:
+def encode_batch(base_offset: int, records: Sequence[Record], **options) -> bytes:
     """Build one v2 batch. Record offsets, when given, must be increasing and >= base_offset
     (gaps allowed, as the cleaner needs); `None` offsets are numbered from the record's index.
+    Options: compression, producer_id, producer_epoch, base_sequence, transactional, control,
+    timestamp_type, partition_leader_epoch (Kafka's defaults: none / -1 / False / CreateTime);
     `last_offset_delta` overrides the computed one (Kafka's overrideLastOffset, so a compacted
     batch keeps its original last offset); `delete_horizon_ms` sets attribute bit 6 and
     stores the horizon in baseTimestamp (KIP-534), rebasing timestamp deltas on it."""
+    return encode_batch_and_header(base_offset, records, **options)[0]
+
+
+def encode_batch_and_header(base_offset: int, records: Sequence[Record], *, compression: int = 0,
+                            producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                            transactional: bool = False, control: bool = False,
+                            timestamp_type: int = 0, partition_leader_epoch: int = -1,
+                            last_offset_delta: int | None = None,
+                            delete_horizon_ms: int | None = None,
+                            default_timestamp: int | None = None) -> tuple[bytes, BatchHeader]:
+    """`encode_batch` that also returns the header; records without a timestamp get
+    `default_timestamp` (the log's append path uses this to avoid copying records)."""
     if not 0 <= compression <= 4:
         raise ValueError(f"unknown compression type {compression}")
-    deltas = [i if r.offset is None else r.offset - base_offset for i, r in enumerate(records)]
-    if any(d < 0 for d in deltas) or any(b <= a for a, b in zip(deltas, deltas[1:])):
-        raise ValueError(f"record offsets must be increasing and >= base offset: {deltas}")
-    if any(r.timestamp is None for r in records):
-        raise ValueError("every record needs a timestamp to be encoded")
-    timestamps = [r.timestamp for r in records]
+    deltas = []
+    timestamps = []
+    prev = -1
+    for i, r in enumerate(records):
+        d = i if r.offset is None else r.offset - base_offset
+        if d <= prev:
+            raise ValueError(f"record offsets must be increasing and >= base offset {base_offset}")
+        prev = d
+        deltas.append(d)
+        ts = r.timestamp if r.timestamp is not None else default_timestamp
+        if ts is None:
+            raise ValueError("every record needs a timestamp to be encoded")
+        timestamps.append(ts)
     if delete_horizon_ms is not None:
         base_ts = delete_horizon_ms
     else:
@@ -232,8 +261,8 @@ def encode_batch(base_offset: int, records: Sequence[Record], *, compression: in
         raise ValueError("last_offset_delta is below the last record's offset delta")
 
     body = bytearray()
-    for delta, rec in zip(deltas, records):
-        _encode_record(body, delta, rec.timestamp - base_ts, rec)  # type: ignore[operator]
+    for delta, ts, rec in zip(deltas, timestamps, records):
+        _encode_record(body, delta, ts - base_ts, rec)
     payload = _compress(compression, bytes(body)) if compression else body
 
     attributes = compression
@@ -248,11 +277,13 @@ def encode_batch(base_offset: int, records: Sequence[Record], *, compression: in
 
     out = bytearray(HEADER_SIZE)
     out += payload
-    _HEADER.pack_into(out, 0, base_offset, len(out) - LOG_OVERHEAD, partition_leader_epoch, MAGIC,
-                      0, attributes, last_offset_delta, base_ts, max_ts, producer_id,
-                      producer_epoch, base_sequence, len(records))
-    _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
-    return bytes(out)
+    fields = (base_offset, len(out) - LOG_OVERHEAD, partition_leader_epoch, MAGIC, 0, attributes,
+              last_offset_delta, base_ts, max_ts, producer_id, producer_epoch, base_sequence,
+              len(records))
+    _HEADER.pack_into(out, 0, *fields)
+    crc = crc32c(memoryview(out)[CRC_START:])
+    _CRC.pack_into(out, 17, crc)
+    return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,8 +20,9 @@ from typing import Iterator, Literal, Protocol, Sequence
 import trio
 
 from . import fsutil
-from .batch import (BatchHeader, InvalidBatch, Record, encode_batch, iter_records as _batch_records,
-                    validate_batch, assign_base_offset, verify_crc, decode_header)
+from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
+                    encode_batch_and_header, iter_records as _batch_records, validate_batch,
+                    verify_crc)
 from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError,
                        load_segments, write_recovery_point)
 from .segment import LogSegment, segment_file_name
@@ -85,6 +86,8 @@ class Log:
         os.makedirs(directory, exist_ok=True)
         result = load_segments(directory, index_interval_bytes=config.index_interval_bytes,
                                segment_index_bytes=config.segment_index_bytes)
+        for seg in result.segments:
+            seg.created_ms = clock.time_ms()
         log = cls(directory, config, clock, result.segments, result.recovery_point)
         log.load_result = result
         return log
@@ -129,10 +132,10 @@ class Log:
             raise ValueError("append_records needs at least one record")
         ts = self.clock.time_ms() if timestamp_ms is None else timestamp_ms
         base = self._next_offset
-        stamped = [Record(None, r.timestamp if r.timestamp is not None else ts, r.key, r.value,
-                          r.headers) for r in records]
-        batch = encode_batch(base, stamped, **batch_options)
-        self._append(batch, decode_header(batch))
+        if any(r.offset is not None for r in records):
+            records = [Record(None, r.timestamp, r.key, r.value, r.headers) for r in records]
+        batch, header = encode_batch_and_header(base, records, default_timestamp=ts, **batch_options)
+        self._append(batch, header)
         return base
 
     def append_batch(self, raw_batch: bytes | bytearray | memoryview) -> tuple[int, int]:
@@ -152,8 +155,8 @@ class Log:
         self._check_writable()
         try:
             seg = self._segments[-1]
-            if seg.should_roll(len(batch), header.last_offset, self.clock.time_ms(),
-                               self.config.segment_bytes, self.config.segment_ms):
+            if seg.should_roll(len(batch), header.last_offset, header.max_timestamp,
+                               self.clock.time_ms(), self.config.segment_bytes, self.config.segment_ms):
                 seg = self.roll()
             seg.append(batch, header)
         except OSError as exc:
@@ -171,7 +174,8 @@ class Log:
             old.become_inactive()  # fsyncs: only the last segment may ever have a torn tail
             new = LogSegment(self.directory, self._next_offset,
                              index_interval_bytes=self.config.index_interval_bytes,
-                             segment_index_bytes=self.config.segment_index_bytes, active=True)
+                             segment_index_bytes=self.config.segment_index_bytes, active=True,
+                             created_ms=self.clock.time_ms())
             fsutil.fsync_dir(self.directory)
         except OSError as exc:
             self._fail(exc)

@@ -30,8 +30,10 @@ def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
 
 class LogSegment:
     def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int,
-                 segment_index_bytes: int, suffix: str = "", active: bool = False) -> None:
+                 segment_index_bytes: int, suffix: str = "", active: bool = False,
+                 created_ms: int = 0) -> None:
         self.directory = directory
+        self.created_ms = created_ms  # Log passes its clock's time (Kafka: LogSegment.created)
         self.base_offset = base_offset
         self.suffix = suffix
         self.index_interval_bytes = index_interval_bytes
@@ -100,15 +102,21 @@ class LogSegment:
         self.time_index.preallocate()
         self.active = True
 
-    def should_roll(self, incoming_size: int, incoming_last_offset: int, now_ms: int,
-                    segment_bytes: int, segment_ms: int) -> bool:
-        """LogSegment.shouldRoll (no jitter)."""
+    def should_roll(self, incoming_size: int, incoming_last_offset: int, incoming_max_timestamp: int,
+                    now_ms: int, segment_bytes: int, segment_ms: int) -> bool:
+        """LogSegment.shouldRoll (no jitter). Age is measured like timeWaitedForRoll: the
+        incoming batch's max timestamp minus the first batch's, or, when the segment has no
+        timestamped batch, wall time since the segment was created/loaded."""
         if self.size == 0:
             return False
         if self.size > segment_bytes - incoming_size:
             return True
         first_ts = self.first_batch_timestamp
-        if first_ts is not None and first_ts >= 0 and now_ms - first_ts > segment_ms:
+        if first_ts is not None and first_ts >= 0:
+            waited = incoming_max_timestamp - first_ts
+        else:
+            waited = now_ms - self.created_ms
+        if waited > segment_ms:
             return True
         if self.offset_index.is_full or self.time_index.is_full:
             return True
