@@ -1,15 +1,11 @@
 """The single writer: op -> records -> append -> durable -> reply; timers in the same loop.
 
-`Runtime.submit(request)` runs one group operation synchronously (trio runs nothing else in
-between, so operations never interleave), appends the records it produced through a `Writer`,
-waits until they are durable and only then answers, including the parked replies the op
-completed. A parked JoinGroup/SyncGroup is awaited inside `submit`, so callers always get the
-final result. `run()` is the timer task: it sleeps until the earliest timer deadline and fires
-due timers through the same path, so timer-driven changes are written too.
-
-Time: groups read `clock.time_ms()`; the runtime converts "deadline - now" into a trio sleep.
-With `TrioClock` both follow trio's clock, which makes `MockClock(autojump_threshold=0)` tests
-exact. If an append fails the error propagates: the shard must stop and reload from the log.
+`submit(request)` runs one group operation synchronously (trio runs nothing else meanwhile),
+appends its records through a `Writer`, waits until they are durable, then delivers every reply
+the op completed and returns the caller's own (awaiting it if parked). `run()` sleeps until the
+earliest timer deadline and fires due timers through the same path. Groups read
+`clock.time_ms()`; sleeps are "deadline - now" in trio time, so with `TrioClock` a MockClock test
+is exact. A failed append raises: the shard must stop and reload from the log.
 """
 
 from __future__ import annotations

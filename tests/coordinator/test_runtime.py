@@ -179,3 +179,18 @@ async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clo
         assert list(runtime.groups.group("g").members) == [b_id]
         nursery.cancel_scope.cancel()
     del a2
+
+
+async def test_timer_driven_changes_are_written_too(autojump_clock):
+    runtime, writer = make_runtime()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(runtime.run)
+        a = await join(runtime, "a")
+        await runtime.submit(SyncGroupParams("g", 1, a.member_id, assignments=[(a.member_id, b"A")]))
+        assert len(writer.records) == 2  # new group, generation 1 with its assignment
+        await trio.sleep(10)  # the only member never heartbeats: its session expires
+        await trio.sleep(0.001)
+        nursery.cancel_scope.cancel()
+    assert runtime.groups.group("g").state.value == "Empty"
+    assert writer.records[2] == GroupMetadataRecord("g", "consumer", 2, None, None, 10_000, ())
+    assert writer.durable_count == 3
