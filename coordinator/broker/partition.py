@@ -16,12 +16,15 @@ import trio
 
 from coordinator.broker.producer_state import ProducerStateManager
 from protocol.errors import ErrorCode
-from storage.batch import HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, decode_header, validate_batch
+from storage.batch import (
+    HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, assign_base_offset, decode_header, validate_batch,
+)
 from storage.log import Log, LogFailedError
 
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _LOG_OVERHEAD = 12
 _MAGIC_POSITION = 16
+NO_LEADER_EPOCH = -1
 
 
 class AppendError(Exception):
@@ -132,6 +135,10 @@ class Partition:
                     # Kafka answers a retried batch with the offsets of the copy it already has.
                     base, last = verdict.duplicate.first_offset, verdict.duplicate.last_offset
                 else:
+                    if header.partition_leader_epoch != NO_LEADER_EPOCH:
+                        # Kafka stamps the leader epoch here; ours is always -1, and a stored epoch
+                        # >= 0 would make clients validate positions with OffsetForLeaderEpoch.
+                        raw = memoryview(assign_base_offset(raw, 0, NO_LEADER_EPOCH))
                     try:
                         base, last = self.log.append_batch(raw)
                     except InvalidBatch as exc:  # the CRC of a lone batch is checked here

@@ -136,3 +136,13 @@ async def test_the_retention_task_runs_every_check_interval_and_close_marks_clea
         assert part.log_start_offset == 1
         nursery.cancel_scope.cancel()
     assert (tmp_path / "t-0" / ".kafka_cleanshutdown").exists()
+
+
+async def test_stored_batches_carry_leader_epoch_minus_one(tmp_path):
+    from storage.batch import Record, encode_batch
+
+    part = make_data(tmp_path, topics={"t": 1}).partition("t", 0)
+    sent = encode_batch(0, [Record(None, 1000, b"k", b"v")], partition_leader_epoch=7)
+    assert (await part.append(sent, 1 << 20)).error == ErrorCode.NONE
+    [(header, raw)] = list(part.log.iter_batches(0))
+    assert header.partition_leader_epoch == -1 and raw[16:] == sent[16:]
