@@ -87,8 +87,9 @@ def remove_member_and_update_group(ctx: OpContext, group: ClassicGroup, member: 
     remove_member(ctx, group, member)
     if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
         maybe_prepare_rebalance_or_complete_join(ctx, group)
-    elif group.is_in(GroupState.PREPARING_REBALANCE):
-        maybe_complete_join_phase(ctx, group)
+    elif group.is_in(GroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
+        # As Kafka's removeMemberAndUpdateClassicGroup: completes even an initial (delayed) one.
+        complete_join(ctx, group)
 
 
 # -- join phase ------------------------------------------------------------------------------
@@ -105,6 +106,8 @@ def prepare_rebalance(ctx: OpContext, group: ClassicGroup) -> None:
     if group.is_in(GroupState.COMPLETING_REBALANCE):
         # Members parked in SyncGroup must rejoin: their generation is over.
         reset_and_propagate_assignment_with_error(ctx, group, Error.REBALANCE_IN_PROGRESS)
+    # Kafka removeSyncExpiration: the pending-sync bookkeeping belongs to the old generation.
+    group.pending_sync_members.clear()
     ctx.coordinator.timers.cancel(sync_key(group.group_id))
     is_initial = group.is_in(GroupState.EMPTY)
     group.transition_to(GroupState.PREPARING_REBALANCE, ctx.now_ms)
@@ -255,13 +258,17 @@ def remove_pending_sync_member(ctx: OpContext, group: ClassicGroup, member_id: s
 
 
 def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: Error) -> None:
-    """Answer every parked SyncGroup; members that waited count as having heartbeated."""
+    """Answer every parked SyncGroup; members that waited count as having heartbeated.
+    Errors carry no protocol type/name (Kafka propagateAssignment)."""
+    ok = error == Error.NONE
     for member in group.members.values():
         if member.awaiting_sync is not None:
-            ctx.complete(
-                member.awaiting_sync,
-                SyncGroupResult(error, group.protocol_type, group.protocol_name, member.assignment),
-            )
+            ctx.complete(member.awaiting_sync, SyncGroupResult(
+                error,
+                group.protocol_type if ok else None,
+                group.protocol_name if ok else None,
+                member.assignment,
+            ))
             member.awaiting_sync = None
             reschedule_member_heartbeat(ctx, group, member)
 

@@ -50,20 +50,24 @@ def update_static_member_then_rebalance_or_complete_join(
     if group.is_in(GroupState.STABLE):
         if group.select_protocol() == group.protocol_name:
             # Nothing the assignment depends on changed: persist the new member id and hand
-            # back the current generation. A replaced leader gets the member list with
-            # skip_assignment (KIP-814) and the *old* leader id, so clients that predate
-            # KIP-814 act as followers and keep the current assignment.
+            # back the current generation. From JoinGroup v9 a replaced leader gets the member
+            # list with skip_assignment (KIP-814); older clients get the *old* leader id, so
+            # they act as followers and keep the current assignment.
             ctx.emit(group.snapshot())
-            is_leader = group.is_leader(new_member_id)
+            if p.request_version >= 9:
+                skip = group.is_leader(new_member_id)
+                leader, members = group.leader_id, group.leader_view() if skip else []
+            else:
+                leader, skip, members = current_leader, False, []
             complete_join_reply(ctx, member, JoinGroupResult(
                 error=Error.NONE,
                 member_id=new_member_id,
                 generation_id=group.generation_id,
                 protocol_type=group.protocol_type,
                 protocol_name=group.protocol_name,
-                leader=current_leader or "",
-                skip_assignment=is_leader,
-                members=group.leader_view() if is_leader else [],
+                leader=leader or "",
+                skip_assignment=skip,
+                members=members,
             ))
         else:
             maybe_prepare_rebalance_or_complete_join(ctx, group)

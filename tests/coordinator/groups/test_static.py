@@ -42,15 +42,22 @@ def test_static_follower_rejoining_stable_group_replaces_member_without_rebalanc
     assert c.heartbeat(new_b, gen, instance_id="ib") == Error.NONE
 
 
-def test_static_leader_replacement_gets_members_with_skip_assignment_and_old_leader_id():
+def test_static_leader_replacement_v9_gets_members_with_skip_assignment():
     c, leader, b, gen = stable_static_pair()
-    reply = c.join("", instance_id="ia", client_id="ca")
+    reply = c.join("", instance_id="ia", client_id="ca", version=9)
     new_leader = "ia-uuid3"
     assert reply.value == JoinGroupResult(
-        Error.NONE, new_leader, gen, "consumer", "range", leader, True,
+        Error.NONE, new_leader, gen, "consumer", "range", new_leader, True,
         [(new_leader, "ia", b"range-meta"), (b, "ib", b"range-meta")],
     )
     assert c.group().leader_id == new_leader
+
+
+def test_static_leader_replacement_before_v9_is_told_the_old_leader_id():
+    c, leader, b, gen = stable_static_pair()
+    reply = c.join("", instance_id="ia", client_id="ca", version=8)
+    assert reply.value == JoinGroupResult(Error.NONE, "ia-uuid3", gen, "consumer", "range", leader)
+    assert c.group().leader_id == "ia-uuid3"
 
 
 def test_static_rejoin_with_changed_protocols_but_same_selection_stays_stable():
