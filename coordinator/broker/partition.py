@@ -219,6 +219,3 @@ class Partition:
         self.wake_waiters()
         self.log.close()
 
-
-def first_batch_header(data: bytes) -> BatchHeader | None:
-    return decode_header(data) if len(data) >= HEADER_SIZE else None
