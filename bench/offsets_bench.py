@@ -56,16 +56,16 @@ async def wait_all(writer, tokens) -> None:
             nursery.start_soon(writer.wait_durable, token)
 
 
-async def load(data_dir: Path) -> tuple[float, int, int, int]:
+async def load(data_dir: Path) -> tuple[float, float, int, int, int]:
     config = Config({"data.dir": str(data_dir)})
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     writer, loaded = await open_offsets(config, SystemClock())
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     total = sum(s.records for s in loaded.stats.values())
     live = len(loaded.offsets)
     n_groups = len(loaded.groups.groups)
     writer.close()
-    return elapsed, total, live, n_groups
+    return elapsed, cpu, total, live, n_groups
 
 
 async def empty_start(data_dir: Path) -> float:
@@ -94,8 +94,9 @@ async def main() -> None:
         size = sum(f.stat().st_size for f in data_dir.rglob("*.log"))
         print(f"write: {args.records} records in {w:.2f} s = {args.records / w:,.0f} records/s "
               f"({args.per_op} per batch, {size / 2**20:.1f} MiB of .log)")
-        elapsed, total, live, n_groups = await load(data_dir)
-        print(f"load:  {total} records in {elapsed:.2f} s = {total / elapsed:,.0f} records/s "
+        elapsed, cpu, total, live, n_groups = await load(data_dir)
+        print(f"load:  {total} records in {elapsed:.2f} s = {total / elapsed:,.0f} records/s wall, "
+              f"{cpu:.2f} s CPU = {total / cpu:,.0f} records/s per CPU second "
               f"({live} live offsets, {n_groups} groups, 50 partitions)")
     finally:
         if args.dir is None:
