@@ -46,6 +46,8 @@ def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
     # CompletingRebalance: park until the leader's assignment is written.
     reply: ParkedReply[SyncGroupResult] = ParkedReply()
     if member.awaiting_sync is not None:
+        # A repeated SyncGroup replaces the parked one; Kafka drops the old silently, we answer
+        # it so no request hangs.
         ctx.complete(member.awaiting_sync, SyncGroupResult(Error.REBALANCE_IN_PROGRESS))
     member.awaiting_sync = reply
     remove_pending_sync_member(ctx, group, p.member_id)
