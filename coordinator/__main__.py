@@ -2,6 +2,8 @@
 
     kgc serve [--host H] [--port P] [--data-dir D] [--create-topic NAME:PARTITIONS]...
               [--config server.properties] [--set name=value]...
+    kgc dump PATH [--deep] [--json] [--index]     (segment file, partition dir or data dir)
+    kgc check PATH                                 (exit 1 with file, position, offset on a problem)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
 them with their defaults.
@@ -43,7 +45,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
 
     commands.add_parser("settings", help="list every setting with its default")
+
+    dump = commands.add_parser("dump", help="print log segments as kafka-dump-log.sh does")
+    dump.add_argument("path", type=Path, help="a .log/.index/.timeindex file, a partition dir or a data dir")
+    dump.add_argument("--deep", action="store_true", help="one line per record, with key and payload")
+    dump.add_argument("--json", action="store_true", help="JSON lines instead of text")
+    dump.add_argument("--index", action="store_true", help="also print (and check) the index files")
+
+    check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
+    check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
     return parser
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from storage.dump import check, dump
+
+    if not args.path.exists():
+        sys.exit(f"kgc: {args.path}: no such file or directory")
+    if args.command == "dump":
+        try:
+            dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index)
+        except BrokenPipeError:  # `kgc dump ... | head`
+            pass
+        return 0
+    problems = check(args.path)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if not problems:
+        print(f"{args.path}: ok")
+    return 1 if problems else 0
 
 
 def resolve_config(args: argparse.Namespace) -> Config:
@@ -73,6 +103,8 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    if args.command in ("dump", "check"):
+        sys.exit(_inspect(args))
     if args.command == "settings":
         for setting in SETTINGS:
             print(f"{setting.name}={setting.default}\n    {setting.help}")
