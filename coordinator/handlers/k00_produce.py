@@ -4,8 +4,9 @@ which closes the connection, as Kafka 4 does: KAFKA-18659).
 v3: record batch v2 only; transactional id (we serve no transactions). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
 v10: tagged current_leader (left at its defaults: we are always the leader).
-acks 0 gets no response; acks 1 and -1 both answer once the append is durable under
-log.flush.mode (one node: acks=all is acks=1); anything else is INVALID_REQUIRED_ACKS.
+acks 0 gets no response (a failure closes the connection, as Kafka does); acks 1 and -1 both answer
+once the append is durable under log.flush.mode (one node: acks=all is acks=1); any other value
+is INVALID_REQUIRED_ACKS.
 """
 from __future__ import annotations
 
@@ -54,6 +55,13 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
         results.append((topic.name, answers))
     await _make_durable(pending)  # may turn a result into KAFKA_STORAGE_ERROR
     if request.acks == 0:
+        failed = [(name, i, r.error) for name, answers in results for i, r in answers if r.error]
+        if failed:
+            # KafkaApis.handleProduceRequest: with acks=0 the only way to tell the producer that
+            # something failed is to close the connection (it then refreshes metadata).
+            from coordinator.dispatch import CloseConnection  # not at import time: dispatch imports us
+
+            raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
     return ProduceResponse(responses=[
         TopicProduceResponse(name=name, partition_responses=[_response(i, r) for i, r in answers])

@@ -98,6 +98,15 @@ async def test_acks_zero_gets_no_response_but_is_stored(client):
         assert _values(got.responses[0].partitions[0].records) == [b"fire"]
 
 
+async def test_a_failed_acks_zero_produce_closes_the_connection(client):
+    with trio.fail_after(DEADLINE):
+        bad = bytearray(_batch(b"x"))
+        bad[-1] ^= 1
+        _, frame = client.encode(ApiKey.PRODUCE, 9, _produce("orders", 0, bytes(bad), acks=0))
+        await client.send_raw(frame)
+        assert await client.closed_by_server()
+
+
 async def test_produce_errors_per_partition(client):
     with trio.fail_after(DEADLINE):
         bad = bytearray(_batch(b"x"))
