@@ -270,3 +270,34 @@ async def test_load_equals_a_record_by_record_replay(tmp_path, autojump_clock):
     assert loaded.offsets.groups == model_offsets.groups
     assert visible(loaded.groups, loaded.offsets) == visible(model_groups, model_offsets)
     writer.close()
+
+
+async def test_runtime_with_the_durable_writer_survives_a_restart(tmp_path, mock_clock):
+    """The real Runtime writes through OffsetsLog; after a restart the group is back, Stable.
+    (A MockClock without autojump: the fsync runs in a thread, and autojump would move time
+    to the next timer while the loop waits for it, expiring the pending member.)"""
+    from coordinator.clock import TrioClock
+    from coordinator.groups.messages import SyncGroupParams
+    from coordinator.runtime import Runtime
+
+    clock = TrioClock(epoch_ms=1_000_000)
+    writer, loaded = await open_offsets(config_for(tmp_path), clock)
+    runtime = Runtime(loaded.groups, clock, writer)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        first = await runtime.submit(GroupTestContext.join_params(group_id="rt"))
+        assert first.error == Error.MEMBER_ID_REQUIRED
+        joined = await runtime.submit(GroupTestContext.join_params(first.member_id, group_id="rt"))
+        assert joined.error == Error.NONE
+        synced = await runtime.submit(SyncGroupParams("rt", joined.generation_id, joined.member_id,
+                                                      assignments=[(joined.member_id, b"A")]))
+        assert synced.error == Error.NONE and synced.assignment == b"A"
+        before = loaded.groups.group("rt").snapshot()
+        nursery.cancel_scope.cancel()
+    writer.close()
+
+    writer, again = await open_offsets(config_for(tmp_path), clock)
+    group = again.groups.group("rt")
+    assert group.snapshot() == before
+    assert group.state is GroupState.STABLE and group.members[joined.member_id].assignment == b"A"
+    writer.close()
