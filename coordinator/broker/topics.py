@@ -1,12 +1,11 @@
-"""The topic registry: which topics exist, with how many partitions and which topic id.
+"""The topic registry: which topics exist, with how many partitions, which topic id and configs.
 
-The data dir is the truth, as in Kafka: a topic is its partition directories `<topic>-<n>/`, each
-holding a `partition.metadata` file (Kafka's `PartitionMetadataFile`: `version: 0` and the topic id
-in Kafka's base64 form) and, for topics created with configs, `topic.properties` (topic_config.py),
-written first. Creating a topic writes those files and fsyncs them before it returns, so a topic
-either exists whole after a crash or is completed on the next start. Deleting renames each dir to
-`<dir>.<id>-delete` (Kafka's naming) before removing it, and load finishes such deletions. Internal
-topics (`__consumer_offsets`) are registered by the coordinator, not listed from disk here.
+The data dir is the truth, as in Kafka: a topic is its partition dirs `<topic>-<n>/`, each holding
+`partition.metadata` (Kafka's PartitionMetadataFile: `version: 0`, the topic id in base64) and,
+if created with configs, `topic.properties` (topic_config.py), written first; all fsynced before
+`create` returns, and completed on the next start if cut short. Deleting renames each dir to
+`<dir>.<id>-delete` (Kafka's naming) first; load finishes such deletions. Internal topics
+(`__consumer_offsets`) are registered by the coordinator, not listed from disk here.
 """
 from __future__ import annotations
 
