@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
-from protocol_samples import all_codecs, codec_id, sample
+from .protocol_samples import all_codecs, codec_id, sample
 
 kp_protocol = pytest.importorskip("kafka.protocol")
 from kafka.protocol.api_message import ApiMessage  # noqa: E402

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from protocol.codec import decode_request, decode_response, encode_request, message_schema
 from protocol.errors import DecodeError, UnsupportedVersionError
-from protocol_samples import all_codecs, codec_id, sample
+from .protocol_samples import all_codecs, codec_id, sample
 
 CASES = all_codecs()
 REQUESTS = [c for c in CASES if not c[2]]
