@@ -18,3 +18,6 @@ class GroupConfig:
     # Kafka's classicGroupNewMemberJoinTimeoutMs: a member that joined during a rebalance but
     # never got its answer (its socket is muted while parked) is dropped after this long.
     new_member_join_timeout_ms: int = 300_000
+    offsets_retention_ms: int = 10_080 * 60_000  # offsets.retention.minutes (in ms)
+    offsets_retention_check_interval_ms: int = 600_000  # offsets.retention.check.interval.ms
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes

@@ -15,6 +15,7 @@ from ..timers import Timers
 from .config import GroupConfig
 from .context import OpContext
 from .group import ClassicGroup
+from .offset_store import OffsetStore
 
 
 class GroupCoordinator:
@@ -27,6 +28,8 @@ class GroupCoordinator:
         self.config = config or GroupConfig()
         self.timers = timers or Timers()
         self.groups: dict[str, ClassicGroup] = {}
+        # Committed offsets (offsets.py); the server shares the loader's store here.
+        self.offsets = OffsetStore()
         self._uuid = uuid_source or (lambda: str(uuid.uuid4()))
 
     def new_member_id(self, prefix: str) -> str:

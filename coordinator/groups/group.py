@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from protocol.consumer_protocol import decode_subscription
+from protocol.errors import DecodeError
+
 from .changes import GroupMetadataRecord, MemberSnapshot
 from .errors import Error
 from .member import ClassicMember, Protocols
 from .state import GroupState, check_transition
+
+
+CONSUMER_PROTOCOL_TYPE = "consumer"  # Kafka ConsumerProtocol.PROTOCOL_TYPE
 
 
 class ClassicGroup:
@@ -35,6 +41,9 @@ class ClassicGroup:
         # is extended once more (Kafka ClassicGroup.newMemberAdded).
         self.new_member_added = False
         self._supported_protocols: Counter[str] = Counter()
+        # Kafka ClassicGroup.subscribedTopics: the consumer-protocol topics of the generation,
+        # computed when a generation starts (or the group is loaded); None = unknown.
+        self.subscribed_topics: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         return f"ClassicGroup({self.group_id!r}, {self.state}, gen={self.generation_id})"
@@ -193,7 +202,37 @@ class ClassicGroup:
         else:
             self.protocol_name = None
             self.transition_to(GroupState.EMPTY, now_ms)
+        self.subscribed_topics = self.compute_subscribed_topics()
         self.pending_sync_members.clear()
+
+    @property
+    def uses_consumer_protocol(self) -> bool:
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def compute_subscribed_topics(self) -> frozenset[str] | None:
+        """Kafka ClassicGroup.computeSubscribedTopics: the union of the members' subscribed
+        topics for protocol type "consumer"; None if another type, no protocol yet, or a
+        subscription does not parse."""
+        if not self.uses_consumer_protocol:
+            return None
+        if not self.members:
+            return frozenset()
+        if self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        try:
+            for member in self.members.values():
+                topics.update(decode_subscription(member.metadata(self.protocol_name)).topics)
+        except DecodeError:
+            return None
+        return frozenset(topics)
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Kafka ClassicGroup.isSubscribedToTopic: unknown subscriptions count as subscribed
+        for consumer groups only."""
+        if self.subscribed_topics is None:
+            return self.uses_consumer_protocol
+        return topic in self.subscribed_topics
 
     def leader_view(self) -> list[tuple[str, str | None, bytes]]:
         """What the leader's JoinGroup answer lists: (member id, instance id, metadata)."""

@@ -40,6 +40,7 @@ def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
     group.protocol_name = record.protocol_name
     group.leader_id = record.leader
     group.state_timestamp_ms = record.current_state_timestamp_ms
+    group.subscribed_topics = group.compute_subscribed_topics()
     return group
 
 

@@ -1,0 +1,95 @@
+"""Requests and results of the offset operations (OffsetCommit, OffsetFetch, OffsetDelete).
+
+Plain dataclasses like messages.py: handlers build `*Params` from the decoded request and turn
+the result into the response of the version they speak. Topic existence is checked by the
+handler (Kafka's KafkaApis does it before the coordinator sees the request), not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import Error
+
+NO_GENERATION = -1
+DEFAULT_RETENTION_TIME = -1  # Kafka OffsetCommitRequest.DEFAULT_RETENTION_TIME
+INVALID_OFFSET = -1  # Kafka OffsetFetchResponse.INVALID_OFFSET
+
+
+# -- OffsetCommit (8) -----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class CommitPartition:
+    partition: int
+    offset: int
+    leader_epoch: int = -1  # v6+; -1 = unknown
+    metadata: str | None = ""
+
+
+@dataclass(frozen=True)
+class OffsetCommitParams:
+    group_id: str
+    topics: list[tuple[str, list[CommitPartition]]]
+    generation_id: int = NO_GENERATION
+    member_id: str = ""
+    group_instance_id: str | None = None
+    retention_time_ms: int = DEFAULT_RETENTION_TIME  # v2-4 only
+    request_version: int = 9
+
+
+@dataclass(frozen=True)
+class OffsetCommitResult:
+    """Per partition errors, topics and partitions in request order. `error` is the group-level
+    error (every partition carries it too), NONE when the commit was validated."""
+
+    error: Error
+    topics: list[tuple[str, list[tuple[int, Error]]]] = field(default_factory=list)
+
+
+# -- OffsetFetch (9) ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FetchGroup:
+    group_id: str
+    topics: list[tuple[str, list[int]]] | None  # None = every committed partition (v2+)
+
+
+@dataclass(frozen=True)
+class OffsetFetchParams:
+    groups: list[FetchGroup]
+    require_stable: bool = False  # v7+; no transactions here, so it changes nothing
+
+    @classmethod
+    def single(cls, group_id: str, topics: list[tuple[str, list[int]]] | None,
+               require_stable: bool = False) -> OffsetFetchParams:
+        return cls([FetchGroup(group_id, topics)], require_stable)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPartition:
+    partition: int
+    offset: int = INVALID_OFFSET
+    leader_epoch: int = -1
+    metadata: str = ""
+    error: Error = Error.NONE
+
+
+@dataclass(frozen=True)
+class FetchedGroup:
+    group_id: str
+    error: Error = Error.NONE
+    topics: list[tuple[str, list[FetchedPartition]]] = field(default_factory=list)
+
+
+# -- OffsetDelete (47) ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OffsetDeleteParams:
+    group_id: str
+    topics: list[tuple[str, list[int]]]
+
+
+@dataclass(frozen=True)
+class OffsetDeleteResult:
+    error: Error
+    topics: list[tuple[str, list[tuple[int, Error]]]] = field(default_factory=list)
