@@ -64,3 +64,16 @@ def test_delete_removes_logs_and_dirs_and_the_name_can_be_reused(tmp_path):
     assert not any(p.name.startswith("t-") for p in tmp_path.iterdir())
     made = create(data, partitions=1)
     assert made.topic.topic_id != old.topic_id and data.partition("t", 0).log_end_offset == 0
+
+
+async def test_topics_created_elsewhere_are_opened_on_first_use(tmp_path):
+    from tests.coordinator.broker.conftest import batch
+
+    data = make_data(tmp_path)
+    data.topics.create("auto", 2)  # what Metadata auto-creation does
+    part = data.partition("auto", 1)
+    assert (await part.append(batch(b"x"), 1 << 20)).base_offset == 0
+    assert data.partition("auto", 2) is None and data.partition("auto", -1) is None
+    data.close()
+    assert data.partition("auto", 0) is None  # closed: nothing is opened any more
+    assert (tmp_path / "auto-1" / ".kafka_cleanshutdown").exists()
