@@ -68,7 +68,7 @@ REQUEST = Message(ConsumerGroupHeartbeatRequest, api_key=68, kind='request', val
     F('subscribed_topic_names', '[]string', '0+', nullable='0+', default=None),
     F('subscribed_topic_regex', 'string', '1+', nullable='1+', default=None),
     F('server_assignor', 'string', '0+', nullable='0+', default=None),
-    F('topic_partitions', '[]TopicPartitions', '0+', nullable='0+', struct=Struct(TopicPartitions, (
+    F('topic_partitions', '[]TopicPartitions', '0+', nullable='0+', default=None, struct=Struct(TopicPartitions, (
         F('topic_id', 'uuid', '0+'),
         F('partitions', '[]int32', '0+'),
     ))),

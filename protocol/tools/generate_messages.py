@@ -184,10 +184,8 @@ class ModuleBuilder:
                 args.append(f"nullable={f['nullableVersions']!r}")
             d = py_default(f, cls)
             zero = "[]" if f["type"].startswith("[]") else (cls + "()" if cls else ZEROS[f["type"]])
-            if d != zero and not (cls and d == "None"):
+            if d != zero:
                 args.append(f"default={d}")
-            elif cls and d == "None" and not f["type"].startswith("[]"):
-                args.append("default=None")
             if "tag" in f:
                 args.append(f"tag={f['tag']}")
                 args.append(f"tagged={f['taggedVersions']!r}")

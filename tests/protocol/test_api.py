@@ -91,3 +91,35 @@ def test_generated_modules_are_up_to_date() -> None:
     from protocol.tools import generate_messages
 
     assert generate_messages.main(["--check"]) == 0
+
+
+def _walk(fields, cls):
+    yield fields, cls
+    for f in fields:
+        if f.struct is not None:
+            yield from _walk(f.struct.fields, f.struct.cls)
+
+
+@pytest.mark.parametrize("key", list(ApiKey), ids=lambda k: k.name)
+def test_dataclass_defaults_match_the_schema_tables(key: ApiKey) -> None:
+    """The codec fills absent fields and omits tagged fields from the table's defaults; a handler
+    constructs objects from the dataclass defaults: they must agree."""
+    import dataclasses
+    import uuid
+
+    from protocol.schema import ZERO
+
+    zeros = {"bool": False, "string": "", "bytes": b"", "records": None, "uuid": uuid.UUID(int=0), "float64": 0.0}
+    for resp in (False, True):
+        msg = message_schema(key, resp)
+        for fields, cls in _walk(msg.fields, msg.cls):
+            obj = cls()
+            assert [f.name for f in dataclasses.fields(cls)] == [f.name for f in fields]
+            for f in fields:
+                if f.is_array:
+                    expected = None if f.default is None else []
+                elif f.struct is not None:
+                    expected = None if f.default is None else f.struct.cls()
+                else:
+                    expected = zeros.get(f.type, 0) if f.default is ZERO else f.default
+                assert getattr(obj, f.name) == expected, (cls.__name__, f.name)
