@@ -6,11 +6,14 @@
 Prints, for 100-byte and 1 KiB values: produce messages/s and MiB/s with acks=all (idempotent,
 no compression, linger 5 ms), consume messages/s with an assigned Consumer reading the same
 data back, and the end-to-end latency (produce() call to the message seen by a long-polling
-consumer) p50/p99, one message in flight at a time. Asserts nothing: it reports.
+consumer) p50/p99, one message in flight at a time. The server's CPU seconds per phase (from
+/proc) and the time the client spent inside produce() calls show where the time goes.
+Asserts nothing: it reports.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import struct
@@ -40,7 +43,18 @@ def start_server(data_dir: str, topics: list[str], settings: list[str]) -> tuple
     return proc, int(match.group(1))
 
 
-def produce(bootstrap: str, topic: str, count: int, size: int) -> float:
+def server_cpu_seconds(pid: int) -> float:
+    """user+system CPU time of the server process so far (Linux /proc; 0.0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def produce(bootstrap: str, topic: str, count: int, size: int) -> tuple[float, float]:
+    """(seconds until every message was acknowledged, seconds spent in the produce() loop)."""
     producer = Producer({
         "bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5,
         "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
@@ -55,11 +69,12 @@ def produce(bootstrap: str, topic: str, count: int, size: int) -> float:
                 break
             except BufferError:
                 producer.poll(0.01)
+    loop = time.perf_counter() - start
     left = producer.flush(TIMEOUT_SECONDS)
     elapsed = time.perf_counter() - start
     if left:
         raise SystemExit(f"{left} messages were not delivered")
-    return elapsed
+    return elapsed, loop
 
 
 def consume(bootstrap: str, topic: str, count: int) -> float:
@@ -118,13 +133,18 @@ def main() -> None:
         try:
             for topic, size in (("small", 100), ("large", 1024)):
                 count = args.messages if size == 100 else args.messages // 4
-                seconds = produce(bootstrap, topic, count, size)
+                cpu = server_cpu_seconds(proc.pid)
+                seconds, loop = produce(bootstrap, topic, count, size)
+                cpu = server_cpu_seconds(proc.pid) - cpu
                 mib = count * size / (1 << 20)
                 print(f"produce {size:>5} B values acks=all: {count / seconds:>10,.0f} msg/s "
-                      f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s)")
+                      f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s, "
+                      f"client produce() loop {loop:.2f}s)")
+                cpu = server_cpu_seconds(proc.pid)
                 seconds = consume(bootstrap, topic, count)
+                cpu = server_cpu_seconds(proc.pid) - cpu
                 print(f"consume {size:>5} B values:          {count / seconds:>10,.0f} msg/s "
-                      f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s)")
+                      f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s)")
             samples = latency(bootstrap, "latency", args.latency_samples)
             print(f"end-to-end latency (acks=all, long-polling consumer, {len(samples)} samples): "
                   f"p50 {percentile(samples, 0.5):.2f} ms, p99 {percentile(samples, 0.99):.2f} ms, "
