@@ -72,7 +72,8 @@ class Log:
         self._recovery_point = self._durable_offset
         self._failure: BaseException | None = None
         self._closed = False
-        self._sync_done: trio.Event | None = None
+        self._sync_running: tuple[int, trio.Event] | None = None  # (target offset, done)
+        self._next_sync: trio.Event | None = None  # the queued fsync's done event
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
@@ -273,26 +274,50 @@ class Log:
             return
         while self._durable_offset <= offset:
             self._check_writable()
-            if self._sync_done is not None:
-                await self._sync_done.wait()
+            running = self._sync_running
+            if running is None:
+                if self._next_sync is not None:  # its leader is about to start it
+                    await self._next_sync.wait()
+                else:
+                    await self._sync_once()
+            elif offset < running[0]:
+                await running[1].wait()  # the fsync in flight covers us
+            elif self._next_sync is not None:
+                await self._next_sync.wait()  # follow the leader of the next fsync
             else:
-                await self._sync_once()
+                await self._lead_next_sync(running[1])
 
-    async def _sync_once(self) -> None:
-        target = self._next_offset
-        self._check_writable()
-        done = self._sync_done = trio.Event()
-        fd = os.dup(self._segments[-1].fd)  # the segment may be closed while the thread runs
+    async def _lead_next_sync(self, in_flight: trio.Event) -> None:
+        """Wait for the fsync in flight, then run the next one for everyone who queued behind
+        it: each waiter is woken once per fsync it needs, not once per fsync that passes."""
+        nxt = self._next_sync = trio.Event()
         try:
+            await in_flight.wait()
+        except BaseException:
+            self._next_sync = None
+            nxt.set()  # followers re-check and elect a new leader
+            raise
+        self._next_sync = None
+        await self._sync_once(nxt)
+
+    async def _sync_once(self, done: trio.Event | None = None) -> None:
+        """fdatasync the active segment in a worker thread; `done` is set when it ends
+        (success or not)."""
+        done = trio.Event() if done is None else done
+        try:
+            self._check_writable()
+            target = self._next_offset
+            self._sync_running = (target, done)
+            fd = os.dup(self._segments[-1].fd)  # the segment may be closed while the thread runs
             await trio.to_thread.run_sync(_fdatasync_and_close, fd)
+            self._durable_offset = max(self._durable_offset, target)
         except OSError as exc:
             self._fail(exc)
             raise
         finally:
-            if self._sync_done is done:
-                self._sync_done = None
+            if self._sync_running is not None and self._sync_running[1] is done:
+                self._sync_running = None
             done.set()
-        self._durable_offset = max(self._durable_offset, target)
 
     async def flush_on_interval(self) -> None:
         """For durability='interval': flush every `flush_interval_ms` until cancelled."""

@@ -160,21 +160,20 @@ class LogSegment:
         self._offset_of_max_timestamp = self.base_offset
         self._first_batch_timestamp = None
 
-    def note_recovered_batch(self, position: int, header: BatchHeader) -> None:
-        self._note_batch(position, header, header.size)
+    def set_rebuilt_facts(self, *, next_offset: int, max_timestamp: int, offset_of_max_timestamp: int,
+                          first_batch_timestamp: int | None, bytes_since_last_index_entry: int) -> None:
+        """Install what a recovery scan learned (see recovery.scan_segment)."""
+        self._next_offset = next_offset
+        self._max_timestamp = max_timestamp
+        self._offset_of_max_timestamp = offset_of_max_timestamp
+        self._first_batch_timestamp = first_batch_timestamp
+        self.bytes_since_last_index_entry = bytes_since_last_index_entry
 
     def truncate_to_size(self, size: int) -> None:
-        """Cut the `.log` at a batch boundary and drop index entries beyond it."""
+        """Cut the `.log` at a batch boundary. The indexes and facts must already describe
+        only the kept batches, as they do right after `recovery.scan_segment` stopped there."""
         fsutil.truncate(self._fd, size)
         self.size = size
-        last_kept = self.base_offset
-        for _, h in self.iter_headers(0):
-            last_kept = h.next_offset
-        self.offset_index.truncate_to(last_kept)
-        self.time_index.truncate_to(last_kept)
-        self._next_offset = None
-        self._max_timestamp = None
-        self._first_batch_timestamp = None
 
     def become_inactive(self) -> None:
         """On roll: final time-index entry (onBecomeInactiveSegment), trim indexes, fsync so

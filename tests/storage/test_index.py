@@ -52,7 +52,7 @@ def test_untrimmed_preallocated_index_fails_the_sanity_check(tmp_path):
     idx.preallocate()
     idx.append(5, 100)
     idx.close_untrimmed()  # a crash: the zero-filled tail is still there
-    assert "does not increase" in OffsetIndex(str(path), 0, 800).problem(10_000)
+    assert "untrimmed: 99 zero-filled" in OffsetIndex(str(path), 0, 800).problem(10_000)
 
 
 @pytest.mark.parametrize("content, fragment", [
