@@ -79,9 +79,9 @@ async def test_a_long_poll_is_woken_by_a_produce_on_another_connection(server, c
     got = {}
 
     async def consume():
-        got["fetch"] = await client.request(ApiKey.FETCH, 12, _fetch("orders", 0, 0, max_wait_ms=20_000, min_bytes=1))
+        got["fetch"] = await client.request(ApiKey.FETCH, 12, _fetch("orders", 0, 0, max_wait_ms=DEADLINE * 2000, min_bytes=1))
 
-    with trio.fail_after(DEADLINE):  # far below max_wait_ms: only the produce can end the wait
+    with trio.fail_after(DEADLINE):  # half of max_wait_ms: only the produce can end the wait in time
         async with trio.open_nursery() as nursery:
             nursery.start_soon(consume)
             await producer.request(ApiKey.PRODUCE, 9, _produce("orders", 0, _batch(b"wake up")))
