@@ -161,3 +161,19 @@ async def test_a_fetch_inside_a_compacted_gap_returns_the_next_batch(tmp_path):
     results = await fetch(data, [want(1)], max_wait_ms=0, min_bytes=0, max_bytes=1 << 20)
     assert results[0].error == ErrorCode.NONE
     assert values(results[0].records) == [b"v3", b"v4"]
+
+
+async def test_a_parked_fetch_answers_at_once_when_its_topic_is_deleted(tmp_path, autojump_clock):
+    data = make_data(tmp_path, clock=TrioClock(0), topics={"t": 1})
+    got = {}
+
+    async def consumer():
+        got["results"] = await fetch(data, [want(0)], max_wait_ms=5000, min_bytes=1, max_bytes=1 << 20)
+        got["at"] = trio.current_time()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(consumer)
+        await trio.sleep(1)
+        data.delete_topic("t")
+    assert got["at"] == 1
+    assert got["results"][0].error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
