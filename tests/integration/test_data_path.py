@@ -293,3 +293,49 @@ def test_aiokafka_producer_and_assigned_consumer(embedded):
 
     got = asyncio.run(asyncio.wait_for(scenario(), DEADLINE))
     assert got == [(b"a%d" % i, b"b%d" % i) for i in range(100)]
+
+
+async def test_every_advertised_version_of_the_data_path_apis_answers(client):
+    from protocol.api import SUPPORTED_VERSIONS
+
+    def versions(key):
+        low, high = SUPPORTED_VERSIONS[key]
+        return range(max(low, 3) if key == ApiKey.PRODUCE else low, high + 1)
+
+    with trio.fail_after(DEADLINE):
+        for v in versions(ApiKey.PRODUCE):
+            sent = await client.request(ApiKey.PRODUCE, v, _produce("orders", 0, _batch(b"v%d" % v)))
+            assert sent.responses[0].partition_responses[0].error_code == ErrorCode.NONE, v
+        produced = len(versions(ApiKey.PRODUCE))
+        for v in versions(ApiKey.FETCH):
+            got = await client.request(ApiKey.FETCH, v, _fetch("orders", 0, 0))
+            assert len(_values(got.responses[0].partitions[0].records)) == produced, v
+        for v in versions(ApiKey.LIST_OFFSETS):
+            request = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name="orders", partitions=[
+                ListOffsetsPartition(partition_index=0, timestamp=-1)])])
+            answer = await client.request(ApiKey.LIST_OFFSETS, v, request)
+            assert answer.topics[0].partitions[0].offset == produced, v
+        for v in versions(ApiKey.INIT_PRODUCER_ID):
+            answer = await client.request(ApiKey.INIT_PRODUCER_ID, v, InitProducerIdRequest(transactional_id=None))
+            assert answer.error_code == ErrorCode.NONE and answer.producer_id >= 0, v
+        for v in versions(ApiKey.OFFSET_FOR_LEADER_EPOCH):
+            answer = await client.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, v, OffsetForLeaderEpochRequest(topics=[
+                OffsetForLeaderTopic(topic="orders", partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=0)]),
+            ]))
+            assert answer.topics[0].partitions[0].end_offset == produced, v
+        for v in versions(ApiKey.CREATE_TOPICS):
+            answer = await client.request(ApiKey.CREATE_TOPICS, v, CreateTopicsRequest(timeout_ms=1000, topics=[
+                CreatableTopic(name=f"v{v}", num_partitions=1, replication_factor=1)]))
+            assert answer.topics[0].error_code == ErrorCode.NONE, v
+        for v in versions(ApiKey.DELETE_TOPICS):
+            name = f"v{v + 1}"  # CreateTopics made v2..v7
+            request = (DeleteTopicsRequest(topics=[_delete_state_by_name(name)], timeout_ms=1000) if v >= 6
+                       else DeleteTopicsRequest(topic_names=[name], timeout_ms=1000))
+            answer = await client.request(ApiKey.DELETE_TOPICS, v, request)
+            assert answer.responses[0].error_code == ErrorCode.NONE, v
+
+
+def _delete_state_by_name(name):
+    from protocol.messages.delete_topics import DeleteTopicState
+
+    return DeleteTopicState(name=name)
