@@ -3,7 +3,8 @@
 Kafka ClassicGroup.describe / GroupMetadataManager.listGroups / deleteGroups. Member metadata,
 assignments and the protocol name are shown only for Stable groups (the schema says so). An
 unknown group is described as Dead with no members: error NONE before v6, GROUP_ID_NOT_FOUND
-from v6 (KIP-1043). Deleting writes a tombstone and removes the group from memory.
+from v6 (KIP-1043). Deleting writes a tombstone per committed offset and one for the group, and removes both
+from memory.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .messages import (
     ListGroupsParams,
 )
 from .changes import GroupTombstone
+from .offsets import delete_all_offsets
 from .rebalance import join_key, sync_key
 from .state import GroupState
 
@@ -81,6 +83,8 @@ def delete_groups(ctx: OpContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
             error = Error.NON_EMPTY_GROUP
         else:
             error = Error.NONE
+            # Kafka GroupCoordinatorShard.deleteGroups: offset tombstones, then the group's.
+            delete_all_offsets(ctx, group_id)
             ctx.emit(GroupTombstone(group_id))
             group.transition_to(GroupState.DEAD, ctx.now_ms)
             del ctx.coordinator.groups[group_id]

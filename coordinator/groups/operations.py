@@ -17,6 +17,8 @@ from .messages import (
     ListGroupsParams,
     SyncGroupParams,
 )
+from .offset_messages import OffsetCommitParams, OffsetDeleteParams, OffsetFetchParams
+from .offsets import commit_offsets, delete_offsets, fetch_offsets
 from .sync import sync_group
 
 OPERATIONS: dict[type, Callable[..., Any]] = {
@@ -27,4 +29,7 @@ OPERATIONS: dict[type, Callable[..., Any]] = {
     DescribeGroupsParams: describe_groups,
     ListGroupsParams: list_groups,
     DeleteGroupsParams: delete_groups,
+    OffsetCommitParams: commit_offsets,
+    OffsetFetchParams: fetch_offsets,
+    OffsetDeleteParams: delete_offsets,
 }

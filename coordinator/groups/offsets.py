@@ -1,0 +1,169 @@
+"""OffsetCommit, OffsetFetch and OffsetDelete against the in-memory groups and offset store.
+
+Copies Kafka's OffsetMetadataManager (commitOffset, fetchOffsets/fetchAllOffsets, deleteOffsets,
+deleteAllOffsets) and ClassicGroup.validateOffsetCommit / validateOffsetDelete. Each operation
+applies its change to `ctx.coordinator.offsets` at once and emits the records that say the same
+(one OffsetCommitRecord or OffsetTombstone per partition, all in the op, so one batch per
+__consumer_offsets partition); the runtime answers only once they are durable. Expiry lives in
+retention.py. Topic existence is the handler's business (Kafka checks it in KafkaApis).
+"""
+
+from __future__ import annotations
+
+from .context import OpContext
+from .errors import Error
+from .group import ClassicGroup
+from .offset_messages import (
+    DEFAULT_RETENTION_TIME,
+    FetchedGroup,
+    FetchedPartition,
+    OffsetCommitParams,
+    OffsetCommitResult,
+    OffsetDeleteParams,
+    OffsetDeleteResult,
+    OffsetFetchParams,
+)
+from .rebalance import reschedule_member_heartbeat
+from .records import OffsetCommitRecord, OffsetTombstone
+from .state import GroupState
+
+
+# -- OffsetCommit ----------------------------------------------------------------------------
+
+def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
+    if not p.group_id:  # GroupCoordinatorService.commitOffsets
+        return _commit_error(p, Error.INVALID_GROUP_ID)
+    group, error = _validate_commit(ctx, p)
+    if error is not None:
+        return _commit_error(p, error)
+    assert group is not None
+    if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+        # A classic member's commit also keeps its session alive (commitOffset).
+        reschedule_member_heartbeat(ctx, group, group.members[p.member_id])
+    now = ctx.now_ms
+    # v2-4 may ask for their own retention: stored as an expire timestamp (OffsetCommitValue v1).
+    expire = None if p.retention_time_ms == DEFAULT_RETENTION_TIME else now + p.retention_time_ms
+    max_bytes = ctx.coordinator.config.offset_metadata_max_bytes
+    store = ctx.coordinator.offsets
+    topics = []
+    for topic, partitions in p.topics:
+        answers = []
+        for part in partitions:
+            if part.metadata is not None and _java_length(part.metadata) > max_bytes:
+                answers.append((part.partition, Error.OFFSET_METADATA_TOO_LARGE))
+                continue
+            record = OffsetCommitRecord(p.group_id, topic, part.partition, part.offset,
+                                        part.leader_epoch, part.metadata or "", now, expire)
+            store.put(record)
+            ctx.emit(record)
+            answers.append((part.partition, Error.NONE))
+        topics.append((topic, answers))
+    return OffsetCommitResult(Error.NONE, topics)
+
+
+def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, Error | None]:
+    """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit."""
+    group = ctx.coordinator.group(p.group_id)
+    if group is None:
+        if p.generation_id < 0:
+            # A commit outside group management (admin client, assign()): Kafka creates an
+            # empty "simple" group (no protocol type) and accepts it. No group record is written.
+            return ctx.coordinator.create_group(p.group_id, ctx.now_ms), None
+        # v9 answers GROUP_ID_NOT_FOUND; older versions keep ILLEGAL_GENERATION.
+        return None, Error.GROUP_ID_NOT_FOUND if p.request_version >= 9 else Error.ILLEGAL_GENERATION
+    if group.is_in(GroupState.DEAD):
+        return None, Error.COORDINATOR_NOT_AVAILABLE
+    if p.generation_id < 0 and group.is_in(GroupState.EMPTY):
+        return group, None
+    if p.generation_id >= 0 or p.member_id or p.group_instance_id is not None:
+        error = group.validate_existing_member(p.member_id, p.group_instance_id)
+        if error is not None:
+            return None, Error(error)
+        if p.generation_id != group.generation_id:
+            return None, Error.ILLEGAL_GENERATION
+    elif not group.is_in(GroupState.EMPTY):
+        # No member id and no generation: only an empty group takes such commits.
+        return None, Error.UNKNOWN_MEMBER_ID
+    if group.is_in(GroupState.COMPLETING_REBALANCE):
+        # The member has its generation but not its assignment yet: let it finish the sync.
+        return None, Error.REBALANCE_IN_PROGRESS
+    return group, None
+
+
+def _commit_error(p: OffsetCommitParams, error: Error) -> OffsetCommitResult:
+    """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
+    return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts])
+                                      for t, parts in p.topics])
+
+
+def _java_length(text: str) -> int:
+    """Java String.length(): UTF-16 code units (what Kafka compares with the limit)."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
+# -- OffsetFetch -----------------------------------------------------------------------------
+
+def fetch_offsets(ctx: OpContext, p: OffsetFetchParams) -> list[FetchedGroup]:
+    """fetchOffsets / fetchAllOffsets per group. An unknown (or Dead) group is not an error:
+    Kafka catches GroupIdNotFoundException and answers -1 for each partition (no partitions
+    when all were asked). No transactions here, so require_stable never yields
+    UNSTABLE_OFFSET_COMMIT."""
+    answers = []
+    store = ctx.coordinator.offsets
+    for request in p.groups:
+        if not request.group_id:  # GroupCoordinatorService.fetchOffsets
+            answers.append(FetchedGroup(request.group_id, Error.INVALID_GROUP_ID))
+            continue
+        group = ctx.coordinator.group(request.group_id)
+        known = group is not None and not group.is_in(GroupState.DEAD)
+        offsets = store.groups.get(request.group_id, {}) if known else {}
+        if request.topics is None:
+            by_topic: dict[str, list[FetchedPartition]] = {}
+            for (topic, partition), rec in sorted(offsets.items()):
+                by_topic.setdefault(topic, []).append(_fetched(partition, rec))
+            answers.append(FetchedGroup(request.group_id, Error.NONE, list(by_topic.items())))
+            continue
+        topics = [(topic, [_fetched(partition, offsets.get((topic, partition)))
+                           for partition in partitions])
+                  for topic, partitions in request.topics]
+        answers.append(FetchedGroup(request.group_id, Error.NONE, topics))
+    return answers
+
+
+def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition:
+    if rec is None:
+        return FetchedPartition(partition)  # offset -1, leader epoch -1, metadata "", NONE
+    return FetchedPartition(partition, rec.offset, rec.leader_epoch, rec.metadata)
+
+
+# -- OffsetDelete ----------------------------------------------------------------------------
+
+def delete_offsets(ctx: OpContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
+    if not p.group_id:
+        return OffsetDeleteResult(Error.INVALID_GROUP_ID)
+    group = ctx.coordinator.group(p.group_id)
+    if group is None or group.is_in(GroupState.DEAD):
+        return OffsetDeleteResult(Error.GROUP_ID_NOT_FOUND)
+    # ClassicGroup.validateOffsetDelete: a group with members may delete offsets only if it is
+    # a consumer group (then per topic: not while subscribed to it).
+    if not group.is_in(GroupState.EMPTY) and not group.uses_consumer_protocol:
+        return OffsetDeleteResult(Error.NON_EMPTY_GROUP)
+    store = ctx.coordinator.offsets
+    topics = []
+    for topic, partitions in p.topics:
+        if group.is_subscribed_to_topic(topic):
+            topics.append((topic, [(n, Error.GROUP_SUBSCRIBED_TO_TOPIC) for n in partitions]))
+            continue
+        for n in partitions:
+            if store.delete(p.group_id, topic, n) is not None:
+                ctx.emit(OffsetTombstone(p.group_id, topic, n))
+        topics.append((topic, [(n, Error.NONE) for n in partitions]))
+    return OffsetDeleteResult(Error.NONE, topics)
+
+
+def delete_all_offsets(ctx: OpContext, group_id: str) -> int:
+    """OffsetMetadataManager.deleteAllOffsets (DeleteGroups): a tombstone per committed offset."""
+    dropped = ctx.coordinator.offsets.drop_group(group_id)
+    for topic, partition in dropped:
+        ctx.emit(OffsetTombstone(group_id, topic, partition))
+    return len(dropped)

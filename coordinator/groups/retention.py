@@ -1,0 +1,106 @@
+"""Offset retention: expire committed offsets and delete empty groups that have none left.
+
+Copies Kafka's GroupCoordinatorShard.cleanupGroupMetadata, OffsetMetadataManager
+.cleanupExpiredOffsets and ClassicGroup.offsetExpirationCondition. A timer fires every
+`offsets_retention_check_interval_ms` through the normal op path, so its tombstones are written
+like any other records; it reschedules itself. Groups the coordinator says are not writable
+(their __consumer_offsets partition is loading or failed) are skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .changes import GroupTombstone
+from .context import OpContext
+from .coordinator import GroupCoordinator
+from .group import ClassicGroup
+from .rebalance import join_key, sync_key
+from .records import OffsetCommitRecord, OffsetTombstone
+from .state import GroupState
+
+BaseTimestamp = Callable[[OffsetCommitRecord], int]
+
+
+def retention_key() -> tuple[str]:
+    return ("offsets-retention",)
+
+
+def schedule_offset_expiration(coordinator: GroupCoordinator, now_ms: int) -> None:
+    """Kafka scheduleGroupMetadataExpiration: first check one interval after load."""
+    coordinator.timers.schedule(
+        retention_key(), now_ms + coordinator.config.offsets_retention_check_interval_ms,
+        _on_timer)
+
+
+def _on_timer(ctx: OpContext) -> None:
+    cleanup_group_metadata(ctx)
+    schedule_offset_expiration(ctx.coordinator, ctx.now_ms)
+
+
+def cleanup_group_metadata(ctx: OpContext) -> None:
+    coordinator = ctx.coordinator
+    writable = getattr(coordinator, "group_writable", None)
+    for group_id in list(coordinator.groups):
+        if writable is not None and not writable(group_id):
+            continue
+        if cleanup_expired_offsets(ctx, group_id):
+            _maybe_delete_group(ctx, group_id)
+
+
+def expiration_base(group: ClassicGroup) -> BaseTimestamp | None:
+    """ClassicGroup.offsetExpirationCondition: from when an offset's retention counts, or None
+    when the group's offsets do not expire now."""
+    if group.protocol_type is None:
+        # A simple group (commits without membership): from each commit.
+        return lambda rec: rec.commit_timestamp_ms
+    if group.is_in(GroupState.EMPTY):
+        # From when the group became Empty (records older than GroupMetadataValue v2 have no
+        # state timestamp: then from each commit).
+        since = group.state_timestamp_ms
+        return lambda rec: rec.commit_timestamp_ms if since is None else since
+    if group.uses_consumer_protocol and group.subscribed_topics is not None \
+            and group.is_in(GroupState.STABLE):
+        # Members exist: offsets of topics nobody subscribes to expire from their commit.
+        return lambda rec: rec.commit_timestamp_ms
+    return None
+
+
+def is_expired(rec: OffsetCommitRecord, base: BaseTimestamp, now_ms: int, retention_ms: int) -> bool:
+    """OffsetExpirationConditionImpl.isOffsetExpired: a client-set expire timestamp wins."""
+    if rec.expire_timestamp_ms is not None:
+        return now_ms >= rec.expire_timestamp_ms
+    return now_ms - base(rec) >= retention_ms
+
+
+def cleanup_expired_offsets(ctx: OpContext, group_id: str) -> bool:
+    """Tombstone the group's expired offsets; True if it has none left (or had none)."""
+    store = ctx.coordinator.offsets
+    offsets = store.groups.get(group_id)
+    if not offsets:
+        return True
+    group = ctx.coordinator.group(group_id)
+    base = None if group is None else expiration_base(group)
+    if group is None or base is None:
+        return False
+    retention_ms = ctx.coordinator.config.offsets_retention_ms
+    all_expired = True
+    for (topic, partition), rec in list(offsets.items()):
+        if group.is_subscribed_to_topic(topic) or not is_expired(rec, base, ctx.now_ms, retention_ms):
+            all_expired = False
+            continue
+        store.delete(group_id, topic, partition)
+        ctx.emit(OffsetTombstone(group_id, topic, partition))
+    return all_expired
+
+
+def _maybe_delete_group(ctx: OpContext, group_id: str) -> None:
+    """GroupMetadataManager.maybeDeleteGroup: only an Empty group goes (with a tombstone)."""
+    group = ctx.coordinator.group(group_id)
+    if group is None or not group.is_in(GroupState.EMPTY):
+        return
+    ctx.emit(GroupTombstone(group_id))
+    group.transition_to(GroupState.DEAD, ctx.now_ms)
+    del ctx.coordinator.groups[group_id]
+    ctx.coordinator.timers.cancel(join_key(group_id))
+    ctx.coordinator.timers.cancel(sync_key(group_id))
