@@ -354,6 +354,10 @@ class _Gen:
         if f.struct is not None:
             if f.default is None:
                 return f"{var} is not None"
+            inner = f.struct.fields
+            if all(not g.is_array and g.struct is None for g in inner):
+                # compare field by field: much cheaper than dataclass __eq__ (it builds tuples)
+                return "(" + " or ".join(self.differs(g, f"{var}.{g.name}") for g in inner) + ")"
             return f"{var} != {self.const('dstruct', f.struct.cls)}"
         value = _SCALAR_ZEROS[f.type] if f.default is ZERO else f.default
         if value is None:
