@@ -182,16 +182,17 @@ class OffsetsLoader:
 
 
 async def open_offsets(config: Any, clock: Any, *, groups: GroupCoordinator | None = None,
+                       offsets: OffsetStore | None = None,
                        load: bool = True) -> tuple[OffsetsLog, OffsetsLoader]:
     """Open __consumer_offsets under config.data_dir and (unless load=False) replay it.
 
-    Returns (writer, loaded): `writer` is the runtime's Writer; `loaded.groups` (the given
-    coordinator, filled) and `loaded.offsets` are the replayed state. With load=False the
-    partitions on disk stay LOADING until `await loaded.load_all()`."""
+    Returns (writer, loaded): `writer` is the runtime's Writer; `loaded.groups` and
+    `loaded.offsets` (the given objects, or new ones) hold the replayed state. With load=False
+    the partitions on disk stay LOADING until `await loaded.load_all()`."""
     writer = OffsetsLog(config.data_path, config.offsets_topic_num_partitions,
                         offsets_log_config(config), clock)
     loader = OffsetsLoader(writer, groups if groups is not None else GroupCoordinator(),
-                           OffsetStore(), clock)
+                           offsets if offsets is not None else OffsetStore(), clock)
     for n in writer.existing_partitions():
         writer.set_state(n, PartitionState.LOADING)
     if load:
