@@ -11,6 +11,7 @@ recovery truncates it); index entries point at batch starts. An optional file su
 from __future__ import annotations
 
 import os
+import struct
 from typing import Iterator
 
 from . import fsutil
@@ -21,6 +22,8 @@ __all__ = ["LogSegment", "segment_file_name", "SCAN_CHUNK"]
 
 SCAN_CHUNK = 1 << 20
 _MIN_HEADER = 17  # Kafka's HEADER_SIZE_UP_TO_MAGIC: fewer bytes left = end of the log
+_LENGTH = struct.Struct(">i")  # batchLength at byte 8
+_LENGTH_END = 12
 
 
 def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
@@ -192,22 +195,23 @@ class LogSegment:
         self.time_index.flush()
 
     # -- reads --------------------------------------------------------------------------------
-    def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
+    def iter_headers(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
+                     ) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each whole batch from `start`; stops at a torn tail."""
-        for pos, h, _ in self.iter_batches(start, end, with_data=False):
+        for pos, h, _ in self.iter_batches(start, end, with_data=False, chunk=chunk):
             yield pos, h
 
-    def iter_batches(self, start: int = 0, end: int | None = None, *, with_data: bool = True
-                     ) -> Iterator[tuple[int, BatchHeader, bytes | None]]:
-        """(position, header, batch bytes) of each whole batch in [start, end). Reads in
-        1 MiB chunks. Stops silently where fewer than a whole batch remains."""
+    def iter_batches(self, start: int = 0, end: int | None = None, *, with_data: bool = True,
+                     chunk: int = SCAN_CHUNK) -> Iterator[tuple[int, BatchHeader, bytes | None]]:
+        """(position, header, batch bytes) of each whole batch in [start, end). Reads `chunk`
+        bytes at a time. Stops silently where fewer than a whole batch remains."""
         end = self.size if end is None else min(end, self.size)
         pos = start
         buf, buf_start = b"", start
         while end - pos >= _MIN_HEADER:
             off = pos - buf_start
             if off + HEADER_SIZE > len(buf):
-                buf, buf_start, off = os.pread(self._fd, SCAN_CHUNK, pos), pos, 0
+                buf, buf_start, off = os.pread(self._fd, chunk, pos), pos, 0
                 if len(buf) < HEADER_SIZE:
                     return
             h = decode_header(buf, off)
@@ -217,7 +221,7 @@ class LogSegment:
             data = None
             if with_data:
                 if off + size > len(buf):
-                    buf, buf_start, off = os.pread(self._fd, max(SCAN_CHUNK, size), pos), pos, 0
+                    buf, buf_start, off = os.pread(self._fd, max(chunk, size), pos), pos, 0
                 data = buf[off:off + size]
             yield pos, h, data
             pos += size
@@ -225,21 +229,27 @@ class LogSegment:
     def find_position(self, offset: int) -> int | None:
         """Position of the first batch with lastOffset >= offset, or None if past the end."""
         _, pos = self.offset_index.lookup(offset)
-        for batch_pos, h in self.iter_headers(pos):
+        # The floor entry is usually within one index interval: read about that much at a time.
+        for batch_pos, h in self.iter_headers(pos, chunk=2 * self.index_interval_bytes + 2 * HEADER_SIZE):
             if h.last_offset >= offset:
                 return batch_pos
         return None
 
     def read(self, position: int, max_bytes: int) -> bytes:
         """Whole batches from `position`, up to `max_bytes`, but always at least one."""
-        out = bytearray()
-        for _, h, data in self.iter_batches(position):
-            if out and len(out) + h.size > max_bytes:
+        buf = os.pread(self._fd, max(min(max_bytes, self.size - position), _LENGTH_END), position)
+        if len(buf) < _LENGTH_END:
+            return b""
+        first = _LENGTH.unpack_from(buf, 8)[0] + 12
+        if first >= len(buf):
+            return buf if first == len(buf) else os.pread(self._fd, first, position)
+        pos = first
+        while pos + _LENGTH_END <= len(buf):
+            size = _LENGTH.unpack_from(buf, pos + 8)[0] + 12
+            if pos + size > len(buf):
                 break
-            out += data  # type: ignore[operator]
-            if len(out) >= max_bytes:
-                break
-        return bytes(out)
+            pos += size
+        return buf[:pos]
 
     def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> int | None:
         """First record offset >= start_offset whose timestamp >= `timestamp` (Kafka's
