@@ -134,3 +134,17 @@ def test_crash_at_every_step_of_the_swap_recovers_old_or_new(tmp_path):
         offsets = [o for o, _, _ in after]
         assert offsets == sorted(set(offsets)), n
     assert outcomes == {"old", "new"}
+
+
+def test_iteration_in_progress_survives_a_replacement(tmp_path):
+    log = build_log(tmp_path)
+    before = read_all(log)
+    it = log.iter_records()
+    seen = [next(it) for _ in range(3)]
+    old = log.non_active_segments()[:3]
+    log.replace_segments(old, [compact_into_cleaned(log, old)])
+    rest = list(it)
+    offsets = [r.offset for r in seen + rest]
+    assert offsets == sorted(set(offsets))  # no repeats, no reordering
+    after = {(r.offset, r.key, r.value) for r in seen + rest}
+    assert after <= set(before) and latest_by_key(sorted(after)) == latest_by_key(before)
