@@ -6,7 +6,7 @@ the same sequence number to 3 partitions of the task's group, and "ack" is print
 `wait_durable` returned. The parent SIGKILLs it at random moments (10 cycles), restarts it and
 checks: every acknowledged commit is there, nothing unacknowledged is invented (at most the one
 in-flight op per task), each op is atomic (its 3 offsets agree), and the final segments decode
-with kafka-python's independent RecordBatch reader. (The server does not serve OffsetCommit yet,
+with kafka-python's independent RecordBatch reader and pass `storage.dump.check`. (The server does not serve OffsetCommit yet,
 so this drives the writer directly rather than through `python -m coordinator serve`.)
 """
 
@@ -160,6 +160,9 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
         return out
 
     check_state(trio.run(final), acked)
+    from storage.dump import check
+
+    assert check(data_dir) == []  # recovered and closed cleanly: CRCs, offsets, names, indexes
     _check_segments_with_kafka_python(data_dir)
 
 
