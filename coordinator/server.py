@@ -77,7 +77,7 @@ async def serve(
 
     with server.cancel_scope:
         async with trio.open_nursery() as nursery:
-            broker.services["groups"] = await start_groups(nursery, config)
+            broker.services["groups"] = await start_groups(nursery, config, topics)
             await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
             await nursery.start(trio.serve_listeners, on_connection, listeners)
             log_event(_log, "server.listening", host=config.host, port=port, data_dir=str(data_dir))

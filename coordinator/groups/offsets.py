@@ -32,10 +32,10 @@ from .state import GroupState
 
 def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
     if not p.group_id:  # GroupCoordinatorService.commitOffsets
-        return _commit_error(p, Error.INVALID_GROUP_ID)
+        return commit_error(p, Error.INVALID_GROUP_ID)
     group, error = _validate_commit(ctx, p)
     if error is not None:
-        return _commit_error(p, error)
+        return commit_error(p, error)
     assert group is not None
     if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
         # A classic member's commit also keeps its session alive (commitOffset).
@@ -90,7 +90,7 @@ def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGrou
     return group, None
 
 
-def _commit_error(p: OffsetCommitParams, error: Error) -> OffsetCommitResult:
+def commit_error(p: OffsetCommitParams, error: Error) -> OffsetCommitResult:
     """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
     return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts])
                                       for t, parts in p.topics])

@@ -13,7 +13,11 @@ from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGr
 
 async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
     version = ctx.api_version
-    listed = await ctx.broker.services["groups"].submit(ListGroupsParams(
+    service = ctx.broker.services["groups"]
+    error = service.list_error()  # a loading or failed partition fails the whole list (Kafka)
+    if error is not None:
+        return ListGroupsResponse(error_code=error, groups=[])
+    listed = await service.submit(ListGroupsParams(
         states_filter=list(request.states_filter) if version >= 4 else [],
         types_filter=list(request.types_filter) if version >= 5 else [],
     ))
