@@ -101,6 +101,10 @@ def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bo
                         _dump_file(log_file[:-4] + ext, out, deep, json)
         return
     _dump_file(path, out, deep, json)
+    if index and path.endswith(".log"):
+        for ext in (".index", ".timeindex"):
+            if os.path.exists(path[:-4] + ext):
+                _dump_file(path[:-4] + ext, out, deep, json)
 
 
 def _dump_file(path: str, out: TextIO, deep: bool, json: bool) -> None:

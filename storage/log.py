@@ -23,7 +23,7 @@ from . import fsutil
 from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
                     encode_batch_and_header, iter_records as _batch_records, validate_batch,
                     verify_crc)
-from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError,
+from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError, LoadResult,
                        load_segments, write_recovery_point)
 from .segment import LogSegment, segment_file_name
 
@@ -74,6 +74,7 @@ class Log:
         self._closed = False
         self._sync_running: tuple[int, trio.Event] | None = None  # (target offset, done)
         self._next_sync: trio.Event | None = None  # the queued fsync's done event
+        self.load_result: LoadResult | None = None  # what opening/recovery found and did
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,

@@ -93,3 +93,13 @@ def test_check_reports_bad_index_and_stray_swap_files(tmp_path):
     assert problem.file == str(index) and problem.position == 0 and "not a batch start" in problem.reason
     (tmp_path / "00000000000000000000.log.swap").write_bytes(b"")
     assert "interrupted cleaner swap" in check(tmp_path)[0].reason
+
+
+def test_dump_of_one_segment_with_index_lists_entries_and_finds_no_problem(tmp_path):
+    make_closed_log(tmp_path, segment_bytes=1 << 20, index_interval_bytes=100)
+    out = io.StringIO()
+    dump(tmp_path / "00000000000000000000.log", out, index=True)
+    text = out.getvalue()
+    assert f"Dumping {tmp_path / '00000000000000000000.index'}" in text
+    assert "offset: 5 position: " in text and "timestamp: 1000 offset: " in text
+    assert "Index problem" not in text
