@@ -11,6 +11,7 @@ from coordinator.handlers import (  # classic groups
     k11_join_group, k12_heartbeat, k13_leave_group, k14_sync_group, k15_describe_groups, k16_list_groups,
     k42_delete_groups,
 )
+from coordinator.handlers import k08_offset_commit, k09_offset_fetch, k47_offset_delete  # offsets
 from coordinator.handlers import (  # the data path
     k00_produce, k01_fetch, k02_list_offsets, k19_create_topics, k20_delete_topics, k22_init_producer_id,
     k23_offset_for_leader_epoch,
@@ -28,6 +29,9 @@ HANDLERS = {
     ApiKey.DESCRIBE_GROUPS: k15_describe_groups.handle,
     ApiKey.LIST_GROUPS: k16_list_groups.handle,
     ApiKey.DELETE_GROUPS: k42_delete_groups.handle,
+    ApiKey.OFFSET_COMMIT: k08_offset_commit.handle,
+    ApiKey.OFFSET_FETCH: k09_offset_fetch.handle,
+    ApiKey.OFFSET_DELETE: k47_offset_delete.handle,
     ApiKey.PRODUCE: k00_produce.handle,
     ApiKey.FETCH: k01_fetch.handle,
     ApiKey.LIST_OFFSETS: k02_list_offsets.handle,

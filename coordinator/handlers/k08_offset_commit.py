@@ -1,0 +1,53 @@
+"""OffsetCommit (key 8), v2-v9.
+
+v2-4: retention_time_ms (-1 = the broker's offsets.retention.minutes; anything else is stored as
+an expire timestamp, OffsetCommitValue v1). v3+: throttle time. v5: retention_time_ms removed.
+v6+: committed leader epoch. v7+: group.instance.id (static members are checked). v8+: flexible.
+v9: an unknown group with a generation >= 0 gets GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before).
+Unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION each, before the group sees the
+rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself does not check).
+"""
+from __future__ import annotations
+
+from coordinator.context import RequestContext
+from coordinator.groups.offset_messages import CommitPartition, OffsetCommitParams
+from protocol.errors import ErrorCode
+from protocol.messages.offset_commit import (
+    OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+)
+
+
+async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitResponse:
+    version = ctx.api_version
+    registry = ctx.broker.topics
+    answers: dict[str, list[OffsetCommitResponsePartition]] = {}
+    known: list[tuple[str, list[CommitPartition]]] = []
+    for t in request.topics:
+        topic = registry.get(t.name)
+        valid = []
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition_index < topic.partitions:
+                answers.setdefault(t.name, []).append(OffsetCommitResponsePartition(
+                    p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                valid.append(CommitPartition(p.partition_index, p.committed_offset,
+                                             p.committed_leader_epoch if version >= 6 else -1,
+                                             p.committed_metadata))
+        if valid:
+            known.append((t.name, valid))
+    if known:
+        result = await ctx.broker.services["groups"].submit(OffsetCommitParams(
+            group_id=request.group_id,
+            topics=known,
+            generation_id=request.generation_id_or_member_epoch,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id if version >= 7 else None,
+            retention_time_ms=request.retention_time_ms if version <= 4 else -1,
+            request_version=version,
+        ))
+        for name, partitions in result.topics:
+            answers.setdefault(name, []).extend(
+                OffsetCommitResponsePartition(n, error) for n, error in partitions)
+    return OffsetCommitResponse(topics=[
+        OffsetCommitResponseTopic(name=name, partitions=partitions) for name, partitions in answers.items()
+    ])
