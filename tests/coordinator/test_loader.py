@@ -301,3 +301,17 @@ async def test_runtime_with_the_durable_writer_survives_a_restart(tmp_path, mock
     assert group.snapshot() == before
     assert group.state is GroupState.STABLE and group.members[joined.member_id].assignment == b"A"
     writer.close()
+
+
+async def test_interval_flush_mode_flushes_in_the_background(tmp_path, autojump_clock):
+    config = Config({"data.dir": str(tmp_path), "log.flush.mode": "interval", "log.flush.interval.ms": "1000"})
+    writer, loaded = await open_offsets(config, FakeClock(0))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(loaded.run)
+        await writer.wait_durable(writer.append([commit("g1")]))  # returns at once in this mode
+        log = writer.log(partition_for("g1"))
+        assert log.durable_offset == 0
+        await trio.sleep(1.5)
+        assert log.durable_offset == 1
+        nursery.cancel_scope.cancel()
+    writer.close()
