@@ -4,6 +4,7 @@
               [--config server.properties] [--set name=value]...
     kgc dump PATH [--deep] [--json] [--index]     (segment file, partition dir or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
+    kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
 them with their defaults.
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
+
+    from coordinator.tools import groups_cli
+    groups_cli.add_parser(commands)
     return parser
 
 
@@ -103,6 +107,9 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    if args.command == "groups":
+        from coordinator.tools.groups_cli import run as run_groups
+        sys.exit(run_groups(args))
     if args.command in ("dump", "check"):
         sys.exit(_inspect(args))
     if args.command == "settings":

@@ -1,0 +1,270 @@
+"""A small blocking Kafka admin client on our protocol codec, for the command-line tools.
+
+It speaks to any Kafka broker, not only ours: every connection starts with ApiVersions v0 (which
+every broker answers) and each request then goes out at the highest version both sides know,
+capped where this client only builds the older request layout (`_CAPS`). Group requests go to the
+group's coordinator (FindCoordinator), ListOffsets to each partition's leader (Metadata).
+Errors raise `KafkaError` with the error's Kafka name.
+"""
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from protocol.api import ApiKey
+from protocol.codec import decode_response, encode_request, message_module, message_schema
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader, decode_response_header, encode_request_header
+
+# Highest versions whose request layout this client builds (newer ones add topic ids etc.).
+_CAPS = {ApiKey.OFFSET_FETCH: 9, ApiKey.OFFSET_COMMIT: 9, ApiKey.FIND_COORDINATOR: 6,
+         ApiKey.METADATA: 12, ApiKey.LIST_OFFSETS: 7, ApiKey.DESCRIBE_GROUPS: 5,
+         ApiKey.LIST_GROUPS: 5, ApiKey.DELETE_GROUPS: 2, ApiKey.OFFSET_DELETE: 0}
+
+LATEST = -1  # ListOffsets timestamps (ListOffsetsRequest.LATEST_TIMESTAMP / EARLIEST_TIMESTAMP)
+EARLIEST = -2
+
+
+class KafkaError(Exception):
+    def __init__(self, code: int, context: str = "") -> None:
+        self.code = code
+        self.name = error_name(code)
+        super().__init__(f"{context}: {self.name}" if context else self.name)
+
+
+def error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+@dataclass(frozen=True)
+class Broker:
+    node_id: int
+    host: str
+    port: int
+
+
+class Connection:
+    """One socket to one broker; requests are sent one at a time."""
+
+    def __init__(self, host: str, port: int, client_id: str, timeout: float) -> None:
+        self.host, self.port = host, port
+        self.client_id = client_id
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self._ids = itertools.count(1)
+        self.versions: dict[int, tuple[int, int]] = {}
+        api = self.send(ApiKey.API_VERSIONS, 0, message_module(ApiKey.API_VERSIONS).ApiVersionsRequest())
+        if api.error_code:
+            raise KafkaError(api.error_code, "ApiVersions")
+        self.versions = {k.api_key: (k.min_version, k.max_version) for k in api.api_keys}
+
+    def version(self, key: ApiKey) -> int:
+        """The highest version both this client and the broker speak."""
+        low, high = message_schema(key, False).versions
+        high = min(high, _CAPS.get(key, high))
+        if key not in self.versions:
+            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"the broker does not serve {key.name}")
+        broker_low, broker_high = self.versions[key]
+        if max(low, broker_low) > min(high, broker_high):
+            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"no common {key.name} version")
+        return min(high, broker_high)
+
+    def request(self, key: ApiKey, build: Callable[[int], Any]) -> tuple[int, Any]:
+        """Send `build(version)` at the best version; returns (version, decoded response)."""
+        version = self.version(key)
+        return version, self.send(key, version, build(version))
+
+    def send(self, key: int, version: int, body: Any) -> Any:
+        cid = next(self._ids)
+        header = RequestHeader(int(key), version, cid, self.client_id)
+        payload = encode_request_header(header) + encode_request(key, version, body)
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+        (size,) = struct.unpack(">i", self._read(4))
+        frame = self._read(size)
+        head, offset = decode_response_header(frame, key, version)
+        if head.correlation_id != cid:
+            raise ConnectionError(f"correlation id {head.correlation_id} != {cid}")
+        return decode_response(key, version, frame, offset)
+
+    def _read(self, n: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < n:
+            chunk = self.sock.recv(n - len(chunks))
+            if not chunk:
+                raise ConnectionError(f"{self.host}:{self.port} closed the connection")
+            chunks += chunk
+        return bytes(chunks)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class AdminClient:
+    """Connections by address, the cluster's brokers, and group coordinators."""
+
+    def __init__(self, bootstrap: str, client_id: str = "kgc-groups", timeout: float = 30.0) -> None:
+        self.client_id, self.timeout = client_id, timeout
+        self._conns: dict[tuple[str, int], Connection] = {}
+        host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+        self.bootstrap = (host or "localhost", int(port))
+
+    def __enter__(self) -> "AdminClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for conn in self._conns.values():
+            conn.close()
+
+    def connection(self, host: str, port: int) -> Connection:
+        conn = self._conns.get((host, port))
+        if conn is None:
+            conn = self._conns[(host, port)] = Connection(host, port, self.client_id, self.timeout)
+        return conn
+
+    @property
+    def any(self) -> Connection:
+        return self.connection(*self.bootstrap)
+
+    def metadata(self, topics: list[str] | None) -> Any:
+        mod = message_module(ApiKey.METADATA)
+
+        def build(v: int) -> Any:
+            names = None if topics is None else [mod.MetadataRequestTopic(name=t) for t in topics]
+            return mod.MetadataRequest(topics=names, allow_auto_topic_creation=False)
+        return self.any.request(ApiKey.METADATA, build)[1]
+
+    def brokers(self) -> list[Broker]:
+        return [Broker(b.node_id, b.host, b.port) for b in self.metadata([]).brokers]
+
+    def coordinator(self, group: str) -> tuple[Broker, Connection]:
+        mod = message_module(ApiKey.FIND_COORDINATOR)
+
+        def build(v: int) -> Any:
+            if v >= 4:
+                return mod.FindCoordinatorRequest(key_type=0, coordinator_keys=[group])
+            return mod.FindCoordinatorRequest(key=group, key_type=0)
+        version, resp = self.any.request(ApiKey.FIND_COORDINATOR, build)
+        if version >= 4:
+            c = resp.coordinators[0]
+            error, node = c.error_code, Broker(c.node_id, c.host, c.port)
+        else:
+            error, node = resp.error_code, Broker(resp.node_id, resp.host, resp.port)
+        if error:
+            raise KafkaError(error, f"FindCoordinator for group '{group}'")
+        return node, self.connection(node.host, node.port)
+
+    def partitions(self, topics: list[str] | None) -> dict[str, dict[int, int]]:
+        """topic -> partition -> leader node id (every topic when `topics` is None)."""
+        meta = self.metadata(topics)
+        out: dict[str, dict[int, int]] = {}
+        for t in meta.topics:
+            if t.error_code:
+                raise KafkaError(t.error_code, f"topic '{t.name}'")
+            if not t.is_internal:
+                out[t.name] = {p.partition_index: p.leader_id for p in t.partitions}
+        return out
+
+    def list_offsets(self, partitions: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> offset for LATEST, EARLIEST or a timestamp (-1 when none)."""
+        mod = message_module(ApiKey.LIST_OFFSETS)
+        leaders = self.partitions(sorted({t for t, _ in partitions}))
+        nodes = {b.node_id: b for b in self.brokers()}
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for topic, p in partitions:
+            by_leader.setdefault(leaders[topic][p], {}).setdefault(topic, []).append(p)
+        result: dict[tuple[str, int], int] = {}
+        for leader, topics in by_leader.items():
+            conn = self.connection(nodes[leader].host, nodes[leader].port)
+            _, resp = conn.request(ApiKey.LIST_OFFSETS, lambda v: mod.ListOffsetsRequest(
+                replica_id=-1, topics=[mod.ListOffsetsTopic(name=t, partitions=[
+                    mod.ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps])
+                    for t, ps in topics.items()]))
+            for t in resp.topics:
+                for p in t.partitions:
+                    if p.error_code:
+                        raise KafkaError(p.error_code, f"ListOffsets {t.name}-{p.partition_index}")
+                    result[(t.name, p.partition_index)] = p.offset
+        return result
+
+    # -- groups -----------------------------------------------------------------------------
+    def list_groups(self, states: list[str]) -> list[Any]:
+        mod = message_module(ApiKey.LIST_GROUPS)
+        groups: list[Any] = []
+        for broker in self.brokers():
+            conn = self.connection(broker.host, broker.port)
+            version, resp = conn.request(ApiKey.LIST_GROUPS, lambda v: mod.ListGroupsRequest(
+                states_filter=states if v >= 4 else []))
+            if resp.error_code:
+                raise KafkaError(resp.error_code, "ListGroups")
+            wanted = {s.lower() for s in states}
+            groups.extend(g for g in resp.groups if version >= 4 or not wanted
+                          or g.group_state.lower() in wanted)
+        return groups
+
+    def describe_group(self, group: str) -> tuple[Broker, Any]:
+        node, conn = self.coordinator(group)
+        mod = message_module(ApiKey.DESCRIBE_GROUPS)
+        _, resp = conn.request(ApiKey.DESCRIBE_GROUPS, lambda v: mod.DescribeGroupsRequest(groups=[group]))
+        described = resp.groups[0]
+        if described.error_code:
+            raise KafkaError(described.error_code, f"DescribeGroups '{group}'")
+        return node, described
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        """Every committed offset of the group (OffsetFetch for all partitions)."""
+        _, conn = self.coordinator(group)
+        mod = message_module(ApiKey.OFFSET_FETCH)
+
+        def build(v: int) -> Any:
+            if v >= 8:
+                return mod.OffsetFetchRequest(groups=[mod.OffsetFetchRequestGroup(group_id=group, topics=None)])
+            return mod.OffsetFetchRequest(group_id=group, topics=None)
+        version, resp = conn.request(ApiKey.OFFSET_FETCH, build)
+        if version >= 8:
+            entry = resp.groups[0]
+            error, topics = entry.error_code, entry.topics
+        else:
+            error, topics = resp.error_code, resp.topics
+        if error:
+            raise KafkaError(error, f"OffsetFetch '{group}'")
+        return {(t.name, p.partition_index): p.committed_offset for t in topics for p in t.partitions
+                if p.committed_offset >= 0 and not p.error_code}
+
+    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+        """Admin commit (generation -1, no member), as AdminClient.alterConsumerGroupOffsets.
+        Returns the error code per partition."""
+        _, conn = self.coordinator(group)
+        mod = message_module(ApiKey.OFFSET_COMMIT)
+        topics: dict[str, list[Any]] = {}
+        for (t, p), offset in sorted(offsets.items()):
+            topics.setdefault(t, []).append(mod.OffsetCommitRequestPartition(
+                partition_index=p, committed_offset=offset, committed_metadata=""))
+        _, resp = conn.request(ApiKey.OFFSET_COMMIT, lambda v: mod.OffsetCommitRequest(
+            group_id=group, generation_id_or_member_epoch=-1, member_id="",
+            topics=[mod.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()]))
+        return {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+
+    def delete_groups(self, groups: list[str]) -> dict[str, int]:
+        mod = message_module(ApiKey.DELETE_GROUPS)
+        result = {}
+        for group in groups:
+            _, conn = self.coordinator(group)
+            _, resp = conn.request(ApiKey.DELETE_GROUPS, lambda v: mod.DeleteGroupsRequest(groups_names=[group]))
+            result.update({r.group_id: r.error_code for r in resp.results})
+        return result
+
+    def delete_offsets(self, group: str, partitions: list[tuple[str, int]]) -> tuple[int, dict[tuple[str, int], int]]:
+        _, conn = self.coordinator(group)
+        mod = message_module(ApiKey.OFFSET_DELETE)
+        topics: dict[str, list[int]] = {}
+        for t, p in sorted(partitions):
+            topics.setdefault(t, []).append(p)
+        _, resp = conn.request(ApiKey.OFFSET_DELETE, lambda v: mod.OffsetDeleteRequest(
+            group_id=group, topics=[mod.OffsetDeleteRequestTopic(name=t, partitions=[
+                mod.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in topics.items()]))
+        return resp.error_code, {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
