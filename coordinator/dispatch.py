@@ -5,6 +5,7 @@ Rules copied from Kafka's `SocketServer`/`RequestContext`:
   UNSUPPORTED_VERSION and our ranges (KIP-511), so clients can retry lower.
 - Any other unknown API key, unsupported version or unparseable body closes the connection: the
   request cannot be understood, so no well-formed answer exists. The reason is logged.
+- Bytes after a complete body are ignored, as Kafka ignores them (librdkafka sends some).
 - Produce with acks=0 gets no response at all; its handler returns None.
 """
 from __future__ import annotations
@@ -51,7 +52,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> byt
         name = ApiKey(key).name
         raise CloseConnection(f"{name} v{version} is not served (this broker serves v{low}-v{high})")
     try:
-        request = decode_request(key, version, frame, body_offset)
+        request = decode_request(key, version, frame, body_offset, strict=False)
     except DecodeError as exc:
         raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
     context = RequestContext(broker, header, conn.client_host, conn.connection_id)

@@ -69,13 +69,17 @@ def _finish(obj: Any, pos: int, data: bytes, version: int) -> Any:
     return obj
 
 
-def decode_request(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
-    """Decode a request body that runs from `offset` to the end of `data`."""
+def decode_request(api_key: int, version: int, data: bytes, offset: int = 0, *, strict: bool = True) -> Any:
+    """Decode a request body that runs from `offset` to the end of `data`.
+
+    `strict=False` ignores bytes after a complete body, as Kafka's broker does (it never checks
+    that a request buffer was consumed, and librdkafka 2.x relies on that: its all-topics
+    Metadata v10+ request carries 3 stray bytes)."""
     fn = _DEC_REQ.get((api_key, version)) or _build(_DEC_REQ, api_key, version, False, "decode")
     if type(data) is not bytes:
         data = bytes(data)
     obj, pos = fn(data, offset)
-    return obj if pos == len(data) else _finish(obj, pos, data, version)
+    return obj if pos == len(data) or not strict else _finish(obj, pos, data, version)
 
 
 def decode_response(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
