@@ -190,13 +190,13 @@ class TimeIndex(_Index):
     def last_timestamp(self) -> int:
         return self.keys[-1] if self.keys else -1
 
-    def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
+    def maybe_append(self, timestamp: int, offset: int, *, best_effort: bool = False) -> None:
         if self.keys and timestamp <= self.keys[-1]:
             return
         rel = offset - self.base_offset
         if self.values and rel < self.values[-1]:
             return
-        if skip_full_check and self.is_full:
+        if best_effort and self.is_full:  # the final entry on roll is optional when full
             return
         self._put(timestamp, rel)
 

@@ -27,7 +27,8 @@ from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogEr
                        load_segments, write_recovery_point)
 from .segment import LogSegment, segment_file_name
 
-__all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "InvalidBatch", "Record"]
+__all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
+           "Record", "CorruptLogError"]
 
 
 class Clock(Protocol):
@@ -36,6 +37,10 @@ class Clock(Protocol):
 
 class LogFailedError(Exception):
     """An earlier write or fsync failed; the log must be reopened (and recovered)."""
+
+
+class OffsetOutOfRangeError(ValueError):
+    """A read below the log start offset (Kafka's OFFSET_OUT_OF_RANGE)."""
 
 
 @dataclass
@@ -199,7 +204,8 @@ class Log:
         when compaction removed it), up to `max_bytes` but always at least one batch.
         Returns b"" at or past the log end."""
         if offset < self.log_start_offset:
-            raise ValueError(f"offset {offset} is below the log start offset {self.log_start_offset}")
+            raise OffsetOutOfRangeError(f"offset {offset} is below the log start offset "
+                                        f"{self.log_start_offset}")
         if offset >= self._next_offset:
             return b""
         for seg in self._segments[self._segment_index_for(offset):]:
@@ -221,13 +227,16 @@ class Log:
                     return
                 offset = max(offset, self._segments[i + 1].base_offset)
                 continue
-            for batch_pos, h, data in seg.iter_batches(pos, pos + (4 << 20)):
+            start = offset
+            for batch_pos, h, data in seg.iter_batches(pos):
                 if not verify_crc(data):  # type: ignore[arg-type]
                     raise CorruptLogError(seg.log_path, batch_pos, h.base_offset, "CRC-32C mismatch")
                 yield h, data  # type: ignore[misc]
                 offset = h.next_offset
                 if seg.fd < 0:  # replaced while we yielded: look it up again
                     break
+            if offset == start:  # nothing readable where the index pointed: never spin
+                raise CorruptLogError(seg.log_path, pos, offset, "no whole batch at this position")
 
     def iter_records(self, start_offset: int | None = None) -> Iterator[Record]:
         """Records with offset >= start_offset, in offset order."""

@@ -183,7 +183,7 @@ class LogSegment:
         that a torn batch can only ever be in the last segment (recovery relies on it)."""
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp,
-                                         skip_full_check=True)
+                                         best_effort=True)
         self.offset_index.trim()
         self.time_index.trim()
         self.active = False
@@ -268,7 +268,7 @@ class LogSegment:
         if self._fd >= 0:
             if self.active and self.max_timestamp >= 0:
                 self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp,
-                                             skip_full_check=True)
+                                             best_effort=True)
             self.offset_index.close()
             self.time_index.close()
             os.close(self._fd)

@@ -8,7 +8,7 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from storage.batch import InvalidBatch, Record, decode_header, encode_batch, iter_records
-from storage.log import Log, LogConfig
+from storage.log import Log, LogConfig, OffsetOutOfRangeError
 from storage.recovery import CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_FILE
 from tests.storage.helpers import FakeClock, fill, open_log, read_all
 
@@ -163,7 +163,7 @@ def test_retention_by_time_and_size_never_deletes_the_active_segment(tmp_path):
     log.config.retention_ms = -1
     log.apply_retention(clock.time_ms())
     assert len(log.segments) == 1 and log.read(log.log_start_offset, 10)
-    with pytest.raises(ValueError):
+    with pytest.raises(OffsetOutOfRangeError):
         log.read(0, 10)
 
 
@@ -178,3 +178,13 @@ def test_unknown_files_in_the_directory_are_ignored(tmp_path):
 def test_log_open_without_clock_is_refused(tmp_path):
     with pytest.raises(ValueError):
         Log.open(tmp_path, LogConfig(), None)
+
+
+def test_batches_larger_than_the_read_chunk_are_iterated(tmp_path):
+    log = open_log(tmp_path, segment_bytes=64 << 20, max_message_bytes=16 << 20)
+    big = [Record(key=b"big", value=bytes(5 << 20))]
+    log.append_records([Record(key=b"a", value=b"1")])
+    log.append_records(big)
+    log.append_records([Record(key=b"b", value=b"2")])
+    assert [(r.offset, len(r.value)) for r in log.iter_records()] == [(0, 1), (1, 5 << 20), (2, 1)]
+    assert len(log.read(1, 10)) > 5 << 20
