@@ -2,7 +2,7 @@
 
     kgc serve [--host H] [--port P] [--data-dir D] [--create-topic NAME:PARTITIONS]...
               [--config server.properties] [--set name=value]...
-    kgc dump PATH [--deep] [--json] [--index]     (segment file, partition dir or data dir)
+    kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
 
@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--deep", action="store_true", help="one line per record, with key and payload")
     dump.add_argument("--json", action="store_true", help="JSON lines instead of text")
     dump.add_argument("--index", action="store_true", help="also print (and check) the index files")
+    dump.add_argument("--offsets-decoder", action="store_true",
+                      help="decode __consumer_offsets records as DumpLogSegments --offsets-decoder does")
 
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
@@ -68,7 +70,10 @@ def _inspect(args: argparse.Namespace) -> int:
         sys.exit(f"kgc: {args.path}: no such file or directory")
     if args.command == "dump":
         try:
-            dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index)
+            decoder = None
+            if args.offsets_decoder:
+                from coordinator.tools.offsets_decoder import decode as decoder
+            dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         except BrokenPipeError:  # `kgc dump ... | head`
             pass
         return 0

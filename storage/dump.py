@@ -16,13 +16,16 @@ import os
 import re
 import struct
 from dataclasses import dataclass
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 from crc32c import crc32c
 
 from .batch import COMPRESSION_NAMES, HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, iter_records
 
-__all__ = ["dump", "check", "Problem"]
+__all__ = ["dump", "check", "Problem", "Decoder"]
+
+# (offset, key, value) -> (key text, payload text); how `kgc dump --offsets-decoder` plugs in.
+Decoder = Callable[[int, "bytes | None", "bytes | None"], "tuple[str | None, str | None]"]
 
 _NAME = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
 _HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -89,25 +92,29 @@ def _partition_dirs(path: str) -> list[str]:
 # -- dump ---------------------------------------------------------------------------------------
 
 def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bool = False,
-         index: bool = False) -> None:
-    """Print a `.log`/`.index`/`.timeindex` file, a partition dir or a data dir."""
+         index: bool = False, decoder: Decoder | None = None) -> None:
+    """Print a `.log`/`.index`/`.timeindex` file, a partition dir or a data dir. A `decoder`
+    (offset, key, value) -> (key text, payload text) prints records through it, as
+    DumpLogSegments' message parsers do (a None text is left out); it implies deep."""
     path = os.fspath(path)
+    if decoder is not None:
+        deep = True
     if os.path.isdir(path):
         for part in _partition_dirs(path):
             for log_file in _segment_files(part):
-                _dump_file(log_file, out, deep, json)
+                _dump_file(log_file, out, deep, json, decoder)
                 if index:
                     for ext in (".index", ".timeindex"):
                         _dump_file(log_file[:-4] + ext, out, deep, json)
         return
-    _dump_file(path, out, deep, json)
+    _dump_file(path, out, deep, json, decoder)
     if index and path.endswith(".log"):
         for ext in (".index", ".timeindex"):
             if os.path.exists(path[:-4] + ext):
                 _dump_file(path[:-4] + ext, out, deep, json)
 
 
-def _dump_file(path: str, out: TextIO, deep: bool, json: bool) -> None:
+def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder | None = None) -> None:
     if path.endswith(".index") or path.endswith(".timeindex"):
         _dump_index(path, out, json)
         return
@@ -122,7 +129,7 @@ def _dump_file(path: str, out: TextIO, deep: bool, json: bool) -> None:
         if deep:
             try:
                 for r in iter_records(view):
-                    _print_record(out, h, r, json)
+                    _print_record(out, h, r, json, decoder)
             except InvalidBatch as exc:
                 out.write(f"| bad records: {exc}\n")
     if batches.problem is not None:
@@ -164,7 +171,7 @@ def _text(blob: bytes | None) -> str:
     return "null" if blob is None else blob.decode("utf-8", errors="backslashreplace")
 
 
-def _print_record(out: TextIO, h: BatchHeader, r, json: bool) -> None:
+def _print_record(out: TextIO, h: BatchHeader, r, json: bool, decoder: Decoder | None = None) -> None:
     seq = -1 if h.base_sequence < 0 else (h.base_sequence + r.offset - h.base_offset) % 2**31
     ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
     key_size = -1 if r.key is None else len(r.key)
@@ -174,12 +181,19 @@ def _print_record(out: TextIO, h: BatchHeader, r, json: bool) -> None:
         out.write(jsonlib.dumps({
             "type": "record", "offset": r.offset, "timestampType": ts_name, "timestamp": r.timestamp,
             "keySize": key_size, "valueSize": value_size, "sequence": seq,
-            "headers": [[k, b64(v)] for k, v in r.headers], "key": b64(r.key), "value": b64(r.value)}) + "\n")
+            "headers": [[k, b64(v)] for k, v in r.headers], "key": b64(r.key), "value": b64(r.value),
+            **({} if decoder is None else {"decoded": dict(zip(("key", "payload"),
+                                                             decoder(r.offset, r.key, r.value)))})}) + "\n")
         return
     header_keys = "[" + ",".join(k for k, _ in r.headers) + "]"
+    if decoder is None:
+        shown = f"key: {_text(r.key)} payload: {_text(r.value)}"
+    else:
+        key_text, payload_text = decoder(r.offset, r.key, r.value)
+        shown = " ".join(f"{name}: {text}" for name, text in (("key", key_text), ("payload", payload_text))
+                         if text is not None)
     out.write(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
-              f"valueSize: {value_size} sequence: {seq} headerKeys: {header_keys} "
-              f"key: {_text(r.key)} payload: {_text(r.value)}\n")
+              f"valueSize: {value_size} sequence: {seq} headerKeys: {header_keys} {shown}\n")
 
 
 def _dump_index(path: str, out: TextIO, json: bool) -> None:
