@@ -81,3 +81,15 @@ def test_generated_source_is_readable() -> None:
     assert text.startswith("def decode(data, pos):")
     assert "group_instance_id" in text
     assert "def encode(obj):" in source(join_group.RESPONSE, 9, "encode")
+
+
+def test_non_strict_decode_ignores_bytes_after_a_complete_body() -> None:
+    # Kafka's broker never checks that a request buffer was consumed; librdkafka 2.x's all-topics
+    # Metadata v12 request carries 3 stray bytes after its tagged fields.
+    body = bytes.fromhex("00000000010000")
+    with pytest.raises(Exception, match="trailing"):
+        decode_request(3, 12, body)
+    req = decode_request(3, 12, body, strict=False)
+    assert req.topics is None and req.allow_auto_topic_creation is False
+    with pytest.raises(Exception):
+        decode_request(3, 12, body[:3], strict=False)  # a truncated body is still an error
