@@ -401,18 +401,24 @@ class Log:
                                  f"offset range; keep its last batch (possibly empty)")
         if new[-1].next_offset > self._segments[idx[-1] + 1].base_offset:
             raise ValueError("new segments overlap the segment after the replaced ones")
-        for seg in new:
-            seg.become_inactive()  # final time-index entry, trim, fsync
-        for seg in sorted(new, key=lambda s: -s.base_offset):
-            seg.change_suffix(SWAP)
-        fsutil.fsync_dir(self.directory)
-        for seg in old:
-            seg.change_suffix(DELETED)
-        for seg in new:
-            seg.change_suffix("")
-        fsutil.fsync_dir(self.directory)
-        for seg in old:
-            seg.delete()
+        try:
+            for seg in new:
+                seg.become_inactive()  # final time-index entry, trim, fsync
+            for seg in sorted(new, key=lambda s: -s.base_offset):
+                seg.change_suffix(SWAP)
+            fsutil.fsync_dir(self.directory)
+            for seg in old:
+                seg.change_suffix(DELETED)
+            for seg in new:
+                seg.change_suffix("")
+            fsutil.fsync_dir(self.directory)
+            for seg in old:
+                seg.delete()
+        except OSError as exc:
+            # The directory is now half-way through the sequence; only recovery (reopen) may
+            # finish or discard it (FORMAT.md "Swap").
+            self._fail(exc)
+            raise
         self._segments[idx[0]:idx[-1] + 1] = new
         self._bases = [s.base_offset for s in self._segments]
 

@@ -13,7 +13,7 @@ import pytest
 
 from storage import fsutil
 from storage.batch import Record, iter_records
-from storage.log import Log
+from storage.log import Log, LogFailedError
 from tests.storage.helpers import open_log, read_all, rec
 
 
@@ -148,3 +148,28 @@ def test_iteration_in_progress_survives_a_replacement(tmp_path):
     assert offsets == sorted(set(offsets))  # no repeats, no reordering
     after = {(r.offset, r.key, r.value) for r in seen + rest}
     assert after <= set(before) and latest_by_key(sorted(after)) == latest_by_key(before)
+
+
+def test_io_error_during_the_swap_fails_the_log_until_reopened(tmp_path, monkeypatch):
+    log = build_log(tmp_path)
+    before = read_all(log)
+    old = log.non_active_segments()[:3]
+    new = compact_into_cleaned(log, old)
+    real_rename = os.rename
+    calls = []
+
+    def flaky_rename(src, dst):
+        calls.append(dst)
+        if len(calls) == 5:
+            raise OSError(5, "Input/output error")
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", flaky_rename)
+    with pytest.raises(OSError):
+        log.replace_segments(old, [new])
+    monkeypatch.undo()
+    with pytest.raises(LogFailedError):
+        log.append_records([rec(1)])
+    log.close()
+    after = read_all(open_log(tmp_path, segment_bytes=600))
+    assert latest_by_key(after) == latest_by_key(before)
