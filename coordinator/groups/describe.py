@@ -9,6 +9,7 @@ from memory.
 
 from __future__ import annotations
 
+from ..reasons import explain
 from .context import OpContext
 from .errors import Error
 from .messages import (
@@ -34,6 +35,8 @@ def describe_groups(ctx: OpContext, p: DescribeGroupsParams) -> list[DescribedGr
         group = ctx.coordinator.group(group_id)
         if group is None:
             error = Error.GROUP_ID_NOT_FOUND if p.request_version >= 6 else Error.NONE
+            if error:
+                explain(error, f"group {group_id!r} does not exist")
             described.append(DescribedGroup(group_id, error, str(GroupState.DEAD), "", ""))
             continue
         stable = group.is_in(GroupState.STABLE)
@@ -77,10 +80,14 @@ def delete_groups(ctx: OpContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
         group = ctx.coordinator.group(group_id) if group_id else None
         if not group_id:
             error = Error.INVALID_GROUP_ID
+            explain(error, "the group id is empty")
         elif group is None or group.is_in(GroupState.DEAD):
             error = Error.GROUP_ID_NOT_FOUND
+            explain(error, f"group {group_id!r} does not exist")
         elif not group.is_in(GroupState.EMPTY):
             error = Error.NON_EMPTY_GROUP
+            explain(error, f"group {group_id!r} is {group.state} with {len(group.members)} member(s); "
+                           "only an Empty group can be deleted")
         else:
             error = Error.NONE
             # Kafka GroupCoordinatorShard.deleteGroups: offset tombstones, then the group's.

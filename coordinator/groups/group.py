@@ -14,6 +14,7 @@ from collections import Counter
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import DecodeError
 
+from ..reasons import OBSERVERS, explain, transitioned
 from .changes import GroupMetadataRecord, MemberSnapshot
 from .errors import Error
 from .member import ClassicMember, Protocols
@@ -55,6 +56,8 @@ class ClassicGroup:
         self.previous_state = self.state
         self.state = target
         self.state_timestamp_ms = now_ms
+        if OBSERVERS.get():  # the transcript/metrics hook: one ContextVar read when nobody watches
+            transitioned(self.group_id, self.previous_state, target, self.generation_id)
 
     def is_in(self, *states: GroupState) -> bool:
         return self.state in states
@@ -129,11 +132,19 @@ class ClassicGroup:
     def validate_existing_member(self, member_id: str, instance_id: str | None) -> int | None:
         """Kafka GroupMetadataManager.validateExistingMember: error code or None."""
         if instance_id is None:
-            return None if member_id in self.members else Error.UNKNOWN_MEMBER_ID
+            if member_id in self.members:
+                return None
+            explain(Error.UNKNOWN_MEMBER_ID, f"member {member_id!r} is not in group {self.group_id!r} "
+                                             f"(state {self.state}, generation {self.generation_id})")
+            return Error.UNKNOWN_MEMBER_ID
         current = self.static_members.get(instance_id)
         if current is None:
+            explain(Error.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r} "
+                                             f"in group {self.group_id!r}")
             return Error.UNKNOWN_MEMBER_ID
         if current != member_id:
+            explain(Error.FENCED_INSTANCE_ID, f"group.instance.id {instance_id!r} now belongs to member "
+                                              f"{current!r}, not {member_id!r}")
             return Error.FENCED_INSTANCE_ID
         return None
 

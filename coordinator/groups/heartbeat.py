@@ -8,6 +8,7 @@ CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no r
 
 from __future__ import annotations
 
+from ..reasons import explain
 from .context import OpContext
 from .errors import Error
 from .messages import HeartbeatParams, HeartbeatResult
@@ -18,17 +19,24 @@ from .state import GroupState
 def heartbeat(ctx: OpContext, p: HeartbeatParams) -> HeartbeatResult:
     group = ctx.coordinator.group(p.group_id)
     if group is None:
+        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
     if group.is_in(GroupState.DEAD):
+        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
         return HeartbeatResult(Error.COORDINATOR_NOT_AVAILABLE)
     error = group.validate_existing_member(p.member_id, p.group_instance_id)
     if error is not None:
         return HeartbeatResult(Error(error))
     if p.generation_id != group.generation_id:
+        explain(Error.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
+                                          f"{group.generation_id}")
         return HeartbeatResult(Error.ILLEGAL_GENERATION)
     if group.is_in(GroupState.EMPTY):
+        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} is Empty")
         return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
     reschedule_member_heartbeat(ctx, group, group.members[p.member_id])
     if group.is_in(GroupState.PREPARING_REBALANCE):
+        explain(Error.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: generation "
+                                             f"{group.generation_id} is ending, rejoin")
         return HeartbeatResult(Error.REBALANCE_IN_PROGRESS)
     return HeartbeatResult(Error.NONE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..reasons import explain
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .group import ClassicGroup
@@ -30,8 +31,12 @@ JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
     config = ctx.coordinator.config
     if not p.group_id:
+        explain(Error.INVALID_GROUP_ID, "the group id is empty")
         return JoinGroupResult(Error.INVALID_GROUP_ID, p.member_id)
     if not config.min_session_timeout_ms <= p.session_timeout_ms <= config.max_session_timeout_ms:
+        explain(Error.INVALID_SESSION_TIMEOUT,
+                f"session timeout {p.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
+                f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]")
         return JoinGroupResult(Error.INVALID_SESSION_TIMEOUT, p.member_id)
     if p.rebalance_timeout_ms < 0:  # JoinGroup v0 carries no rebalance timeout
         p = _with_rebalance_timeout(p, p.session_timeout_ms)
@@ -41,11 +46,15 @@ def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
     created = False
     if group is None:
         if not is_unknown_member:
+            explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist, so member "
+                                             f"{p.member_id!r} cannot be in it; join with an empty member id")
             return JoinGroupResult(Error.UNKNOWN_MEMBER_ID, p.member_id)
         group = ctx.coordinator.create_group(p.group_id, ctx.now_ms)
         created = True
 
     if not _accepts_joining_member(group, p.member_id, config.max_size):
+        explain(Error.GROUP_MAX_SIZE_REACHED, f"group {p.group_id!r} already has group.max.size="
+                                              f"{config.max_size} members")
         answer: JoinAnswer = JoinGroupResult(Error.GROUP_MAX_SIZE_REACHED, p.member_id)
     elif is_unknown_member:
         answer = _join_new_member(ctx, group, p)
@@ -75,8 +84,10 @@ def _accepts_joining_member(group: ClassicGroup, member_id: str, max_size: int) 
 
 def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
     if group.is_in(GroupState.DEAD):
+        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
         return JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, p.member_id)
     if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
+        _explain_inconsistent(group, p)
         return JoinGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
     new_member_id = ctx.coordinator.new_member_id(p.group_instance_id or p.client_id)
     if p.group_instance_id is not None:
@@ -91,18 +102,24 @@ def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) ->
         # expires after the session timeout if it never does.
         group.pending_join_members[new_member_id] = None
         schedule_heartbeat(ctx, group, new_member_id, p.session_timeout_ms)
+        explain(Error.MEMBER_ID_REQUIRED, f"JoinGroup v{p.request_version} without a member id: "
+                                          f"rejoin with member id {new_member_id!r} (KIP-394)")
         return JoinGroupResult(Error.MEMBER_ID_REQUIRED, new_member_id)
     return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
 
 
 def _join_existing_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
     if group.is_in(GroupState.DEAD):
+        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
         return JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, p.member_id)
     if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
+        _explain_inconsistent(group, p)
         return JoinGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
     if group.is_pending_member(p.member_id):
         if p.group_instance_id is not None:
             # Pending ids are only handed to dynamic members (Kafka: IllegalStateException).
+            explain(Error.UNKNOWN_SERVER_ERROR, f"pending member id {p.member_id!r} came back with a "
+                                                f"group.instance.id")
             return JoinGroupResult(Error.UNKNOWN_SERVER_ERROR, p.member_id)
         return add_member_then_rebalance_or_complete_join(ctx, group, p, p.member_id)
 
@@ -125,7 +142,16 @@ def _join_existing_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParam
             return update_member_then_rebalance_or_complete_join(ctx, group, member, p)
         return current_generation(group, member.member_id)
     # Empty: the member is stale; it must reset its generation and join again.
+    explain(Error.UNKNOWN_MEMBER_ID, f"group {group.group_id!r} is Empty: member {p.member_id!r} is stale "
+                                     "and must join again without a member id")
     return JoinGroupResult(Error.UNKNOWN_MEMBER_ID, p.member_id)
+
+
+def _explain_inconsistent(group: ClassicGroup, p: JoinGroupParams) -> None:
+    explain(Error.INCONSISTENT_GROUP_PROTOCOL,
+            f"protocol type {p.protocol_type!r} with protocols {[n for n, _ in p.protocols]} does not match "
+            f"group {group.group_id!r} (type {group.protocol_type!r}, protocols every member supports: "
+            f"{group.candidate_protocols() if group.members else []})")
 
 
 def current_generation(group: ClassicGroup, member_id: str) -> JoinGroupResult:

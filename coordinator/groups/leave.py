@@ -8,6 +8,7 @@ rebalance; in PreparingRebalance the join phase may now be complete.
 
 from __future__ import annotations
 
+from ..reasons import explain
 from .context import OpContext
 from .errors import Error
 from .messages import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
@@ -23,10 +24,12 @@ from .state import GroupState
 def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:
     group = ctx.coordinator.group(p.group_id)
     if group is None:
+        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return LeaveGroupResult(Error.NONE, [
             LeftMember(m.member_id, m.group_instance_id, Error.UNKNOWN_MEMBER_ID) for m in p.members
         ])
     if group.is_in(GroupState.DEAD):
+        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
         return LeaveGroupResult(Error.COORDINATOR_NOT_AVAILABLE)
 
     answers: list[LeftMember] = []
@@ -36,6 +39,7 @@ def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:
         if member_id == UNKNOWN_MEMBER_ID:
             current_id = group.static_members.get(instance_id) if instance_id is not None else None
             if current_id is None:
+                explain(Error.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r}")
                 answers.append(LeftMember(member_id, instance_id, Error.UNKNOWN_MEMBER_ID))
                 continue
             remove_member(ctx, group, group.members[current_id])

@@ -9,6 +9,7 @@ the group object, so a deleted-and-recreated group is never touched by an old ti
 
 from __future__ import annotations
 
+from ..reasons import because
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .group import ClassicGroup
@@ -53,6 +54,7 @@ def cancel_heartbeat(ctx: OpContext, group: ClassicGroup, member_id: str) -> Non
 
 def expire_member_heartbeat(ctx: OpContext, group_id: str, member_id: str) -> None:
     """Session (or new-member join, or pending-member) timeout fired."""
+    because(f"timer: no heartbeat from member {member_id!r} within its session timeout")
     group = ctx.coordinator.group(group_id)
     if group is None or group.is_in(GroupState.DEAD):
         return
@@ -137,6 +139,7 @@ def _schedule_initial_delay(ctx: OpContext, group_id: str, delay_ms: int, remain
 def try_complete_initial_rebalance(ctx: OpContext, group_id: str, remaining_ms: int) -> None:
     """Kafka tryCompleteInitialRebalanceElseSchedule: extend the delay while new members keep
     arriving, never past the group's rebalance timeout."""
+    because("timer: group.initial.rebalance.delay.ms elapsed")
     group = ctx.coordinator.group(group_id)
     if group is None or not group.is_in(GroupState.PREPARING_REBALANCE):
         return
@@ -163,6 +166,7 @@ def maybe_complete_join_phase(ctx: OpContext, group: ClassicGroup) -> None:
 
 
 def _complete_join_by_id(ctx: OpContext, group_id: str) -> None:
+    because("timer: the rebalance timeout ended the join phase")
     group = ctx.coordinator.group(group_id)
     if group is not None:
         complete_join(ctx, group)
@@ -238,6 +242,7 @@ def _schedule_pending_sync(ctx: OpContext, group: ClassicGroup) -> None:
 
 def expire_pending_sync(ctx: OpContext, group_id: str, generation_id: int) -> None:
     """Members of this generation that never sent SyncGroup are removed (Kafka expirePendingSync)."""
+    because(f"timer: members of generation {generation_id} did not send SyncGroup within the rebalance timeout")
     group = ctx.coordinator.group(group_id)
     if group is None or group.generation_id != generation_id:
         return

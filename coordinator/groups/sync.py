@@ -8,6 +8,7 @@ stored assignment. v5+ requests carry protocol type/name, checked against the gr
 
 from __future__ import annotations
 
+from ..reasons import explain
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .messages import SyncGroupParams, SyncGroupResult
@@ -24,18 +25,26 @@ def _inconsistent(requested: str | None, actual: str | None) -> bool:
 def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
     group = ctx.coordinator.group(p.group_id)
     if group is None:
+        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return SyncGroupResult(Error.UNKNOWN_MEMBER_ID)
     if group.is_in(GroupState.DEAD):
+        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
         return SyncGroupResult(Error.COORDINATOR_NOT_AVAILABLE)
     error = group.validate_existing_member(p.member_id, p.group_instance_id)
     if error is not None:
         return SyncGroupResult(Error(error))
     if p.generation_id != group.generation_id:
+        explain(Error.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
+                                          f"{group.generation_id}")
         return SyncGroupResult(Error.ILLEGAL_GENERATION)
     if _inconsistent(p.protocol_type, group.protocol_type) or \
             _inconsistent(p.protocol_name, group.protocol_name):
+        explain(Error.INCONSISTENT_GROUP_PROTOCOL, f"request protocol {p.protocol_type}/{p.protocol_name}, "
+                                                   f"group protocol {group.protocol_type}/{group.protocol_name}")
         return SyncGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL)
     if group.is_in(GroupState.PREPARING_REBALANCE):
+        explain(Error.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: join again "
+                                             f"before syncing")
         return SyncGroupResult(Error.REBALANCE_IN_PROGRESS)
 
     member = group.members[p.member_id]

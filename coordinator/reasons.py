@@ -1,0 +1,62 @@
+"""Why: the reason behind each error code, the cause of each state change, and who is watching.
+
+Code that picks an error calls `explain(code, "text")`; while a request is being served
+(`collecting()`, entered by the transcript/metrics tap around a handler) the reasons are kept and
+attached to that request's response, otherwise the call is a no-op costing one ContextVar read.
+`because(text)` names the cause of what happens next in this task (a request, a timer), which
+state-transition events carry. Observers (the transcript, metrics) are registered per server in
+the server task's context, so every task it spawns (connections, the runtime's timer loop) sees
+them and two servers in one process never see each other's events.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterator, Protocol
+
+_reasons: ContextVar[list[tuple[int, str]] | None] = ContextVar("kgc_reasons", default=None)
+_cause: ContextVar[str | None] = ContextVar("kgc_cause", default=None)
+OBSERVERS: ContextVar[tuple["Observer", ...]] = ContextVar("kgc_observers", default=())
+
+
+class Observer(Protocol):
+    def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None: ...
+
+
+def explain(code: int, text: str) -> None:
+    """Record why `code` is being answered (no-op unless a request is collecting)."""
+    bucket = _reasons.get()
+    if bucket is not None:
+        bucket.append((int(code), text))
+
+
+@contextmanager
+def collecting() -> Iterator[list[tuple[int, str]]]:
+    """Collect the reasons explained in this task until the block ends."""
+    bucket: list[tuple[int, str]] = []
+    token = _reasons.set(bucket)
+    try:
+        yield bucket
+    finally:
+        _reasons.reset(token)
+
+
+def because(text: str) -> None:
+    """Name the cause of the changes that follow in this task (a request or a timer)."""
+    _cause.set(text)
+
+
+def cause() -> str | None:
+    return _cause.get()
+
+
+def observe(observer: Any) -> None:
+    """Register an observer for this task and every task it starts from now on."""
+    OBSERVERS.set(OBSERVERS.get() + (observer,))
+
+
+def transitioned(group_id: str, old: Any, new: Any, generation: int) -> None:
+    """Tell the observers a group changed state (called by ClassicGroup.transition_to)."""
+    reason = _cause.get()
+    for observer in OBSERVERS.get():
+        observer.transition(group_id, str(old), str(new), generation, reason)
