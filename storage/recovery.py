@@ -233,8 +233,14 @@ def load_segments(directory: str, *, index_interval_bytes: int, segment_index_by
     marker = os.path.join(directory, CLEAN_SHUTDOWN_FILE)
     clean = os.path.exists(marker)
     recovery_point = read_recovery_point(directory)
-    bases = sorted(int(m.group(1)) for m in map(_SEGMENT_FILE.match, os.listdir(directory))
+    names = os.listdir(directory)
+    bases = sorted(int(m.group(1)) for m in map(_SEGMENT_FILE.match, names)
                    if m and m.group(2) == "log" and not m.group(3))
+    # An index without its .log (left by a crash between two unlinks) must not be picked up
+    # by a future segment with the same base.
+    for m in map(_SEGMENT_FILE.match, names):
+        if m and m.group(2) != "log" and not m.group(3) and int(m.group(1)) not in bases:
+            os.unlink(os.path.join(directory, m.group(0)))
     segments = [LogSegment(directory, b, index_interval_bytes=index_interval_bytes,
                            segment_index_bytes=segment_index_bytes) for b in bases]
     result = LoadResult(segments, recovery_point, clean)

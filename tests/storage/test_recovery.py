@@ -194,3 +194,16 @@ def test_segment_overlapping_the_next_one_is_corrupt(tmp_path):
         os.rename(tmp_path / second.replace(".log", ext), tmp_path / ("%020d" % 1 + ext))
     with pytest.raises(CorruptLogError, match="past the next segment"):
         open_log(tmp_path, segment_bytes=500)
+
+
+def test_orphan_index_files_are_removed_and_not_reused(tmp_path):
+    log = open_log(tmp_path, segment_bytes=1 << 20, index_interval_bytes=100)
+    model = fill(log, 20)
+    log.close()
+    end = model[-1][0] + 1
+    stale = tmp_path / f"{end:020d}.index"
+    stale.write_bytes(b"\x00\x00\x00\x09\x00\x00\x10\x00")  # an entry no future segment has
+    again = open_log(tmp_path, segment_bytes=1 << 20, index_interval_bytes=100)
+    assert not stale.exists()
+    again.roll()
+    assert len(again.active_segment.offset_index) == 0
