@@ -240,8 +240,11 @@ def _check_partition(part: str) -> list[Problem]:
             return [Problem(os.path.join(part, name), None, None,
                             "segment file name is not a 20-digit base offset")]
     prev_next: int | None = None
-    for log_file in _segment_files(part):
-        problems = _check_segment(log_file, prev_next)
+    files = _segment_files(part)
+    for log_file in files:
+        # The active segment's index is preallocated (zero-filled) while the log is open or
+        # after a crash; recovery rebuilds it, so that is not a problem of the data.
+        problems = _check_segment(log_file, prev_next, active=log_file == files[-1])
         if problems:
             return problems
         prev_next = _last_next_offset(log_file)
@@ -255,7 +258,7 @@ def _last_next_offset(log_file: str) -> int | None:
     return nxt
 
 
-def _check_segment(log_file: str, prev_next: int | None) -> list[Problem]:
+def _check_segment(log_file: str, prev_next: int | None, active: bool = True) -> list[Problem]:
     m = _NAME.match(os.path.basename(log_file))
     if not m:
         return [Problem(log_file, None, None, "segment file name is not a 20-digit base offset")]
@@ -283,13 +286,13 @@ def _check_segment(log_file: str, prev_next: int | None) -> list[Problem]:
     if batches.problem is not None:
         return [batches.problem]
     for is_time in (False, True):
-        problems = _check_index(log_file, base, is_time)
+        problems = _check_index(log_file, base, is_time, allow_zero_tail=active)
         if problems:
             return problems
     return []
 
 
-def _check_index(log_file: str, base: int, is_time: bool) -> list[Problem]:
+def _check_index(log_file: str, base: int, is_time: bool, allow_zero_tail: bool = False) -> list[Problem]:
     path = log_file[:-4] + (".timeindex" if is_time else ".index")
     if not os.path.exists(path):
         return [Problem(path, None, None, "index file is missing")]
@@ -298,6 +301,9 @@ def _check_index(log_file: str, base: int, is_time: bool) -> list[Problem]:
     entry = struct.Struct(">qi" if is_time else ">ii")
     if len(data) % entry.size:
         return [Problem(path, len(data), None, f"size {len(data)} is not a multiple of {entry.size}")]
+    if allow_zero_tail:
+        used = -(-len(data.rstrip(b"\0")) // entry.size) * entry.size
+        data = data[:used]
     headers = {pos: h for pos, h, _ in _Batches(log_file)}
     last_next = max((h.next_offset for h in headers.values()), default=base)
     prev = (-1, -1)

@@ -103,3 +103,11 @@ def test_dump_of_one_segment_with_index_lists_entries_and_finds_no_problem(tmp_p
     assert f"Dumping {tmp_path / '00000000000000000000.index'}" in text
     assert "offset: 5 position: " in text and "timestamp: 1000 offset: " in text
     assert "Index problem" not in text
+
+
+def test_check_accepts_an_open_logs_preallocated_active_index(tmp_path):
+    log = open_log(tmp_path, FakeClock(1_000), segment_bytes=600, index_interval_bytes=100)
+    fill(log, 30)
+    assert check(tmp_path) == []  # live: the active index is zero-filled past its entries
+    log.close()
+    assert check(tmp_path) == []
