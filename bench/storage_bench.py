@@ -59,6 +59,18 @@ def bench_every_append(tmp: str, n: int) -> None:
           f"({n} batches of {size // n} B)")
 
 
+def bench_append_only(tmp: str, n: int) -> None:
+    """No fsync, no trio: the CPU cost of encoding and writing one small batch."""
+    log = Log.open(os.path.join(tmp, "plain"), LogConfig(), WallClock())
+    records = [small_record(i) for i in range(1000)]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for i in range(n):
+        log.append_records(records[i % 1000])
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    log.close()
+    print(f"append only (no fsync/trio): {n / dt:10,.0f} batches/s  {cpu / n * 1e6:.1f} CPU-µs/batch")
+
+
 def bench_group_commit(tmp: str, appenders: int, per_appender: int, profile: bool,
                        label: str = "") -> None:
     log = Log.open(os.path.join(tmp, "group" + label.replace(" ", "-")), LogConfig(durability="group_commit"),
@@ -194,6 +206,7 @@ def main() -> None:
     default_gc = gc.get_threshold()
     try:
         bench_every_append(tmp, 2_000)
+        bench_append_only(tmp, 100_000)
         bench_group_commit(tmp, appenders=500, per_appender=200, profile=args.profile)
         # Where the time goes: trio's per-wakeup allocations trigger many GC passes.
         gc.set_threshold(100_000, 50, 100)
