@@ -1,0 +1,307 @@
+"""Log compaction for cleanup.policy=compact (Kafka's LogCleaner.Cleaner).
+
+A round: take the dirty section [first dirty, first uncleanable) (cleaner_policy); map each
+key's latest offset over it in a fixed-size OffsetMap, stopping at the last batch that fits
+(`end`); recopy every non-active segment below `end` in size-bounded groups, keeping each
+key's latest record; swap each group in with Log.replace_segments (.cleaned -> .swap ->
+.deleted); then write cleaner-offset-checkpoint = end.
+Invariants: offsets are never renumbered; a batch is copied byte for byte, rebuilt with its
+base offset, last offset, producer fields and codec, or dropped (kept header-only when it ends
+its group or may be its producer's last batch); control batches and keyless records are kept.
+FORMAT.md "Cleaner" lists every rule and simplification.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .batch import BatchHeader, encode_batch_and_header, iter_records
+from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
+                             cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
+                             write_cleaner_checkpoint)
+from .cleaner_scan import empty_batch, header_fields, record_entries, scan_batches
+from .log import Log
+from .offset_map import OffsetMap, key_digest
+from .segment import LogSegment
+
+__all__ = ["Cleaner", "CleaningRound", "CleanerConfig", "Cleanable", "CleanStats",
+           "CLEANER_CHECKPOINT_FILE", "read_cleaner_checkpoint", "write_cleaner_checkpoint"]
+
+log = logging.getLogger(__name__)
+
+_CONTROL_BIT, _DELETE_HORIZON_BIT = 0x20, 0x40
+
+class Cleaner:
+    """Decides whether a log needs cleaning and runs rounds. Stateless apart from its
+    config: the first dirty offset lives in each partition's checkpoint file."""
+
+    def __init__(self, config: CleanerConfig | None = None) -> None:
+        self.config = config or CleanerConfig()
+
+    def cleanable(self, log_: Log) -> Cleanable:
+        return cleanable_info(log_, log_.clock.time_ms(), read_cleaner_checkpoint(log_.directory))
+
+    def needs_cleaning(self, log_: Log) -> bool:
+        """ratio > min.cleanable.dirty.ratio, or max.compaction.lag.ms passed with dirty bytes."""
+        info = self.cleanable(log_)
+        if info.dirty_bytes == 0:
+            return False
+        return info.ratio > log_.config.min_cleanable_dirty_ratio or info.compaction_lag_exceeded
+
+    def start(self, log_: Log, *, force: bool = False) -> "CleaningRound | None":
+        """A round over the current dirty section, or None when there is nothing (or, unless
+        `force`, not enough) to clean. `force` also runs a round with no dirty bytes, which
+        still recopies the clean section (drops tombstones whose horizon passed)."""
+        if log_.config.cleanup_policy != "compact":
+            return None
+        info = self.cleanable(log_)
+        if not force and not self.needs_cleaning(log_):
+            return None
+        if len(log_.segments) < 2:
+            return None
+        return CleaningRound(log_, self.config, info, log_.clock.time_ms())
+
+    def clean(self, log_: Log, *, force: bool = False) -> CleanStats | None:
+        """Run one whole round now (blocking); returns its stats, None if nothing was done."""
+        round_ = self.start(log_, force=force)
+        if round_ is None:
+            return None
+        round_.run()
+        return round_.stats
+
+
+
+class _ChunkWriter:
+    """Appends retained batches to a `.cleaned` segment in chunks; each chunk is one
+    LogSegment.append, so an index entry may cover several batches starting at its position
+    (Kafka's cleaner appends whole retained read buffers the same way)."""
+
+    def __init__(self, seg: LogSegment, chunk_bytes: int) -> None:
+        self.seg, self.chunk_bytes = seg, chunk_bytes
+        self.buf = bytearray()
+        self.first = self.last = self.max_ts = -1
+        self.bytes_out = 0
+
+    def add(self, data: bytes | memoryview, base: int, last: int, max_ts: int) -> None:
+        if not self.buf:
+            self.first, self.max_ts = base, max_ts
+        self.buf += data
+        self.last = last
+        if max_ts > self.max_ts:
+            self.max_ts = max_ts
+        if len(self.buf) >= self.chunk_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buf:
+            return
+        # Only base/last offset, size and max timestamp of this header are used by append.
+        header = BatchHeader(self.first, len(self.buf) - 12, -1, 2, 0, 0, self.last - self.first,
+                             -1, self.max_ts, -1, -1, -1, 0)
+        self.seg.append(bytes(self.buf), header)
+        self.bytes_out += len(self.buf)
+        self.buf = bytearray()
+
+
+class CleaningRound:
+    """One cleaning of one log. Steps (callable one by one, so appends and reads may happen
+    in between): build_map(), then clean_group(g) for g in groups(), then finish(); run()
+    does them all. Works on non-active segments only; the log's append path is untouched."""
+
+    def __init__(self, log_: Log, config: CleanerConfig, info: Cleanable, now_ms: int) -> None:
+        self.log, self.config, self.info, self.now_ms = log_, config, info, now_ms
+        self.start = info.first_dirty
+        self.end = info.first_uncleanable
+        self.map: OffsetMap | None = None
+        self._bits = bytearray()  # bit (o - start) set: offset o is retained (dirty section)
+        self._tomb_batches: set[int] = set()  # base offsets of dirty batches with tombstones
+        self._producer_last: dict[int, int] = {}  # producer id -> last offset of its last batch
+        self.stats = CleanStats(first_dirty=self.start)
+
+    # -- pass 1: the offset map (Cleaner.buildOffsetMap) --------------------------------------
+    def build_map(self) -> None:
+        start, limit = self.start, self.info.first_uncleanable
+        omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
+        bits = bytearray((limit - start) // 8 + 1)
+        tombs, producers = self._tomb_batches, self._producer_last
+        put, digest = omap.put, key_digest
+        end = limit
+        for seg in self.log.non_active_segments():
+            if seg.base_offset >= limit or end < limit:
+                break
+            if seg.next_offset <= start:
+                continue
+            for _, buf, off, base, size, attrs, ld, _, _, pid, count in scan_batches(seg):
+                if base + ld < start:
+                    continue
+                if base >= limit:
+                    break
+                if pid >= 0:
+                    producers[pid] = base + ld
+                if attrs & _CONTROL_BIT:
+                    continue
+                if count > omap.room():  # full: clean up to the last batch that fit
+                    end = base
+                    break
+                has_tomb = False
+                for delta, key, tomb in record_entries(buf, off, size, attrs, count):
+                    o = base + delta
+                    if o < start:  # a batch straddling the checkpoint: only its dirty part
+                        continue
+                    if key is None:  # keyless: kept (documented), so marked retained here
+                        bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
+                    else:
+                        put(digest(key), o)
+                    has_tomb = has_tomb or tomb
+                if has_tomb:
+                    tombs.add(base)
+                omap.update_latest_offset(base + ld)
+        for o in omap.offsets():
+            if o >= 0:
+                bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
+        # Producers that wrote after `end` (uncleaned tail, active segment included).
+        for seg in self.log.segments:
+            if seg.next_offset > end:
+                for _, h in seg.iter_headers():
+                    if h.base_offset >= end and h.producer_id >= 0:
+                        producers[h.producer_id] = h.last_offset
+        self.map, self._bits, self.end = omap, bits, end
+        self.stats.end_offset, self.stats.map_entries = end, omap.size
+        self.stats.map_full = end < limit
+        if end == start and limit > start:
+            log.warning("%s: the offset map (%d entries) cannot hold the first dirty batch at "
+                        "%d; raise dedupe_buffer_size", self.log.directory, omap.max_entries, start)
+
+    def groups(self) -> list[list[LogSegment]]:
+        """Non-active segments below `end`, grouped (the clean part is recopied too)."""
+        if self.map is None:
+            self.build_map()
+        segs = [s for s in self.log.non_active_segments() if s.base_offset < self.end]
+        if self.end == self.start and self.info.dirty_bytes:  # the map took nothing: no round
+            return []
+        cfg = self.log.config
+        return group_segments_by_size(segs, cfg.segment_bytes, cfg.segment_index_bytes)
+
+    def run(self) -> None:
+        for group in self.groups():
+            self.clean_group(group)
+        self.finish()
+
+    def finish(self) -> None:
+        """Record the first dirty offset of the next round (Kafka writes it after the swap)."""
+        if self.map is not None and self.end > self.start:
+            write_cleaner_checkpoint(self.log.directory, self.end)
+
+    # -- pass 2: recopy one group (Cleaner.cleanSegments / cleanInto) ---------------------------
+    def clean_group(self, group: list[LogSegment]) -> None:
+        live = self.log.segments
+        if not all(any(s is g for s in live[:-1]) for g in group):
+            log.info("%s: segments changed under the cleaner; skipping a group", self.log.directory)
+            return
+        new = self.log.new_cleaned_segment(group[0].base_offset)
+        try:
+            writer = _ChunkWriter(new, self.config.write_chunk_bytes)
+            for i, seg in enumerate(group):
+                self._recopy(seg, writer, ends_group=i == len(group) - 1)
+            writer.flush()
+        except BaseException:
+            new.delete()
+            raise
+        if new.size == 0:  # only possible if every old segment was empty
+            new.delete()
+            return
+        self.log.replace_segments(group, [new])  # crash-safe; a failure fails the log
+        st = self.stats
+        st.segments_in += len(group)
+        st.segments_out += 1
+        st.bytes_in += sum(s.size for s in group)
+        st.bytes_out += writer.bytes_out
+        st.groups.append((group[0].base_offset, len(group)))
+
+    def _recopy(self, seg: LogSegment, writer: _ChunkWriter, *, ends_group: bool) -> None:
+        start, end, bits, tombs = self.start, self.end, self._bits, self._tomb_batches
+        st = self.stats
+        seg_next = seg.next_offset
+        for _, buf, off, base, size, attrs, ld, bts, mts, pid, count in scan_batches(seg):
+            last = base + ld
+            if base >= end or attrs & _CONTROL_BIT:  # beyond this round / control: as is
+                writer.add(memoryview(buf)[off:off + size], base, last, mts)
+                st.batches_copied += 1
+                continue
+            horizon = bts if attrs & _DELETE_HORIZON_BIT else None
+            if base >= start:  # wholly dirty: the bitmap says which offsets are latest
+                lo, hi = base - start, last - start
+                mask = (int.from_bytes(bits[lo >> 3:(hi >> 3) + 1], "little") >> (lo & 7)) \
+                    & ((1 << (ld + 1)) - 1)
+                n = mask.bit_count()
+                if n == count and count and (base not in tombs or (horizon is not None and self.now_ms < horizon)):
+                    writer.add(memoryview(buf)[off:off + size], base, last, mts)
+                    st.batches_copied += 1
+                    continue
+                entries = None if n == 0 else record_entries(buf, off, size, attrs, count)
+                keep = [bool((mask >> d) & 1) for d, _, _ in entries] if entries else []
+            else:  # clean section (or straddling the checkpoint): ask the map per key
+                entries = record_entries(buf, off, size, attrs, count)
+                keep = [self._latest(base + d, key) for d, key, _ in entries]
+            self._emit(writer, buf, off, size, entries, keep, horizon,
+                       envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
+
+    def _latest(self, offset: int, key: bytes | None) -> bool:
+        """Cleaner.shouldRetainRecord for a record below `end`: keyless records are kept;
+        a keyed one iff no later offset of its key is in the map."""
+        if key is None:
+            return True
+        mapped = self.map.get(key_digest(key))  # type: ignore[union-attr]
+        return mapped < 0 or mapped <= offset
+
+    def _producer_needs(self, pid: int, last: int) -> bool:
+        """Keep an emptied batch that may be its producer's last (producer state survives)."""
+        return pid >= 0 and self._producer_last.get(pid, last) == last
+
+    def _emit(self, writer: _ChunkWriter, buf: bytes, off: int, size: int, entries, keep: list[bool],
+              horizon: int | None, *, envelope: bool) -> None:
+        """Write the batch as is, rebuilt with only the kept records, header-only, or not at
+        all. Tombstones: dropped once the batch's delete horizon has passed; a kept tombstone
+        in a batch without a horizon stamps now + delete.retention.ms (KIP-534)."""
+        fields = header_fields(buf, off)
+        (base, _, epoch, _, _, attrs, ld, _, mts, pid, pepoch, bseq, count) = fields
+        drop_tombs = horizon is not None and self.now_ms >= horizon
+        kept: list[int] = []
+        has_tomb = False
+        for i, (_, _, tomb) in enumerate(entries or ()):
+            if keep[i]:
+                if tomb:
+                    if drop_tombs:
+                        continue
+                    has_tomb = True
+                kept.append(i)
+        need_horizon = has_tomb and horizon is None
+        st = self.stats
+        if kept and len(kept) == count and not need_horizon:
+            writer.add(memoryview(buf)[off:off + size], base, base + ld, mts)
+            st.batches_copied += 1
+            return
+        if not kept:
+            if envelope:
+                writer.add(empty_batch(base, ld, epoch, attrs, mts, pid, pepoch, bseq), base, base + ld, mts)
+                st.batches_emptied += 1
+            else:
+                st.batches_dropped += 1
+            return
+        records = list(iter_records(buf[off:off + size]))
+        if horizon is None and has_tomb:
+            horizon = self.now_ms + self.log.config.delete_retention_ms
+        data, h = _encode(base, [records[i] for i in kept], fields, horizon)
+        writer.add(data, base, base + ld, h.max_timestamp)
+        st.batches_rebuilt += 1
+
+
+def _encode(base: int, records, fields: tuple, horizon: int | None) -> tuple[bytes, BatchHeader]:
+    """Rebuild a batch: same base and last offset, producer fields, attributes and codec
+    (MemoryRecords.buildRetainedRecordsInto with overrideLastOffset)."""
+    (_, _, epoch, _, _, attrs, ld, _, _, pid, pepoch, bseq, _) = fields
+    return encode_batch_and_header(
+        base, records, compression=attrs & 0x07, producer_id=pid, producer_epoch=pepoch,
+        base_sequence=bseq, transactional=bool(attrs & 0x10), control=False,
+        timestamp_type=1 if attrs & 0x08 else 0, partition_leader_epoch=epoch,
+        last_offset_delta=ld, delete_horizon_ms=horizon)

@@ -1,0 +1,87 @@
+"""The cleaner's key -> latest offset map with a fixed memory budget (Kafka's SkimpyOffsetMap).
+
+An open-addressing hash table of 16-byte MD5 key digests -> int64 offset, 24 bytes per slot,
+preallocated once from `memory_bytes` (`log.cleaner.dedupe.buffer.size`) and never grown.
+Invariants: at most `max_entries` (= slots x load factor 0.9) distinct digests are stored;
+`put` only moves a key's offset forward (the dirty section is scanned in offset order);
+`latest_offset` is the last offset the map covers (Kafka's updateLatestOffset), -1 if none.
+"""
+
+from __future__ import annotations
+
+from array import array
+from hashlib import md5
+
+__all__ = ["OffsetMap", "key_digest", "DIGEST_SIZE", "BYTES_PER_ENTRY"]
+
+DIGEST_SIZE = 16
+BYTES_PER_ENTRY = DIGEST_SIZE + 8
+
+
+def key_digest(key: bytes) -> bytes:
+    """MD5 of the key, as SkimpyOffsetMap hashes (collisions: 2^-128 per pair)."""
+    return md5(key).digest()
+
+
+class OffsetMap:
+    def __init__(self, memory_bytes: int, load_factor: float = 0.9) -> None:
+        self.slots = max(4, memory_bytes // BYTES_PER_ENTRY)
+        self.max_entries = max(1, int(self.slots * load_factor))
+        self._digests = bytearray(self.slots * DIGEST_SIZE)
+        self._offsets = array("q", [-1]) * self.slots  # -1 = empty slot
+        self.size = 0
+        self.latest_offset = -1
+
+    @property
+    def is_full(self) -> bool:
+        return self.size >= self.max_entries
+
+    def room(self) -> int:
+        """How many more distinct keys fit."""
+        return self.max_entries - self.size
+
+    def clear(self) -> None:
+        self._offsets = array("q", [-1]) * self.slots
+        self.size = 0
+        self.latest_offset = -1
+
+    def _slot(self, digest: bytes) -> int:
+        """The slot holding `digest`, or the empty slot where it belongs (linear probing)."""
+        slots, offsets, digests = self.slots, self._offsets, self._digests
+        slot = int.from_bytes(digest[:8], "little") % slots
+        while True:
+            if offsets[slot] < 0:
+                return slot
+            i = slot * DIGEST_SIZE
+            if digests[i:i + DIGEST_SIZE] == digest:
+                return slot
+            slot += 1
+            if slot == slots:
+                slot = 0
+
+    def put(self, digest: bytes, offset: int) -> None:
+        """Record `offset` as the latest for `digest`. The caller checks `room()` first (Kafka
+        stops building the map when it is full); putting into a full map raises."""
+        slot = self._slot(digest)
+        if self._offsets[slot] < 0:
+            if self.size >= self.max_entries:
+                raise OverflowError("offset map is full")
+            i = slot * DIGEST_SIZE
+            self._digests[i:i + DIGEST_SIZE] = digest
+            self.size += 1
+        self._offsets[slot] = offset
+        if offset > self.latest_offset:
+            self.latest_offset = offset
+
+    def get(self, digest: bytes) -> int:
+        """The latest offset for `digest`, -1 if the key is not in the map."""
+        return self._offsets[self._slot(digest)]
+
+    def update_latest_offset(self, offset: int) -> None:
+        """Cover an offset range with no keyed records (SkimpyOffsetMap.updateLatestOffset)."""
+        if offset > self.latest_offset:
+            self.latest_offset = offset
+
+    def offsets(self) -> array:
+        """The raw slot array (-1 = empty): the latest offset of every mapped key."""
+        return self._offsets
