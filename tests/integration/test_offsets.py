@@ -69,6 +69,11 @@ async def test_commits_at_each_version_survive_a_restart(tmp_path):
                                                              generation_id_or_member_epoch=1))
         assert _errors(r) == [("t", 0, ErrorCode.ILLEGAL_GENERATION)]
         await c.aclose()
+        partitions = {server.broker.services["groups"].writer.partition_for(g)
+                      for g in ("g2", "g5", "g8", "g9")}
+    # Stopping closed every __consumer_offsets log cleanly (no recovery needed at the next start).
+    for n in partitions:
+        assert (tmp_path / f"__consumer_offsets-{n}" / ".kafka_cleanshutdown").is_file()
 
     async with open_server(tmp_path) as server:
         c = await _connect(server)
