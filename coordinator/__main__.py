@@ -1,7 +1,7 @@
 """The `kgc` command line (also `python -m coordinator`).
 
     kgc serve [--host H] [--port P] [--data-dir D] [--create-topic NAME:PARTITIONS]...
-              [--config server.properties] [--set name=value]...
+              [--config server.properties] [--set name=value]... [--transcript FILE] [--metrics-port P]
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
                      help="one setting by its Kafka name (repeatable; wins over --config)")
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
+    run.add_argument("--transcript", metavar="FILE", help="write a JSON-lines protocol transcript here")
+    run.add_argument("--metrics-port", type=int, metavar="P", help="serve Prometheus metrics on this port")
 
     commands.add_parser("settings", help="list every setting with its default")
 
@@ -92,7 +94,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
     for assignment in args.assignments:
         name, value = parse_assignment(assignment)
         overrides[name] = value
-    for name, value in (("host", args.host), ("port", args.port), ("data.dir", args.data_dir)):
+    for name, value in (("host", args.host), ("port", args.port), ("data.dir", args.data_dir),
+                        ("transcript.file", args.transcript), ("metrics.port", args.metrics_port)):
         if value is not None:
             overrides[name] = value
     return Config(overrides)

@@ -77,6 +77,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.cleaner.min.cleanable.ratio", float, 0.5, "dirty ratio that triggers compaction"),
     Setting("log.cleaner.delete.retention.ms", int, 86400000, "how long tombstones survive cleaning"),
     Setting("log.cleaner.min.compaction.lag.ms", int, 0, "records younger than this are not compacted"),
+    # Seeing inside (not Kafka settings).
+    Setting("transcript.file", str, "", "write every request, response, state change and record as JSON "
+            "lines to this file (empty = off)"),
+    Setting("metrics.port", int, -1, "serve Prometheus metrics on this port (-1 = off, 0 = a free port)"),
 )
 
 _BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -56,7 +56,11 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> byt
     except DecodeError as exc:
         raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
     context = RequestContext(broker, header, conn.client_host, conn.connection_id)
-    response = await handler(context, request)
+    tap = broker.services.get("tap")  # transcript/metrics (coordinator/tap.py); None when off
+    if tap is None:
+        response = await handler(context, request)
+    else:
+        response = await tap.handle(handler, context, request)
     if response is None:
         return None
     head = encode_response_header(header.correlation_id, key, version)

@@ -77,6 +77,8 @@ class OffsetsLog:
         self._next_token = 1
         self._closed = False
         self.on_failure: Callable[[int], None] | None = None
+        # (partition, base offset, records) per batch appended: the transcript/metrics tap.
+        self.on_append: Callable[[int, int, list[Record]], None] | None = None
 
     # -- partitions ---------------------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -143,6 +145,9 @@ class OffsetsLog:
                 waits.append((partition, *self._append(partition, batch)))
             except CoordinatorUnavailableError as exc:
                 failure = failure or exc
+                continue
+            if self.on_append is not None:
+                self.on_append(partition, waits[-1][2] - len(batch) + 1, batch)
         if failure is not None:
             # The partitions that did append stay durable-bound; nobody answers this op anyway.
             raise failure

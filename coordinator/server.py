@@ -18,6 +18,7 @@ from coordinator.connection import serve_connection
 from coordinator.context import BrokerContext
 from coordinator.group_service import start_groups
 from coordinator.logs import get_logger, log_event
+from coordinator.tap import open_tap
 
 _log = get_logger("server")
 
@@ -75,11 +76,20 @@ async def serve(
         async with limiter:
             await serve_connection(stream, broker)
 
-    with server.cancel_scope:
-        async with trio.open_nursery() as nursery:
-            broker.services["groups"] = await start_groups(nursery, config, topics)
-            await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
-            await nursery.start(trio.serve_listeners, on_connection, listeners)
-            log_event(_log, "server.listening", host=config.host, port=port, data_dir=str(data_dir))
-            task_status.started(server)
+    tap = open_tap(config, config.host)  # transcript/metrics; before any task that should see it
+    if tap is not None:
+        broker.services["tap"] = tap
+    try:
+        with server.cancel_scope:
+            async with trio.open_nursery() as nursery:
+                broker.services["groups"] = await start_groups(nursery, config, topics)
+                if tap is not None:
+                    tap.attach(broker.services["groups"])
+                await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
+                await nursery.start(trio.serve_listeners, on_connection, listeners)
+                log_event(_log, "server.listening", host=config.host, port=port, data_dir=str(data_dir))
+                task_status.started(server)
+    finally:
+        if tap is not None:
+            tap.close()
     log_event(_log, "server.stopped", port=port)

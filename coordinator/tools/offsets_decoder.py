@@ -56,6 +56,17 @@ def decode(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | N
     return key_text, _json({"version": str(version), "data": value_data(record, version)})
 
 
+def key_group(key: bytes | None) -> str | None:
+    """The group id every __consumer_offsets key starts with (after the int16 type)."""
+    if key is None or len(key) < 4:
+        return None
+    (n,) = struct.unpack_from(">h", key, 2)
+    try:
+        return key[4:4 + n].decode("utf-8") if 0 <= n <= len(key) - 4 else None
+    except UnicodeDecodeError:
+        return None
+
+
 def key_data(record: Any) -> dict[str, Any]:
     if isinstance(record, (OffsetCommitRecord, OffsetTombstone)):
         return {"group": record.group_id, "topic": record.topic, "partition": record.partition}

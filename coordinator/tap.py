@@ -1,0 +1,80 @@
+"""The tap: what the transcript and the metrics see of a running server, wired in one place.
+
+`open_tap(config, broker)` returns None when neither `transcript.file` nor `metrics.port` is set,
+and then nothing on the request path changes (dispatch checks for the tap once per request).
+Otherwise it registers itself as the state-transition observer for the server task and every
+task started after it, and `handle` wraps each handler: cause named, reasons collected, request,
+response and latency recorded. `attach(groups)` hooks the __consumer_offsets writer.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Awaitable, Callable
+
+from coordinator import reasons
+from coordinator.transcript import Transcript, api_name
+from protocol.codec import decode_response
+
+
+class Tap:
+    def __init__(self, transcript: Transcript | None, metrics: Any | None) -> None:
+        self.transcript = transcript
+        self.metrics = metrics
+
+    async def handle(self, handler: Callable[[Any, Any], Awaitable[Any]], ctx: Any, request: Any) -> Any:
+        h = ctx.header
+        name = api_name(h.api_key)
+        member = getattr(request, "member_id", None)
+        reasons.because(f"{name} from client {ctx.client_id!r}" + (f" member {member!r}" if member else ""))
+        if self.transcript is not None:
+            self.transcript.request(ctx, request)
+        start = time.perf_counter()
+        with reasons.collecting() as explained:
+            response = await handler(ctx, request)
+        elapsed = time.perf_counter() - start
+        decoded = response
+        if isinstance(response, bytes):  # a handler's pre-encoded body (ApiVersions)
+            decoded = decode_response(h.api_key, h.api_version, response)
+        if self.metrics is not None:
+            self.metrics.request(name, elapsed, decoded)
+        if self.transcript is not None:
+            self.transcript.response(ctx, request, decoded, explained, elapsed * 1000)
+        return response
+
+    def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
+        if self.transcript is not None:
+            self.transcript.transition(group_id, old, new, generation, reason)
+        if self.metrics is not None:
+            self.metrics.transition(old, new)
+
+    def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
+        if self.transcript is not None:
+            self.transcript.records(partition, base_offset, records)
+        if self.metrics is not None:
+            self.metrics.records(len(records))
+
+    def attach(self, groups: Any) -> None:
+        """Hook the group service's writer (records written) and give metrics the groups."""
+        groups.writer.on_append = self.records
+        if self.metrics is not None:
+            self.metrics.attach(groups)
+
+    def close(self) -> None:
+        if self.transcript is not None:
+            self.transcript.close()
+        if self.metrics is not None:
+            self.metrics.close()
+
+
+def open_tap(config: Any, host: str) -> Tap | None:
+    path = config.transcript_file
+    port = config.metrics_port
+    if not path and port < 0:
+        return None
+    metrics = None
+    if port >= 0:
+        from coordinator.metrics import Metrics
+        metrics = Metrics(host, port)
+    tap = Tap(Transcript(path) if path else None, metrics)
+    reasons.observe(tap)
+    return tap

@@ -1,0 +1,155 @@
+"""The protocol transcript: one JSON line per request, response, state transition and record.
+
+`kgc serve --transcript FILE` (setting `transcript.file`) opens one `Transcript` per server.
+Requests and responses are written fully decoded (dataclasses -> JSON objects; consumer-protocol
+subscriptions and assignments decoded; other bytes base64, record batches by size only). Every
+non-zero error code in a response is listed under "errors" with the reason the coordinator
+recorded for it (coordinator/reasons.py), or null if none was. Records are shown as
+`kgc dump --offsets-decoder` shows them. Lines are flushed as written, so the file can be tailed.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from protocol.api import ApiKey
+from protocol.consumer_protocol import decode_assignment, decode_subscription
+from protocol.errors import DecodeError, ErrorCode
+
+_SUBSCRIPTIONS = frozenset({"metadata", "member_metadata"})
+_ASSIGNMENTS = frozenset({"assignment", "member_assignment"})
+_BATCHES = frozenset({"records"})
+
+
+def api_name(key: int) -> str:
+    """`JoinGroup` for 11: Kafka's CamelCase API names."""
+    try:
+        return "".join(part.capitalize() for part in ApiKey(key).name.split("_"))
+    except ValueError:
+        return f"Api{key}"
+
+
+def error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def to_json(value: Any, field: str = "") -> Any:
+    """A decoded protocol object as plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name), f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _blob(bytes(value), field)
+    if isinstance(value, (list, tuple)):
+        return [to_json(v, field) for v in value]
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    return value
+
+
+def _blob(blob: bytes, field: str) -> Any:
+    try:
+        if field in _SUBSCRIPTIONS and blob:
+            return {"subscription": to_json(decode_subscription(blob))}
+        if field in _ASSIGNMENTS:
+            return {"assignment": to_json(decode_assignment(blob))}
+    except DecodeError:
+        pass
+    if field in _BATCHES:
+        return {"record_batch_bytes": len(blob)}
+    return base64.b64encode(blob).decode("ascii")
+
+
+def error_codes(value: Any) -> list[int]:
+    """Every non-zero `error_code` anywhere in a response, in order, without repeats."""
+    found: dict[int, None] = {}
+
+    def walk(v: Any) -> None:
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):
+                item = getattr(v, f.name)
+                if f.name == "error_code" and isinstance(item, int) and item:
+                    found[item] = None
+                elif isinstance(item, (list, tuple)) or dataclasses.is_dataclass(item):
+                    walk(item)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item)
+    walk(value)
+    return list(found)
+
+
+def group_ids(request: Any) -> list[str]:
+    """The groups a request is about (to follow one group through a transcript)."""
+    ids: list[str] = []
+    for name in ("group_id", "groups", "groups_names", "coordinator_keys", "key"):
+        value = getattr(request, name, None)
+        if name in ("key", "coordinator_keys") and getattr(request, "key_type", 0) != 0:
+            continue
+        if isinstance(value, str) and value:
+            ids.append(value)
+        elif isinstance(value, list):
+            ids.extend(v if isinstance(v, str) else getattr(v, "group_id", "") for v in value)
+    return [g for g in dict.fromkeys(ids) if g]
+
+
+class Transcript:
+    def __init__(self, path: str | Path, wall_ms: Callable[[], float] = lambda: time.time() * 1000) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8", buffering=1)  # line buffered
+        self._wall_ms = wall_ms
+
+    def write(self, event: dict[str, Any]) -> None:
+        self._file.write(json.dumps({"ts": int(self._wall_ms()), **event}, ensure_ascii=False) + "\n")
+
+    def request(self, ctx: Any, request: Any) -> None:
+        h = ctx.header
+        self.write({"type": "request", "conn": ctx.connection_id, "client": ctx.client_id,
+                    "host": ctx.client_host, "api": api_name(h.api_key), "version": h.api_version,
+                    "correlation_id": h.correlation_id, "groups": group_ids(request), "body": to_json(request)})
+
+    def response(self, ctx: Any, request: Any, response: Any, reasons: list[tuple[int, str]],
+                 elapsed_ms: float) -> None:
+        h = ctx.header
+        explained: dict[int, str] = {}
+        for code, text in reasons:
+            explained.setdefault(code, text)  # the first reason for a code is the one that decided it
+        errors = [{"code": code, "error": error_name(code), "reason": explained.get(code)}
+                  for code in error_codes(response)]
+        self.write({"type": "response", "conn": ctx.connection_id, "client": ctx.client_id,
+                    "api": api_name(h.api_key), "version": h.api_version, "correlation_id": h.correlation_id,
+                    "groups": group_ids(request), "elapsed_ms": round(elapsed_ms, 3), "errors": errors,
+                    "body": None if response is None else to_json(response)})
+
+    def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
+        self.write({"type": "transition", "group": group_id, "from": old, "to": new,
+                    "generation": generation, "reason": reason})
+
+    def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
+        from coordinator.tools.offsets_decoder import decode, key_group
+
+        for i, r in enumerate(records):
+            key_text, payload = decode(base_offset + i, r.key, r.value)
+            self.write({"type": "record", "topic": "__consumer_offsets", "partition": partition,
+                        "offset": base_offset + i, "group": key_group(r.key),
+                        "key": _parse(key_text), "value": _parse(payload)})
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _parse(text: str | None) -> Any:
+    try:
+        return json.loads(text) if text and text[0] == "{" else text
+    except ValueError:
+        return text

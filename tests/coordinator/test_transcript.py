@@ -1,0 +1,148 @@
+"""The transcript of a real server: join -> sync -> heartbeat -> rebalance -> leave, with the
+reason behind every error code, the state transitions with their causes, and the records."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import trio
+import trio.testing
+
+from coordinator.embedded import open_server
+from protocol.api import ApiKey
+from protocol.consumer_protocol import (
+    ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
+    encode_subscription,
+)
+from protocol.messages.heartbeat import HeartbeatRequest
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
+from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from tests.integration.raw_client import RawClient
+
+GROUP = "teach"
+SUB = encode_subscription(ConsumerProtocolSubscription(topics=["orders"]))
+
+
+def join_request(member_id: str = "") -> JoinGroupRequest:
+    return JoinGroupRequest(group_id=GROUP, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                            member_id=member_id, protocol_type="consumer",
+                            protocols=[JoinGroupRequestProtocol(name="range", metadata=SUB)])
+
+
+def assignment(*partitions: int) -> bytes:
+    return encode_assignment(ConsumerProtocolAssignment(assigned_partitions=[TopicPartition("orders", list(partitions))]))
+
+
+async def join(client: RawClient, member_id: str = ""):
+    return await client.request(ApiKey.JOIN_GROUP, 5, join_request(member_id))
+
+
+async def sync(client: RawClient, member_id: str, generation: int, assignments: dict[str, bytes] | None = None):
+    return await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+        group_id=GROUP, generation_id=generation, member_id=member_id,
+        assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in (assignments or {}).items()]))
+
+
+async def heartbeat(client: RawClient, member_id: str, generation: int):
+    return await client.request(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
+        group_id=GROUP, generation_id=generation, member_id=member_id))
+
+
+async def leave(client: RawClient, member_id: str):
+    return await client.request(ApiKey.LEAVE_GROUP, 3, LeaveGroupRequest(
+        group_id=GROUP, members=[MemberIdentity(member_id=member_id)]))
+
+
+async def run_lesson(server) -> None:
+    """Two members: a forms generation 1, b's join rebalances to 2, a's stale heartbeat is
+    refused, b leaves (generation 3 for a alone), a leaves (Empty)."""
+    a = await RawClient.connect(server.host, server.port)
+    b = await RawClient.connect(server.host, server.port)
+    a.client_id, b.client_id = "consumer-a", "consumer-b"
+    first = await join(a)                               # MEMBER_ID_REQUIRED (KIP-394)
+    ja = await join(a, first.member_id)                 # generation 1, a leads
+    await sync(a, ja.member_id, 1, {ja.member_id: assignment(0, 1, 2)})
+    await heartbeat(a, ja.member_id, 1)
+    first_b = await join(b)
+    async with trio.open_nursery() as nursery:
+        results = {}
+
+        async def b_joins():
+            results["b"] = await join(b, first_b.member_id)  # parked until a rejoins
+        nursery.start_soon(b_joins)
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await heartbeat(a, ja.member_id, 1)).error_code == 27  # REBALANCE_IN_PROGRESS
+        results["a"] = await join(a, ja.member_id)
+    jb = results["b"]
+    assert (await heartbeat(a, ja.member_id, 1)).error_code == 22  # ILLEGAL_GENERATION: stale
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sync, b, jb.member_id, 2)
+        await trio.testing.wait_all_tasks_blocked()
+        await sync(a, ja.member_id, 2, {ja.member_id: assignment(0, 1), jb.member_id: assignment(2)})
+    await leave(b, jb.member_id)
+    ja3 = await join(a, ja.member_id)                   # generation 3, a alone
+    await sync(a, ja.member_id, ja3.generation_id, {ja.member_id: assignment(0, 1, 2)})
+    await leave(a, ja.member_id)
+    await a.aclose()
+    await b.aclose()
+
+
+@pytest.fixture
+async def transcript(tmp_path):
+    path = tmp_path / "transcript.jsonl"
+    async with open_server(tmp_path / "data", settings={"transcript.file": str(path)}) as server:
+        await run_lesson(server)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_every_request_has_its_response_fully_decoded(transcript):
+    requests = [e for e in transcript if e["type"] == "request"]
+    responses = [e for e in transcript if e["type"] == "response"]
+    # Parked requests are answered later, so pair them by (connection, correlation id).
+    assert sorted((r["conn"], r["correlation_id"], r["api"]) for r in requests) == \
+        sorted((r["conn"], r["correlation_id"], r["api"]) for r in responses)
+    assert len(requests) == len(responses) == 15
+    join_req = next(r for r in requests if r["api"] == "JoinGroup")
+    assert join_req["client"] == "consumer-a" and join_req["groups"] == [GROUP]
+    assert join_req["body"]["protocols"][0]["metadata"]["subscription"]["topics"] == ["orders"]
+    leader_sync = next(r for r in requests if r["api"] == "SyncGroup" and r["body"]["assignments"])
+    assigned = leader_sync["body"]["assignments"][0]["assignment"]["assignment"]["assigned_partitions"]
+    assert assigned == [{"topic": "orders", "partitions": [0, 1, 2]}]
+
+
+async def test_every_error_code_carries_its_reason(transcript):
+    errors = [(e["api"], err["error"], err["reason"]) for e in transcript if e["type"] == "response"
+              for err in e["errors"]]
+    assert [api for api, _, _ in errors] == ["JoinGroup", "JoinGroup", "Heartbeat", "Heartbeat"]
+    (_, e1, r1), (_, e2, _), (_, e3, r3), (_, e4, r4) = errors
+    assert e1 == e2 == "MEMBER_ID_REQUIRED" and "without a member id" in r1 and "KIP-394" in r1
+    assert e3 == "REBALANCE_IN_PROGRESS" and "PreparingRebalance" in r3
+    assert e4 == "ILLEGAL_GENERATION" and r4 == "request generation 1, group generation 2"
+
+
+async def test_state_transitions_with_their_causes(transcript):
+    moves = [(e["from"], e["to"], e["generation"], e["reason"]) for e in transcript if e["type"] == "transition"]
+    assert [(f, t, g) for f, t, g, _ in moves] == [
+        ("Empty", "PreparingRebalance", 0), ("PreparingRebalance", "CompletingRebalance", 1),
+        ("CompletingRebalance", "Stable", 1),
+        ("Stable", "PreparingRebalance", 1), ("PreparingRebalance", "CompletingRebalance", 2),
+        ("CompletingRebalance", "Stable", 2),
+        ("Stable", "PreparingRebalance", 2), ("PreparingRebalance", "CompletingRebalance", 3),
+        ("CompletingRebalance", "Stable", 3),
+        ("Stable", "PreparingRebalance", 3), ("PreparingRebalance", "Empty", 4),
+    ]
+    assert moves[3][3].startswith("JoinGroup from client 'consumer-b'")
+    assert moves[6][3].startswith("LeaveGroup from client 'consumer-b'")
+
+
+async def test_records_are_shown_as_the_offsets_decoder_shows_them(transcript):
+    records = [e for e in transcript if e["type"] == "record"]
+    assert all(r["topic"] == "__consumer_offsets" and r["group"] == GROUP for r in records)
+    assert [r["offset"] for r in records] == list(range(len(records)))  # one partition, in order
+    generations = [r["value"]["data"]["generation"] for r in records]
+    assert generations == sorted(generations) and generations[-1] == 4
+    stable_2 = next(r for r in records if r["value"]["data"]["generation"] == 2)
+    members = stable_2["value"]["data"]["members"]
+    assert [m["assignment"]["assignedPartitions"] for m in members] == [
+        [{"topic": "orders", "partitions": [0, 1]}], [{"topic": "orders", "partitions": [2]}]]
