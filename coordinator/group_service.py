@@ -152,10 +152,10 @@ async def start_groups(nursery: trio.Nursery, config: Config, topics: Any = None
     if topics is not None:
         from coordinator.broker.topics import Topic
         topics.register_internal(Topic(TOPIC, writer.num_partitions, OFFSETS_TOPIC_ID, internal=True))
+    schedule_offset_expiration(groups, clock.time_ms())  # before the timer loop starts
     await nursery.start(_close_on_exit, writer)
     await nursery.start(runtime.run)
     await nursery.start(loader.run)
-    schedule_offset_expiration(groups, clock.time_ms())
     service = GroupService(runtime, writer, loader)
     if load:
         nursery.start_soon(_load, service)
