@@ -1,0 +1,124 @@
+"""Prometheus metrics (`--metrics-port P`, setting `metrics.port`; off by default).
+
+Served by prometheus_client's own HTTP thread from a registry of this server only, so the trio
+loop never blocks on a scrape and two servers in one process do not mix. Counted on the request
+path: requests, errors and latency per API; state transitions and rebalances; records written
+and the wait from append to durable (group commit, fsync included). Read at scrape time from
+the live state: groups per state, members, committed offsets, __consumer_offsets size and
+segments per partition. There is no background cleaner yet, so no cleaner metrics.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+
+from coordinator.transcript import error_codes, error_name
+
+_LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                    0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, float("inf"))
+_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+
+
+class Metrics:
+    def __init__(self, host: str, port: int) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("kgc_requests", "Requests served, by API", ["api"], registry=r)
+        self.errors = Counter("kgc_request_errors", "Error codes answered, by API and error",
+                              ["api", "error"], registry=r)
+        self.latency = Histogram("kgc_request_duration_seconds", "Request handling time, by API",
+                                 ["api"], buckets=_LATENCY_BUCKETS, registry=r)
+        self.transitions = Counter("kgc_group_transitions", "Group state transitions", ["from", "to"],
+                                   registry=r)
+        self.rebalances = Counter("kgc_rebalances", "Rebalances started (transitions to PreparingRebalance)",
+                                  registry=r)
+        self.records_written = Counter("kgc_offsets_records_written", "Records appended to __consumer_offsets",
+                                       registry=r)
+        self.durable = Histogram("kgc_offsets_durable_wait_seconds",
+                                 "From append to durable (group commit and fsync) per operation",
+                                 buckets=_LATENCY_BUCKETS, registry=r)
+        self._groups: Any = None
+        r.register(_LiveState(self))
+        self._server, self._thread = start_http_server(port, addr=host, registry=r)
+        self.port = self._server.server_address[1]
+
+    # -- request path (called in the trio thread) ---------------------------------------------
+    def request(self, api: str, seconds: float, response: Any) -> None:
+        self.requests.labels(api).inc()
+        self.latency.labels(api).observe(seconds)
+        if response is not None:
+            for code in error_codes(response):
+                self.errors.labels(api, error_name(code)).inc()
+
+    def transition(self, old: str, new: str) -> None:
+        self.transitions.labels(old, new).inc()
+        if new == "PreparingRebalance":
+            self.rebalances.inc()
+
+    def records(self, count: int) -> None:
+        self.records_written.inc(count)
+
+    def attach(self, groups: Any) -> None:
+        """Read live state from the group service; time its writer's durability waits."""
+        self._groups = groups
+        writer = groups.writer
+        wait = writer.wait_durable
+
+        async def timed_wait_durable(token: int) -> None:  # an instance attribute: zero cost when off
+            start = time.perf_counter()
+            try:
+                await wait(token)
+            finally:
+                self.durable.observe(time.perf_counter() - start)
+        writer.wait_durable = timed_wait_durable
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class _LiveState:
+    """Gauges computed at scrape time (in the HTTP thread) from snapshots of live state."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        service = self.metrics._groups
+        if service is None:
+            return
+        coordinator = service.groups
+        groups = list(coordinator.groups.values())  # one C-level copy: safe against the trio thread
+        per_state = GaugeMetricFamily("kgc_groups", "Classic groups by state", labels=["state"])
+        counts = {s: 0 for s in _STATES}
+        for g in groups:
+            counts[str(g.state)] = counts.get(str(g.state), 0) + 1
+        for state, n in counts.items():
+            per_state.add_metric([state], n)
+        yield per_state
+        yield GaugeMetricFamily("kgc_group_members", "Members of all classic groups",
+                                value=sum(len(g.members) for g in groups))
+        yield GaugeMetricFamily("kgc_committed_offsets", "Committed offsets held in memory",
+                                value=sum(len(o) for o in list(coordinator.offsets.groups.values())))
+        size = GaugeMetricFamily("kgc_offsets_log_size_bytes", "__consumer_offsets bytes on disk",
+                                 labels=["partition"])
+        segments = GaugeMetricFamily("kgc_offsets_log_segments", "__consumer_offsets segments",
+                                     labels=["partition"])
+        writer = service.writer
+        for n in writer.existing_partitions():
+            total, count = 0, 0
+            try:
+                for entry in os.scandir(writer.partition_dir(n)):
+                    if entry.name.endswith(".log"):
+                        total += entry.stat().st_size
+                        count += 1
+            except FileNotFoundError:  # a file swapped away while we looked
+                continue
+            size.add_metric([str(n)], total)
+            segments.add_metric([str(n)], count)
+        yield size
+        yield segments
