@@ -10,7 +10,10 @@ from coordinator.context import BrokerContext, RequestContext
 from coordinator.embedded import open_server
 from coordinator.group_service import start_groups
 from coordinator.broker.topics import TopicRegistry
-from coordinator.handlers import k08_offset_commit, k09_offset_fetch, k11_join_group, k16_list_groups
+from coordinator.handlers import (
+    k08_offset_commit, k09_offset_fetch, k11_join_group, k15_describe_groups, k16_list_groups,
+    k42_delete_groups,
+)
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
@@ -174,6 +177,14 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         assert service.writer.partition_for("other-group") != service.writer.partition_for("g")
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 8), other)
         assert r.groups[0].error_code == 0
+        r = await k15_describe_groups.handle(_request_context(broker, ApiKey.DESCRIBE_GROUPS, 5),
+                                             DescribeGroupsRequest(groups=["other-group", "g"]))
+        assert [(g.group_id, g.error_code, g.group_state) for g in r.groups] == [
+            ("other-group", 0, "Dead"), ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "")]
+        r = await k42_delete_groups.handle(_request_context(broker, ApiKey.DELETE_GROUPS, 2),
+                                           DeleteGroupsRequest(groups_names=["g", "other-group"]))
+        assert [(g.group_id, g.error_code) for g in r.results] == [
+            ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS), ("other-group", ErrorCode.GROUP_ID_NOT_FOUND)]
 
         await service.loader.load_all()
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 2), fetch)
