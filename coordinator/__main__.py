@@ -5,6 +5,7 @@
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
+    kgc transcript FILE [--group G]                (a --transcript file as a readable timeline)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
 them with their defaults.
@@ -60,8 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
 
-    from coordinator.tools import groups_cli
+    from coordinator.tools import groups_cli, transcript_render
     groups_cli.add_parser(commands)
+    transcript_render.add_parser(commands)
     return parser
 
 
@@ -118,6 +120,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "groups":
         from coordinator.tools.groups_cli import run as run_groups
         sys.exit(run_groups(args))
+    if args.command == "transcript":
+        from coordinator.tools.transcript_render import run as run_transcript
+        sys.exit(run_transcript(args))
     if args.command in ("dump", "check"):
         sys.exit(_inspect(args))
     if args.command == "settings":

@@ -1,0 +1,132 @@
+"""`kgc transcript FILE [--group G]`: one group's life, readable, from a transcript file.
+
+One line per event, time relative to the first shown event: `->` a request (who sent it and the
+parts that matter to the group), `<-` its response (result, or each error with the reason the
+coordinator recorded), `==` a state transition and its cause, `++` a record written to
+__consumer_offsets. Member ids are shortened to `<client>-<first 8 of the uuid>`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any, Iterable, Iterator, TextIO
+
+_UUID_TAIL = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def short(member_id: str | None) -> str:
+    if not member_id:
+        return "-"
+    return _UUID_TAIL.sub(lambda m: "-" + m.group(1), member_id)
+
+
+def _partitions(assigned: list[dict[str, Any]]) -> str:
+    return " ".join(f"{tp['topic']}({','.join(str(p) for p in tp['partitions'])})" for tp in assigned) or "nothing"
+
+
+def _assignment(blob: Any) -> str:
+    if isinstance(blob, dict) and "assignment" in blob:
+        return _partitions(blob["assignment"]["assigned_partitions"])
+    return "(opaque)" if blob else "nothing"
+
+
+def request_text(api: str, body: dict[str, Any]) -> str:
+    member = short(body.get("member_id"))
+    if api == "JoinGroup":
+        topics = sorted({t for p in body["protocols"] for t in
+                         (p["metadata"].get("subscription", {}).get("topics", []) if isinstance(p["metadata"], dict) else [])})
+        return (f"member {member}, protocols {[p['name'] for p in body['protocols']]}, topics {topics}, "
+                f"session {body['session_timeout_ms']} ms")
+    if api == "SyncGroup":
+        given = "; ".join(f"{short(a['member_id'])}: {_assignment(a['assignment'])}" for a in body["assignments"])
+        return f"member {member}, generation {body['generation_id']}" + (f", assigns {given}" if given else "")
+    if api == "Heartbeat":
+        return f"member {member}, generation {body['generation_id']}"
+    if api == "LeaveGroup":
+        leaving = [short(m["member_id"]) for m in body.get("members") or []] or [member]
+        return f"members {', '.join(leaving)}"
+    if api == "OffsetCommit":
+        offsets = ", ".join(f"{t['name']}-{p['partition_index']}={p['committed_offset']}"
+                            for t in body["topics"] for p in t["partitions"])
+        return f"member {member}, generation {body['generation_id_or_member_epoch']}: {offsets}"
+    return ""
+
+
+def response_text(api: str, event: dict[str, Any]) -> str:
+    if event["errors"]:
+        return "; ".join(f"{e['error']}: {e['reason'] or '(no reason recorded)'}" for e in event["errors"])
+    body = event["body"] or {}
+    if api == "JoinGroup":
+        members = f", members {[short(m['member_id']) for m in body['members']]}" if body["members"] else ""
+        return (f"generation {body['generation_id']}, protocol {body['protocol_name']}, "
+                f"leader {short(body['leader'])}, you are {short(body['member_id'])}{members}")
+    if api == "SyncGroup":
+        return f"your assignment: {_assignment(body['assignment'])}"
+    return "ok"
+
+
+def record_text(event: dict[str, Any]) -> str:
+    where = f"{event['topic']}-{event['partition']}@{event['offset']}"
+    key, value = event["key"], event["value"]
+    data = key.get("data", {}) if isinstance(key, dict) else {}
+    if value == "<DELETE>":
+        what = f"offset {data['topic']}-{data['partition']}" if "topic" in data else "group"
+        return f"{where} tombstone: {what} deleted"
+    if not isinstance(value, dict):
+        return f"{where} {key}"
+    v = value["data"]
+    if "topic" in data:
+        return f"{where} offset {data['topic']}-{data['partition']} = {v['offset']}"
+    members = "; ".join(f"{short(m['memberId'])}: "
+                        + (_partitions(m["assignment"]["assignedPartitions"]) if isinstance(m["assignment"], dict)
+                           else "nothing") for m in v["members"]) or "no members"
+    return (f"{where} group metadata: generation {v['generation']}, protocol {v['protocol']}, "
+            f"leader {short(v['leader'])}, {members}").replace("protocol None", "no protocol")
+
+
+def events(lines: Iterable[str], group: str | None) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        if group is None or group in event.get("groups", ()) or event.get("group") == group:
+            yield event
+
+
+def render(lines: Iterable[str], group: str | None, out: TextIO) -> int:
+    start: int | None = None
+    shown = 0
+    for e in events(lines, group):
+        start = e["ts"] if start is None else start
+        t = f"{(e['ts'] - start) / 1000:8.3f}"
+        kind = e["type"]
+        if kind == "request":
+            text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {request_text(e['api'], e['body'])}"
+        elif kind == "response":
+            text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
+        elif kind == "transition":
+            text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
+                    f"  because {e['reason'] or 'unknown'}")
+        else:
+            text = f"{'[log]':<12} ++ {record_text(e)}"
+        print(f"{t}  {short(text).rstrip()}", file=out)
+        shown += 1
+    return 0 if shown else 1
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser("transcript", help="render a --transcript file as a readable timeline")
+    p.add_argument("file", help="a transcript written by kgc serve --transcript")
+    p.add_argument("--group", help="only the events of this group")
+
+
+def run(args: Any) -> int:
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            return render(f, args.group, sys.stdout)
+    except OSError as exc:
+        print(f"kgc: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,44 @@
+"""`kgc transcript FILE --group G` on a transcript written by a real server running the lesson
+(join -> sync -> heartbeat -> rebalance -> leave) from tests/coordinator/test_transcript.py."""
+from __future__ import annotations
+
+import pytest
+
+from coordinator.__main__ import main
+from coordinator.embedded import open_server
+from tests.coordinator.test_transcript import run_lesson
+
+
+@pytest.fixture
+async def path(tmp_path):
+    path = tmp_path / "t.jsonl"
+    async with open_server(tmp_path / "data", settings={"transcript.file": str(path)}) as server:
+        await run_lesson(server)
+    return path
+
+
+def render(path, capsys, *extra: str) -> list[str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["transcript", str(path), *extra])
+    assert exit_info.value.code == 0
+    return capsys.readouterr().out.splitlines()
+
+
+async def test_the_lesson_reads_as_a_timeline(path, capsys):
+    lines = render(path, capsys, "--group", "teach")
+    text = "\n".join(lines)
+    assert lines[0].split()[:4] == ["0.000", "consumer-a", "->", "JoinGroup"]
+    assert "<- JoinGroup  MEMBER_ID_REQUIRED: JoinGroup v5 without a member id: rejoin with member id 'consumer-a-" in text
+    assert "<- Heartbeat  ILLEGAL_GENERATION: request generation 1, group generation 2" in text
+    assert "== Stable -> PreparingRebalance (generation 1)  because JoinGroup from client 'consumer-b'" in text
+    assert "== PreparingRebalance -> Empty (generation 4)  because LeaveGroup from client 'consumer-a'" in text
+    assert "<- SyncGroup  your assignment: orders(2)" in text
+    assert "++ __consumer_offsets-17@2 group metadata: generation 2, protocol range" in text
+    # uuids are cut to their first 8 hex digits everywhere
+    assert all(len(word) < 40 for line in lines for word in line.split())
+
+
+async def test_another_group_shows_nothing(path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["transcript", str(path), "--group", "other"])
+    assert exit_info.value.code == 1 and capsys.readouterr().out == ""
