@@ -24,7 +24,8 @@ import time
 
 TASKS = 6
 PARTITIONS_PER_OP = 3
-CYCLES = 10
+CYCLES = 6
+SERVER_CYCLES = 6
 TOPIC = "crash-topic"
 
 
@@ -166,10 +167,12 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
     _check_segments_with_kafka_python(data_dir)
 
 
-def _check_segments_with_kafka_python(data_dir: str) -> None:
+def _check_segments_with_kafka_python(data_dir: str, *, ops_only: bool = True) -> int:
+    """Read every __consumer_offsets segment with kafka-python's RecordBatch reader; each record
+    must decode with our schemas. `ops_only`: every batch is one of our 3-partition ops."""
     from kafka.record import MemoryRecords
 
-    from coordinator.groups.records import OffsetCommitRecord, decode_record
+    from coordinator.groups.records import OffsetCommitRecord, UnknownRecord, decode_record
 
     files = glob.glob(os.path.join(data_dir, "__consumer_offsets-*", "*.log"))
     assert files
@@ -181,15 +184,128 @@ def _check_segments_with_kafka_python(data_dir: str) -> None:
         while records.has_next():
             batch = records.next_batch()
             assert batch.validate_crc()
-            items = list(batch)
-            assert len(items) == PARTITIONS_PER_OP
-            assert len({decode_record(r.key, r.value).offset for r in items}) == 1  # one op, one seq
-            for r in items:
-                assert r.offset > last_offset
-                last_offset = r.offset
-                assert isinstance(decode_record(r.key, r.value), OffsetCommitRecord)
+            items = [(r.offset, decode_record(r.key, r.value)) for r in batch]
+            for offset, obj in items:
+                assert offset > last_offset and not isinstance(obj, UnknownRecord)
+                last_offset = offset
                 total += 1
+            if ops_only:
+                assert len(items) == PARTITIONS_PER_OP
+                assert all(isinstance(obj, OffsetCommitRecord) for _, obj in items)
+                assert len({obj.offset for _, obj in items}) == 1  # one op, one seq
     assert total > 0
+    return total
+
+
+# -- the real server, real clients ------------------------------------------------------------
+
+class ServerProcess:
+    """`python -m coordinator serve --port 0` as a subprocess; its address from its stdout."""
+
+    def __init__(self, data_dir: str, log_path: str) -> None:
+        self.log = open(log_path, "a")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
+             "--create-topic", f"{TOPIC}:{PARTITIONS_PER_OP}", "--log-level", "WARNING"],
+            stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=_repo_root())
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + 30
+        self.bootstrap = ""
+        while not self.bootstrap:
+            line = self.proc.stdout.readline()  # the server prints this line once, at start
+            if not line:
+                raise AssertionError(f"server exited ({self.proc.wait()}) before serving; see {log_path}")
+            if line.startswith("kgc: serving on "):
+                self.bootstrap = line.split()[3]
+            assert time.monotonic() < deadline, "server did not start in time"
+
+    def stop(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.log.close()
+
+
+def _client_committer(bootstrap: str, group: str, seq: int, acks: list, stop: threading.Event) -> None:
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    consumer = None
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                                 request_timeout_ms=3000, retry_backoff_ms=50, reconnect_backoff_max_ms=200)
+        while not stop.is_set():
+            consumer.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(seq, f"seq-{seq}", -1)
+                             for p in range(PARTITIONS_PER_OP)}, timeout_ms=3000)
+            acks.append((group, seq))  # acknowledged: the commit returned without error
+            seq += 1
+    except Exception:
+        pass  # the server was killed under us: this commit's outcome is unknown
+    finally:
+        if consumer is not None:
+            try:
+                consumer.close(autocommit=False, timeout_ms=1000)
+            except Exception:
+                pass
+
+
+def _fetch_committed(bootstrap: str) -> dict[str, dict[str, int]]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    state: dict[str, dict[str, int]] = {}
+    for task in range(TASKS):
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group_of(task),
+                                 enable_auto_commit=False, request_timeout_ms=5000)
+        try:
+            for p in range(PARTITIONS_PER_OP):
+                got = consumer.committed(TopicPartition(TOPIC, p), timeout_ms=10_000)
+                if got is not None:
+                    state.setdefault(group_of(task), {})[f"{TOPIC}:{p}"] = got
+        finally:
+            consumer.close(autocommit=False)
+    return state
+
+
+def test_sigkill_the_server_never_loses_a_commit_a_client_saw_succeed(tmp_path):
+    """Real server process, kafka-python clients committing (simple groups), SIGKILL, restart."""
+    data_dir, log_path = str(tmp_path / "data"), str(tmp_path / "server.log")
+    rng = random.Random(1126)
+    acked: dict[str, int] = {}
+    for cycle in range(SERVER_CYCLES):
+        server = ServerProcess(data_dir, log_path)
+        state = _fetch_committed(server.bootstrap)
+        check_state(state, acked)
+        acks: list[tuple[str, int]] = []
+        stop = threading.Event()
+        threads = [threading.Thread(target=_client_committer, daemon=True,
+                                    args=(server.bootstrap, group_of(t),
+                                          max(state.get(group_of(t), {}).values(), default=0) + 1, acks, stop))
+                   for t in range(TASKS)]
+        for thread in threads:
+            thread.start()
+        need = rng.randint(1, 30)
+        deadline = time.monotonic() + 30
+        while len(acks) < need:
+            assert time.monotonic() < deadline, f"only {len(acks)} commits acknowledged in cycle {cycle}"
+            time.sleep(0.01)  # polling interval of a real-time wait, not synchronisation
+        time.sleep(rng.uniform(0, 0.05))  # a random kill moment, not a synchronisation
+        server.stop(signal.SIGKILL)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+            assert not thread.is_alive()
+        for group, seq in list(acks):
+            assert acked.get(group, 0) < seq <= acked.get(group, 0) + 2, (group, seq, acked.get(group))
+            acked[group] = seq
+    assert acked
+    server = ServerProcess(data_dir, log_path)
+    check_state(_fetch_committed(server.bootstrap), acked)
+    server.stop(signal.SIGTERM)  # a clean stop: every log closed with its marker
+    from storage.dump import check
+
+    assert check(data_dir) == []
+    _check_segments_with_kafka_python(data_dir, ops_only=False)
 
 
 if __name__ == "__main__":
