@@ -1,7 +1,8 @@
 """The cleaner's key -> latest offset map with a fixed memory budget (Kafka's SkimpyOffsetMap).
 
-An open-addressing hash table of 16-byte MD5 key digests -> int64 offset, 24 bytes per slot,
-preallocated once from `memory_bytes` (`log.cleaner.dedupe.buffer.size`) and never grown.
+An open-addressing hash table of 16-byte MD5 key digests -> int64 offset, 24 bytes per slot
+plus 8 per used slot (the list of used slots, so that walking the entries costs the entries,
+not the table), preallocated from `memory_bytes` (`log.cleaner.dedupe.buffer.size`).
 Invariants: at most `max_entries` (= slots x load factor 0.9) distinct digests are stored;
 `put` only moves a key's offset forward (the dirty section is scanned in offset order);
 `latest_offset` is the last offset the map covers (Kafka's updateLatestOffset), -1 if none.
@@ -15,7 +16,7 @@ from hashlib import md5
 __all__ = ["OffsetMap", "key_digest", "DIGEST_SIZE", "BYTES_PER_ENTRY"]
 
 DIGEST_SIZE = 16
-BYTES_PER_ENTRY = DIGEST_SIZE + 8
+BYTES_PER_ENTRY = DIGEST_SIZE + 8 + 8  # digest, offset, used-slot list entry
 
 
 def key_digest(key: bytes) -> bytes:
@@ -29,6 +30,7 @@ class OffsetMap:
         self.max_entries = max(1, int(self.slots * load_factor))
         self._digests = bytearray(self.slots * DIGEST_SIZE)
         self._offsets = array("q", [-1]) * self.slots  # -1 = empty slot
+        self._used = array("q")  # slots in insertion order
         self.size = 0
         self.latest_offset = -1
 
@@ -41,7 +43,10 @@ class OffsetMap:
         return self.max_entries - self.size
 
     def clear(self) -> None:
-        self._offsets = array("q", [-1]) * self.slots
+        offsets = self._offsets
+        for slot in self._used:
+            offsets[slot] = -1
+        self._used = array("q")
         self.size = 0
         self.latest_offset = -1
 
@@ -68,6 +73,7 @@ class OffsetMap:
                 raise OverflowError("offset map is full")
             i = slot * DIGEST_SIZE
             self._digests[i:i + DIGEST_SIZE] = digest
+            self._used.append(slot)
             self.size += 1
         self._offsets[slot] = offset
         if offset > self.latest_offset:
@@ -82,6 +88,7 @@ class OffsetMap:
         if offset > self.latest_offset:
             self.latest_offset = offset
 
-    def offsets(self) -> array:
-        """The raw slot array (-1 = empty): the latest offset of every mapped key."""
-        return self._offsets
+    def offsets(self):
+        """The latest offset of every mapped key (in first-insertion order of the keys)."""
+        offsets = self._offsets
+        return (offsets[slot] for slot in self._used)
