@@ -23,6 +23,7 @@ from .offset_messages import (
     OffsetDeleteResult,
     OffsetFetchParams,
 )
+from ..reasons import explain
 from .rebalance import reschedule_member_heartbeat
 from .records import OffsetCommitRecord, OffsetTombstone
 from .state import GroupState
@@ -32,6 +33,7 @@ from .state import GroupState
 
 def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
     if not p.group_id:  # GroupCoordinatorService.commitOffsets
+        explain(Error.INVALID_GROUP_ID, "the group id is empty")
         return commit_error(p, Error.INVALID_GROUP_ID)
     group, error = _validate_commit(ctx, p)
     if error is not None:
@@ -50,6 +52,8 @@ def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
         answers = []
         for part in partitions:
             if part.metadata is not None and _java_length(part.metadata) > max_bytes:
+                explain(Error.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
+                        f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
                 answers.append((part.partition, Error.OFFSET_METADATA_TOO_LARGE))
                 continue
             record = OffsetCommitRecord(p.group_id, topic, part.partition, part.offset,
@@ -70,8 +74,11 @@ def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGrou
             # empty "simple" group (no protocol type) and accepts it. No group record is written.
             return ctx.coordinator.create_group(p.group_id, ctx.now_ms), None
         # v9 answers GROUP_ID_NOT_FOUND; older versions keep ILLEGAL_GENERATION.
+        explain(Error.GROUP_ID_NOT_FOUND if p.request_version >= 9 else Error.ILLEGAL_GENERATION,
+                f"group {p.group_id!r} does not exist, yet the commit names generation {p.generation_id}")
         return None, Error.GROUP_ID_NOT_FOUND if p.request_version >= 9 else Error.ILLEGAL_GENERATION
     if group.is_in(GroupState.DEAD):
+        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
         return None, Error.COORDINATOR_NOT_AVAILABLE
     if p.generation_id < 0 and group.is_in(GroupState.EMPTY):
         return group, None
@@ -80,12 +87,18 @@ def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGrou
         if error is not None:
             return None, Error(error)
         if p.generation_id != group.generation_id:
+            explain(Error.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
+                                              f"{group.generation_id}")
             return None, Error.ILLEGAL_GENERATION
     elif not group.is_in(GroupState.EMPTY):
         # No member id and no generation: only an empty group takes such commits.
+        explain(Error.UNKNOWN_MEMBER_ID, f"a commit without member id and generation, but group "
+                                         f"{p.group_id!r} is {group.state} (only an Empty group takes one)")
         return None, Error.UNKNOWN_MEMBER_ID
     if group.is_in(GroupState.COMPLETING_REBALANCE):
         # The member has its generation but not its assignment yet: let it finish the sync.
+        explain(Error.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is CompletingRebalance: finish "
+                                             "SyncGroup before committing")
         return None, Error.REBALANCE_IN_PROGRESS
     return group, None
 
@@ -112,6 +125,7 @@ def fetch_offsets(ctx: OpContext, p: OffsetFetchParams) -> list[FetchedGroup]:
     store = ctx.coordinator.offsets
     for request in p.groups:
         if not request.group_id:  # GroupCoordinatorService.fetchOffsets
+            explain(Error.INVALID_GROUP_ID, "the group id is empty")
             answers.append(FetchedGroup(request.group_id, Error.INVALID_GROUP_ID))
             continue
         group = ctx.coordinator.group(request.group_id)
@@ -140,18 +154,23 @@ def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition
 
 def delete_offsets(ctx: OpContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
     if not p.group_id:
+        explain(Error.INVALID_GROUP_ID, "the group id is empty")
         return OffsetDeleteResult(Error.INVALID_GROUP_ID)
     group = ctx.coordinator.group(p.group_id)
     if group is None or group.is_in(GroupState.DEAD):
+        explain(Error.GROUP_ID_NOT_FOUND, f"group {p.group_id!r} does not exist")
         return OffsetDeleteResult(Error.GROUP_ID_NOT_FOUND)
     # ClassicGroup.validateOffsetDelete: a group with members may delete offsets only if it is
     # a consumer group (then per topic: not while subscribed to it).
     if not group.is_in(GroupState.EMPTY) and not group.uses_consumer_protocol:
+        explain(Error.NON_EMPTY_GROUP, f"group {p.group_id!r} is {group.state} and not a consumer group")
         return OffsetDeleteResult(Error.NON_EMPTY_GROUP)
     store = ctx.coordinator.offsets
     topics = []
     for topic, partitions in p.topics:
         if group.is_subscribed_to_topic(topic):
+            explain(Error.GROUP_SUBSCRIBED_TO_TOPIC, f"members of group {p.group_id!r} are subscribed to "
+                                                     f"{topic!r}")
             topics.append((topic, [(n, Error.GROUP_SUBSCRIBED_TO_TOPIC) for n in partitions]))
             continue
         for n in partitions:

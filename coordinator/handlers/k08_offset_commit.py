@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from coordinator.context import RequestContext
 from coordinator.groups.offset_messages import CommitPartition, OffsetCommitParams
+from coordinator.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
     OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -27,6 +28,8 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         valid = []
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.partitions:
+                explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {t.name!r} " + (
+                    "does not exist" if topic is None else f"has no partition {p.partition_index}"))
                 answers.setdefault(t.name, []).append(OffsetCommitResponsePartition(
                     p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             else:

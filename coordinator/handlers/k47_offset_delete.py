@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from coordinator.context import RequestContext
 from coordinator.groups.offset_messages import OffsetDeleteParams
+from coordinator.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete import (
     OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
@@ -24,6 +25,8 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDel
         valid = []
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.partitions:
+                explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {t.name!r} " + (
+                    "does not exist" if topic is None else f"has no partition {p.partition_index}"))
                 answers.setdefault(t.name, []).append(OffsetDeleteResponsePartition(
                     p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             else:

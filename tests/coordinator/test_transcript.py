@@ -146,3 +146,25 @@ async def test_records_are_shown_as_the_offsets_decoder_shows_them(transcript):
     members = stable_2["value"]["data"]["members"]
     assert [m["assignment"]["assignedPartitions"] for m in members] == [
         [{"topic": "orders", "partitions": [0, 1]}], [{"topic": "orders", "partitions": [2]}]]
+
+
+async def test_offset_errors_carry_their_reasons(tmp_path):
+    from protocol.messages.offset_commit import (
+        OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    )
+
+    path = tmp_path / "t.jsonl"
+    async with open_server(tmp_path / "data", topics={"orders": 1},
+                           settings={"transcript.file": str(path)}) as server:
+        client = await RawClient.connect(server.host, server.port)
+        await client.request(ApiKey.OFFSET_COMMIT, 9, OffsetCommitRequest(
+            group_id="nobody", generation_id_or_member_epoch=5, member_id="m",
+            topics=[OffsetCommitRequestTopic(name="orders", partitions=[OffsetCommitRequestPartition(0, 1)]),
+                    OffsetCommitRequestTopic(name="missing", partitions=[OffsetCommitRequestPartition(0, 1)])]))
+        await client.aclose()
+    response = next(json.loads(line) for line in path.read_text().splitlines()
+                    if '"type": "response"' in line and '"OffsetCommit"' in line)
+    assert {e["error"]: e["reason"] for e in response["errors"]} == {
+        "GROUP_ID_NOT_FOUND": "group 'nobody' does not exist, yet the commit names generation 5",
+        "UNKNOWN_TOPIC_OR_PARTITION": "topic 'missing' does not exist",
+    }
