@@ -1,0 +1,104 @@
+"""Consumer groups of kafka-python, aiokafka, kafkajs and kcat.
+
+Each client joins with its own versions and protocol names (protocol.md §3.1, §3.3): kafka-python
+JoinGroup v7/LeaveGroup v5 with range+roundrobin, aiokafka v5/v1 with roundrobin, kafkajs v5/v3
+with "RoundRobinAssigner", kcat's librdkafka 2.0.2 v5/v1. (@platformatic/kafka is exercised in
+test_end_to_end.py; see the note there on its Fetch v12.)
+A group of three of one client forms (every member gets a share; every partition has exactly
+one owner, as the members themselves report) and survives a member's clean leave (the other
+two take everything). A group mixing kafkajs with confluent-kafka fails for the later joiner with
+INCONSISTENT_GROUP_PROTOCOL (23), as it does on Kafka: they share no protocol name.
+Deadlines only bound a hang; nothing asserts on time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from interop.clients.group_members import (
+    AiokafkaMember,
+    KafkajsMember,
+    KafkaPythonMember,
+    KcatMember,
+    describe_group,
+    group_owns_all,
+    stop_all,
+)
+from interop.clients.groups import ConfluentMember, Ownership, close_all
+from interop.clients.waiting import wait_until
+
+pytestmark = pytest.mark.interop
+
+PARTITIONS = 6
+DEADLINE = 40.0  # seconds; node clients and kcat start slower than in-process ones
+INITIAL_DELAY = {"group.initial.rebalance.delay.ms": 500}
+
+CLIENTS = {
+    "kafka-python": KafkaPythonMember,
+    "aiokafka": AiokafkaMember,
+    "kafkajs": KafkajsMember,
+    "kcat": KcatMember,
+}
+
+
+@pytest.mark.kafka_settings(INITIAL_DELAY)
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_a_group_of_three_forms_and_survives_a_leave(kafka_coordinator, topic_name, client):
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    member_class = CLIENTS[client]
+    members = [member_class(f"{client}-{i}", kafka_coordinator.bootstrap, f"three-{client}", topic_name)
+               for i in range(3)]
+    try:
+        for m in members:
+            m.start()
+        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
+                   message=lambda: f"3 {client} members share {PARTITIONS} partitions\n{describe_group(members)}")
+        leaving, rest = members[0], members[1:]
+        leaving.stop()
+        wait_until(lambda: group_owns_all(rest, PARTITIONS), DEADLINE,
+                   message=lambda: f"2 {client} members own everything after a leave\n{describe_group(rest)}")
+        assert all(m.assigns() >= 2 for m in rest), describe_group(rest)
+        assert stop_all(members) == []
+    finally:
+        stop_all(members)
+
+
+def _confluent(coordinator, name, group, topic):
+    return ConfluentMember(name, coordinator.bootstrap, group, [topic], Ownership())
+
+
+def test_kafkajs_joining_a_confluent_group_gets_inconsistent_group_protocol(kafka_coordinator, topic_name):
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    group = "mixed-confluent-first"
+    first = _confluent(kafka_coordinator, "confluent", group, topic_name).start()
+    later = KafkajsMember("kafkajs", kafka_coordinator.bootstrap, group, topic_name)
+    try:
+        wait_until(lambda: len(first.owned) == PARTITIONS, DEADLINE,
+                   message=lambda: f"confluent member owns everything\n{first.ownership.describe()}")
+        later.start()
+        crash = later.client.wait_for(lambda c: later.crashes(), DEADLINE, "kafkajs reports a crash")
+        assert crash[0]["type"] == "INCONSISTENT_GROUP_PROTOCOL", later.describe()
+        assert later.assigns() == 0
+        assert (first.count("assign"), first.count("revoke"), len(first.owned)) == (1, 0, PARTITIONS)
+    finally:
+        stop_all([later])
+        close_all([first])
+
+
+def test_confluent_joining_a_kafkajs_group_gets_inconsistent_group_protocol(kafka_coordinator, topic_name):
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    group = "mixed-kafkajs-first"
+    first = KafkajsMember("kafkajs", kafka_coordinator.bootstrap, group, topic_name)
+    later = _confluent(kafka_coordinator, "confluent", group, topic_name)
+    try:
+        first.start()
+        wait_until(lambda: len(first.owned()) == PARTITIONS, DEADLINE,
+                   message=lambda: f"kafkajs member owns everything\n{first.describe()}")
+        later.start()
+        wait_until(lambda: any("INCONSISTENT_GROUP_PROTOCOL" in e for e in later.errors), DEADLINE,
+                   message=lambda: f"confluent-kafka reports INCONSISTENT_GROUP_PROTOCOL; errors: {later.errors}")
+        assert later.count("assign") == 0
+        assert first.assigns() == 1 and len(first.owned()) == PARTITIONS, first.describe()
+    finally:
+        close_all([later])
+        stop_all([first])
