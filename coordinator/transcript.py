@@ -41,10 +41,24 @@ def error_name(code: int) -> str:
         return str(code)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+_FIELDS: dict[type, tuple[str, ...]] = {}  # dataclass -> field names (dataclasses.fields is slow)
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    names = _FIELDS.get(cls)
+    if names is None and dataclasses.is_dataclass(cls):
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 def to_json(value: Any, field: str = "") -> Any:
     """A decoded protocol object as plain JSON values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name), f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, _SCALARS):
+        return value
+    names = _field_names(type(value))
+    if names is not None:
+        return {name: to_json(getattr(value, name), name) for name in names}
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _blob(bytes(value), field)
     if isinstance(value, (list, tuple)):
@@ -74,14 +88,16 @@ def error_codes(value: Any) -> list[int]:
     found: dict[int, None] = {}
 
     def walk(v: Any) -> None:
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            for f in dataclasses.fields(v):
-                item = getattr(v, f.name)
-                if f.name == "error_code" and isinstance(item, int) and item:
-                    found[item] = None
-                elif isinstance(item, (list, tuple)) or dataclasses.is_dataclass(item):
+        names = _field_names(type(v))
+        if names is not None:
+            for name in names:
+                item = getattr(v, name)
+                if name == "error_code":
+                    if item:
+                        found[item] = None
+                elif isinstance(item, list) or _field_names(type(item)) is not None:
                     walk(item)
-        elif isinstance(v, (list, tuple)):
+        elif isinstance(v, list):
             for item in v:
                 walk(item)
     walk(value)
@@ -106,11 +122,13 @@ class Transcript:
     def __init__(self, path: str | Path, wall_ms: Callable[[], float] = lambda: time.time() * 1000) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8", buffering=1)  # line buffered
+        self._file = open(self.path, "a", encoding="utf-8")
         self._wall_ms = wall_ms
 
-    def write(self, event: dict[str, Any]) -> None:
-        self._file.write(json.dumps({"ts": int(self._wall_ms()), **event}, ensure_ascii=False) + "\n")
+    def write(self, event: dict[str, Any], flush: bool = False) -> None:
+        self._file.write(_dumps({"ts": int(self._wall_ms()), **event}) + "\n")
+        if flush:  # once per response: the file can be tailed, at one write call per request
+            self._file.flush()
 
     def request(self, ctx: Any, request: Any) -> None:
         h = ctx.header
@@ -129,27 +147,22 @@ class Transcript:
         self.write({"type": "response", "conn": ctx.connection_id, "client": ctx.client_id,
                     "api": api_name(h.api_key), "version": h.api_version, "correlation_id": h.correlation_id,
                     "groups": group_ids(request), "elapsed_ms": round(elapsed_ms, 3), "errors": errors,
-                    "body": None if response is None else to_json(response)})
+                    "body": None if response is None else to_json(response)}, flush=True)
 
     def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
         self.write({"type": "transition", "group": group_id, "from": old, "to": new,
-                    "generation": generation, "reason": reason})
+                    "generation": generation, "reason": reason}, flush=True)
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
-        from coordinator.tools.offsets_decoder import decode, key_group
+        from coordinator.tools.offsets_decoder import decode_json, key_group
 
         for i, r in enumerate(records):
-            key_text, payload = decode(base_offset + i, r.key, r.value)
+            key, value = decode_json(base_offset + i, r.key, r.value)
             self.write({"type": "record", "topic": "__consumer_offsets", "partition": partition,
-                        "offset": base_offset + i, "group": key_group(r.key),
-                        "key": _parse(key_text), "value": _parse(payload)})
+                        "offset": base_offset + i, "group": key_group(r.key), "key": key, "value": value})
 
     def close(self) -> None:
         self._file.close()
 
 
-def _parse(text: str | None) -> Any:
-    try:
-        return json.loads(text) if text and text[0] == "{" else text
-    except ValueError:
-        return text
+_dumps = json.JSONEncoder(ensure_ascii=False).encode

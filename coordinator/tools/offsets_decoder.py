@@ -36,6 +36,13 @@ def _b64(blob: bytes | None) -> str | None:
 
 def decode(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
     """(key text, payload text) for one record, as OffsetsMessageParser.parse returns them."""
+    key_json, value_json = decode_json(offset, key, value)
+    return (key_json if isinstance(key_json, str) else _json(key_json),
+            value_json if value_json is None or isinstance(value_json, str) else _json(value_json))
+
+
+def decode_json(offset: int, key: bytes | None, value: bytes | None) -> tuple[Any, Any]:
+    """`decode` before the JSON is printed: dicts, or the explanatory/`<DELETE>` texts."""
     if key is None:
         raise ValueError(f"Failed to decode message at offset {offset} using the specified decoder "
                          "(message had a missing key)")
@@ -49,11 +56,11 @@ def decode(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | N
             return f"Unknown record type {record.key_type} at offset {offset}, skipping.", None
         return (f"Error at offset {offset}, skipping. Unknown version {record.value_version} "
                 f"of record type {record.key_type}"), None
-    key_text = _json({"type": str(key_type), "data": key_data(record)})
+    key_json = {"type": str(key_type), "data": key_data(record)}
     if value is None:
-        return key_text, DELETE
+        return key_json, DELETE
     version = struct.unpack_from(">h", value)[0]
-    return key_text, _json({"version": str(version), "data": value_data(record, version)})
+    return key_json, {"version": str(version), "data": value_data(record, version)}
 
 
 def key_group(key: bytes | None) -> str | None:
