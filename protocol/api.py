@@ -1,7 +1,7 @@
 """API keys, the ONE table of versions the server advertises, and header-version rules.
 
-`SUPPORTED_VERSIONS` is what ApiVersions advertises; trimming it to the APIs that have handlers
-is a one-line change. `CODEC_VERSIONS` is what the codec can decode and encode (Kafka 4.3's
+`SUPPORTED_VERSIONS` is what ApiVersions advertises: exactly the APIs the server has handlers
+for (tests/coordinator/test_dispatch_table.py holds the two together). `CODEC_VERSIONS` is what the codec can decode and encode (Kafka 4.3's
 `validVersions` for each message). Every advertised version must be decodable (tested), with
 one deliberate exception: Produce is advertised from v0 (KAFKA-18659: librdkafka < 2.11 turns
 compression off unless Produce v0 is advertised) although v0-2 were removed in Kafka 4.0 and
@@ -60,8 +60,8 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.OFFSET_DELETE: (0, 0),
-    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),
-    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+    # ConsumerGroupHeartbeat/Describe (KIP-848) have codecs but no coordinator behaviour yet, so
+    # they are not advertised: clients then use the classic protocol, as with a pre-4.0 Kafka.
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the
