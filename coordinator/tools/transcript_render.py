@@ -43,6 +43,13 @@ def request_text(api: str, body: dict[str, Any]) -> str:
         return f"member {member}, generation {body['generation_id']}" + (f", assigns {given}" if given else "")
     if api == "Heartbeat":
         return f"member {member}, generation {body['generation_id']}"
+    if api == "FindCoordinator":
+        return f"where is group {(body.get('coordinator_keys') or [body.get('key')])[0]!r}?"
+    if api == "OffsetFetch":
+        groups = body.get("groups") or [body]
+        topics = groups[0].get("topics")
+        return "all committed offsets" if topics is None else \
+            "offsets of " + ", ".join(f"{t['name']}{t.get('partition_indexes', '')}" for t in topics)
     if api == "LeaveGroup":
         leaving = [short(m["member_id"]) for m in body.get("members") or []] or [member]
         return f"members {', '.join(leaving)}"
@@ -63,6 +70,14 @@ def response_text(api: str, event: dict[str, Any]) -> str:
                 f"leader {short(body['leader'])}, you are {short(body['member_id'])}{members}")
     if api == "SyncGroup":
         return f"your assignment: {_assignment(body['assignment'])}"
+    if api == "FindCoordinator":
+        node = (body.get("coordinators") or [body])[0]
+        return f"coordinator is node {node['node_id']} at {node['host']}:{node['port']}"
+    if api == "OffsetFetch":
+        topics = body["groups"][0]["topics"] if body.get("groups") else body.get("topics", [])
+        found = [f"{t['name']}-{p['partition_index']}={p['committed_offset']}" for t in topics
+                 for p in t["partitions"] if p["committed_offset"] >= 0]
+        return "committed " + ", ".join(found) if found else "nothing committed yet"
     return "ok"
 
 
