@@ -183,10 +183,15 @@ def _zigzag_varint(out: bytearray, n: int) -> None:
 
 
 def _encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, rec: Record) -> None:
+    key, value, headers = rec.key, rec.value, rec.headers
     body = bytearray(b"\x00")  # record attributes: unused
-    _zigzag_varint(body, timestamp_delta)
-    _zigzag_varint(body, offset_delta)
-    key, value = rec.key, rec.value
+    # Small deltas (the usual case) are one ZigZag byte each; skip the general encoder.
+    if -64 <= timestamp_delta < 64 and 0 <= offset_delta < 64:
+        body.append(((timestamp_delta << 1) ^ (timestamp_delta >> 63)) & 0xFF)
+        body.append(offset_delta << 1)
+    else:
+        _zigzag_varint(body, timestamp_delta)
+        _zigzag_varint(body, offset_delta)
     if key is None:
         body.append(0x01)  # zigzag(-1)
     else:
@@ -197,7 +202,6 @@ def _encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, rec:
     else:
         _zigzag_varint(body, len(value))
         body += value
-    headers = rec.headers
     if not headers:
         body.append(0)
     else:

@@ -15,7 +15,10 @@ __all__ = ["write_all", "fsync", "fdatasync", "fsync_dir", "atomic_write", "trun
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     """Write all of `data` at the fd's current position (a short write is retried)."""
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         if written <= 0:  # pragma: no cover - os.write raises rather than returning 0

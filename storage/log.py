@@ -138,12 +138,13 @@ class Log(GroupCommitMixin):
         Records without a timestamp get `timestamp_ms` or the clock's time."""
         if not records:
             raise ValueError("append_records needs at least one record")
-        ts = self.clock.time_ms() if timestamp_ms is None else timestamp_ms
+        now = self.clock.time_ms()
+        ts = now if timestamp_ms is None else timestamp_ms
         base = self._next_offset
         if any(r.offset is not None for r in records):
             records = [Record(None, r.timestamp, r.key, r.value, r.headers) for r in records]
         batch, header = encode_batch_and_header(base, records, default_timestamp=ts, **batch_options)
-        self._append(batch, header)
+        self._append(batch, header, now)
         return base
 
     def append_batch(self, raw_batch: bytes | bytearray | memoryview) -> tuple[int, int]:
@@ -159,12 +160,13 @@ class Log(GroupCommitMixin):
         self._append(batch, header)
         return base, header.last_offset
 
-    def _append(self, batch: bytes, header: BatchHeader) -> None:
+    def _append(self, batch: bytes, header: BatchHeader, now_ms: int | None = None) -> None:
         self._check_writable()
         try:
             seg = self._segments[-1]
             if seg.should_roll(len(batch), header.last_offset, header.max_timestamp,
-                               self.clock.time_ms(), self.config.segment_bytes, self.config.segment_ms):
+                               self.clock.time_ms() if now_ms is None else now_ms,
+                               self.config.segment_bytes, self.config.segment_ms):
                 seg = self.roll()
             seg.append(batch, header)
         except OSError as exc:
