@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from typing import Any, Callable, Iterator
 
 from storage.batch import BatchHeader, Record, decode_header, encode_batch, iter_records
@@ -65,17 +64,25 @@ def _loc(check: str, file: str, pos: int | None, off: int | None, **extra: Any) 
     return {"check": check, "file": file, "position": pos, "offset": off, **extra}
 
 
-def _cleaned_batches(out: str) -> Iterator[tuple[Any, int, int, BatchHeader, bytes]]:
+def _targets(out: str, target: int) -> list:
+    """Candidate partition dirs, starting with the `target`-th (so that several faults in one
+    dataset land in different partitions)."""
+    ds = _dirs(os.path.join(out, "after"))
+    t = target % len(ds)
+    return ds[t:] + ds[:t]
+
+
+def _cleaned_batches(out: str, target: int) -> Iterator[tuple[Any, int, int, BatchHeader, bytes]]:
     """(dir, segment, position, header, bytes) of every non-empty batch in cleaned segments."""
-    for p in _dirs(os.path.join(out, "after")):
+    for p in _targets(out, target):
         for base in p.segments[:-1]:
             for pos, h, raw in iter_batches(segment_path(p.path, base)):
                 if h.records_count:
                     yield p, base, pos, h, raw
 
 
-def _flipped_byte(out: str, m: dict, rng: random.Random) -> dict:
-    p, base, pos, h, _ = next(_cleaned_batches(out))
+def _flipped_byte(out: str, m: dict, t: int) -> dict:
+    p, base, pos, h, _ = next(_cleaned_batches(out, t))
     path = segment_path(p.path, base)
     with open(path, "r+b") as f:
         f.seek(pos + 61 + 2)
@@ -85,16 +92,16 @@ def _flipped_byte(out: str, m: dict, rng: random.Random) -> dict:
     return _loc("S1", path, pos, h.base_offset)
 
 
-def _truncated_batch(out: str, m: dict, rng: random.Random) -> dict:
-    p = _dirs(os.path.join(out, "after"))[0]
+def _truncated_batch(out: str, m: dict, t: int) -> dict:
+    p = _targets(out, t)[0]
     path = segment_path(p.path, p.segments[0])
     pos, h, _ = list(iter_batches(path))[-1]
     os.truncate(path, pos + h.size // 2)
     return _loc("S4", path, pos, h.base_offset)
 
 
-def _index_mid_batch(out: str, m: dict, rng: random.Random) -> dict:
-    for p in _dirs(os.path.join(out, "after")):
+def _index_mid_batch(out: str, m: dict, t: int) -> dict:
+    for p in _targets(out, t):
         for base in p.segments:
             idx = segment_path(p.path, base, ".index")
             entries = read_index(idx)
@@ -108,8 +115,8 @@ def _index_mid_batch(out: str, m: dict, rng: random.Random) -> dict:
     raise RuntimeError("no index entry to corrupt (generate more data)")
 
 
-def _removed_latest(out: str, m: dict, rng: random.Random) -> dict:
-    for p, base, pos, h, raw in _cleaned_batches(out):
+def _removed_latest(out: str, m: dict, t: int) -> dict:
+    for p, base, pos, h, raw in _cleaned_batches(out, t):
         recs = list(iter_records(raw))
         victim = next((r for r in recs if r.value is not None), None)
         if victim is None:
@@ -123,8 +130,8 @@ def _removed_latest(out: str, m: dict, rng: random.Random) -> dict:
     raise RuntimeError("no cleaned record to remove")
 
 
-def _renumbered_offset(out: str, m: dict, rng: random.Random) -> dict:
-    for p, base, pos, h, raw in _cleaned_batches(out):
+def _renumbered_offset(out: str, m: dict, t: int) -> dict:
+    for p, base, pos, h, raw in _cleaned_batches(out, t):
         listing = list(iter_batches(segment_path(p.path, base)))
         i = [q for q, _, _ in listing].index(pos)
         nxt = listing[i + 1][1].base_offset if i + 1 < len(listing) else \
@@ -153,9 +160,9 @@ def _pre_records(out: str, name: str, end: int) -> list[tuple[str, int, int, Bat
     return rows
 
 
-def _reinsert(out: str, m: dict, pick: Callable[[list, dict], Any], check: str) -> dict:
+def _reinsert(out: str, m: dict, t: int, pick: Callable[[list, dict], Any], check: str) -> dict:
     """Put a record from `before` that cleaning removed back into `after`."""
-    for p in _dirs(os.path.join(out, "after")):
+    for p in _targets(out, t):
         end = p.segments[-1]
         rows = _pre_records(out, p.name, end)
         latest = {r.key: r.offset for _, _, _, _, r in rows}
@@ -184,14 +191,14 @@ def _reinsert(out: str, m: dict, pick: Callable[[list, dict], Any], check: str) 
     raise RuntimeError(f"no record to re-insert for {check}")
 
 
-def _stale_value(out: str, m: dict, rng: random.Random) -> dict:
+def _stale_value(out: str, m: dict, t: int) -> dict:
     def pick(rows: list, latest: dict) -> Any:
         return next((row for row in rows if row[4].value is not None
                      and latest[row[4].key] != row[4].offset), None)
-    return _reinsert(out, m, pick, "C3")
+    return _reinsert(out, m, t, pick, "C3")
 
 
-def _expired_tombstone_kept(out: str, m: dict, rng: random.Random) -> dict:
+def _expired_tombstone_kept(out: str, m: dict, t: int) -> dict:
     now = m["cleaned_at_ms"]
 
     def pick(rows: list, latest: dict) -> Any:
@@ -199,7 +206,7 @@ def _expired_tombstone_kept(out: str, m: dict, rng: random.Random) -> dict:
                      and latest[row[4].key] == row[4].offset
                      and row[3].delete_horizon_ms is not None
                      and row[3].delete_horizon_ms <= now), None)
-    return _reinsert(out, m, pick, "C6")
+    return _reinsert(out, m, t, pick, "C6")
 
 
 def _locate(pdir: str, offset: int) -> tuple[str, int]:
@@ -213,9 +220,9 @@ def _locate(pdir: str, offset: int) -> tuple[str, int]:
     raise LookupError(offset)
 
 
-def _lost_ack_commit(out: str, m: dict, rng: random.Random) -> dict:
+def _lost_ack_commit(out: str, m: dict, t: int) -> dict:
     from coordinator.groups.records import OffsetCommitRecord, decode_record
-    p = _dirs(os.path.join(out, "after"))[0]
+    p = _targets(out, t)[0]
     last: dict[bytes, tuple] = {}
     for base in p.segments:
         for pos, _, raw in iter_batches(segment_path(p.path, base)):
@@ -235,7 +242,7 @@ def _lost_ack_commit(out: str, m: dict, rng: random.Random) -> dict:
     raise RuntimeError("no live commit found")
 
 
-FAULTS: dict[str, Callable[[str, dict, random.Random], dict]] = {
+FAULTS: dict[str, Callable[[str, dict, int], dict]] = {
     "flipped_byte": _flipped_byte,
     "truncated_batch": _truncated_batch,
     "removed_latest": _removed_latest,
@@ -247,7 +254,8 @@ FAULTS: dict[str, Callable[[str, dict, random.Random], dict]] = {
 }
 
 
-def inject(out: str, kind: str, manifest: dict, *, seed: int = 1) -> dict:
-    """Apply fault `kind` to the dataset at `out`; returns where it must be reported."""
-    where = FAULTS[kind](out, manifest, random.Random(seed))
+def inject(out: str, kind: str, manifest: dict, *, target: int = 0) -> dict:
+    """Apply fault `kind` to the dataset at `out`, preferably in the `target`-th partition dir
+    (by size); returns where it must be reported."""
+    where = FAULTS[kind](out, manifest, target)
     return {"kind": kind, **where}

@@ -180,8 +180,8 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
                 "records": records, "partitions": partitions, "groups": groups,
                 "cleaner": "coordinator.verify.compactor (storage has no cleaner.py)",
                 "faults": []}
-    for kind in faults:
-        manifest["faults"].append(inject(out, kind, manifest, seed=seed))
+    for i, kind in enumerate(faults):  # the i-th fault goes to the i-th biggest partition
+        manifest["faults"].append(inject(out, kind, manifest, target=i))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     return manifest

@@ -5,7 +5,7 @@ a big one). Each split yields Arrow batches of four row kinds, told apart by `ki
 V = structural violation (exact file, position, offset), S = split summary (how the batch
 chain starts and ends, for cross-split checks), K = one key's records in one split and region
 (count, first and last occurrence, the last one decoded), B = one batch envelope (only with
-option emit_batches, for the compaction checks). Options: path, split_bytes, region_end (JSON
+option emit_batches, for the compaction checks). Options: path, split_bytes, pack_bytes, region_end (JSON
 dir name -> offset), num_offsets_partitions, emit_batches. pyspark is imported only here.
 """
 
@@ -91,15 +91,34 @@ def split_rows(split: Split, emit_batches: bool) -> Iterator[dict[str, Any]]:
 
 
 class _SplitPartition(InputPartition):
-    def __init__(self, split: Split) -> None:
-        super().__init__(split)
-        self.split = split
+    """One Spark task: one or more splits (small segments are packed together, because a
+    __consumer_offsets topic has 50 partitions and most of their segments are tiny)."""
+
+    def __init__(self, splits: list[Split]) -> None:
+        super().__init__(len(splits))
+        self.splits = splits
+
+
+def pack(splits: list[Split], pack_bytes: int) -> list[list[Split]]:
+    """Largest first into bins of about `pack_bytes` (a split bigger than that is alone)."""
+    bins: list[list[Split]] = []
+    sizes: list[int] = []
+    for s in sorted(splits, key=lambda s: -(s.end - s.start)):
+        n = s.end - s.start
+        if sizes and sizes[-1] + n <= pack_bytes:
+            bins[-1].append(s)
+            sizes[-1] += n
+        else:
+            bins.append([s])
+            sizes.append(n)
+    return bins
 
 
 class _Reader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.path = options["path"]
         self.split_bytes = int(options.get("split_bytes", str(64 << 20)))
+        self.pack_bytes = int(options.get("pack_bytes", str(self.split_bytes)))
         self.region_end = json.loads(options.get("region_end", "null"))
         self.num_offsets_partitions = int(options.get("num_offsets_partitions", "50"))
         self.emit_batches = options.get("emit_batches", "false").lower() == "true"
@@ -108,19 +127,16 @@ class _Reader(DataSourceReader):
         splits = plan_splits(self.path, split_bytes=self.split_bytes, region_end=self.region_end,
                              num_offsets_partitions=self.num_offsets_partitions)
         # Biggest first: on 2 cores a large split started last would idle the other core.
-        splits.sort(key=lambda s: -(s.end - s.start))
-        return [_SplitPartition(s) for s in splits] or [_SplitPartition(None)]  # type: ignore[arg-type]
+        return [_SplitPartition(b) for b in pack(splits, self.pack_bytes)] or [_SplitPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        split = partition.split  # type: ignore[attr-defined]
-        if split is None:
-            return
         rows: list[dict[str, Any]] = []
-        for row in split_rows(split, self.emit_batches):
-            rows.append(row)
-            if len(rows) >= _ROWS_PER_BATCH:
-                yield _table(rows)
-                rows = []
+        for split in partition.splits:  # type: ignore[attr-defined]
+            for row in split_rows(split, self.emit_batches):
+                rows.append(row)
+                if len(rows) >= _ROWS_PER_BATCH:
+                    yield _table(rows)
+                    rows = []
         if rows:
             yield _table(rows)
 
