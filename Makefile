@@ -14,7 +14,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,verify]'
 	bash scripts/install_test_deps.sh
 
 serve: install
