@@ -15,7 +15,12 @@ awaited inside it). Operations (request -> result), dispatched by `execute(ctx, 
     LeaveGroupParams     -> LeaveGroupResult      leave.py (`.single()` / `.legacy_error()` for v0-2)
     DescribeGroupsParams -> list[DescribedGroup]  describe.py
     ListGroupsParams     -> list[ListedGroup]     describe.py
-    DeleteGroupsParams   -> list[DeletedGroup]    describe.py
+    DeleteGroupsParams   -> list[DeletedGroup]    describe.py (offset tombstones, then the group's)
+    OffsetCommitParams   -> OffsetCommitResult    offsets.py (dataclasses in offset_messages.py)
+    OffsetFetchParams    -> list[FetchedGroup]    offsets.py
+    OffsetDeleteParams   -> OffsetDeleteResult    offsets.py
+Offset retention is a timer (retention.py, `schedule_offset_expiration`); committed offsets live
+in `GroupCoordinator.offsets` (offset_store.py).
 Errors are `Error` (IntEnum, Kafka's numbers). Records: `GroupMetadataRecord`, `GroupTombstone`
 (changes.py; records.py encodes them). Handler duties: JoinGroup v<7 writes protocol_name None as
 ""; LeaveGroup v0-2 answers `legacy_error()`; DescribeGroups passes request_version (unknown

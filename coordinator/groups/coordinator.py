@@ -30,6 +30,9 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup] = {}
         # Committed offsets (offsets.py); the server shares the loader's store here.
         self.offsets = OffsetStore()
+        # Whether a group's __consumer_offsets partition takes writes now (the server sets it;
+        # retention skips the others). None: always.
+        self.group_writable: Callable[[str], bool] | None = None
         self._uuid = uuid_source or (lambda: str(uuid.uuid4()))
 
     def new_member_id(self, prefix: str) -> str:

@@ -40,7 +40,7 @@ def _on_timer(ctx: OpContext) -> None:
 
 def cleanup_group_metadata(ctx: OpContext) -> None:
     coordinator = ctx.coordinator
-    writable = getattr(coordinator, "group_writable", None)
+    writable = coordinator.group_writable
     for group_id in list(coordinator.groups):
         if writable is not None and not writable(group_id):
             continue
