@@ -315,3 +315,16 @@ async def test_interval_flush_mode_flushes_in_the_background(tmp_path, autojump_
         assert log.durable_offset == 1
         nursery.cancel_scope.cancel()
     writer.close()
+
+
+def test_group_from_record_restores_static_members_and_leader():
+    from coordinator.groups.replay import group_from_record
+
+    static = MemberSnapshot("m-1", "inst-1", "client", "/h", 60_000, 10_000, b"s", b"a")
+    record = GroupMetadataRecord("g", "consumer", 4, "range", "m-2", 77, (static, member("m-2")))
+    group = group_from_record(record, now_ms=5)
+    assert group.static_members == {"inst-1": "m-1"}
+    assert group.leader_id == "m-2"  # the record's leader, not the first member
+    assert group.members["m-1"].protocols == [("range", b"s")]
+    assert group.state is GroupState.STABLE and group.state_timestamp_ms == 77
+    assert group.snapshot() == record
