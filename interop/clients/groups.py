@@ -95,7 +95,8 @@ class ConfluentMember:
     `config` is merged over the defaults (earliest reset, no auto commit, fast heartbeats).
     `on_messages(member, consumer, messages)` runs on the member's thread after each non-empty
     `consume()` batch (to record and commit). `close()` closes the consumer (LeaveGroup unless it
-    is a static member) and reports the loss of its partitions to the ownership.
+    is a static member) and reports the loss of its partitions to the ownership. Callbacks run
+    inside `consume()`, so `poll_timeout` bounds how late one can be noticed.
     """
 
     def __init__(
@@ -108,8 +109,10 @@ class ConfluentMember:
         config: dict[str, Any] | None = None,
         on_messages: Callable[[ConfluentMember, Any, list[Any]], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
+        poll_timeout: float = 0.05,
     ) -> None:
         self.name, self.topics, self.ownership = name, topics, ownership
+        self.poll_timeout = poll_timeout
         self.config = {
             "bootstrap.servers": bootstrap,
             "group.id": group,
@@ -188,7 +191,7 @@ class ConfluentMember:
         try:
             consumer.subscribe(self.topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
             while not self._stop.is_set():
-                batch = consumer.consume(num_messages=500, timeout=0.05)
+                batch = consumer.consume(num_messages=500, timeout=self.poll_timeout)
                 good = []
                 for message in batch:
                     if message.error() is not None:

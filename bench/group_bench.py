@@ -1,0 +1,332 @@
+"""Consumer-group timings against a real `kgc serve` process.
+
+    .venv/bin/python bench/group_bench.py [--trials 3] [--seconds 5] [--skip-clients] [--skip-heartbeats]
+
+1. Time to a stable group: N = 1, 4, 16, 64 confluent-kafka consumers (librdkafka 2.16, eager
+   range/roundrobin, heartbeat.interval.ms=300) subscribe to a 32-partition topic; the clock runs
+   from starting the consumers (create + subscribe) until every partition is owned by exactly one
+   member and every member's last callback was an assignment (with 64 members, 32 own nothing).
+   Run with group.initial.rebalance.delay.ms = 0 (this server's default) and 500 (members that
+   arrive together then form one generation); "generations" is the most assignments one member saw.
+2. Leave -> stable: 4 members stable, one closes (LeaveGroup v1); time until the other 3 own all
+   32 partitions. The others only learn of the rebalance from their next heartbeat
+   (REBALANCE_IN_PROGRESS), so expect up to one heartbeat interval plus a join/sync round.
+3. Heartbeats: 1,000 members in 100 groups of 10 over 1,000 loopback connections (raw protocol,
+   Heartbeat v3 as librdkafka sends it): latency p50/p99 at a paced load (each member every
+   300 ms, ~3,300 requests/s offered) and requests/s when every member sends back-to-back.
+   The load generator shares the 2 cores with the server, so these figures include its cost.
+
+Targets (brief): N=16 stable <= 0.5 s; leave -> stable <= heartbeat interval + 0.2 s;
+heartbeat p99 <= 5 ms at 1,000 members. Prints figures; asserts nothing about speed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from interop.clients.groups import ConfluentMember, Ownership, close_all  # noqa: E402
+from protocol.api import ApiKey  # noqa: E402
+from protocol.errors import ErrorCode  # noqa: E402
+from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
+from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
+from tests.integration.raw_client import RawClient  # noqa: E402
+
+PARTITIONS = 32
+HEARTBEAT_MS = 300
+TIMEOUT_S = 60.0
+
+
+# -- the server ---------------------------------------------------------------------------------
+def start_server(data_dir: str, settings: dict[str, object]) -> tuple[subprocess.Popen, int]:
+    args = [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
+            "--log-level", "WARNING"]
+    for name, value in settings.items():
+        args += ["--set", f"{name}={value}"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    match = re.search(r"serving on [\d.]+:(\d+)", line)
+    if not match:
+        proc.kill()
+        raise SystemExit(f"server did not start: {line!r}")
+    return proc, int(match.group(1))
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """user+system CPU time of the server process so far (Linux /proc; 0.0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+_ADMINS: dict[str, object] = {}
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = _ADMINS.setdefault(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "log_level": 3}))
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(TIMEOUT_S)  # type: ignore[attr-defined]
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.002)
+
+
+# -- 1 and 2: real consumers ------------------------------------------------------------------------
+def settled(ownership: Ownership, members: list[ConfluentMember], topic: str) -> bool:
+    """Every partition owned exactly once among `members`, and each member's last callback was an
+    assignment (eager: a rebalance in progress starts with revocations)."""
+    snap = ownership.snapshot()
+    owned = [tp for m in members for tp in snap.get(m.name, ())]
+    if sorted(owned) != [(topic, p) for p in range(PARTITIONS)]:
+        return False
+    return all(m.events and m.events[-1].kind == "assign" for m in members)
+
+
+def members_for(bootstrap: str, group: str, topic: str, ownership: Ownership, n: int, prefix: str = "m"):
+    config = {"heartbeat.interval.ms": HEARTBEAT_MS, "session.timeout.ms": 6000}
+    return [ConfluentMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, config, poll_timeout=0.01)
+            for i in range(n)]
+
+
+def formation(bootstrap: str, n: int, trial: int, tag: str) -> tuple[float, int]:
+    topic, group = f"form-{tag}-{n}-{trial}", f"form-{tag}-{n}-{trial}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    ownership = Ownership()
+    members = members_for(bootstrap, group, topic, ownership, n)
+    start = time.monotonic()
+    try:
+        for m in members:
+            m.start()
+        wait_for(lambda: settled(ownership, members, topic), TIMEOUT_S, f"{n} members stable")
+        elapsed = time.monotonic() - start
+        generations = max(m.count("assign") for m in members)
+    finally:
+        close_all(members)
+    return elapsed, generations
+
+
+def leave_to_stable(bootstrap: str, trial: int) -> tuple[float, float, float, float]:
+    """(close() returned, first survivor revoked, last survivor revoked, stable again), seconds after
+    close() was called. The revocations mark when each survivor heard of the rebalance (its next
+    heartbeat); the rest is JoinGroup + SyncGroup."""
+    topic, group = f"leave-{trial}", f"leave-{trial}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    ownership = Ownership()
+    members = members_for(bootstrap, group, topic, ownership, 4)
+    try:
+        for m in members:
+            m.start()
+        wait_for(lambda: settled(ownership, members, topic), TIMEOUT_S, "4 members stable")
+        start = time.monotonic()
+        members[0].close()
+        closed = time.monotonic() - start
+        rest = members[1:]
+        wait_for(lambda: settled(ownership, rest, topic) and all(m.count("assign") >= 2 for m in rest),
+                 TIMEOUT_S, "3 members stable after a leave")
+        stable = time.monotonic() - start
+        heard = [next(e.at for e in m.events if e.kind == "revoke") - start for m in rest]
+        return closed, min(heard), max(heard), stable
+    finally:
+        close_all(members)
+
+
+def describe(values: list[float]) -> str:
+    return (f"median {statistics.median(values) * 1000:7.1f} ms   min {min(values) * 1000:7.1f}   "
+            f"max {max(values) * 1000:7.1f}")
+
+
+def client_benches(trials: int) -> None:
+    for delay in (0, 500):
+        with tempfile.TemporaryDirectory(prefix="kgc-group-bench-") as data:
+            proc, port = start_server(data, {"group.initial.rebalance.delay.ms": delay})
+            bootstrap = f"127.0.0.1:{port}"
+            try:
+                print(f"\n1. subscribe -> stable group, 32 partitions, group.initial.rebalance.delay.ms={delay}")
+                for n in (1, 4, 16, 64):
+                    runs = [formation(bootstrap, n, t, f"d{delay}") for t in range(trials)]
+                    times = [r[0] for r in runs]
+                    print(f"   N={n:3d}: {describe(times)}   generations {[r[1] for r in runs]}")
+                if delay == 0:
+                    print(f"\n2. close one of 4 -> the other 3 own everything (heartbeat.interval.ms={HEARTBEAT_MS})")
+                    runs = [leave_to_stable(bootstrap, t) for t in range(max(trials, 5))]
+                    print(f"   close() returns:       {describe([r[0] for r in runs])}")
+                    print(f"   first survivor heard:  {describe([r[1] for r in runs])}")
+                    print(f"   last survivor heard:   {describe([r[2] for r in runs])}")
+                    print(f"   stable again:          {describe([r[3] for r in runs])}")
+            finally:
+                stop_server(proc)
+
+
+# -- 3: heartbeats over the raw protocol -----------------------------------------------------------
+SUBSCRIPTION = struct.pack(">hih5si", 0, 1, 5, b"bench", -1)
+
+
+class RawMember:
+    def __init__(self, client: RawClient, group: str) -> None:
+        self.client, self.group = client, group
+        self.member_id, self.generation = "", -1
+        self.frame = b""
+
+
+async def form_group(port: int, group: str, size: int, out: list[RawMember]) -> None:
+    members = [RawMember(await RawClient.connect("127.0.0.1", port), group) for _ in range(size)]
+
+    def join(member: RawMember) -> JoinGroupRequest:
+        return JoinGroupRequest(group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                                member_id=member.member_id, protocol_type="consumer",
+                                protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)])
+
+    joined: dict[int, object] = {}
+
+    async def join_one(i: int, member: RawMember) -> None:
+        first = await member.client.request(ApiKey.JOIN_GROUP, 5, join(member))
+        assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED, first
+        member.member_id = first.member_id
+        second = await member.client.request(ApiKey.JOIN_GROUP, 5, join(member))
+        assert second.error_code == ErrorCode.NONE, second
+        member.generation = second.generation_id
+        joined[i] = second
+
+    async with trio.open_nursery() as nursery:
+        for i, m in enumerate(members):
+            nursery.start_soon(join_one, i, m)
+    assert len({m.generation for m in members}) == 1, "a group formed in more than one generation"
+    leader = joined[0].leader  # type: ignore[attr-defined]
+
+    async def sync_one(member: RawMember) -> None:
+        assignments = ([SyncGroupRequestAssignment(member_id=m.member_id, assignment=b"") for m in members]
+                       if member.member_id == leader else [])
+        synced = await member.client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+            group_id=group, generation_id=member.generation, member_id=member.member_id,
+            assignments=assignments))
+        assert synced.error_code == ErrorCode.NONE, synced
+
+    async with trio.open_nursery() as nursery:
+        for m in members:
+            nursery.start_soon(sync_one, m)
+    for m in members:
+        _, m.frame = m.client.encode(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
+            group_id=group, generation_id=m.generation, member_id=m.member_id), correlation_id=7)
+    out.extend(members)
+
+
+async def beat(member: RawMember, until: float, interval: float | None, latencies: list[float],
+               errors: list[int]) -> None:
+    stream = member.client.stream
+    buffer = bytearray()
+    next_at = time.perf_counter()
+    while True:
+        now = time.perf_counter()
+        if now >= until:
+            return
+        if interval is not None and now < next_at:
+            await trio.sleep(next_at - now)
+        sent = time.perf_counter()
+        await stream.send_all(member.frame)
+        while True:
+            if len(buffer) >= 4:
+                size = struct.unpack_from(">i", buffer)[0]
+                if len(buffer) >= 4 + size:
+                    break
+            buffer += await stream.receive_some(65536)
+        latencies.append(time.perf_counter() - sent)
+        # Heartbeat v3 response: header (correlation id) | throttle_time_ms | error_code
+        error = struct.unpack_from(">h", buffer, 4 + 4 + 4)[0]
+        if error:
+            errors.append(error)
+        del buffer[: 4 + size]
+        if interval is not None:
+            next_at = sent + interval
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: float) -> None:
+    members: list[RawMember] = []
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for g in range(groups):
+            nursery.start_soon(form_group, port, f"hb-{g}", size, members)
+    print(f"\n3. heartbeats: {len(members)} members in {groups} groups formed in "
+          f"{time.perf_counter() - start:.2f} s")
+    for label, interval in ((f"paced, every {HEARTBEAT_MS} ms", HEARTBEAT_MS / 1000), ("back-to-back", None)):
+        latencies: list[float] = []
+        errors: list[int] = []
+        cpu0 = server_cpu_seconds(pid)
+        began = time.perf_counter()
+        until = began + seconds
+        async with trio.open_nursery() as nursery:
+            for m in members:
+                nursery.start_soon(beat, m, until, interval, latencies, errors)
+        wall = time.perf_counter() - began
+        cpu = server_cpu_seconds(pid) - cpu0
+        print(f"   {label:22s}: {len(latencies) / wall:8.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms   "
+              f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   max {max(latencies) * 1000:6.1f} ms   "
+              f"server CPU {cpu / wall * 100:4.0f}%   errors {len(errors)}")
+    for m in members:
+        await m.client.aclose()
+
+
+def heartbeat_bench(seconds: float, groups: int = 100, size: int = 10) -> None:
+    with tempfile.TemporaryDirectory(prefix="kgc-group-bench-") as data:
+        # Members of a group join together within the initial delay, so each group forms once.
+        proc, port = start_server(data, {"group.initial.rebalance.delay.ms": 1000})
+        try:
+            trio.run(heartbeat_load, port, proc.pid, groups, size, seconds)
+        finally:
+            stop_server(proc)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each heartbeat phase")
+    parser.add_argument("--groups", type=int, default=100, help="heartbeat bench: groups")
+    parser.add_argument("--members", type=int, default=10, help="heartbeat bench: members per group")
+    parser.add_argument("--skip-clients", action="store_true")
+    parser.add_argument("--skip-heartbeats", action="store_true")
+    args = parser.parse_args()
+    # Other work on the machine shows up in every figure here; say how busy it was.
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    if not args.skip_clients:
+        client_benches(args.trials)
+    if not args.skip_heartbeats:
+        heartbeat_bench(args.seconds, args.groups, args.members)
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
