@@ -7,7 +7,9 @@ from coordinator.clock import TrioClock
 from coordinator.groups import Error, GroupConfig, GroupCoordinator, GroupTombstone
 from coordinator.groups.offset_messages import OffsetCommitResult
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
-from coordinator.groups.retention import schedule_offset_expiration
+from coordinator.group_service import ServerRuntime
+from coordinator.groups.retention import retention_key, schedule_offset_expiration
+from coordinator.offsets_log import CoordinatorUnavailableError, PartitionState
 from coordinator.runtime import InMemoryWriter, Runtime
 
 from .offset_helpers import commit
@@ -48,3 +50,26 @@ async def test_retention_runs_from_the_timer_loop(autojump_clock):
         assert writer.records[1:] == [OffsetTombstone("g", "t", 0), GroupTombstone("g")]
         nursery.cancel_scope.cancel()
     assert runtime.groups.group("g") is None
+
+
+class FailingWriter(InMemoryWriter):
+    """Every append fails as a failed __consumer_offsets partition does."""
+
+    def append(self, records):
+        if records:
+            raise CoordinatorUnavailableError(0, PartitionState.FAILED, "test")
+        return super().append(records)
+
+
+async def test_a_failed_timer_append_does_not_stop_the_server_runtime(autojump_clock):
+    groups = GroupCoordinator(GroupConfig(offsets_retention_ms=1_000,
+                                          offsets_retention_check_interval_ms=1_000))
+    writer = FailingWriter()
+    runtime = ServerRuntime(groups, TrioClock(epoch_ms=0), writer)
+    groups.create_group("g", 0)  # Empty, no offsets: the first check deletes it (and fails)
+    schedule_offset_expiration(groups, 0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        await trio.sleep(3.5)  # three checks, each append fails; the loop keeps going
+        assert groups.timers.deadline(retention_key()) == 4_000
+        nursery.cancel_scope.cancel()
