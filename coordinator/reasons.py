@@ -41,6 +41,20 @@ def collecting() -> Iterator[list[tuple[int, str]]]:
         _reasons.reset(token)
 
 
+def explain_parked(reply: Any, code: int, text: str) -> None:
+    """Explain the answer given to a parked request (a JoinGroup or SyncGroup waiting for the
+    group). The reply holds the reasons list of the request that parked it, if one was collecting,
+    so the reason reaches that request's response, not the request that happens to answer it."""
+    bucket = getattr(reply, "reasons", None)
+    if bucket is not None:
+        bucket.append((int(code), text))
+
+
+def current_bucket() -> list[tuple[int, str]] | None:
+    """The reasons list of the request being served in this task, if any (for ParkedReply)."""
+    return _reasons.get()
+
+
 def because(text: str) -> None:
     """Name the cause of the changes that follow in this task (a request or a timer)."""
     _cause.set(text)

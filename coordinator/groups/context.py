@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
+from ..reasons import current_bucket
 if TYPE_CHECKING:
     from .changes import GroupRecord
     from .coordinator import GroupCoordinator
@@ -26,6 +27,9 @@ class ParkedReply(Generic[T]):
     def __init__(self) -> None:
         self._value: T = _UNSET
         self._listeners: list[Callable[[T], None]] = []
+        # The parking request's reasons list (coordinator/reasons.py), so whoever answers it can
+        # say why; None when nobody is collecting.
+        self.reasons = current_bucket()
 
     @property
     def done(self) -> bool:

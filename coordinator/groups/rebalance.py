@@ -9,7 +9,7 @@ the group object, so a deleted-and-recreated group is never touched by an old ti
 
 from __future__ import annotations
 
-from ..reasons import because
+from ..reasons import because, cause, explain_parked
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .group import ClassicGroup
@@ -79,6 +79,9 @@ def remove_member(ctx: OpContext, group: ClassicGroup, member: ClassicMember) ->
     parked SyncGroup unanswered; we answer it too so no request hangs forever.
     """
     cancel_heartbeat(ctx, group, member.member_id)
+    why = f"member {member.member_id!r} was removed from group {group.group_id!r} ({cause() or 'unknown cause'})"
+    explain_parked(member.awaiting_join, Error.UNKNOWN_MEMBER_ID, why)
+    explain_parked(member.awaiting_sync, Error.UNKNOWN_MEMBER_ID, why)
     ctx.complete(member.awaiting_join, JoinGroupResult(Error.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
     ctx.complete(member.awaiting_sync, SyncGroupResult(Error.UNKNOWN_MEMBER_ID))
     member.awaiting_join = member.awaiting_sync = None
@@ -224,6 +227,8 @@ def set_awaiting_join(ctx: OpContext, member: ClassicMember, reply: ParkedReply)
     """Park a JoinGroup. A JoinGroup already parked for the member is answered
     REBALANCE_IN_PROGRESS (Kafka silently drops it, leaving the client to time out)."""
     if member.awaiting_join is not None:
+        explain_parked(member.awaiting_join, Error.REBALANCE_IN_PROGRESS,
+                       f"a newer JoinGroup from member {member.member_id!r} replaced this one")
         ctx.complete(member.awaiting_join, JoinGroupResult(Error.REBALANCE_IN_PROGRESS, member.member_id))
     member.awaiting_join = reply
 
@@ -268,6 +273,9 @@ def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: Error) -> N
     ok = error == Error.NONE
     for member in group.members.values():
         if member.awaiting_sync is not None:
+            if not ok:
+                explain_parked(member.awaiting_sync, error, f"a new rebalance of group {group.group_id!r} "
+                               f"started before the leader's assignment arrived ({cause() or 'unknown cause'})")
             ctx.complete(member.awaiting_sync, SyncGroupResult(
                 error,
                 group.protocol_type if ok else None,

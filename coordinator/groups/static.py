@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..reasons import explain_parked
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .group import ClassicGroup
@@ -36,6 +37,9 @@ def update_static_member_then_rebalance_or_complete_join(
     assert p.group_instance_id is not None
     current_leader = group.leader_id
     old = group.members[old_member_id]
+    why = f"group.instance.id {p.group_instance_id!r} rejoined as a new member: {old_member_id!r} is fenced"
+    explain_parked(old.awaiting_join, Error.FENCED_INSTANCE_ID, why)
+    explain_parked(old.awaiting_sync, Error.FENCED_INSTANCE_ID, why)
     ctx.complete(old.awaiting_join, JoinGroupResult(Error.FENCED_INSTANCE_ID, old_member_id))
     ctx.complete(old.awaiting_sync, SyncGroupResult(Error.FENCED_INSTANCE_ID))
     old.awaiting_join = old.awaiting_sync = None

@@ -8,7 +8,7 @@ stored assignment. v5+ requests carry protocol type/name, checked against the gr
 
 from __future__ import annotations
 
-from ..reasons import explain
+from ..reasons import explain, explain_parked
 from .context import OpContext, ParkedReply
 from .errors import Error
 from .messages import SyncGroupParams, SyncGroupResult
@@ -57,6 +57,8 @@ def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
     if member.awaiting_sync is not None:
         # A repeated SyncGroup replaces the parked one; Kafka drops the old silently, we answer
         # it so no request hangs.
+        explain_parked(member.awaiting_sync, Error.REBALANCE_IN_PROGRESS,
+                       f"a newer SyncGroup from member {p.member_id!r} replaced this one")
         ctx.complete(member.awaiting_sync, SyncGroupResult(Error.REBALANCE_IN_PROGRESS))
     member.awaiting_sync = reply
     remove_pending_sync_member(ctx, group, p.member_id)

@@ -168,3 +168,28 @@ async def test_offset_errors_carry_their_reasons(tmp_path):
         "GROUP_ID_NOT_FOUND": "group 'nobody' does not exist, yet the commit names generation 5",
         "UNKNOWN_TOPIC_OR_PARTITION": "topic 'missing' does not exist",
     }
+
+
+async def test_a_parked_request_gets_the_reason_of_whoever_answered_it(tmp_path):
+    path = tmp_path / "t.jsonl"
+    async with open_server(tmp_path / "data", settings={"transcript.file": str(path)}) as server:
+        a = await RawClient.connect(server.host, server.port)
+        b1 = await RawClient.connect(server.host, server.port)
+        b2 = await RawClient.connect(server.host, server.port)
+        a.client_id, b1.client_id, b2.client_id = "a", "b-first", "b-again"
+        ja = await join(a, (await join(a)).member_id)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(join, b1, (await join(b1)).member_id)  # b joins: a rebalance, parked
+            await trio.testing.wait_all_tasks_blocked()
+            jb_id = server.broker.services["groups"].groups.group(GROUP).leader_id
+            members = list(server.broker.services["groups"].groups.group(GROUP).members)
+            b_id = next(m for m in members if m != jb_id)
+            nursery.start_soon(join, b2, b_id)  # the same member again: the first join is answered
+            await trio.testing.wait_all_tasks_blocked()
+            await join(a, ja.member_id)  # completes the join phase for the second one
+        for c in (a, b1, b2):
+            await c.aclose()
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    answers = [e for e in events if e["type"] == "response" and e["client"] == "b-first" and e["api"] == "JoinGroup"]
+    assert [err["error"] for e in answers for err in e["errors"]] == ["MEMBER_ID_REQUIRED", "REBALANCE_IN_PROGRESS"]
+    assert answers[1]["errors"][0]["reason"].startswith("a newer JoinGroup from member 'b-first-")
