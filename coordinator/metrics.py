@@ -5,7 +5,8 @@ loop never blocks on a scrape and two servers in one process do not mix. Counted
 path: requests, errors and latency per API; state transitions and rebalances; records written
 and the wait from append to durable (group commit, fsync included). Read at scrape time from
 the live state: groups per state, members, committed offsets, __consumer_offsets size and
-segments per partition. There is no background cleaner yet, so no cleaner metrics.
+segments per partition, and the cleaner's progress (its checkpoint: the first dirty offset) where
+a cleaner has written one; the server does not schedule the cleaner yet.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from prometheus_client.core import GaugeMetricFamily
 
 from coordinator.transcript import error_codes, error_name
+from storage.cleaner_policy import read_cleaner_checkpoint
 
 _LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                     0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, float("inf"))
@@ -108,6 +110,9 @@ class _LiveState:
                                  labels=["partition"])
         segments = GaugeMetricFamily("kgc_offsets_log_segments", "__consumer_offsets segments",
                                      labels=["partition"])
+        cleaned = GaugeMetricFamily("kgc_offsets_cleaner_checkpoint_offset",
+                                    "First dirty offset the cleaner recorded (cleaner-offset-checkpoint)",
+                                    labels=["partition"])
         writer = service.writer
         for n in writer.existing_partitions():
             total, count = 0, 0
@@ -120,5 +125,9 @@ class _LiveState:
                 continue
             size.add_metric([str(n)], total)
             segments.add_metric([str(n)], count)
+            checkpoint = read_cleaner_checkpoint(str(writer.partition_dir(n)))
+            if checkpoint is not None:
+                cleaned.add_metric([str(n)], checkpoint)
         yield size
         yield segments
+        yield cleaned

@@ -7,6 +7,7 @@ import urllib.request
 import trio
 
 from coordinator.embedded import open_server
+from storage.cleaner_policy import write_cleaner_checkpoint
 from tests.coordinator.test_transcript import GROUP, assignment, heartbeat, join, sync
 from tests.integration.raw_client import RawClient
 
@@ -32,6 +33,8 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
         await heartbeat(client, joined.member_id, 1)
         await heartbeat(client, joined.member_id, 7)  # ILLEGAL_GENERATION
         await client.aclose()
+        writer = server.broker.services["groups"].writer
+        write_cleaner_checkpoint(str(writer.partition_dir(writer.partition_for(GROUP))), 1)
         text = await trio.to_thread.run_sync(scrape, port)
     assert value(text, 'kgc_requests_total{api="JoinGroup"}') == 2
     assert value(text, 'kgc_requests_total{api="Heartbeat"}') == 2
@@ -48,7 +51,7 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
     assert value(text, "kgc_offsets_durable_wait_seconds_count") >= 2
     partition = re.search(r'kgc_offsets_log_size_bytes\{partition="(\d+)"\} (\S+)', text)
     assert partition and float(partition.group(2)) > 0
-    assert GROUP  # the lesson's group, placed on one __consumer_offsets partition
+    assert value(text, f'kgc_offsets_cleaner_checkpoint_offset{{partition="{partition.group(1)}"}}') == 1
 
 
 async def test_metrics_are_off_by_default(tmp_path):
