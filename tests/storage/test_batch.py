@@ -16,6 +16,14 @@ from storage.batch import (HEADER_SIZE, InvalidBatch, Record, assign_base_offset
 CODECS = [0, 1, 2, 3, 4]
 
 
+def needs_kafka_python_codec(codec: int) -> None:
+    """kafka-python compresses with python-snappy / lz4 / zstandard (test-only dependencies)."""
+    from kafka import codec as kcodec
+    available = {2: kcodec.has_snappy, 3: kcodec.has_lz4, 4: kcodec.has_zstd}.get(codec, lambda: True)()
+    if not available:
+        pytest.skip(f"kafka-python has no codec {codec}: pip install python-snappy lz4 zstandard")
+
+
 def sample_records() -> list[Record]:
     return [
         Record(None, 1000, b"k0", b"value-0", []),
@@ -74,6 +82,7 @@ def test_empty_batch_keeps_its_envelope():
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_we_read_kafka_python_batches(codec):
+    needs_kafka_python_codec(codec)
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
                                         producer_id=-1, producer_epoch=-1, base_sequence=-1,
                                         batch_size=1 << 20)
@@ -90,6 +99,7 @@ def test_we_read_kafka_python_batches(codec):
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_kafka_python_reads_our_batches(codec):
+    needs_kafka_python_codec(codec)
     recs = sample_records() * 50
     raw = encode_batch(1000, recs, compression=codec)
     kb = DefaultRecordBatch(raw)
@@ -150,7 +160,7 @@ def test_kafka_python_reads_a_whole_segment_file(tmp_path):
     for i in range(30):
         recs = [Record(key=b"k%d" % i, value=None if i % 7 == 0 else b"v%d" % i,
                        headers=[("n", b"%d" % i)])]
-        base = log.append_records(recs, compression=i % 5)
+        base = log.append_records(recs, compression=i % 2)  # none/gzip: no extra codec needed
         expected.append((base, b"k%d" % i, recs[0].value, [("n", b"%d" % i)]))
     log.close()
     data = (tmp_path / "00000000000000000000.log").read_bytes()
@@ -177,6 +187,7 @@ records_strategy = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(records_strategy, st.integers(0, 2**40), st.sampled_from(CODECS))
 def test_round_trip_property_against_kafka_python(records, base, codec):
+    needs_kafka_python_codec(codec)
     raw = encode_batch(base, records, compression=codec)
     expected = [(base + i, r.timestamp, r.key, r.value, r.headers) for i, r in enumerate(records)]
     assert as_tuples(iter_records(raw)) == expected
