@@ -136,3 +136,35 @@ def test_consume_commit_restart_and_resume(kafka_coordinator, topic_name, client
     expected, rows, errors = _consume_phase(client, kafka_coordinator, group, topic_name, "after", AFTER)
     _check_exactly_once(expected, rows, "after the restart (the group resumes from its commits)")
     assert [e for e in errors if "commit" in e] == [], errors
+
+
+@pytest.mark.kafka_settings(INITIAL_DELAY)
+def test_a_live_confluent_group_rides_through_a_restart(kafka_coordinator, topic_name):
+    """The coordinator restarts under a running group: the members reconnect, the group is
+    replayed from __consumer_offsets (generation, members, assignment), and consumption goes on:
+    every message before and after the restart is seen exactly once."""
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    client = "confluent-kafka"
+    members = _start_group(client, kafka_coordinator, "e2e-live", topic_name, "live")
+    try:
+        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
+                   message=lambda: f"3 members share the topic\n{describe_group(members)}")
+        before = expected_messages("before", 50, CODECS[client])
+        produce(client, kafka_coordinator.bootstrap, topic_name, "before", 50)
+
+        def values():
+            fail_if_any_died(members)
+            return {row[3] for m in members for row in m.consumed()}
+
+        wait_until(lambda: values() >= set(before), DEADLINE, message=lambda: describe_group(members))
+        kafka_coordinator.restart()
+        after = expected_messages("after", 50, CODECS[client])
+        produce(client, kafka_coordinator.bootstrap, topic_name, "after", 50)
+        wait_until(lambda: values() >= set(after), DEADLINE, message=lambda: describe_group(members))
+        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
+                   message=lambda: f"the group is whole after the restart\n{describe_group(members)}")
+    finally:
+        failures = stop_all(members)
+    assert failures == []
+    _check_exactly_once({**before, **after}, [row for m in members for row in m.consumed()], "across a restart")
+    print("assignments per member across the restart:", [m.assigns() for m in members])

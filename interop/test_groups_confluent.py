@@ -159,13 +159,14 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
             m.start()
         _wait_stable(ownership, topic_name, members, "3 static members stable")
         restarted = members[1]
-        before = restarted.owned
+        before, old_id = restarted.owned, restarted.member_id
         restarted.close()
         successor = static(1, "-again").start()
         members.append(successor)
         wait_until(lambda: successor.count("assign") >= 1, FORM_DEADLINE,
                    message=lambda: f"the successor is assigned\n{ownership.describe()}\n{_errors(members)}")
         assert successor.owned == before, ownership.describe()
+        assert successor.member_id not in (None, old_id), "the coordinator gave the successor a new member id"
         others = [members[0], members[2]]
         assert [(m.count("assign"), m.count("revoke")) for m in others] == [(1, 0), (1, 0)], \
             [m.events for m in others]
