@@ -63,6 +63,68 @@ def test_a_group_of_three_forms_and_survives_a_leave(kafka_coordinator, topic_na
         stop_all(members)
 
 
+@pytest.mark.kafka_settings(INITIAL_DELAY)
+def test_a_mixed_group_of_confluent_kafka_python_and_aiokafka_agrees_on_roundrobin(kafka_coordinator, topic_name):
+    """librdkafka offers [range, roundrobin] (subscription v3), kafka-python [range, roundrobin]
+    (v0), aiokafka [roundrobin] (v0): the only protocol all support is roundrobin, so the
+    coordinator must select it (Kafka's vote over common candidates), and whichever client leads
+    must read the others' subscriptions. Then a member leaves and the other two take over."""
+    from interop.clients.group_members import ConfluentKafkaMember
+
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    group = "mixed-python"
+    members = [cls(f"{name}-mixed", kafka_coordinator.bootstrap, group, topic_name)
+               for name, cls in (("confluent", ConfluentKafkaMember), ("kafka-python", KafkaPythonMember),
+                                 ("aiokafka", AiokafkaMember))]
+    try:
+        for m in members:
+            m.start()
+        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
+                   message=lambda: f"3 different clients share {PARTITIONS} partitions\n{describe_group(members)}")
+        # roundrobin over one topic with 6 partitions and 3 members: 2 each, interleaved.
+        shares = sorted(sorted(m.owned()) for m in members)
+        assert shares == [[0, 3], [1, 4], [2, 5]], f"not a roundrobin split: {shares}"
+        members[0].stop()
+        wait_until(lambda: group_owns_all(members[1:], PARTITIONS), DEADLINE,
+                   message=lambda: f"2 members own everything after a leave\n{describe_group(members[1:])}")
+        assert stop_all(members) == []
+    finally:
+        stop_all(members)
+
+
+@pytest.mark.kafka_settings(INITIAL_DELAY)
+@pytest.mark.parametrize("client", ["kafka-python", "aiokafka"])
+def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka_coordinator, topic_name, client):
+    """KIP-345 with kafka-python (JoinGroup v7) and aiokafka (v5): a static member's close sends no
+    LeaveGroup, and its successor (same group_instance_id, new member id) takes its place in the
+    Stable group without a rebalance: same partitions, and the others are assigned only once."""
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    member_class = CLIENTS[client]
+
+    def static(i, suffix=""):
+        return member_class(f"{client}-static-{i}{suffix}", kafka_coordinator.bootstrap, f"static-{client}",
+                            topic_name, config={"group_instance_id": f"instance-{i}", "session_timeout_ms": 10000})
+
+    members = [static(i) for i in range(3)]
+    try:
+        for m in members:
+            m.start()
+        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
+                   message=lambda: f"3 static members stable\n{describe_group(members)}")
+        before = members[1].owned()
+        members[1].stop()
+        successor = static(1, "-again").start()
+        members.append(successor)
+        wait_until(lambda: successor.assigns() >= 1, DEADLINE,
+                   message=lambda: f"the successor is assigned\n{describe_group(members)}")
+        assert successor.owned() == before, describe_group(members)
+        others = [members[0], members[2]]
+        assert [m.assigns() for m in others] == [1, 1], describe_group(others)
+        assert group_owns_all([members[0], successor, members[2]], PARTITIONS), describe_group(members)
+    finally:
+        stop_all(members)
+
+
 def _confluent(coordinator, name, group, topic):
     return ConfluentMember(name, coordinator.bootstrap, group, [topic], Ownership())
 

@@ -237,12 +237,12 @@ class KafkaPythonMember(_ThreadMember):
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, commit: bool = False,
                  config: dict[str, Any] | None = None) -> None:
         super().__init__(name)
-        self.config = dict(
-            bootstrap_servers=bootstrap, group_id=group, client_id=f"kgc-interop-{name}",
-            auto_offset_reset="earliest", enable_auto_commit=False,
-            heartbeat_interval_ms=HEARTBEAT_MS, session_timeout_ms=SESSION_MS,
+        self.config = {
+            "bootstrap_servers": bootstrap, "group_id": group, "client_id": f"kgc-interop-{name}",
+            "auto_offset_reset": "earliest", "enable_auto_commit": False,
+            "heartbeat_interval_ms": HEARTBEAT_MS, "session_timeout_ms": SESSION_MS,
             **(config or {}),
-        )
+        }
         self.topic, self.commit = topic, commit
 
     def _run(self) -> None:
@@ -282,12 +282,12 @@ class AiokafkaMember(_ThreadMember):
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, commit: bool = False,
                  config: dict[str, Any] | None = None) -> None:
         super().__init__(name)
-        self.config = dict(
-            bootstrap_servers=bootstrap, group_id=group, client_id=f"kgc-interop-{name}",
-            auto_offset_reset="earliest", enable_auto_commit=False,
-            heartbeat_interval_ms=HEARTBEAT_MS, session_timeout_ms=SESSION_MS,
+        self.config = {
+            "bootstrap_servers": bootstrap, "group_id": group, "client_id": f"kgc-interop-{name}",
+            "auto_offset_reset": "earliest", "enable_auto_commit": False,
+            "heartbeat_interval_ms": HEARTBEAT_MS, "session_timeout_ms": SESSION_MS,
             **(config or {}),
-        )
+        }
         self.topic, self.commit = topic, commit
 
     def _run(self) -> None:
