@@ -52,3 +52,15 @@ def test_consumer_group_with_unreadable_subscription_counts_as_subscribed():
     assert c.group().subscribed_topics is None
     result = c.send(OffsetDeleteParams("g", [("t", [0])]))
     assert result.topics == [("t", [(0, Error.GROUP_SUBSCRIBED_TO_TOPIC)])]
+
+
+def test_a_loaded_group_knows_its_subscriptions():
+    # ClassicGroup.fromRecord computes subscribedTopics: OffsetDelete and retention after a
+    # restart see the same subscriptions as before it.
+    from coordinator.groups.replay import group_from_record
+
+    c = GroupTestContext()
+    (m,) = c.stable_group(1, protocols=consumer_protocols("t", "u"))
+    loaded = group_from_record(c.group().snapshot(), 0)
+    assert loaded.subscribed_topics == frozenset({"t", "u"})
+    assert loaded.is_subscribed_to_topic("t") and not loaded.is_subscribed_to_topic("x")
