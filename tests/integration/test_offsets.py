@@ -190,3 +190,25 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 2), fetch)
         assert (r.error_code, r.topics[0].partitions[0].committed_offset) == (0, 42)
         nursery.cancel_scope.cancel()
+
+
+async def test_one_commit_is_one_batch_in_consumer_offsets(tmp_path):
+    from coordinator.clock import SystemClock
+    from coordinator.groups.records import decode_record
+    from coordinator.offsets_log import offsets_log_config
+    from storage.batch import iter_records
+    from storage.log import Log
+
+    async with open_server(tmp_path, topics={"t": 3}) as server:
+        c = await _connect(server)
+        r = await c.request(ApiKey.OFFSET_COMMIT, 8, _commit("one", [CP(0, 1), CP(1, 2), CP(2, 3)]))
+        assert _errors(r) == [("t", 0, NONE), ("t", 1, NONE), ("t", 2, NONE)]
+        await c.aclose()
+        n = server.broker.services["groups"].writer.partition_for("one")
+        config = server.broker.config
+    log = Log.open(tmp_path / f"__consumer_offsets-{n}", offsets_log_config(config), SystemClock())
+    batches = [[decode_record(rec.key, rec.value) for rec in iter_records(data)]
+               for _, data in log.iter_batches()]
+    log.close()
+    assert [[(r.topic, r.partition, r.offset) for r in batch] for batch in batches] == [
+        [("t", 0, 1), ("t", 1, 2), ("t", 2, 3)]]
