@@ -164,3 +164,80 @@ def test_confluent_joining_a_kafkajs_group_gets_inconsistent_group_protocol(kafk
     finally:
         close_all([later])
         stop_all([first])
+
+
+@pytest.mark.kafka_settings(INITIAL_DELAY)
+def test_admin_clients_describe_list_and_shrink_a_live_group(kafka_coordinator, topic_name):
+    """The admin side of a live group of 3 static confluent-kafka members, from two admin clients:
+    DescribeGroups (confluent v5, kafka-python v6) shows Stable, the range protocol and each
+    member's real assignment; ListGroups lists it; OffsetFetch (confluent v9, kafka-python v8
+    multi-group) shows the commits the members made. A stopped static member (no LeaveGroup) is
+    removed by group.instance.id with kafka-python's batched LeaveGroup v5 (KIP-345 admin removal),
+    and the other two take everything long before its 30 s session would expire. Finally, with
+    the group empty, DeleteGroups removes it."""
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+    from kafka import KafkaAdminClient
+    from kafka.admin import MemberToRemove
+
+    from interop.clients.group_members import ConfluentKafkaMember
+    from interop.clients.producers import produce
+
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    group = "admin-view"
+    members = [ConfluentKafkaMember(f"admin-{i}", kafka_coordinator.bootstrap, group, topic_name, commit=True,
+                                    config={"group.instance.id": f"instance-{i}", "session.timeout.ms": 30000})
+               for i in range(3)]
+    confluent_admin = AdminClient({"bootstrap.servers": kafka_coordinator.bootstrap})
+    kp_admin = KafkaAdminClient(bootstrap_servers=kafka_coordinator.bootstrap, client_id="kgc-interop-admin")
+    try:
+        for m in members:
+            m.start()
+        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
+                   message=lambda: f"3 static members stable\n{describe_group(members)}")
+        owned_by_id = {m.member_id: m.owned() for m in members}
+
+        described = confluent_admin.describe_consumer_groups([group])[group].result(DEADLINE)
+        assert (described.state, described.partition_assignor) == (ConsumerGroupState.STABLE, "range")
+        assert {d.member_id: frozenset(tp.partition for tp in d.assignment.topic_partitions)
+                for d in described.members} == owned_by_id
+        assert sorted(d.group_instance_id for d in described.members) == ["instance-0", "instance-1", "instance-2"]
+
+        raw = kp_admin.describe_groups([group])[group]
+        assert (raw["group_state"], raw["protocol_type"], raw["protocol_data"]) == ("Stable", "consumer", "range")
+        assert {d["member_id"]: frozenset(p for a in d["member_assignment"]["assigned_partitions"] for p in a["partitions"])
+                for d in raw["members"]} == owned_by_id
+        assert {"group_id": group, "group_state": "Stable"}.items() <= next(
+            g for g in kp_admin.list_groups() if g["group_id"] == group).items()
+
+        produce("confluent-kafka", kafka_coordinator.bootstrap, topic_name, "admin", 20)
+        total = 20 * 5  # one round per codec
+
+        def committed_by_kafka_python():
+            offsets = kp_admin.list_group_offsets({group: None})[group]
+            return sum(o.offset for tp, o in offsets.items() if tp.topic == topic_name) == total
+
+        wait_until(committed_by_kafka_python, DEADLINE,
+                   message=lambda: f"commits cover all {total} messages: {kp_admin.list_group_offsets({group: None})}")
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic_name, p) for p in range(PARTITIONS)])
+        listed = confluent_admin.list_consumer_group_offsets([request])[group].result(DEADLINE)
+        assert sum(tp.offset for tp in listed.topic_partitions) == total
+
+        members[0].stop()  # static: no LeaveGroup, so the coordinator still counts it
+        kp_admin.remove_group_members(group, [MemberToRemove(group_instance_id="instance-0")])
+        wait_until(lambda: group_owns_all(members[1:], PARTITIONS), 15.0,
+                   message=lambda: f"2 members own everything after the admin removal\n{describe_group(members[1:])}")
+        assert stop_all(members) == []
+
+        # Static members stay after close (no LeaveGroup), so the group is not empty: Kafka refuses
+        # to delete it (NON_EMPTY_GROUP) until they expire or an admin removes them.
+        with pytest.raises(Exception, match="NON_EMPTY_GROUP"):
+            confluent_admin.delete_consumer_groups([group])[group].result(DEADLINE)
+        kp_admin.remove_group_members(group, [MemberToRemove(group_instance_id=f"instance-{i}") for i in (1, 2)])
+        deleted = confluent_admin.delete_consumer_groups([group])[group]
+        deleted.result(DEADLINE)
+        assert group not in {g["group_id"] for g in kp_admin.list_groups()}
+    finally:
+        stop_all(members)
+        kp_admin.close()
+        del confluent_admin

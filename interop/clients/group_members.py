@@ -104,6 +104,7 @@ class _ThreadMember:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.member_id: str | None = None  # set where the client exposes it
         self._lock = threading.Lock()
         self._owned: set[int] = set()
         self._assigns = 0
@@ -209,7 +210,8 @@ class ConfluentKafkaMember(_ThreadMember):
         try:
             consumer.subscribe(
                 [self.topic],
-                on_assign=lambda c, ps: self._assigned(p.partition for p in ps),
+                on_assign=lambda c, ps: (setattr(self, "member_id", c.memberid()),
+                                         self._assigned(p.partition for p in ps)),
                 on_revoke=lambda c, ps: self._revoked(p.partition for p in ps),
                 on_lost=lambda c, ps: self._revoked(p.partition for p in ps),
             )
