@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from .batch import BatchHeader, encode_batch_and_header, iter_records
+from .batch import HEADER_SIZE, BatchHeader, encode_batch_and_header, iter_records
 from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
                              cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
                              write_cleaner_checkpoint)
@@ -124,7 +124,7 @@ class CleaningRound:
         omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
         bits = bytearray((limit - start) // 8 + 1)
         tombs, producers = self._tomb_batches, self._producer_last
-        put, digest = omap.put, key_digest
+        put, digest, put_records = omap.put, key_digest, omap.put_records
         end = limit
         for seg in self.log.non_active_segments():
             if seg.base_offset >= limit or end < limit:
@@ -143,16 +143,19 @@ class CleaningRound:
                 if count > omap.room():  # full: clean up to the last batch that fit
                     end = base
                     break
-                has_tomb = False
-                for delta, key, tomb in record_entries(buf, off, size, attrs, count):
-                    o = base + delta
-                    if o < start:  # a batch straddling the checkpoint: only its dirty part
-                        continue
-                    if key is None:  # keyless: kept (documented), so marked retained here
-                        bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
-                    else:
-                        put(digest(key), o)
-                    has_tomb = has_tomb or tomb
+                if not attrs & 0x07:  # uncompressed: the fused fast loop
+                    has_tomb = put_records(buf, off + HEADER_SIZE, off + size, base, count, start, bits)
+                else:
+                    has_tomb = False
+                    for delta, key, tomb in record_entries(buf, off, size, attrs, count):
+                        o = base + delta
+                        if o < start:  # a batch straddling the checkpoint: only its dirty part
+                            continue
+                        if key is None:  # keyless: kept (documented), so marked retained
+                            bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
+                        else:
+                            put(digest(key), o)
+                        has_tomb = has_tomb or tomb
                 if has_tomb:
                     tombs.add(base)
                 omap.update_latest_offset(base + ld)

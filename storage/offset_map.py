@@ -53,7 +53,7 @@ class OffsetMap:
     def _slot(self, digest: bytes) -> int:
         """The slot holding `digest`, or the empty slot where it belongs (linear probing)."""
         slots, offsets, digests = self.slots, self._offsets, self._digests
-        slot = int.from_bytes(digest[:8], "little") % slots
+        slot = int.from_bytes(digest, "little") % slots
         while True:
             if offsets[slot] < 0:
                 return slot
@@ -92,3 +92,84 @@ class OffsetMap:
         """The latest offset of every mapped key (in first-insertion order of the keys)."""
         offsets = self._offsets
         return (offsets[slot] for slot in self._used)
+
+    def put_records(self, buf: bytes, pos: int, end: int, base: int, count: int, start: int,
+                    keyless_bits: bytearray) -> bool:
+        """Map every keyed record of an uncompressed v2 batch whose records lie in buf[pos:end]
+        (offset >= start); set the bit (offset - start) of keyless records in `keyless_bits`.
+        Returns True if a tombstone was seen. This is the cleaner's hottest loop (one pass
+        per dirty record), so the record walk (see batch.py for the grammar), the MD5 and
+        the probe are fused here, with one-byte varint fast paths. The caller checked room()."""
+        slots, offsets, digests, used = self.slots, self._offsets, self._digests, self._used
+        latest, size = self.latest_offset, self.size
+        has_tomb = False
+        try:
+            for _ in range(count):
+                b = buf[pos]
+                if b < 0x80:
+                    length, pos = b >> 1, pos + 1
+                else:
+                    length, pos = _varint(buf, pos)
+                nxt = pos + length
+                p = pos + 1  # record attributes
+                while buf[p] >= 0x80:  # timestampDelta: skipped
+                    p += 1
+                b = buf[p + 1]
+                if b < 0x80:
+                    o, p = base + ((b >> 1) ^ -(b & 1)), p + 2
+                else:
+                    delta, p = _varint(buf, p + 1)
+                    o = base + delta
+                b = buf[p]
+                if b < 0x80:
+                    klen, p = (b >> 1) ^ -(b & 1), p + 1
+                else:
+                    klen, p = _varint(buf, p)
+                pos = nxt
+                if o < start:  # a batch straddling the first dirty offset
+                    continue
+                if klen < 0:
+                    keyless_bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
+                    if buf[p] == 0x01:
+                        has_tomb = True
+                    continue
+                digest = md5(buf[p:p + klen]).digest()
+                p += klen
+                if buf[p] == 0x01:  # valueLength zigzag(-1): a tombstone
+                    has_tomb = True
+                slot = int.from_bytes(digest, "little") % slots
+                while True:
+                    if offsets[slot] < 0:
+                        i = slot * DIGEST_SIZE
+                        digests[i:i + DIGEST_SIZE] = digest
+                        used.append(slot)
+                        size += 1
+                        break
+                    i = slot * DIGEST_SIZE
+                    if digests[i:i + DIGEST_SIZE] == digest:
+                        break
+                    slot += 1
+                    if slot == slots:
+                        slot = 0
+                offsets[slot] = o
+                if o > latest:
+                    latest = o
+        finally:
+            self.latest_offset, self.size = latest, size
+        if pos != end:
+            raise ValueError(f"records of the batch at {base} end at {pos}, not {end}")
+        return has_tomb
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """ZigZag LEB128 at `pos` -> (value, next position)."""
+    result, shift = 0, 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes")
