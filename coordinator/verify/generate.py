@@ -5,7 +5,7 @@ commit streams with heavy overwrites, group-metadata churn, group deletions (gro
 tombstones) and offset expiry. Two phases: phase 1, a cleaning round (stamps tombstone delete
 horizons), a clock jump past delete.retention.ms, phase 2; then `before/` is copied and the
 second round cleans `after/`. The ledger (ledger.jsonl) lists every acknowledged commit and
-deletion. storage/ has no cleaner yet, so cleaning uses compactor.py (our reference compactor).
+deletion. Cleaning uses storage.cleaner when present, else compactor.py (our reference one).
 Usage: python -m coordinator.verify.generate OUT_DIR --records N [--fault KIND ...]
 """
 
@@ -27,6 +27,11 @@ from storage.batch import Record
 from storage.log import Log, LogConfig
 
 from .compactor import compact_partition
+
+try:  # storage's own cleaner when it exists; our reference compactor otherwise
+    from storage.cleaner import Cleaner
+except ImportError:  # pragma: no cover - depends on what storage/ ships
+    Cleaner = None  # type: ignore[assignment,misc]
 from .faults import FAULTS, inject
 
 __all__ = ["generate", "main", "Clock"]
@@ -41,6 +46,20 @@ class Clock:
 
     def time_ms(self) -> int:
         return self.now
+
+
+def clean_partition(path: str, now_ms: int, retention_ms: int, segment_bytes: int) -> None:
+    """One forced cleaning round at `now_ms` (storage.cleaner if present, else compactor.py)."""
+    if Cleaner is None:
+        compact_partition(path, now_ms, retention_ms)
+        return
+    log = Log.open(path, LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
+                                   durability="interval", retention_ms=-1,
+                                   delete_retention_ms=retention_ms), Clock(now_ms))
+    try:
+        Cleaner().clean(log, force=True)
+    finally:
+        log.close()
 
 
 def _worker(args: tuple) -> tuple[int, str]:
@@ -122,7 +141,7 @@ def _worker(args: tuple) -> tuple[int, str]:
         for p in parts:
             d = os.path.join(data, f"__consumer_offsets-{p}")
             if os.path.isdir(d):
-                compact_partition(d, clock.now, retention)
+                clean_partition(d, clock.now, retention, segment_bytes)
         clock.now += retention + DAY  # tombstones stamped above are now past their horizon
         olog = OffsetsLog(data, num_partitions, config, clock)
         phase(records)
@@ -174,11 +193,12 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
     shutil.copytree(after, before)
     clean_time = now + 1000
     for name in sorted(os.listdir(after)):
-        compact_partition(os.path.join(after, name), clean_time, retention_ms)
+        clean_partition(os.path.join(after, name), clean_time, retention_ms, segment_bytes)
     manifest = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.jsonl"),
                 "cleaned_at_ms": clean_time, "delete_retention_ms": retention_ms,
                 "records": records, "partitions": partitions, "groups": groups,
-                "cleaner": "coordinator.verify.compactor (storage has no cleaner.py)",
+                "cleaner": "coordinator.verify.compactor (storage has no cleaner.py)"
+                if Cleaner is None else "storage.cleaner.Cleaner (forced rounds)",
                 "faults": []}
     for i, kind in enumerate(faults):  # the i-th fault goes to the i-th biggest partition
         manifest["faults"].append(inject(out, kind, manifest, target=i))

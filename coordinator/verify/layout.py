@@ -98,9 +98,29 @@ def list_partition_dirs(data_dir: str) -> list[PartitionDir]:
 
 
 def active_bases(data_dir: str) -> dict[str, int]:
-    """Partition dir name -> base offset of its active (last) segment: Kafka never cleans the
-    active segment, so offsets from there on form the uncleanable region."""
-    return {p.name: p.segments[-1] for p in list_partition_dirs(data_dir) if p.segments}
+    """Partition dir name -> end of the cleaned range: the active (last) segment's base (Kafka
+    never cleans the active segment), or the cleaner-offset-checkpoint if that is lower (the
+    offset map filled up, or min.compaction.lag held segments back)."""
+    out = {}
+    for p in list_partition_dirs(data_dir):
+        if p.segments:
+            out[p.name] = p.segments[-1]
+            ck = _read_checkpoint(os.path.join(p.path, "cleaner-offset-checkpoint"))
+            if ck is not None:
+                out[p.name] = min(out[p.name], ck)
+    return out
+
+
+def _read_checkpoint(path: str) -> int | None:
+    """Kafka's OffsetCheckpointFile text: version 0, count, then `topic partition offset`."""
+    try:
+        with open(path, encoding="ascii") as f:
+            lines = f.read().split("\n")
+        if lines[0].strip() != "0" or int(lines[1]) != 1:
+            return None
+        return int(lines[2].split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def read_index(path: str) -> list[tuple[int, int]]:

@@ -1,0 +1,155 @@
+"""`kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE.json]`.
+
+Wiring: `add_arguments(subparser)` + `run(args)`, or `main(argv)`; also runnable as a script
+(`spark-submit coordinator/verify/cli.py DATA_DIR ...` or `python -m coordinator.verify.cli`).
+Prints progress on stderr while Spark runs, a summary table at the end, writes a JSON report,
+and exits 1 on any violation (0 when clean, 2 on a usage error). pyspark is imported only
+inside `run`, so importing this module is cheap. `--engine oracle` runs the single-process twin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from coordinator.verify.rules import CHECKS, Report
+
+__all__ = ["add_arguments", "run", "main"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data_dir", help="data dir holding <topic>-<partition> dirs (after cleaning)")
+    p.add_argument("--before", help="the same data dir before cleaning: enables compaction checks")
+    p.add_argument("--ledger", help="JSON lines of acknowledged commits and deletions")
+    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    p.add_argument("--report", help="write the machine-readable report here (JSON)")
+    p.add_argument("--cleaned-at-ms", type=int, default=None,
+                   help="when the cleaner ran (default: the newest timestamp in the logs, a "
+                        "lower bound, so some expired tombstones may go unreported)")
+    p.add_argument("--offsets-partitions", type=int, default=50,
+                   help="offsets.topic.num.partitions, for group placement (default 50)")
+    p.add_argument("--split-bytes", type=int, default=64 << 20,
+                   help="split segments at index entries about this far apart")
+    p.add_argument("--driver-memory", default="8g")
+    p.add_argument("--shuffle-partitions", type=int, default=16)
+    p.add_argument("--local-dir", default=None, help="spark.local.dir (shuffle spill)")
+    p.add_argument("--max-examples", type=int, default=1000,
+                   help="violations listed per check (all are counted)")
+    p.add_argument("--engine", choices=("spark", "oracle"), default="spark")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+class _Progress:
+    """Polls Spark's status tracker and redraws one stderr line (a new line when not a tty)."""
+
+    def __init__(self, spark: Any, quiet: bool) -> None:
+        self.spark, self.quiet = spark, quiet
+        self.phase, self.t0 = "start", time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self.tty = sys.stderr.isatty()
+
+    def set_phase(self, name: str) -> None:
+        self.phase = name
+        self._draw(force=True)
+
+    def _line(self) -> str:
+        tracker = self.spark.sparkContext.statusTracker()
+        done = total = 0
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is not None:
+                done += info.numCompletedTasks
+                total += info.numTasks
+        tasks = f"tasks {done}/{total}" if total else "planning"
+        return f"[kgc verify] {self.phase}: {tasks}, {time.monotonic() - self.t0:.0f}s elapsed"
+
+    def _draw(self, force: bool = False) -> None:
+        if self.quiet:
+            return
+        try:
+            line = self._line()
+        except Exception:  # the tracker is best effort; never fail the verification for it
+            return
+        sys.stderr.write(("\r" + line.ljust(78)) if self.tty else line + "\n")
+        sys.stderr.flush()
+
+    def _loop(self) -> None:
+        every = 0.5 if self.tty else 10.0
+        while not self._stop.wait(every):
+            self._draw()
+
+    def __enter__(self) -> "_Progress":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        if not self.quiet and self.tty:
+            sys.stderr.write("\n")
+
+
+def _summary(report: Report, elapsed: float, out: Any) -> None:
+    out.write(f"\n{'check':<6} {'violations':>10}  invariant\n{'-' * 72}\n")
+    for check, what in CHECKS.items():
+        out.write(f"{check:<6} {report.counts.get(check, 0):>10}  {what}\n")
+    s = report.stats
+    mib = s.get("bytes", 0) / (1 << 20) + s.get("before_bytes", 0) / (1 << 20)
+    out.write(f"{'-' * 72}\n{mib:.1f} MiB, {s.get('records', 0) + s.get('before_records', 0)} "
+              f"records in {elapsed:.1f}s: {'OK' if report.ok else 'VIOLATIONS FOUND'}\n")
+    for v in sorted(report.violations, key=lambda v: (v["check"], v["file"] or ""))[:20]:
+        out.write(f"  {v['check']} {v['file']} position={v['position']} offset={v['offset']}: "
+                  f"{v['message']}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in [args.data_dir] + [p for p in (args.before,) if p]:
+        if not os.path.isdir(path):
+            print(f"kgc verify: {path} is not a directory", file=sys.stderr)
+            return 2
+    if args.ledger and not os.path.isfile(args.ledger):
+        print(f"kgc verify: ledger {args.ledger} not found", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    if args.engine == "oracle":
+        from coordinator.verify.oracle import verify
+        report = verify(args.data_dir, before=args.before, ledger=args.ledger,
+                        cleaned_at_ms=args.cleaned_at_ms, num_partitions=args.offsets_partitions)
+    else:
+        from coordinator.verify import spark_checks
+        from coordinator.verify.session import get_session
+        if not args.quiet:
+            print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
+        spark = get_session(args.master, driver_memory=args.driver_memory,
+                            shuffle_partitions=args.shuffle_partitions, local_dir=args.local_dir)
+        with _Progress(spark, args.quiet) as progress:
+            report = spark_checks.run(spark, args.data_dir, before=args.before,
+                                      ledger=args.ledger, cleaned_at_ms=args.cleaned_at_ms,
+                                      num_partitions=args.offsets_partitions,
+                                      split_bytes=args.split_bytes,
+                                      max_examples=args.max_examples, phase=progress.set_phase)
+    elapsed = time.monotonic() - t0
+    report.stats["elapsed_s"] = round(elapsed, 3)
+    _summary(report, elapsed, sys.stdout)
+    if args.report:
+        doc = report.to_json()
+        doc["args"] = {k: v for k, v in vars(args).items() if not callable(v)}
+        with open(args.report, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 0 if report.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="kgc verify", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
