@@ -167,8 +167,9 @@ async def start_groups(nursery: trio.Nursery, config: Config, topics: Any = None
     `await service.loader.load_all()` (tests use it to observe COORDINATOR_LOAD_IN_PROGRESS)."""
     clock = TrioClock()
     groups = GroupCoordinator(group_config(config))
-    writer, loader = await open_offsets(config, clock, groups=groups, load=False)
-    groups.offsets = loader.offsets  # one store: the loader fills it, operations change it
+    # One store: the loader fills it, the operations change it.
+    writer, loader = await open_offsets(config, clock, groups=groups, offsets=groups.offsets,
+                                        load=False)
     groups.group_writable = writer.is_available  # retention skips loading/failed partitions
     runtime = ServerRuntime(groups, clock, writer)
     loader.on_timers_changed = lambda: runtime._timers_changed.set()  # wake the timer loop
