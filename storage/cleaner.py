@@ -19,7 +19,8 @@ from .batch import HEADER_SIZE, BatchHeader, encode_batch_and_header, iter_recor
 from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
                              cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
                              write_cleaner_checkpoint)
-from .cleaner_scan import empty_batch, header_fields, record_entries, scan_batches
+from .cleaner_scan import (empty_batch, header_fields, rebuild_uncompressed, record_entries,
+                           scan_batches)
 from .log import Log
 from .offset_map import OffsetMap, key_digest
 from .segment import LogSegment
@@ -147,7 +148,7 @@ class CleaningRound:
                     has_tomb = put_records(buf, off + HEADER_SIZE, off + size, base, count, start, bits)
                 else:
                     has_tomb = False
-                    for delta, key, tomb in record_entries(buf, off, size, attrs, count):
+                    for delta, key, tomb, _ in record_entries(buf, off, size, attrs, count):
                         o = base + delta
                         if o < start:  # a batch straddling the checkpoint: only its dirty part
                             continue
@@ -242,10 +243,10 @@ class CleaningRound:
                     st.batches_copied += 1
                     continue
                 entries = None if n == 0 else record_entries(buf, off, size, attrs, count)
-                keep = [bool((mask >> d) & 1) for d, _, _ in entries] if entries else []
+                keep = [bool((mask >> d) & 1) for d, _, _, _ in entries] if entries else []
             else:  # clean section (or straddling the checkpoint): ask the map per key
                 entries = record_entries(buf, off, size, attrs, count)
-                keep = [self._latest(base + d, key) for d, key, _ in entries]
+                keep = [self._latest(base + d, key) for d, key, _, _ in entries]
             self._emit(writer, buf, off, size, entries, keep, horizon,
                        envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
 
@@ -271,7 +272,7 @@ class CleaningRound:
         drop_tombs = horizon is not None and self.now_ms >= horizon
         kept: list[int] = []
         has_tomb = False
-        for i, (_, _, tomb) in enumerate(entries or ()):
+        for i, (_, _, tomb, _) in enumerate(entries or ()):
             if keep[i]:
                 if tomb:
                     if drop_tombs:
@@ -290,6 +291,11 @@ class CleaningRound:
                 st.batches_emptied += 1
             else:
                 st.batches_dropped += 1
+            return
+        if not need_horizon and not attrs & 0x07:  # fast path: kept records copied verbatim
+            data, max_ts = rebuild_uncompressed(buf, off, size, entries, kept)
+            writer.add(data, base, base + ld, max_ts)
+            st.batches_rebuilt += 1
             return
         records = list(iter_records(buf[off:off + size]))
         if horizon is None and has_tomb:

@@ -20,7 +20,8 @@ from .batch import HEADER_SIZE, InvalidBatch, MAGIC, iter_records
 from .recovery import CorruptLogError
 from .segment import LogSegment
 
-__all__ = ["scan_batches", "record_entries", "empty_batch", "header_fields", "READ_CHUNK", "Scanned"]
+__all__ = ["scan_batches", "record_entries", "empty_batch", "header_fields", "rebuild_uncompressed",
+           "READ_CHUNK", "Scanned"]
 
 READ_CHUNK = 8 << 20
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
@@ -73,22 +74,26 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def record_entries(buf: bytes, off: int, size: int, attrs: int, count: int
-                   ) -> list[tuple[int, bytes | None, bool]]:
-    """(offset delta, key or None, is tombstone) of each record of the batch at buf[off:].
-    Uncompressed batches are walked in place with one-byte varint fast paths (this loop is
-    the cleaner's hot path); compressed ones go through batch.iter_records."""
+                   ) -> list[tuple[int, bytes | None, bool, int]]:
+    """(offset delta, key or None, is tombstone, start of the record in buf) of each record
+    of the batch at buf[off:] (a record ends where the next starts, the last at off + size).
+    Uncompressed batches are walked in place with one-byte varint fast paths; compressed
+    ones go through batch.iter_records (start is then -1)."""
     if attrs & 0x07:
         batch = buf[off:off + size]
         base = _HEADER.unpack_from(batch, 0)[0]
-        return [(r.offset - base, r.key, r.value is None) for r in iter_records(batch)]  # type: ignore[operator]
+        return [(r.offset - base, r.key, r.value is None, -1) for r in iter_records(batch)]  # type: ignore[operator]
     out = []
     append = out.append
     pos, end = off + HEADER_SIZE, off + size
     try:
         for _ in range(count):
+            start = pos
             b = buf[pos]
             if b < 0x80:
                 length, pos = b >> 1, pos + 1  # a record length is never negative
+            elif buf[pos + 1] < 0x80:  # 64..8191 bytes: two-byte length
+                length, pos = ((b & 0x7F) | (buf[pos + 1] << 7)) >> 1, pos + 2
             else:
                 length, pos = _varint(buf, pos)
             nxt = pos + length
@@ -111,7 +116,7 @@ def record_entries(buf: bytes, off: int, size: int, attrs: int, count: int
             else:
                 key = buf[p:p + klen]
                 p += klen
-            append((delta, key, buf[p] == 0x01))  # valueLength zigzag(-1) = 0x01: tombstone
+            append((delta, key, buf[p] == 0x01, start))  # valueLength zigzag(-1) = 0x01: tombstone
             pos = nxt
     except IndexError:
         raise InvalidBatch("records run past the end of the batch") from None
@@ -136,3 +141,29 @@ def empty_batch(base: int, last_offset_delta: int, partition_leader_epoch: int, 
 def header_fields(buf: bytes, off: int) -> tuple:
     """All 13 header fields of the batch at buf[off:] (BatchHeader order)."""
     return _HEADER.unpack_from(buf, off)
+
+
+def rebuild_uncompressed(buf: bytes, off: int, size: int, entries, kept: list[int]) -> tuple[bytes, int]:
+    """The batch at buf[off:] with only the records `kept` (indexes into `entries` from
+    record_entries), their bytes copied verbatim: base offset, baseTimestamp, attributes,
+    lastOffsetDelta and producer fields stay, so every kept record's offset and timestamp
+    deltas still hold. New recordsCount, length, maxTimestamp (of the kept records; the
+    original for LogAppendTime) and CRC. Returns (batch, max timestamp)."""
+    fields = list(_HEADER.unpack_from(buf, off))
+    ends = [e[3] for e in entries[1:]] + [off + size]
+    body = b"".join([buf[entries[i][3]:ends[i]] for i in kept])
+    if not fields[5] & 0x08:  # CreateTime: max of the kept records' timestamps
+        fields[8] = fields[7] + max(_timestamp_delta(buf, entries[i][3]) for i in kept)
+    fields[1] = HEADER_SIZE - 12 + len(body)
+    fields[4] = 0
+    fields[12] = len(kept)
+    out = bytearray(HEADER_SIZE)
+    _HEADER.pack_into(out, 0, *fields)
+    out += body
+    _CRC.pack_into(out, 17, crc32c(memoryview(out)[21:]))
+    return bytes(out), fields[8]
+
+
+def _timestamp_delta(buf: bytes, pos: int) -> int:
+    _, pos = _varint(buf, pos)  # length
+    return _varint(buf, pos + 1)[0]  # after the attributes byte

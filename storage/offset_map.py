@@ -53,7 +53,7 @@ class OffsetMap:
     def _slot(self, digest: bytes) -> int:
         """The slot holding `digest`, or the empty slot where it belongs (linear probing)."""
         slots, offsets, digests = self.slots, self._offsets, self._digests
-        slot = int.from_bytes(digest, "little") % slots
+        slot = hash(digest) % slots  # siphash of the MD5: cheaper than int.from_bytes here
         while True:
             if offsets[slot] < 0:
                 return slot
@@ -108,6 +108,8 @@ class OffsetMap:
                 b = buf[pos]
                 if b < 0x80:
                     length, pos = b >> 1, pos + 1
+                elif buf[pos + 1] < 0x80:  # records of 64..8191 bytes: a two-byte length
+                    length, pos = ((b & 0x7F) | (buf[pos + 1] << 7)) >> 1, pos + 2
                 else:
                     length, pos = _varint(buf, pos)
                 nxt = pos + length
@@ -123,6 +125,8 @@ class OffsetMap:
                 b = buf[p]
                 if b < 0x80:
                     klen, p = (b >> 1) ^ -(b & 1), p + 1
+                elif buf[p + 1] < 0x80:  # keys of 64..8191 bytes
+                    klen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
                 else:
                     klen, p = _varint(buf, p)
                 pos = nxt
@@ -137,7 +141,7 @@ class OffsetMap:
                 p += klen
                 if buf[p] == 0x01:  # valueLength zigzag(-1): a tombstone
                     has_tomb = True
-                slot = int.from_bytes(digest, "little") % slots
+                slot = hash(digest) % slots  # siphash of the MD5: cheaper than int.from_bytes here
                 while True:
                     if offsets[slot] < 0:
                         i = slot * DIGEST_SIZE

@@ -304,3 +304,21 @@ def test_policy_delete_logs_are_not_cleaned(tmp_path):
     overwrite_rounds(log, 3, 10)
     assert Cleaner().clean(log, force=True) is None
     assert not os.path.exists(tmp_path / CLEANER_CHECKPOINT_FILE)
+
+
+def test_partial_batch_keeps_record_timestamps_and_recomputes_max(tmp_path):
+    log = open_compacted(tmp_path, FakeClock())
+    log.append_records([Record(key=b"a", value=b"1", timestamp=1000),
+                        Record(key=b"b", value=b"1", timestamp=3000, headers=[("h", b"v")]),
+                        Record(key=b"c", value=b"1", timestamp=2000)])
+    put(log, b"b", b"2")
+    log.roll()
+    put(log, b"tail", b"t")
+    pre = records(log)
+    Cleaner().clean(log, force=True)
+    raw = next(log.segments[0].iter_batches())[2]
+    h = decode_header(raw)
+    assert verify_crc(raw) and h.records_count == 2 and h.last_offset == 2
+    assert h.max_timestamp == 2000
+    assert [(r.offset, r.timestamp) for r in iter_records(raw)] == [(0, 1000), (2, 2000)]
+    check_compacted(pre, records(log), 4)
