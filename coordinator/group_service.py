@@ -49,29 +49,6 @@ _ERROR_RESULTS: dict[type, Callable[[Any, Error], Any]] = {
 }
 
 
-class ServerRuntime(Runtime):
-    """The runtime with one server rule more: a timer-driven op whose append fails (its
-    partition failed: the loader reloads it from the log, dropping the op's in-memory change)
-    is logged, not raised, so one bad partition cannot stop the timer loop and the server."""
-
-    def fire_expired_timers(self, nursery: trio.Nursery) -> int:
-        return super().fire_expired_timers(_TolerantNursery(nursery))  # type: ignore[arg-type]
-
-
-class _TolerantNursery:
-    def __init__(self, nursery: trio.Nursery) -> None:
-        self._nursery = nursery
-
-    def start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
-        async def guarded() -> None:
-            try:
-                await fn(*args)
-            except CoordinatorUnavailableError as exc:
-                log.warning("a timer's records were not written: %s", exc)
-
-        self._nursery.start_soon(guarded)
-
-
 def group_config(config: Config) -> GroupConfig:
     return GroupConfig(
         min_session_timeout_ms=config.group_min_session_timeout_ms,
@@ -171,7 +148,7 @@ async def start_groups(nursery: trio.Nursery, config: Config, topics: Any = None
     writer, loader = await open_offsets(config, clock, groups=groups, offsets=groups.offsets,
                                         load=False)
     groups.group_writable = writer.is_available  # retention skips loading/failed partitions
-    runtime = ServerRuntime(groups, clock, writer)
+    runtime = Runtime(groups, clock, writer)
     loader.on_timers_changed = lambda: runtime._timers_changed.set()  # wake the timer loop
     if topics is not None:
         from coordinator.broker.topics import Topic

@@ -111,8 +111,16 @@ class Runtime:
             except Exception:  # a bug in one timer must not stop the others
                 log.exception("timer %r failed", timer.key)
             fired += 1
-            nursery.start_soon(self._commit, ctx)
+            nursery.start_soon(self._commit_timer_records, ctx, timer.key)
         return fired
+
+    async def _commit_timer_records(self, ctx: OpContext, key: Any) -> None:
+        # A failed append has already failed its partition in the writer, which reloads it from
+        # the log; raising here would end the timer loop and with it the server.
+        try:
+            await self._commit(ctx)
+        except Exception as exc:
+            log.warning("records of timer %r were not written: %s", key, exc)
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """The timer loop. Start it in a nursery next to whatever submits operations."""

@@ -7,7 +7,6 @@ from coordinator.clock import TrioClock
 from coordinator.groups import Error, GroupConfig, GroupCoordinator, GroupTombstone
 from coordinator.groups.offset_messages import OffsetCommitResult
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
-from coordinator.group_service import ServerRuntime
 from coordinator.groups.retention import retention_key, schedule_offset_expiration
 from coordinator.offsets_log import CoordinatorUnavailableError, PartitionState
 from coordinator.runtime import InMemoryWriter, Runtime
@@ -61,11 +60,11 @@ class FailingWriter(InMemoryWriter):
         return super().append(records)
 
 
-async def test_a_failed_timer_append_does_not_stop_the_server_runtime(autojump_clock):
+async def test_a_failed_timer_append_does_not_stop_the_runtime(autojump_clock):
     groups = GroupCoordinator(GroupConfig(offsets_retention_ms=1_000,
                                           offsets_retention_check_interval_ms=1_000))
     writer = FailingWriter()
-    runtime = ServerRuntime(groups, TrioClock(epoch_ms=0), writer)
+    runtime = Runtime(groups, TrioClock(epoch_ms=0), writer)
     groups.create_group("g", 0)  # Empty, no offsets: the first check deletes it (and fails)
     schedule_offset_expiration(groups, 0)
     async with trio.open_nursery() as nursery:
