@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 
+import trio
+
 from .batch import HEADER_SIZE, BatchHeader, encode_batch_and_header, iter_records
 from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
                              cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
@@ -68,6 +70,21 @@ class Cleaner:
         if round_ is None:
             return None
         round_.run()
+        return round_.stats
+
+    async def clean_in_thread(self, log_: Log, *, force: bool = False) -> CleanStats | None:
+        """One round for a trio program: the map and each group's recopy run in a worker
+        thread (they only read non-active segments and write `.cleaned` files), the swaps and
+        the checkpoint on the caller's thread, so appends and reads go on meanwhile."""
+        round_ = self.start(log_, force=force)
+        if round_ is None:
+            return None
+        await trio.to_thread.run_sync(round_.build_map)
+        for group in round_.groups():
+            new = await trio.to_thread.run_sync(round_.write_group, group)
+            if new is not None:
+                round_.swap_group(group, new)
+        round_.finish()
         return round_.stats
 
 
@@ -198,10 +215,16 @@ class CleaningRound:
 
     # -- pass 2: recopy one group (Cleaner.cleanSegments / cleanInto) ---------------------------
     def clean_group(self, group: list[LogSegment]) -> None:
-        live = self.log.segments
-        if not all(any(s is g for s in live[:-1]) for g in group):
-            log.info("%s: segments changed under the cleaner; skipping a group", self.log.directory)
-            return
+        """Write the group's cleaned segment and swap it in."""
+        new = self.write_group(group)
+        if new is not None:
+            self.swap_group(group, new)
+
+    def write_group(self, group: list[LogSegment]) -> LogSegment | None:
+        """Recopy `group` into a `.cleaned` segment (reads and writes only files no one else
+        writes, so it may run in a worker thread). None if there is nothing to swap."""
+        if not self._still_live(group):
+            return None
         new = self.log.new_cleaned_segment(group[0].base_offset)
         try:
             writer = _ChunkWriter(new, self.config.write_chunk_bytes)
@@ -213,14 +236,28 @@ class CleaningRound:
             raise
         if new.size == 0:  # only possible if every old segment was empty
             new.delete()
+            return None
+        return new
+
+    def swap_group(self, group: list[LogSegment], new: LogSegment) -> None:
+        """Log.replace_segments (crash-safe; an I/O error fails the log). On the log's thread."""
+        if not self._still_live(group):
+            new.delete()
             return
-        self.log.replace_segments(group, [new])  # crash-safe; a failure fails the log
+        self.log.replace_segments(group, [new])
         st = self.stats
         st.segments_in += len(group)
         st.segments_out += 1
         st.bytes_in += sum(s.size for s in group)
-        st.bytes_out += writer.bytes_out
+        st.bytes_out += new.size
         st.groups.append((group[0].base_offset, len(group)))
+
+    def _still_live(self, group: list[LogSegment]) -> bool:
+        live = self.log.segments[:-1]
+        if all(any(s is g for s in live) for g in group):
+            return True
+        log.info("%s: segments changed under the cleaner; skipping a group", self.log.directory)
+        return False
 
     def _recopy(self, seg: LogSegment, writer: _ChunkWriter, *, ends_group: bool) -> None:
         start, end, bits, tombs = self.start, self.end, self._bits, self._tomb_batches

@@ -322,3 +322,29 @@ def test_partial_batch_keeps_record_timestamps_and_recomputes_max(tmp_path):
     assert h.max_timestamp == 2000
     assert [(r.offset, r.timestamp) for r in iter_records(raw)] == [(0, 1000), (2, 2000)]
     check_compacted(pre, records(log), 4)
+
+
+async def test_clean_in_thread_while_appending_and_reading(tmp_path):
+    import trio
+    clock = FakeClock()
+    log = open_compacted(tmp_path, clock)
+    overwrite_rounds(log, 6, 12)
+    pre = records(log)
+    appended = []
+
+    async def appender():
+        for i in range(30):
+            appended.append(put(log, b"key-1", b"live-%d" % i))
+            assert log.read(0, 1 << 16)
+            await trio.sleep(0)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(appender)
+        stats = await Cleaner().clean_in_thread(log)
+    assert stats is not None and stats.segments_in > 0
+    post = records(log)
+    assert latest(post)[b"key-1"] == (appended[-1], b"live-29")
+    rows_pre = pre + [r for r in post if r[0] >= pre[-1][0] + 1]
+    check_compacted(rows_pre, post, stats.end_offset)
+    log.close()
+    assert records(open_compacted(tmp_path, clock)) == post
