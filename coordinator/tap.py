@@ -12,8 +12,11 @@ import time
 from typing import Any, Awaitable, Callable
 
 from coordinator import reasons
+from coordinator.logs import get_logger
 from coordinator.transcript import Transcript, api_name
 from protocol.codec import decode_response
+
+_log = get_logger("tap")
 
 
 class Tap:
@@ -27,11 +30,17 @@ class Tap:
         member = getattr(request, "member_id", None)
         reasons.because(f"{name} from client {ctx.client_id!r}" + (f" member {member!r}" if member else ""))
         if self.transcript is not None:
-            self.transcript.request(ctx, request)
+            self._safely(self.transcript.request, ctx, request)
         start = time.perf_counter()
         with reasons.collecting() as explained:
             response = await handler(ctx, request)
         elapsed = time.perf_counter() - start
+        self._safely(self._record, ctx, request, response, explained, name, elapsed)
+        return response
+
+    def _record(self, ctx: Any, request: Any, response: Any, explained: list[tuple[int, str]],
+                name: str, elapsed: float) -> None:
+        h = ctx.header
         decoded = response
         if isinstance(response, bytes):  # a handler's pre-encoded body (ApiVersions)
             decoded = decode_response(h.api_key, h.api_version, response)
@@ -39,19 +48,25 @@ class Tap:
             self.metrics.request(name, elapsed, decoded)
         if self.transcript is not None:
             self.transcript.response(ctx, request, decoded, explained, elapsed * 1000)
-        return response
+
+    def _safely(self, record: Callable[..., None], *args: Any) -> None:
+        """Seeing inside must never break the service: a failure is logged, the request served."""
+        try:
+            record(*args)
+        except Exception:
+            _log.exception("transcript/metrics failed to record an event")
 
     def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
         if self.transcript is not None:
-            self.transcript.transition(group_id, old, new, generation, reason)
+            self._safely(self.transcript.transition, group_id, old, new, generation, reason)
         if self.metrics is not None:
-            self.metrics.transition(old, new)
+            self._safely(self.metrics.transition, old, new)
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
         if self.transcript is not None:
-            self.transcript.records(partition, base_offset, records)
+            self._safely(self.transcript.records, partition, base_offset, records)
         if self.metrics is not None:
-            self.metrics.records(len(records))
+            self._safely(self.metrics.records, len(records))
 
     def attach(self, groups: Any) -> None:
         """Hook the group service's writer (records written) and give metrics the groups."""

@@ -4,7 +4,7 @@
 Requests and responses are written fully decoded (dataclasses -> JSON objects; consumer-protocol
 subscriptions and assignments decoded; other bytes base64, record batches by size only). Every
 non-zero error code in a response is listed under "errors" with the reason the coordinator
-recorded for it (coordinator/reasons.py), or null if none was. Records are shown as
+recorded for it (coordinator/reasons.py), else the response's own error message, else null. Records are shown as
 `kgc dump --offsets-decoder` shows them. Lines are flushed as written, so the file can be tailed.
 """
 from __future__ import annotations
@@ -83,9 +83,10 @@ def _blob(blob: bytes, field: str) -> Any:
     return base64.b64encode(blob).decode("ascii")
 
 
-def error_codes(value: Any) -> list[int]:
-    """Every non-zero `error_code` anywhere in a response, in order, without repeats."""
-    found: dict[int, None] = {}
+def error_codes(value: Any) -> dict[int, str | None]:
+    """Every non-zero `error_code` anywhere in a response, in order, without repeats, with the
+    `error_message` Kafka put next to it (None if the struct has none)."""
+    found: dict[int, str | None] = {}
 
     def walk(v: Any) -> None:
         names = _field_names(type(v))
@@ -93,15 +94,15 @@ def error_codes(value: Any) -> list[int]:
             for name in names:
                 item = getattr(v, name)
                 if name == "error_code":
-                    if item:
-                        found[item] = None
+                    if item and not found.get(item):
+                        found[item] = getattr(v, "error_message", None) or None
                 elif isinstance(item, list) or _field_names(type(item)) is not None:
                     walk(item)
         elif isinstance(v, list):
             for item in v:
                 walk(item)
     walk(value)
-    return list(found)
+    return found
 
 
 def group_ids(request: Any) -> list[str]:
@@ -142,8 +143,9 @@ class Transcript:
         explained: dict[int, str] = {}
         for code, text in reasons:
             explained.setdefault(code, text)  # the first reason for a code is the one that decided it
-        errors = [{"code": code, "error": error_name(code), "reason": explained.get(code)}
-                  for code in error_codes(response)]
+        # The coordinator's own reason first; else the error message the response carries.
+        errors = [{"code": code, "error": error_name(code), "reason": explained.get(code) or message}
+                  for code, message in error_codes(response).items()]
         self.write({"type": "response", "conn": ctx.connection_id, "client": ctx.client_id,
                     "api": api_name(h.api_key), "version": h.api_version, "correlation_id": h.correlation_id,
                     "groups": group_ids(request), "elapsed_ms": round(elapsed_ms, 3), "errors": errors,

@@ -12,6 +12,8 @@ from __future__ import annotations
 from coordinator.broker.fetch import FetchWant, fetch
 from coordinator.broker.service import DataPath
 from coordinator.context import RequestContext
+from coordinator.reasons import explain
+
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchableTopicResponse, FetchRequest, FetchResponse, PartitionData
 
@@ -21,6 +23,8 @@ READ_COMMITTED = 1
 async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     data: DataPath = ctx.broker.services["data"]
     if request.session_id != 0:
+        explain(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, f"fetch session {request.session_id} does not exist "
+                "(this broker never creates sessions: send full fetches with session id 0)")
         return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     wants = [
         FetchWant(topic.topic, p.partition, p.fetch_offset, p.partition_max_bytes)
@@ -35,6 +39,8 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
         for p in topic.partitions:
             result = results[i]
             i += 1
+            if result.error:
+                _explain(topic.topic, p.partition, p.fetch_offset, result)
             partitions.append(PartitionData(
                 partition_index=p.partition, error_code=result.error,
                 high_watermark=result.high_watermark, last_stable_offset=result.high_watermark,
@@ -43,3 +49,11 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
             ))
         responses.append(FetchableTopicResponse(topic=topic.topic, partitions=partitions))
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
+
+
+def _explain(topic: str, partition: int, offset: int, result) -> None:
+    if result.error == ErrorCode.OFFSET_OUT_OF_RANGE:
+        explain(result.error, f"fetch offset {offset} of {topic}-{partition} is outside "
+                              f"[log start {result.log_start_offset}, high watermark {result.high_watermark}]")
+    elif result.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        explain(result.error, f"{topic}-{partition} does not exist")

@@ -11,6 +11,8 @@ from __future__ import annotations
 from coordinator.broker.offsets import list_offset
 from coordinator.broker.service import DataPath
 from coordinator.context import RequestContext
+from coordinator.reasons import explain
+
 from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
@@ -30,8 +32,10 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
         for p in topic.partitions:
             part = data.partition(topic.name, p.partition_index)
             if part is None:
+                explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic.name}-{p.partition_index} does not exist")
                 error, timestamp, offset = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
             elif p.timestamp == MAX_TIMESTAMP and ctx.api_version < 7:
+                explain(ErrorCode.UNSUPPORTED_VERSION, "the max-timestamp lookup (-3) needs ListOffsets v7+")
                 error, timestamp, offset = ErrorCode.UNSUPPORTED_VERSION, -1, -1
             else:
                 error, timestamp, offset = list_offset(part, p.timestamp)

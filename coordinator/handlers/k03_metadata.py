@@ -14,6 +14,8 @@ import uuid
 
 from coordinator.broker.topics import InvalidTopicError, Topic
 from coordinator.context import RequestContext
+from coordinator.reasons import explain
+
 from protocol.errors import ErrorCode
 from protocol.messages.metadata import (
     MetadataRequest,
@@ -60,15 +62,21 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
     registry = ctx.broker.topics
     if name is None:
         topic = registry.by_id(topic_id) if topic_id != ZERO_UUID else None
-        return _describe(ctx, topic) if topic else _missing(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+        if topic is None:
+            explain(ErrorCode.UNKNOWN_TOPIC_ID, f"no topic has id {topic_id}")
+            return _missing(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+        return _describe(ctx, topic)
     topic = registry.get(name)
     if topic is not None:
         return _describe(ctx, topic)
     if not auto_create:
+        explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist and is not auto-created "
+                "(allow_auto_topic_creation false, or auto.create.topics.enable=false)")
         return _missing(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     try:
         topic = registry.create(name, ctx.broker.config.num_partitions)
-    except InvalidTopicError:
+    except InvalidTopicError as exc:
+        explain(ErrorCode.INVALID_TOPIC_EXCEPTION, f"{name!r} is not a legal topic name: {exc}")
         return _missing(name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION)
     return _describe(ctx, topic)
 

@@ -193,3 +193,37 @@ async def test_a_parked_request_gets_the_reason_of_whoever_answered_it(tmp_path)
     answers = [e for e in events if e["type"] == "response" and e["client"] == "b-first" and e["api"] == "JoinGroup"]
     assert [err["error"] for e in answers for err in e["errors"]] == ["MEMBER_ID_REQUIRED", "REBALANCE_IN_PROGRESS"]
     assert answers[1]["errors"][0]["reason"].startswith("a newer JoinGroup from member 'b-first-")
+
+
+async def test_data_path_reasons_and_kafkas_own_error_messages(tmp_path):
+    from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+    from protocol.messages.find_coordinator import FindCoordinatorRequest
+
+    path = tmp_path / "t.jsonl"
+    async with open_server(tmp_path / "data", topics={"orders": 1},
+                           settings={"transcript.file": str(path)}) as server:
+        client = await RawClient.connect(server.host, server.port)
+        await client.request(ApiKey.FETCH, 12, FetchRequest(replica_id=-1, max_wait_ms=0, max_bytes=1 << 20, topics=[
+            FetchTopic(topic="orders", partitions=[FetchPartition(partition=0, fetch_offset=99,
+                                                                  partition_max_bytes=1 << 20)])]))
+        await client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="tx", key_type=1))
+        await client.aclose()
+    answers = {e["api"]: e["errors"] for e in map(json.loads, path.read_text().splitlines())
+               if e["type"] == "response"}
+    assert answers["Fetch"] == [{"code": 1, "error": "OFFSET_OUT_OF_RANGE",
+                                 "reason": "fetch offset 99 of orders-0 is outside [log start 0, high watermark 0]"}]
+    # No explain() there: the response's own error message is the reason.
+    assert answers["FindCoordinator"][0]["error"] == "COORDINATOR_NOT_AVAILABLE"
+    assert "not served" in answers["FindCoordinator"][0]["reason"]
+
+
+async def test_a_failing_transcript_never_costs_the_request(tmp_path, monkeypatch):
+    from coordinator.transcript import Transcript
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(Transcript, "response", broken)
+    async with open_server(tmp_path / "data", settings={"transcript.file": str(tmp_path / "t.jsonl")}) as server:
+        client = await RawClient.connect(server.host, server.port)
+        assert (await join(client)).error_code == 79  # answered all the same
+        await client.aclose()
