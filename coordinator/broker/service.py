@@ -5,7 +5,8 @@
 (CreateTopics, Metadata auto-creation) on first use, runs the periodic retention task and, for
 log.flush.mode=interval, the flushers. `run()` owns those tasks; when it is cancelled every log is
 closed with its clean-shutdown marker, so the next start needs no recovery. Compacted topics:
-`compact_hook` is where storage's cleaner (storage/cleaner.py, not written yet) gets called.
+`compact_hook` is where storage's cleaner gets called: by default it starts one background
+cleaning round (storage.cleaner.Cleaner.clean_in_thread) per compacted partition that needs one.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topic_config import effective, log_config
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.logs import get_logger, log_event
+from storage.cleaner import Cleaner, CleanerConfig
 from storage.log import Log
 
 _log = get_logger("data")
@@ -31,7 +33,10 @@ class DataPath:
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}  # which incarnation of a name the open logs belong to
         self._nursery: trio.Nursery | None = None
-        self.compact_hook: Callable[[Partition], None] | None = None  # set by the cleaner later
+        self.compact_hook: Callable[[Partition], None] | None = self._schedule_clean
+        self._cleaner = Cleaner(CleanerConfig(
+            dedupe_buffer_size=getattr(config, "log_cleaner_dedupe_buffer_size", 128 << 20)))
+        self._cleaning: set[tuple[str, int]] = set()  # partitions with a round running
         self._closed = False
 
     # -- partitions ----------------------------------------------------------------------------
@@ -104,6 +109,26 @@ class DataPath:
                 continue
             deleted += part.apply_retention(now)
         return deleted
+
+    def _schedule_clean(self, part: Partition) -> None:
+        """Start a cleaning round in the background if the partition needs one (dirty ratio)
+        and none is running for it; rounds of different partitions may overlap."""
+        key = (part.topic, part.index)
+        if self._nursery is None or key in self._cleaning or not self._cleaner.needs_cleaning(part.log):
+            return
+        self._cleaning.add(key)
+        self._nursery.start_soon(self._clean, part, key)
+
+    async def _clean(self, part: Partition, key: tuple[str, int]) -> None:
+        try:
+            stats = await self._cleaner.clean_in_thread(part.log)
+            if stats is not None:
+                log_event(_log, "data.cleaned", topic=part.topic, partition=part.index,
+                          bytes_in=stats.bytes_in, bytes_out=stats.bytes_out, end_offset=stats.end_offset)
+        except Exception as exc:  # a closed/failed log or corrupt data ends this round only
+            log_event(_log, "data.clean_failed", topic=part.topic, partition=part.index, reason=repr(exc))
+        finally:
+            self._cleaning.discard(key)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
