@@ -157,6 +157,7 @@ async def start_groups(nursery: trio.Nursery, config: Config, topics: Any = None
     await nursery.start(_close_on_exit, writer)
     await nursery.start(runtime.run)
     await nursery.start(loader.run)
+    await nursery.start(writer.run_cleaner)  # compacts __consumer_offsets (storage.cleaner)
     service = GroupService(runtime, writer, loader)
     if load:
         nursery.start_soon(_load, service)

@@ -7,6 +7,7 @@ through storage's group commit (one fsync covers everything appended while the p
 Partition states follow Kafka's CoordinatorRuntime: LOADING -> ACTIVE -> FAILED -> LOADING...
 A failed append or fsync raises `CoordinatorUnavailableError`, marks the partition FAILED (its
 groups answer COORDINATOR_NOT_AVAILABLE) and calls `on_failure` so the loader reloads it from disk.
+`run_cleaner` is the background task that compacts the ACTIVE partitions (storage.cleaner).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import trio
+
 from storage.batch import Record
+from storage.cleaner import Cleaner, CleanerConfig
 from storage.log import Log, LogConfig
 
 from .groups.placement import partition_for
@@ -190,6 +194,36 @@ class OffsetsLog:
                     failure.__cause__ = exc
         if failure is not None:
             raise failure
+
+    # -- compaction (Kafka's LogCleaner thread for this topic) ---------------------------------
+    async def clean_once(self, cleaner: Cleaner | None = None) -> list[int]:
+        """One pass: a cleaning round for each ACTIVE partition over the dirty ratio (map and
+        recopy in a worker thread, swap here). Returns the partitions cleaned. A failed swap
+        fails the log: the partition is marked FAILED and reloaded like after a failed append."""
+        cleaner = cleaner or Cleaner()
+        cleaned = []
+        for partition, log in list(self._logs.items()):
+            if self._closed or self.state(partition) is not PartitionState.ACTIVE:
+                continue
+            try:
+                stats = await cleaner.clean_in_thread(log)
+            except Exception as exc:  # OSError, LogFailedError, CorruptLogError
+                if self._logs.get(partition) is log and log._failure is not None:
+                    self.mark_failed(partition, exc)
+                continue
+            if stats is not None:
+                cleaned.append(partition)
+        return cleaned
+
+    async def run_cleaner(self, backoff_ms: int = 15_000, dedupe_buffer_size: int = 128 << 20, *,
+                          task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Background task: clean_once every `backoff_ms` (log.cleaner.backoff.ms) until
+        cancelled or closed."""
+        cleaner = Cleaner(CleanerConfig(dedupe_buffer_size=dedupe_buffer_size))
+        task_status.started()
+        while not self._closed:
+            await trio.sleep(backoff_ms / 1000)
+            await self.clean_once(cleaner)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def flush(self) -> None:

@@ -1,0 +1,65 @@
+"""The cleaner wired into the server: DataPath.compact_hook (compacted user topics, on each
+retention pass) and OffsetsLog.run_cleaner (__consumer_offsets-<n>). No sockets, no sleeps:
+the scheduled coroutine is awaited directly."""
+
+from __future__ import annotations
+
+from storage.batch import Record
+from tests.coordinator.broker.conftest import make_data
+from tests.storage.test_cleaner_helpers import check_compacted, records
+
+
+class RecordingNursery:
+    def __init__(self) -> None:
+        self.started: list[tuple] = []
+
+    def start_soon(self, fn, *args) -> None:
+        self.started.append((fn, args))
+
+
+def fill(log, rounds=5, keys=10):
+    for r in range(rounds):
+        for k in range(keys):
+            log.append_records([Record(key=b"k%d" % k, value=b"v%d-%d" % (k, r))])
+    log.roll()
+
+
+async def test_compact_hook_schedules_and_runs_a_round(tmp_path):
+    data = make_data(tmp_path)
+    data.create_topic("c", 1, {"cleanup.policy": "compact", "segment.bytes": "1024"})
+    data.create_topic("d", 1, {"segment.bytes": "1024"})
+    part, other = data.partition("c", 0), data.partition("d", 0)
+    fill(part.log)
+    fill(other.log)
+    pre = records(part.log)
+    nursery = RecordingNursery()
+    data._nursery = nursery  # as while run() is active
+    data.apply_retention()
+    assert [args[0] for _, args in nursery.started] == [part]  # only the compacted, dirty one
+    data.apply_retention()
+    assert len(nursery.started) == 1  # one round at a time per partition
+    fn, args = nursery.started[0]
+    await fn(*args)
+    post = records(part.log)
+    check_compacted(pre, post, part.log.active_segment.base_offset)
+    assert len(post) == 10
+    data.apply_retention()  # clean now: nothing to schedule
+    assert len(nursery.started) == 1
+    data._nursery = None
+    data.close()
+
+
+async def test_offsets_log_cleaner_cleans_consumer_offsets(tmp_path):
+    from coordinator.clock import FakeClock
+    from coordinator.offsets_log import OffsetsLog
+    from storage.log import LogConfig
+    writer = OffsetsLog(tmp_path, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
+                        FakeClock(1_000_000))
+    log = writer.open_partition(1)
+    fill(log)
+    pre = records(log)
+    cleaned = await writer.clean_once()
+    assert cleaned == [1]
+    check_compacted(pre, records(log), log.active_segment.base_offset)
+    assert await writer.clean_once() == []  # below the dirty ratio now
+    writer.close()
