@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="offsets.topic.num.partitions, for group placement (default 50)")
     p.add_argument("--split-bytes", type=int, default=64 << 20,
                    help="split segments at index entries about this far apart")
+    p.add_argument("--pack-bytes", type=int, default=None,
+                   help="pack small splits into Spark tasks of about this size "
+                        "(default: --split-bytes)")
     p.add_argument("--driver-memory", default="8g")
     p.add_argument("--shuffle-partitions", type=int, default=16)
     p.add_argument("--local-dir", default=None, help="spark.local.dir (shuffle spill)")
@@ -133,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
                                       ledger=args.ledger, cleaned_at_ms=args.cleaned_at_ms,
                                       num_partitions=args.offsets_partitions,
                                       split_bytes=args.split_bytes,
+                                      pack_bytes=args.pack_bytes,
                                       max_examples=args.max_examples, phase=progress.set_phase)
     elapsed = time.monotonic() - t0
     report.stats["elapsed_s"] = round(elapsed, 3)

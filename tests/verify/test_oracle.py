@@ -1,0 +1,126 @@
+"""Verifier without Spark: the scanner, the split planner, the ledger semantics, the oracle and
+the CLI's oracle engine, on the session's generated datasets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from coordinator.verify import cli
+from coordinator.verify.faults import iter_batches
+from coordinator.verify.layout import Split, plan_splits, segment_path
+from coordinator.verify.rules import continuity, replay_ledger
+from coordinator.verify.scan import scan_split
+
+from .conftest import FAULT_KINDS, SPLIT_BYTES
+
+
+def _key(f: dict) -> tuple:
+    return (f["check"], f["file"], f["position"], f["offset"])
+
+
+def test_importing_the_cli_does_not_load_pyspark():
+    code = ("import sys, coordinator.verify.cli, coordinator.verify.oracle; "
+            "sys.exit(1 if 'pyspark' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_oracle_passes_clean_logs(clean):
+    from .conftest import run_oracle
+    report = run_oracle(clean)
+    assert report.violations == []
+    assert report.stats["records"] > 0 and report.stats["before_records"] > report.stats["records"]
+
+
+@pytest.mark.parametrize("kind", FAULT_KINDS)
+def test_oracle_catches_fault(kind, faulty, faulty_oracle_report):
+    fault = next(f for f in faulty["faults"] if f["kind"] == kind)
+    assert _key(fault) in faulty_oracle_report.keys()
+
+
+def test_oracle_reports_nothing_outside_the_faulted_partitions(faulty, faulty_oracle_report):
+    touched = {os.path.basename(os.path.dirname(f["file"])) for f in faulty["faults"]}
+    for v in faulty_oracle_report.violations:
+        where = v["file"] if os.path.isdir(v["file"]) else os.path.dirname(v["file"])
+        assert os.path.basename(where) in touched, v
+
+
+def test_split_points_are_batch_starts_even_with_a_corrupt_index(faulty):
+    fault = next(f for f in faulty["faults"] if f["kind"] == "index_mid_batch")
+    pdir = os.path.dirname(fault["file"])
+    splits = [s for s in plan_splits(faulty["after"], split_bytes=256) if s.dir == pdir]
+    assert len(splits) > len({s.segment for s in splits})  # some segment really was split
+    for s in splits:
+        starts = {pos for pos, _, _ in iter_batches(s.log_path)}
+        assert s.start in starts
+
+
+def test_scanning_in_sub_splits_equals_scanning_whole_segments(clean):
+    whole = plan_splits(clean["before"], split_bytes=1 << 62)
+    parts = plan_splits(clean["before"], split_bytes=SPLIT_BYTES)
+    assert len(parts) > len(whole)
+
+    def keys(splits: list[Split]) -> dict:
+        out: dict = {}
+        for s in splits:
+            for (region, key), a in scan_split(s).keys.items():
+                k = (s.name, region, key)
+                prev = out.get(k)
+                if prev is None or a[3] > prev[1]:
+                    out[k] = (prev[0] + a[0] if prev else a[0], a[3], a[6])
+                else:
+                    out[k] = (prev[0] + a[0], prev[1], prev[2])
+        return out
+
+    assert keys(parts) == keys(whole)
+
+
+def test_continuity_flags_offsets_overlapping_the_next_segment():
+    base = dict(name="t-0", dir="/d", end=0, reached=0, broken=False, batches=1, records=1,
+                max_timestamp=0)
+    rows = [dict(base, segment=0, start=0, first_base=0, first_pos=0, last_offset=12,
+                 last_pos=100, log_end=13),
+            dict(base, segment=10, start=0, first_base=13, first_pos=0, last_offset=20,
+                 last_pos=0, log_end=21)]
+    viols, leo = continuity(rows)
+    assert ("S3", segment_path("/d", 0), 100, 12) in {v[:4] for v in viols}
+    assert leo == {"/d": 21}
+
+
+def test_ledger_replay_applies_deletions_in_sequence(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    events = [
+        {"seq": 1, "op": "commit", "group": "g", "topic": "t", "partition": 0, "offset": 5},
+        {"seq": 2, "op": "commit", "group": "g", "topic": "t", "partition": 1, "offset": 7},
+        {"seq": 3, "op": "delete_offset", "group": "g", "topic": "t", "partition": 0},
+        {"seq": 5, "op": "delete_group", "group": "g"},
+        {"seq": 6, "op": "commit", "group": "g", "topic": "t", "partition": 2, "offset": 9,
+         "metadata": "m"},
+        {"seq": 4, "op": "commit", "group": "h", "topic": "t", "partition": 0, "offset": 1},
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert replay_ledger(str(path)) == {("g", "t", 2): ("g", 9, "m"), ("h", "t", 0): ("h", 1, "")}
+
+
+def _cli_args(m: dict, report: str) -> list[str]:
+    return [m["after"], "--before", m["before"], "--ledger", m["ledger"], "--engine", "oracle",
+            "--cleaned-at-ms", str(m["cleaned_at_ms"]), "--offsets-partitions",
+            str(m["partitions"]), "--report", report, "--quiet"]
+
+
+def test_cli_oracle_engine_exit_codes_and_report(clean, faulty, tmp_path, capsys):
+    assert cli.main(_cli_args(clean, str(tmp_path / "clean.json"))) == 0
+    assert json.loads((tmp_path / "clean.json").read_text())["ok"] is True
+    assert cli.main(_cli_args(faulty, str(tmp_path / "faulty.json"))) == 1
+    doc = json.loads((tmp_path / "faulty.json").read_text())
+    found = {_key(v) for v in doc["violations"]}
+    assert all(_key(f) in found for f in faulty["faults"])
+    assert "VIOLATIONS FOUND" in capsys.readouterr().out
+
+
+def test_cli_rejects_a_missing_dir(tmp_path):
+    assert cli.main([str(tmp_path / "nope"), "--engine", "oracle", "--quiet"]) == 2
