@@ -6,7 +6,8 @@ K more records produced per partition) `kgc groups --describe` must show, per pa
 offset the owning consumer committed, the log end the broker reports, LAG = K, and the owner's
 member id, host and client id. Then the group is stopped, `--reset-offsets --to-earliest
 --execute` rewinds it, and a new consumer (auto.offset.reset=latest, so only the committed
-offsets can send it to 0) starts every partition at offset 0.
+offsets can send it to 0) starts every partition at offset 0. A second scenario runs a group
+with the transcript on and checks that every error code a response carried has its reason.
 """
 from __future__ import annotations
 
@@ -156,3 +157,43 @@ def test_describe_matches_the_clients_and_reset_rewinds_them(kafka_coordinator, 
         consumer.close()
     assert first == {p: 0 for p in range(PARTITIONS)}
     producer.flush(10)
+
+
+def test_a_real_groups_transcript_explains_every_error(tmp_path, topic_name):
+    """Two confluent-kafka consumers join, rebalance, commit and leave with the transcript on:
+    every error code any response carried has its reason, and the timeline renders."""
+    from coordinator.embedded import EmbeddedServer
+    from coordinator.tools.transcript_render import render
+
+    path = tmp_path / "t.jsonl"
+    group = f"{topic_name}-t"
+    with EmbeddedServer(tmp_path / "data", topics={topic_name: 3}, settings={"transcript.file": str(path)}) as server:
+        def consumer(name: str) -> Consumer:
+            c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": group, "client.id": name,
+                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                          "heartbeat.interval.ms": 300, "session.timeout.ms": 6000})
+            c.subscribe([topic_name])
+            return c
+
+        def owned(*cs: Consumer) -> list[int]:
+            for c in cs:
+                c.poll(0.05)
+            return [len(c.assignment()) for c in cs]
+        a = consumer("alice")
+        wait_until(lambda: owned(a) == [3], DEADLINE, message="alice owns everything")
+        b = consumer("bob")
+        wait_until(lambda: sorted(owned(a, b)) == [1, 2], DEADLINE, message="alice and bob share")
+        b.close()
+        wait_until(lambda: owned(a) == [3], DEADLINE, message="alice owns everything again")
+        a.close()
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    errors = [(e["api"], err) for e in events if e["type"] == "response" for err in e["errors"]]
+    assert {err["error"] for _, err in errors} >= {"MEMBER_ID_REQUIRED", "REBALANCE_IN_PROGRESS"}
+    assert [(api, err) for api, err in errors if not err["reason"]] == []
+    causes = [e["reason"] for e in events if e["type"] == "transition" and e["group"] == group
+              and e["from"] == "Stable" and e["to"] == "PreparingRebalance"]
+    assert causes[0].startswith("JoinGroup from client 'bob'") and causes[1].startswith("LeaveGroup from client 'bob'")
+    out = io.StringIO()
+    with open(path, encoding="utf-8") as f:
+        assert render(f, group, out) == 0
+    assert "== PreparingRebalance -> Empty" in out.getvalue()
