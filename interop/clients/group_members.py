@@ -249,6 +249,7 @@ class KafkaPythonMember(_ThreadMember):
 
     def _run(self) -> None:
         from kafka import ConsumerRebalanceListener, KafkaConsumer
+        from kafka.errors import KafkaError
 
         member = self
 
@@ -263,7 +264,15 @@ class KafkaPythonMember(_ThreadMember):
         try:
             consumer.subscribe([self.topic], listener=Listener())
             while not self._stop.is_set():
-                batches = consumer.poll(timeout_ms=50, max_records=500)
+                try:
+                    batches = consumer.poll(timeout_ms=50, max_records=500)
+                except KafkaError as exc:
+                    # kafka-python raises e.g. KafkaConnectionError out of poll() while the
+                    # broker is away (a restart); applications retry retriable errors.
+                    if not exc.retriable:
+                        raise
+                    self._error(f"poll: {exc!r}")
+                    continue
                 rows = [(r.partition, r.offset, _text(r.key), _text(r.value))
                         for records in batches.values() for r in records]
                 if rows:
