@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="when the cleaner ran (default: the newest timestamp in the logs, a "
                         "lower bound, so some expired tombstones may go unreported)")
     p.add_argument("--offsets-partitions", type=int, default=50,
-                   help="offsets.topic.num.partitions, for group placement (default 50)")
+                   help="offsets.topic.num.partitions, for group placement (default 50; "
+                        "0 skips the placement check)")
     p.add_argument("--split-bytes", type=int, default=64 << 20,
                    help="split segments at index entries about this far apart")
     p.add_argument("--pack-bytes", type=int, default=None,
@@ -131,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
         spark = get_session(args.master, driver_memory=args.driver_memory,
                             shuffle_partitions=args.shuffle_partitions, local_dir=args.local_dir)
+        session_s = time.monotonic() - t0
         with _Progress(spark, args.quiet) as progress:
             report = spark_checks.run(spark, args.data_dir, before=args.before,
                                       ledger=args.ledger, cleaned_at_ms=args.cleaned_at_ms,
@@ -140,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
                                       max_examples=args.max_examples, phase=progress.set_phase)
     elapsed = time.monotonic() - t0
     report.stats["elapsed_s"] = round(elapsed, 3)
+    if args.engine == "spark":
+        report.stats.setdefault("phases", {})["session_s"] = round(session_s, 3)
     _summary(report, elapsed, sys.stdout)
     if args.report:
         doc = report.to_json()

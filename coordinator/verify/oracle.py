@@ -10,6 +10,7 @@ unparseable batches contribute nothing.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,7 +134,7 @@ def _offsets_checks(view: LogView, ledger: str | None, nparts: int, report: Repo
             if t is not None and rec[OFF] < t:
                 report.add("G3", rec[FILE], rec[POS], rec[OFF],
                            f"live offset of {tp} is older than its group's tombstone at {t}")
-    for name, group in groups:
+    for name, group in groups if nparts > 0 else ():
         want = f"__consumer_offsets-{_partition_for(group, nparts)}"
         if want != name:
             report.add("G4", view.dirs[name], None, None,
@@ -212,14 +213,19 @@ def _compaction_checks(pre: LogView, post: LogView, now: int, report: Report) ->
 
 def verify(data_dir: str, *, before: str | None = None, ledger: str | None = None,
            cleaned_at_ms: int | None = None, num_partitions: int = 50) -> Report:
+    """`num_partitions` 0 skips the placement check (G4)."""
     report = Report()
+    t0 = time.perf_counter()
     region_end = active_bases(data_dir) if before else None
     post = _scan_log(data_dir, region_end, num_partitions, report)
+    pre = _scan_log(before, region_end, num_partitions, report) if before else None
+    t1 = time.perf_counter()
     _offsets_checks(post, ledger, num_partitions, report)
     report.stats = {"bytes": post.bytes, "records": post.records}
-    if before:
-        pre = _scan_log(before, region_end, num_partitions, report)
+    if pre is not None:
         now = cleaned_at_ms if cleaned_at_ms is not None else max(pre.max_ts, post.max_ts)
         _compaction_checks(pre, post, now, report)
         report.stats.update(before_bytes=pre.bytes, before_records=pre.records)
+    report.stats["phases"] = {"scan_s": round(t1 - t0, 3),
+                              "checks_s": round(time.perf_counter() - t1, 3)}
     return report

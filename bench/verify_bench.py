@@ -1,0 +1,116 @@
+"""Benchmark `kgc verify` (Spark at local[2] and local[1]) beside the single-process oracle.
+
+Generates one seed dataset with the real writer and cleaner (coordinator.verify.generate), then
+builds datasets of the requested sizes by hard-linking the seed's partition dirs under more
+`__consumer_offsets-<n>` names (no extra disk; the placement check G4 is disabled since copies
+sit in "wrong" partitions, every other check runs). Sizes count before/ + after/ bytes. Each
+engine runs as its own process through the CLI; figures come from its JSON report. Prints
+figures only, never passes/fails on time. Files are read warm from the page cache.
+Usage: .venv/bin/python bench/verify_bench.py [--sizes 1 5] [--masters local[2] local[1]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from coordinator.verify.generate import generate
+from coordinator.verify.layout import list_partition_dirs
+
+
+def _dir_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs
+               if f.endswith(".log"))
+
+
+def build(seed: dict, out: str, gib: float) -> dict:
+    """Hard-link copies of the seed partitions until before+after reach `gib` GiB."""
+    shutil.rmtree(out, ignore_errors=True)
+    per_copy = _dir_bytes(seed["before"]) + _dir_bytes(seed["after"])
+    copies = max(1, round(gib * (1 << 30) / per_copy))
+    nparts = seed["partitions"]
+    for side in ("before", "after"):
+        for p in list_partition_dirs(seed[side]):
+            for k in range(copies):
+                dst = os.path.join(out, side, f"{p.topic}-{p.partition + k * nparts}")
+                os.makedirs(dst)
+                for f in os.listdir(p.path):
+                    os.link(os.path.join(p.path, f), os.path.join(dst, f))
+    return {**seed, "before": os.path.join(out, "before"), "after": os.path.join(out, "after"),
+            "copies": copies, "bytes": per_copy * copies}
+
+
+def run_engine(ds: dict, engine: str, master: str, report: str) -> dict:
+    cmd = [sys.executable, "-m", "coordinator.verify.cli", ds["after"], "--before", ds["before"],
+           "--ledger", ds["ledger"], "--cleaned-at-ms", str(ds["cleaned_at_ms"]),
+           "--offsets-partitions", "0", "--engine", engine, "--report", report, "--quiet"]
+    if engine == "spark":
+        cmd += ["--master", master]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if proc.returncode not in (0, 1):
+        print(proc.stdout[-2000:], proc.stderr[-4000:], file=sys.stderr)
+        raise SystemExit(f"{engine} {master} failed with exit code {proc.returncode}")
+    with open(report) as f:
+        doc = json.load(f)
+    s = doc["stats"]
+    return {"engine": engine, "master": master if engine == "spark" else "-", "wall_s": wall,
+            "bytes": s["bytes"] + s.get("before_bytes", 0),
+            "records": s["records"] + s.get("before_records", 0),
+            "violations": sum(doc["counts"].values()), "phases": s.get("phases", {}),
+            "elapsed_s": s["elapsed_s"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=float, nargs="+", default=[1.0], help="GiB (before+after)")
+    ap.add_argument("--masters", nargs="+", default=["local[2]", "local[1]"])
+    ap.add_argument("--work", default="/tmp/kgc-verify-bench")
+    ap.add_argument("--seed-records", type=int, default=4_000_000)
+    ap.add_argument("--no-oracle", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the seed and datasets")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    free = shutil.disk_usage(a.work).free
+    print(f"free space in {a.work}: {free / (1 << 30):.1f} GiB")
+    seed_dir = os.path.join(a.work, "seed")
+    if os.path.exists(os.path.join(seed_dir, "manifest.json")):
+        with open(os.path.join(seed_dir, "manifest.json")) as f:
+            seed = json.load(f)
+        print(f"reusing seed dataset {seed_dir}")
+    else:
+        t0 = time.monotonic()
+        seed = generate(seed_dir, records=a.seed_records, partitions=8, groups=2000,
+                        segment_bytes=16 << 20, workers=os.cpu_count() or 1)
+        print(f"generated seed ({a.seed_records} records written) in {time.monotonic() - t0:.0f}s")
+    rows = []
+    for gib in a.sizes:
+        ds = build(seed, os.path.join(a.work, f"ds-{gib:g}G"), gib)
+        print(f"\n== {ds['bytes'] / (1 << 30):.2f} GiB ({ds['copies']} hard-linked copies of the "
+              f"seed's {seed['partitions']} partitions, before+after)")
+        engines = ([] if a.no_oracle else [("oracle", "-")]) + [("spark", m) for m in a.masters]
+        for engine, master in engines:
+            r = run_engine(ds, engine, master, os.path.join(a.work, "report.json"))
+            r["gib"] = gib
+            rows.append(r)
+            mib = r["bytes"] / (1 << 20)
+            print(f"{engine:<7} {r['master']:<9} {mib:8.0f} MiB {r['records']:>11,} rec "
+                  f"{r['wall_s']:7.1f}s wall  {mib / r['wall_s']:6.1f} MiB/s "
+                  f"{r['records'] / r['wall_s']:>9,.0f} rec/s  violations={r['violations']}  "
+                  f"phases={r['phases']}", flush=True)
+        if not a.keep:
+            shutil.rmtree(os.path.join(a.work, f"ds-{gib:g}G"))
+    print(json.dumps(rows, indent=1))
+    if not a.keep:
+        shutil.rmtree(seed_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
