@@ -5,8 +5,8 @@ loop never blocks on a scrape and two servers in one process do not mix. Counted
 path: requests, errors and latency per API; state transitions and rebalances; records written
 and the wait from append to durable (group commit, fsync included). Read at scrape time from
 the live state: groups per state, members, committed offsets, __consumer_offsets size and
-segments per partition, and the cleaner's progress (its checkpoint: the first dirty offset) where
-a cleaner has written one; the server does not schedule the cleaner yet.
+segments per partition, and the cleaner's progress: rounds and bytes in/out per partition as
+rounds finish, and its checkpoint (the first dirty offset) read from cleaner-offset-checkpoint.
 """
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ class Metrics:
         self.durable = Histogram("kgc_offsets_durable_wait_seconds",
                                  "From append to durable (group commit and fsync) per operation",
                                  buckets=_LATENCY_BUCKETS, registry=r)
+        self.cleaner_rounds = Counter("kgc_offsets_cleaner_rounds", "Cleaning rounds finished",
+                                      ["partition"], registry=r)
+        self.cleaner_bytes = Counter("kgc_offsets_cleaner_bytes", "Bytes the cleaner read (in) and kept (out)",
+                                     ["partition", "direction"], registry=r)
         self._groups: Any = None
         r.register(_LiveState(self))
         self._server, self._thread = start_http_server(port, addr=host, registry=r)
@@ -64,10 +68,16 @@ class Metrics:
     def records(self, count: int) -> None:
         self.records_written.inc(count)
 
+    def cleaned(self, partition: int, stats: Any) -> None:
+        self.cleaner_rounds.labels(str(partition)).inc()
+        self.cleaner_bytes.labels(str(partition), "in").inc(stats.bytes_in)
+        self.cleaner_bytes.labels(str(partition), "out").inc(stats.bytes_out)
+
     def attach(self, groups: Any) -> None:
         """Read live state from the group service; time its writer's durability waits."""
         self._groups = groups
         writer = groups.writer
+        writer.on_cleaned = self.cleaned
         wait = writer.wait_durable
 
         async def timed_wait_durable(token: int) -> None:  # an instance attribute: zero cost when off

@@ -83,6 +83,7 @@ class OffsetsLog:
         self.on_failure: Callable[[int], None] | None = None
         # (partition, base offset, records) per batch appended: the transcript/metrics tap.
         self.on_append: Callable[[int, int, list[Record]], None] | None = None
+        self.on_cleaned: Callable[[int, Any], None] | None = None  # (partition, CleanStats)
 
     # -- partitions ---------------------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -213,6 +214,8 @@ class OffsetsLog:
                 continue
             if stats is not None:
                 cleaned.append(partition)
+                if self.on_cleaned is not None:  # the metrics tap
+                    self.on_cleaned(partition, stats)
         return cleaned
 
     async def run_cleaner(self, backoff_ms: int = 15_000, dedupe_buffer_size: int = 128 << 20, *,

@@ -7,7 +7,7 @@ import urllib.request
 import trio
 
 from coordinator.embedded import open_server
-from storage.cleaner_policy import write_cleaner_checkpoint
+from storage.cleaner_policy import CleanStats, write_cleaner_checkpoint
 from tests.coordinator.test_transcript import GROUP, assignment, heartbeat, join, sync
 from tests.integration.raw_client import RawClient
 
@@ -35,6 +35,7 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
         await client.aclose()
         writer = server.broker.services["groups"].writer
         write_cleaner_checkpoint(str(writer.partition_dir(writer.partition_for(GROUP))), 1)
+        writer.on_cleaned(7, CleanStats(bytes_in=1000, bytes_out=400))  # as OffsetsLog.clean_once reports
         text = await trio.to_thread.run_sync(scrape, port)
     assert value(text, 'kgc_requests_total{api="JoinGroup"}') == 2
     assert value(text, 'kgc_requests_total{api="Heartbeat"}') == 2
@@ -52,6 +53,8 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
     partition = re.search(r'kgc_offsets_log_size_bytes\{partition="(\d+)"\} (\S+)', text)
     assert partition and float(partition.group(2)) > 0
     assert value(text, f'kgc_offsets_cleaner_checkpoint_offset{{partition="{partition.group(1)}"}}') == 1
+    assert value(text, 'kgc_offsets_cleaner_rounds_total{partition="7"}') == 1
+    assert value(text, 'kgc_offsets_cleaner_bytes_total{direction="in",partition="7"}') == 1000
 
 
 async def test_metrics_are_off_by_default(tmp_path):
