@@ -100,7 +100,7 @@ class OffsetMap:
         Returns True if a tombstone was seen. This is the cleaner's hottest loop (one pass
         per dirty record), so the record walk (see batch.py for the grammar), the MD5 and
         the probe are fused here, with one-byte varint fast paths. The caller checked room()."""
-        slots, offsets, digests, used = self.slots, self._offsets, self._digests, self._used
+        slots, offsets, digests, used, md5_ = self.slots, self._offsets, self._digests, self._used, md5
         latest, size = self.latest_offset, self.size
         has_tomb = False
         try:
@@ -137,29 +137,26 @@ class OffsetMap:
                     if buf[p] == 0x01:
                         has_tomb = True
                     continue
-                digest = md5(buf[p:p + klen]).digest()
-                p += klen
-                if buf[p] == 0x01:  # valueLength zigzag(-1): a tombstone
+                digest = md5_(buf[p:p + klen]).digest()
+                if buf[p + klen] == 0x01:  # valueLength zigzag(-1): a tombstone
                     has_tomb = True
                 slot = hash(digest) % slots  # siphash of the MD5: cheaper than int.from_bytes here
                 while True:
+                    i = slot * DIGEST_SIZE
                     if offsets[slot] < 0:
-                        i = slot * DIGEST_SIZE
                         digests[i:i + DIGEST_SIZE] = digest
                         used.append(slot)
                         size += 1
                         break
-                    i = slot * DIGEST_SIZE
                     if digests[i:i + DIGEST_SIZE] == digest:
                         break
                     slot += 1
                     if slot == slots:
                         slot = 0
                 offsets[slot] = o
-                if o > latest:
-                    latest = o
+                latest = o  # offsets only grow within a batch and across calls
         finally:
-            self.latest_offset, self.size = latest, size
+            self.latest_offset, self.size = max(latest, self.latest_offset), size
         if pos != end:
             raise ValueError(f"records of the batch at {base} end at {pos}, not {end}")
         return has_tomb
