@@ -55,6 +55,9 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext) -> 
     finally:
         level = logging.DEBUG if reason in ("client closed", "connection lost") else logging.WARNING
         log_event(_log, "connection.close", level, conn=conn.connection_id, peer=conn.client_host, reason=reason)
+        tap = broker.services.get("tap")  # the transcript records why a connection ended
+        if tap is not None:
+            tap.closed(conn.connection_id, conn.client_host, reason)
 
 
 def _peer_host(stream: trio.SocketStream) -> str:

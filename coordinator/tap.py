@@ -68,6 +68,11 @@ class Tap:
         if self.metrics is not None:
             self._safely(self.metrics.records, len(records))
 
+    def closed(self, connection_id: int, host: str, reason: str) -> None:
+        if self.transcript is not None:
+            self._safely(self.transcript.write, {"type": "disconnect", "conn": connection_id, "host": host,
+                                                 "reason": reason}, True)
+
     def attach(self, groups: Any) -> None:
         """Hook the group service's writer (records written) and give metrics the groups."""
         groups.writer.on_append = self.records

@@ -3,7 +3,8 @@
 One line per event, time relative to the first shown event: `->` a request (who sent it and the
 parts that matter to the group), `<-` its response (result, or each error with the reason the
 coordinator recorded), `==` a state transition and its cause, `++` a record written to
-__consumer_offsets. Member ids are shortened to `<client>-<first 8 of the uuid>`.
+__consumer_offsets, `xx` a connection closed and why (shown without --group only). Member ids are
+shortened to `<client>-<first 8 of the uuid>`.
 """
 from __future__ import annotations
 
@@ -120,6 +121,8 @@ def render(lines: Iterable[str], group: str | None, out: TextIO) -> int:
             text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {request_text(e['api'], e['body'])}"
         elif kind == "response":
             text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
+        elif kind == "disconnect":
+            text = f"{'[conn ' + str(e['conn']) + ']':<12} xx connection closed: {e['reason']}"
         elif kind == "transition":
             text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
                     f"  because {e['reason'] or 'unknown'}")

@@ -227,3 +227,16 @@ async def test_a_failing_transcript_never_costs_the_request(tmp_path, monkeypatc
         client = await RawClient.connect(server.host, server.port)
         assert (await join(client)).error_code == 79  # answered all the same
         await client.aclose()
+
+
+async def test_a_connection_closed_for_an_unserved_version_says_why(tmp_path):
+    path = tmp_path / "t.jsonl"
+    async with open_server(tmp_path / "data", settings={"transcript.file": str(path)}) as server:
+        client = await RawClient.connect(server.host, server.port)
+        _, frame = client.encode(ApiKey.HEARTBEAT, 4, HeartbeatRequest(group_id=GROUP, member_id="m"))
+        await client.send_raw(frame[:6] + b"\x00\x63" + frame[8:])  # version 99
+        assert await client.closed_by_server()
+        await client.aclose()
+        await trio.testing.wait_all_tasks_blocked()
+    closes = [e for e in map(json.loads, path.read_text().splitlines()) if e["type"] == "disconnect"]
+    assert [e["reason"] for e in closes] == ["HEARTBEAT v99 is not served (this broker serves v0-v4)"]
