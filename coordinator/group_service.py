@@ -149,7 +149,7 @@ async def start_groups(nursery: trio.Nursery, config: Config, topics: Any = None
                                         load=False)
     groups.group_writable = writer.is_available  # retention skips loading/failed partitions
     runtime = Runtime(groups, clock, writer)
-    loader.on_timers_changed = lambda: runtime._timers_changed.set()  # wake the timer loop
+    loader.on_timers_changed = runtime.wake
     if topics is not None:
         from coordinator.broker.topics import Topic
         topics.register_internal(Topic(TOPIC, writer.num_partitions, OFFSETS_TOPIC_ID, internal=True))

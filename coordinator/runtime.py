@@ -86,6 +86,10 @@ class Runtime:
         self.writer = writer
         self._timers_changed = trio.Event()
 
+    def wake(self) -> None:
+        """Make the timer loop look at the timers again (someone outside an op scheduled one)."""
+        self._timers_changed.set()
+
     async def submit(self, request: Any) -> Any:
         """Run one operation and return its final, durable answer."""
         ctx = OpContext(self.groups, self.clock.time_ms())
