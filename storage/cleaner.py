@@ -244,7 +244,11 @@ class CleaningRound:
         if not self._still_live(group):
             new.delete()
             return
-        self.log.replace_segments(group, [new])
+        try:
+            self.log.replace_segments(group, [new])
+        except ValueError:  # a refused precondition: nothing was renamed yet
+            new.delete()
+            raise
         st = self.stats
         st.segments_in += len(group)
         st.segments_out += 1
