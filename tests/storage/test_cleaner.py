@@ -348,3 +348,17 @@ async def test_clean_in_thread_while_appending_and_reading(tmp_path):
     check_compacted(rows_pre, post, stats.end_offset)
     log.close()
     assert records(open_compacted(tmp_path, clock)) == post
+
+
+def test_cleaned_log_passes_the_dump_checker(tmp_path):
+    from storage.dump import check
+    clock = FakeClock()
+    log = open_compacted(tmp_path / "t-0", clock, index_interval_bytes=64)
+    overwrite_rounds(log, 6, 15)
+    put(log, b"key-2", None)
+    log.roll()
+    Cleaner(CleanerConfig(write_chunk_bytes=200)).clean(log)  # several chunks, several entries
+    Cleaner(CleanerConfig(write_chunk_bytes=200)).clean(log, force=True)
+    assert any(len(s.offset_index) for s in log.non_active_segments())
+    log.close()
+    assert check(tmp_path) == []
