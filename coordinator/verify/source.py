@@ -12,7 +12,7 @@ dir name -> offset), num_offsets_partitions, emit_batches. pyspark is imported o
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -58,36 +58,59 @@ _NAMES = [n for n, _, _ in _COLUMNS]
 _ROWS_PER_BATCH = 65536
 
 
-def _table(rows: list[dict[str, Any]]) -> pa.RecordBatch:
-    cols = {n: [r.get(n) for r in rows] for n in _NAMES}
-    return pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)
+_TYPES = {n: t for n, t, _ in _COLUMNS}
 
 
-def split_rows(split: Split, emit_batches: bool) -> Iterator[dict[str, Any]]:
-    """Every output row of one split, as dicts (the Arrow conversion batches them)."""
+def _batch(kind: str, split: Split, cols: dict[str, list]) -> pa.RecordBatch:
+    """One Arrow batch of rows of one kind: the given columns, nulls everywhere else."""
+    n = len(next(iter(cols.values())))
+    fixed = {"kind": pa.array([kind] * n, pa.string()),
+             "name": pa.array([split.name] * n, pa.string()),
+             "dir": pa.array([split.dir] * n, pa.string()),
+             "segment": pa.array([split.segment] * n, pa.int64())}
+    arrays = [fixed[c] if c in fixed else
+              pa.array(cols[c], _TYPES[c]) if c in cols else pa.nulls(n, _TYPES[c])
+              for c in _NAMES]
+    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+
+def split_batches(split: Split, emit_batches: bool) -> Iterator[pa.RecordBatch]:
+    """Every output row of one split, column by column (a dict per row costs too much)."""
     res = scan_split(split, emit_batches=emit_batches)
-    base = {"name": split.name, "dir": split.dir, "segment": split.segment}
-    for check, file, pos, off, msg in res.violations:
-        yield {**base, "kind": "V", "check": check, "file": file, "position": pos, "offset": off,
-               "message": msg}
+    if res.violations:
+        v = list(zip(*res.violations))
+        yield _batch("V", split, {"check": list(v[0]), "file": list(v[1]),
+                                  "position": list(v[2]), "offset": list(v[3]),
+                                  "message": list(v[4])})
     s = res.summary
     if s is not None:
-        yield {**base, "kind": "S", "start": s.start, "end_pos": s.end, "reached": s.reached,
-               "broken": s.broken, "first_base": s.first_base, "first_pos": s.first_pos,
-               "last_offset": s.last_offset, "last_pos": s.last_pos, "batches": s.batches,
-               "records": s.records, "max_timestamp": s.max_timestamp, "log_end": s.log_end}
-    for (region, key), a in res.keys.items():
-        row = {**base, "kind": "K", "region": region, "key": key, "count": a[0],
-               "first_offset": a[1], "first_pos": a[2], "last_offset": a[3], "last_pos": a[4],
-               "timestamp": a[5], "value_hash": a[6], "tombstone": a[7], "delete_horizon": a[8]}
+        yield _batch("S", split, {
+            "start": [s.start], "end_pos": [s.end], "reached": [s.reached], "broken": [s.broken],
+            "first_base": [s.first_base], "first_pos": [s.first_pos],
+            "last_offset": [s.last_offset], "last_pos": [s.last_pos], "batches": [s.batches],
+            "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end]})
+    items = list(res.keys.items())
+    for i in range(0, len(items), _ROWS_PER_BATCH):
+        chunk = items[i:i + _ROWS_PER_BATCH]
+        cols: dict[str, list] = {"region": [k[0] for k, _ in chunk],
+                                 "key": [k[1] for k, _ in chunk]}
+        for j, name in enumerate(("count", "first_offset", "first_pos", "last_offset",
+                                  "last_pos", "timestamp", "value_hash", "tombstone",
+                                  "delete_horizon")):
+            cols[name] = [a[j] for _, a in chunk]
         if split.is_offsets_topic:
-            row.update(decode_latest(key, a[9]))
-        yield row
-    for pos, bo, last, crc, size, count, pid, pep, bseq, region, horizon in res.batches:
-        yield {**base, "kind": "B", "position": pos, "offset": bo, "last_offset": last,
-               "crc": crc, "size": size, "count": count, "producer_id": pid,
-               "producer_epoch": pep, "base_sequence": bseq, "region": region,
-               "delete_horizon": horizon}
+            decoded = [decode_latest(k[1], a[9]) for k, a in chunk]
+            for name in decoded[0]:
+                cols[name] = [d[name] for d in decoded]
+        yield _batch("K", split, cols)
+    for i in range(0, len(res.batches), _ROWS_PER_BATCH):
+        chunk = res.batches[i:i + _ROWS_PER_BATCH]
+        t = list(zip(*chunk))
+        yield _batch("B", split, {
+            "position": list(t[0]), "offset": list(t[1]), "last_offset": list(t[2]),
+            "crc": list(t[3]), "size": list(t[4]), "count": list(t[5]),
+            "producer_id": list(t[6]), "producer_epoch": list(t[7]),
+            "base_sequence": list(t[8]), "region": list(t[9]), "delete_horizon": list(t[10])})
 
 
 class _SplitPartition(InputPartition):
@@ -130,15 +153,8 @@ class _Reader(DataSourceReader):
         return [_SplitPartition(b) for b in pack(splits, self.pack_bytes)] or [_SplitPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        rows: list[dict[str, Any]] = []
         for split in partition.splits:  # type: ignore[attr-defined]
-            for row in split_rows(split, self.emit_batches):
-                rows.append(row)
-                if len(rows) >= _ROWS_PER_BATCH:
-                    yield _table(rows)
-                    rows = []
-        if rows:
-            yield _table(rows)
+            yield from split_batches(split, self.emit_batches)
 
 
 class KafkaLogDataSource(DataSource):
