@@ -150,7 +150,8 @@ def _worker(args: tuple) -> tuple[int, str]:
 
 
 def _user_topic(out: str, records: int, segment_bytes: int, seed: int) -> None:
-    """A plain compacted user topic (non-coordinator keys and values) next to the offsets."""
+    """A plain compacted user topic (non-coordinator keys and values) next to the offsets,
+    with batches in every codec so the compressed decode paths are exercised too."""
     rng = random.Random(seed)
     clock = Clock(T0)
     log = Log.open(os.path.join(out, "after", "orders-0"),
@@ -161,7 +162,7 @@ def _user_topic(out: str, records: int, segment_bytes: int, seed: int) -> None:
         recs = [Record(key=f"order-{rng.randint(0, records // 20)}".encode(),
                        value=None if rng.random() < 0.03 else os.urandom(rng.randint(10, 80)))
                 for _ in range(10)]
-        log.append_records(recs)
+        log.append_records(recs, compression=(i // 10) % 5)  # none, gzip, snappy, lz4, zstd
     log.close()
 
 
