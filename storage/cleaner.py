@@ -23,7 +23,7 @@ from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, 
                              write_cleaner_checkpoint)
 from .cleaner_scan import (empty_batch, header_fields, rebuild_uncompressed, record_entries,
                            scan_batches)
-from .log import Log
+from .log import Log, LogFailedError
 from .offset_map import OffsetMap, key_digest
 from .segment import LogSegment
 
@@ -246,8 +246,8 @@ class CleaningRound:
             return
         try:
             self.log.replace_segments(group, [new])
-        except ValueError:  # a refused precondition: nothing was renamed yet
-            new.delete()
+        except (ValueError, LogFailedError):  # refused before any rename (closed/failed log,
+            new.delete()                       # precondition): the output is ours to remove
             raise
         st = self.stats
         st.segments_in += len(group)

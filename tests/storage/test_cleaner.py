@@ -362,3 +362,18 @@ def test_cleaned_log_passes_the_dump_checker(tmp_path):
     assert any(len(s.offset_index) for s in log.non_active_segments())
     log.close()
     assert check(tmp_path) == []
+
+
+def test_a_round_on_a_log_closed_meanwhile_leaves_no_files(tmp_path):
+    import pytest
+    from storage.log import LogFailedError
+    log = open_compacted(tmp_path, FakeClock())
+    overwrite_rounds(log, 3, 10)
+    round_ = Cleaner().start(log)
+    round_.build_map()
+    group = round_.groups()[0]
+    new = round_.write_group(group)
+    log.close()  # e.g. the partition was reloaded or its topic deleted
+    with pytest.raises(LogFailedError):
+        round_.swap_group(group, new)
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".cleaned")]
