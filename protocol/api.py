@@ -41,7 +41,7 @@ class ApiKey(IntEnum):
 # The ranges the server advertises in ApiVersions: (min, max), inclusive.
 SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.PRODUCE: (0, 10),  # v0-2 advertised but rejected (KAFKA-18659), see module docstring
-    ApiKey.FETCH: (4, 12),
+    ApiKey.FETCH: (4, 16),
     ApiKey.LIST_OFFSETS: (1, 7),
     ApiKey.METADATA: (0, 12),
     ApiKey.OFFSET_COMMIT: (2, 9),

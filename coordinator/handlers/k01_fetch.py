@@ -1,4 +1,4 @@
-"""Fetch (key 1), v4-v12.
+"""Fetch (key 1), v4-v16.
 
 v4: isolation level (READ_COMMITTED reads like READ_UNCOMMITTED: no transactions, so the last
 stable offset is the high watermark; kafkajs asks for it by default), last_stable_offset,
@@ -6,6 +6,9 @@ aborted_transactions. v5+: log_start_offset. v7+: fetch sessions: we never creat
 session_id 0, which every client accepts and then keeps sending full fetches); a non-zero
 session id is FETCH_SESSION_ID_NOT_FOUND. v9+: current_leader_epoch (ignored: epochs are -1).
 v11+: rack_id, preferred_read_replica (-1). v12: flexible, tagged diverging_epoch etc. (defaults).
+v13+: topics by id, not name (KIP-516); an unknown id is UNKNOWN_TOPIC_ID per partition.
+librdkafka fetches at v16 when Metadata gave it topic ids, and @platformatic/kafka only fetches
+correctly with them. v15: replica state (tagged, followers only). v16: node endpoints (tagged).
 """
 from __future__ import annotations
 
@@ -26,29 +29,40 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
         explain(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, f"fetch session {request.session_id} does not exist "
                 "(this broker never creates sessions: send full fetches with session id 0)")
         return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
+    by_id = ctx.api_version >= 13
+    names = [_topic_name(ctx, topic.topic_id) if by_id else topic.topic for topic in request.topics]
     wants = [
-        FetchWant(topic.topic, p.partition, p.fetch_offset, p.partition_max_bytes)
-        for topic in request.topics for p in topic.partitions
+        FetchWant(name or "", p.partition, p.fetch_offset, p.partition_max_bytes)
+        for name, topic in zip(names, request.topics) for p in topic.partitions
     ]
     results = await fetch(data, wants, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
                           max_bytes=request.max_bytes)
     aborted = [] if request.isolation_level == READ_COMMITTED else None
     responses, i = [], 0
-    for topic in request.topics:
+    for name, topic in zip(names, request.topics):
         partitions = []
         for p in topic.partitions:
             result = results[i]
             i += 1
-            if result.error:
-                _explain(topic.topic, p.partition, p.fetch_offset, result)
+            error = result.error
+            if name is None:
+                error = ErrorCode.UNKNOWN_TOPIC_ID
+                explain(error, f"no topic has id {topic.topic_id}")
+            elif error:
+                _explain(name, p.partition, p.fetch_offset, result)
             partitions.append(PartitionData(
-                partition_index=p.partition, error_code=result.error,
+                partition_index=p.partition, error_code=error,
                 high_watermark=result.high_watermark, last_stable_offset=result.high_watermark,
                 log_start_offset=result.log_start_offset, aborted_transactions=aborted,
                 preferred_read_replica=-1, records=result.records,
             ))
-        responses.append(FetchableTopicResponse(topic=topic.topic, partitions=partitions))
+        responses.append(FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
     return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
+
+
+def _topic_name(ctx: RequestContext, topic_id) -> str | None:
+    topic = ctx.broker.topics.by_id(topic_id)
+    return None if topic is None or topic.internal else topic.name
 
 
 def _explain(topic: str, partition: int, offset: int, result) -> None:

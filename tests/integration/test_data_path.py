@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import pytest
 import trio
@@ -26,6 +27,7 @@ from protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderTopic,
 )
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.primitives import ZERO_UUID
 from storage.batch import Record, encode_batch, iter_records
 from tests.integration.raw_client import RawClient
 
@@ -43,10 +45,11 @@ def _produce(topic: str, partition: int, records: bytes, acks: int = -1) -> Prod
 
 
 def _fetch(topic: str, partition: int, offset: int, max_wait_ms: int = 0, min_bytes: int = 0,
-           isolation_level: int = 0) -> FetchRequest:
+           isolation_level: int = 0, topic_id=None) -> FetchRequest:
+    """A one-partition fetch; v13+ name the topic by `topic_id` instead."""
     return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20,
                         isolation_level=isolation_level, topics=[
-        FetchTopic(topic=topic, partitions=[
+        FetchTopic(topic=topic, topic_id=topic_id or ZERO_UUID, partitions=[
             FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=1 << 20),
         ]),
     ])
@@ -295,7 +298,7 @@ def test_aiokafka_producer_and_assigned_consumer(embedded):
     assert got == [(b"a%d" % i, b"b%d" % i) for i in range(100)]
 
 
-async def test_every_advertised_version_of_the_data_path_apis_answers(client):
+async def test_every_advertised_version_of_the_data_path_apis_answers(server, client):
     from protocol.api import SUPPORTED_VERSIONS
 
     def versions(key):
@@ -307,9 +310,14 @@ async def test_every_advertised_version_of_the_data_path_apis_answers(client):
             sent = await client.request(ApiKey.PRODUCE, v, _produce("orders", 0, _batch(b"v%d" % v)))
             assert sent.responses[0].partition_responses[0].error_code == ErrorCode.NONE, v
         produced = len(versions(ApiKey.PRODUCE))
+        orders_id = server.broker.topics.get("orders").topic_id
         for v in versions(ApiKey.FETCH):
-            got = await client.request(ApiKey.FETCH, v, _fetch("orders", 0, 0))
+            got = await client.request(ApiKey.FETCH, v, _fetch("orders", 0, 0, topic_id=orders_id))
             assert len(_values(got.responses[0].partitions[0].records)) == produced, v
+            if v >= 13:
+                assert got.responses[0].topic_id == orders_id
+        unknown = await client.request(ApiKey.FETCH, 13, _fetch("", 0, 0, topic_id=uuid.uuid4()))
+        assert unknown.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
         for v in versions(ApiKey.LIST_OFFSETS):
             request = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name="orders", partitions=[
                 ListOffsetsPartition(partition_index=0, timestamp=-1)])])
