@@ -77,6 +77,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.cleaner.min.cleanable.ratio", float, 0.5, "dirty ratio that triggers compaction"),
     Setting("log.cleaner.delete.retention.ms", int, 86400000, "how long tombstones survive cleaning"),
     Setting("log.cleaner.min.compaction.lag.ms", int, 0, "records younger than this are not compacted"),
+    Setting("log.cleaner.dedupe.buffer.size", int, 134217728, "memory for the cleaner's key -> offset map"),
+    Setting("log.cleaner.backoff.ms", int, 15000, "pause between cleaner passes over __consumer_offsets"),
     # Seeing inside (not Kafka settings).
     Setting("transcript.file", str, "", "write every request, response, state change and record as JSON "
             "lines to this file (empty = off)"),

@@ -11,6 +11,7 @@ trio's clock (`TrioClock`), so MockClock tests see exact times.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import uuid
 from typing import Any, Callable
@@ -157,7 +158,8 @@ async def start_groups(nursery: trio.Nursery, config: Config, topics: Any = None
     await nursery.start(_close_on_exit, writer)
     await nursery.start(runtime.run)
     await nursery.start(loader.run)
-    await nursery.start(writer.run_cleaner)  # compacts __consumer_offsets (storage.cleaner)
+    await nursery.start(functools.partial(  # compacts __consumer_offsets (storage.cleaner)
+        writer.run_cleaner, config.log_cleaner_backoff_ms, config.log_cleaner_dedupe_buffer_size))
     service = GroupService(runtime, writer, loader)
     if load:
         nursery.start_soon(_load, service)

@@ -35,7 +35,7 @@ class DataPath:
         self._nursery: trio.Nursery | None = None
         self.compact_hook: Callable[[Partition], None] | None = self._schedule_clean
         self._cleaner = Cleaner(CleanerConfig(
-            dedupe_buffer_size=getattr(config, "log_cleaner_dedupe_buffer_size", 128 << 20)))
+            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size))
         self._cleaning: set[tuple[str, int]] = set()  # partitions with a round running
         self._closed = False
 
