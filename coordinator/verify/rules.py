@@ -57,6 +57,11 @@ def continuity(summaries: Iterable[dict[str, Any]]) -> tuple[list[Violation], di
                 out.append(("S3", file, r["first_pos"], r["first_base"],
                             f"first batch offset {r['first_base']} is below the segment base"))
         if prev is not None:
+            entry = r.get("start_entry")
+            if entry and prev["segment"] == r["segment"] and prev["last_offset"] >= entry[1]:
+                out.append(("S5", segment_path(r["dir"], r["segment"], ".index"), entry[0],
+                            entry[1], f"entry offset {entry[1]} is not above the previous "
+                                      f"batch's last offset {prev['last_offset']}"))
             if r["first_base"] <= prev["last_offset"]:
                 out.append(("S2", file, r["first_pos"], r["first_base"],
                             f"batch base offset {r['first_base']} is not above the previous "

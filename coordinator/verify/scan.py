@@ -55,6 +55,9 @@ class Summary:
     records: int = 0
     max_timestamp: int = -1
     log_end: int | None = None  # nextOffset of the last CRC-valid batch (log end offset)
+    # (index file position, entry offset) of an index entry at `start` > 0: its "every earlier
+    # batch ends below the entry" half of S5 needs the previous split's last offset.
+    start_entry: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -184,7 +187,7 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
     index_path = segment_path(split.dir, split.segment, ".index")
     entries = read_index(index_path)
     want = {pos: i for i, (_, pos) in enumerate(entries) if split.start <= pos < split.end}
-    found: dict[int, tuple[int, int] | None] = {}
+    found: dict[int, tuple[int, int | None] | None] = {}  # entry position -> (base, prev last)
     s = Summary(split.name, split.dir, split.segment, split.start, split.end, split.start, False)
     by_region: tuple[dict, dict] = ({}, {})
     rend, is_off, seg = split.region_end, split.is_offsets_topic, split.segment
@@ -229,7 +232,7 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                 s.reached = pos
                 continue
             if pos in want:
-                found[pos] = (base, last)
+                found[pos] = (base, prev_last)
             if prev_last is not None and base <= prev_last:
                 viol(("S2", log, pos, base, f"batch base offset {base} is not above the previous "
                                              f"batch's last offset {prev_last}"))
@@ -302,7 +305,7 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
         if size:
             mm.close()  # type: ignore[union-attr]
     res.keys = {(r, k): a for r in (0, 1) for k, a in by_region[r].items()}
-    _index_checks(split, entries, want, found, size, res.violations, index_path)
+    s.start_entry = _index_checks(split, entries, want, found, size, res.violations, index_path)
     if split.last:
         _time_index_checks(split, s, res.violations)
     res.summary = s
@@ -310,8 +313,13 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
 
 
 def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, int],
-                  found: dict[int, tuple[int, int] | None], size: int, out: list[Violation],
-                  path: str) -> None:
+                  found: dict[int, tuple[int, int | None] | None], size: int,
+                  out: list[Violation], path: str) -> tuple[int, int] | None:
+    """S5. An entry (offset, position) is sound when a batch starts at the position, that
+    batch's base <= offset, and every earlier batch ends below offset (storage.md S5), so a
+    floor lookup never starts past the target. The offset need not lie inside the batch:
+    Kafka's older LogSegment.append, like storage's cleaner, indexes a multi-batch chunk by its
+    largest offset at the chunk's first position."""
     seg = split.segment
     if split.first:
         fsize = os.path.getsize(path) if os.path.exists(path) else 0
@@ -326,16 +334,24 @@ def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, 
                 out.append(("S5", path, i * 8, seg + rel, f"entry position {pos} is outside the "
                                                           f"log ({size} bytes)"))
             prev_rel, prev_pos = rel, pos
+    deferred = None
     for pos, i in want.items():
-        rel = entries[i][0]
+        off = seg + entries[i][0]
         hit = found.get(pos, False)
         if hit is False:
-            out.append(("S5", path, i * 8, seg + rel,
+            out.append(("S5", path, i * 8, off,
                         f"entry points at log position {pos}, which is not a batch start"))
-        elif hit is not None and not hit[0] <= seg + rel <= hit[1]:
-            out.append(("S5", path, i * 8, seg + rel,
-                        f"entry offset {seg + rel} is outside the batch [{hit[0]}, {hit[1]}] "
-                        f"at position {pos}"))
+        elif hit is not None:
+            base, prev_last = hit
+            if base > off:
+                out.append(("S5", path, i * 8, off, f"entry offset {off} is below the base "
+                                                    f"offset {base} of the batch at {pos}"))
+            elif prev_last is not None and prev_last >= off:
+                out.append(("S5", path, i * 8, off, f"entry offset {off} is not above the "
+                                                    f"previous batch's last offset {prev_last}"))
+            elif prev_last is None and pos == split.start and pos > 0:
+                deferred = (i * 8, off)
+    return deferred
 
 
 def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:

@@ -37,6 +37,7 @@ _COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("last_offset", pa.int64(), "bigint"), ("last_pos", pa.int64(), "bigint"),
     ("batches", pa.int64(), "bigint"), ("records", pa.int64(), "bigint"),
     ("max_timestamp", pa.int64(), "bigint"), ("log_end", pa.int64(), "bigint"),
+    ("entry_pos", pa.int64(), "bigint"), ("entry_offset", pa.int64(), "bigint"),
     # K (last_offset/last_pos/first_pos shared with S)
     ("region", pa.int32(), "int"), ("key", pa.binary(), "binary"),
     ("count", pa.int64(), "bigint"), ("first_offset", pa.int64(), "bigint"),
@@ -88,7 +89,9 @@ def split_batches(split: Split, emit_batches: bool) -> Iterator[pa.RecordBatch]:
             "start": [s.start], "end_pos": [s.end], "reached": [s.reached], "broken": [s.broken],
             "first_base": [s.first_base], "first_pos": [s.first_pos],
             "last_offset": [s.last_offset], "last_pos": [s.last_pos], "batches": [s.batches],
-            "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end]})
+            "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end],
+            "entry_pos": [s.start_entry[0] if s.start_entry else None],
+            "entry_offset": [s.start_entry[1] if s.start_entry else None]})
     items = list(res.keys.items())
     for i in range(0, len(items), _ROWS_PER_BATCH):
         chunk = items[i:i + _ROWS_PER_BATCH]

@@ -182,6 +182,8 @@ def _stage1(dfs: list[DataFrame], report: Report) -> list[tuple[dict[str, int], 
                 report.add(d["check"], d["file"], d["position"], d["offset"], d["message"])
                 continue
             d["end"] = d["end_pos"]
+            d["start_entry"] = (None if d["entry_pos"] is None
+                                else (d["entry_pos"], d["entry_offset"]))
             summaries.append(d)
             max_ts = max(max_ts, d["max_timestamp"])
             stats["bytes"] += d["end_pos"] - d["start"]

@@ -124,3 +124,43 @@ def test_cli_oracle_engine_exit_codes_and_report(clean, faulty, tmp_path, capsys
 
 def test_cli_rejects_a_missing_dir(tmp_path):
     assert cli.main([str(tmp_path / "nope"), "--engine", "oracle", "--quiet"]) == 2
+
+
+def _segment_with_index(tmp_path, entries_for) -> str:
+    """One partition dir, one segment of 40 one-record batches, index written by hand."""
+    from storage.batch import Record, encode_batch
+    pdir = tmp_path / "t-0"
+    pdir.mkdir()
+    log = bytearray()
+    starts = []
+    for i in range(40):
+        starts.append(len(log))
+        log += encode_batch(i * 3, [Record(i * 3, 1000 + i, b"k%d" % i, b"v" * 300)],
+                            last_offset_delta=2)
+    (pdir / f"{0:020d}.log").write_bytes(bytes(log))
+    idx = b"".join(rel.to_bytes(4, "big") + pos.to_bytes(4, "big")
+                   for rel, pos in entries_for(starts))
+    (pdir / f"{0:020d}.index").write_bytes(idx)
+    (pdir / f"{0:020d}.timeindex").write_bytes(b"")
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("split_bytes", [1 << 30, 2000])
+def test_index_entry_may_name_a_later_offset_of_its_chunk(tmp_path, split_bytes):
+    # Entry offset = last offset of the batch AFTER the one it points at (a two-batch chunk),
+    # as storage's cleaner and Kafka's older LogSegment.append write them: sound.
+    root = _segment_with_index(tmp_path, lambda st: [(3 * i + 5, st[i]) for i in range(4, 40, 8)])
+    splits = plan_splits(root, split_bytes=split_bytes)
+    assert (len(splits) > 1) == (split_bytes < 1 << 30)
+    viols = [v for s in splits for v in scan_split(s).violations]
+    assert viols == []
+
+
+@pytest.mark.parametrize("split_bytes", [1 << 30, 2000])
+def test_index_entry_below_its_batch_is_reported(tmp_path, split_bytes):
+    root = _segment_with_index(tmp_path, lambda st: [(3 * i - 1, st[i]) for i in range(4, 40, 8)])
+    splits = plan_splits(root, split_bytes=split_bytes)
+    results = [scan_split(s) for s in splits]
+    viols = {v[:4] for r in results for v in r.violations}
+    path = segment_path(os.path.join(root, "t-0"), 0, ".index")
+    assert viols == {("S5", path, k * 8, 3 * i - 1) for k, i in enumerate(range(4, 40, 8))}
