@@ -110,19 +110,8 @@ def _check_exactly_once(expected, rows, what):
     assert all(len(set(o)) == len(o) for o in by_partition.values()), "an offset delivered twice"
 
 
-# @platformatic/kafka 1.35 writes the topic *id* (a UUID string) where Fetch v12 has the topic
-# *name* (dist/apis/consumer/fetch-v12.js createRequest: `w.appendString(t.topicId)`). Against
-# Kafka >= 3.1 it never sends v12 (topic-id Fetch v13+ is advertised), but this server advertises
-# Fetch 4-12, so every fetch gets UNKNOWN_TOPIC_OR_PARTITION and the consumer crashes ("fetch failed
-# 6 times"). strict: once the server advertises Fetch >= 13 this passes and the mark must go.
-PLATFORMATIC_FETCH_V12 = pytest.mark.xfail(
-    strict=True, reason="@platformatic/kafka 1.35 sends the topic id as the name in Fetch v12; server caps Fetch at 12")
-
-
 @pytest.mark.kafka_settings(INITIAL_DELAY)
-@pytest.mark.parametrize("client", [
-    pytest.param(c, marks=PLATFORMATIC_FETCH_V12) if c == "platformatic" else c for c in MEMBERS
-])
+@pytest.mark.parametrize("client", list(MEMBERS))
 def test_consume_commit_restart_and_resume(kafka_coordinator, topic_name, client):
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     group = f"e2e-{client}"
@@ -140,8 +129,8 @@ def test_consume_commit_restart_and_resume(kafka_coordinator, topic_name, client
 
 @pytest.mark.kafka_settings(INITIAL_DELAY)
 # Not kcat: it exits by itself once every broker connection is down ("All broker connections are
-# down: terminating"), which a restart causes. Not @platformatic/kafka: see PLATFORMATIC_FETCH_V12.
-@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs"])
+# down: terminating"), which a restart causes.
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "platformatic"])
 def test_a_live_group_rides_through_a_restart(kafka_coordinator, topic_name, client):
     """The coordinator restarts under a running group: the members reconnect, the group is
     replayed from __consumer_offsets (generation, members, assignment), and consumption goes on:

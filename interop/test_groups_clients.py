@@ -1,9 +1,8 @@
-"""Consumer groups of kafka-python, aiokafka, kafkajs and kcat.
+"""Consumer groups of kafka-python, aiokafka, kafkajs, @platformatic/kafka and kcat.
 
 Each client joins with its own versions and protocol names (protocol.md §3.1, §3.3): kafka-python
 JoinGroup v7/LeaveGroup v5 with range+roundrobin, aiokafka v5/v1 with roundrobin, kafkajs v5/v3
-with "RoundRobinAssigner", kcat's librdkafka 2.0.2 v5/v1. (@platformatic/kafka is exercised in
-test_end_to_end.py; see the note there on its Fetch v12.)
+with "RoundRobinAssigner", @platformatic/kafka with roundrobin, kcat's librdkafka 2.0.2 v5/v1.
 A group of three of one client forms (every member gets a share; every partition has exactly
 one owner, as the members themselves report) and survives a member's clean leave (the other
 two take everything). A group mixing kafkajs with confluent-kafka fails for the later joiner with
@@ -20,6 +19,7 @@ from interop.clients.group_members import (
     KafkajsMember,
     KafkaPythonMember,
     KcatMember,
+    PlatformaticMember,
     describe_group,
     group_owns_all,
     stop_all,
@@ -37,6 +37,7 @@ CLIENTS = {
     "kafka-python": KafkaPythonMember,
     "aiokafka": AiokafkaMember,
     "kafkajs": KafkajsMember,
+    "platformatic": PlatformaticMember,
     "kcat": KcatMember,
 }
 
