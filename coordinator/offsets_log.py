@@ -78,6 +78,9 @@ class OffsetsLog:
         # Partitions without an entry have no log yet: ACTIVE (nothing to load).
         self._states: dict[int, PartitionState] = {}
         self._tokens: dict[int, list[tuple[int, Log, int]]] = {}
+        # Partitions appended to since they were last seen durable: an empty op (a heartbeat)
+        # waits for these only, instead of looking at all 50 logs on every request.
+        self._undurable: dict[int, Log] = {}
         self._next_token = 1
         self._closed = False
         self.on_failure: Callable[[int], None] | None = None
@@ -142,9 +145,11 @@ class OffsetsLog:
         failure: CoordinatorUnavailableError | None = None
         if not by_partition:
             # Failed or loading partitions are skipped: their pending writes have no future.
-            waits = [(n, log, log.log_end_offset - 1) for n, log in self._logs.items()
-                     if log.durable_offset < log.log_end_offset
-                     and self.state(n) is PartitionState.ACTIVE]
+            for n, log in list(self._undurable.items()):
+                if log.durable_offset >= log.log_end_offset or self._logs.get(n) is not log:
+                    del self._undurable[n]
+                elif self.state(n) is PartitionState.ACTIVE:
+                    waits.append((n, log, log.log_end_offset - 1))
         for partition, batch in by_partition.items():
             try:
                 waits.append((partition, *self._append(partition, batch)))
@@ -172,6 +177,7 @@ class OffsetsLog:
             if log is None:
                 log = self.open_partition(partition)
             base = log.append_records(batch, self.clock.time_ms())
+            self._undurable[partition] = log
         except Exception as exc:  # OSError, LogFailedError, CorruptLogError on open
             self.mark_failed(partition, exc)
             raise CoordinatorUnavailableError(partition, PartitionState.FAILED,
