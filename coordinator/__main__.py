@@ -6,6 +6,7 @@
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
     kgc transcript FILE [--group G]                (a --transcript file as a readable timeline)
+    kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE]  (PySpark)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
 them with their defaults.
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     from coordinator.tools import groups_cli, transcript_render
     groups_cli.add_parser(commands)
     transcript_render.add_parser(commands)
+    # Listed for --help only: `main` hands `kgc verify ...` to coordinator.verify.cli before
+    # parsing, so the verifier's imports never slow down `kgc serve`.
+    commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
     return parser
 
 
@@ -121,6 +125,10 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["verify"]:
+        from coordinator.verify.cli import main as verify_main
+        sys.exit(verify_main(argv[1:]))
     args = build_parser().parse_args(argv)
     if args.command == "groups":
         from coordinator.tools.groups_cli import run as run_groups

@@ -45,3 +45,17 @@ def test_check_passes_a_sound_dir_and_fails_a_torn_tail(data_dir, capsys):
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(SystemExit, match="no such file"):
         main(["check", str(tmp_path / "absent")])
+
+
+@pytest.mark.parametrize("fault, status", [(None, 0), ("flipped_byte", 1)])
+def test_verify_is_reachable_from_kgc(tmp_path, capsys, fault, status):
+    from coordinator.verify.generate import main as generate
+
+    out = tmp_path / "gen"
+    generate([str(out), "--records", "2000", "--partitions", "2", "--groups", "4",
+              "--segment-bytes", "8192"]
+             + (["--fault", fault] if fault else []))
+    capsys.readouterr()
+    code = run(["verify", str(out / "after"), "--before", str(out / "before"), "--ledger",
+                str(out / "ledger.jsonl"), "--engine", "oracle", "--offsets-partitions", "2", "--quiet"])
+    assert code == status, capsys.readouterr()
