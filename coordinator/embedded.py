@@ -142,6 +142,11 @@ class EmbeddedServer:
     def bootstrap(self) -> str:
         return f"{self._host}:{self._port}"
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings given at construction (the rest are defaults)."""
+        return dict(self._settings)
+
     def create_topic(self, name: str, partitions: int) -> None:
         self._call(lambda: self._require().create_topic(name, partitions))
 

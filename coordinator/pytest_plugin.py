@@ -7,7 +7,8 @@
 The server runs on its own thread (see `coordinator.embedded`), so the fixture serves sync tests,
 asyncio clients and subprocess clients alike. Its data dir lives in the test's tmp_path;
 `kafka_coordinator.restart()` restarts it on the same data dir and port.
-Settings can be given per test with `@pytest.mark.kafka_settings({"group.max.size": 3})`.
+Settings can be given per test with `@pytest.mark.kafka_settings({"group.max.size": 3})`, on a
+module, class, function or `pytest.param`; the closer mark wins for a setting both give.
 """
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def kafka_coordinator(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    marker = request.node.get_closest_marker("kafka_settings")
-    settings = dict(marker.args[0]) if marker else {}
+    settings: dict = {}
+    for node in request.node.listchain():  # module -> class -> function (decorators, then param marks)
+        for mark in node.own_markers:
+            if mark.name == "kafka_settings":
+                settings.update(mark.args[0])
     server = EmbeddedServer(tmp_path_factory.mktemp("kgc-data"), settings=settings)
     with server:
         yield server

@@ -45,6 +45,12 @@ PARTITIONS = 6
 BEFORE, AFTER = 100, 50  # messages per codec, before and after the restart
 DEADLINE = 40.0
 INITIAL_DELAY = {"group.initial.rebalance.delay.ms": 500}
+# @platformatic/kafka 1.35 keeps fetching partitions a rebalance took away (seen in a transcript:
+# a member assigned pt(0..5) in generation 3 still consumed pt-1 after generation 5 gave it to
+# another member), so its group must form in one generation; its node processes start ~3.5 s
+# apart under load, so 500 ms is not always enough. A client bug, not the coordinator's.
+PLATFORMATIC = pytest.param("platformatic", marks=pytest.mark.kafka_settings(
+    {"group.initial.rebalance.delay.ms": 4000}))
 
 MEMBERS = {
     "confluent-kafka": ConfluentKafkaMember,
@@ -111,7 +117,7 @@ def _check_exactly_once(expected, rows, what):
 
 
 @pytest.mark.kafka_settings(INITIAL_DELAY)
-@pytest.mark.parametrize("client", list(MEMBERS))
+@pytest.mark.parametrize("client", [PLATFORMATIC if c == "platformatic" else c for c in MEMBERS])
 def test_consume_commit_restart_and_resume(kafka_coordinator, topic_name, client):
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     group = f"e2e-{client}"
@@ -130,7 +136,7 @@ def test_consume_commit_restart_and_resume(kafka_coordinator, topic_name, client
 @pytest.mark.kafka_settings(INITIAL_DELAY)
 # Not kcat: it exits by itself once every broker connection is down ("All broker connections are
 # down: terminating"), which a restart causes.
-@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "platformatic"])
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", PLATFORMATIC])
 def test_a_live_group_rides_through_a_restart(kafka_coordinator, topic_name, client):
     """The coordinator restarts under a running group: the members reconnect, the group is
     replayed from __consumer_offsets (generation, members, assignment), and consumption goes on:
