@@ -170,8 +170,8 @@ def describe(values: list[float]) -> str:
             f"max {max(values) * 1000:7.1f}")
 
 
-def client_benches(trials: int) -> None:
-    for delay in (0, 500):
+def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500)) -> None:
+    for delay in delays:
         with tempfile.TemporaryDirectory(prefix="kgc-group-bench-") as data:
             proc, port = start_server(data, {"group.initial.rebalance.delay.ms": delay})
             bootstrap = f"127.0.0.1:{port}"
@@ -342,13 +342,15 @@ def main() -> None:
     parser.add_argument("--interval-ms", type=int, default=HEARTBEAT_MS,
                         help="heartbeat bench: each member's heartbeat interval in the paced phase "
                              "(Kafka's default is 3000)")
+    parser.add_argument("--delays", default="0,100,500",
+                        help="group.initial.rebalance.delay.ms values to form groups with (comma-separated)")
     parser.add_argument("--skip-clients", action="store_true")
     parser.add_argument("--skip-heartbeats", action="store_true")
     args = parser.parse_args()
     # Other work on the machine shows up in every figure here; say how busy it was.
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     if not args.skip_clients:
-        client_benches(args.trials)
+        client_benches(args.trials, tuple(int(d) for d in args.delays.split(",")))
     if not args.skip_heartbeats:
         heartbeat_bench(args.seconds, args.groups, args.members, args.interval_ms)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
