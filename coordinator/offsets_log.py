@@ -215,7 +215,7 @@ class OffsetsLog:
             try:
                 stats = await cleaner.clean_in_thread(log)
             except Exception as exc:  # OSError, LogFailedError, CorruptLogError
-                if self._logs.get(partition) is log and log._failure is not None:
+                if self._logs.get(partition) is log and log.failed:
                     self.mark_failed(partition, exc)
                 continue
             if stats is not None:

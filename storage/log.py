@@ -116,6 +116,11 @@ class Log(GroupCommitMixin):
         return self._durable_offset
 
     @property
+    def failed(self) -> bool:
+        """True once a write, fsync or swap failed: the log refuses work until reopened."""
+        return self._failure is not None
+
+    @property
     def segments(self) -> list[LogSegment]:
         """Snapshot of the segments, oldest first; the last one is active."""
         return list(self._segments)

@@ -83,6 +83,7 @@ async def test_interval_returns_at_once_and_flushes_on_the_timer(tmp_path, monke
 async def test_failed_group_fsync_fails_every_waiter_and_the_log(tmp_path, monkeypatch, autojump_clock):
     monkeypatch.setattr(fsutil, "fdatasync", CountingSync(fail=True))
     log = open_log(tmp_path)
+    assert not log.failed
     errors: list[BaseException] = []
 
     async def one(i):
@@ -96,5 +97,6 @@ async def test_failed_group_fsync_fails_every_waiter_and_the_log(tmp_path, monke
             nursery.start_soon(one, i)
     assert len(errors) == 10
     assert any(isinstance(e, OSError) for e in errors)
+    assert log.failed
     with pytest.raises(LogFailedError):
         log.append_records([Record(key=b"k", value=b"v")])
