@@ -129,6 +129,22 @@ class ClassicGroup:
             self.pending_sync_members[new_id] = None
         return new
 
+    def validate_generation_member(self, member_id: str, instance_id: str | None,
+                                   generation_id: int) -> int | None:
+        """The checks Heartbeat and SyncGroup share, in Kafka's order: Dead, member (incl. static
+        fencing), generation. Error code (with its reason explained) or None."""
+        if self.is_in(GroupState.DEAD):
+            explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {self.group_id!r} is Dead (being deleted)")
+            return Error.COORDINATOR_NOT_AVAILABLE
+        error = self.validate_existing_member(member_id, instance_id)
+        if error is not None:
+            return error
+        if generation_id != self.generation_id:
+            explain(Error.ILLEGAL_GENERATION, f"request generation {generation_id}, group generation "
+                                              f"{self.generation_id}")
+            return Error.ILLEGAL_GENERATION
+        return None
+
     def validate_existing_member(self, member_id: str, instance_id: str | None) -> int | None:
         """Kafka GroupMetadataManager.validateExistingMember: error code or None."""
         if instance_id is None:

@@ -21,16 +21,9 @@ def heartbeat(ctx: OpContext, p: HeartbeatParams) -> HeartbeatResult:
     if group is None:
         explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
-    if group.is_in(GroupState.DEAD):
-        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
-        return HeartbeatResult(Error.COORDINATOR_NOT_AVAILABLE)
-    error = group.validate_existing_member(p.member_id, p.group_instance_id)
+    error = group.validate_generation_member(p.member_id, p.group_instance_id, p.generation_id)
     if error is not None:
         return HeartbeatResult(Error(error))
-    if p.generation_id != group.generation_id:
-        explain(Error.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
-                                          f"{group.generation_id}")
-        return HeartbeatResult(Error.ILLEGAL_GENERATION)
     if group.is_in(GroupState.EMPTY):
         explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} is Empty")
         return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)

@@ -27,16 +27,9 @@ def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
     if group is None:
         explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return SyncGroupResult(Error.UNKNOWN_MEMBER_ID)
-    if group.is_in(GroupState.DEAD):
-        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
-        return SyncGroupResult(Error.COORDINATOR_NOT_AVAILABLE)
-    error = group.validate_existing_member(p.member_id, p.group_instance_id)
+    error = group.validate_generation_member(p.member_id, p.group_instance_id, p.generation_id)
     if error is not None:
         return SyncGroupResult(Error(error))
-    if p.generation_id != group.generation_id:
-        explain(Error.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
-                                          f"{group.generation_id}")
-        return SyncGroupResult(Error.ILLEGAL_GENERATION)
     if _inconsistent(p.protocol_type, group.protocol_type) or \
             _inconsistent(p.protocol_name, group.protocol_name):
         explain(Error.INCONSISTENT_GROUP_PROTOCOL, f"request protocol {p.protocol_type}/{p.protocol_name}, "
