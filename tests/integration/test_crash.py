@@ -70,23 +70,30 @@ class Child:
         self.proc = subprocess.Popen([sys.executable, __file__, data_dir], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, cwd=_repo_root())
         self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._eof = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:  # the child exited: wake the waiter to report it
+            self._eof = True
+            self._changed.notify_all()
 
     def wait_for(self, predicate, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read() if self.proc.stderr else ""
-                raise AssertionError(f"child exited ({self.proc.returncode}) waiting for {what}: {err[-2000:]}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.01)  # polling interval of a real-time wait, not synchronisation
+        with self._changed:
+            done = self._changed.wait_for(lambda: predicate() or self._eof, timeout)
+        if done and not predicate():
+            self.proc.wait(5)
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise AssertionError(f"child exited ({self.proc.returncode}) waiting for {what}: {err[-2000:]}")
+        if not done:
+            raise AssertionError(f"timed out waiting for {what}")
 
     def acks(self) -> list[tuple[str, int]]:
         out = []
@@ -155,7 +162,8 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
         check_state(loaded, acked, attempted)
         need = rng.randint(1, 40)
         child.wait_for(lambda: len(child.acks()) >= need, 30, f"{need} acks")
-        time.sleep(rng.uniform(0, 0.05))  # a random kill moment, not a synchronisation
+        # The kill lands a random 0-50 ms later, while commits are in flight: the test's input.
+        threading.Event().wait(rng.uniform(0, 0.05))
         child.kill()
         # The child resumes each group from what it loaded.
         start = {group_of(t): max(loaded.get(group_of(t), {}).values(), default=0) + 1 for t in range(TASKS)}
@@ -242,7 +250,24 @@ class ServerProcess:
         self.log.close()
 
 
-def _client_committer(bootstrap: str, group: str, seq: int, acks: list, stop: threading.Event) -> None:
+class Acks:
+    """Acknowledged commits, appended by client threads; the test waits on it, never polls."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, int]] = []
+        self._changed = threading.Condition()
+
+    def append(self, ack: tuple[str, int]) -> None:
+        with self._changed:
+            self.items.append(ack)
+            self._changed.notify_all()
+
+    def wait_for(self, count: int, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self.items) >= count, timeout)
+
+
+def _client_committer(bootstrap: str, group: str, seq: int, acks: Acks, stop: threading.Event) -> None:
     from kafka import KafkaConsumer, TopicPartition
     from kafka.structs import OffsetAndMetadata
 
@@ -293,7 +318,7 @@ def test_sigkill_the_server_never_loses_a_commit_a_client_saw_succeed(tmp_path):
         state = _fetch_committed(server.bootstrap)
         check_state(state, acked, attempted)
         start = {group_of(t): max(state.get(group_of(t), {}).values(), default=0) + 1 for t in range(TASKS)}
-        acks: list[tuple[str, int]] = []
+        acks = Acks()
         stop = threading.Event()
         threads = [threading.Thread(target=_client_committer, daemon=True,
                                     args=(server.bootstrap, group, seq, acks, stop))
@@ -301,17 +326,16 @@ def test_sigkill_the_server_never_loses_a_commit_a_client_saw_succeed(tmp_path):
         for thread in threads:
             thread.start()
         need = rng.randint(1, 30)
-        deadline = time.monotonic() + 30
-        while len(acks) < need:
-            assert time.monotonic() < deadline, f"only {len(acks)} commits acknowledged in cycle {cycle}"
-            time.sleep(0.01)  # polling interval of a real-time wait, not synchronisation
-        time.sleep(rng.uniform(0, 0.05))  # a random kill moment, not a synchronisation
+        assert acks.wait_for(need, timeout=30), f"only {len(acks.items)} commits acknowledged in cycle {cycle}"
+        # The kill lands a random 0-50 ms later, while commits are in flight: the test's input,
+        # not a wait for anything.
+        stop.wait(rng.uniform(0, 0.05))
         server.stop(signal.SIGKILL)
         stop.set()
         for thread in threads:
             thread.join(timeout=30)
             assert not thread.is_alive()
-        note_cycle(acks, start, acked, attempted)
+        note_cycle(acks.items, start, acked, attempted)
     assert acked
     server = ServerProcess(data_dir, log_path)
     check_state(_fetch_committed(server.bootstrap), acked, attempted)
