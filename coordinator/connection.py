@@ -42,7 +42,7 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext) -> 
                 for payload in decoder.feed(data):
                     response = await dispatch(payload, conn, broker)
                     if response is not None:
-                        await stream.send_all(frame(response))
+                        await stream.send_all(frame(*response))
     except FrameError as exc:
         reason = f"bad frame: {exc}"
     except CloseConnection as exc:

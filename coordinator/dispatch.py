@@ -34,8 +34,9 @@ class Connection:
     client_host: str
 
 
-async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> bytes | None:
-    """Returns the response frame payload (header + body), or None when no response is due."""
+async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tuple[bytes, bytes] | None:
+    """Returns the response's (header, body), or None when no response is due. They stay apart so
+    the connection frames them with one copy (a fetch response can be a MiB)."""
     try:
         header, body_offset = decode_request_header(frame)
     except DecodeError as exc:
@@ -65,11 +66,11 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> byt
         return None
     head = encode_response_header(header.correlation_id, key, version)
     if isinstance(response, bytes):  # a handler may hand back a body it encoded (and cached) itself
-        return head + response
-    return head + encode_response(key, version, response)
+        return head, response
+    return head, encode_response(key, version, response)
 
 
-def _unsupported_api_versions(correlation_id: int) -> bytes:
+def _unsupported_api_versions(correlation_id: int) -> tuple[bytes, bytes]:
     # KIP-511: a v0 body (response header v0) whatever version was asked for.
     body = encoded_api_versions(0, ErrorCode.UNSUPPORTED_VERSION)
-    return encode_response_header(correlation_id, ApiKey.API_VERSIONS, 0) + body
+    return encode_response_header(correlation_id, ApiKey.API_VERSIONS, 0), body

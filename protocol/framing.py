@@ -24,9 +24,10 @@ class FrameError(ValueError):
     frames: list[bytes] = []
 
 
-def frame(payload: bytes) -> bytes:
-    """Prefix `payload` with its int32 size."""
-    return _SIZE.pack(len(payload)) + payload
+def frame(*parts: bytes) -> bytes:
+    """Prefix the concatenation of `parts` (e.g. response header and body) with its int32 size,
+    copying each part once."""
+    return b"".join((_SIZE.pack(sum(map(len, parts))), *parts))
 
 
 class FrameDecoder:

@@ -115,3 +115,7 @@ def test_buffer_never_exceeds_one_max_frame() -> None:
 def test_invalid_max() -> None:
     with pytest.raises(ValueError):
         FrameDecoder(max_frame_size=-1)
+
+
+def test_frame_of_several_parts_is_the_frame_of_their_concatenation():
+    assert frame(b"head", b"", b"body") == frame(b"headbody") == b"\x00\x00\x00\x08headbody"
