@@ -110,48 +110,35 @@ def write_uuid(v: uuid.UUID) -> bytes:
 # --- varints ---------------------------------------------------------------------------------
 
 
-def read_uvarint(data: Any, offset: int) -> tuple[int, int]:
-    """Unsigned LEB128, at most 5 bytes, value < 2**32."""
+def _read_leb128(data: Any, offset: int, max_bytes: int, bits: int, what: str) -> tuple[int, int]:
     result = 0
     shift = 0
     end = len(data)
     pos = offset
     while True:
         if pos >= end:
-            raise DecodeError(f"truncated unsigned varint at offset {offset}")
+            raise DecodeError(f"truncated {what} at offset {offset}")
         b = data[pos]
         pos += 1
         result |= (b & 0x7F) << shift
         if not b & 0x80:
             break
         shift += 7
-        if shift >= 35:
-            raise DecodeError(f"unsigned varint longer than 5 bytes at offset {offset}")
-    if result > 0xFFFFFFFF:
-        raise DecodeError(f"unsigned varint overflows 32 bits at offset {offset}")
+        if shift >= 7 * max_bytes:
+            raise DecodeError(f"{what} longer than {max_bytes} bytes at offset {offset}")
+    if result >> bits:
+        raise DecodeError(f"{what} overflows {bits} bits at offset {offset}")
     return result, pos
+
+
+def read_uvarint(data: Any, offset: int) -> tuple[int, int]:
+    """Unsigned LEB128, at most 5 bytes, value < 2**32."""
+    return _read_leb128(data, offset, 5, 32, "unsigned varint")
 
 
 def read_uvarlong(data: Any, offset: int) -> tuple[int, int]:
     """Unsigned LEB128, at most 10 bytes, value < 2**64."""
-    result = 0
-    shift = 0
-    end = len(data)
-    pos = offset
-    while True:
-        if pos >= end:
-            raise DecodeError(f"truncated unsigned varlong at offset {offset}")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-        if shift >= 70:
-            raise DecodeError(f"unsigned varlong longer than 10 bytes at offset {offset}")
-    if result > 0xFFFFFFFFFFFFFFFF:
-        raise DecodeError(f"unsigned varlong overflows 64 bits at offset {offset}")
-    return result, pos
+    return _read_leb128(data, offset, 10, 64, "unsigned varlong")
 
 
 def read_varint(data: Any, offset: int) -> tuple[int, int]:
@@ -166,9 +153,7 @@ def read_varlong(data: Any, offset: int) -> tuple[int, int]:
     return (n >> 1) ^ -(n & 1), pos
 
 
-def write_uvarint(v: int) -> bytes:
-    if v < 0 or v > 0xFFFFFFFF:
-        raise ValueError(f"unsigned varint out of range: {v}")
+def _write_leb128(v: int) -> bytes:
     if v < 0x80:
         return bytes((v,))
     out = bytearray()
@@ -179,15 +164,16 @@ def write_uvarint(v: int) -> bytes:
     return bytes(out)
 
 
+def write_uvarint(v: int) -> bytes:
+    if v < 0 or v > 0xFFFFFFFF:
+        raise ValueError(f"unsigned varint out of range: {v}")
+    return _write_leb128(v)
+
+
 def write_uvarlong(v: int) -> bytes:
     if v < 0 or v > 0xFFFFFFFFFFFFFFFF:
         raise ValueError(f"unsigned varlong out of range: {v}")
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
+    return _write_leb128(v)
 
 
 def write_varint(v: int) -> bytes:
