@@ -18,10 +18,10 @@ from pathlib import Path
 
 import trio
 
-from coordinator.clock import SystemClock
+from coordinator.runtime.clock import SystemClock
 from coordinator.config import Config
 from coordinator.groups.records import OffsetCommitRecord
-from coordinator.loader import open_offsets
+from coordinator.runtime.loader import open_offsets
 
 
 async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: int,

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from coordinator.embedded import EmbeddedServer
+from coordinator.embed.embedded import EmbeddedServer
 from coordinator.tools.kafka_client import Connection
 from protocol.api import ApiKey
 from protocol.messages.offset_commit import (

@@ -21,7 +21,7 @@ from pathlib import Path
 import trio
 
 from coordinator.config import SETTINGS, Config, ConfigError, parse_assignment, read_properties
-from coordinator.logs import get_logger, log_event, setup_logging
+from coordinator.observe.logs import get_logger, log_event, setup_logging
 from coordinator.server import serve
 
 

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 
 import trio
 
-from coordinator.broker.service import DataPath
+from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
-from coordinator.clock import SystemClock
+from coordinator.runtime.clock import SystemClock
 from coordinator.config import Config
-from coordinator.connection import serve_connection
-from coordinator.context import BrokerContext
-from coordinator.group_service import start_groups
-from coordinator.logs import get_logger, log_event
-from coordinator.tap import open_tap
+from coordinator.net.connection import serve_connection
+from coordinator.net.request_context import BrokerContext
+from coordinator.runtime.group_service import start_groups
+from coordinator.observe.logs import get_logger, log_event
+from coordinator.observe.tap import open_tap
 
 _log = get_logger("server")
 

@@ -162,7 +162,7 @@ def test_describe_matches_the_clients_and_reset_rewinds_them(kafka_coordinator, 
 def test_a_real_groups_transcript_explains_every_error(tmp_path, topic_name):
     """Two confluent-kafka consumers join, rebalance, commit and leave with the transcript on:
     every error code any response carried has its reason, and the timeline renders."""
-    from coordinator.embedded import EmbeddedServer
+    from coordinator.embed.embedded import EmbeddedServer
     from coordinator.tools.transcript_render import render
 
     path = tmp_path / "t.jsonl"

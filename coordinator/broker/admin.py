@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.broker.service import DataPath
+from coordinator.broker.data_path import DataPath
 from coordinator.broker.topic_config import TopicConfigError, effective, validate_overrides
 from coordinator.broker.topics import InvalidTopicError, Topic, validate_topic_name
 from protocol.errors import ErrorCode

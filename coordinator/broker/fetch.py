@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import trio
 
 from coordinator.broker.partition import Partition
-from coordinator.broker.service import DataPath
+from coordinator.broker.data_path import DataPath
 from protocol.errors import ErrorCode
 
 

@@ -28,14 +28,14 @@ group: NONE before v6, GROUP_ID_NOT_FOUND from v6); INVALID_GROUP_ID etc. come f
 Unit tests: `testing.GroupTestContext` (FakeClock, `send`, `sleep`, `records`, `timers`).
 """
 
-from .changes import GroupMetadataRecord, GroupRecord, GroupTombstone, MemberSnapshot
-from .config import GroupConfig
-from .context import OpContext, ParkedReply
-from .coordinator import GroupCoordinator, execute
-from .errors import Error
-from .group import ClassicGroup
-from .member import ClassicMember
-from .messages import (
+from coordinator.groups.changes import GroupMetadataRecord, GroupRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupCoordinator, execute
+from coordinator.groups.errors import Error
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.member import ClassicMember
+from coordinator.groups.requests import (
     UNKNOWN_MEMBER_ID,
     DeletedGroup,
     DeleteGroupsParams,
@@ -55,7 +55,7 @@ from .messages import (
     SyncGroupParams,
     SyncGroupResult,
 )
-from .state import GroupState, IllegalStateTransition
+from coordinator.groups.state import GroupState, IllegalStateTransition
 
 __all__ = [
     "ClassicGroup", "ClassicMember", "DeletedGroup", "DeleteGroupsParams", "DescribedGroup",

@@ -9,10 +9,10 @@ from memory.
 
 from __future__ import annotations
 
-from ..reasons import explain
-from .context import OpContext
-from .errors import Error
-from .messages import (
+from coordinator.observe.reasons import explain
+from coordinator.groups.operation import OpContext
+from coordinator.groups.errors import Error
+from coordinator.groups.requests import (
     DeletedGroup,
     DeleteGroupsParams,
     DescribedGroup,
@@ -21,10 +21,10 @@ from .messages import (
     ListedGroup,
     ListGroupsParams,
 )
-from .changes import GroupTombstone
-from .offsets import delete_all_offsets
-from .rebalance import join_key, sync_key
-from .state import GroupState
+from coordinator.groups.changes import GroupTombstone
+from coordinator.groups.offsets import delete_all_offsets
+from coordinator.groups.rebalance import join_key, sync_key
+from coordinator.groups.state import GroupState
 
 CLASSIC_GROUP_TYPE = "classic"
 

@@ -14,11 +14,11 @@ from collections import Counter
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import DecodeError
 
-from ..reasons import OBSERVERS, explain, transitioned
-from .changes import GroupMetadataRecord, MemberSnapshot
-from .errors import Error
-from .member import ClassicMember, Protocols
-from .state import GroupState, check_transition
+from coordinator.observe.reasons import OBSERVERS, explain, transitioned
+from coordinator.groups.changes import GroupMetadataRecord, MemberSnapshot
+from coordinator.groups.errors import Error
+from coordinator.groups.member import ClassicMember, Protocols
+from coordinator.groups.state import GroupState, check_transition
 
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # Kafka ConsumerProtocol.PROTOCOL_TYPE

@@ -8,12 +8,12 @@ CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no r
 
 from __future__ import annotations
 
-from ..reasons import explain
-from .context import OpContext
-from .errors import Error
-from .messages import HeartbeatParams, HeartbeatResult
-from .rebalance import reschedule_member_heartbeat
-from .state import GroupState
+from coordinator.observe.reasons import explain
+from coordinator.groups.operation import OpContext
+from coordinator.groups.errors import Error
+from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
+from coordinator.groups.rebalance import reschedule_member_heartbeat
+from coordinator.groups.state import GroupState
 
 
 def heartbeat(ctx: OpContext, p: HeartbeatParams) -> HeartbeatResult:

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..reasons import explain
-from .context import OpContext, ParkedReply
-from .errors import Error
-from .group import ClassicGroup
-from .member import ClassicMember
-from .changes import GroupMetadataRecord
-from .messages import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
-from .rebalance import (
+from coordinator.observe.reasons import explain
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.errors import Error
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.member import ClassicMember
+from coordinator.groups.changes import GroupMetadataRecord
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
+from coordinator.groups.rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     schedule_heartbeat,
     set_awaiting_join,
 )
-from .state import GroupState
-from .static import update_static_member_then_rebalance_or_complete_join
+from coordinator.groups.state import GroupState
+from coordinator.groups.static import update_static_member_then_rebalance_or_complete_join
 
 JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 

@@ -8,17 +8,17 @@ rebalance; in PreparingRebalance the join phase may now be complete.
 
 from __future__ import annotations
 
-from ..reasons import explain
-from .context import OpContext
-from .errors import Error
-from .messages import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
-from .rebalance import (
+from coordinator.observe.reasons import explain
+from coordinator.groups.operation import OpContext
+from coordinator.groups.errors import Error
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
+from coordinator.groups.rebalance import (
     cancel_heartbeat,
     maybe_complete_join_phase,
     maybe_prepare_rebalance_or_complete_join,
     remove_member,
 )
-from .state import GroupState
+from coordinator.groups.state import GroupState
 
 
 def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:

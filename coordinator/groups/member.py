@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from .context import ParkedReply
+    from coordinator.groups.operation import ParkedReply
 
 Protocols = list[tuple[str, bytes]]
 

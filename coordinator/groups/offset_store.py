@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .records import OffsetCommitRecord
+from coordinator.groups.records import OffsetCommitRecord
 
 TopicPartition = tuple[str, int]
 

@@ -10,10 +10,10 @@ retention.py. Topic existence is the handler's business (Kafka checks it in Kafk
 
 from __future__ import annotations
 
-from .context import OpContext
-from .errors import Error
-from .group import ClassicGroup
-from .offset_messages import (
+from coordinator.groups.operation import OpContext
+from coordinator.groups.errors import Error
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.offset_requests import (
     DEFAULT_RETENTION_TIME,
     FetchedGroup,
     FetchedPartition,
@@ -23,10 +23,10 @@ from .offset_messages import (
     OffsetDeleteResult,
     OffsetFetchParams,
 )
-from ..reasons import explain
-from .rebalance import reschedule_member_heartbeat
-from .records import OffsetCommitRecord, OffsetTombstone
-from .state import GroupState
+from coordinator.observe.reasons import explain
+from coordinator.groups.rebalance import reschedule_member_heartbeat
+from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
+from coordinator.groups.state import GroupState
 
 
 # -- OffsetCommit ----------------------------------------------------------------------------

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .describe import delete_groups, describe_groups, list_groups
-from .heartbeat import heartbeat
-from .join import join_group
-from .leave import leave_group
-from .messages import (
+from coordinator.groups.describe import delete_groups, describe_groups, list_groups
+from coordinator.groups.heartbeat import heartbeat
+from coordinator.groups.join import join_group
+from coordinator.groups.leave import leave_group
+from coordinator.groups.requests import (
     DeleteGroupsParams,
     DescribeGroupsParams,
     HeartbeatParams,
@@ -17,9 +17,9 @@ from .messages import (
     ListGroupsParams,
     SyncGroupParams,
 )
-from .offset_messages import OffsetCommitParams, OffsetDeleteParams, OffsetFetchParams
-from .offsets import commit_offsets, delete_offsets, fetch_offsets
-from .sync import sync_group
+from coordinator.groups.offset_requests import OffsetCommitParams, OffsetDeleteParams, OffsetFetchParams
+from coordinator.groups.offsets import commit_offsets, delete_offsets, fetch_offsets
+from coordinator.groups.sync import sync_group
 
 OPERATIONS: dict[type, Callable[..., Any]] = {
     JoinGroupParams: join_group,

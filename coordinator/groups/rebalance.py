@@ -9,13 +9,13 @@ the group object, so a deleted-and-recreated group is never touched by an old ti
 
 from __future__ import annotations
 
-from ..reasons import because, cause, explain_parked
-from .context import OpContext, ParkedReply
-from .errors import Error
-from .group import ClassicGroup
-from .member import ClassicMember
-from .messages import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
-from .state import GroupState
+from coordinator.observe.reasons import because, cause, explain_parked
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.errors import Error
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.member import ClassicMember
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
+from coordinator.groups.state import GroupState
 
 # -- timer keys (functions, never inline literals) -------------------------------------------
 

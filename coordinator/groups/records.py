@@ -18,7 +18,7 @@ from typing import Any
 from protocol import primitives as p
 from protocol.errors import DecodeError
 
-from .changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 
 __all__ = [
     "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .changes import GroupMetadataRecord, GroupTombstone
-from .context import OpContext
-from .coordinator import GroupCoordinator
-from .group import ClassicGroup
-from .member import ClassicMember
-from .offset_store import OffsetStore
-from .rebalance import schedule_heartbeat
-from .records import OffsetCommitRecord, OffsetTombstone, UnknownRecord
-from .state import GroupState
+from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone
+from coordinator.groups.operation import OpContext
+from coordinator.groups.shard import GroupCoordinator
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.member import ClassicMember
+from coordinator.groups.offset_store import OffsetStore
+from coordinator.groups.rebalance import schedule_heartbeat
+from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, UnknownRecord
+from coordinator.groups.state import GroupState
 
 
 def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .changes import GroupTombstone
-from .context import OpContext
-from .coordinator import GroupCoordinator
-from .group import ClassicGroup
-from .rebalance import join_key, sync_key
-from .records import OffsetCommitRecord, OffsetTombstone
-from .state import GroupState
+from coordinator.groups.changes import GroupTombstone
+from coordinator.groups.operation import OpContext
+from coordinator.groups.shard import GroupCoordinator
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.rebalance import join_key, sync_key
+from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
+from coordinator.groups.state import GroupState
 
 BaseTimestamp = Callable[[OffsetCommitRecord], int]
 

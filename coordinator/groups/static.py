@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..reasons import explain_parked
-from .context import OpContext, ParkedReply
-from .errors import Error
-from .group import ClassicGroup
-from .messages import JoinGroupResult, SyncGroupResult
-from .rebalance import (
+from coordinator.observe.reasons import explain_parked
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.errors import Error
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
+from coordinator.groups.rebalance import (
     cancel_heartbeat,
     complete_join_reply,
     maybe_complete_join_phase,
@@ -25,10 +25,10 @@ from .rebalance import (
     reschedule_member_heartbeat,
     set_awaiting_join,
 )
-from .state import GroupState
+from coordinator.groups.state import GroupState
 
 if TYPE_CHECKING:
-    from .messages import JoinGroupParams
+    from coordinator.groups.requests import JoinGroupParams
 
 
 def update_static_member_then_rebalance_or_complete_join(

@@ -8,12 +8,12 @@ stored assignment. v5+ requests carry protocol type/name, checked against the gr
 
 from __future__ import annotations
 
-from ..reasons import explain, explain_parked
-from .context import OpContext, ParkedReply
-from .errors import Error
-from .messages import SyncGroupParams, SyncGroupResult
-from .rebalance import propagate_assignment, remove_pending_sync_member
-from .state import GroupState
+from coordinator.observe.reasons import explain, explain_parked
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.errors import Error
+from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
+from coordinator.groups.rebalance import propagate_assignment, remove_pending_sync_member
+from coordinator.groups.state import GroupState
 
 SyncAnswer = SyncGroupResult | ParkedReply[SyncGroupResult]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import trio
 
 from coordinator.broker.partition import AppendResult, Partition
-from coordinator.broker.service import DataPath
-from coordinator.context import RequestContext
+from coordinator.broker.data_path import DataPath
+from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     PartitionProduceResponse,
@@ -59,7 +59,7 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
         if failed:
             # KafkaApis.handleProduceRequest: with acks=0 the only way to tell the producer that
             # something failed is to close the connection (it then refreshes metadata).
-            from coordinator.dispatch import CloseConnection  # not at import time: dispatch imports us
+            from coordinator.net.dispatch import CloseConnection  # not at import time: dispatch imports us
 
             raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None

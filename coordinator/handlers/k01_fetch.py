@@ -13,9 +13,9 @@ correctly with them. v15: replica state (tagged, followers only). v16: node endp
 from __future__ import annotations
 
 from coordinator.broker.fetch import FetchWant, fetch
-from coordinator.broker.service import DataPath
-from coordinator.context import RequestContext
-from coordinator.reasons import explain
+from coordinator.broker.data_path import DataPath
+from coordinator.net.request_context import RequestContext
+from coordinator.observe.reasons import explain
 
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchableTopicResponse, FetchRequest, FetchResponse, PartitionData

@@ -9,9 +9,9 @@ v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734
 from __future__ import annotations
 
 from coordinator.broker.offsets import list_offset
-from coordinator.broker.service import DataPath
-from coordinator.context import RequestContext
-from coordinator.reasons import explain
+from coordinator.broker.data_path import DataPath
+from coordinator.net.request_context import RequestContext
+from coordinator.observe.reasons import explain
 
 from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import (

@@ -13,8 +13,8 @@ from __future__ import annotations
 import uuid
 
 from coordinator.broker.topics import InvalidTopicError, Topic
-from coordinator.context import RequestContext
-from coordinator.reasons import explain
+from coordinator.net.request_context import RequestContext
+from coordinator.observe.reasons import explain
 
 from protocol.errors import ErrorCode
 from protocol.messages.metadata import (

@@ -8,7 +8,7 @@ false here). The reply parks until the join phase completes (see coordinator/gro
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import JoinGroupParams
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 

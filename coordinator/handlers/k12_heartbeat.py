@@ -5,7 +5,7 @@ v4+: flexible. What each group state answers is in coordinator/groups/heartbeat.
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import HeartbeatParams
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 

@@ -6,7 +6,7 @@ v5+: a reason per member (KIP-800).
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import LeaveGroupParams, LeavingMember
 from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberResponse
 

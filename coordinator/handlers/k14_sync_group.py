@@ -6,7 +6,7 @@ v5+: protocol type and name in request and response, checked against the group's
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import SyncGroupParams
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 

@@ -6,7 +6,7 @@ message and GROUP_ID_NOT_FOUND for unknown groups, which earlier versions report
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import DescribeGroupsParams
 from protocol.messages.describe_groups import (
     DescribedGroup,

@@ -5,7 +5,7 @@ v5+: types filter and each group's type ("classic" here).
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import ListGroupsParams
 from protocol.errors import ErrorCode
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse

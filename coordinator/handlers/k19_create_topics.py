@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 
 from coordinator.broker.admin import CreateOutcome, create_topic
-from coordinator.broker.service import DataPath
+from coordinator.broker.data_path import DataPath
 from coordinator.broker.topic_config import render
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import (
     CreatableTopicConfigs,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import uuid
 
 from coordinator.broker.admin import delete_topic
-from coordinator.broker.service import DataPath
-from coordinator.context import RequestContext
+from coordinator.broker.data_path import DataPath
+from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from protocol.primitives import ZERO_UUID

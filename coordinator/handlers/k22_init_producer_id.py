@@ -9,8 +9,8 @@ INVALID_REQUEST, as Kafka's TransactionCoordinator.handleInitProducerId answers)
 """
 from __future__ import annotations
 
-from coordinator.broker.service import DataPath
-from coordinator.context import RequestContext
+from coordinator.broker.data_path import DataPath
+from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 

@@ -9,8 +9,8 @@ get UNKNOWN_TOPIC_OR_PARTITION.
 """
 from __future__ import annotations
 
-from coordinator.broker.service import DataPath
-from coordinator.context import RequestContext
+from coordinator.broker.data_path import DataPath
+from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,

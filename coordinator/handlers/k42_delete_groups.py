@@ -5,7 +5,7 @@ GROUP_ID_NOT_FOUND; deleted groups become Dead and their records are tombstoned.
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
+from coordinator.net.request_context import RequestContext
 from coordinator.groups import DeleteGroupsParams
 from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 

@@ -7,9 +7,9 @@ does not have (checked here, before the group, as Kafka's KafkaApis does).
 """
 from __future__ import annotations
 
-from coordinator.context import RequestContext
-from coordinator.groups.offset_messages import OffsetDeleteParams
-from coordinator.reasons import explain
+from coordinator.net.request_context import RequestContext
+from coordinator.groups.offset_requests import OffsetDeleteParams
+from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete import (
     OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 from storage.batch import BatchHeader, Record, decode_header, encode_batch, iter_records
 from storage.segment import LogSegment
 
-from .layout import list_partition_dirs, read_index, segment_path
+from coordinator.verify.layout import list_partition_dirs, read_index, segment_path
 
 __all__ = ["FAULTS", "inject", "iter_batches", "rewrite_segment"]
 

@@ -1,6 +1,6 @@
 """Generate realistic __consumer_offsets logs (plus a user topic) for the verifier.
 
-Drives the real writer (coordinator.offsets_log.OffsetsLog -> groups/records.py -> storage Log):
+Drives the real writer (coordinator.runtime.partition_writer.OffsetsLog -> groups/records.py -> storage Log):
 commit streams with heavy overwrites, group-metadata churn, group deletions (group + offset
 tombstones) and offset expiry. Two phases: phase 1, a cleaning round (stamps tombstone delete
 horizons), a clock jump past delete.retention.ms, phase 2; then `before/` is copied and the
@@ -22,17 +22,17 @@ from multiprocessing import Pool
 from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
-from coordinator.offsets_log import OffsetsLog
+from coordinator.runtime.partition_writer import OffsetsLog
 from storage.batch import Record
 from storage.log import Log, LogConfig
 
-from .compactor import compact_partition
+from coordinator.verify.compactor import compact_partition
 
 try:  # storage's own cleaner when it exists; our reference compactor otherwise
     from storage.cleaner import Cleaner
 except ImportError:  # pragma: no cover - depends on what storage/ ships
     Cleaner = None  # type: ignore[assignment,misc]
-from .faults import FAULTS, inject
+from coordinator.verify.faults import FAULTS, inject
 
 __all__ = ["generate", "main", "Clock"]
 

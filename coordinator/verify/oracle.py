@@ -18,9 +18,9 @@ from crc32c import crc32c
 
 from storage.batch import InvalidBatch, decode_header, iter_records, verify_crc
 
-from .layout import active_bases, list_partition_dirs, plan_splits, segment_path
-from .rules import Report, continuity, offsets_dir, replay_ledger
-from .scan import decode_latest, scan_split
+from coordinator.verify.layout import active_bases, list_partition_dirs, plan_splits, segment_path
+from coordinator.verify.rules import Report, continuity, offsets_dir, replay_ledger
+from coordinator.verify.scan import decode_latest, scan_split
 
 __all__ = ["verify", "LogView"]
 

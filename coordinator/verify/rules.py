@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .layout import Violation, segment_path
+from coordinator.verify.layout import Violation, segment_path
 
 __all__ = ["continuity", "replay_ledger", "Report", "CHECKS"]
 

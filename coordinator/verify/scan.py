@@ -21,7 +21,7 @@ from crc32c import crc32c
 
 from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
 
-from .layout import Split, Violation, read_index, segment_path
+from coordinator.verify.layout import Split, Violation, read_index, segment_path
 
 __all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "KEY_FIELDS"]
 

@@ -43,5 +43,5 @@ def get_session(master: str = "local[*]", *, driver_memory: str = "8g",
 
 
 def register(spark: Any) -> None:
-    from .source import KafkaLogDataSource
+    from coordinator.verify.source import KafkaLogDataSource
     spark.dataSource.register(KafkaLogDataSource)

@@ -18,8 +18,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from .layout import Split, plan_splits
-from .scan import decode_latest, scan_split
+from coordinator.verify.layout import Split, plan_splits
+from coordinator.verify.scan import decode_latest, scan_split
 
 __all__ = ["KafkaLogDataSource", "SCHEMA_DDL", "ARROW_SCHEMA"]
 

@@ -18,8 +18,8 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .layout import active_bases
-from .rules import Report, continuity, offsets_dir
+from coordinator.verify.layout import active_bases
+from coordinator.verify.rules import Report, continuity, offsets_dir
 
 __all__ = ["run"]
 
@@ -33,7 +33,7 @@ def _file(dir_col: Column, seg_col: Column) -> Column:
 def load(spark: SparkSession, path: str, *, region_end: dict[str, int] | None,
          emit_batches: bool, split_bytes: int, num_partitions: int,
          pack_bytes: int | None = None) -> DataFrame:
-    from .source import SCHEMA_DDL
+    from coordinator.verify.source import SCHEMA_DDL
     reader = (spark.read.format("kgclog").schema(SCHEMA_DDL).option("path", path)
               .option("split_bytes", str(split_bytes))
               .option("pack_bytes", str(pack_bytes or split_bytes))

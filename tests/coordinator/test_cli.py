@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from coordinator.__main__ import main
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from storage.batch import Record
 from storage.log import Log, LogConfig
 

@@ -11,17 +11,17 @@ import pytest
 import trio
 from kafka.record import MemoryRecords
 
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
 from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
-from coordinator.groups.context import OpContext, ParkedReply
+from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.errors import Error
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import (OffsetCommitRecord, OffsetTombstone, decode_record)
 from coordinator.groups.state import GroupState
-from coordinator.groups.testing import GroupTestContext
-from coordinator.loader import open_offsets
-from coordinator.offsets_log import CoordinatorUnavailableError, PartitionState
+from tests.support.group_context import GroupTestContext
+from coordinator.runtime.loader import open_offsets
+from coordinator.runtime.partition_writer import CoordinatorUnavailableError, PartitionState
 from storage import fsutil
 from storage.batch import Record
 
@@ -233,7 +233,7 @@ async def test_load_equals_a_record_by_record_replay(tmp_path, autojump_clock):
     in-order replay gives, up to simple groups left without offsets (see loader.py)."""
     import random
 
-    from coordinator.groups.coordinator import GroupCoordinator
+    from coordinator.groups.shard import GroupCoordinator
     from coordinator.groups.offset_store import OffsetStore
     from coordinator.groups.replay import replay
 
@@ -276,9 +276,9 @@ async def test_runtime_with_the_durable_writer_survives_a_restart(tmp_path, mock
     """The real Runtime writes through OffsetsLog; after a restart the group is back, Stable.
     (A MockClock without autojump: the fsync runs in a thread, and autojump would move time
     to the next timer while the loop waits for it, expiring the pending member.)"""
-    from coordinator.clock import TrioClock
-    from coordinator.groups.messages import SyncGroupParams
-    from coordinator.runtime import Runtime
+    from coordinator.runtime.clock import TrioClock
+    from coordinator.groups.requests import SyncGroupParams
+    from coordinator.runtime.single_writer import Runtime
 
     clock = TrioClock(epoch_ms=1_000_000)
     writer, loaded = await open_offsets(config_for(tmp_path), clock)

@@ -6,7 +6,7 @@ import urllib.request
 
 import trio
 
-from coordinator.embedded import open_server
+from coordinator.embed.embedded import open_server
 from storage.cleaner_policy import CleanStats, write_cleaner_checkpoint
 from tests.coordinator.test_transcript import GROUP, assignment, heartbeat, join, sync
 from tests.integration.raw_client import RawClient

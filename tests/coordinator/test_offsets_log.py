@@ -7,12 +7,12 @@ import errno
 import pytest
 import trio
 
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
 from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, decode_record
-from coordinator.offsets_log import (CoordinatorUnavailableError, OffsetsLog, PartitionState,
+from coordinator.runtime.partition_writer import (CoordinatorUnavailableError, OffsetsLog, PartitionState,
                                      offsets_log_config)
 from storage import fsutil
 from storage.batch import iter_records

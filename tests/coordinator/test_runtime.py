@@ -5,12 +5,12 @@ import itertools
 
 import trio
 
-from coordinator.clock import TrioClock
+from coordinator.runtime.clock import TrioClock
 from coordinator.groups import (
     Error, GroupConfig, GroupCoordinator, GroupMetadataRecord, HeartbeatParams, JoinGroupParams,
     SyncGroupParams,
 )
-from coordinator.runtime import InMemoryWriter, Runtime
+from coordinator.runtime.single_writer import InMemoryWriter, Runtime
 
 
 def make_runtime(**config) -> tuple[Runtime, InMemoryWriter]:

@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from coordinator.embedded import open_server
+from coordinator.embed.embedded import open_server
 from protocol.api import ApiKey
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
@@ -218,7 +218,7 @@ async def test_data_path_reasons_and_kafkas_own_error_messages(tmp_path):
 
 
 async def test_a_failing_transcript_never_costs_the_request(tmp_path, monkeypatch):
-    from coordinator.transcript import Transcript
+    from coordinator.observe.transcript import Transcript
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")

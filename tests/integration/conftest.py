@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.embedded import open_server
+from coordinator.embed.embedded import open_server
 from tests.integration.raw_client import RawClient
 
 

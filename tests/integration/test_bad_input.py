@@ -11,7 +11,7 @@ import struct
 import pytest
 import trio
 
-from coordinator.embedded import open_server
+from coordinator.embed.embedded import open_server
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader, encode_request_header

@@ -122,7 +122,7 @@ async def test_pipelined_requests_are_answered_in_order(client):
 
 
 async def test_topics_survive_a_restart(tmp_path):
-    from coordinator.embedded import open_server
+    from coordinator.embed.embedded import open_server
 
     async with open_server(tmp_path, topics={"kept": 5}) as first:
         first_id = first.broker.topics.get("kept").topic_id

@@ -38,10 +38,10 @@ def group_of(task: int) -> str:
 async def _child(data_dir: str) -> None:
     import trio
 
-    from coordinator.clock import SystemClock
+    from coordinator.runtime.clock import SystemClock
     from coordinator.config import Config
     from coordinator.groups.records import OffsetCommitRecord
-    from coordinator.loader import open_offsets
+    from coordinator.runtime.loader import open_offsets
 
     writer, loaded = await open_offsets(Config({"data.dir": data_dir}), SystemClock())
     state = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
@@ -172,9 +172,9 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
     # Final check in this process: recovery + replay, then an independent batch reader.
     import trio
 
-    from coordinator.clock import SystemClock
+    from coordinator.runtime.clock import SystemClock
     from coordinator.config import Config
-    from coordinator.loader import open_offsets
+    from coordinator.runtime.loader import open_offsets
 
     async def final() -> dict[str, dict[str, int]]:
         writer, loaded = await open_offsets(Config({"data.dir": data_dir}), SystemClock())

@@ -12,7 +12,7 @@ import uuid
 import pytest
 import trio
 
-from coordinator.embedded import EmbeddedServer, open_server
+from coordinator.embed.embedded import EmbeddedServer, open_server
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest

@@ -6,9 +6,9 @@ from __future__ import annotations
 import trio
 
 from coordinator.config import Config
-from coordinator.context import BrokerContext, RequestContext
-from coordinator.embedded import open_server
-from coordinator.group_service import start_groups
+from coordinator.net.request_context import BrokerContext, RequestContext
+from coordinator.embed.embedded import open_server
+from coordinator.runtime.group_service import start_groups
 from coordinator.broker.topics import TopicRegistry
 from coordinator.handlers import (
     k08_offset_commit, k09_offset_fetch, k11_join_group, k15_describe_groups, k16_list_groups,
@@ -193,9 +193,9 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
 
 
 async def test_one_commit_is_one_batch_in_consumer_offsets(tmp_path):
-    from coordinator.clock import SystemClock
+    from coordinator.runtime.clock import SystemClock
     from coordinator.groups.records import decode_record
-    from coordinator.offsets_log import offsets_log_config
+    from coordinator.runtime.partition_writer import offsets_log_config
     from storage.batch import iter_records
     from storage.log import Log
 

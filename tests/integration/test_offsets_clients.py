@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from coordinator.embedded import EmbeddedServer
+from coordinator.embed.embedded import EmbeddedServer
 
 DEADLINE = 30.0  # seconds: bounds a hang, never a timing assertion
 PARTITIONS = 2

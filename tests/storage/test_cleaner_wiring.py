@@ -50,8 +50,8 @@ async def test_compact_hook_schedules_and_runs_a_round(tmp_path):
 
 
 async def test_offsets_log_cleaner_cleans_consumer_offsets(tmp_path):
-    from coordinator.clock import FakeClock
-    from coordinator.offsets_log import OffsetsLog
+    from coordinator.runtime.clock import FakeClock
+    from coordinator.runtime.partition_writer import OffsetsLog
     from storage.log import LogConfig
     writer = OffsetsLog(tmp_path, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
                         FakeClock(1_000_000))

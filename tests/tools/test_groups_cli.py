@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from coordinator.__main__ import main
-from coordinator.embedded import EmbeddedServer
+from coordinator.embed.embedded import EmbeddedServer
 from coordinator.tools.groups_cli import parse_duration
 from tests.tools import wire
 

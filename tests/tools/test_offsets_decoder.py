@@ -8,12 +8,12 @@ import struct
 import pytest
 
 from coordinator.__main__ import main
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
 from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
-from coordinator.offsets_log import OffsetsLog, offsets_log_config
+from coordinator.runtime.partition_writer import OffsetsLog, offsets_log_config
 from coordinator.tools.offsets_decoder import decode
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coordinator.__main__ import main
-from coordinator.embedded import open_server
+from coordinator.embed.embedded import open_server
 from tests.coordinator.test_transcript import run_lesson
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coordinator.broker.service import DataPath
+from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
 from storage.batch import Record, encode_batch
 

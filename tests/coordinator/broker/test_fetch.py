@@ -4,7 +4,7 @@ from __future__ import annotations
 import trio
 
 from coordinator.broker.fetch import FetchWant, fetch
-from coordinator.clock import TrioClock
+from coordinator.runtime.clock import TrioClock
 from protocol.errors import ErrorCode
 from storage.batch import iter_records
 from tests.coordinator.broker.conftest import batch, make_data

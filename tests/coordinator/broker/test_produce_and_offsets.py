@@ -4,7 +4,7 @@ from __future__ import annotations
 import struct
 
 from coordinator.broker.offsets import list_offset
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from protocol.errors import ErrorCode
 from storage.batch import COMPRESSION_GZIP, COMPRESSION_ZSTD
 from tests.coordinator.broker.conftest import batch, make_data
@@ -120,7 +120,7 @@ async def test_logs_reopen_cleanly_with_their_data(tmp_path):
 async def test_the_retention_task_runs_every_check_interval_and_close_marks_clean(tmp_path, autojump_clock):
     import trio
 
-    from coordinator.clock import TrioClock
+    from coordinator.runtime.clock import TrioClock
 
     data = make_data(tmp_path, clock=TrioClock(0), topics={"t": 1}, log_retention_bytes=1,
                      log_retention_check_interval_ms=60_000)

@@ -1,6 +1,6 @@
 """Shared builders for the offset tests: consumer-protocol subscriptions and commit requests."""
 
-from coordinator.groups.offset_messages import CommitPartition, OffsetCommitParams
+from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams
 from protocol.consumer_protocol import ConsumerProtocolSubscription, encode_subscription
 
 

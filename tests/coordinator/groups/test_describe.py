@@ -4,7 +4,7 @@ from coordinator.groups import (
     DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribedMember, DescribeGroupsParams, Error,
     GroupTombstone, ListedGroup, ListGroupsParams,
 )
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 
 def test_describe_stable_group_shows_metadata_and_assignments():

@@ -1,7 +1,7 @@
 """Heartbeat answers in every state, and what a missed session does to the group."""
 
 from coordinator.groups import Error, GroupMetadataRecord, GroupState
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 
 def test_heartbeat_in_stable_resets_the_session_timer():

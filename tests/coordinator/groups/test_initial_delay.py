@@ -3,7 +3,7 @@ again while new members keep arriving, capped by the rebalance timeout
 (Kafka tryCompleteInitialRebalanceElseSchedule)."""
 
 from coordinator.groups import Error, GroupConfig
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 
 def test_first_rebalance_is_delayed_and_extended_by_new_members():

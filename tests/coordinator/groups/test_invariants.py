@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from coordinator.groups import (
     DeleteGroupsParams, GroupConfig, GroupState, LeaveGroupParams, LeavingMember, SyncGroupParams,
 )
-from coordinator.groups.context import ParkedReply
+from coordinator.groups.operation import ParkedReply
 from coordinator.groups.rebalance import heartbeat_key, join_key
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 PROTOCOL_CHOICES = [[("range", b"r")], [("range", b"r2")], [("rr", b"x"), ("range", b"r")]]
 

@@ -1,8 +1,8 @@
 """JoinGroup rules: KIP-394, session-timeout bounds, protocols, leader, join-phase timing."""
 
 from coordinator.groups import Error, GroupConfig, GroupMetadataRecord, JoinGroupResult, LeaveGroupParams
-from coordinator.groups.context import ParkedReply
-from coordinator.groups.testing import GroupTestContext
+from coordinator.groups.operation import ParkedReply
+from tests.support.group_context import GroupTestContext
 
 
 def test_v4_join_without_member_id_gets_member_id_required_and_a_pending_id():

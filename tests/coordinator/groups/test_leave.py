@@ -4,7 +4,7 @@ from coordinator.groups import (
     Error, GroupMetadataRecord, LeaveGroupParams, LeaveGroupResult, LeavingMember,
     LeftMember,
 )
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 
 def test_v0_single_member_leaves_and_others_must_rejoin():

@@ -4,11 +4,11 @@ metadata size, client retention, leader epochs, and the records one commit write
 import pytest
 
 from coordinator.groups import Error, GroupConfig, GroupState
-from coordinator.groups.offset_messages import (
+from coordinator.groups.offset_requests import (
     CommitPartition, OffsetCommitParams, OffsetCommitResult, OffsetFetchParams,
 )
 from coordinator.groups.records import OffsetCommitRecord
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit
 

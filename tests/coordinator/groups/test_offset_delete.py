@@ -2,9 +2,9 @@
 offsets that exist."""
 
 from coordinator.groups import Error, GroupState
-from coordinator.groups.offset_messages import OffsetDeleteParams, OffsetDeleteResult
+from coordinator.groups.offset_requests import OffsetDeleteParams, OffsetDeleteResult
 from coordinator.groups.records import OffsetTombstone
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit, consumer_protocols
 

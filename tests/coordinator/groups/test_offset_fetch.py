@@ -2,10 +2,10 @@
 fetchOffsets/fetchAllOffsets answer -1 rather than an error), invalid group ids."""
 
 from coordinator.groups import DeleteGroupsParams, Error
-from coordinator.groups.offset_messages import (
+from coordinator.groups.offset_requests import (
     FetchedGroup, FetchedPartition, FetchGroup, OffsetFetchParams,
 )
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit
 

@@ -5,7 +5,7 @@ tombstone for an Empty group left without offsets."""
 from coordinator.groups import GroupConfig, GroupState, GroupTombstone, LeaveGroupParams
 from coordinator.groups.records import OffsetTombstone
 from coordinator.groups.retention import retention_key, schedule_offset_expiration
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit, consumer_protocols
 

@@ -3,13 +3,13 @@ durability, and retention fires from the runtime's timer loop and writes its tom
 
 import trio
 
-from coordinator.clock import TrioClock
+from coordinator.runtime.clock import TrioClock
 from coordinator.groups import Error, GroupConfig, GroupCoordinator, GroupTombstone
-from coordinator.groups.offset_messages import OffsetCommitResult
+from coordinator.groups.offset_requests import OffsetCommitResult
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.retention import retention_key, schedule_offset_expiration
-from coordinator.offsets_log import CoordinatorUnavailableError, PartitionState
-from coordinator.runtime import InMemoryWriter, Runtime
+from coordinator.runtime.partition_writer import CoordinatorUnavailableError, PartitionState
+from coordinator.runtime.single_writer import InMemoryWriter, Runtime
 
 from .offset_helpers import commit
 

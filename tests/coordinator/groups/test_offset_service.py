@@ -4,19 +4,19 @@ every group request type, and where a failed append becomes an error answer."""
 
 import pytest
 
-from coordinator.clock import TrioClock
-from coordinator.group_service import GroupService
+from coordinator.runtime.clock import TrioClock
+from coordinator.runtime.group_service import GroupService
 from coordinator.groups import (
     DeletedGroup, DeleteGroupsParams, Error, GroupCoordinator, HeartbeatParams, HeartbeatResult,
     JoinGroupParams, JoinGroupResult, LeaveGroupParams, LeaveGroupResult, ListGroupsParams,
     SyncGroupParams, SyncGroupResult,
 )
-from coordinator.groups.offset_messages import (
+from coordinator.groups.offset_requests import (
     FetchedGroup, FetchGroup, OffsetCommitResult, OffsetDeleteParams, OffsetDeleteResult,
     OffsetFetchParams,
 )
-from coordinator.offsets_log import CoordinatorUnavailableError, PartitionState
-from coordinator.runtime import InMemoryWriter, Runtime
+from coordinator.runtime.partition_writer import CoordinatorUnavailableError, PartitionState
+from coordinator.runtime.single_writer import InMemoryWriter, Runtime
 
 from .offset_helpers import commit
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from coordinator.clock import FakeClock
+from coordinator.runtime.clock import FakeClock
 from coordinator.groups import GroupState, IllegalStateTransition
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.state import VALID_PREVIOUS_STATES
-from coordinator.timers import Timers
+from coordinator.runtime.timers import Timers
 
 S = GroupState
 

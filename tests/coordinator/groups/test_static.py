@@ -1,7 +1,7 @@
 """Static membership (KIP-345): replacement without rebalance, fencing, KAFKA-9801."""
 
 from coordinator.groups import Error, GroupMetadataRecord, JoinGroupResult, SyncGroupResult
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 
 def stable_static_pair() -> tuple[GroupTestContext, str, str, int]:

@@ -1,7 +1,7 @@
 """SyncGroup rules: parking, the leader's assignment, pending-sync expiry, error answers."""
 
 from coordinator.groups import Error, GroupMetadataRecord, MemberSnapshot, SyncGroupParams, SyncGroupResult
-from coordinator.groups.testing import GroupTestContext
+from tests.support.group_context import GroupTestContext
 
 
 def two_members_completing() -> tuple[GroupTestContext, str, str, int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from coordinator.context import BrokerContext, RequestContext
+from coordinator.net.request_context import BrokerContext, RequestContext
 from coordinator.handlers import HANDLERS
 from coordinator.handlers.k18_api_versions import encoded_api_versions
 from protocol.api import SUPPORTED_VERSIONS, ApiKey

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
-from ..reasons import current_bucket
+from coordinator.observe.reasons import current_bucket
 if TYPE_CHECKING:
-    from .changes import GroupRecord
-    from .coordinator import GroupCoordinator
+    from coordinator.groups.changes import GroupRecord
+    from coordinator.groups.shard import GroupCoordinator
 
 T = TypeVar("T")
 _UNSET: Any = object()

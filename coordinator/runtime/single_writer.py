@@ -15,9 +15,9 @@ from typing import Any, Protocol, Sequence
 
 import trio
 
-from .clock import Clock
-from .groups.context import OpContext, ParkedReply
-from .groups.coordinator import GroupCoordinator, execute
+from coordinator.runtime.clock import Clock
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupCoordinator, execute
 
 log = logging.getLogger(__name__)
 

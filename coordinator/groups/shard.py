@@ -10,12 +10,12 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-from ..clock import Clock
-from ..timers import Timers
-from .config import GroupConfig
-from .context import OpContext
-from .group import ClassicGroup
-from .offset_store import OffsetStore
+from coordinator.runtime.clock import Clock
+from coordinator.runtime.timers import Timers
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.operation import OpContext
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.offset_store import OffsetStore
 
 
 class GroupCoordinator:
@@ -53,7 +53,7 @@ class GroupCoordinator:
 
 def execute(ctx: OpContext, request: Any) -> Any:
     """Run one operation: a request dataclass (JoinGroupParams, ...) or a callable(ctx)."""
-    from .operations import OPERATIONS
+    from coordinator.groups.operations import OPERATIONS
 
     if callable(request) and not hasattr(request, "__dataclass_fields__"):
         return request(ctx)

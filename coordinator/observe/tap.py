@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from typing import Any, Awaitable, Callable
 
-from coordinator import reasons
-from coordinator.logs import get_logger
-from coordinator.transcript import Transcript, api_name
+from coordinator.observe import reasons
+from coordinator.observe.logs import get_logger
+from coordinator.observe.transcript import Transcript, api_name
 from protocol.codec import decode_response
 
 _log = get_logger("tap")
@@ -93,7 +93,7 @@ def open_tap(config: Any, host: str) -> Tap | None:
         return None
     metrics = None
     if port >= 0:
-        from coordinator.metrics import Metrics
+        from coordinator.observe.metrics import Metrics
         metrics = Metrics(host, port)
     tap = Tap(Transcript(path) if path else None, metrics)
     reasons.observe(tap)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import Error
+from coordinator.groups.errors import Error
 
 NO_GENERATION = -1
 DEFAULT_RETENTION_TIME = -1  # Kafka OffsetCommitRequest.DEFAULT_RETENTION_TIME

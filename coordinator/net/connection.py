@@ -13,9 +13,9 @@ import logging
 
 import trio
 
-from coordinator.context import BrokerContext
-from coordinator.dispatch import CloseConnection, Connection, dispatch
-from coordinator.logs import get_logger, log_event
+from coordinator.net.request_context import BrokerContext
+from coordinator.net.dispatch import CloseConnection, Connection, dispatch
+from coordinator.observe.logs import get_logger, log_event
 from protocol.framing import FrameDecoder, FrameError, frame
 
 RECEIVE_CHUNK = 65536

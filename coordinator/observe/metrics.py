@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 
-from coordinator.transcript import error_codes, error_name
+from coordinator.observe.transcript import error_codes, error_name
 from storage.cleaner_policy import read_cleaner_checkpoint
 
 _LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,

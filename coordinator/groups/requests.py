@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import Error
+from coordinator.groups.errors import Error
 
 UNKNOWN_MEMBER_ID = ""  # Kafka JoinGroupRequest.UNKNOWN_MEMBER_ID
 NO_GENERATION = -1

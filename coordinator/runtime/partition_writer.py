@@ -23,8 +23,8 @@ from storage.batch import Record
 from storage.cleaner import Cleaner, CleanerConfig
 from storage.log import Log, LogConfig
 
-from .groups.placement import partition_for
-from .groups.records import encode_record
+from coordinator.groups.placement import partition_for
+from coordinator.groups.records import encode_record
 
 __all__ = ["OffsetsLog", "PartitionState", "CoordinatorUnavailableError", "TOPIC",
            "offsets_log_config"]

@@ -11,15 +11,15 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..clock import FakeClock
-from .changes import GroupRecord
-from .config import GroupConfig
-from .context import OpContext, ParkedReply
-from .coordinator import GroupCoordinator, execute
-from .errors import Error
-from .group import ClassicGroup
-from .messages import HeartbeatParams, JoinGroupParams, JoinGroupResult, SyncGroupParams
-from .rebalance import heartbeat_key, join_key, sync_key
+from coordinator.runtime.clock import FakeClock
+from coordinator.groups.changes import GroupRecord
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupCoordinator, execute
+from coordinator.groups.errors import Error
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.requests import HeartbeatParams, JoinGroupParams, JoinGroupResult, SyncGroupParams
+from coordinator.groups.rebalance import heartbeat_key, join_key, sync_key
 
 PROTOCOLS = [("range", b"range-meta")]
 

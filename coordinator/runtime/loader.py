@@ -19,13 +19,13 @@ import trio
 
 from storage.batch import iter_records
 
-from .groups.coordinator import GroupCoordinator
-from .groups.errors import Error
-from .groups.messages import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
-from .groups.offset_store import OffsetStore
-from .groups.records import decode_record
-from .groups.replay import on_loaded, replay
-from .offsets_log import OffsetsLog, PartitionState, offsets_log_config
+from coordinator.groups.shard import GroupCoordinator
+from coordinator.groups.errors import Error
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
+from coordinator.groups.offset_store import OffsetStore
+from coordinator.groups.records import decode_record
+from coordinator.groups.replay import on_loaded, replay
+from coordinator.runtime.partition_writer import OffsetsLog, PartitionState, offsets_log_config
 
 __all__ = ["open_offsets", "OffsetsLoader", "LoadStats"]
 

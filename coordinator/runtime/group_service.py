@@ -18,21 +18,21 @@ from typing import Any, Callable
 
 import trio
 
-from coordinator.clock import TrioClock
+from coordinator.runtime.clock import TrioClock
 from coordinator.config import Config
 from coordinator.groups import (
     DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribeGroupsParams, Error, GroupConfig,
     GroupCoordinator, HeartbeatParams, HeartbeatResult, JoinGroupParams, JoinGroupResult,
     LeaveGroupParams, LeaveGroupResult, SyncGroupParams, SyncGroupResult,
 )
-from coordinator.groups.offset_messages import (
+from coordinator.groups.offset_requests import (
     FetchedGroup, OffsetCommitParams, OffsetDeleteParams, OffsetDeleteResult, OffsetFetchParams,
 )
 from coordinator.groups.offsets import commit_error
 from coordinator.groups.retention import schedule_offset_expiration
-from coordinator.loader import OffsetsLoader, open_offsets
-from coordinator.offsets_log import TOPIC, CoordinatorUnavailableError, OffsetsLog
-from coordinator.runtime import Runtime
+from coordinator.runtime.loader import OffsetsLoader, open_offsets
+from coordinator.runtime.partition_writer import TOPIC, CoordinatorUnavailableError, OffsetsLog
+from coordinator.runtime.single_writer import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from coordinator.broker.partition import Partition
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topic_config import effective, log_config
 from coordinator.broker.topics import Topic, TopicRegistry
-from coordinator.logs import get_logger, log_event
+from coordinator.observe.logs import get_logger, log_event
 from storage.cleaner import Cleaner, CleanerConfig
 from storage.log import Log
 

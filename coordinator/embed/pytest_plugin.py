@@ -4,7 +4,7 @@
         kafka_coordinator.create_topic("orders", 3)
         consumer = Consumer({"bootstrap.servers": kafka_coordinator.bootstrap, ...})
 
-The server runs on its own thread (see `coordinator.embedded`), so the fixture serves sync tests,
+The server runs on its own thread (see `coordinator.embed.embedded`), so the fixture serves sync tests,
 asyncio clients and subprocess clients alike. Its data dir lives in the test's tmp_path;
 `kafka_coordinator.restart()` restarts it on the same data dir and port.
 Settings can be given per test with `@pytest.mark.kafka_settings({"group.max.size": 3})`, on a
@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from coordinator.embedded import EmbeddedServer
+from coordinator.embed.embedded import EmbeddedServer
 
 
 def pytest_configure(config: pytest.Config) -> None:
