@@ -21,18 +21,18 @@ awaited inside it). Operations (request -> result), dispatched by `execute(ctx, 
     OffsetDeleteParams   -> OffsetDeleteResult    offsets.py
 Offset retention is a timer (retention.py, `schedule_offset_expiration`); committed offsets live
 in `GroupCoordinator.offsets` (offset_store.py).
-Errors are `Error` (IntEnum, Kafka's numbers). Records: `GroupMetadataRecord`, `GroupTombstone`
+Errors are `ErrorCode` (IntEnum, Kafka's numbers). Records: `GroupMetadataRecord`, `GroupTombstone`
 (changes.py; records.py encodes them). Handler duties: JoinGroup v<7 writes protocol_name None as
 ""; LeaveGroup v0-2 answers `legacy_error()`; DescribeGroups passes request_version (unknown
 group: NONE before v6, GROUP_ID_NOT_FOUND from v6); INVALID_GROUP_ID etc. come from the core.
 Unit tests: `testing.GroupTestContext` (FakeClock, `send`, `sleep`, `records`, `timers`).
 """
+from protocol.errors import ErrorCode
 
 from coordinator.groups.changes import GroupMetadataRecord, GroupRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.shard import GroupCoordinator, execute
-from coordinator.groups.errors import Error
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.requests import (
@@ -59,7 +59,7 @@ from coordinator.groups.state import GroupState, IllegalStateTransition
 
 __all__ = [
     "ClassicGroup", "ClassicMember", "DeletedGroup", "DeleteGroupsParams", "DescribedGroup",
-    "DescribedMember", "DescribeGroupsParams", "Error", "GroupConfig", "GroupCoordinator",
+    "DescribedMember", "DescribeGroupsParams", "ErrorCode", "GroupConfig", "GroupCoordinator",
     "GroupMetadataRecord", "GroupRecord", "GroupState", "GroupTombstone", "HeartbeatParams",
     "HeartbeatResult", "IllegalStateTransition", "JoinGroupParams", "JoinGroupResult",
     "LeaveGroupParams", "LeaveGroupResult", "LeavingMember", "LeftMember", "ListedGroup",

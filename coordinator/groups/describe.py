@@ -9,9 +9,10 @@ from memory.
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from coordinator.observe.reasons import explain
 from coordinator.groups.operation import OpContext
-from coordinator.groups.errors import Error
 from coordinator.groups.requests import (
     DeletedGroup,
     DeleteGroupsParams,
@@ -34,7 +35,7 @@ def describe_groups(ctx: OpContext, p: DescribeGroupsParams) -> list[DescribedGr
     for group_id in p.group_ids:
         group = ctx.coordinator.group(group_id)
         if group is None:
-            error = Error.GROUP_ID_NOT_FOUND if p.request_version >= 6 else Error.NONE
+            error = ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 6 else ErrorCode.NONE
             if error:
                 explain(error, f"group {group_id!r} does not exist")
             described.append(DescribedGroup(group_id, error, str(GroupState.DEAD), "", ""))
@@ -53,7 +54,7 @@ def describe_groups(ctx: OpContext, p: DescribeGroupsParams) -> list[DescribedGr
         ]
         described.append(DescribedGroup(
             group_id=group_id,
-            error=Error.NONE,
+            error=ErrorCode.NONE,
             state=str(group.state),
             protocol_type=group.protocol_type or "",
             protocol_data=(group.protocol_name or "") if stable else "",
@@ -79,17 +80,17 @@ def delete_groups(ctx: OpContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
     for group_id in p.group_ids:
         group = ctx.coordinator.group(group_id) if group_id else None
         if not group_id:
-            error = Error.INVALID_GROUP_ID
+            error = ErrorCode.INVALID_GROUP_ID
             explain(error, "the group id is empty")
         elif group is None or group.is_in(GroupState.DEAD):
-            error = Error.GROUP_ID_NOT_FOUND
+            error = ErrorCode.GROUP_ID_NOT_FOUND
             explain(error, f"group {group_id!r} does not exist")
         elif not group.is_in(GroupState.EMPTY):
-            error = Error.NON_EMPTY_GROUP
+            error = ErrorCode.NON_EMPTY_GROUP
             explain(error, f"group {group_id!r} is {group.state} with {len(group.members)} member(s); "
                            "only an Empty group can be deleted")
         else:
-            error = Error.NONE
+            error = ErrorCode.NONE
             # Kafka GroupCoordinatorShard.deleteGroups: offset tombstones, then the group's.
             delete_all_offsets(ctx, group_id)
             ctx.emit(GroupTombstone(group_id))

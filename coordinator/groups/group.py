@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections import Counter
 
 from protocol.consumer_protocol import decode_subscription
-from protocol.errors import DecodeError
+from protocol.errors import DecodeError, ErrorCode
 
 from coordinator.observe.reasons import OBSERVERS, explain, transitioned
 from coordinator.groups.changes import GroupMetadataRecord, MemberSnapshot
-from coordinator.groups.errors import Error
 from coordinator.groups.member import ClassicMember, Protocols
 from coordinator.groups.state import GroupState, check_transition
 
@@ -132,17 +131,17 @@ class ClassicGroup:
     def validate_generation_member(self, member_id: str, instance_id: str | None,
                                    generation_id: int) -> int | None:
         """The checks Heartbeat and SyncGroup share, in Kafka's order: Dead, member (incl. static
-        fencing), generation. Error code (with its reason explained) or None."""
+        fencing), generation. ErrorCode code (with its reason explained) or None."""
         if self.is_in(GroupState.DEAD):
-            explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {self.group_id!r} is Dead (being deleted)")
-            return Error.COORDINATOR_NOT_AVAILABLE
+            explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {self.group_id!r} is Dead (being deleted)")
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
         error = self.validate_existing_member(member_id, instance_id)
         if error is not None:
             return error
         if generation_id != self.generation_id:
-            explain(Error.ILLEGAL_GENERATION, f"request generation {generation_id}, group generation "
+            explain(ErrorCode.ILLEGAL_GENERATION, f"request generation {generation_id}, group generation "
                                               f"{self.generation_id}")
-            return Error.ILLEGAL_GENERATION
+            return ErrorCode.ILLEGAL_GENERATION
         return None
 
     def validate_existing_member(self, member_id: str, instance_id: str | None) -> int | None:
@@ -150,18 +149,18 @@ class ClassicGroup:
         if instance_id is None:
             if member_id in self.members:
                 return None
-            explain(Error.UNKNOWN_MEMBER_ID, f"member {member_id!r} is not in group {self.group_id!r} "
+            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"member {member_id!r} is not in group {self.group_id!r} "
                                              f"(state {self.state}, generation {self.generation_id})")
-            return Error.UNKNOWN_MEMBER_ID
+            return ErrorCode.UNKNOWN_MEMBER_ID
         current = self.static_members.get(instance_id)
         if current is None:
-            explain(Error.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r} "
+            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r} "
                                              f"in group {self.group_id!r}")
-            return Error.UNKNOWN_MEMBER_ID
+            return ErrorCode.UNKNOWN_MEMBER_ID
         if current != member_id:
-            explain(Error.FENCED_INSTANCE_ID, f"group.instance.id {instance_id!r} now belongs to member "
+            explain(ErrorCode.FENCED_INSTANCE_ID, f"group.instance.id {instance_id!r} now belongs to member "
                                               f"{current!r}, not {member_id!r}")
-            return Error.FENCED_INSTANCE_ID
+            return ErrorCode.FENCED_INSTANCE_ID
         return None
 
     # -- rebalance bookkeeping --------------------------------------------------------------

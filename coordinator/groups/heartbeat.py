@@ -8,9 +8,10 @@ CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no r
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from coordinator.observe.reasons import explain
 from coordinator.groups.operation import OpContext
-from coordinator.groups.errors import Error
 from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
 from coordinator.groups.rebalance import reschedule_member_heartbeat
 from coordinator.groups.state import GroupState
@@ -19,17 +20,17 @@ from coordinator.groups.state import GroupState
 def heartbeat(ctx: OpContext, p: HeartbeatParams) -> HeartbeatResult:
     group = ctx.coordinator.group(p.group_id)
     if group is None:
-        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
-        return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
+        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
+        return HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID)
     error = group.validate_generation_member(p.member_id, p.group_instance_id, p.generation_id)
     if error is not None:
-        return HeartbeatResult(Error(error))
+        return HeartbeatResult(ErrorCode(error))
     if group.is_in(GroupState.EMPTY):
-        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} is Empty")
-        return HeartbeatResult(Error.UNKNOWN_MEMBER_ID)
+        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} is Empty")
+        return HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID)
     reschedule_member_heartbeat(ctx, group, group.members[p.member_id])
     if group.is_in(GroupState.PREPARING_REBALANCE):
-        explain(Error.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: generation "
+        explain(ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: generation "
                                              f"{group.generation_id} is ending, rejoin")
-        return HeartbeatResult(Error.REBALANCE_IN_PROGRESS)
-    return HeartbeatResult(Error.NONE)
+        return HeartbeatResult(ErrorCode.REBALANCE_IN_PROGRESS)
+    return HeartbeatResult(ErrorCode.NONE)

@@ -8,11 +8,12 @@ A newly created group is written at once as an empty group, as Kafka does.
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from dataclasses import replace
 
 from coordinator.observe.reasons import explain
 from coordinator.groups.operation import OpContext, ParkedReply
-from coordinator.groups.errors import Error
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.changes import GroupMetadataRecord
@@ -31,13 +32,13 @@ JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
     config = ctx.coordinator.config
     if not p.group_id:
-        explain(Error.INVALID_GROUP_ID, "the group id is empty")
-        return JoinGroupResult(Error.INVALID_GROUP_ID, p.member_id)
+        explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+        return JoinGroupResult(ErrorCode.INVALID_GROUP_ID, p.member_id)
     if not config.min_session_timeout_ms <= p.session_timeout_ms <= config.max_session_timeout_ms:
-        explain(Error.INVALID_SESSION_TIMEOUT,
+        explain(ErrorCode.INVALID_SESSION_TIMEOUT,
                 f"session timeout {p.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
                 f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]")
-        return JoinGroupResult(Error.INVALID_SESSION_TIMEOUT, p.member_id)
+        return JoinGroupResult(ErrorCode.INVALID_SESSION_TIMEOUT, p.member_id)
     if p.rebalance_timeout_ms < 0:  # JoinGroup v0 carries no rebalance timeout
         p = _with_rebalance_timeout(p, p.session_timeout_ms)
 
@@ -46,16 +47,16 @@ def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
     created = False
     if group is None:
         if not is_unknown_member:
-            explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist, so member "
+            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist, so member "
                                              f"{p.member_id!r} cannot be in it; join with an empty member id")
-            return JoinGroupResult(Error.UNKNOWN_MEMBER_ID, p.member_id)
+            return JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, p.member_id)
         group = ctx.coordinator.create_group(p.group_id, ctx.now_ms)
         created = True
 
     if not _accepts_joining_member(group, p.member_id, config.max_size):
-        explain(Error.GROUP_MAX_SIZE_REACHED, f"group {p.group_id!r} already has group.max.size="
+        explain(ErrorCode.GROUP_MAX_SIZE_REACHED, f"group {p.group_id!r} already has group.max.size="
                                               f"{config.max_size} members")
-        answer: JoinAnswer = JoinGroupResult(Error.GROUP_MAX_SIZE_REACHED, p.member_id)
+        answer: JoinAnswer = JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED, p.member_id)
     elif is_unknown_member:
         answer = _join_new_member(ctx, group, p)
     else:
@@ -84,11 +85,11 @@ def _accepts_joining_member(group: ClassicGroup, member_id: str, max_size: int) 
 
 def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
     if group.is_in(GroupState.DEAD):
-        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
-        return JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, p.member_id)
+        explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
+        return JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, p.member_id)
     if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
         _explain_inconsistent(group, p)
-        return JoinGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
+        return JoinGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
     new_member_id = ctx.coordinator.new_member_id(p.group_instance_id or p.client_id)
     if p.group_instance_id is not None:
         existing_id = group.static_members.get(p.group_instance_id)
@@ -102,30 +103,30 @@ def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) ->
         # expires after the session timeout if it never does.
         group.pending_join_members[new_member_id] = None
         schedule_heartbeat(ctx, group, new_member_id, p.session_timeout_ms)
-        explain(Error.MEMBER_ID_REQUIRED, f"JoinGroup v{p.request_version} without a member id: "
+        explain(ErrorCode.MEMBER_ID_REQUIRED, f"JoinGroup v{p.request_version} without a member id: "
                                           f"rejoin with member id {new_member_id!r} (KIP-394)")
-        return JoinGroupResult(Error.MEMBER_ID_REQUIRED, new_member_id)
+        return JoinGroupResult(ErrorCode.MEMBER_ID_REQUIRED, new_member_id)
     return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
 
 
 def _join_existing_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
     if group.is_in(GroupState.DEAD):
-        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
-        return JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, p.member_id)
+        explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
+        return JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, p.member_id)
     if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
         _explain_inconsistent(group, p)
-        return JoinGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
+        return JoinGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
     if group.is_pending_member(p.member_id):
         if p.group_instance_id is not None:
             # Pending ids are only handed to dynamic members (Kafka: IllegalStateException).
-            explain(Error.UNKNOWN_SERVER_ERROR, f"pending member id {p.member_id!r} came back with a "
+            explain(ErrorCode.UNKNOWN_SERVER_ERROR, f"pending member id {p.member_id!r} came back with a "
                                                 f"group.instance.id")
-            return JoinGroupResult(Error.UNKNOWN_SERVER_ERROR, p.member_id)
+            return JoinGroupResult(ErrorCode.UNKNOWN_SERVER_ERROR, p.member_id)
         return add_member_then_rebalance_or_complete_join(ctx, group, p, p.member_id)
 
     error = group.validate_existing_member(p.member_id, p.group_instance_id)
     if error is not None:
-        return JoinGroupResult(Error(error), p.member_id)
+        return JoinGroupResult(ErrorCode(error), p.member_id)
     member = group.members[p.member_id]
 
     if group.is_in(GroupState.PREPARING_REBALANCE):
@@ -142,13 +143,13 @@ def _join_existing_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParam
             return update_member_then_rebalance_or_complete_join(ctx, group, member, p)
         return current_generation(group, member.member_id)
     # Empty: the member is stale; it must reset its generation and join again.
-    explain(Error.UNKNOWN_MEMBER_ID, f"group {group.group_id!r} is Empty: member {p.member_id!r} is stale "
+    explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group.group_id!r} is Empty: member {p.member_id!r} is stale "
                                      "and must join again without a member id")
-    return JoinGroupResult(Error.UNKNOWN_MEMBER_ID, p.member_id)
+    return JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, p.member_id)
 
 
 def _explain_inconsistent(group: ClassicGroup, p: JoinGroupParams) -> None:
-    explain(Error.INCONSISTENT_GROUP_PROTOCOL,
+    explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
             f"protocol type {p.protocol_type!r} with protocols {[n for n, _ in p.protocols]} does not match "
             f"group {group.group_id!r} (type {group.protocol_type!r}, protocols every member supports: "
             f"{group.candidate_protocols() if group.members else []})")
@@ -156,7 +157,7 @@ def _explain_inconsistent(group: ClassicGroup, p: JoinGroupParams) -> None:
 
 def current_generation(group: ClassicGroup, member_id: str) -> JoinGroupResult:
     return JoinGroupResult(
-        error=Error.NONE,
+        error=ErrorCode.NONE,
         member_id=member_id,
         generation_id=group.generation_id,
         protocol_type=group.protocol_type,

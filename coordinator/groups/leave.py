@@ -8,9 +8,10 @@ rebalance; in PreparingRebalance the join phase may now be complete.
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from coordinator.observe.reasons import explain
 from coordinator.groups.operation import OpContext
-from coordinator.groups.errors import Error
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
 from coordinator.groups.rebalance import (
     cancel_heartbeat,
@@ -24,13 +25,13 @@ from coordinator.groups.state import GroupState
 def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:
     group = ctx.coordinator.group(p.group_id)
     if group is None:
-        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
-        return LeaveGroupResult(Error.NONE, [
-            LeftMember(m.member_id, m.group_instance_id, Error.UNKNOWN_MEMBER_ID) for m in p.members
+        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
+        return LeaveGroupResult(ErrorCode.NONE, [
+            LeftMember(m.member_id, m.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID) for m in p.members
         ])
     if group.is_in(GroupState.DEAD):
-        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
-        return LeaveGroupResult(Error.COORDINATOR_NOT_AVAILABLE)
+        explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
+        return LeaveGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)
 
     answers: list[LeftMember] = []
     removed_any = False
@@ -39,28 +40,28 @@ def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:
         if member_id == UNKNOWN_MEMBER_ID:
             current_id = group.static_members.get(instance_id) if instance_id is not None else None
             if current_id is None:
-                explain(Error.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r}")
-                answers.append(LeftMember(member_id, instance_id, Error.UNKNOWN_MEMBER_ID))
+                explain(ErrorCode.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r}")
+                answers.append(LeftMember(member_id, instance_id, ErrorCode.UNKNOWN_MEMBER_ID))
                 continue
             remove_member(ctx, group, group.members[current_id])
             removed_any = True
-            answers.append(LeftMember(member_id, instance_id, Error.NONE))
+            answers.append(LeftMember(member_id, instance_id, ErrorCode.NONE))
         elif group.is_pending_member(member_id):
             group.remove(member_id)
             cancel_heartbeat(ctx, group, member_id)
-            answers.append(LeftMember(member_id, instance_id, Error.NONE))
+            answers.append(LeftMember(member_id, instance_id, ErrorCode.NONE))
         else:
             error = group.validate_existing_member(member_id, instance_id)
             if error is not None:
-                answers.append(LeftMember(member_id, instance_id, Error(error)))
+                answers.append(LeftMember(member_id, instance_id, ErrorCode(error)))
                 continue
             remove_member(ctx, group, group.members[member_id])
             removed_any = True
-            answers.append(LeftMember(member_id, instance_id, Error.NONE))
+            answers.append(LeftMember(member_id, instance_id, ErrorCode.NONE))
 
     if removed_any:
         if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             maybe_prepare_rebalance_or_complete_join(ctx, group)
         elif group.is_in(GroupState.PREPARING_REBALANCE):
             maybe_complete_join_phase(ctx, group)
-    return LeaveGroupResult(Error.NONE, answers)
+    return LeaveGroupResult(ErrorCode.NONE, answers)

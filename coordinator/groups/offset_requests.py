@@ -7,9 +7,10 @@ handler (Kafka's KafkaApis does it before the coordinator sees the request), not
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from dataclasses import dataclass, field
 
-from coordinator.groups.errors import Error
 
 NO_GENERATION = -1
 DEFAULT_RETENTION_TIME = -1  # Kafka OffsetCommitRequest.DEFAULT_RETENTION_TIME
@@ -42,8 +43,8 @@ class OffsetCommitResult:
     """Per partition errors, topics and partitions in request order. `error` is the group-level
     error (every partition carries it too), NONE when the commit was validated."""
 
-    error: Error
-    topics: list[tuple[str, list[tuple[int, Error]]]] = field(default_factory=list)
+    error: ErrorCode
+    topics: list[tuple[str, list[tuple[int, ErrorCode]]]] = field(default_factory=list)
 
 
 # -- OffsetFetch (9) ------------------------------------------------------------------------
@@ -71,13 +72,13 @@ class FetchedPartition:
     offset: int = INVALID_OFFSET
     leader_epoch: int = -1
     metadata: str = ""
-    error: Error = Error.NONE
+    error: ErrorCode = ErrorCode.NONE
 
 
 @dataclass(frozen=True)
 class FetchedGroup:
     group_id: str
-    error: Error = Error.NONE
+    error: ErrorCode = ErrorCode.NONE
     topics: list[tuple[str, list[FetchedPartition]]] = field(default_factory=list)
 
 
@@ -91,5 +92,5 @@ class OffsetDeleteParams:
 
 @dataclass(frozen=True)
 class OffsetDeleteResult:
-    error: Error
-    topics: list[tuple[str, list[tuple[int, Error]]]] = field(default_factory=list)
+    error: ErrorCode
+    topics: list[tuple[str, list[tuple[int, ErrorCode]]]] = field(default_factory=list)

@@ -10,8 +10,9 @@ retention.py. Topic existence is the handler's business (Kafka checks it in Kafk
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from coordinator.groups.operation import OpContext
-from coordinator.groups.errors import Error
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.offset_requests import (
     DEFAULT_RETENTION_TIME,
@@ -33,8 +34,8 @@ from coordinator.groups.state import GroupState
 
 def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
     if not p.group_id:  # GroupCoordinatorService.commitOffsets
-        explain(Error.INVALID_GROUP_ID, "the group id is empty")
-        return commit_error(p, Error.INVALID_GROUP_ID)
+        explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+        return commit_error(p, ErrorCode.INVALID_GROUP_ID)
     group, error = _validate_commit(ctx, p)
     if error is not None:
         return commit_error(p, error)
@@ -52,20 +53,20 @@ def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
         answers = []
         for part in partitions:
             if part.metadata is not None and _java_length(part.metadata) > max_bytes:
-                explain(Error.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
+                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
                         f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
-                answers.append((part.partition, Error.OFFSET_METADATA_TOO_LARGE))
+                answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
             record = OffsetCommitRecord(p.group_id, topic, part.partition, part.offset,
                                         part.leader_epoch, part.metadata or "", now, expire)
             store.put(record)
             ctx.emit(record)
-            answers.append((part.partition, Error.NONE))
+            answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
-    return OffsetCommitResult(Error.NONE, topics)
+    return OffsetCommitResult(ErrorCode.NONE, topics)
 
 
-def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, Error | None]:
+def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, ErrorCode | None]:
     """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit."""
     group = ctx.coordinator.group(p.group_id)
     if group is None:
@@ -74,36 +75,36 @@ def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGrou
             # empty "simple" group (no protocol type) and accepts it. No group record is written.
             return ctx.coordinator.create_group(p.group_id, ctx.now_ms), None
         # v9 answers GROUP_ID_NOT_FOUND; older versions keep ILLEGAL_GENERATION.
-        explain(Error.GROUP_ID_NOT_FOUND if p.request_version >= 9 else Error.ILLEGAL_GENERATION,
+        explain(ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 9 else ErrorCode.ILLEGAL_GENERATION,
                 f"group {p.group_id!r} does not exist, yet the commit names generation {p.generation_id}")
-        return None, Error.GROUP_ID_NOT_FOUND if p.request_version >= 9 else Error.ILLEGAL_GENERATION
+        return None, ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 9 else ErrorCode.ILLEGAL_GENERATION
     if group.is_in(GroupState.DEAD):
-        explain(Error.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
-        return None, Error.COORDINATOR_NOT_AVAILABLE
+        explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
+        return None, ErrorCode.COORDINATOR_NOT_AVAILABLE
     if p.generation_id < 0 and group.is_in(GroupState.EMPTY):
         return group, None
     if p.generation_id >= 0 or p.member_id or p.group_instance_id is not None:
         error = group.validate_existing_member(p.member_id, p.group_instance_id)
         if error is not None:
-            return None, Error(error)
+            return None, ErrorCode(error)
         if p.generation_id != group.generation_id:
-            explain(Error.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
+            explain(ErrorCode.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
                                               f"{group.generation_id}")
-            return None, Error.ILLEGAL_GENERATION
+            return None, ErrorCode.ILLEGAL_GENERATION
     elif not group.is_in(GroupState.EMPTY):
         # No member id and no generation: only an empty group takes such commits.
-        explain(Error.UNKNOWN_MEMBER_ID, f"a commit without member id and generation, but group "
+        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"a commit without member id and generation, but group "
                                          f"{p.group_id!r} is {group.state} (only an Empty group takes one)")
-        return None, Error.UNKNOWN_MEMBER_ID
+        return None, ErrorCode.UNKNOWN_MEMBER_ID
     if group.is_in(GroupState.COMPLETING_REBALANCE):
         # The member has its generation but not its assignment yet: let it finish the sync.
-        explain(Error.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is CompletingRebalance: finish "
+        explain(ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is CompletingRebalance: finish "
                                              "SyncGroup before committing")
-        return None, Error.REBALANCE_IN_PROGRESS
+        return None, ErrorCode.REBALANCE_IN_PROGRESS
     return group, None
 
 
-def commit_error(p: OffsetCommitParams, error: Error) -> OffsetCommitResult:
+def commit_error(p: OffsetCommitParams, error: ErrorCode) -> OffsetCommitResult:
     """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
     return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts])
                                       for t, parts in p.topics])
@@ -125,8 +126,8 @@ def fetch_offsets(ctx: OpContext, p: OffsetFetchParams) -> list[FetchedGroup]:
     store = ctx.coordinator.offsets
     for request in p.groups:
         if not request.group_id:  # GroupCoordinatorService.fetchOffsets
-            explain(Error.INVALID_GROUP_ID, "the group id is empty")
-            answers.append(FetchedGroup(request.group_id, Error.INVALID_GROUP_ID))
+            explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+            answers.append(FetchedGroup(request.group_id, ErrorCode.INVALID_GROUP_ID))
             continue
         group = ctx.coordinator.group(request.group_id)
         known = group is not None and not group.is_in(GroupState.DEAD)
@@ -135,12 +136,12 @@ def fetch_offsets(ctx: OpContext, p: OffsetFetchParams) -> list[FetchedGroup]:
             by_topic: dict[str, list[FetchedPartition]] = {}
             for (topic, partition), rec in sorted(offsets.items()):
                 by_topic.setdefault(topic, []).append(_fetched(partition, rec))
-            answers.append(FetchedGroup(request.group_id, Error.NONE, list(by_topic.items())))
+            answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, list(by_topic.items())))
             continue
         topics = [(topic, [_fetched(partition, offsets.get((topic, partition)))
                            for partition in partitions])
                   for topic, partitions in request.topics]
-        answers.append(FetchedGroup(request.group_id, Error.NONE, topics))
+        answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, topics))
     return answers
 
 
@@ -154,30 +155,30 @@ def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition
 
 def delete_offsets(ctx: OpContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
     if not p.group_id:
-        explain(Error.INVALID_GROUP_ID, "the group id is empty")
-        return OffsetDeleteResult(Error.INVALID_GROUP_ID)
+        explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+        return OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)
     group = ctx.coordinator.group(p.group_id)
     if group is None or group.is_in(GroupState.DEAD):
-        explain(Error.GROUP_ID_NOT_FOUND, f"group {p.group_id!r} does not exist")
-        return OffsetDeleteResult(Error.GROUP_ID_NOT_FOUND)
+        explain(ErrorCode.GROUP_ID_NOT_FOUND, f"group {p.group_id!r} does not exist")
+        return OffsetDeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)
     # ClassicGroup.validateOffsetDelete: a group with members may delete offsets only if it is
     # a consumer group (then per topic: not while subscribed to it).
     if not group.is_in(GroupState.EMPTY) and not group.uses_consumer_protocol:
-        explain(Error.NON_EMPTY_GROUP, f"group {p.group_id!r} is {group.state} and not a consumer group")
-        return OffsetDeleteResult(Error.NON_EMPTY_GROUP)
+        explain(ErrorCode.NON_EMPTY_GROUP, f"group {p.group_id!r} is {group.state} and not a consumer group")
+        return OffsetDeleteResult(ErrorCode.NON_EMPTY_GROUP)
     store = ctx.coordinator.offsets
     topics = []
     for topic, partitions in p.topics:
         if group.is_subscribed_to_topic(topic):
-            explain(Error.GROUP_SUBSCRIBED_TO_TOPIC, f"members of group {p.group_id!r} are subscribed to "
+            explain(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, f"members of group {p.group_id!r} are subscribed to "
                                                      f"{topic!r}")
-            topics.append((topic, [(n, Error.GROUP_SUBSCRIBED_TO_TOPIC) for n in partitions]))
+            topics.append((topic, [(n, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for n in partitions]))
             continue
         for n in partitions:
             if store.delete(p.group_id, topic, n) is not None:
                 ctx.emit(OffsetTombstone(p.group_id, topic, n))
-        topics.append((topic, [(n, Error.NONE) for n in partitions]))
-    return OffsetDeleteResult(Error.NONE, topics)
+        topics.append((topic, [(n, ErrorCode.NONE) for n in partitions]))
+    return OffsetDeleteResult(ErrorCode.NONE, topics)
 
 
 def delete_all_offsets(ctx: OpContext, group_id: str) -> int:

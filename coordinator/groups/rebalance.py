@@ -9,9 +9,10 @@ the group object, so a deleted-and-recreated group is never touched by an old ti
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from coordinator.observe.reasons import because, cause, explain_parked
 from coordinator.groups.operation import OpContext, ParkedReply
-from coordinator.groups.errors import Error
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
@@ -80,10 +81,10 @@ def remove_member(ctx: OpContext, group: ClassicGroup, member: ClassicMember) ->
     """
     cancel_heartbeat(ctx, group, member.member_id)
     why = f"member {member.member_id!r} was removed from group {group.group_id!r} ({cause() or 'unknown cause'})"
-    explain_parked(member.awaiting_join, Error.UNKNOWN_MEMBER_ID, why)
-    explain_parked(member.awaiting_sync, Error.UNKNOWN_MEMBER_ID, why)
-    ctx.complete(member.awaiting_join, JoinGroupResult(Error.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
-    ctx.complete(member.awaiting_sync, SyncGroupResult(Error.UNKNOWN_MEMBER_ID))
+    explain_parked(member.awaiting_join, ErrorCode.UNKNOWN_MEMBER_ID, why)
+    explain_parked(member.awaiting_sync, ErrorCode.UNKNOWN_MEMBER_ID, why)
+    ctx.complete(member.awaiting_join, JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
+    ctx.complete(member.awaiting_sync, SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID))
     member.awaiting_join = member.awaiting_sync = None
     group.remove(member.member_id)
 
@@ -110,7 +111,7 @@ def maybe_prepare_rebalance_or_complete_join(ctx: OpContext, group: ClassicGroup
 def prepare_rebalance(ctx: OpContext, group: ClassicGroup) -> None:
     if group.is_in(GroupState.COMPLETING_REBALANCE):
         # Members parked in SyncGroup must rejoin: their generation is over.
-        reset_and_propagate_assignment_with_error(ctx, group, Error.REBALANCE_IN_PROGRESS)
+        reset_and_propagate_assignment_with_error(ctx, group, ErrorCode.REBALANCE_IN_PROGRESS)
     # Kafka removeSyncExpiration: the pending-sync bookkeeping belongs to the old generation.
     group.pending_sync_members.clear()
     ctx.coordinator.timers.cancel(sync_key(group.group_id))
@@ -202,7 +203,7 @@ def complete_join(ctx: OpContext, group: ClassicGroup) -> None:
         return
     for member in group.members.values():
         answer = JoinGroupResult(
-            error=Error.NONE,
+            error=ErrorCode.NONE,
             member_id=member.member_id,
             generation_id=group.generation_id,
             protocol_type=group.protocol_type,
@@ -227,9 +228,9 @@ def set_awaiting_join(ctx: OpContext, member: ClassicMember, reply: ParkedReply)
     """Park a JoinGroup. A JoinGroup already parked for the member is answered
     REBALANCE_IN_PROGRESS (Kafka silently drops it, leaving the client to time out)."""
     if member.awaiting_join is not None:
-        explain_parked(member.awaiting_join, Error.REBALANCE_IN_PROGRESS,
+        explain_parked(member.awaiting_join, ErrorCode.REBALANCE_IN_PROGRESS,
                        f"a newer JoinGroup from member {member.member_id!r} replaced this one")
-        ctx.complete(member.awaiting_join, JoinGroupResult(Error.REBALANCE_IN_PROGRESS, member.member_id))
+        ctx.complete(member.awaiting_join, JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
     member.awaiting_join = reply
 
 
@@ -267,10 +268,10 @@ def remove_pending_sync_member(ctx: OpContext, group: ClassicGroup, member_id: s
         ctx.coordinator.timers.cancel(sync_key(group.group_id))
 
 
-def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: Error) -> None:
+def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: ErrorCode) -> None:
     """Answer every parked SyncGroup; members that waited count as having heartbeated.
     Errors carry no protocol type/name (Kafka propagateAssignment)."""
-    ok = error == Error.NONE
+    ok = error == ErrorCode.NONE
     for member in group.members.values():
         if member.awaiting_sync is not None:
             if not ok:
@@ -286,7 +287,7 @@ def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: Error) -> N
             reschedule_member_heartbeat(ctx, group, member)
 
 
-def reset_and_propagate_assignment_with_error(ctx: OpContext, group: ClassicGroup, error: Error) -> None:
+def reset_and_propagate_assignment_with_error(ctx: OpContext, group: ClassicGroup, error: ErrorCode) -> None:
     for member in group.members.values():
         member.assignment = b""
     propagate_assignment(ctx, group, error)

@@ -1,16 +1,17 @@
 """Requests and results of the group operations: plain dataclasses, no protocol classes.
 
 Handlers build a `*Params` from the decoded request and turn the `*Result` into the response of
-the version they speak. Error fields are Kafka error codes (`errors.Error`, an IntEnum).
+the version they speak. ErrorCode fields are Kafka error codes (`errors.Error`, an IntEnum).
 Version-dependent rules the core applies itself take `request_version`; pure encoding
 differences (nullable strings before v7, the v0-2 LeaveGroup layout) stay in handlers.
 """
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from dataclasses import dataclass, field
 
-from coordinator.groups.errors import Error
 
 UNKNOWN_MEMBER_ID = ""  # Kafka JoinGroupRequest.UNKNOWN_MEMBER_ID
 NO_GENERATION = -1
@@ -35,7 +36,7 @@ class JoinGroupParams:
 
 @dataclass(frozen=True)
 class JoinGroupResult:
-    error: Error
+    error: ErrorCode
     member_id: str
     generation_id: int = NO_GENERATION
     protocol_type: str | None = None
@@ -62,7 +63,7 @@ class SyncGroupParams:
 
 @dataclass(frozen=True)
 class SyncGroupResult:
-    error: Error
+    error: ErrorCode
     protocol_type: str | None = None
     protocol_name: str | None = None
     assignment: bytes = b""
@@ -80,7 +81,7 @@ class HeartbeatParams:
 
 @dataclass(frozen=True)
 class HeartbeatResult:
-    error: Error
+    error: ErrorCode
 
 
 # -- LeaveGroup (13) ------------------------------------------------------------------------
@@ -108,18 +109,18 @@ class LeaveGroupParams:
 class LeftMember:
     member_id: str
     group_instance_id: str | None
-    error: Error
+    error: ErrorCode
 
 
 @dataclass(frozen=True)
 class LeaveGroupResult:
-    error: Error
+    error: ErrorCode
     members: list[LeftMember] = field(default_factory=list)
 
-    def legacy_error(self) -> Error:
+    def legacy_error(self) -> ErrorCode:
         """The single error a v0-2 response carries (Kafka LeaveGroupResponse: top-level error,
         else the first member's)."""
-        if self.error != Error.NONE or not self.members:
+        if self.error != ErrorCode.NONE or not self.members:
             return self.error
         return self.members[0].error
 
@@ -145,7 +146,7 @@ class DescribedMember:
 @dataclass(frozen=True)
 class DescribedGroup:
     group_id: str
-    error: Error
+    error: ErrorCode
     state: str
     protocol_type: str
     protocol_data: str
@@ -174,4 +175,4 @@ class DeleteGroupsParams:
 @dataclass(frozen=True)
 class DeletedGroup:
     group_id: str
-    error: Error
+    error: ErrorCode

@@ -9,11 +9,12 @@ without a rebalance and the group is written; in CompletingRebalance it always r
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from typing import TYPE_CHECKING
 
 from coordinator.observe.reasons import explain_parked
 from coordinator.groups.operation import OpContext, ParkedReply
-from coordinator.groups.errors import Error
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
 from coordinator.groups.rebalance import (
@@ -38,10 +39,10 @@ def update_static_member_then_rebalance_or_complete_join(
     current_leader = group.leader_id
     old = group.members[old_member_id]
     why = f"group.instance.id {p.group_instance_id!r} rejoined as a new member: {old_member_id!r} is fenced"
-    explain_parked(old.awaiting_join, Error.FENCED_INSTANCE_ID, why)
-    explain_parked(old.awaiting_sync, Error.FENCED_INSTANCE_ID, why)
-    ctx.complete(old.awaiting_join, JoinGroupResult(Error.FENCED_INSTANCE_ID, old_member_id))
-    ctx.complete(old.awaiting_sync, SyncGroupResult(Error.FENCED_INSTANCE_ID))
+    explain_parked(old.awaiting_join, ErrorCode.FENCED_INSTANCE_ID, why)
+    explain_parked(old.awaiting_sync, ErrorCode.FENCED_INSTANCE_ID, why)
+    ctx.complete(old.awaiting_join, JoinGroupResult(ErrorCode.FENCED_INSTANCE_ID, old_member_id))
+    ctx.complete(old.awaiting_sync, SyncGroupResult(ErrorCode.FENCED_INSTANCE_ID))
     old.awaiting_join = old.awaiting_sync = None
     cancel_heartbeat(ctx, group, old_member_id)
 
@@ -64,7 +65,7 @@ def update_static_member_then_rebalance_or_complete_join(
             else:
                 leader, skip, members = current_leader, False, []
             complete_join_reply(ctx, member, JoinGroupResult(
-                error=Error.NONE,
+                error=ErrorCode.NONE,
                 member_id=new_member_id,
                 generation_id=group.generation_id,
                 protocol_type=group.protocol_type,

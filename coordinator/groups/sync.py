@@ -8,9 +8,10 @@ stored assignment. v5+ requests carry protocol type/name, checked against the gr
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 from coordinator.observe.reasons import explain, explain_parked
 from coordinator.groups.operation import OpContext, ParkedReply
-from coordinator.groups.errors import Error
 from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
 from coordinator.groups.rebalance import propagate_assignment, remove_pending_sync_member
 from coordinator.groups.state import GroupState
@@ -25,34 +26,34 @@ def _inconsistent(requested: str | None, actual: str | None) -> bool:
 def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
     group = ctx.coordinator.group(p.group_id)
     if group is None:
-        explain(Error.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
-        return SyncGroupResult(Error.UNKNOWN_MEMBER_ID)
+        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
+        return SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
     error = group.validate_generation_member(p.member_id, p.group_instance_id, p.generation_id)
     if error is not None:
-        return SyncGroupResult(Error(error))
+        return SyncGroupResult(ErrorCode(error))
     if _inconsistent(p.protocol_type, group.protocol_type) or \
             _inconsistent(p.protocol_name, group.protocol_name):
-        explain(Error.INCONSISTENT_GROUP_PROTOCOL, f"request protocol {p.protocol_type}/{p.protocol_name}, "
+        explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"request protocol {p.protocol_type}/{p.protocol_name}, "
                                                    f"group protocol {group.protocol_type}/{group.protocol_name}")
-        return SyncGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL)
+        return SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     if group.is_in(GroupState.PREPARING_REBALANCE):
-        explain(Error.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: join again "
+        explain(ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: join again "
                                              f"before syncing")
-        return SyncGroupResult(Error.REBALANCE_IN_PROGRESS)
+        return SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS)
 
     member = group.members[p.member_id]
     if group.is_in(GroupState.STABLE):
         remove_pending_sync_member(ctx, group, p.member_id)
-        return SyncGroupResult(Error.NONE, group.protocol_type, group.protocol_name, member.assignment)
+        return SyncGroupResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
 
     # CompletingRebalance: park until the leader's assignment is written.
     reply: ParkedReply[SyncGroupResult] = ParkedReply()
     if member.awaiting_sync is not None:
         # A repeated SyncGroup replaces the parked one; Kafka drops the old silently, we answer
         # it so no request hangs.
-        explain_parked(member.awaiting_sync, Error.REBALANCE_IN_PROGRESS,
+        explain_parked(member.awaiting_sync, ErrorCode.REBALANCE_IN_PROGRESS,
                        f"a newer SyncGroup from member {p.member_id!r} replaced this one")
-        ctx.complete(member.awaiting_sync, SyncGroupResult(Error.REBALANCE_IN_PROGRESS))
+        ctx.complete(member.awaiting_sync, SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS))
     member.awaiting_sync = reply
     remove_pending_sync_member(ctx, group, p.member_id)
     if group.is_leader(p.member_id):
@@ -63,6 +64,6 @@ def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
         ctx.emit(group.snapshot())
         # Our runtime delivers these answers only once the record is durable, and a failed
         # append stops the shard, so moving to Stable now is what Kafka does after the append.
-        propagate_assignment(ctx, group, Error.NONE)
+        propagate_assignment(ctx, group, ErrorCode.NONE)
         group.transition_to(GroupState.STABLE, ctx.now_ms)
     return reply

@@ -10,6 +10,8 @@ trio's clock (`TrioClock`), so MockClock tests see exact times.
 """
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 import dataclasses
 import functools
 import logging
@@ -21,7 +23,7 @@ import trio
 from coordinator.runtime.clock import TrioClock
 from coordinator.config import Config
 from coordinator.groups import (
-    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribeGroupsParams, Error, GroupConfig,
+    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribeGroupsParams, GroupConfig,
     GroupCoordinator, HeartbeatParams, HeartbeatResult, JoinGroupParams, JoinGroupResult,
     LeaveGroupParams, LeaveGroupResult, SyncGroupParams, SyncGroupResult,
 )
@@ -40,7 +42,7 @@ log = logging.getLogger(__name__)
 OFFSETS_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, "kgc:" + TOPIC)
 
 # The answer each single-group request gets when its group cannot be served.
-_ERROR_RESULTS: dict[type, Callable[[Any, Error], Any]] = {
+_ERROR_RESULTS: dict[type, Callable[[Any, ErrorCode], Any]] = {
     JoinGroupParams: lambda p, e: JoinGroupResult(e, p.member_id),
     SyncGroupParams: lambda p, e: SyncGroupResult(e),
     HeartbeatParams: lambda p, e: HeartbeatResult(e),
@@ -75,22 +77,22 @@ class GroupService:
     def groups(self) -> GroupCoordinator:
         return self.runtime.groups
 
-    def group_error(self, group_id: str) -> Error | None:
+    def group_error(self, group_id: str) -> ErrorCode | None:
         """COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE, or None if servable."""
         if not self.writer.is_loaded(group_id):
-            return Error.COORDINATOR_LOAD_IN_PROGRESS
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         if not self.writer.is_available(group_id):
-            return Error.COORDINATOR_NOT_AVAILABLE
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
         return None
 
-    def list_error(self) -> Error | None:
+    def list_error(self) -> ErrorCode | None:
         """ListGroups covers every partition: one not servable fails it (Kafka's listGroups)."""
         for n in range(self.writer.num_partitions):
             state = self.writer.state(n).value
             if state == "loading":
-                return Error.COORDINATOR_LOAD_IN_PROGRESS
+                return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
             if state == "failed":
-                return Error.COORDINATOR_NOT_AVAILABLE
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE
         return None
 
     async def submit(self, request: Any) -> Any:
@@ -111,10 +113,10 @@ class GroupService:
         except CoordinatorUnavailableError as exc:
             if make_error is None:
                 raise
-            return make_error(request, Error(exc.error_code))
+            return make_error(request, ErrorCode(exc.error_code))
 
     async def _submit_many(self, request: Any, items: list[Any], field: str,
-                           make_error: Callable[[Any, Error], Any],
+                           make_error: Callable[[Any, ErrorCode], Any],
                            key: Callable[[Any], str] = lambda x: x) -> list[Any]:
         """Serve the servable groups in one op; the others get their error, in request order."""
         errors = [self.group_error(key(item)) for item in items]
@@ -124,7 +126,7 @@ class GroupService:
             try:
                 results = await self.runtime.submit(dataclasses.replace(request, **{field: served}))
             except CoordinatorUnavailableError as exc:
-                failed = Error(exc.error_code)
+                failed = ErrorCode(exc.error_code)
                 results = [make_error(item, failed) for item in served]
         it = iter(results)
         return [next(it) if error is None else make_error(item, error)
@@ -135,7 +137,7 @@ def _group_id(item: Any) -> str:
     return item.group_id
 
 
-def _describe_error(group_id: str, error: Error) -> DescribedGroup:
+def _describe_error(group_id: str, error: ErrorCode) -> DescribedGroup:
     return DescribedGroup(group_id, error, "", "", "")
 
 

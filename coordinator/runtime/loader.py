@@ -10,6 +10,8 @@ onUnloaded), and the log, reopened and recovered, is replayed again: the log is 
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 import logging
 import time
 from dataclasses import dataclass, field
@@ -20,7 +22,6 @@ import trio
 from storage.batch import iter_records
 
 from coordinator.groups.shard import GroupCoordinator
-from coordinator.groups.errors import Error
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
 from coordinator.groups.offset_store import OffsetStore
 from coordinator.groups.records import decode_record
@@ -132,8 +133,8 @@ class OffsetsLoader:
             group = self.groups.groups.pop(group_id)
             for member in group.members.values():
                 for reply, value in ((member.awaiting_join,
-                                      JoinGroupResult(Error.NOT_COORDINATOR, UNKNOWN_MEMBER_ID)),
-                                     (member.awaiting_sync, SyncGroupResult(Error.NOT_COORDINATOR))):
+                                      JoinGroupResult(ErrorCode.NOT_COORDINATOR, UNKNOWN_MEMBER_ID)),
+                                     (member.awaiting_sync, SyncGroupResult(ErrorCode.NOT_COORDINATOR))):
                     if reply is not None and not reply.done:
                         reply.resolve(value)
                 member.awaiting_join = member.awaiting_sync = None

@@ -4,6 +4,8 @@ read back by an independent RecordBatch reader (kafka-python)."""
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 import errno
 import glob
 
@@ -15,7 +17,6 @@ from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
 from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.operation import OpContext, ParkedReply
-from coordinator.groups.errors import Error
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import (OffsetCommitRecord, OffsetTombstone, decode_record)
 from coordinator.groups.state import GroupState
@@ -176,7 +177,7 @@ async def test_failed_partition_reloads_from_its_log(tmp_path, monkeypatch, auto
         while writer.state(partition_for("g1")) is not PartitionState.ACTIVE:
             await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
-    assert parked.done and parked.value.error == Error.NOT_COORDINATOR
+    assert parked.done and parked.value.error == ErrorCode.NOT_COORDINATOR
     assert loaded.offsets.get("g1", "t", 0) == commit("g1", offset=1)  # the log is the truth
     assert loaded.groups.group("g1").snapshot() == g1
     assert woken
@@ -286,12 +287,12 @@ async def test_runtime_with_the_durable_writer_survives_a_restart(tmp_path, mock
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)
         first = await runtime.submit(GroupTestContext.join_params(group_id="rt"))
-        assert first.error == Error.MEMBER_ID_REQUIRED
+        assert first.error == ErrorCode.MEMBER_ID_REQUIRED
         joined = await runtime.submit(GroupTestContext.join_params(first.member_id, group_id="rt"))
-        assert joined.error == Error.NONE
+        assert joined.error == ErrorCode.NONE
         synced = await runtime.submit(SyncGroupParams("rt", joined.generation_id, joined.member_id,
                                                       assignments=[(joined.member_id, b"A")]))
-        assert synced.error == Error.NONE and synced.assignment == b"A"
+        assert synced.error == ErrorCode.NONE and synced.assignment == b"A"
         before = loaded.groups.group("rt").snapshot()
         nursery.cancel_scope.cancel()
     writer.close()

@@ -1,5 +1,6 @@
 """The single-writer runtime under trio's MockClock(autojump_threshold=0): concurrent joins,
 parked syncs, durability before replies, and timers (session, rebalance, initial delay)."""
+from protocol.errors import ErrorCode
 
 import itertools
 
@@ -7,7 +8,7 @@ import trio
 
 from coordinator.runtime.clock import TrioClock
 from coordinator.groups import (
-    Error, GroupConfig, GroupCoordinator, GroupMetadataRecord, HeartbeatParams, JoinGroupParams,
+    GroupConfig, GroupCoordinator, GroupMetadataRecord, HeartbeatParams, JoinGroupParams,
     SyncGroupParams,
 )
 from coordinator.runtime.single_writer import InMemoryWriter, Runtime
@@ -33,7 +34,7 @@ async def join(runtime: Runtime, client_id: str, member_id: str = "", **kw):
     """Join as a v9 client does: first MEMBER_ID_REQUIRED, then rejoin with the given id."""
     if not member_id:
         first = await runtime.submit(join_params("", client_id, **kw))
-        assert first.error == Error.MEMBER_ID_REQUIRED
+        assert first.error == ErrorCode.MEMBER_ID_REQUIRED
         member_id = first.member_id
     return await runtime.submit(join_params(member_id, client_id, **kw))
 
@@ -53,7 +54,7 @@ async def test_three_concurrent_joins_get_one_generation_and_one_leader(autojump
                 joiners.start_soon(member, name, i * 0.5)
         nursery.cancel_scope.cancel()
 
-    assert {r.error for r in results.values()} == {Error.NONE}
+    assert {r.error for r in results.values()} == {ErrorCode.NONE}
     assert {r.generation_id for r in results.values()} == {1}
     assert {r.leader for r in results.values()} == {"a-u1"}
     assert [m for m, _, _ in results["a"].members] == ["a-u1", "b-u2", "c-u3"]
@@ -147,8 +148,8 @@ async def test_silent_member_is_removed_after_session_timeout_others_told_to_rej
         a3 = await runtime.submit(join_params(a_id, "a"))
         assert a3.generation_id == 3 and a3.members == [(a_id, None, b"a")]
         nursery.cancel_scope.cancel()
-    assert answers == [Error.REBALANCE_IN_PROGRESS, Error.NONE, Error.NONE, Error.NONE,
-                       Error.REBALANCE_IN_PROGRESS]
+    assert answers == [ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.NONE, ErrorCode.NONE, ErrorCode.NONE,
+                       ErrorCode.REBALANCE_IN_PROGRESS]
 
 
 async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clock):

@@ -8,6 +8,8 @@ the exact answers, `records` and `timers`. Helpers build typical requests and wh
 
 from __future__ import annotations
 
+from protocol.errors import ErrorCode
+
 import itertools
 from typing import Any
 
@@ -16,7 +18,6 @@ from coordinator.groups.changes import GroupRecord
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.shard import GroupCoordinator, execute
-from coordinator.groups.errors import Error
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.requests import HeartbeatParams, JoinGroupParams, JoinGroupResult, SyncGroupParams
 from coordinator.groups.rebalance import heartbeat_key, join_key, sync_key
@@ -110,7 +111,7 @@ class GroupTestContext:
     def join_dynamic(self, client_id: str = "client", **kwargs: Any) -> ParkedReply[JoinGroupResult]:
         """KIP-394 dance: empty id -> MEMBER_ID_REQUIRED -> rejoin with the given id."""
         first = self.join("", client_id=client_id, **kwargs)
-        assert first.error == Error.MEMBER_ID_REQUIRED, first
+        assert first.error == ErrorCode.MEMBER_ID_REQUIRED, first
         return self.join(first.member_id, client_id=client_id, **kwargs)
 
     def sync(self, member_id: str, generation: int, assignments=None, group_id: str = "g",
@@ -119,7 +120,7 @@ class GroupTestContext:
                                          assignments=list(assignments or [])))
 
     def heartbeat(self, member_id: str, generation: int, group_id: str = "g",
-                  instance_id: str | None = None) -> Error:
+                  instance_id: str | None = None) -> ErrorCode:
         return self.send(HeartbeatParams(group_id, generation, member_id, instance_id)).error
 
     def stable_group(self, n: int, group_id: str = "g", **kwargs: Any) -> list[str]:

@@ -1,7 +1,8 @@
 """DescribeGroups, ListGroups and DeleteGroups answers."""
+from protocol.errors import ErrorCode
 
 from coordinator.groups import (
-    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribedMember, DescribeGroupsParams, Error,
+    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribedMember, DescribeGroupsParams, 
     GroupTombstone, ListedGroup, ListGroupsParams,
 )
 from tests.support.group_context import GroupTestContext
@@ -11,7 +12,7 @@ def test_describe_stable_group_shows_metadata_and_assignments():
     c = GroupTestContext()
     a, b = c.stable_group(2)
     (described,) = c.send(DescribeGroupsParams(["g"]))
-    assert described == DescribedGroup("g", Error.NONE, "Stable", "consumer", "range", [
+    assert described == DescribedGroup("g", ErrorCode.NONE, "Stable", "consumer", "range", [
         DescribedMember(a, None, "c0", "/127.0.0.1", b"range-meta", b"assign-" + a.encode()),
         DescribedMember(b, None, "c1", "/127.0.0.1", b"range-meta", b"assign-" + b.encode()),
     ])
@@ -22,7 +23,7 @@ def test_describe_rebalancing_group_hides_metadata_and_protocol():
     a, b = c.stable_group(2)
     c.join(a)
     (described,) = c.send(DescribeGroupsParams(["g"]))
-    assert described == DescribedGroup("g", Error.NONE, "PreparingRebalance", "consumer", "", [
+    assert described == DescribedGroup("g", ErrorCode.NONE, "PreparingRebalance", "consumer", "", [
         DescribedMember(a, None, "c0", "/127.0.0.1", b"", b""),
         DescribedMember(b, None, "c1", "/127.0.0.1", b"", b""),
     ])
@@ -31,10 +32,10 @@ def test_describe_rebalancing_group_hides_metadata_and_protocol():
 def test_describe_unknown_group_depends_on_version():
     c = GroupTestContext()
     assert c.send(DescribeGroupsParams(["x"], request_version=5)) == [
-        DescribedGroup("x", Error.NONE, "Dead", "", "")
+        DescribedGroup("x", ErrorCode.NONE, "Dead", "", "")
     ]
     assert c.send(DescribeGroupsParams(["x"], request_version=6)) == [
-        DescribedGroup("x", Error.GROUP_ID_NOT_FOUND, "Dead", "", "")
+        DescribedGroup("x", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "")
     ]
 
 
@@ -57,11 +58,11 @@ def test_delete_groups():
     c.take_records()
     results = c.send(DeleteGroupsParams(["busy", "idle", "missing", ""]))
     assert results == [
-        DeletedGroup("busy", Error.NON_EMPTY_GROUP),
-        DeletedGroup("idle", Error.NONE),
-        DeletedGroup("missing", Error.GROUP_ID_NOT_FOUND),
-        DeletedGroup("", Error.INVALID_GROUP_ID),
+        DeletedGroup("busy", ErrorCode.NON_EMPTY_GROUP),
+        DeletedGroup("idle", ErrorCode.NONE),
+        DeletedGroup("missing", ErrorCode.GROUP_ID_NOT_FOUND),
+        DeletedGroup("", ErrorCode.INVALID_GROUP_ID),
     ]
     assert c.take_records() == [GroupTombstone("idle")]
     assert set(c.coordinator.groups) == {"busy"}
-    assert c.send(DeleteGroupsParams(["idle"])) == [DeletedGroup("idle", Error.GROUP_ID_NOT_FOUND)]
+    assert c.send(DeleteGroupsParams(["idle"])) == [DeletedGroup("idle", ErrorCode.GROUP_ID_NOT_FOUND)]

@@ -1,6 +1,7 @@
 """Heartbeat answers in every state, and what a missed session does to the group."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import Error, GroupMetadataRecord, GroupState
+from coordinator.groups import GroupMetadataRecord, GroupState
 from tests.support.group_context import GroupTestContext
 
 
@@ -9,7 +10,7 @@ def test_heartbeat_in_stable_resets_the_session_timer():
     (m,) = c.stable_group(1)
     gen = c.group().generation_id
     c.sleep(4_000)
-    assert c.heartbeat(m, gen) == Error.NONE
+    assert c.heartbeat(m, gen) == ErrorCode.NONE
     assert c.heartbeat_deadline(m) == 14_000
 
 
@@ -17,7 +18,7 @@ def test_heartbeat_in_completing_rebalance_is_ok():
     c = GroupTestContext()
     reply = c.join("", version=3)
     assert str(c.group().state) == "CompletingRebalance"
-    assert c.heartbeat(reply.value.member_id, 1) == Error.NONE
+    assert c.heartbeat(reply.value.member_id, 1) == ErrorCode.NONE
 
 
 def test_heartbeat_in_preparing_rebalance_says_rejoin_and_resets_session():
@@ -26,7 +27,7 @@ def test_heartbeat_in_preparing_rebalance_says_rejoin_and_resets_session():
     gen = c.group().generation_id
     c.join(a)
     c.sleep(3_000)
-    assert c.heartbeat(b, gen) == Error.REBALANCE_IN_PROGRESS
+    assert c.heartbeat(b, gen) == ErrorCode.REBALANCE_IN_PROGRESS
     assert c.heartbeat_deadline(b) == 13_000
 
 
@@ -34,17 +35,17 @@ def test_heartbeat_errors():
     c = GroupTestContext()
     a, b = c.stable_group(2)
     gen = c.group().generation_id
-    assert c.heartbeat(a, gen - 1) == Error.ILLEGAL_GENERATION
-    assert c.heartbeat("nobody", gen) == Error.UNKNOWN_MEMBER_ID
-    assert c.heartbeat(a, gen, group_id="unknown-group") == Error.UNKNOWN_MEMBER_ID
+    assert c.heartbeat(a, gen - 1) == ErrorCode.ILLEGAL_GENERATION
+    assert c.heartbeat("nobody", gen) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert c.heartbeat(a, gen, group_id="unknown-group") == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_heartbeat_to_empty_group_is_unknown_member_and_dead_group_is_not_available():
     c = GroupTestContext()
     c.join("", version=4)  # creates the group, Empty, with a pending id
-    assert c.heartbeat("client-uuid1", 0) == Error.UNKNOWN_MEMBER_ID
+    assert c.heartbeat("client-uuid1", 0) == ErrorCode.UNKNOWN_MEMBER_ID
     c.group().transition_to(GroupState.DEAD, 0)
-    assert c.heartbeat("client-uuid1", 0) == Error.COORDINATOR_NOT_AVAILABLE
+    assert c.heartbeat("client-uuid1", 0) == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 def test_member_that_stops_heartbeating_is_removed_and_others_told_to_rejoin():
@@ -53,10 +54,10 @@ def test_member_that_stops_heartbeating_is_removed_and_others_told_to_rejoin():
     gen = c.group().generation_id
     c.take_records()
     c.sleep(6_000)
-    assert c.heartbeat(a, gen) == Error.NONE
+    assert c.heartbeat(a, gen) == ErrorCode.NONE
     c.sleep(4_000)  # b's session (10 s) expires
     assert b not in c.group().members
-    assert c.heartbeat(a, gen) == Error.REBALANCE_IN_PROGRESS
+    assert c.heartbeat(a, gen) == ErrorCode.REBALANCE_IN_PROGRESS
     rejoin = c.join(a)
     assert rejoin.done and rejoin.value.generation_id == gen + 1
     assert rejoin.value.members == [(a, None, b"range-meta")]

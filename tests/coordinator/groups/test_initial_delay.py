@@ -1,8 +1,9 @@
 """group.initial.rebalance.delay.ms: the first rebalance of an Empty group waits, and waits
 again while new members keep arriving, capped by the rebalance timeout
 (Kafka tryCompleteInitialRebalanceElseSchedule)."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import Error, GroupConfig
+from coordinator.groups import GroupConfig
 from tests.support.group_context import GroupTestContext
 
 
@@ -43,7 +44,7 @@ def test_initial_rebalance_does_not_complete_early_even_if_everyone_joined():
     a = c.join("", version=3)
     assert not a.done and str(c.group().state) == "PreparingRebalance"
     c.sleep(3_000)
-    assert a.done and a.value.error == Error.NONE
+    assert a.done and a.value.error == ErrorCode.NONE
 
 
 def test_later_rebalances_are_not_delayed():

@@ -1,6 +1,7 @@
 """JoinGroup rules: KIP-394, session-timeout bounds, protocols, leader, join-phase timing."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import Error, GroupConfig, GroupMetadataRecord, JoinGroupResult, LeaveGroupParams
+from coordinator.groups import GroupConfig, GroupMetadataRecord, JoinGroupResult, LeaveGroupParams
 from coordinator.groups.operation import ParkedReply
 from tests.support.group_context import GroupTestContext
 
@@ -8,7 +9,7 @@ from tests.support.group_context import GroupTestContext
 def test_v4_join_without_member_id_gets_member_id_required_and_a_pending_id():
     c = GroupTestContext()
     answer = c.join("", client_id="cli", version=4)
-    assert answer == JoinGroupResult(Error.MEMBER_ID_REQUIRED, "cli-uuid1")
+    assert answer == JoinGroupResult(ErrorCode.MEMBER_ID_REQUIRED, "cli-uuid1")
     group = c.group()
     assert list(group.pending_join_members) == ["cli-uuid1"]
     assert group.members == {}
@@ -26,7 +27,7 @@ def test_pending_member_expires_after_session_timeout_if_it_never_rejoins():
     assert c.sleep(1) == 1
     assert not c.group().is_pending_member("client-uuid1")
     # Rejoining with the expired id is now an unknown member.
-    assert c.join("client-uuid1").error == Error.UNKNOWN_MEMBER_ID
+    assert c.join("client-uuid1").error == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_pending_member_rejoins_and_completes_generation_one():
@@ -35,7 +36,7 @@ def test_pending_member_rejoins_and_completes_generation_one():
     reply = c.join(pending, version=4)
     assert isinstance(reply, ParkedReply) and reply.done
     assert reply.value == JoinGroupResult(
-        Error.NONE, pending, 1, "consumer", "range", pending, False, [(pending, None, b"range-meta")]
+        ErrorCode.NONE, pending, 1, "consumer", "range", pending, False, [(pending, None, b"range-meta")]
     )
     assert str(c.group().state) == "CompletingRebalance"
     # Joined members now live on their session timeout and the group awaits SyncGroup.
@@ -46,30 +47,30 @@ def test_pending_member_rejoins_and_completes_generation_one():
 def test_v3_and_older_join_directly_without_member_id_required():
     c = GroupTestContext()
     reply = c.join("", client_id="old", version=3)
-    assert reply.done and reply.value.error == Error.NONE
+    assert reply.done and reply.value.error == ErrorCode.NONE
     assert reply.value.member_id == "old-uuid1"
 
 
 def test_static_member_skips_member_id_required_and_uses_instance_id_prefix():
     c = GroupTestContext()
     reply = c.join("", instance_id="inst-a", version=9)
-    assert reply.done and reply.value.error == Error.NONE
+    assert reply.done and reply.value.error == ErrorCode.NONE
     assert reply.value.member_id == "inst-a-uuid1"
     assert c.group().static_members == {"inst-a": "inst-a-uuid1"}
 
 
 def test_session_timeout_bounds():
     c = GroupTestContext()
-    assert c.join("", session_ms=5_999) == JoinGroupResult(Error.INVALID_SESSION_TIMEOUT, "")
-    assert c.join("", session_ms=1_800_001) == JoinGroupResult(Error.INVALID_SESSION_TIMEOUT, "")
-    assert c.join("", session_ms=6_000).error == Error.MEMBER_ID_REQUIRED
-    assert c.join("", session_ms=1_800_000).error == Error.MEMBER_ID_REQUIRED
+    assert c.join("", session_ms=5_999) == JoinGroupResult(ErrorCode.INVALID_SESSION_TIMEOUT, "")
+    assert c.join("", session_ms=1_800_001) == JoinGroupResult(ErrorCode.INVALID_SESSION_TIMEOUT, "")
+    assert c.join("", session_ms=6_000).error == ErrorCode.MEMBER_ID_REQUIRED
+    assert c.join("", session_ms=1_800_000).error == ErrorCode.MEMBER_ID_REQUIRED
 
 
 def test_empty_group_id_is_invalid_and_unknown_group_with_member_id_is_unknown_member():
     c = GroupTestContext()
-    assert c.join("", group_id="").error == Error.INVALID_GROUP_ID
-    assert c.join("someone", group_id="nope") == JoinGroupResult(Error.UNKNOWN_MEMBER_ID, "someone")
+    assert c.join("", group_id="").error == ErrorCode.INVALID_GROUP_ID
+    assert c.join("someone", group_id="nope") == JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, "someone")
     assert c.coordinator.groups == {}
 
 
@@ -82,12 +83,12 @@ def test_v0_without_rebalance_timeout_uses_session_timeout():
 def test_inconsistent_protocol_type_or_no_common_protocol():
     c = GroupTestContext()
     c.stable_group(1)
-    assert c.join("", protocol_type="connect").error == Error.INCONSISTENT_GROUP_PROTOCOL
-    assert c.join("", protocols=[("sticky", b"")]).error == Error.INCONSISTENT_GROUP_PROTOCOL
+    assert c.join("", protocol_type="connect").error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert c.join("", protocols=[("sticky", b"")]).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     # An empty group refuses an empty protocol type or protocol list.
     fresh = GroupTestContext()
-    assert fresh.join("", protocol_type="").error == Error.INCONSISTENT_GROUP_PROTOCOL
-    assert fresh.join("", protocols=[]).error == Error.INCONSISTENT_GROUP_PROTOCOL
+    assert fresh.join("", protocol_type="").error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert fresh.join("", protocols=[]).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_protocol_selected_by_vote_among_protocols_every_member_supports():
@@ -141,7 +142,7 @@ def test_rebalance_timeout_removes_members_that_did_not_rejoin_and_reelects_lead
     generation = c.group().generation_id
     for _ in range(11):
         c.sleep(5_000)  # (the follower's session timer fires harmlessly: it awaits the join)
-        assert c.heartbeat(leader, generation) == Error.REBALANCE_IN_PROGRESS
+        assert c.heartbeat(leader, generation) == ErrorCode.REBALANCE_IN_PROGRESS
     c.sleep(4_999)
     assert not reply.done
     assert c.sleep(1) == 1  # the join timer, at exactly the rebalance timeout
@@ -151,7 +152,7 @@ def test_rebalance_timeout_removes_members_that_did_not_rejoin_and_reelects_lead
     assert reply.value.members == [(follower, None, b"new-meta")]
     assert list(c.group().members) == [follower]
     assert c.heartbeat_deadline(leader) is None
-    assert c.heartbeat(leader, generation + 1) == Error.UNKNOWN_MEMBER_ID
+    assert c.heartbeat(leader, generation + 1) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_group_rebalance_timeout_is_the_largest_member_rebalance_timeout():
@@ -171,7 +172,7 @@ def test_new_member_that_joins_during_a_rebalance_times_out_after_five_minutes()
     assert c.heartbeat_deadline(new_id) == 300_000
     c.sleep(300_000)
     assert newcomer.done
-    assert newcomer.value == JoinGroupResult(Error.UNKNOWN_MEMBER_ID, "")
+    assert newcomer.value == JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, "")
     assert new_id not in c.group().members
 
 
@@ -180,7 +181,7 @@ def test_follower_rejoining_stable_group_with_same_metadata_gets_current_generat
     leader, follower = c.stable_group(2)
     group = c.group()
     answer = c.join(follower)
-    assert answer == JoinGroupResult(Error.NONE, follower, group.generation_id, "consumer", "range", leader)
+    assert answer == JoinGroupResult(ErrorCode.NONE, follower, group.generation_id, "consumer", "range", leader)
     assert str(group.state) == "Stable"
 
 
@@ -203,8 +204,8 @@ def test_rejoin_during_completing_rebalance_with_same_metadata_returns_generatio
 def test_group_max_size_reached():
     c = GroupTestContext(GroupConfig(max_size=2))
     c.stable_group(2)
-    assert c.join("", version=4) == JoinGroupResult(Error.GROUP_MAX_SIZE_REACHED, "")
-    assert c.join("", version=3).error == Error.GROUP_MAX_SIZE_REACHED
+    assert c.join("", version=4) == JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
+    assert c.join("", version=3).error == ErrorCode.GROUP_MAX_SIZE_REACHED
 
 
 def test_join_to_empty_group_with_old_member_id_is_unknown_member():
@@ -212,7 +213,7 @@ def test_join_to_empty_group_with_old_member_id_is_unknown_member():
     (m,) = c.stable_group(1)
     c.send(LeaveGroupParams.single("g", m))
     assert str(c.group().state) == "Empty"
-    assert c.join(m).error == Error.UNKNOWN_MEMBER_ID
+    assert c.join(m).error == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_duplicate_parked_join_is_answered_rebalance_in_progress():
@@ -220,7 +221,7 @@ def test_duplicate_parked_join_is_answered_rebalance_in_progress():
     a, b = c.stable_group(2)
     first = c.join(a)
     second = c.join(a)
-    assert first.done and first.value == JoinGroupResult(Error.REBALANCE_IN_PROGRESS, a)
+    assert first.done and first.value == JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, a)
     assert not second.done
 
 
@@ -240,6 +241,6 @@ def test_join_to_dead_group_is_coordinator_not_available():
     c = GroupTestContext()
     (m,) = c.stable_group(1)
     c.group().transition_to(GroupState.DEAD, 0)
-    assert c.join("") == JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, "")
-    assert c.join(m) == JoinGroupResult(Error.COORDINATOR_NOT_AVAILABLE, m)
-    assert c.sync(m, 1).error == Error.COORDINATOR_NOT_AVAILABLE
+    assert c.join("") == JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, "")
+    assert c.join(m) == JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, m)
+    assert c.sync(m, 1).error == ErrorCode.COORDINATOR_NOT_AVAILABLE

@@ -1,7 +1,8 @@
 """LeaveGroup: v0-2 single member, v3+ batches with per-member errors, static removal."""
+from protocol.errors import ErrorCode
 
 from coordinator.groups import (
-    Error, GroupMetadataRecord, LeaveGroupParams, LeaveGroupResult, LeavingMember,
+    GroupMetadataRecord, LeaveGroupParams, LeaveGroupResult, LeavingMember,
     LeftMember,
 )
 from tests.support.group_context import GroupTestContext
@@ -12,18 +13,18 @@ def test_v0_single_member_leaves_and_others_must_rejoin():
     a, b = c.stable_group(2)
     gen = c.group().generation_id
     result = c.send(LeaveGroupParams.single("g", b))
-    assert result == LeaveGroupResult(Error.NONE, [LeftMember(b, None, Error.NONE)])
-    assert result.legacy_error() == Error.NONE
+    assert result == LeaveGroupResult(ErrorCode.NONE, [LeftMember(b, None, ErrorCode.NONE)])
+    assert result.legacy_error() == ErrorCode.NONE
     assert list(c.group().members) == [a]
     assert c.heartbeat_deadline(b) is None
-    assert c.heartbeat(a, gen) == Error.REBALANCE_IN_PROGRESS
+    assert c.heartbeat(a, gen) == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_v0_unknown_member_error_is_the_legacy_top_level_error():
     c = GroupTestContext()
     c.stable_group(1)
     result = c.send(LeaveGroupParams.single("g", "nobody"))
-    assert result.legacy_error() == Error.UNKNOWN_MEMBER_ID
+    assert result.legacy_error() == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_last_member_leaving_empties_the_group_and_writes_it():
@@ -42,10 +43,10 @@ def test_batch_leave_with_per_member_errors():
     result = c.send(LeaveGroupParams("g", [
         LeavingMember(a), LeavingMember("ghost"), LeavingMember(d, reason="shutdown"),
     ], request_version=5))
-    assert result == LeaveGroupResult(Error.NONE, [
-        LeftMember(a, None, Error.NONE),
-        LeftMember("ghost", None, Error.UNKNOWN_MEMBER_ID),
-        LeftMember(d, None, Error.NONE),
+    assert result == LeaveGroupResult(ErrorCode.NONE, [
+        LeftMember(a, None, ErrorCode.NONE),
+        LeftMember("ghost", None, ErrorCode.UNKNOWN_MEMBER_ID),
+        LeftMember(d, None, ErrorCode.NONE),
     ])
     # The leader left: leadership moves on; the rebalance waits for b only.
     group = c.group()
@@ -62,8 +63,8 @@ def test_static_member_removed_by_instance_id_with_unknown_member_id():
     result = c.send(LeaveGroupParams("g", [
         LeavingMember("", "inst-1"), LeavingMember("", "inst-unknown"),
     ], request_version=3))
-    assert result == LeaveGroupResult(Error.NONE, [
-        LeftMember("", "inst-1", Error.NONE), LeftMember("", "inst-unknown", Error.UNKNOWN_MEMBER_ID),
+    assert result == LeaveGroupResult(ErrorCode.NONE, [
+        LeftMember("", "inst-1", ErrorCode.NONE), LeftMember("", "inst-unknown", ErrorCode.UNKNOWN_MEMBER_ID),
     ])
     assert member_id not in c.group().members and c.group().static_members == {}
 
@@ -72,14 +73,14 @@ def test_static_member_leave_with_wrong_member_id_is_fenced():
     c = GroupTestContext()
     c.join("", instance_id="inst-1", version=5)
     result = c.send(LeaveGroupParams("g", [LeavingMember("inst-1-old", "inst-1")]))
-    assert result.members == [LeftMember("inst-1-old", "inst-1", Error.FENCED_INSTANCE_ID)]
+    assert result.members == [LeftMember("inst-1-old", "inst-1", ErrorCode.FENCED_INSTANCE_ID)]
 
 
 def test_pending_member_can_leave():
     c = GroupTestContext()
     pending = c.join("", version=4).member_id
     result = c.send(LeaveGroupParams.single("g", pending, request_version=2))
-    assert result.members == [LeftMember(pending, None, Error.NONE)]
+    assert result.members == [LeftMember(pending, None, ErrorCode.NONE)]
     assert not c.group().is_pending_member(pending)
     assert c.heartbeat_deadline(pending) is None
 
@@ -87,8 +88,8 @@ def test_pending_member_can_leave():
 def test_leave_unknown_group_answers_unknown_member_per_member():
     c = GroupTestContext()
     result = c.send(LeaveGroupParams("nope", [LeavingMember("m1"), LeavingMember("", "i")]))
-    assert result == LeaveGroupResult(Error.NONE, [
-        LeftMember("m1", None, Error.UNKNOWN_MEMBER_ID), LeftMember("", "i", Error.UNKNOWN_MEMBER_ID),
+    assert result == LeaveGroupResult(ErrorCode.NONE, [
+        LeftMember("m1", None, ErrorCode.UNKNOWN_MEMBER_ID), LeftMember("", "i", ErrorCode.UNKNOWN_MEMBER_ID),
     ])
 
 
@@ -97,5 +98,5 @@ def test_leaving_member_parked_join_is_answered_unknown_member_and_rebalance_com
     a, b = c.stable_group(2)
     parked = c.join(a)  # a rejoins (leader), waits for b
     c.send(LeaveGroupParams.single("g", b))
-    assert parked.done and parked.value.error == Error.NONE
+    assert parked.done and parked.value.error == ErrorCode.NONE
     assert parked.value.members == [(a, None, b"range-meta")]

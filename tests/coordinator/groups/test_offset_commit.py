@@ -1,9 +1,10 @@
 """OffsetCommit: simple commits, generation/member checks (ClassicGroup.validateOffsetCommit),
 metadata size, client retention, leader epochs, and the records one commit writes."""
+from protocol.errors import ErrorCode
 
 import pytest
 
-from coordinator.groups import Error, GroupConfig, GroupState
+from coordinator.groups import GroupConfig, GroupState
 from coordinator.groups.offset_requests import (
     CommitPartition, OffsetCommitParams, OffsetCommitResult, OffsetFetchParams,
 )
@@ -19,8 +20,8 @@ def test_simple_commit_creates_an_empty_simple_group_and_writes_one_record_per_p
         ("t", [CommitPartition(0, 5, 3, "m0"), CommitPartition(1, 7, -1, None)]),
         ("u", [CommitPartition(2, 9)]),
     ]))
-    assert result == OffsetCommitResult(Error.NONE, [
-        ("t", [(0, Error.NONE), (1, Error.NONE)]), ("u", [(2, Error.NONE)])])
+    assert result == OffsetCommitResult(ErrorCode.NONE, [
+        ("t", [(0, ErrorCode.NONE), (1, ErrorCode.NONE)]), ("u", [(2, ErrorCode.NONE)])])
     assert c.take_records() == [
         OffsetCommitRecord("g", "t", 0, 5, 3, "m0", 1_000, None),
         OffsetCommitRecord("g", "t", 1, 7, -1, "", 1_000, None),  # null metadata is stored as ""
@@ -39,8 +40,8 @@ def test_a_later_commit_replaces_the_earlier_one():
     assert c.coordinator.offsets.get("g", "t", 0) == OffsetCommitRecord("g", "t", 0, 2, -1, "x", 5, None)
 
 
-@pytest.mark.parametrize("version,error", [(8, Error.ILLEGAL_GENERATION), (2, Error.ILLEGAL_GENERATION),
-                                           (9, Error.GROUP_ID_NOT_FOUND)])
+@pytest.mark.parametrize("version,error", [(8, ErrorCode.ILLEGAL_GENERATION), (2, ErrorCode.ILLEGAL_GENERATION),
+                                           (9, ErrorCode.GROUP_ID_NOT_FOUND)])
 def test_unknown_group_with_a_generation(version, error):
     c = GroupTestContext()
     result = c.send(commit(generation=1, member="m", offsets={0: 1, 1: 2}, version=version))
@@ -51,7 +52,7 @@ def test_unknown_group_with_a_generation(version, error):
 def test_empty_group_id_is_invalid():
     c = GroupTestContext()
     result = c.send(commit(group_id=""))
-    assert result.topics == [("t", [(0, Error.INVALID_GROUP_ID)])]
+    assert result.topics == [("t", [(0, ErrorCode.INVALID_GROUP_ID)])]
     assert c.take_records() == []
 
 
@@ -61,16 +62,16 @@ def test_member_commit_in_stable_group_and_it_resets_the_session_timer():
     c.take_records()
     c.clock.advance(4_000)
     result = c.send(commit(generation=1, member=m, offsets={0: 42}, epoch=7))
-    assert result.error == Error.NONE
+    assert result.error == ErrorCode.NONE
     assert c.take_records() == [OffsetCommitRecord("g", "t", 0, 42, 7, "", 4_000, None)]
     assert c.heartbeat_deadline(m) == 4_000 + 10_000
 
 
 @pytest.mark.parametrize("kwargs,error", [
-    (dict(generation=2), Error.ILLEGAL_GENERATION),
-    (dict(generation=1, member="stranger"), Error.UNKNOWN_MEMBER_ID),
-    (dict(generation=-1, member=""), Error.UNKNOWN_MEMBER_ID),  # simple commit to a live group
-    (dict(generation=-1), Error.ILLEGAL_GENERATION),  # member known, generation -1
+    (dict(generation=2), ErrorCode.ILLEGAL_GENERATION),
+    (dict(generation=1, member="stranger"), ErrorCode.UNKNOWN_MEMBER_ID),
+    (dict(generation=-1, member=""), ErrorCode.UNKNOWN_MEMBER_ID),  # simple commit to a live group
+    (dict(generation=-1), ErrorCode.ILLEGAL_GENERATION),  # member known, generation -1
 ])
 def test_member_checks(kwargs, error):
     c = GroupTestContext()
@@ -88,7 +89,7 @@ def test_commit_during_completing_rebalance_is_rebalance_in_progress():
     m = reply.value.member_id
     assert c.group().is_in(GroupState.COMPLETING_REBALANCE)
     result = c.send(commit(generation=1, member=m))
-    assert result.error == Error.REBALANCE_IN_PROGRESS
+    assert result.error == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_commit_during_preparing_rebalance_is_accepted():
@@ -97,7 +98,7 @@ def test_commit_during_preparing_rebalance_is_accepted():
     a, b = c.stable_group(2)
     c.join(a, client_id="c0")  # the leader rejoins: PreparingRebalance
     assert c.group().is_in(GroupState.PREPARING_REBALANCE)
-    assert c.send(commit(generation=2, member=b)).error == Error.NONE
+    assert c.send(commit(generation=2, member=b)).error == ErrorCode.NONE
 
 
 def test_static_member_fencing():
@@ -105,9 +106,9 @@ def test_static_member_fencing():
     first = c.join(instance_id="i1")
     m = first.value.member_id
     c.sync(m, 1, [(m, b"a")], instance_id="i1")
-    assert c.send(commit(generation=1, member="other", instance="i1")).error == Error.FENCED_INSTANCE_ID
-    assert c.send(commit(generation=1, member=m, instance="i2")).error == Error.UNKNOWN_MEMBER_ID
-    assert c.send(commit(generation=1, member=m, instance="i1")).error == Error.NONE
+    assert c.send(commit(generation=1, member="other", instance="i1")).error == ErrorCode.FENCED_INSTANCE_ID
+    assert c.send(commit(generation=1, member=m, instance="i2")).error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert c.send(commit(generation=1, member=m, instance="i1")).error == ErrorCode.NONE
 
 
 def test_simple_commit_to_an_empty_group_that_once_had_members():
@@ -115,8 +116,8 @@ def test_simple_commit_to_an_empty_group_that_once_had_members():
     (m,) = c.stable_group(1)
     c.sleep(10_000)  # session expires: Empty, generation 2
     assert c.group().is_in(GroupState.EMPTY)
-    assert c.send(commit()).error == Error.NONE
-    assert c.send(commit(generation=2, member=m)).error == Error.UNKNOWN_MEMBER_ID
+    assert c.send(commit()).error == ErrorCode.NONE
+    assert c.send(commit(generation=2, member=m)).error == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_metadata_too_large_is_per_partition_and_counts_java_chars():
@@ -125,8 +126,8 @@ def test_metadata_too_large_is_per_partition_and_counts_java_chars():
         CommitPartition(0, 1, -1, "abcd"), CommitPartition(1, 1, -1, "abcde"),
         CommitPartition(2, 1, -1, "\U0001F600\U0001F600\U0001F600"),  # 6 UTF-16 units
     ])]))
-    assert result == OffsetCommitResult(Error.NONE, [("t", [
-        (0, Error.NONE), (1, Error.OFFSET_METADATA_TOO_LARGE), (2, Error.OFFSET_METADATA_TOO_LARGE)])])
+    assert result == OffsetCommitResult(ErrorCode.NONE, [("t", [
+        (0, ErrorCode.NONE), (1, ErrorCode.OFFSET_METADATA_TOO_LARGE), (2, ErrorCode.OFFSET_METADATA_TOO_LARGE)])])
     assert [(r.partition, r.metadata) for r in c.take_records()] == [(0, "abcd")]
 
 
@@ -142,4 +143,4 @@ def test_fetch_after_commit_returns_leader_epoch_and_metadata():
     (group,) = c.send(OffsetFetchParams.single("g", [("t", [3])]))
     (topic, (part,)) = group.topics[0]
     assert (topic, part.partition, part.offset, part.leader_epoch, part.metadata, part.error) == \
-        ("t", 3, 99, 4, "meta", Error.NONE)
+        ("t", 3, 99, 4, "meta", ErrorCode.NONE)

@@ -1,7 +1,8 @@
 """OffsetDelete: ClassicGroup.validateOffsetDelete and isSubscribedToTopic, tombstones only for
 offsets that exist."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import Error, GroupState
+from coordinator.groups import GroupState
 from coordinator.groups.offset_requests import OffsetDeleteParams, OffsetDeleteResult
 from coordinator.groups.records import OffsetTombstone
 from tests.support.group_context import GroupTestContext
@@ -11,8 +12,8 @@ from .offset_helpers import commit, consumer_protocols
 
 def test_unknown_group_and_invalid_id():
     c = GroupTestContext()
-    assert c.send(OffsetDeleteParams("g", [("t", [0])])) == OffsetDeleteResult(Error.GROUP_ID_NOT_FOUND)
-    assert c.send(OffsetDeleteParams("", [("t", [0])])) == OffsetDeleteResult(Error.INVALID_GROUP_ID)
+    assert c.send(OffsetDeleteParams("g", [("t", [0])])) == OffsetDeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)
+    assert c.send(OffsetDeleteParams("", [("t", [0])])) == OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)
 
 
 def test_empty_group_deletes_and_tombstones_only_existing_offsets():
@@ -20,8 +21,8 @@ def test_empty_group_deletes_and_tombstones_only_existing_offsets():
     c.send(commit(offsets={0: 1, 1: 2}))
     c.take_records()
     result = c.send(OffsetDeleteParams("g", [("t", [0, 5]), ("u", [0])]))
-    assert result == OffsetDeleteResult(Error.NONE, [
-        ("t", [(0, Error.NONE), (5, Error.NONE)]), ("u", [(0, Error.NONE)])])
+    assert result == OffsetDeleteResult(ErrorCode.NONE, [
+        ("t", [(0, ErrorCode.NONE), (5, ErrorCode.NONE)]), ("u", [(0, ErrorCode.NONE)])])
     assert c.take_records() == [OffsetTombstone("g", "t", 0)]
     assert c.coordinator.offsets.get("g", "t", 0) is None
     assert c.coordinator.offsets.get("g", "t", 1) is not None
@@ -35,15 +36,15 @@ def test_stable_consumer_group_per_topic_subscription():
     c.send(commit(topic="old", generation=1, member=m))
     c.take_records()
     result = c.send(OffsetDeleteParams("g", [("t", [0]), ("old", [0])]))
-    assert result == OffsetDeleteResult(Error.NONE, [
-        ("t", [(0, Error.GROUP_SUBSCRIBED_TO_TOPIC)]), ("old", [(0, Error.NONE)])])
+    assert result == OffsetDeleteResult(ErrorCode.NONE, [
+        ("t", [(0, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)]), ("old", [(0, ErrorCode.NONE)])])
     assert c.take_records() == [OffsetTombstone("g", "old", 0)]
 
 
 def test_group_with_members_of_another_protocol_type_is_non_empty():
     c = GroupTestContext()
     c.stable_group(1, protocol_type="connect")
-    assert c.send(OffsetDeleteParams("g", [("t", [0])])) == OffsetDeleteResult(Error.NON_EMPTY_GROUP)
+    assert c.send(OffsetDeleteParams("g", [("t", [0])])) == OffsetDeleteResult(ErrorCode.NON_EMPTY_GROUP)
 
 
 def test_consumer_group_with_unreadable_subscription_counts_as_subscribed():
@@ -51,7 +52,7 @@ def test_consumer_group_with_unreadable_subscription_counts_as_subscribed():
     c.stable_group(1, protocols=[("range", b"\xff")])
     assert c.group().subscribed_topics is None
     result = c.send(OffsetDeleteParams("g", [("t", [0])]))
-    assert result.topics == [("t", [(0, Error.GROUP_SUBSCRIBED_TO_TOPIC)])]
+    assert result.topics == [("t", [(0, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)])]
 
 
 def test_a_loaded_group_knows_its_subscriptions():

@@ -1,7 +1,8 @@
 """OffsetFetch: listed partitions, all partitions, several groups, unknown groups (Kafka's
 fetchOffsets/fetchAllOffsets answer -1 rather than an error), invalid group ids."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import DeleteGroupsParams, Error
+from coordinator.groups import DeleteGroupsParams, ErrorCode
 from coordinator.groups.offset_requests import (
     FetchedGroup, FetchedPartition, FetchGroup, OffsetFetchParams,
 )
@@ -22,7 +23,7 @@ def _ctx() -> GroupTestContext:
 def test_listed_partitions_with_missing_ones_as_minus_one():
     c = _ctx()
     assert c.send(OffsetFetchParams.single("g", [("t", [1, 0, 7]), ("nope", [0])])) == [
-        FetchedGroup("g", Error.NONE, [
+        FetchedGroup("g", ErrorCode.NONE, [
             ("t", [FetchedPartition(1, 11, 2, "a"), FetchedPartition(0, 10, 2, "a"),
                    FetchedPartition(7, -1, -1, "")]),
             ("nope", [FetchedPartition(0)]),
@@ -33,7 +34,7 @@ def test_listed_partitions_with_missing_ones_as_minus_one():
 def test_all_partitions_sorted_by_topic_and_partition():
     c = _ctx()
     assert c.send(OffsetFetchParams.single("g", None, require_stable=True)) == [
-        FetchedGroup("g", Error.NONE, [
+        FetchedGroup("g", ErrorCode.NONE, [
             ("s", [FetchedPartition(4, 40, -1, "")]),
             ("t", [FetchedPartition(0, 10, 2, "a"), FetchedPartition(1, 11, 2, "a")]),
         ])]
@@ -44,20 +45,20 @@ def test_several_groups_in_one_request():
     answer = c.send(OffsetFetchParams([FetchGroup("h", [("t", [0])]), FetchGroup("zz", None),
                                        FetchGroup("zz", [("t", [0])]), FetchGroup("", None)]))
     assert answer == [
-        FetchedGroup("h", Error.NONE, [("t", [FetchedPartition(0, 99, -1, "")])]),
-        FetchedGroup("zz", Error.NONE, []),
-        FetchedGroup("zz", Error.NONE, [("t", [FetchedPartition(0)])]),
-        FetchedGroup("", Error.INVALID_GROUP_ID, []),
+        FetchedGroup("h", ErrorCode.NONE, [("t", [FetchedPartition(0, 99, -1, "")])]),
+        FetchedGroup("zz", ErrorCode.NONE, []),
+        FetchedGroup("zz", ErrorCode.NONE, [("t", [FetchedPartition(0)])]),
+        FetchedGroup("", ErrorCode.INVALID_GROUP_ID, []),
     ]
 
 
 def test_deleted_group_has_no_offsets_and_its_tombstones_are_written():
     c = _ctx()
     (deleted,) = c.send(DeleteGroupsParams(["g"]))
-    assert deleted.error == Error.NONE
+    assert deleted.error == ErrorCode.NONE
     from coordinator.groups import GroupTombstone
     from coordinator.groups.records import OffsetTombstone
     assert c.take_records() == [OffsetTombstone("g", "t", 0), OffsetTombstone("g", "t", 1),
                                 OffsetTombstone("g", "s", 4), GroupTombstone("g")]
-    assert c.send(OffsetFetchParams.single("g", None)) == [FetchedGroup("g", Error.NONE, [])]
+    assert c.send(OffsetFetchParams.single("g", None)) == [FetchedGroup("g", ErrorCode.NONE, [])]
     assert c.coordinator.offsets.get("h", "t", 0).offset == 99  # other groups untouched

@@ -1,10 +1,11 @@
 """Offsets through the real runtime under trio's MockClock: a commit's answer waits for
 durability, and retention fires from the runtime's timer loop and writes its tombstones."""
+from protocol.errors import ErrorCode
 
 import trio
 
 from coordinator.runtime.clock import TrioClock
-from coordinator.groups import Error, GroupConfig, GroupCoordinator, GroupTombstone
+from coordinator.groups import GroupConfig, GroupCoordinator, GroupTombstone
 from coordinator.groups.offset_requests import OffsetCommitResult
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.retention import retention_key, schedule_offset_expiration
@@ -34,7 +35,7 @@ async def test_commit_answers_only_once_durable(autojump_clock):
         await trio.sleep(1)
         assert answers == [] and writer.records == [OffsetCommitRecord("g", "t", 0, 7, -1, "", 0, None)]
         writer.release()
-    assert answers == [OffsetCommitResult(Error.NONE, [("t", [(0, Error.NONE)])])]
+    assert answers == [OffsetCommitResult(ErrorCode.NONE, [("t", [(0, ErrorCode.NONE)])])]
 
 
 async def test_retention_runs_from_the_timer_loop(autojump_clock):

@@ -1,13 +1,14 @@
 """GroupService.submit: the one place where a group whose __consumer_offsets partition is
 loading (COORDINATOR_LOAD_IN_PROGRESS) or failed (COORDINATOR_NOT_AVAILABLE) is answered, for
 every group request type, and where a failed append becomes an error answer."""
+from protocol.errors import ErrorCode
 
 import pytest
 
 from coordinator.runtime.clock import TrioClock
 from coordinator.runtime.group_service import GroupService
 from coordinator.groups import (
-    DeletedGroup, DeleteGroupsParams, Error, GroupCoordinator, HeartbeatParams, HeartbeatResult,
+    DeletedGroup, DeleteGroupsParams, GroupCoordinator, HeartbeatParams, HeartbeatResult,
     JoinGroupParams, JoinGroupResult, LeaveGroupParams, LeaveGroupResult, ListGroupsParams,
     SyncGroupParams, SyncGroupResult,
 )
@@ -55,8 +56,8 @@ LOADING, FAILED = PartitionState.LOADING, PartitionState.FAILED
 JOIN = JoinGroupParams("g", "m1", 10_000, "consumer", [("range", b"")])
 
 
-@pytest.mark.parametrize("state,error", [(LOADING, Error.COORDINATOR_LOAD_IN_PROGRESS),
-                                         (FAILED, Error.COORDINATOR_NOT_AVAILABLE)])
+@pytest.mark.parametrize("state,error", [(LOADING, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+                                         (FAILED, ErrorCode.COORDINATOR_NOT_AVAILABLE)])
 @pytest.mark.parametrize("request_,answer", [
     (JOIN, lambda e: JoinGroupResult(e, "m1")),
     (SyncGroupParams("g", 1, "m1"), lambda e: SyncGroupResult(e)),
@@ -74,12 +75,12 @@ async def test_single_group_requests(state, error, request_, answer):
 async def test_multi_group_requests_keep_request_order():
     svc = service({"a": LOADING, "b": FAILED})
     assert await svc.submit(DeleteGroupsParams(["a", "c", "b"])) == [
-        DeletedGroup("a", Error.COORDINATOR_LOAD_IN_PROGRESS),
-        DeletedGroup("c", Error.GROUP_ID_NOT_FOUND),
-        DeletedGroup("b", Error.COORDINATOR_NOT_AVAILABLE)]
+        DeletedGroup("a", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+        DeletedGroup("c", ErrorCode.GROUP_ID_NOT_FOUND),
+        DeletedGroup("b", ErrorCode.COORDINATOR_NOT_AVAILABLE)]
     assert await svc.submit(OffsetFetchParams([FetchGroup("b", None), FetchGroup("c", None)])) == [
-        FetchedGroup("b", Error.COORDINATOR_NOT_AVAILABLE), FetchedGroup("c", Error.NONE)]
-    assert svc.list_error() == Error.COORDINATOR_LOAD_IN_PROGRESS
+        FetchedGroup("b", ErrorCode.COORDINATOR_NOT_AVAILABLE), FetchedGroup("c", ErrorCode.NONE)]
+    assert svc.list_error() == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     assert service({}).list_error() is None
     assert await service({}).submit(ListGroupsParams()) == []
 
@@ -87,4 +88,4 @@ async def test_multi_group_requests_keep_request_order():
 async def test_a_failed_append_is_answered_coordinator_not_available():
     svc = service({}, fail_appends=True)
     assert await svc.submit(commit(offsets={0: 1})) == OffsetCommitResult(
-        Error.COORDINATOR_NOT_AVAILABLE, [("t", [(0, Error.COORDINATOR_NOT_AVAILABLE)])])
+        ErrorCode.COORDINATOR_NOT_AVAILABLE, [("t", [(0, ErrorCode.COORDINATOR_NOT_AVAILABLE)])])

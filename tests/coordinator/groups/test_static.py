@@ -1,6 +1,7 @@
 """Static membership (KIP-345): replacement without rebalance, fencing, KAFKA-9801."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import Error, GroupMetadataRecord, JoinGroupResult, SyncGroupResult
+from coordinator.groups import GroupMetadataRecord, JoinGroupResult, SyncGroupResult
 from tests.support.group_context import GroupTestContext
 
 
@@ -24,7 +25,7 @@ def test_static_follower_rejoining_stable_group_replaces_member_without_rebalanc
     reply = c.join("", instance_id="ib", client_id="cb")
     new_b = "ib-uuid3"
     assert reply.done
-    assert reply.value == JoinGroupResult(Error.NONE, new_b, gen, "consumer", "range", leader, False, [])
+    assert reply.value == JoinGroupResult(ErrorCode.NONE, new_b, gen, "consumer", "range", leader, False, [])
     group = c.group()
     assert str(group.state) == "Stable" and group.generation_id == gen
     assert group.static_members == {"ia": leader, "ib": new_b}
@@ -35,11 +36,11 @@ def test_static_follower_rejoining_stable_group_replaces_member_without_rebalanc
     assert isinstance(record, GroupMetadataRecord)
     assert [m.member_id for m in record.members] == [leader, new_b]
     # The old member id is fenced everywhere.
-    assert c.heartbeat(old_b, gen, instance_id="ib") == Error.FENCED_INSTANCE_ID
-    assert c.sync(old_b, gen, instance_id="ib") == SyncGroupResult(Error.FENCED_INSTANCE_ID)
-    assert c.join(old_b, instance_id="ib").error == Error.FENCED_INSTANCE_ID
+    assert c.heartbeat(old_b, gen, instance_id="ib") == ErrorCode.FENCED_INSTANCE_ID
+    assert c.sync(old_b, gen, instance_id="ib") == SyncGroupResult(ErrorCode.FENCED_INSTANCE_ID)
+    assert c.join(old_b, instance_id="ib").error == ErrorCode.FENCED_INSTANCE_ID
     assert c.heartbeat_deadline(old_b) is None
-    assert c.heartbeat(new_b, gen, instance_id="ib") == Error.NONE
+    assert c.heartbeat(new_b, gen, instance_id="ib") == ErrorCode.NONE
 
 
 def test_static_leader_replacement_v9_gets_members_with_skip_assignment():
@@ -47,7 +48,7 @@ def test_static_leader_replacement_v9_gets_members_with_skip_assignment():
     reply = c.join("", instance_id="ia", client_id="ca", version=9)
     new_leader = "ia-uuid3"
     assert reply.value == JoinGroupResult(
-        Error.NONE, new_leader, gen, "consumer", "range", new_leader, True,
+        ErrorCode.NONE, new_leader, gen, "consumer", "range", new_leader, True,
         [(new_leader, "ia", b"range-meta"), (b, "ib", b"range-meta")],
     )
     assert c.group().leader_id == new_leader
@@ -56,7 +57,7 @@ def test_static_leader_replacement_v9_gets_members_with_skip_assignment():
 def test_static_leader_replacement_before_v9_is_told_the_old_leader_id():
     c, leader, b, gen = stable_static_pair()
     reply = c.join("", instance_id="ia", client_id="ca", version=8)
-    assert reply.value == JoinGroupResult(Error.NONE, "ia-uuid3", gen, "consumer", "range", leader)
+    assert reply.value == JoinGroupResult(ErrorCode.NONE, "ia-uuid3", gen, "consumer", "range", leader)
     assert c.group().leader_id == "ia-uuid3"
 
 
@@ -98,7 +99,7 @@ def test_static_rejoin_during_completing_rebalance_triggers_rebalance_kafka_9801
     parked = c.sync(old_b, gen, instance_id="ib")
     # b restarts before the leader syncs: the leader may be assigning to old_b, so rebalance.
     new_b = c.join("", instance_id="ib")
-    assert parked.value == SyncGroupResult(Error.FENCED_INSTANCE_ID)
+    assert parked.value == SyncGroupResult(ErrorCode.FENCED_INSTANCE_ID)
     assert str(c.group().state) == "PreparingRebalance"
     assert not new_b.done
     a3 = c.join(a2.value.member_id, instance_id="ia")
@@ -113,7 +114,7 @@ def test_old_static_member_parked_join_is_fenced_when_replaced():
     s = c.join("", instance_id="is")  # a static member joins; rebalance waits for a and b
     assert not s.done
     replacement = c.join("", instance_id="is")
-    assert s.done and s.value == JoinGroupResult(Error.FENCED_INSTANCE_ID, "is-uuid3")
+    assert s.done and s.value == JoinGroupResult(ErrorCode.FENCED_INSTANCE_ID, "is-uuid3")
     assert not replacement.done
     c.join(a)
     c.join(b)

@@ -1,6 +1,7 @@
 """SyncGroup rules: parking, the leader's assignment, pending-sync expiry, error answers."""
+from protocol.errors import ErrorCode
 
-from coordinator.groups import Error, GroupMetadataRecord, MemberSnapshot, SyncGroupParams, SyncGroupResult
+from coordinator.groups import GroupMetadataRecord, MemberSnapshot, SyncGroupParams, SyncGroupResult
 from tests.support.group_context import GroupTestContext
 
 
@@ -21,8 +22,8 @@ def test_follower_syncing_before_leader_is_parked_then_gets_its_assignment():
     assert c.sync_deadline() == 60_000  # the leader has not synced yet
     leader_reply = c.sync(leader, gen, [(leader, b"A"), (follower, b"B")])
     assert leader_reply.done and parked.done
-    assert leader_reply.value == SyncGroupResult(Error.NONE, "consumer", "range", b"A")
-    assert parked.value == SyncGroupResult(Error.NONE, "consumer", "range", b"B")
+    assert leader_reply.value == SyncGroupResult(ErrorCode.NONE, "consumer", "range", b"A")
+    assert parked.value == SyncGroupResult(ErrorCode.NONE, "consumer", "range", b"B")
     assert str(c.group().state) == "Stable"
     assert c.sync_deadline() is None
     assert c.take_records() == [GroupMetadataRecord(
@@ -37,7 +38,7 @@ def test_follower_syncing_after_leader_gets_stored_assignment_without_a_record()
     c.sync(leader, gen, [(leader, b"A"), (follower, b"B")])
     c.take_records()
     answer = c.sync(follower, gen)
-    assert answer == SyncGroupResult(Error.NONE, "consumer", "range", b"B")
+    assert answer == SyncGroupResult(ErrorCode.NONE, "consumer", "range", b"B")
     assert c.take_records() == []
     assert c.sync_deadline() is None
 
@@ -45,7 +46,7 @@ def test_follower_syncing_after_leader_gets_stored_assignment_without_a_record()
 def test_members_left_out_by_the_leader_get_an_empty_assignment():
     c, leader, follower, gen = two_members_completing()
     c.sync(leader, gen, [(leader, b"A")])
-    assert c.sync(follower, gen) == SyncGroupResult(Error.NONE, "consumer", "range", b"")
+    assert c.sync(follower, gen) == SyncGroupResult(ErrorCode.NONE, "consumer", "range", b"")
 
 
 def test_members_that_never_sync_are_removed_after_the_rebalance_timeout():
@@ -54,25 +55,25 @@ def test_members_that_never_sync_are_removed_after_the_rebalance_timeout():
     assert c.sync_deadline() == 60_000  # the follower still owes a SyncGroup
     for _ in range(11):  # both keep their sessions alive; the follower never syncs
         c.sleep(5_000)
-        assert c.heartbeat(leader, gen) == Error.NONE
-        assert c.heartbeat(follower, gen) == Error.NONE
+        assert c.heartbeat(leader, gen) == ErrorCode.NONE
+        assert c.heartbeat(follower, gen) == ErrorCode.NONE
     c.sleep(4_999)
     assert follower in c.group().members
     c.sleep(1)  # rebalance timeout (60 s) since the generation started
     assert follower not in c.group().members
     assert str(c.group().state) == "PreparingRebalance"
-    assert c.heartbeat(leader, gen) == Error.REBALANCE_IN_PROGRESS
+    assert c.heartbeat(leader, gen) == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_sync_errors():
     c, leader, follower, gen = two_members_completing()
-    assert c.sync(follower, gen + 1) == SyncGroupResult(Error.ILLEGAL_GENERATION)
-    assert c.sync("stranger", gen) == SyncGroupResult(Error.UNKNOWN_MEMBER_ID)
-    assert c.sync(leader, gen, group_id="other") == SyncGroupResult(Error.UNKNOWN_MEMBER_ID)
+    assert c.sync(follower, gen + 1) == SyncGroupResult(ErrorCode.ILLEGAL_GENERATION)
+    assert c.sync("stranger", gen) == SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
+    assert c.sync(leader, gen, group_id="other") == SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
     assert c.send(SyncGroupParams("g", gen, leader, protocol_type="connect")) == \
-        SyncGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL)
+        SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     assert c.send(SyncGroupParams("g", gen, leader, protocol_name="sticky")) == \
-        SyncGroupResult(Error.INCONSISTENT_GROUP_PROTOCOL)
+        SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     # Matching v5 protocol fields are fine.
     ok = c.send(SyncGroupParams("g", gen, leader, protocol_type="consumer", protocol_name="range"))
     assert ok.done
@@ -83,7 +84,7 @@ def test_sync_during_preparing_rebalance_is_rebalance_in_progress():
     leader, follower = c.stable_group(2)
     gen = c.group().generation_id
     c.join(leader)
-    assert c.sync(follower, gen) == SyncGroupResult(Error.REBALANCE_IN_PROGRESS)
+    assert c.sync(follower, gen) == SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS)
 
 
 def test_rebalance_during_completing_rebalance_answers_parked_syncs_with_rebalance_in_progress():
@@ -91,5 +92,5 @@ def test_rebalance_during_completing_rebalance_answers_parked_syncs_with_rebalan
     parked = c.sync(follower, gen)
     c.join(leader, protocols=[("range", b"other")])  # changed metadata: rebalance
     assert parked.done
-    assert parked.value == SyncGroupResult(Error.REBALANCE_IN_PROGRESS, None, None, b"")
+    assert parked.value == SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, None, None, b"")
     assert c.sync_deadline() is None
