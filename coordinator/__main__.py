@@ -80,7 +80,7 @@ def _inspect(args: argparse.Namespace) -> int:
         try:
             decoder = None
             if args.offsets_decoder:
-                from coordinator.tools.offsets_decoder import decode as decoder
+                from coordinator.groups.record_json import decode as decoder
             dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         except BrokenPipeError:  # `kgc dump ... | head`
             pass

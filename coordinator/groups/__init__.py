@@ -29,7 +29,7 @@ Unit tests: `testing.GroupTestContext` (FakeClock, `send`, `sleep`, `records`, `
 """
 from protocol.errors import ErrorCode
 
-from coordinator.groups.changes import GroupMetadataRecord, GroupRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.record_types import GroupMetadataRecord, GroupRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.shard import GroupCoordinator, execute

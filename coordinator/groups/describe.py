@@ -22,7 +22,7 @@ from coordinator.groups.requests import (
     ListedGroup,
     ListGroupsParams,
 )
-from coordinator.groups.changes import GroupTombstone
+from coordinator.groups.record_types import GroupTombstone
 from coordinator.groups.offsets import delete_all_offsets
 from coordinator.groups.rebalance import join_key, sync_key
 from coordinator.groups.state import GroupState

@@ -15,7 +15,7 @@ from protocol.consumer_protocol import decode_subscription
 from protocol.errors import DecodeError, ErrorCode
 
 from coordinator.observe.reasons import OBSERVERS, explain, transitioned
-from coordinator.groups.changes import GroupMetadataRecord, MemberSnapshot
+from coordinator.groups.record_types import GroupMetadataRecord, MemberSnapshot
 from coordinator.groups.member import ClassicMember, Protocols
 from coordinator.groups.state import GroupState, check_transition
 

@@ -16,7 +16,7 @@ from coordinator.observe.reasons import explain
 from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
-from coordinator.groups.changes import GroupMetadataRecord
+from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
 from coordinator.groups.rebalance import (
     maybe_prepare_rebalance_or_complete_join,

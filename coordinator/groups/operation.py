@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from coordinator.observe.reasons import current_bucket
 if TYPE_CHECKING:
-    from coordinator.groups.changes import GroupRecord
+    from coordinator.groups.record_types import GroupRecord
     from coordinator.groups.shard import GroupCoordinator
 
 T = TypeVar("T")

@@ -12,13 +12,15 @@ skips (Kafka's UnknownRecordTypeException / UnknownRecordVersionException, ignor
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Any
 
 from protocol import primitives as p
 from protocol.errors import DecodeError
 
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.record_types import (
+    GroupMetadataRecord, GroupTombstone, MemberSnapshot, OffsetCommitRecord, OffsetTombstone, RecordDecodeError,
+    UnknownRecord,
+)
 
 __all__ = [
     "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
@@ -33,42 +35,6 @@ OFFSET_COMMIT_VALUE_WITH_EXPIRY = 1  # the only version that has expireTimestamp
 OFFSET_COMMIT_VALUE_VERSION = 3
 GROUP_METADATA_VALUE_VERSION = 3
 NO_TIMESTAMP = -1  # Kafka's sentinel for "absent" int64 timestamps and leader epochs
-
-
-@dataclass(frozen=True)
-class OffsetCommitRecord:
-    """One committed offset (OffsetCommitKey + OffsetCommitValue). leader_epoch -1 = unknown."""
-
-    group_id: str
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp_ms: int
-    expire_timestamp_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetTombstone:
-    """Committed offset deleted: the OffsetCommitKey with a null value."""
-
-    group_id: str
-    topic: str
-    partition: int
-
-
-@dataclass(frozen=True, slots=True)
-class UnknownRecord:
-    """A record this coordinator does not understand (e.g. KIP-848 or share-group types, or a
-    value version from the future). Replay skips it, as Kafka's loader does."""
-
-    key_type: int
-    value_version: int | None = None
-
-
-class RecordDecodeError(ValueError):
-    """Bytes that claim a known type/version but do not parse (truncated, trailing bytes...)."""
 
 
 # -- encoding --------------------------------------------------------------------------------

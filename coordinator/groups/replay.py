@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone
 from coordinator.groups.operation import OpContext
 from coordinator.groups.shard import GroupCoordinator
 from coordinator.groups.group import ClassicGroup

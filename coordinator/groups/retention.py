@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from coordinator.groups.changes import GroupTombstone
+from coordinator.groups.record_types import GroupTombstone
 from coordinator.groups.operation import OpContext
 from coordinator.groups.shard import GroupCoordinator
 from coordinator.groups.group import ClassicGroup

@@ -156,7 +156,7 @@ class Transcript:
                     "generation": generation, "reason": reason}, flush=True)
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
-        from coordinator.tools.offsets_decoder import decode_json, key_group
+        from coordinator.groups.record_json import decode_json, key_group
 
         for i, r in enumerate(records):
             key, value = decode_json(base_offset + i, r.key, r.value)

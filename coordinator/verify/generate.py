@@ -19,7 +19,7 @@ import shutil
 import sys
 from multiprocessing import Pool
 
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.runtime.partition_writer import OffsetsLog

@@ -15,7 +15,7 @@ from kafka.record import MemoryRecords
 
 from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import (OffsetCommitRecord, OffsetTombstone, decode_record)

@@ -9,7 +9,7 @@ import trio
 
 from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, decode_record
 from coordinator.runtime.partition_writer import (CoordinatorUnavailableError, OffsetsLog, PartitionState,

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.records import (OffsetCommitRecord, OffsetTombstone, RecordDecodeError,
                                         UnknownRecord, decode_record, encode_key, encode_record)
 

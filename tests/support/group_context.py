@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from coordinator.runtime.clock import FakeClock
-from coordinator.groups.changes import GroupRecord
+from coordinator.groups.record_types import GroupRecord
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.operation import OpContext, ParkedReply
 from coordinator.groups.shard import GroupCoordinator, execute

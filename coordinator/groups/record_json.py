@@ -1,4 +1,6 @@
-"""`kgc dump --offsets-decoder`: __consumer_offsets records as Kafka's DumpLogSegments prints them.
+"""__consumer_offsets records as JSON, as Kafka's DumpLogSegments prints them: the one renderer.
+
+`kgc dump --offsets-decoder` and the transcript both use it (the core owns its rendering).
 
 Kafka's OffsetsMessageParser (tools/DumpLogSegments, Kafka 3.7+) prints the key as
 `{"type":"<record type>","data":{...}}` and the value as `{"version":"<v>","data":{...}}`, both
@@ -14,7 +16,7 @@ import json
 import struct
 from typing import Any
 
-from coordinator.groups.changes import GroupMetadataRecord
+from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.records import (
     GROUP_METADATA_KEY_TYPE, LEGACY_OFFSET_COMMIT_KEY_TYPE, OFFSET_COMMIT_KEY_TYPE, OffsetCommitRecord,
     OffsetTombstone, RecordDecodeError, UnknownRecord, decode_record,

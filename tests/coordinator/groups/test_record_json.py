@@ -10,11 +10,11 @@ import pytest
 from coordinator.__main__ import main
 from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
-from coordinator.groups.changes import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
 from coordinator.runtime.partition_writer import OffsetsLog, offsets_log_config
-from coordinator.tools.offsets_decoder import decode
+from coordinator.groups.record_json import decode
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
     encode_subscription,

@@ -1,0 +1,82 @@
+"""The records of __consumer_offsets as objects, before any byte encoding.
+
+They mirror Kafka's record schemas (OffsetCommitKey/Value, GroupMetadataKey/Value and their
+tombstones; GroupCoordinatorRecordHelpers builds the same ones). records.py turns them into
+Kafka's exact bytes and back; groups/replay.py applies them, live and at load. A record is a
+frozen snapshot: it never aliases live group state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class MemberSnapshot:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes  # the member's metadata for the group's selected protocol
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupMetadataRecord:
+    """The whole classic group, written when a generation completes, the group becomes Empty,
+    a new group is created, or a static member is replaced without a rebalance."""
+
+    group_id: str
+    protocol_type: str  # "" when the group never had a member
+    generation_id: int
+    protocol_name: str | None
+    leader: str | None
+    current_state_timestamp_ms: int | None
+    members: tuple[MemberSnapshot, ...]
+
+
+@dataclass(frozen=True)
+class GroupTombstone:
+    """Group deleted: the GroupMetadataKey with a null value."""
+
+    group_id: str
+
+
+GroupRecord = GroupMetadataRecord | GroupTombstone
+
+
+@dataclass(frozen=True)
+class OffsetCommitRecord:
+    """One committed offset (OffsetCommitKey + OffsetCommitValue). leader_epoch -1 = unknown."""
+
+    group_id: str
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetTombstone:
+    """Committed offset deleted: the OffsetCommitKey with a null value."""
+
+    group_id: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownRecord:
+    """A record this coordinator does not understand (e.g. KIP-848 or share-group types, or a
+    value version from the future). Replay skips it, as Kafka's loader does."""
+
+    key_type: int
+    value_version: int | None = None
+
+
+class RecordDecodeError(ValueError):
+    """Bytes that claim a known type/version but do not parse (truncated, trailing bytes...)."""
