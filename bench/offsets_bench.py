@@ -18,17 +18,18 @@ from pathlib import Path
 
 import trio
 
-from coordinator.runtime.clock import SystemClock
 from coordinator.config import Config
-from coordinator.groups.records import OffsetCommitRecord
-from coordinator.runtime.loader import open_offsets
+from coordinator.groups.lifecycle import group_runtime
+from coordinator.groups.placement import partition_for
+from coordinator.groups.record_types import OffsetCommitRecord
+from coordinator.runtime.clock import SystemClock
 
 
 async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: int,
                 ops_per_fsync: int) -> float:
     config = Config({"data.dir": str(data_dir)})
     clock = SystemClock()
-    writer, _ = await open_offsets(config, clock)
+    writer = group_runtime(config, clock).writer
     started = time.perf_counter()
     written, op_index, pending = 0, 0, []
     while written < records:
@@ -37,7 +38,8 @@ async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: 
         op = [OffsetCommitRecord(group, f"topic-{(base + i) // 16 % topics}", (base + i) % 16,
                                  op_index, -1, "", 1_700_000_000_000 + op_index, None)
               for i in range(min(per_op, records - written))]
-        pending.append(writer.append(op))
+        partition = partition_for(group)
+        pending.append((partition, writer.append(partition, op)))
         written += len(op)
         op_index += 1
         if len(pending) >= ops_per_fsync:
@@ -49,31 +51,33 @@ async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: 
     return elapsed
 
 
-async def wait_all(writer, tokens) -> None:
+async def wait_all(writer, pending) -> None:
     """Wait like concurrent clients do, so one fsync per partition covers many ops."""
     async with trio.open_nursery() as nursery:
-        for token in tokens:
-            nursery.start_soon(writer.wait_durable, token)
+        for partition, offset in pending:
+            nursery.start_soon(writer.wait_durable, partition, offset)
 
 
 async def load(data_dir: Path) -> tuple[float, float, int, int, int]:
     config = Config({"data.dir": str(data_dir)})
     started, cpu_started = time.perf_counter(), time.process_time()
-    writer, loaded = await open_offsets(config, SystemClock())
+    runtime = group_runtime(config, SystemClock())
+    await runtime.load_all()
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    total = sum(s.records for s in loaded.stats.values())
-    live = len(loaded.offsets)
-    n_groups = len(loaded.groups.groups)
-    writer.close()
+    total = sum(s.records for s in runtime.stats.values())
+    live = sum(len(shard.offsets) for shard in runtime.shards())
+    n_groups = sum(len(shard.groups) for shard in runtime.shards())
+    runtime.writer.close()
     return elapsed, cpu, total, live, n_groups
 
 
 async def empty_start(data_dir: Path) -> float:
     config = Config({"data.dir": str(data_dir)})
     started = time.perf_counter()
-    writer, _ = await open_offsets(config, SystemClock())
+    runtime = group_runtime(config, SystemClock())
+    await runtime.load_all()
     elapsed = time.perf_counter() - started
-    writer.close()
+    runtime.writer.close()
     return elapsed
 
 

@@ -113,9 +113,9 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
         async with trio.open_nursery() as nursery:
             server = await nursery.start(serve, config, topics)
             print(f"kgc: serving on {server.bootstrap} with data in {config.data_path}", flush=True)
-            tap = server.broker.services.get("tap")
-            if tap is not None and tap.metrics is not None:
-                print(f"kgc: metrics on http://{config.host}:{tap.metrics.port}/metrics", flush=True)
+            tap = server.broker.tap
+            if server.metrics_port is not None:
+                print(f"kgc: metrics on http://{config.host}:{server.metrics_port}/metrics", flush=True)
             if tap is not None and tap.transcript is not None:
                 print(f"kgc: transcript in {tap.transcript.path}", flush=True)
             async for signum in signals:

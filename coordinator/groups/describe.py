@@ -12,7 +12,7 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from coordinator.observe.reasons import explain
-from coordinator.groups.operation import OpContext
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.requests import (
     DeletedGroup,
     DeleteGroupsParams,
@@ -30,10 +30,10 @@ from coordinator.groups.state import GroupState
 CLASSIC_GROUP_TYPE = "classic"
 
 
-def describe_groups(ctx: OpContext, p: DescribeGroupsParams) -> list[DescribedGroup]:
+def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[DescribedGroup]:
     described = []
     for group_id in p.group_ids:
-        group = ctx.coordinator.group(group_id)
+        group = ctx.shard.group(group_id)
         if group is None:
             error = ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 6 else ErrorCode.NONE
             if error:
@@ -63,22 +63,22 @@ def describe_groups(ctx: OpContext, p: DescribeGroupsParams) -> list[DescribedGr
     return described
 
 
-def list_groups(ctx: OpContext, p: ListGroupsParams) -> list[ListedGroup]:
+def list_groups(ctx: GroupContext, p: ListGroupsParams) -> list[ListedGroup]:
     states = {s.lower() for s in p.states_filter}
     types = {t.lower() for t in p.types_filter}
     if types and CLASSIC_GROUP_TYPE not in types:
         return []
     return [
         ListedGroup(group.group_id, group.protocol_type or "", str(group.state))
-        for group in ctx.coordinator.groups.values()
+        for group in ctx.shard.groups.values()
         if not states or str(group.state).lower() in states
     ]
 
 
-def delete_groups(ctx: OpContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
+def delete_groups(ctx: GroupContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
     results = []
     for group_id in p.group_ids:
-        group = ctx.coordinator.group(group_id) if group_id else None
+        group = ctx.shard.group(group_id) if group_id else None
         if not group_id:
             error = ErrorCode.INVALID_GROUP_ID
             explain(error, "the group id is empty")
@@ -93,10 +93,9 @@ def delete_groups(ctx: OpContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
             error = ErrorCode.NONE
             # Kafka GroupCoordinatorShard.deleteGroups: offset tombstones, then the group's.
             delete_all_offsets(ctx, group_id)
-            ctx.emit(GroupTombstone(group_id))
             group.transition_to(GroupState.DEAD, ctx.now_ms)
-            del ctx.coordinator.groups[group_id]
-            ctx.coordinator.timers.cancel(join_key(group_id))
-            ctx.coordinator.timers.cancel(sync_key(group_id))
+            ctx.apply(GroupTombstone(group_id))
+            ctx.shard.timers.cancel(join_key(group_id))
+            ctx.shard.timers.cancel(sync_key(group_id))
         results.append(DeletedGroup(group_id, error))
     return results

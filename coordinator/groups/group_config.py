@@ -7,6 +7,7 @@ because this coordinator serves tests, where the delay is the top speed complain
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,3 +22,16 @@ class GroupConfig:
     offsets_retention_ms: int = 10_080 * 60_000  # offsets.retention.minutes (in ms)
     offsets_retention_check_interval_ms: int = 600_000  # offsets.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+
+    @classmethod
+    def from_config(cls, config: Any) -> GroupConfig:
+        """The group settings out of the server's Config (coordinator/config.py)."""
+        return cls(
+            min_session_timeout_ms=config.group_min_session_timeout_ms,
+            max_session_timeout_ms=config.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            max_size=config.group_max_size,
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+            offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+        )

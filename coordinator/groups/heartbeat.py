@@ -11,14 +11,14 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from coordinator.observe.reasons import explain
-from coordinator.groups.operation import OpContext
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
 from coordinator.groups.rebalance import reschedule_member_heartbeat
 from coordinator.groups.state import GroupState
 
 
-def heartbeat(ctx: OpContext, p: HeartbeatParams) -> HeartbeatResult:
-    group = ctx.coordinator.group(p.group_id)
+def heartbeat(ctx: GroupContext, p: HeartbeatParams) -> HeartbeatResult:
+    group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID)

@@ -13,7 +13,8 @@ from protocol.errors import ErrorCode
 from dataclasses import replace
 
 from coordinator.observe.reasons import explain
-from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupContext
+from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.record_types import GroupMetadataRecord
@@ -29,8 +30,8 @@ from coordinator.groups.static import update_static_member_then_rebalance_or_com
 JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 
 
-def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
-    config = ctx.coordinator.config
+def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
+    config = ctx.shard.config
     if not p.group_id:
         explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
         return JoinGroupResult(ErrorCode.INVALID_GROUP_ID, p.member_id)
@@ -43,14 +44,14 @@ def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
         p = _with_rebalance_timeout(p, p.session_timeout_ms)
 
     is_unknown_member = p.member_id == UNKNOWN_MEMBER_ID
-    group = ctx.coordinator.group(p.group_id)
+    group = ctx.shard.group(p.group_id)
     created = False
     if group is None:
         if not is_unknown_member:
             explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist, so member "
                                              f"{p.member_id!r} cannot be in it; join with an empty member id")
             return JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, p.member_id)
-        group = ctx.coordinator.create_group(p.group_id, ctx.now_ms)
+        group = ctx.shard.create_group(p.group_id, ctx.now_ms)
         created = True
 
     if not _accepts_joining_member(group, p.member_id, config.max_size):
@@ -64,7 +65,7 @@ def join_group(ctx: OpContext, p: JoinGroupParams) -> JoinAnswer:
 
     if created and not ctx.records:
         # Kafka writes the new group even when the join itself produced nothing to write.
-        ctx.emit(GroupMetadataRecord(p.group_id, "", 0, None, None, ctx.now_ms, ()))
+        ctx.persist(GroupMetadataRecord(p.group_id, "", 0, None, None, ctx.now_ms, ()))
     return answer
 
 
@@ -83,14 +84,14 @@ def _accepts_joining_member(group: ClassicGroup, member_id: str, max_size: int) 
     return group.has_member(member_id) or len(group.members) < max_size
 
 
-def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
+def _join_new_member(ctx: GroupContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
     if group.is_in(GroupState.DEAD):
         explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
         return JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, p.member_id)
     if not group.supports_protocols(p.protocol_type, [name for name, _ in p.protocols]):
         _explain_inconsistent(group, p)
         return JoinGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, p.member_id)
-    new_member_id = ctx.coordinator.new_member_id(p.group_instance_id or p.client_id)
+    new_member_id = ctx.shard.new_member_id(p.group_instance_id or p.client_id)
     if p.group_instance_id is not None:
         existing_id = group.static_members.get(p.group_instance_id)
         if existing_id is not None:
@@ -109,7 +110,7 @@ def _join_new_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) ->
     return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
 
 
-def _join_existing_member(ctx: OpContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
+def _join_existing_member(ctx: GroupContext, group: ClassicGroup, p: JoinGroupParams) -> JoinAnswer:
     if group.is_in(GroupState.DEAD):
         explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {group.group_id!r} is Dead (being deleted)")
         return JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, p.member_id)
@@ -168,7 +169,7 @@ def current_generation(group: ClassicGroup, member_id: str) -> JoinGroupResult:
 
 
 def add_member_then_rebalance_or_complete_join(
-    ctx: OpContext, group: ClassicGroup, p: JoinGroupParams, member_id: str
+    ctx: GroupContext, group: ClassicGroup, p: JoinGroupParams, member_id: str
 ) -> ParkedReply[JoinGroupResult]:
     reply: ParkedReply[JoinGroupResult] = ParkedReply()
     member = ClassicMember(
@@ -188,13 +189,13 @@ def add_member_then_rebalance_or_complete_join(
     group.add(member)
     # A parked new member cannot heartbeat and we cannot see it disconnect, so it gets the
     # new-member join timeout instead of its session timeout (Kafka, KIP-394 discussion).
-    schedule_heartbeat(ctx, group, member_id, ctx.coordinator.config.new_member_join_timeout_ms)
+    schedule_heartbeat(ctx, group, member_id, ctx.shard.config.new_member_join_timeout_ms)
     maybe_prepare_rebalance_or_complete_join(ctx, group)
     return reply
 
 
 def update_member_then_rebalance_or_complete_join(
-    ctx: OpContext, group: ClassicGroup, member: ClassicMember, p: JoinGroupParams
+    ctx: GroupContext, group: ClassicGroup, member: ClassicMember, p: JoinGroupParams
 ) -> ParkedReply[JoinGroupResult]:
     reply: ParkedReply[JoinGroupResult] = ParkedReply()
     group.update_protocols(member, p.protocols, p.rebalance_timeout_ms, p.session_timeout_ms)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from coordinator.observe.reasons import explain
-from coordinator.groups.operation import OpContext
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
 from coordinator.groups.rebalance import (
     cancel_heartbeat,
@@ -22,8 +22,8 @@ from coordinator.groups.rebalance import (
 from coordinator.groups.state import GroupState
 
 
-def leave_group(ctx: OpContext, p: LeaveGroupParams) -> LeaveGroupResult:
-    group = ctx.coordinator.group(p.group_id)
+def leave_group(ctx: GroupContext, p: LeaveGroupParams) -> LeaveGroupResult:
+    group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return LeaveGroupResult(ErrorCode.NONE, [

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from coordinator.groups.operation import ParkedReply
+    from coordinator.runtime.operation import ParkedReply
 
 Protocols = list[tuple[str, bytes]]
 

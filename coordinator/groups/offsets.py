@@ -1,10 +1,10 @@
 """OffsetCommit, OffsetFetch and OffsetDelete against the in-memory groups and offset store.
 
 Copies Kafka's OffsetMetadataManager (commitOffset, fetchOffsets/fetchAllOffsets, deleteOffsets,
-deleteAllOffsets) and ClassicGroup.validateOffsetCommit / validateOffsetDelete. Each operation
-applies its change to `ctx.coordinator.offsets` at once and emits the records that say the same
-(one OffsetCommitRecord or OffsetTombstone per partition, all in the op, so one batch per
-__consumer_offsets partition); the runtime answers only once they are durable. Expiry lives in
+deleteAllOffsets) and ClassicGroup.validateOffsetCommit / validateOffsetDelete. Operations never
+touch the offset store themselves: each change is a record (one OffsetCommitRecord or
+OffsetTombstone per partition, all in one op, so one batch) applied through replay, live exactly
+as at load; the runtime answers only once they are durable. Expiry lives in
 retention.py. Topic existence is the handler's business (Kafka checks it in KafkaApis).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from coordinator.groups.operation import OpContext
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.offset_requests import (
     DEFAULT_RETENTION_TIME,
@@ -32,22 +32,20 @@ from coordinator.groups.state import GroupState
 
 # -- OffsetCommit ----------------------------------------------------------------------------
 
-def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
+def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResult:
     if not p.group_id:  # GroupCoordinatorService.commitOffsets
         explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
         return commit_error(p, ErrorCode.INVALID_GROUP_ID)
     group, error = _validate_commit(ctx, p)
     if error is not None:
         return commit_error(p, error)
-    assert group is not None
-    if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+    if group is not None and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
         # A classic member's commit also keeps its session alive (commitOffset).
         reschedule_member_heartbeat(ctx, group, group.members[p.member_id])
     now = ctx.now_ms
     # v2-4 may ask for their own retention: stored as an expire timestamp (OffsetCommitValue v1).
     expire = None if p.retention_time_ms == DEFAULT_RETENTION_TIME else now + p.retention_time_ms
-    max_bytes = ctx.coordinator.config.offset_metadata_max_bytes
-    store = ctx.coordinator.offsets
+    max_bytes = ctx.shard.config.offset_metadata_max_bytes
     topics = []
     for topic, partitions in p.topics:
         answers = []
@@ -59,21 +57,20 @@ def commit_offsets(ctx: OpContext, p: OffsetCommitParams) -> OffsetCommitResult:
                 continue
             record = OffsetCommitRecord(p.group_id, topic, part.partition, part.offset,
                                         part.leader_epoch, part.metadata or "", now, expire)
-            store.put(record)
-            ctx.emit(record)
+            ctx.apply(record)
             answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
     return OffsetCommitResult(ErrorCode.NONE, topics)
 
 
-def _validate_commit(ctx: OpContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, ErrorCode | None]:
-    """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit."""
-    group = ctx.coordinator.group(p.group_id)
+def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, ErrorCode | None]:
+    """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit. No
+    error and no group: a commit outside group management (admin client, assign()), which
+    Kafka accepts; replaying its first record creates the empty "simple" group."""
+    group = ctx.shard.group(p.group_id)
     if group is None:
         if p.generation_id < 0:
-            # A commit outside group management (admin client, assign()): Kafka creates an
-            # empty "simple" group (no protocol type) and accepts it. No group record is written.
-            return ctx.coordinator.create_group(p.group_id, ctx.now_ms), None
+            return None, None
         # v9 answers GROUP_ID_NOT_FOUND; older versions keep ILLEGAL_GENERATION.
         explain(ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 9 else ErrorCode.ILLEGAL_GENERATION,
                 f"group {p.group_id!r} does not exist, yet the commit names generation {p.generation_id}")
@@ -117,19 +114,19 @@ def _java_length(text: str) -> int:
 
 # -- OffsetFetch -----------------------------------------------------------------------------
 
-def fetch_offsets(ctx: OpContext, p: OffsetFetchParams) -> list[FetchedGroup]:
+def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]:
     """fetchOffsets / fetchAllOffsets per group. An unknown (or Dead) group is not an error:
     Kafka catches GroupIdNotFoundException and answers -1 for each partition (no partitions
     when all were asked). No transactions here, so require_stable never yields
     UNSTABLE_OFFSET_COMMIT."""
     answers = []
-    store = ctx.coordinator.offsets
+    store = ctx.shard.offsets
     for request in p.groups:
         if not request.group_id:  # GroupCoordinatorService.fetchOffsets
             explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
             answers.append(FetchedGroup(request.group_id, ErrorCode.INVALID_GROUP_ID))
             continue
-        group = ctx.coordinator.group(request.group_id)
+        group = ctx.shard.group(request.group_id)
         known = group is not None and not group.is_in(GroupState.DEAD)
         offsets = store.groups.get(request.group_id, {}) if known else {}
         if request.topics is None:
@@ -153,11 +150,11 @@ def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition
 
 # -- OffsetDelete ----------------------------------------------------------------------------
 
-def delete_offsets(ctx: OpContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
+def delete_offsets(ctx: GroupContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
     if not p.group_id:
         explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
         return OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)
-    group = ctx.coordinator.group(p.group_id)
+    group = ctx.shard.group(p.group_id)
     if group is None or group.is_in(GroupState.DEAD):
         explain(ErrorCode.GROUP_ID_NOT_FOUND, f"group {p.group_id!r} does not exist")
         return OffsetDeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -166,7 +163,7 @@ def delete_offsets(ctx: OpContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
     if not group.is_in(GroupState.EMPTY) and not group.uses_consumer_protocol:
         explain(ErrorCode.NON_EMPTY_GROUP, f"group {p.group_id!r} is {group.state} and not a consumer group")
         return OffsetDeleteResult(ErrorCode.NON_EMPTY_GROUP)
-    store = ctx.coordinator.offsets
+    store = ctx.shard.offsets
     topics = []
     for topic, partitions in p.topics:
         if group.is_subscribed_to_topic(topic):
@@ -175,15 +172,15 @@ def delete_offsets(ctx: OpContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
             topics.append((topic, [(n, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for n in partitions]))
             continue
         for n in partitions:
-            if store.delete(p.group_id, topic, n) is not None:
-                ctx.emit(OffsetTombstone(p.group_id, topic, n))
+            if store.get(p.group_id, topic, n) is not None:
+                ctx.apply(OffsetTombstone(p.group_id, topic, n))
         topics.append((topic, [(n, ErrorCode.NONE) for n in partitions]))
     return OffsetDeleteResult(ErrorCode.NONE, topics)
 
 
-def delete_all_offsets(ctx: OpContext, group_id: str) -> int:
+def delete_all_offsets(ctx: GroupContext, group_id: str) -> int:
     """OffsetMetadataManager.deleteAllOffsets (DeleteGroups): a tombstone per committed offset."""
-    dropped = ctx.coordinator.offsets.drop_group(group_id)
-    for topic, partition in dropped:
-        ctx.emit(OffsetTombstone(group_id, topic, partition))
-    return len(dropped)
+    committed = list(ctx.shard.offsets.group_offsets(group_id))
+    for topic, partition in committed:
+        ctx.apply(OffsetTombstone(group_id, topic, partition))
+    return len(committed)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
-DEFAULT_NUM_PARTITIONS = 50
+OFFSETS_TOPIC = "__consumer_offsets"
+DEFAULT_NUM_PARTITIONS = 50  # offsets.topic.num.partitions
 _INT_MIN = -(1 << 31)
 
 

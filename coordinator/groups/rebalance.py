@@ -12,7 +12,8 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from coordinator.observe.reasons import because, cause, explain_parked
-from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupContext
+from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
@@ -36,27 +37,27 @@ def sync_key(group_id: str) -> tuple[str, str]:
 # -- heartbeats ------------------------------------------------------------------------------
 
 
-def schedule_heartbeat(ctx: OpContext, group: ClassicGroup, member_id: str, timeout_ms: int) -> None:
+def schedule_heartbeat(ctx: GroupContext, group: ClassicGroup, member_id: str, timeout_ms: int) -> None:
     group_id = group.group_id
-    ctx.coordinator.timers.schedule(
+    ctx.shard.timers.schedule(
         heartbeat_key(group_id, member_id),
         ctx.now_ms + timeout_ms,
         lambda c: expire_member_heartbeat(c, group_id, member_id),
     )
 
 
-def reschedule_member_heartbeat(ctx: OpContext, group: ClassicGroup, member: ClassicMember) -> None:
+def reschedule_member_heartbeat(ctx: GroupContext, group: ClassicGroup, member: ClassicMember) -> None:
     schedule_heartbeat(ctx, group, member.member_id, member.session_timeout_ms)
 
 
-def cancel_heartbeat(ctx: OpContext, group: ClassicGroup, member_id: str) -> None:
-    ctx.coordinator.timers.cancel(heartbeat_key(group.group_id, member_id))
+def cancel_heartbeat(ctx: GroupContext, group: ClassicGroup, member_id: str) -> None:
+    ctx.shard.timers.cancel(heartbeat_key(group.group_id, member_id))
 
 
-def expire_member_heartbeat(ctx: OpContext, group_id: str, member_id: str) -> None:
+def expire_member_heartbeat(ctx: GroupContext, group_id: str, member_id: str) -> None:
     """Session (or new-member join, or pending-member) timeout fired."""
     because(f"timer: no heartbeat from member {member_id!r} within its session timeout")
-    group = ctx.coordinator.group(group_id)
+    group = ctx.shard.group(group_id)
     if group is None or group.is_in(GroupState.DEAD):
         return
     if group.is_pending_member(member_id):
@@ -73,7 +74,7 @@ def expire_member_heartbeat(ctx: OpContext, group_id: str, member_id: str) -> No
 # -- removing members ------------------------------------------------------------------------
 
 
-def remove_member(ctx: OpContext, group: ClassicGroup, member: ClassicMember) -> None:
+def remove_member(ctx: GroupContext, group: ClassicGroup, member: ClassicMember) -> None:
     """Drop a member, answering anything it has parked.
 
     Kafka answers a parked JoinGroup with UNKNOWN_MEMBER_ID so a live client rejoins. It leaves a
@@ -89,7 +90,7 @@ def remove_member(ctx: OpContext, group: ClassicGroup, member: ClassicMember) ->
     group.remove(member.member_id)
 
 
-def remove_member_and_update_group(ctx: OpContext, group: ClassicGroup, member: ClassicMember) -> None:
+def remove_member_and_update_group(ctx: GroupContext, group: ClassicGroup, member: ClassicMember) -> None:
     remove_member(ctx, group, member)
     if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
         maybe_prepare_rebalance_or_complete_join(ctx, group)
@@ -101,30 +102,30 @@ def remove_member_and_update_group(ctx: OpContext, group: ClassicGroup, member: 
 # -- join phase ------------------------------------------------------------------------------
 
 
-def maybe_prepare_rebalance_or_complete_join(ctx: OpContext, group: ClassicGroup) -> None:
+def maybe_prepare_rebalance_or_complete_join(ctx: GroupContext, group: ClassicGroup) -> None:
     if group.state.can_rebalance:
         prepare_rebalance(ctx, group)
     else:
         maybe_complete_join_phase(ctx, group)
 
 
-def prepare_rebalance(ctx: OpContext, group: ClassicGroup) -> None:
+def prepare_rebalance(ctx: GroupContext, group: ClassicGroup) -> None:
     if group.is_in(GroupState.COMPLETING_REBALANCE):
         # Members parked in SyncGroup must rejoin: their generation is over.
         reset_and_propagate_assignment_with_error(ctx, group, ErrorCode.REBALANCE_IN_PROGRESS)
     # Kafka removeSyncExpiration: the pending-sync bookkeeping belongs to the old generation.
     group.pending_sync_members.clear()
-    ctx.coordinator.timers.cancel(sync_key(group.group_id))
+    ctx.shard.timers.cancel(sync_key(group.group_id))
     is_initial = group.is_in(GroupState.EMPTY)
     group.transition_to(GroupState.PREPARING_REBALANCE, ctx.now_ms)
-    delay_ms = ctx.coordinator.config.initial_rebalance_delay_ms
+    delay_ms = ctx.shard.config.initial_rebalance_delay_ms
     group_id = group.group_id
     if is_initial and delay_ms > 0:
         # group.initial.rebalance.delay.ms: give the other members of a new group time to join.
         remaining_ms = max(group.rebalance_timeout_ms() - delay_ms, 0)
         _schedule_initial_delay(ctx, group_id, delay_ms, remaining_ms)
         return
-    ctx.coordinator.timers.schedule(
+    ctx.shard.timers.schedule(
         join_key(group_id),
         ctx.now_ms + group.rebalance_timeout_ms(),
         lambda c: _complete_join_by_id(c, group_id),
@@ -132,22 +133,22 @@ def prepare_rebalance(ctx: OpContext, group: ClassicGroup) -> None:
     maybe_complete_join_phase(ctx, group)
 
 
-def _schedule_initial_delay(ctx: OpContext, group_id: str, delay_ms: int, remaining_ms: int) -> None:
-    ctx.coordinator.timers.schedule(
+def _schedule_initial_delay(ctx: GroupContext, group_id: str, delay_ms: int, remaining_ms: int) -> None:
+    ctx.shard.timers.schedule(
         join_key(group_id),
         ctx.now_ms + delay_ms,
         lambda c: try_complete_initial_rebalance(c, group_id, remaining_ms),
     )
 
 
-def try_complete_initial_rebalance(ctx: OpContext, group_id: str, remaining_ms: int) -> None:
+def try_complete_initial_rebalance(ctx: GroupContext, group_id: str, remaining_ms: int) -> None:
     """Kafka tryCompleteInitialRebalanceElseSchedule: extend the delay while new members keep
     arriving, never past the group's rebalance timeout."""
     because("timer: group.initial.rebalance.delay.ms elapsed")
-    group = ctx.coordinator.group(group_id)
+    group = ctx.shard.group(group_id)
     if group is None or not group.is_in(GroupState.PREPARING_REBALANCE):
         return
-    delay_ms = ctx.coordinator.config.initial_rebalance_delay_ms
+    delay_ms = ctx.shard.config.initial_rebalance_delay_ms
     if group.new_member_added and remaining_ms != 0:
         group.new_member_added = False
         _schedule_initial_delay(ctx, group_id, min(delay_ms, remaining_ms), max(remaining_ms - delay_ms, 0))
@@ -155,7 +156,7 @@ def try_complete_initial_rebalance(ctx: OpContext, group_id: str, remaining_ms: 
         complete_join(ctx, group)
 
 
-def maybe_complete_join_phase(ctx: OpContext, group: ClassicGroup) -> None:
+def maybe_complete_join_phase(ctx: GroupContext, group: ClassicGroup) -> None:
     """Complete the join phase as soon as nobody is missing (Kafka maybeCompleteJoinPhase).
 
     The initial rebalance of a new group waits for its delay timer instead, unless the delay is
@@ -163,23 +164,23 @@ def maybe_complete_join_phase(ctx: OpContext, group: ClassicGroup) -> None:
     """
     if not group.is_in(GroupState.PREPARING_REBALANCE):
         return
-    if group.previous_state is GroupState.EMPTY and ctx.coordinator.config.initial_rebalance_delay_ms > 0:
+    if group.previous_state is GroupState.EMPTY and ctx.shard.config.initial_rebalance_delay_ms > 0:
         return
     if group.has_all_members_joined():
         complete_join(ctx, group)
 
 
-def _complete_join_by_id(ctx: OpContext, group_id: str) -> None:
+def _complete_join_by_id(ctx: GroupContext, group_id: str) -> None:
     because("timer: the rebalance timeout ended the join phase")
-    group = ctx.coordinator.group(group_id)
+    group = ctx.shard.group(group_id)
     if group is not None:
         complete_join(ctx, group)
 
 
-def complete_join(ctx: OpContext, group: ClassicGroup) -> None:
+def complete_join(ctx: GroupContext, group: ClassicGroup) -> None:
     """Kafka completeClassicGroupJoin: drop dynamic members that did not rejoin, start the next
     generation and answer every parked JoinGroup."""
-    timers = ctx.coordinator.timers
+    timers = ctx.shard.timers
     timers.cancel(join_key(group.group_id))
     if group.is_in(GroupState.DEAD) or not group.is_in(GroupState.PREPARING_REBALANCE):
         return
@@ -199,7 +200,7 @@ def complete_join(ctx: OpContext, group: ClassicGroup) -> None:
         return
     group.init_next_generation(ctx.now_ms)
     if group.is_in(GroupState.EMPTY):
-        ctx.emit(group.snapshot())
+        ctx.persist(group.snapshot())
         return
     for member in group.members.values():
         answer = JoinGroupResult(
@@ -219,12 +220,12 @@ def complete_join(ctx: OpContext, group: ClassicGroup) -> None:
     _schedule_pending_sync(ctx, group)
 
 
-def complete_join_reply(ctx: OpContext, member: ClassicMember, answer: JoinGroupResult) -> None:
+def complete_join_reply(ctx: GroupContext, member: ClassicMember, answer: JoinGroupResult) -> None:
     ctx.complete(member.awaiting_join, answer)
     member.awaiting_join = None
 
 
-def set_awaiting_join(ctx: OpContext, member: ClassicMember, reply: ParkedReply) -> None:
+def set_awaiting_join(ctx: GroupContext, member: ClassicMember, reply: ParkedReply) -> None:
     """Park a JoinGroup. A JoinGroup already parked for the member is answered
     REBALANCE_IN_PROGRESS (Kafka silently drops it, leaving the client to time out)."""
     if member.awaiting_join is not None:
@@ -237,19 +238,19 @@ def set_awaiting_join(ctx: OpContext, member: ClassicMember, reply: ParkedReply)
 # -- sync phase ------------------------------------------------------------------------------
 
 
-def _schedule_pending_sync(ctx: OpContext, group: ClassicGroup) -> None:
+def _schedule_pending_sync(ctx: GroupContext, group: ClassicGroup) -> None:
     group_id, generation = group.group_id, group.generation_id
-    ctx.coordinator.timers.schedule(
+    ctx.shard.timers.schedule(
         sync_key(group_id),
         ctx.now_ms + group.rebalance_timeout_ms(),
         lambda c: expire_pending_sync(c, group_id, generation),
     )
 
 
-def expire_pending_sync(ctx: OpContext, group_id: str, generation_id: int) -> None:
+def expire_pending_sync(ctx: GroupContext, group_id: str, generation_id: int) -> None:
     """Members of this generation that never sent SyncGroup are removed (Kafka expirePendingSync)."""
     because(f"timer: members of generation {generation_id} did not send SyncGroup within the rebalance timeout")
-    group = ctx.coordinator.group(group_id)
+    group = ctx.shard.group(group_id)
     if group is None or group.generation_id != generation_id:
         return
     if not group.is_in(GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
@@ -261,14 +262,14 @@ def expire_pending_sync(ctx: OpContext, group_id: str, generation_id: int) -> No
     prepare_rebalance(ctx, group)
 
 
-def remove_pending_sync_member(ctx: OpContext, group: ClassicGroup, member_id: str) -> None:
+def remove_pending_sync_member(ctx: GroupContext, group: ClassicGroup, member_id: str) -> None:
     group.pending_sync_members.pop(member_id, None)
     if not group.is_in(GroupState.COMPLETING_REBALANCE, GroupState.STABLE) or \
             group.has_received_sync_from_all_members():
-        ctx.coordinator.timers.cancel(sync_key(group.group_id))
+        ctx.shard.timers.cancel(sync_key(group.group_id))
 
 
-def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: ErrorCode) -> None:
+def propagate_assignment(ctx: GroupContext, group: ClassicGroup, error: ErrorCode) -> None:
     """Answer every parked SyncGroup; members that waited count as having heartbeated.
     Errors carry no protocol type/name (Kafka propagateAssignment)."""
     ok = error == ErrorCode.NONE
@@ -287,7 +288,7 @@ def propagate_assignment(ctx: OpContext, group: ClassicGroup, error: ErrorCode) 
             reschedule_member_heartbeat(ctx, group, member)
 
 
-def reset_and_propagate_assignment_with_error(ctx: OpContext, group: ClassicGroup, error: ErrorCode) -> None:
+def reset_and_propagate_assignment_with_error(ctx: GroupContext, group: ClassicGroup, error: ErrorCode) -> None:
     for member in group.members.values():
         member.assignment = b""
     propagate_assignment(ctx, group, error)

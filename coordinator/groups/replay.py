@@ -1,25 +1,22 @@
-"""Replay: apply one decoded __consumer_offsets record to the in-memory groups and offsets.
+"""Replay: apply one __consumer_offsets record to a shard's groups and offsets.
 
-Copies Kafka's GroupMetadataManager.replay / OffsetMetadataManager.replay and ClassicGroup.fromRecord:
-a GroupMetadataRecord replaces the whole group (Empty without members, else Stable, the selected
+The one path records take into memory, live (OpContext.apply) and at load. Copies Kafka's
+GroupMetadataManager.replay / OffsetMetadataManager.replay and ClassicGroup.fromRecord: a
+GroupMetadataRecord replaces the whole group (Empty without members, else Stable, the selected
 protocol's metadata as each member's only protocol); a GroupTombstone removes the group (its
 offsets go only with their own tombstones); an offset commit for an unknown group creates an
-empty "simple" group; UnknownRecord is skipped. `on_loaded` then starts every member's session
-timer at load time (GroupMetadataManager.onLoaded), so members that never heartbeat expire.
+empty "simple" group; UnknownRecord is skipped. Live, a classic group's own GroupMetadataRecord is
+not replayed (its operation already changed the group: Kafka's replayRecords=false).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
-
-from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone
-from coordinator.groups.operation import OpContext
-from coordinator.groups.shard import GroupCoordinator
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.offset_store import OffsetStore
-from coordinator.groups.rebalance import schedule_heartbeat
-from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, UnknownRecord
+from coordinator.groups.record_types import (
+    GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone, UnknownRecord,
+)
 from coordinator.groups.state import GroupState
 
 
@@ -44,31 +41,23 @@ def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
     return group
 
 
-def replay(record: object, groups: GroupCoordinator, offsets: OffsetStore, now_ms: int) -> bool:
+def replay(record: object, groups: dict[str, ClassicGroup], offsets: OffsetStore, now_ms: int) -> bool:
     """Apply one record; returns False for a record that was skipped (UnknownRecord)."""
     if isinstance(record, OffsetCommitRecord):
         offsets.put(record)
-        if record.group_id not in groups.groups:
-            groups.create_group(record.group_id, now_ms)
+        if record.group_id not in groups:
+            # OffsetMetadataManager.replay: a commit is the only record that can create a
+            # (simple) group; the commit of an existing group leaves it as it is.
+            groups[record.group_id] = ClassicGroup(record.group_id, now_ms)
     elif isinstance(record, OffsetTombstone):
         offsets.delete(record.group_id, record.topic, record.partition)
     elif isinstance(record, GroupMetadataRecord):
-        groups.groups[record.group_id] = group_from_record(record, now_ms)
+        groups[record.group_id] = group_from_record(record, now_ms)
     elif isinstance(record, GroupTombstone):
-        groups.groups.pop(record.group_id, None)
+        groups.pop(record.group_id, None)
     elif isinstance(record, UnknownRecord):
         return False
     else:
         raise TypeError(f"cannot replay {type(record).__name__}")
     return True
 
-
-def on_loaded(groups: GroupCoordinator, group_ids: Iterable[str], now_ms: int) -> None:
-    """Start the session timer of every member of the loaded groups, from `now_ms`."""
-    ctx = OpContext(groups, now_ms)
-    for group_id in group_ids:
-        group = groups.groups.get(group_id)
-        if group is None:
-            continue
-        for member in group.members.values():
-            schedule_heartbeat(ctx, group, member.member_id, member.session_timeout_ms)

@@ -2,9 +2,9 @@
 
 Copies Kafka's GroupCoordinatorShard.cleanupGroupMetadata, OffsetMetadataManager
 .cleanupExpiredOffsets and ClassicGroup.offsetExpirationCondition. A timer fires every
-`offsets_retention_check_interval_ms` through the normal op path, so its tombstones are written
-like any other records; it reschedules itself. Groups the coordinator says are not writable
-(their __consumer_offsets partition is loading or failed) are skipped.
+`offsets_retention_check_interval_ms` on each shard through the normal op path, so its
+tombstones are written and applied like any other records; it reschedules itself. A shard that
+is loading or failed has no timers running, so nothing is expired behind its back.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from coordinator.groups.record_types import GroupTombstone
-from coordinator.groups.operation import OpContext
-from coordinator.groups.shard import GroupCoordinator
+from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.rebalance import join_key, sync_key
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
@@ -26,24 +25,19 @@ def retention_key() -> tuple[str]:
     return ("offsets-retention",)
 
 
-def schedule_offset_expiration(coordinator: GroupCoordinator, now_ms: int) -> None:
+def schedule_offset_expiration(shard: GroupShard, now_ms: int) -> None:
     """Kafka scheduleGroupMetadataExpiration: first check one interval after load."""
-    coordinator.timers.schedule(
-        retention_key(), now_ms + coordinator.config.offsets_retention_check_interval_ms,
-        _on_timer)
+    shard.timers.schedule(
+        retention_key(), now_ms + shard.config.offsets_retention_check_interval_ms, _on_timer)
 
 
-def _on_timer(ctx: OpContext) -> None:
+def _on_timer(ctx: GroupContext) -> None:
     cleanup_group_metadata(ctx)
-    schedule_offset_expiration(ctx.coordinator, ctx.now_ms)
+    schedule_offset_expiration(ctx.shard, ctx.now_ms)
 
 
-def cleanup_group_metadata(ctx: OpContext) -> None:
-    coordinator = ctx.coordinator
-    writable = coordinator.group_writable
-    for group_id in list(coordinator.groups):
-        if writable is not None and not writable(group_id):
-            continue
+def cleanup_group_metadata(ctx: GroupContext) -> None:
+    for group_id in list(ctx.shard.groups):
         if cleanup_expired_offsets(ctx, group_id):
             _maybe_delete_group(ctx, group_id)
 
@@ -73,34 +67,32 @@ def is_expired(rec: OffsetCommitRecord, base: BaseTimestamp, now_ms: int, retent
     return now_ms - base(rec) >= retention_ms
 
 
-def cleanup_expired_offsets(ctx: OpContext, group_id: str) -> bool:
+def cleanup_expired_offsets(ctx: GroupContext, group_id: str) -> bool:
     """Tombstone the group's expired offsets; True if it has none left (or had none)."""
-    store = ctx.coordinator.offsets
+    store = ctx.shard.offsets
     offsets = store.groups.get(group_id)
     if not offsets:
         return True
-    group = ctx.coordinator.group(group_id)
+    group = ctx.shard.group(group_id)
     base = None if group is None else expiration_base(group)
     if group is None or base is None:
         return False
-    retention_ms = ctx.coordinator.config.offsets_retention_ms
+    retention_ms = ctx.shard.config.offsets_retention_ms
     all_expired = True
     for (topic, partition), rec in list(offsets.items()):
         if group.is_subscribed_to_topic(topic) or not is_expired(rec, base, ctx.now_ms, retention_ms):
             all_expired = False
             continue
-        store.delete(group_id, topic, partition)
-        ctx.emit(OffsetTombstone(group_id, topic, partition))
+        ctx.apply(OffsetTombstone(group_id, topic, partition))
     return all_expired
 
 
-def _maybe_delete_group(ctx: OpContext, group_id: str) -> None:
+def _maybe_delete_group(ctx: GroupContext, group_id: str) -> None:
     """GroupMetadataManager.maybeDeleteGroup: only an Empty group goes (with a tombstone)."""
-    group = ctx.coordinator.group(group_id)
+    group = ctx.shard.group(group_id)
     if group is None or not group.is_in(GroupState.EMPTY):
         return
-    ctx.emit(GroupTombstone(group_id))
     group.transition_to(GroupState.DEAD, ctx.now_ms)
-    del ctx.coordinator.groups[group_id]
-    ctx.coordinator.timers.cancel(join_key(group_id))
-    ctx.coordinator.timers.cancel(sync_key(group_id))
+    ctx.apply(GroupTombstone(group_id))
+    ctx.shard.timers.cancel(join_key(group_id))
+    ctx.shard.timers.cancel(sync_key(group_id))

@@ -1,8 +1,10 @@
-"""GroupCoordinator: every classic group of this coordinator, its timers and settings.
+"""GroupShard: every group and committed offset of one __consumer_offsets partition.
 
-It is the in-memory state one runtime (the single writer) mutates. Operations are the functions
-in join.py, sync.py, ...; `execute` dispatches a request dataclass to its operation. Member ids
-come from an injectable UUID source so tests can predict them.
+Kafka's GroupCoordinatorShard (GroupMetadataManager + OffsetMetadataManager) for one partition:
+the in-memory state the runtime's single writer changes, rebuilt from the partition's records by
+`replay` at load and kept current by the same `replay` for every record an operation applies
+(runtime/operation.py). Timers go through the shard's `ShardTimers` view of the runtime's timer
+queue. Member ids come from an injectable UUID source so tests can predict them.
 """
 
 from __future__ import annotations
@@ -10,30 +12,32 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-from coordinator.runtime.clock import Clock
-from coordinator.runtime.timers import Timers
-from coordinator.groups.group_config import GroupConfig
-from coordinator.groups.operation import OpContext
 from coordinator.groups.group import ClassicGroup
+from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.offset_store import OffsetStore
+from coordinator.groups.replay import replay
+from coordinator.runtime.operation import OpContext
+from coordinator.runtime.timers import ShardTimers, Timers
 
 
-class GroupCoordinator:
+class GroupShard:
     def __init__(
         self,
+        partition: int = 0,
         config: GroupConfig | None = None,
-        timers: Timers | None = None,
+        timers: ShardTimers | None = None,
         uuid_source: Callable[[], str] | None = None,
     ) -> None:
+        self.partition = partition
         self.config = config or GroupConfig()
-        self.timers = timers or Timers()
+        self.timers = timers if timers is not None else ShardTimers(Timers(), partition)
         self.groups: dict[str, ClassicGroup] = {}
-        # Committed offsets (offsets.py); the server shares the loader's store here.
         self.offsets = OffsetStore()
-        # Whether a group's __consumer_offsets partition takes writes now (the server sets it;
-        # retention skips the others). None: always.
-        self.group_writable: Callable[[str], bool] | None = None
         self._uuid = uuid_source or (lambda: str(uuid.uuid4()))
+
+    def replay(self, record: Any, now_ms: int) -> bool:
+        """Apply one record (live, through OpContext.apply, and at load)."""
+        return replay(record, self.groups, self.offsets, now_ms)
 
     def new_member_id(self, prefix: str) -> str:
         """Kafka ClassicGroup.generateMemberId: `<group.instance.id or client.id>-<uuid>`."""
@@ -43,21 +47,12 @@ class GroupCoordinator:
         return self.groups.get(group_id)
 
     def create_group(self, group_id: str, now_ms: int) -> ClassicGroup:
+        """Kafka getOrMaybeCreateClassicGroup: a new classic group lives in memory at once
+        (JoinGroup writes it too; an offset commit's replay creates a simple group)."""
         group = ClassicGroup(group_id, now_ms)
         self.groups[group_id] = group
         return group
 
-    def context(self, clock: Clock) -> OpContext:
-        return OpContext(self, clock.time_ms())
 
-
-def execute(ctx: OpContext, request: Any) -> Any:
-    """Run one operation: a request dataclass (JoinGroupParams, ...) or a callable(ctx)."""
-    from coordinator.groups.operations import OPERATIONS
-
-    if callable(request) and not hasattr(request, "__dataclass_fields__"):
-        return request(ctx)
-    operation = OPERATIONS.get(type(request))
-    if operation is None:
-        raise TypeError(f"no group operation for {type(request).__name__}")
-    return operation(ctx, request)
+# What every group and offset operation runs against.
+GroupContext = OpContext[GroupShard]

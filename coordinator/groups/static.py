@@ -14,7 +14,8 @@ from protocol.errors import ErrorCode
 from typing import TYPE_CHECKING
 
 from coordinator.observe.reasons import explain_parked
-from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupContext
+from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
 from coordinator.groups.rebalance import (
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def update_static_member_then_rebalance_or_complete_join(
-    ctx: OpContext, group: ClassicGroup, p: JoinGroupParams, old_member_id: str, new_member_id: str
+    ctx: GroupContext, group: ClassicGroup, p: JoinGroupParams, old_member_id: str, new_member_id: str
 ) -> ParkedReply[JoinGroupResult]:
     assert p.group_instance_id is not None
     current_leader = group.leader_id
@@ -58,7 +59,7 @@ def update_static_member_then_rebalance_or_complete_join(
             # back the current generation. From JoinGroup v9 a replaced leader gets the member
             # list with skip_assignment (KIP-814); older clients get the *old* leader id, so
             # they act as followers and keep the current assignment.
-            ctx.emit(group.snapshot())
+            ctx.persist(group.snapshot())
             if p.request_version >= 9:
                 skip = group.is_leader(new_member_id)
                 leader, members = group.leader_id, group.leader_view() if skip else []

@@ -11,7 +11,8 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from coordinator.observe.reasons import explain, explain_parked
-from coordinator.groups.operation import OpContext, ParkedReply
+from coordinator.groups.shard import GroupContext
+from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
 from coordinator.groups.rebalance import propagate_assignment, remove_pending_sync_member
 from coordinator.groups.state import GroupState
@@ -23,8 +24,8 @@ def _inconsistent(requested: str | None, actual: str | None) -> bool:
     return requested is not None and actual is not None and requested != actual
 
 
-def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
-    group = ctx.coordinator.group(p.group_id)
+def sync_group(ctx: GroupContext, p: SyncGroupParams) -> SyncAnswer:
+    group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
@@ -61,7 +62,7 @@ def sync_group(ctx: OpContext, p: SyncGroupParams) -> SyncAnswer:
         for each in group.members.values():
             # Members the leader left out get an empty assignment.
             each.assignment = assignments.get(each.member_id, b"")
-        ctx.emit(group.snapshot())
+        ctx.persist(group.snapshot())
         # Our runtime delivers these answers only once the record is durable, and a failed
         # append stops the shard, so moving to Stable now is what Kafka does after the append.
         propagate_assignment(ctx, group, ErrorCode.NONE)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import trio
 
 from coordinator.broker.partition import AppendResult, Partition
-from coordinator.broker.data_path import DataPath
-from coordinator.net.request_context import RequestContext
+from coordinator.net.request_context import CloseConnection, RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     PartitionProduceResponse,
@@ -34,7 +33,7 @@ def _response(index: int, result: AppendResult) -> PartitionProduceResponse:
 
 
 async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     pending: list[tuple[Partition, AppendResult, int]] = []
     results: list[tuple[str, list[tuple[int, AppendResult]]]] = []
     for topic in request.topic_data:
@@ -59,7 +58,6 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
         if failed:
             # KafkaApis.handleProduceRequest: with acks=0 the only way to tell the producer that
             # something failed is to close the connection (it then refreshes metadata).
-            from coordinator.net.dispatch import CloseConnection  # not at import time: dispatch imports us
 
             raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None

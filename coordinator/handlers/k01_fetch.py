@@ -13,7 +13,6 @@ correctly with them. v15: replica state (tagged, followers only). v16: node endp
 from __future__ import annotations
 
 from coordinator.broker.fetch import FetchWant, fetch
-from coordinator.broker.data_path import DataPath
 from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
 
@@ -24,7 +23,7 @@ READ_COMMITTED = 1
 
 
 async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     if request.session_id != 0:
         explain(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, f"fetch session {request.session_id} does not exist "
                 "(this broker never creates sessions: send full fetches with session id 0)")

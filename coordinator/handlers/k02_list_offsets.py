@@ -9,7 +9,6 @@ v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734
 from __future__ import annotations
 
 from coordinator.broker.offsets import list_offset
-from coordinator.broker.data_path import DataPath
 from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
 
@@ -25,7 +24,7 @@ MAX_TIMESTAMP = -3
 
 
 async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     topics = []
     for topic in request.topics:
         partitions = []

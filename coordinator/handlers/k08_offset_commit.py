@@ -39,7 +39,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         if valid:
             known.append((t.name, valid))
     if known:
-        result = await ctx.broker.services["groups"].submit(OffsetCommitParams(
+        result = await ctx.broker.groups.commit_offsets(OffsetCommitParams(
             group_id=request.group_id,
             topics=known,
             generation_id=request.generation_id_or_member_epoch,

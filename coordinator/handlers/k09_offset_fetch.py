@@ -19,9 +19,9 @@ from protocol.messages.offset_fetch import (
 
 async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
-    service = ctx.broker.services["groups"]
+    service = ctx.broker.groups
     if version >= 8:
-        fetched = await service.submit(OffsetFetchParams(
+        fetched = await service.fetch_offsets(OffsetFetchParams(
             [FetchGroup(g.group_id, None if g.topics is None else
                         [(t.name, list(t.partition_indexes)) for t in g.topics])
              for g in request.groups],
@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetc
         return OffsetFetchResponse(groups=[_group(g) for g in fetched])
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes))
                                                   for t in request.topics]
-    (group,) = await service.submit(OffsetFetchParams.single(
+    (group,) = await service.fetch_offsets(OffsetFetchParams.single(
         request.group_id, topics, request.require_stable if version >= 7 else False))
     if group.error and version < 2:
         # No top-level error before v2: every asked partition carries it (getErrorResponse).

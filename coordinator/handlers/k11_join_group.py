@@ -9,13 +9,13 @@ false here). The reply parks until the join phase completes (see coordinator/gro
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import JoinGroupParams
+from coordinator.groups.requests import JoinGroupParams
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 
 
 async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.api_version
-    result = await ctx.broker.services["groups"].submit(JoinGroupParams(
+    result = await ctx.broker.groups.join_group(JoinGroupParams(
         group_id=request.group_id,
         member_id=request.member_id,
         session_timeout_ms=request.session_timeout_ms,

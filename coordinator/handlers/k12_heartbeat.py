@@ -6,12 +6,12 @@ v4+: flexible. What each group state answers is in coordinator/groups/heartbeat.
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import HeartbeatParams
+from coordinator.groups.requests import HeartbeatParams
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 
 
 async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
-    result = await ctx.broker.services["groups"].submit(HeartbeatParams(
+    result = await ctx.broker.groups.heartbeat(HeartbeatParams(
         group_id=request.group_id,
         generation_id=request.generation_id,
         member_id=request.member_id,

@@ -7,7 +7,7 @@ v5+: a reason per member (KIP-800).
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import LeaveGroupParams, LeavingMember
+from coordinator.groups.requests import LeaveGroupParams, LeavingMember
 from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberResponse
 
 
@@ -21,7 +21,7 @@ async def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupR
             [LeavingMember(m.member_id, m.group_instance_id, m.reason) for m in request.members],
             version,
         )
-    result = await ctx.broker.services["groups"].submit(params)
+    result = await ctx.broker.groups.leave_group(params)
     if version < 3:
         return LeaveGroupResponse(error_code=result.legacy_error())
     return LeaveGroupResponse(

@@ -7,13 +7,13 @@ v5+: protocol type and name in request and response, checked against the group's
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import SyncGroupParams
+from coordinator.groups.requests import SyncGroupParams
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 
 async def handle(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse:
     version = ctx.api_version
-    result = await ctx.broker.services["groups"].submit(SyncGroupParams(
+    result = await ctx.broker.groups.sync_group(SyncGroupParams(
         group_id=request.group_id,
         generation_id=request.generation_id,
         member_id=request.member_id,

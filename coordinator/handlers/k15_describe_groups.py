@@ -7,7 +7,7 @@ message and GROUP_ID_NOT_FOUND for unknown groups, which earlier versions report
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import DescribeGroupsParams
+from coordinator.groups.requests import DescribeGroupsParams
 from protocol.messages.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,
@@ -17,7 +17,7 @@ from protocol.messages.describe_groups import (
 
 
 async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
-    described = await ctx.broker.services["groups"].submit(
+    described = await ctx.broker.groups.describe_groups(
         DescribeGroupsParams(list(request.groups), request_version=ctx.api_version))
     return DescribeGroupsResponse(groups=[
         DescribedGroup(

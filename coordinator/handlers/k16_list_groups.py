@@ -6,22 +6,18 @@ v5+: types filter and each group's type ("classic" here).
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import ListGroupsParams
-from protocol.errors import ErrorCode
+from coordinator.groups.requests import ListGroupsParams
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
 
 async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
     version = ctx.api_version
-    service = ctx.broker.services["groups"]
-    error = service.list_error()  # a loading or failed partition fails the whole list (Kafka)
-    if error is not None:
-        return ListGroupsResponse(error_code=error, groups=[])
-    listed = await service.submit(ListGroupsParams(
+    error, listed = await ctx.broker.groups.list_groups(ListGroupsParams(
         states_filter=list(request.states_filter) if version >= 4 else [],
         types_filter=list(request.types_filter) if version >= 5 else [],
     ))
-    return ListGroupsResponse(error_code=ErrorCode.NONE, groups=[
+    # A loading or failed partition fails the whole list (Kafka's listGroups).
+    return ListGroupsResponse(error_code=error, groups=[
         ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
         for g in listed
     ])

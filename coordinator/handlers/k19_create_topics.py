@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 
 from coordinator.broker.admin import CreateOutcome, create_topic
-from coordinator.broker.data_path import DataPath
 from coordinator.broker.topic_config import render
 from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
@@ -42,7 +41,7 @@ def _result(name: str, outcome: CreateOutcome) -> CreatableTopicResult:
 
 
 async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     counts = Counter(t.name for t in request.topics)
     results = []
     for topic in request.topics:

@@ -37,7 +37,7 @@ def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
 
 
 async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     if ctx.api_version >= 6:
         responses = []
         for state in request.topics:

@@ -9,14 +9,13 @@ INVALID_REQUEST, as Kafka's TransactionCoordinator.handleInitProducerId answers)
 """
 from __future__ import annotations
 
-from coordinator.broker.data_path import DataPath
 from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 
 
 async def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     if request.transactional_id is not None:
         error = ErrorCode.INVALID_REQUEST if request.transactional_id == "" else ErrorCode.COORDINATOR_NOT_AVAILABLE
         return InitProducerIdResponse(error_code=error, producer_id=-1, producer_epoch=-1)

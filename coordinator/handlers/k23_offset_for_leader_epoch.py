@@ -9,7 +9,6 @@ get UNKNOWN_TOPIC_OR_PARTITION.
 """
 from __future__ import annotations
 
-from coordinator.broker.data_path import DataPath
 from coordinator.net.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch import (
@@ -21,7 +20,7 @@ from protocol.messages.offset_for_leader_epoch import (
 
 
 async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
-    data: DataPath = ctx.broker.services["data"]
+    data = ctx.broker.data
     topics = []
     for topic in request.topics:
         partitions = []

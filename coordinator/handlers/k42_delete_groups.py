@@ -6,12 +6,12 @@ GROUP_ID_NOT_FOUND; deleted groups become Dead and their records are tombstoned.
 from __future__ import annotations
 
 from coordinator.net.request_context import RequestContext
-from coordinator.groups import DeleteGroupsParams
+from coordinator.groups.requests import DeleteGroupsParams
 from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 
 
 async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
-    deleted = await ctx.broker.services["groups"].submit(DeleteGroupsParams(list(request.groups_names)))
+    deleted = await ctx.broker.groups.delete_groups(DeleteGroupsParams(list(request.groups_names)))
     return DeleteGroupsResponse(results=[
         DeletableGroupResult(group_id=g.group_id, error_code=g.error) for g in deleted
     ])

@@ -33,7 +33,7 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDel
                 valid.append(p.partition_index)
         if valid:
             known.append((t.name, valid))
-    result = await ctx.broker.services["groups"].submit(OffsetDeleteParams(request.group_id, known))
+    result = await ctx.broker.groups.delete_offsets(OffsetDeleteParams(request.group_id, known))
     if result.error:
         return OffsetDeleteResponse(error_code=result.error)
     for name, partitions in result.topics:

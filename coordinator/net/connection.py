@@ -13,8 +13,8 @@ import logging
 
 import trio
 
-from coordinator.net.request_context import BrokerContext
-from coordinator.net.dispatch import CloseConnection, Connection, dispatch
+from coordinator.net.request_context import BrokerContext, CloseConnection
+from coordinator.net.dispatch import Connection, dispatch
 from coordinator.observe.logs import get_logger, log_event
 from protocol.framing import FrameDecoder, FrameError, frame
 
@@ -55,7 +55,7 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext) -> 
     finally:
         level = logging.DEBUG if reason in ("client closed", "connection lost") else logging.WARNING
         log_event(_log, "connection.close", level, conn=conn.connection_id, peer=conn.client_host, reason=reason)
-        tap = broker.services.get("tap")  # the transcript records why a connection ended
+        tap = broker.tap  # the transcript records why a connection ended
         if tap is not None:
             tap.closed(conn.connection_id, conn.client_host, reason)
 

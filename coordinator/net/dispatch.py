@@ -11,22 +11,14 @@ Rules copied from Kafka's `SocketServer`/`RequestContext`:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
 
-from coordinator.net.request_context import BrokerContext, RequestContext
+from coordinator.net.request_context import BrokerContext, CloseConnection, RequestContext
 from coordinator.handlers import HANDLERS
 from coordinator.handlers.k18_api_versions import encoded_api_versions
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
-
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
-
-
-class CloseConnection(Exception):
-    """The connection must be closed; the message says why (it is logged)."""
-
 
 @dataclass(slots=True)
 class Connection:
@@ -57,7 +49,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     except DecodeError as exc:
         raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
     context = RequestContext(broker, header, conn.client_host, conn.connection_id)
-    tap = broker.services.get("tap")  # transcript/metrics (coordinator/tap.py); None when off
+    tap = broker.tap  # transcript/metrics (observe/tap.py); None when off
     if tap is None:
         response = await handler(context, request)
     else:

@@ -1,28 +1,36 @@
-"""What a handler may see: the broker's shared parts and the request it is answering.
+"""What a handler may see: the broker's parts, typed, and the request it is answering.
 
-`BrokerContext` is built once by the server and shared by every connection; handlers reach the
-config, the topic registry and (as they arrive) the group runtime and the data path through it.
-`RequestContext` adds the per-request facts Kafka's `RequestContext` carries: header, client
-address, connection.
+`BrokerContext` is built once by the composition root (coordinator/server.py) and shared by
+every connection: settings, topics, the data path, the group coordinator, the observer (the
+transcript/metrics tap, None when off), and where this broker listens. `RequestContext` adds the
+per-request facts Kafka's RequestContext carries: header, client address, connection.
+`CloseConnection` is how any layer says "this connection must go" (the message is logged).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
 from coordinator.config import Config
+from coordinator.groups.service import GroupService
+from coordinator.observe.tap import Tap
 from protocol.headers import RequestHeader
+
+
+class CloseConnection(Exception):
+    """The connection must be closed; the message says why (it is logged)."""
 
 
 @dataclass(slots=True)
 class BrokerContext:
     config: Config
     topics: TopicRegistry
+    data: DataPath
+    groups: GroupService
+    tap: Tap | None
     advertised_host: str
     advertised_port: int
-    # Later parts (group runtime, data path, transcript) hang here by name.
-    services: dict[str, Any] = field(default_factory=dict)
 
     @property
     def node_id(self) -> int:

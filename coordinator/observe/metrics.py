@@ -26,7 +26,9 @@ _STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead
 
 
 class Metrics:
-    def __init__(self, host: str, port: int) -> None:
+    """The counters and histograms, updated on the request path; `serve_metrics` exports them."""
+
+    def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter("kgc_requests", "Requests served, by API", ["api"], registry=r)
@@ -47,10 +49,6 @@ class Metrics:
                                       ["partition"], registry=r)
         self.cleaner_bytes = Counter("kgc_offsets_cleaner_bytes", "Bytes the cleaner read (in) and kept (out)",
                                      ["partition", "direction"], registry=r)
-        self._groups: Any = None
-        r.register(_LiveState(self))
-        self._server, self._thread = start_http_server(port, addr=host, registry=r)
-        self.port = self._server.server_address[1]
 
     # -- request path (called in the trio thread) ---------------------------------------------
     def request(self, api: str, seconds: float, response: Any) -> None:
@@ -73,20 +71,17 @@ class Metrics:
         self.cleaner_bytes.labels(str(partition), "in").inc(stats.bytes_in)
         self.cleaner_bytes.labels(str(partition), "out").inc(stats.bytes_out)
 
-    def attach(self, groups: Any) -> None:
-        """Read live state from the group service; time its writer's durability waits."""
-        self._groups = groups
-        writer = groups.writer
-        writer.on_cleaned = self.cleaned
-        wait = writer.wait_durable
+    def durable_wait(self, seconds: float) -> None:
+        self.durable.observe(seconds)
 
-        async def timed_wait_durable(token: int) -> None:  # an instance attribute: zero cost when off
-            start = time.perf_counter()
-            try:
-                await wait(token)
-            finally:
-                self.durable.observe(time.perf_counter() - start)
-        writer.wait_durable = timed_wait_durable
+
+class MetricsServer:
+    """prometheus_client's HTTP server for one registry, plus the live-state gauges."""
+
+    def __init__(self, metrics: Metrics, runtime: Any, host: str, port: int) -> None:
+        metrics.registry.register(_LiveState(runtime))
+        self._server, self._thread = start_http_server(port, addr=host, registry=metrics.registry)
+        self.port: int = self._server.server_address[1]
 
     def close(self) -> None:
         self._server.shutdown()
@@ -96,15 +91,12 @@ class Metrics:
 class _LiveState:
     """Gauges computed at scrape time (in the HTTP thread) from snapshots of live state."""
 
-    def __init__(self, metrics: Metrics) -> None:
-        self.metrics = metrics
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime  # the groups' CoordinatorRuntime
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        service = self.metrics._groups
-        if service is None:
-            return
-        coordinator = service.groups
-        groups = list(coordinator.groups.values())  # one C-level copy: safe against the trio thread
+        shards = list(self.runtime.shards())  # C-level copies: safe against the trio thread
+        groups = [g for shard in shards for g in list(shard.groups.values())]
         per_state = GaugeMetricFamily("kgc_groups", "Classic groups by state", labels=["state"])
         counts = {s: 0 for s in _STATES}
         for g in groups:
@@ -115,7 +107,7 @@ class _LiveState:
         yield GaugeMetricFamily("kgc_group_members", "Members of all classic groups",
                                 value=sum(len(g.members) for g in groups))
         yield GaugeMetricFamily("kgc_committed_offsets", "Committed offsets held in memory",
-                                value=sum(len(o) for o in list(coordinator.offsets.groups.values())))
+                                value=sum(len(shard.offsets) for shard in shards))
         size = GaugeMetricFamily("kgc_offsets_log_size_bytes", "__consumer_offsets bytes on disk",
                                  labels=["partition"])
         segments = GaugeMetricFamily("kgc_offsets_log_segments", "__consumer_offsets segments",
@@ -123,7 +115,7 @@ class _LiveState:
         cleaned = GaugeMetricFamily("kgc_offsets_cleaner_checkpoint_offset",
                                     "First dirty offset the cleaner recorded (cleaner-offset-checkpoint)",
                                     labels=["partition"])
-        writer = service.writer
+        writer = self.runtime.writer
         for n in writer.existing_partitions():
             total, count = 0, 0
             try:

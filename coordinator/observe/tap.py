@@ -1,10 +1,11 @@
 """The tap: what the transcript and the metrics see of a running server, wired in one place.
 
-`open_tap(config, broker)` returns None when neither `transcript.file` nor `metrics.port` is set,
-and then nothing on the request path changes (dispatch checks for the tap once per request).
+`open_tap(config)` returns None when neither `transcript.file` nor `metrics.port` is set, and
+then nothing on the request path changes (dispatch checks for the tap once per request).
 Otherwise it registers itself as the state-transition observer for the server task and every
 task started after it, and `handle` wraps each handler: cause named, reasons collected, request,
-response and latency recorded. `attach(groups)` hooks the __consumer_offsets writer.
+response and latency recorded. The __consumer_offsets writer reports to it as its observer
+(records written, durability waits, cleaning rounds).
 """
 from __future__ import annotations
 
@@ -73,28 +74,27 @@ class Tap:
             self._safely(self.transcript.write, {"type": "disconnect", "conn": connection_id, "host": host,
                                                  "reason": reason}, True)
 
-    def attach(self, groups: Any) -> None:
-        """Hook the group service's writer (records written) and give metrics the groups."""
-        groups.writer.on_append = self.records
+    def durable_wait(self, seconds: float) -> None:
         if self.metrics is not None:
-            self.metrics.attach(groups)
+            self.metrics.durable_wait(seconds)
+
+    def cleaned(self, partition: int, stats: Any) -> None:
+        if self.metrics is not None:
+            self._safely(self.metrics.cleaned, partition, stats)
 
     def close(self) -> None:
         if self.transcript is not None:
             self.transcript.close()
-        if self.metrics is not None:
-            self.metrics.close()
 
 
-def open_tap(config: Any, host: str) -> Tap | None:
+def open_tap(config: Any) -> Tap | None:
     path = config.transcript_file
-    port = config.metrics_port
-    if not path and port < 0:
+    if not path and config.metrics_port < 0:
         return None
     metrics = None
-    if port >= 0:
-        from coordinator.observe.metrics import Metrics
-        metrics = Metrics(host, port)
+    if config.metrics_port >= 0:
+        from coordinator.observe.metrics import Metrics  # prometheus_client only when asked for
+        metrics = Metrics()
     tap = Tap(Transcript(path) if path else None, metrics)
     reasons.observe(tap)
     return tap

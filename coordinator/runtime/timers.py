@@ -1,7 +1,9 @@
 """Named one-shot timers, deterministic and free of any event loop.
 
 A timer is a key (a tuple such as ("heartbeat", group_id, member_id)), a deadline in clock
-milliseconds and an action. Scheduling a key that already exists replaces it (Kafka's
+milliseconds and an action. The runtime keeps one `Timers` for all its shards; each shard
+schedules through a `ShardTimers` view that prefixes its keys with the shard's partition, so a
+due timer names its shard and an unloaded shard's timers can all be cancelled. Scheduling a key that already exists replaces it (Kafka's
 CoordinatorTimer does the same), so there is at most one timer per key. Timers fire in deadline
 order, ties in scheduling order. Whoever drives them (the runtime, or a test context) pops
 expired timers one at a time, so an action may cancel a timer that was due in the same instant.
@@ -68,14 +70,42 @@ class Timers:
             return timer
         return None
 
-    def expired(self, now_ms: int) -> list[Timer]:
-        """Remove and return every timer due at `now_ms` (prefer `pop_expired` when firing)."""
-        due = []
-        while (timer := self.pop_expired(now_ms)) is not None:
-            due.append(timer)
-        return due
+    def cancel_partition(self, partition: int) -> int:
+        """Cancel every timer of one shard (keys start with its partition); returns how many.
+        Rare (a partition unloads), so a scan of the live keys is fine."""
+        doomed = [key for key in self._by_key if isinstance(key, tuple) and key and key[0] == partition]
+        for key in doomed:
+            del self._by_key[key]
+        return len(doomed)
 
     def _drop_stale(self) -> None:
         # Cancelled or rescheduled entries stay in the heap until they reach the top.
         while self._heap and self._by_key.get(self._heap[0].key) is not self._heap[0]:
             heapq.heappop(self._heap)
+
+
+class ShardTimers:
+    """One shard's view of the runtime's timers: the same calls, keys prefixed by its partition."""
+
+    __slots__ = ("_timers", "partition")
+
+    def __init__(self, timers: Timers, partition: int) -> None:
+        self._timers = timers
+        self.partition = partition
+
+    def schedule(self, key: tuple[Any, ...], deadline_ms: int, action: Callable[..., Any]) -> Timer:
+        return self._timers.schedule((self.partition, *key), deadline_ms, action)
+
+    def cancel(self, key: tuple[Any, ...]) -> bool:
+        return self._timers.cancel((self.partition, *key))
+
+    def __contains__(self, key: tuple[Any, ...]) -> bool:
+        return (self.partition, *key) in self._timers
+
+    def deadline(self, key: tuple[Any, ...]) -> int | None:
+        return self._timers.deadline((self.partition, *key))
+
+    def keys(self) -> list[TimerKey]:
+        """This shard's live keys (without the prefix), in firing order."""
+        return [key[1:] for key in self._timers.keys()
+                if isinstance(key, tuple) and key and key[0] == self.partition]

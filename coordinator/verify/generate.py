@@ -1,6 +1,6 @@
 """Generate realistic __consumer_offsets logs (plus a user topic) for the verifier.
 
-Drives the real writer (coordinator.runtime.partition_writer.OffsetsLog -> groups/records.py -> storage Log):
+Drives the real writer (coordinator.runtime.partition_writer.PartitionWriter -> groups/records.py -> storage Log):
 commit streams with heavy overwrites, group-metadata churn, group deletions (group + offset
 tombstones) and offset expiry. Two phases: phase 1, a cleaning round (stamps tombstone delete
 horizons), a clock jump past delete.retention.ms, phase 2; then `before/` is copied and the
@@ -19,10 +19,12 @@ import shutil
 import sys
 from multiprocessing import Pool
 
-from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
-from coordinator.groups.placement import partition_for
-from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
-from coordinator.runtime.partition_writer import OffsetsLog
+from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
+from coordinator.groups.record_types import (
+    GroupMetadataRecord, GroupTombstone, MemberSnapshot, OffsetCommitRecord, OffsetTombstone,
+)
+from coordinator.groups.records import encode_record
+from coordinator.runtime.partition_writer import PartitionWriter
 from storage.batch import Record
 from storage.log import Log, LogConfig
 
@@ -69,7 +71,7 @@ def _worker(args: tuple) -> tuple[int, str]:
     config = LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
                        durability="interval", retention_ms=-1, delete_retention_ms=retention)
     data = os.path.join(out, "after")
-    olog = OffsetsLog(data, num_partitions, config, clock)
+    olog = PartitionWriter(OFFSETS_TOPIC, data, num_partitions, config, clock, encode_record)
     mine = [g for g in (f"group-{i:06d}" for i in range(groups))
             if partition_for(g, num_partitions) in parts]
     topics = [f"topic-{i:03d}" for i in range(max(4, groups // 50))]
@@ -83,10 +85,9 @@ def _worker(args: tuple) -> tuple[int, str]:
     with open(ledger_path, "w") as ledger:
         def op(records: list, entries: list[dict]) -> None:
             nonlocal seq, written
-            token = olog.append(records)
-            # durability="interval": nothing to wait for; drop the token (the generator never
-            # calls wait_durable, and millions of tokens would otherwise pile up).
-            olog._tokens.pop(token, None)
+            # One op is one group's records: one batch on its partition. durability="interval":
+            # nothing to wait for.
+            olog.append(partition_for(records[0].group_id, num_partitions), records)
             for e in entries:
                 seq += 1
                 e["seq"], e["ack_ms"] = seq, clock.now
@@ -143,7 +144,7 @@ def _worker(args: tuple) -> tuple[int, str]:
             if os.path.isdir(d):
                 clean_partition(d, clock.now, retention, segment_bytes)
         clock.now += retention + DAY  # tombstones stamped above are now past their horizon
-        olog = OffsetsLog(data, num_partitions, config, clock)
+        olog = PartitionWriter(OFFSETS_TOPIC, data, num_partitions, config, clock, encode_record)
         phase(records)
         olog.close()
     return clock.now, ledger_path

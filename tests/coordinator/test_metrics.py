@@ -25,7 +25,7 @@ def value(text: str, sample: str) -> float:
 
 async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
     async with open_server(tmp_path / "data", settings={"metrics.port": 0}) as server:
-        port = server.broker.services["tap"].metrics.port
+        port = server.metrics_port
         client = await RawClient.connect(server.host, server.port)
         first = await join(client)
         joined = await join(client, first.member_id)
@@ -33,9 +33,9 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
         await heartbeat(client, joined.member_id, 1)
         await heartbeat(client, joined.member_id, 7)  # ILLEGAL_GENERATION
         await client.aclose()
-        writer = server.broker.services["groups"].writer
-        write_cleaner_checkpoint(str(writer.partition_dir(writer.partition_for(GROUP))), 1)
-        writer.on_cleaned(7, CleanStats(bytes_in=1000, bytes_out=400))  # as OffsetsLog.clean_once reports
+        writer = server.runtime.writer
+        write_cleaner_checkpoint(str(writer.partition_dir(server.broker.groups.partition_for(GROUP))), 1)
+        server.broker.tap.cleaned(7, CleanStats(bytes_in=1000, bytes_out=400))  # as the writer reports a round
         text = await trio.to_thread.run_sync(scrape, port)
     assert value(text, 'kgc_requests_total{api="JoinGroup"}') == 2
     assert value(text, 'kgc_requests_total{api="Heartbeat"}') == 2
@@ -59,4 +59,4 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
 
 async def test_metrics_are_off_by_default(tmp_path):
     async with open_server(tmp_path / "data") as server:
-        assert "tap" not in server.broker.services
+        assert server.broker.tap is None and server.metrics_port is None

@@ -1,24 +1,21 @@
 """The single-writer runtime under trio's MockClock(autojump_threshold=0): concurrent joins,
-parked syncs, durability before replies, and timers (session, rebalance, initial delay)."""
-from protocol.errors import ErrorCode
-
-import itertools
-
+parked syncs, durability before replies, and timers (session, rebalance, initial delay). Real
+runtime, shards and writer on real files (tests/support/runtime.py)."""
+import pytest
 import trio
 
-from coordinator.runtime.clock import TrioClock
-from coordinator.groups import (
-    GroupConfig, GroupCoordinator, GroupMetadataRecord, HeartbeatParams, JoinGroupParams,
-    SyncGroupParams,
-)
-from coordinator.runtime.single_writer import InMemoryWriter, Runtime
+from coordinator.groups.record_types import GroupMetadataRecord
+from coordinator.groups.requests import HeartbeatParams, JoinGroupParams, SyncGroupParams
+from protocol.errors import ErrorCode
+from tests.support.runtime import GroupHarness
 
 
-def make_runtime(**config) -> tuple[Runtime, InMemoryWriter]:
-    counter = itertools.count(1)
-    groups = GroupCoordinator(GroupConfig(**config), uuid_source=lambda: f"u{next(counter)}")
-    writer = InMemoryWriter()
-    return Runtime(groups, TrioClock(epoch_ms=0), writer), writer
+@pytest.fixture
+def make_runtime(tmp_path):
+    def make(**settings):
+        harness = GroupHarness(tmp_path, **settings)
+        return harness, harness.writer
+    return make
 
 
 def join_params(member_id="", client_id="c", **kw) -> JoinGroupParams:
@@ -30,16 +27,16 @@ def join_params(member_id="", client_id="c", **kw) -> JoinGroupParams:
     )
 
 
-async def join(runtime: Runtime, client_id: str, member_id: str = "", **kw):
+async def join(runtime: GroupHarness, client_id: str, member_id: str = "", **kw):
     """Join as a v9 client does: first MEMBER_ID_REQUIRED, then rejoin with the given id."""
     if not member_id:
-        first = await runtime.submit(join_params("", client_id, **kw))
+        first = await runtime.service.join_group(join_params("", client_id, **kw))
         assert first.error == ErrorCode.MEMBER_ID_REQUIRED
         member_id = first.member_id
-    return await runtime.submit(join_params(member_id, client_id, **kw))
+    return await runtime.service.join_group(join_params(member_id, client_id, **kw))
 
 
-async def test_three_concurrent_joins_get_one_generation_and_one_leader(autojump_clock):
+async def test_three_concurrent_joins_get_one_generation_and_one_leader(autojump_clock, make_runtime):
     runtime, writer = make_runtime(initial_rebalance_delay_ms=3_000)
     results = {}
 
@@ -48,13 +45,13 @@ async def test_three_concurrent_joins_get_one_generation_and_one_leader(autojump
         results[name] = await join(runtime, name)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(runtime.run)
+        nursery.start_soon(runtime.runtime.run)
         async with trio.open_nursery() as joiners:
             for i, name in enumerate(["a", "b", "c"]):
                 joiners.start_soon(member, name, i * 0.5)
         nursery.cancel_scope.cancel()
 
-    assert {r.error for r in results.values()} == {ErrorCode.NONE}
+    assert {r.error for r in results.values()} == {ErrorCode.NONE}, results
     assert {r.generation_id for r in results.values()} == {1}
     assert {r.leader for r in results.values()} == {"a-u1"}
     assert [m for m, _, _ in results["a"].members] == ["a-u1", "b-u2", "c-u3"]
@@ -64,12 +61,12 @@ async def test_three_concurrent_joins_get_one_generation_and_one_leader(autojump
     assert writer.records == [GroupMetadataRecord("g", "", 0, None, None, 0, ())]
 
 
-async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_durable(autojump_clock):
+async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_durable(autojump_clock, make_runtime):
     runtime, writer = make_runtime()
     a = await join(runtime, "a")
     order = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(runtime.run)
+        nursery.start_soon(runtime.runtime.run)
         b_join = trio.Event()
         b_result = {}
 
@@ -79,13 +76,13 @@ async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_dur
 
         nursery.start_soon(join_b)
         await trio.sleep(1)
-        a2 = await runtime.submit(join_params(a.member_id, "a"))  # a rejoins: generation 2
+        a2 = await runtime.service.join_group(join_params(a.member_id, "a"))  # a rejoins: generation 2
         await b_join.wait()
         gen = a2.generation_id
         b_id = b_result["join"].member_id
 
         async def follower_sync():
-            result = await runtime.submit(SyncGroupParams("g", gen, b_id))
+            result = await runtime.service.sync_group(SyncGroupParams("g", gen, b_id))
             order.append(("follower", result.assignment, trio.current_time()))
 
         nursery.start_soon(follower_sync)
@@ -94,14 +91,14 @@ async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_dur
         writer.hold()
 
         async def leader_sync():
-            result = await runtime.submit(
+            result = await runtime.service.sync_group(
                 SyncGroupParams("g", gen, a.member_id, assignments=[(a.member_id, b"A"), (b_id, b"B")]))
             order.append(("leader", result.assignment, trio.current_time()))
 
         nursery.start_soon(leader_sync)
         await trio.sleep(2)
         assert order == []  # the assignment is applied but not durable: nobody is answered
-        assert runtime.groups.group("g").state.value == "Stable"
+        assert runtime.group("g").state.value == "Stable"
         writer.release()
         await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
@@ -109,14 +106,14 @@ async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_dur
     assert writer.durable_count == len(writer.records) == 2
 
 
-async def test_silent_member_is_removed_after_session_timeout_others_told_to_rejoin(autojump_clock):
+async def test_silent_member_is_removed_after_session_timeout_others_told_to_rejoin(autojump_clock, make_runtime):
     runtime, writer = make_runtime()
     answers = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(runtime.run)
+        nursery.start_soon(runtime.runtime.run)
         a = await join(runtime, "a")
         a_id = a.member_id
-        await runtime.submit(SyncGroupParams("g", 1, a_id, assignments=[(a_id, b"A")]))
+        await runtime.service.sync_group(SyncGroupParams("g", 1, a_id, assignments=[(a_id, b"A")]))
         b_reply = {}
         b_joined = trio.Event()
 
@@ -127,35 +124,35 @@ async def test_silent_member_is_removed_after_session_timeout_others_told_to_rej
         nursery.start_soon(join_b)
         await trio.sleep(1)
         # a heartbeats and is told to rejoin; it rejoins, generation 2 forms with a and b.
-        answers.append((await runtime.submit(HeartbeatParams("g", 1, a_id))).error)
-        a2 = await runtime.submit(join_params(a_id, "a"))
+        answers.append((await runtime.service.heartbeat(HeartbeatParams("g", 1, a_id))).error)
+        a2 = await runtime.service.join_group(join_params(a_id, "a"))
         await b_joined.wait()
         b_id = b_reply["r"].member_id
         assert a2.generation_id == b_reply["r"].generation_id == 2
 
         async def sync_b():
-            await runtime.submit(SyncGroupParams("g", 2, b_id))
+            await runtime.service.sync_group(SyncGroupParams("g", 2, b_id))
 
         nursery.start_soon(sync_b)
-        await runtime.submit(SyncGroupParams("g", 2, a_id, assignments=[(a_id, b"A"), (b_id, b"B")]))
+        await runtime.service.sync_group(SyncGroupParams("g", 2, a_id, assignments=[(a_id, b"A"), (b_id, b"B")]))
         # Only a keeps heartbeating; b goes silent and is dropped after its 10 s session.
         for _ in range(4):
             await trio.sleep(3)
-            answers.append((await runtime.submit(HeartbeatParams("g", 2, a_id))).error)
-        group = runtime.groups.group("g")
+            answers.append((await runtime.service.heartbeat(HeartbeatParams("g", 2, a_id))).error)
+        group = runtime.group("g")
         assert list(group.members) == [a_id]
         # a rejoins, so generation 3 forms with a alone at once.
-        a3 = await runtime.submit(join_params(a_id, "a"))
+        a3 = await runtime.service.join_group(join_params(a_id, "a"))
         assert a3.generation_id == 3 and a3.members == [(a_id, None, b"a")]
         nursery.cancel_scope.cancel()
     assert answers == [ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.NONE, ErrorCode.NONE, ErrorCode.NONE,
                        ErrorCode.REBALANCE_IN_PROGRESS]
 
 
-async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clock):
+async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clock, make_runtime):
     runtime, writer = make_runtime()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(runtime.run)
+        nursery.start_soon(runtime.runtime.run)
         a = await join(runtime, "a", session_ms=60_000)
         b_reply = {}
         b_joined = trio.Event()
@@ -166,32 +163,32 @@ async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clo
 
         nursery.start_soon(join_b)
         await trio.sleep(0.5)
-        a2 = await runtime.submit(join_params(a.member_id, "a", session_ms=60_000))
+        a2 = await runtime.service.join_group(join_params(a.member_id, "a", session_ms=60_000))
         await b_joined.wait()
         b_id = b_reply["r"].member_id
-        nursery.start_soon(runtime.submit, SyncGroupParams("g", 2, b_id))
-        await runtime.submit(SyncGroupParams("g", 2, a.member_id, assignments=[]))
+        nursery.start_soon(runtime.service.sync_group, SyncGroupParams("g", 2, b_id))
+        await runtime.service.sync_group(SyncGroupParams("g", 2, a.member_id, assignments=[]))
         start = trio.current_time()
         # b asks for a rebalance by rejoining with new metadata; a (session 60 s) never rejoins.
-        rejoin = await runtime.submit(JoinGroupParams(
+        rejoin = await runtime.service.join_group(JoinGroupParams(
             "g", b_id, 60_000, "consumer", [("range", b"new")], 30_000, client_id="b"))
         assert trio.current_time() - start == 30.0  # the group's rebalance timeout
         assert rejoin.generation_id == 3 and rejoin.leader == b_id
-        assert list(runtime.groups.group("g").members) == [b_id]
+        assert list(runtime.group("g").members) == [b_id]
         nursery.cancel_scope.cancel()
     del a2
 
 
-async def test_timer_driven_changes_are_written_too(autojump_clock):
+async def test_timer_driven_changes_are_written_too(autojump_clock, make_runtime):
     runtime, writer = make_runtime()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(runtime.run)
+        nursery.start_soon(runtime.runtime.run)
         a = await join(runtime, "a")
-        await runtime.submit(SyncGroupParams("g", 1, a.member_id, assignments=[(a.member_id, b"A")]))
+        await runtime.service.sync_group(SyncGroupParams("g", 1, a.member_id, assignments=[(a.member_id, b"A")]))
         assert len(writer.records) == 2  # new group, generation 1 with its assignment
         await trio.sleep(10)  # the only member never heartbeats: its session expires
         await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
-    assert runtime.groups.group("g").state.value == "Empty"
+    assert runtime.group("g").state.value == "Empty"
     assert writer.records[2] == GroupMetadataRecord("g", "consumer", 2, None, None, 10_000, ())
     assert writer.durable_count == 3

@@ -181,8 +181,8 @@ async def test_a_parked_request_gets_the_reason_of_whoever_answered_it(tmp_path)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(join, b1, (await join(b1)).member_id)  # b joins: a rebalance, parked
             await trio.testing.wait_all_tasks_blocked()
-            jb_id = server.broker.services["groups"].groups.group(GROUP).leader_id
-            members = list(server.broker.services["groups"].groups.group(GROUP).members)
+            jb_id = server.broker.groups.shard_for(GROUP).group(GROUP).leader_id
+            members = list(server.broker.groups.shard_for(GROUP).group(GROUP).members)
             b_id = next(m for m in members if m != jb_id)
             nursery.start_soon(join, b2, b_id)  # the same member again: the first join is answered
             await trio.testing.wait_all_tasks_blocked()

@@ -6,8 +6,9 @@ the same sequence number to 3 partitions of the task's group, and "ack" is print
 `wait_durable` returned. The parent SIGKILLs it at random moments (10 cycles), restarts it and
 checks: every acknowledged commit is there, nothing unacknowledged is invented (at most the one
 in-flight op per task), each op is atomic (its 3 offsets agree), and the final segments decode
-with kafka-python's independent RecordBatch reader and pass `storage.dump.check`. (The server does not serve OffsetCommit yet,
-so this drives the writer directly rather than through `python -m coordinator serve`.)
+with kafka-python's independent RecordBatch reader and pass `storage.dump.check`. This half
+drives the writer directly, so every kill lands between an append and its fsync as often as
+possible; the server half below does the same through `kgc serve` and real OffsetCommits.
 """
 
 from __future__ import annotations
@@ -38,14 +39,17 @@ def group_of(task: int) -> str:
 async def _child(data_dir: str) -> None:
     import trio
 
-    from coordinator.runtime.clock import SystemClock
     from coordinator.config import Config
+    from coordinator.groups.lifecycle import group_runtime
+    from coordinator.groups.placement import partition_for
     from coordinator.groups.records import OffsetCommitRecord
-    from coordinator.runtime.loader import open_offsets
+    from coordinator.runtime.clock import SystemClock
 
-    writer, loaded = await open_offsets(Config({"data.dir": data_dir}), SystemClock())
+    runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock())
+    await runtime.load_all()
+    writer = runtime.writer
     state = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
-             for g, offs in loaded.offsets.groups.items()}
+             for shard in runtime.shards() for g, offs in shard.offsets.groups.items()}
     print("loaded " + json.dumps(state), flush=True)
 
     async def committer(task: int) -> None:
@@ -54,7 +58,8 @@ async def _child(data_dir: str) -> None:
         while True:
             op = [OffsetCommitRecord(group, TOPIC, p, seq, -1, f"seq-{seq}", seq, None)
                   for p in range(PARTITIONS_PER_OP)]
-            await writer.wait_durable(writer.append(op))
+            partition = partition_for(group)
+            await writer.wait_durable(partition, writer.append(partition, op))
             print(f"ack {group} {seq}", flush=True)
             seq += 1
 
@@ -172,15 +177,16 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
     # Final check in this process: recovery + replay, then an independent batch reader.
     import trio
 
-    from coordinator.runtime.clock import SystemClock
     from coordinator.config import Config
-    from coordinator.runtime.loader import open_offsets
+    from coordinator.groups.lifecycle import group_runtime
+    from coordinator.runtime.clock import SystemClock
 
     async def final() -> dict[str, dict[str, int]]:
-        writer, loaded = await open_offsets(Config({"data.dir": data_dir}), SystemClock())
+        runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock())
+        await runtime.load_all()
         out = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
-               for g, offs in loaded.offsets.groups.items()}
-        writer.close()
+               for shard in runtime.shards() for g, offs in shard.offsets.groups.items()}
+        runtime.writer.close()
         return out
 
     check_state(trio.run(final), acked, attempted)

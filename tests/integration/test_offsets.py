@@ -3,12 +3,16 @@ v1/v5/v7/v8 after a restart (offset, metadata, leader epoch); DeleteGroups survi
 COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets loads, on every group API's encoding."""
 from __future__ import annotations
 
+from functools import partial
+
 import trio
 
 from coordinator.config import Config
 from coordinator.net.request_context import BrokerContext, RequestContext
 from coordinator.embed.embedded import open_server
-from coordinator.runtime.group_service import start_groups
+from coordinator.groups.lifecycle import group_runtime
+from coordinator.groups.service import GroupService
+from coordinator.runtime.clock import TrioClock
 from coordinator.broker.topics import TopicRegistry
 from coordinator.handlers import (
     k08_offset_commit, k09_offset_fetch, k11_join_group, k15_describe_groups, k16_list_groups,
@@ -37,7 +41,7 @@ NONE, UNKNOWN_TP = ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 async def _connect(server) -> RawClient:
-    await server.broker.services["groups"].loaded.wait()
+    await server.runtime.loaded.wait()
     return await RawClient.connect(server.host, server.port)
 
 
@@ -72,7 +76,7 @@ async def test_commits_at_each_version_survive_a_restart(tmp_path):
                                                              generation_id_or_member_epoch=1))
         assert _errors(r) == [("t", 0, ErrorCode.ILLEGAL_GENERATION)]
         await c.aclose()
-        partitions = {server.broker.services["groups"].writer.partition_for(g)
+        partitions = {server.broker.groups.partition_for(g)
                       for g in ("g2", "g5", "g8", "g9")}
     # Stopping closed every __consumer_offsets log cleanly (no recovery needed at the next start).
     for n in partitions:
@@ -152,8 +156,10 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
     topics = TopicRegistry(tmp_path)
     topics.load()
     async with trio.open_nursery() as nursery:
-        service = await start_groups(nursery, config, topics, load=False)  # loading held back
-        broker = BrokerContext(config, topics, "127.0.0.1", 0, {"groups": service})
+        runtime = group_runtime(config, TrioClock())
+        await nursery.start(partial(runtime.run, load=False))  # loading held back
+        service = GroupService(runtime)
+        broker = BrokerContext(config, topics, None, service, None, "127.0.0.1", 0)  # type: ignore[arg-type]
         fetch = OffsetFetchRequest(group_id="g", topics=[OffsetFetchRequestTopic("t", [0])])
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 1), fetch)
         assert (r.error_code, _errors(r)) == (0, [("t", 0, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)])
@@ -174,7 +180,7 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         assert r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         # A group on another, empty partition is served meanwhile.
         other = OffsetFetchRequest(groups=[OffsetFetchRequestGroup("other-group", topics=None)])
-        assert service.writer.partition_for("other-group") != service.writer.partition_for("g")
+        assert service.partition_for("other-group") != service.partition_for("g")
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 8), other)
         assert r.groups[0].error_code == 0
         r = await k15_describe_groups.handle(_request_context(broker, ApiKey.DESCRIBE_GROUPS, 5),
@@ -186,7 +192,7 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         assert [(g.group_id, g.error_code) for g in r.results] == [
             ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS), ("other-group", ErrorCode.GROUP_ID_NOT_FOUND)]
 
-        await service.loader.load_all()
+        await runtime.load_all()
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 2), fetch)
         assert (r.error_code, r.topics[0].partitions[0].committed_offset) == (0, 42)
         nursery.cancel_scope.cancel()
@@ -195,7 +201,7 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
 async def test_one_commit_is_one_batch_in_consumer_offsets(tmp_path):
     from coordinator.runtime.clock import SystemClock
     from coordinator.groups.records import decode_record
-    from coordinator.runtime.partition_writer import offsets_log_config
+    from coordinator.groups.lifecycle import offsets_log_config
     from storage.batch import iter_records
     from storage.log import Log
 
@@ -204,7 +210,7 @@ async def test_one_commit_is_one_batch_in_consumer_offsets(tmp_path):
         r = await c.request(ApiKey.OFFSET_COMMIT, 8, _commit("one", [CP(0, 1), CP(1, 2), CP(2, 3)]))
         assert _errors(r) == [("t", 0, NONE), ("t", 1, NONE), ("t", 2, NONE)]
         await c.aclose()
-        n = server.broker.services["groups"].writer.partition_for("one")
+        n = server.broker.groups.partition_for("one")
         config = server.broker.config
     log = Log.open(tmp_path / f"__consumer_offsets-{n}", offsets_log_config(config), SystemClock())
     batches = [[decode_record(rec.key, rec.value) for rec in iter_records(data)]

@@ -1,5 +1,5 @@
 """The cleaner wired into the server: DataPath.compact_hook (compacted user topics, on each
-retention pass) and OffsetsLog.run_cleaner (__consumer_offsets-<n>). No sockets, no sleeps:
+retention pass) and PartitionWriter.clean_once (__consumer_offsets-<n>). No sockets, no sleeps:
 the scheduled coroutine is awaited directly."""
 
 from __future__ import annotations
@@ -51,15 +51,18 @@ async def test_compact_hook_schedules_and_runs_a_round(tmp_path):
 
 async def test_offsets_log_cleaner_cleans_consumer_offsets(tmp_path):
     from coordinator.runtime.clock import FakeClock
-    from coordinator.runtime.partition_writer import OffsetsLog
+    from coordinator.groups.placement import OFFSETS_TOPIC
+    from coordinator.groups.records import encode_record
+    from coordinator.runtime.partition_writer import PartitionWriter
+    from storage.cleaner import Cleaner
     from storage.log import LogConfig
-    writer = OffsetsLog(tmp_path, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
-                        FakeClock(1_000_000))
-    log = writer.open_partition(1)
+    writer = PartitionWriter(OFFSETS_TOPIC, tmp_path, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
+                             FakeClock(1_000_000), encode_record)
+    log = writer.reopen(1)
     fill(log)
     pre = records(log)
-    cleaned = await writer.clean_once()
+    cleaned = await writer.clean_once(Cleaner(), [0, 1, 2])
     assert cleaned == [1]
     check_compacted(pre, records(log), log.active_segment.base_offset)
-    assert await writer.clean_once() == []  # below the dirty ratio now
+    assert await writer.clean_once(Cleaner(), [0, 1, 2]) == []  # below the dirty ratio now
     writer.close()

@@ -1,44 +1,64 @@
 """GroupTestContext: drive the group state machine by hand, no sockets, files or event loop.
 
-Like Kafka's GroupMetadataManagerTestContext: a FakeClock, a GroupCoordinator, `send(request)`
-runs one operation the way the runtime does (records collected, parked replies delivered at the
-end), `sleep(ms)` advances the clock and fires due timers through the same path. Tests assert
-the exact answers, `records` and `timers`. Helpers build typical requests and whole rebalances.
+Like Kafka's GroupMetadataManagerTestContext: a FakeClock, one GroupShard, `send(request)`
+runs the request's operation the way the runtime does (records collected, parked replies
+delivered at the end), `sleep(ms)` advances the clock and fires due timers through the same path.
+Tests assert the exact answers, `records` and `timers`. Helpers build typical requests and whole
+rebalances.
 """
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
 import itertools
 from typing import Any
 
-from coordinator.runtime.clock import FakeClock
-from coordinator.groups.record_types import GroupRecord
-from coordinator.groups.group_config import GroupConfig
-from coordinator.groups.operation import OpContext, ParkedReply
-from coordinator.groups.shard import GroupCoordinator, execute
+from coordinator.groups.describe import delete_groups, describe_groups, list_groups
 from coordinator.groups.group import ClassicGroup
-from coordinator.groups.requests import HeartbeatParams, JoinGroupParams, JoinGroupResult, SyncGroupParams
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.heartbeat import heartbeat
+from coordinator.groups.join import join_group
+from coordinator.groups.leave import leave_group
+from coordinator.groups.offset_requests import OffsetCommitParams, OffsetDeleteParams, OffsetFetchParams
+from coordinator.groups.offsets import commit_offsets, delete_offsets, fetch_offsets
 from coordinator.groups.rebalance import heartbeat_key, join_key, sync_key
+from coordinator.groups.requests import (
+    DeleteGroupsParams, DescribeGroupsParams, HeartbeatParams, JoinGroupParams, JoinGroupResult,
+    LeaveGroupParams, ListGroupsParams, SyncGroupParams,
+)
+from coordinator.groups.shard import GroupShard
+from coordinator.groups.sync import sync_group
+from coordinator.runtime.clock import FakeClock
+from coordinator.runtime.operation import OpContext, ParkedReply
+from protocol.errors import ErrorCode
 
 PROTOCOLS = [("range", b"range-meta")]
+
+# The test's own routing from request type to operation (production code calls each op by name).
+OPERATIONS: dict[type, Any] = {
+    JoinGroupParams: join_group, SyncGroupParams: sync_group, HeartbeatParams: heartbeat,
+    LeaveGroupParams: leave_group, DescribeGroupsParams: describe_groups,
+    ListGroupsParams: list_groups, DeleteGroupsParams: delete_groups,
+    OffsetCommitParams: commit_offsets, OffsetFetchParams: fetch_offsets,
+    OffsetDeleteParams: delete_offsets,
+}
 
 
 class GroupTestContext:
     def __init__(self, config: GroupConfig | None = None, start_ms: int = 0) -> None:
         self.clock = FakeClock(start_ms)
         counter = itertools.count(1)
-        self.coordinator = GroupCoordinator(config, uuid_source=lambda: f"uuid{next(counter)}")
-        self.timers = self.coordinator.timers
-        self.records: list[GroupRecord] = []
+        self.shard = GroupShard(0, config, uuid_source=lambda: f"uuid{next(counter)}")
+        self.timers = self.shard.timers
+        self.records: list[Any] = []
+        # Every record written, with the time its op ran: what a fresh replay needs.
+        self.journal: list[tuple[int, Any]] = []
 
     # -- driving ----------------------------------------------------------------------------
 
     def send(self, request: Any) -> Any:
         """Run one operation; returns its answer (a value or a ParkedReply)."""
-        ctx = OpContext(self.coordinator, self.clock.time_ms())
-        answer = execute(ctx, request)
+        ctx = OpContext(self.shard, self.clock.time_ms())
+        answer = request(ctx) if callable(request) else OPERATIONS[type(request)](ctx, request)
         self._finish(ctx)
         return answer
 
@@ -46,8 +66,9 @@ class GroupTestContext:
         """Advance the clock and fire every timer now due; returns how many fired."""
         self.clock.advance(ms)
         fired = 0
-        while (timer := self.timers.pop_expired(self.clock.time_ms())) is not None:
-            ctx = OpContext(self.coordinator, self.clock.time_ms())
+        queue = self.timers._timers  # the runtime's queue behind this shard's view
+        while (timer := queue.pop_expired(self.clock.time_ms())) is not None:
+            ctx = OpContext(self.shard, self.clock.time_ms())
             timer.action(ctx)
             self._finish(ctx)
             fired += 1
@@ -55,16 +76,17 @@ class GroupTestContext:
 
     def _finish(self, ctx: OpContext) -> None:
         self.records.extend(ctx.records)
+        self.journal.extend((ctx.now_ms, record) for record in ctx.records)
         ctx.deliver()
 
-    def take_records(self) -> list[GroupRecord]:
+    def take_records(self) -> list[Any]:
         records, self.records = self.records, []
         return records
 
     # -- inspecting -------------------------------------------------------------------------
 
     def group(self, group_id: str = "g") -> ClassicGroup:
-        group = self.coordinator.group(group_id)
+        group = self.shard.group(group_id)
         assert group is not None, f"no group {group_id}"
         return group
 

@@ -1,10 +1,8 @@
 """DescribeGroups, ListGroups and DeleteGroups answers."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import (
-    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribedMember, DescribeGroupsParams, 
-    GroupTombstone, ListedGroup, ListGroupsParams,
-)
+from coordinator.groups.record_types import GroupTombstone
+from coordinator.groups.requests import DeleteGroupsParams, DeletedGroup, DescribeGroupsParams, DescribedGroup, DescribedMember, ListGroupsParams, ListedGroup
 from tests.support.group_context import GroupTestContext
 
 
@@ -64,5 +62,5 @@ def test_delete_groups():
         DeletedGroup("", ErrorCode.INVALID_GROUP_ID),
     ]
     assert c.take_records() == [GroupTombstone("idle")]
-    assert set(c.coordinator.groups) == {"busy"}
+    assert set(c.shard.groups) == {"busy"}
     assert c.send(DeleteGroupsParams(["idle"])) == [DeletedGroup("idle", ErrorCode.GROUP_ID_NOT_FOUND)]

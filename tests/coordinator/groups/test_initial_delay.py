@@ -3,7 +3,7 @@ again while new members keep arriving, capped by the rebalance timeout
 (Kafka tryCompleteInitialRebalanceElseSchedule)."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import GroupConfig
+from coordinator.groups.group_config import GroupConfig
 from tests.support.group_context import GroupTestContext
 
 

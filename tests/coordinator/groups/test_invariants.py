@@ -8,10 +8,10 @@ every step the bookkeeping must agree with itself and with the state table.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.groups import (
-    DeleteGroupsParams, GroupConfig, GroupState, LeaveGroupParams, LeavingMember, SyncGroupParams,
-)
-from coordinator.groups.operation import ParkedReply
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.requests import DeleteGroupsParams, LeaveGroupParams, LeavingMember, SyncGroupParams
+from coordinator.groups.state import GroupState
+from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.rebalance import heartbeat_key, join_key
 from tests.support.group_context import GroupTestContext
 
@@ -29,7 +29,7 @@ step = st.one_of(
 
 
 def check_invariants(c: GroupTestContext) -> None:
-    for group_id, group in c.coordinator.groups.items():
+    for group_id, group in c.shard.groups.items():
         members = group.members
         assert (group.leader_id is None) == (not members)
         assert group.leader_id is None or group.leader_id in members
@@ -62,7 +62,7 @@ def test_random_histories_keep_invariants(steps, delay):
         return known[i % len(known)] if known and i < 5 else ""
 
     for action, *args in steps:
-        group = c.coordinator.group("g")
+        group = c.shard.group("g")
         generation = group.generation_id if group else 0
         if action == "join":
             index, instance, version, protocols = args

@@ -1,8 +1,10 @@
 """JoinGroup rules: KIP-394, session-timeout bounds, protocols, leader, join-phase timing."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import GroupConfig, GroupMetadataRecord, JoinGroupResult, LeaveGroupParams
-from coordinator.groups.operation import ParkedReply
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.record_types import GroupMetadataRecord
+from coordinator.groups.requests import JoinGroupResult, LeaveGroupParams
+from coordinator.runtime.operation import ParkedReply
 from tests.support.group_context import GroupTestContext
 
 
@@ -71,7 +73,7 @@ def test_empty_group_id_is_invalid_and_unknown_group_with_member_id_is_unknown_m
     c = GroupTestContext()
     assert c.join("", group_id="").error == ErrorCode.INVALID_GROUP_ID
     assert c.join("someone", group_id="nope") == JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, "someone")
-    assert c.coordinator.groups == {}
+    assert c.shard.groups == {}
 
 
 def test_v0_without_rebalance_timeout_uses_session_timeout():
@@ -236,7 +238,7 @@ def test_exact_timers_after_a_generation_forms():
 
 
 def test_join_to_dead_group_is_coordinator_not_available():
-    from coordinator.groups import GroupState
+    from coordinator.groups.state import GroupState
 
     c = GroupTestContext()
     (m,) = c.stable_group(1)

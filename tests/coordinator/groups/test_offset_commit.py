@@ -4,7 +4,8 @@ from protocol.errors import ErrorCode
 
 import pytest
 
-from coordinator.groups import GroupConfig, GroupState
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.state import GroupState
 from coordinator.groups.offset_requests import (
     CommitPartition, OffsetCommitParams, OffsetCommitResult, OffsetFetchParams,
 )
@@ -29,7 +30,7 @@ def test_simple_commit_creates_an_empty_simple_group_and_writes_one_record_per_p
     ]
     group = c.group()
     assert group.is_in(GroupState.EMPTY) and group.protocol_type is None
-    assert c.coordinator.offsets.get("g", "t", 0).offset == 5
+    assert c.shard.offsets.get("g", "t", 0).offset == 5
 
 
 def test_a_later_commit_replaces_the_earlier_one():
@@ -37,7 +38,7 @@ def test_a_later_commit_replaces_the_earlier_one():
     c.send(commit(offsets={0: 1}))
     c.clock.advance(5)
     c.send(commit(offsets={0: 2}, metadata="x"))
-    assert c.coordinator.offsets.get("g", "t", 0) == OffsetCommitRecord("g", "t", 0, 2, -1, "x", 5, None)
+    assert c.shard.offsets.get("g", "t", 0) == OffsetCommitRecord("g", "t", 0, 2, -1, "x", 5, None)
 
 
 @pytest.mark.parametrize("version,error", [(8, ErrorCode.ILLEGAL_GENERATION), (2, ErrorCode.ILLEGAL_GENERATION),
@@ -46,7 +47,7 @@ def test_unknown_group_with_a_generation(version, error):
     c = GroupTestContext()
     result = c.send(commit(generation=1, member="m", offsets={0: 1, 1: 2}, version=version))
     assert result == OffsetCommitResult(error, [("t", [(0, error), (1, error)])])
-    assert c.take_records() == [] and c.coordinator.group("g") is None
+    assert c.take_records() == [] and c.shard.group("g") is None
 
 
 def test_empty_group_id_is_invalid():
@@ -80,7 +81,7 @@ def test_member_checks(kwargs, error):
     kwargs.setdefault("member", m)
     result = c.send(commit(**kwargs))
     assert result == OffsetCommitResult(error, [("t", [(0, error)])])
-    assert c.take_records() == [] and len(c.coordinator.offsets) == 0
+    assert c.take_records() == [] and len(c.shard.offsets) == 0
 
 
 def test_commit_during_completing_rebalance_is_rebalance_in_progress():

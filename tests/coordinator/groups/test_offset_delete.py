@@ -2,7 +2,7 @@
 offsets that exist."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import GroupState
+from coordinator.groups.state import GroupState
 from coordinator.groups.offset_requests import OffsetDeleteParams, OffsetDeleteResult
 from coordinator.groups.records import OffsetTombstone
 from tests.support.group_context import GroupTestContext
@@ -24,8 +24,8 @@ def test_empty_group_deletes_and_tombstones_only_existing_offsets():
     assert result == OffsetDeleteResult(ErrorCode.NONE, [
         ("t", [(0, ErrorCode.NONE), (5, ErrorCode.NONE)]), ("u", [(0, ErrorCode.NONE)])])
     assert c.take_records() == [OffsetTombstone("g", "t", 0)]
-    assert c.coordinator.offsets.get("g", "t", 0) is None
-    assert c.coordinator.offsets.get("g", "t", 1) is not None
+    assert c.shard.offsets.get("g", "t", 0) is None
+    assert c.shard.offsets.get("g", "t", 1) is not None
     assert c.group().is_in(GroupState.EMPTY)  # the group stays until retention removes it
 
 

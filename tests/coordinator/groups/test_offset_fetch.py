@@ -2,7 +2,8 @@
 fetchOffsets/fetchAllOffsets answer -1 rather than an error), invalid group ids."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import DeleteGroupsParams, ErrorCode
+from coordinator.groups.requests import DeleteGroupsParams
+from protocol.errors import ErrorCode
 from coordinator.groups.offset_requests import (
     FetchedGroup, FetchedPartition, FetchGroup, OffsetFetchParams,
 )
@@ -56,9 +57,9 @@ def test_deleted_group_has_no_offsets_and_its_tombstones_are_written():
     c = _ctx()
     (deleted,) = c.send(DeleteGroupsParams(["g"]))
     assert deleted.error == ErrorCode.NONE
-    from coordinator.groups import GroupTombstone
+    from coordinator.groups.record_types import GroupTombstone
     from coordinator.groups.records import OffsetTombstone
     assert c.take_records() == [OffsetTombstone("g", "t", 0), OffsetTombstone("g", "t", 1),
                                 OffsetTombstone("g", "s", 4), GroupTombstone("g")]
     assert c.send(OffsetFetchParams.single("g", None)) == [FetchedGroup("g", ErrorCode.NONE, [])]
-    assert c.coordinator.offsets.get("h", "t", 0).offset == 99  # other groups untouched
+    assert c.shard.offsets.get("h", "t", 0).offset == 99  # other groups untouched

@@ -2,7 +2,10 @@
 runs every check interval through the op path; tombstones for expired offsets, then a group
 tombstone for an Empty group left without offsets."""
 
-from coordinator.groups import GroupConfig, GroupState, GroupTombstone, LeaveGroupParams
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.record_types import GroupTombstone
+from coordinator.groups.requests import LeaveGroupParams
+from coordinator.groups.state import GroupState
 from coordinator.groups.records import OffsetTombstone
 from coordinator.groups.retention import retention_key, schedule_offset_expiration
 from tests.support.group_context import GroupTestContext
@@ -15,7 +18,7 @@ RETENTION, CHECK = 10_000, 1_000
 def _ctx() -> GroupTestContext:
     c = GroupTestContext(GroupConfig(offsets_retention_ms=RETENTION,
                                      offsets_retention_check_interval_ms=CHECK))
-    schedule_offset_expiration(c.coordinator, c.clock.time_ms())
+    schedule_offset_expiration(c.shard, c.clock.time_ms())
     return c
 
 
@@ -40,7 +43,7 @@ def test_simple_group_offsets_expire_from_their_commit_then_the_group_goes():
     assert c.take_records() == [OffsetTombstone("g", "t", 0)]
     _checks(c, 3)
     assert c.take_records() == [OffsetTombstone("g", "t", 1), GroupTombstone("g")]
-    assert c.coordinator.group("g") is None and len(c.coordinator.offsets) == 0
+    assert c.shard.group("g") is None and len(c.shard.offsets) == 0
 
 
 def test_empty_consumer_group_counts_from_when_it_became_empty():
@@ -67,7 +70,7 @@ def test_stable_consumer_group_keeps_subscribed_topics_and_expires_the_others():
     assert c.take_records() == [OffsetTombstone("g", "old", 0)]
     _checks(c, 50, member=m)
     assert c.take_records() == []  # "t" is subscribed: kept however old; the group stays
-    assert c.coordinator.offsets.get("g", "t", 0) is not None
+    assert c.shard.offsets.get("g", "t", 0) is not None
 
 
 def test_client_expire_timestamp_wins_both_ways():
@@ -103,16 +106,4 @@ def test_empty_group_without_offsets_is_deleted_at_the_next_check():
     c.take_records()
     c.sleep(CHECK)
     assert c.take_records() == [GroupTombstone("g")]
-    assert c.coordinator.group("g") is None
-
-
-def test_groups_that_are_not_writable_are_skipped():
-    c = _ctx()
-    c.send(commit(offsets={0: 1}))
-    c.take_records()
-    c.coordinator.group_writable = lambda group_id: False
-    c.sleep(RETENTION)
-    assert c.take_records() == []
-    c.coordinator.group_writable = lambda group_id: True
-    c.sleep(CHECK)
-    assert c.take_records() == [OffsetTombstone("g", "t", 0), GroupTombstone("g")]
+    assert c.shard.group("g") is None

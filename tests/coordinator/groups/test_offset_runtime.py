@@ -1,75 +1,73 @@
 """Offsets through the real runtime under trio's MockClock: a commit's answer waits for
-durability, and retention fires from the runtime's timer loop and writes its tombstones."""
-from protocol.errors import ErrorCode
+durability, retention fires from the runtime's timer loop and writes its tombstones, and a
+timer whose append fails does not stop the loop."""
+import errno
 
 import trio
 
-from coordinator.runtime.clock import TrioClock
-from coordinator.groups import GroupConfig, GroupCoordinator, GroupTombstone
+from coordinator.groups.placement import partition_for
+from coordinator.groups.record_types import GroupTombstone, OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.offset_requests import OffsetCommitResult
-from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
-from coordinator.groups.retention import retention_key, schedule_offset_expiration
-from coordinator.runtime.partition_writer import CoordinatorUnavailableError, PartitionState
-from coordinator.runtime.single_writer import InMemoryWriter, Runtime
+from coordinator.groups.retention import retention_key
+from coordinator.runtime.coordinator_runtime import PartitionState
+from protocol.errors import ErrorCode
+from storage import fsutil
+from tests.support.runtime import GroupHarness
 
 from .offset_helpers import commit
 
-
-def make_runtime() -> tuple[Runtime, InMemoryWriter]:
-    groups = GroupCoordinator(GroupConfig(offsets_retention_ms=60_000,
-                                          offsets_retention_check_interval_ms=10_000))
-    writer = InMemoryWriter()
-    return Runtime(groups, TrioClock(epoch_ms=0), writer), writer
+RETENTION = dict(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000)
 
 
-async def test_commit_answers_only_once_durable(autojump_clock):
-    runtime, writer = make_runtime()
-    writer.hold()
+async def test_commit_answers_only_once_durable(tmp_path, autojump_clock):
+    h = GroupHarness(tmp_path, **RETENTION)
+    h.writer.hold()
     answers = []
 
     async def committer() -> None:
-        answers.append(await runtime.submit(commit(offsets={0: 7})))
+        answers.append(await h.service.commit_offsets(commit(offsets={0: 7})))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(committer)
         await trio.sleep(1)
-        assert answers == [] and writer.records == [OffsetCommitRecord("g", "t", 0, 7, -1, "", 0, None)]
-        writer.release()
+        assert answers == [] and h.writer.records == [OffsetCommitRecord("g", "t", 0, 7, -1, "", 0, None)]
+        h.writer.release()
     assert answers == [OffsetCommitResult(ErrorCode.NONE, [("t", [(0, ErrorCode.NONE)])])]
 
 
-async def test_retention_runs_from_the_timer_loop(autojump_clock):
-    runtime, writer = make_runtime()
+async def test_retention_runs_from_the_timer_loop(tmp_path, autojump_clock):
+    h = GroupHarness(tmp_path, **RETENTION)
     async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        schedule_offset_expiration(runtime.groups, runtime.clock.time_ms())
-        await runtime.submit(commit(offsets={0: 7}))  # t=0
+        await nursery.start(h.runtime.run)
+        await h.service.commit_offsets(commit(offsets={0: 7}))  # t=0
         await trio.sleep(59)
-        assert writer.records[1:] == []  # checks at 10..50 s found nothing expired
+        assert h.writer.records[1:] == []  # checks at 10..50 s found nothing expired
         await trio.sleep(2)  # the check at t=60 s
-        assert writer.records[1:] == [OffsetTombstone("g", "t", 0), GroupTombstone("g")]
+        assert h.writer.records[1:] == [OffsetTombstone("g", "t", 0), GroupTombstone("g")]
         nursery.cancel_scope.cancel()
-    assert runtime.groups.group("g") is None
+    assert h.group("g") is None
 
 
-class FailingWriter(InMemoryWriter):
-    """Every append fails as a failed __consumer_offsets partition does."""
+async def test_a_failed_timer_append_does_not_stop_the_runtime(tmp_path, monkeypatch, autojump_clock):
+    h = GroupHarness(tmp_path, offsets_retention_ms=1_000, offsets_retention_check_interval_ms=1_000)
+    p = partition_for("g")
 
-    def append(self, records):
-        if records:
-            raise CoordinatorUnavailableError(0, PartitionState.FAILED, "test")
-        return super().append(records)
+    def enospc(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-
-async def test_a_failed_timer_append_does_not_stop_the_runtime(autojump_clock):
-    groups = GroupCoordinator(GroupConfig(offsets_retention_ms=1_000,
-                                          offsets_retention_check_interval_ms=1_000))
-    writer = FailingWriter()
-    runtime = Runtime(groups, TrioClock(epoch_ms=0), writer)
-    groups.create_group("g", 0)  # Empty, no offsets: the first check deletes it (and fails)
-    schedule_offset_expiration(groups, 0)
     async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        await trio.sleep(3.5)  # three checks, each append fails; the loop keeps going
-        assert groups.timers.deadline(retention_key()) == 4_000
+        await nursery.start(h.runtime.run)
+        await h.service.commit_offsets(commit(offsets={0: 7}))  # t=0
+        monkeypatch.setattr(fsutil, "write_all", enospc)
+        await trio.sleep(1.5)  # the check at 1 s expires the offset; its append fails
+        assert h.writer.records[1:] == []  # nothing was written while the disk was full...
+        assert p in h.runtime.stats  # ...the partition failed and was reloaded from its log
+        monkeypatch.undo()
+        while h.runtime.state(p) is not PartitionState.ACTIVE:
+            await trio.sleep(0.1)
+        # The reloaded shard holds what the log holds, and its retention timer runs again.
+        assert h.shard("g").offsets.get("g", "t", 0) is not None
+        assert h.shard("g").timers.deadline(retention_key()) is not None
+        await trio.sleep(2)
+        assert h.shard("g").group("g") is None and h.writer.records[-1] == GroupTombstone("g")
         nursery.cancel_scope.cancel()

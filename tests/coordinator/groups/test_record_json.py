@@ -1,4 +1,4 @@
-"""`kgc dump --offsets-decoder` on a __consumer_offsets log written by our own writer (OffsetsLog),
+"""`kgc dump --offsets-decoder` on a __consumer_offsets log written by our own writer (PartitionWriter),
 field by field against Kafka's OffsetsMessageParser output format."""
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from coordinator.config import Config
 from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.placement import partition_for
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
-from coordinator.runtime.partition_writer import OffsetsLog, offsets_log_config
+from coordinator.groups.lifecycle import offsets_log_config
+from coordinator.groups.placement import OFFSETS_TOPIC
+from coordinator.runtime.partition_writer import PartitionWriter
 from coordinator.groups.record_json import decode
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
@@ -38,8 +40,9 @@ RECORDS = [
 @pytest.fixture
 def data_dir(tmp_path):
     """The records above, appended by the durable writer as one op, then closed cleanly."""
-    writer = OffsetsLog(tmp_path, 50, offsets_log_config(Config({"data.dir": str(tmp_path)})), FakeClock(5_000))
-    writer.append(RECORDS)
+    writer = PartitionWriter(OFFSETS_TOPIC, tmp_path, 50, offsets_log_config(Config({"data.dir": str(tmp_path)})),
+                             FakeClock(5_000), encode_record)
+    writer.append(partition_for("g1"), RECORDS)
     writer.close()
     return tmp_path
 

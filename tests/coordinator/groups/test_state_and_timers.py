@@ -3,10 +3,10 @@
 import pytest
 
 from coordinator.runtime.clock import FakeClock
-from coordinator.groups import GroupState, IllegalStateTransition
+from coordinator.groups.state import GroupState, IllegalStateTransition
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.state import VALID_PREVIOUS_STATES
-from coordinator.runtime.timers import Timers
+from coordinator.runtime.timers import ShardTimers, Timers
 
 S = GroupState
 
@@ -49,8 +49,8 @@ def test_timers_fire_in_deadline_order_and_reschedule_replaces():
     timers.schedule("a", 20, lambda: "a2")  # replaces the 30 ms timer
     assert timers.cancel("c") and not timers.cancel("c")
     assert timers.keys() == ["b", "a"] and timers.next_deadline() == 10
-    assert timers.expired(9) == []
-    fired = timers.expired(25)
+    assert _due(timers, 9) == []
+    fired = _due(timers, 25)
     assert [(t.key, t.deadline_ms, t.action()) for t in fired] == [("b", 10, "b"), ("a", 20, "a2")]
     assert len(timers) == 0 and timers.next_deadline() is None
 
@@ -59,7 +59,26 @@ def test_same_deadline_fires_in_scheduling_order():
     timers = Timers()
     for key in ["x", "y", "z"]:
         timers.schedule(key, 5, lambda: None)
-    assert [t.key for t in timers.expired(5)] == ["x", "y", "z"]
+    assert [t.key for t in _due(timers, 5)] == ["x", "y", "z"]
+
+
+def test_shard_views_prefix_their_keys_and_unload_cancels_only_their_own():
+    timers = Timers()
+    zero, one = ShardTimers(timers, 0), ShardTimers(timers, 1)
+    zero.schedule(("heartbeat", "g", "m"), 10, lambda: None)
+    one.schedule(("heartbeat", "g", "m"), 20, lambda: None)
+    assert zero.keys() == [("heartbeat", "g", "m")] and zero.deadline(("heartbeat", "g", "m")) == 10
+    assert timers.keys() == [(0, "heartbeat", "g", "m"), (1, "heartbeat", "g", "m")]
+    assert timers.cancel_partition(0) == 1
+    assert zero.keys() == [] and one.deadline(("heartbeat", "g", "m")) == 20
+
+
+def _due(timers: Timers, now_ms: int) -> list:
+    """Pop every timer due at now_ms, in firing order (what the runtime's loop does)."""
+    due = []
+    while (timer := timers.pop_expired(now_ms)) is not None:
+        due.append(timer)
+    return due
 
 
 def test_fake_clock_only_moves_forward():

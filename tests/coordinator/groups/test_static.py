@@ -1,7 +1,8 @@
 """Static membership (KIP-345): replacement without rebalance, fencing, KAFKA-9801."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import GroupMetadataRecord, JoinGroupResult, SyncGroupResult
+from coordinator.groups.record_types import GroupMetadataRecord
+from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
 from tests.support.group_context import GroupTestContext
 
 

@@ -1,7 +1,8 @@
 """SyncGroup rules: parking, the leader's assignment, pending-sync expiry, error answers."""
 from protocol.errors import ErrorCode
 
-from coordinator.groups import GroupMetadataRecord, MemberSnapshot, SyncGroupParams, SyncGroupResult
+from coordinator.groups.record_types import GroupMetadataRecord, MemberSnapshot
+from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
 from tests.support.group_context import GroupTestContext
 
 

@@ -1,0 +1,95 @@
+"""How the runtime creates, loads and unloads group shards (Kafka's GroupCoordinatorShard
+builder, onLoaded and onUnloaded, for __consumer_offsets).
+
+`GroupShards` is what coordinator/runtime needs to run group shards without knowing groups: a
+new empty shard per partition, the record codec, and the two lifecycle hooks; `group_runtime`
+builds the whole __consumer_offsets runtime from the settings. After a load every
+member's session timer starts from the load time (so members that never come back expire) and
+offset retention is scheduled; on unload every parked JoinGroup/SyncGroup is answered
+NOT_COORDINATOR, so its client looks the coordinator up again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable
+
+from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.placement import OFFSETS_TOPIC
+from coordinator.groups.rebalance import schedule_heartbeat
+from coordinator.groups.records import decode_record, encode_record
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
+from coordinator.groups.retention import schedule_offset_expiration
+from coordinator.groups.shard import GroupContext, GroupShard
+from coordinator.runtime.clock import Clock
+from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
+from coordinator.runtime.timers import ShardTimers
+from protocol.errors import ErrorCode
+from storage.cleaner import CleanerConfig
+from storage.log import LogConfig
+
+# __consumer_offsets has no partition.metadata file (the runtime owns its dirs): a fixed id.
+OFFSETS_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, "kgc:" + OFFSETS_TOPIC)
+
+
+class GroupShards:
+    topic = OFFSETS_TOPIC
+
+    def __init__(self, config: GroupConfig, uuid_source: Callable[[], str] | None = None) -> None:
+        self.config = config
+        self._uuid_source = uuid_source
+
+    def new_shard(self, partition: int, timers: ShardTimers) -> GroupShard:
+        return GroupShard(partition, self.config, timers, self._uuid_source)
+
+    def encode(self, record: Any) -> tuple[bytes, bytes | None]:
+        return encode_record(record)
+
+    def decode(self, key: bytes, value: bytes | None) -> Any:
+        return decode_record(key, value)
+
+    def on_loaded(self, ctx: GroupContext) -> None:
+        """GroupMetadataManager.onLoaded + scheduleGroupMetadataExpiration."""
+        shard = ctx.shard
+        for group in shard.groups.values():
+            for member in group.members.values():
+                schedule_heartbeat(ctx, group, member.member_id, member.session_timeout_ms)
+        schedule_offset_expiration(shard, ctx.now_ms)
+
+    def on_unloaded(self, shard: GroupShard) -> None:
+        """GroupMetadataManager.onUnloaded: parked requests learn the coordinator moved."""
+        for group in shard.groups.values():
+            for member in group.members.values():
+                for reply, value in ((member.awaiting_join,
+                                      JoinGroupResult(ErrorCode.NOT_COORDINATOR, UNKNOWN_MEMBER_ID)),
+                                     (member.awaiting_sync, SyncGroupResult(ErrorCode.NOT_COORDINATOR))):
+                    if reply is not None and not reply.done:
+                        reply.resolve(value)
+                member.awaiting_join = member.awaiting_sync = None
+
+
+def offsets_log_config(config: Any) -> LogConfig:
+    """LogConfig for __consumer_offsets (GroupCoordinatorService.groupMetadataTopicConfigs:
+    cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes)."""
+    return LogConfig(
+        segment_bytes=config.offsets_topic_segment_bytes,
+        cleanup_policy="compact",
+        durability=config.log_flush_mode,
+        flush_interval_ms=config.log_flush_interval_ms,
+        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
+        delete_retention_ms=config.log_cleaner_delete_retention_ms,
+        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+        retention_ms=-1,
+    )
+
+
+def group_runtime(config: Any, clock: Clock, observer: WriterObserver | None = None
+                  ) -> CoordinatorRuntime[GroupShard]:
+    """__consumer_offsets under config's data dir, with its writer and its shards' runtime."""
+    writer = PartitionWriter(OFFSETS_TOPIC, config.data_path, config.offsets_topic_num_partitions,
+                             offsets_log_config(config), clock, encode_record, observer)
+    return CoordinatorRuntime(
+        GroupShards(GroupConfig.from_config(config)), writer, clock,
+        cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size),
+        cleaner_backoff_ms=config.log_cleaner_backoff_ms)

@@ -1,0 +1,126 @@
+"""The group coordinator as handlers see it: one typed method per operation.
+
+Kafka's GroupCoordinatorService: each method finds the group's __consumer_offsets partition
+(placement.partition_for), runs the operation on that partition's shard through the runtime,
+and turns an unavailable partition into Kafka's answer for the request: COORDINATOR_LOAD_IN_PROGRESS
+while it loads, COORDINATOR_NOT_AVAILABLE while it is failed (or its append failed), with the
+error on every partition where the API has them. Requests naming several groups (DescribeGroups,
+DeleteGroups, OffsetFetch) are split by partition and answered in request order; ListGroups asks
+every partition and fails as a whole if one cannot answer (Kafka's listGroups).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, TypeVar
+
+from coordinator.groups.describe import delete_groups, describe_groups, list_groups
+from coordinator.groups.heartbeat import heartbeat
+from coordinator.groups.join import join_group
+from coordinator.groups.leave import leave_group
+from coordinator.groups.offset_requests import (
+    FetchedGroup, FetchGroup, OffsetCommitParams, OffsetCommitResult, OffsetDeleteParams,
+    OffsetDeleteResult, OffsetFetchParams,
+)
+from coordinator.groups.offsets import commit_error, commit_offsets, delete_offsets, fetch_offsets
+from coordinator.groups.placement import partition_for
+from coordinator.groups.requests import (
+    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribeGroupsParams, HeartbeatParams,
+    HeartbeatResult, JoinGroupParams, JoinGroupResult, LeaveGroupParams, LeaveGroupResult,
+    ListedGroup, ListGroupsParams, SyncGroupParams, SyncGroupResult,
+)
+from coordinator.groups.shard import GroupContext, GroupShard
+from coordinator.groups.sync import sync_group
+from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
+from coordinator.runtime.operation import ParkedReply
+from protocol.errors import ErrorCode
+
+P = TypeVar("P")
+R = TypeVar("R")
+Item = TypeVar("Item")
+GroupOp = Callable[[GroupContext, P], "R | ParkedReply[R]"]
+
+
+class GroupService:
+    def __init__(self, runtime: CoordinatorRuntime[GroupShard]) -> None:
+        self.runtime = runtime
+        self.num_partitions = runtime.num_partitions
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    def shard_for(self, group_id: str) -> GroupShard | None:
+        """The live shard holding the group (None while its partition loads or is failed): for
+        reading state outside an operation (tools, tests), never for changing it."""
+        return self.runtime.shard(self.partition_for(group_id))
+
+    # -- one group per request ---------------------------------------------------------------
+    async def join_group(self, p: JoinGroupParams) -> JoinGroupResult:
+        return await self._one(p.group_id, join_group, p, lambda e: JoinGroupResult(e, p.member_id))
+
+    async def sync_group(self, p: SyncGroupParams) -> SyncGroupResult:
+        return await self._one(p.group_id, sync_group, p, SyncGroupResult)
+
+    async def heartbeat(self, p: HeartbeatParams) -> HeartbeatResult:
+        return await self._one(p.group_id, heartbeat, p, HeartbeatResult)
+
+    async def leave_group(self, p: LeaveGroupParams) -> LeaveGroupResult:
+        return await self._one(p.group_id, leave_group, p, LeaveGroupResult)
+
+    async def commit_offsets(self, p: OffsetCommitParams) -> OffsetCommitResult:
+        return await self._one(p.group_id, commit_offsets, p, lambda e: commit_error(p, e))
+
+    async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
+        return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
+
+    async def _one(self, group_id: str, op: GroupOp[P, R], params: P,
+                   error_result: Callable[[ErrorCode], R]) -> R:
+        try:
+            return await self.runtime.run_op(self.partition_for(group_id), op, params)
+        except CoordinatorUnavailable as exc:
+            return error_result(exc.error_code)
+
+    # -- several groups per request -----------------------------------------------------------
+    async def describe_groups(self, p: DescribeGroupsParams) -> list[DescribedGroup]:
+        return await self._many(p.group_ids, str, describe_groups,
+                                lambda ids: dataclasses.replace(p, group_ids=ids),
+                                lambda gid, e: DescribedGroup(gid, e, "", "", ""))
+
+    async def delete_groups(self, p: DeleteGroupsParams) -> list[DeletedGroup]:
+        return await self._many(p.group_ids, str, delete_groups,
+                                lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup)
+
+    async def fetch_offsets(self, p: OffsetFetchParams) -> list[FetchedGroup]:
+        return await self._many(p.groups, _group_id, fetch_offsets,
+                                lambda groups: dataclasses.replace(p, groups=groups),
+                                lambda g, e: FetchedGroup(g.group_id, e))
+
+    async def _many(self, items: list[Item], group_id: Callable[[Item], str],
+                    op: GroupOp[P, list[R]], params_for: Callable[[list[Item]], P],
+                    error_result: Callable[[Item, ErrorCode], R]) -> list[R]:
+        """Serve each partition's items in one op; the others get their error; request order."""
+        by_partition: dict[int, list[Item]] = {}
+        for item in items:
+            by_partition.setdefault(self.partition_for(group_id(item)), []).append(item)
+        answers: dict[int, list[R]] = {}
+        for partition, part_items in by_partition.items():
+            try:
+                answers[partition] = await self.runtime.run_op(partition, op, params_for(part_items))
+            except CoordinatorUnavailable as exc:
+                answers[partition] = [error_result(item, exc.error_code) for item in part_items]
+        iters = {partition: iter(results) for partition, results in answers.items()}
+        return [next(iters[self.partition_for(group_id(item))]) for item in items]
+
+    # -- every partition ----------------------------------------------------------------------
+    async def list_groups(self, p: ListGroupsParams) -> tuple[ErrorCode, list[ListedGroup]]:
+        listed: list[ListedGroup] = []
+        for partition in range(self.num_partitions):
+            try:
+                listed.extend(await self.runtime.run_op(partition, list_groups, p))
+            except CoordinatorUnavailable as exc:
+                return exc.error_code, []
+        return ErrorCode.NONE, listed
+
+
+def _group_id(group: FetchGroup) -> str:
+    return group.group_id

@@ -1,0 +1,303 @@
+"""The single writer of one internal topic: op -> records -> append -> durable -> reply.
+
+Kafka's CoordinatorRuntime for one process. Each partition of the topic has a shard (its state,
+rebuilt from the partition's log) and a state: LOADING (COORDINATOR_LOAD_IN_PROGRESS), ACTIVE,
+FAILED (COORDINATOR_NOT_AVAILABLE, reloaded from the log with backoff until it serves again).
+`run_op(partition, op, params)` runs one operation synchronously on the shard (trio runs nothing
+else meanwhile), appends its records at once as one batch, waits until they are durable, then
+delivers every reply the op completed and returns the caller's own answer (awaiting it if it
+parked). Timers run through the same path, so timer-driven changes are written like any other;
+nothing is appended out of the order it was applied in. The shards' kind (groups, later
+transactions) comes in as a `ShardKind`, so this module knows nothing of either.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from typing import Any, Callable, Generic, Protocol, TypeVar
+
+import trio
+
+from coordinator.runtime.clock import Clock
+from coordinator.runtime.loading import LoadStats, replay_log
+from coordinator.runtime.operation import OpContext, ParkedReply, Replayable
+from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
+from coordinator.runtime.timers import ShardTimers, Timers
+from protocol.errors import ErrorCode
+from storage.cleaner import Cleaner, CleanerConfig
+
+log = logging.getLogger(__name__)
+
+S = TypeVar("S", bound=Replayable)
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+class PartitionState(enum.Enum):
+    LOADING = "loading"
+    ACTIVE = "active"
+    FAILED = "failed"
+
+
+class CoordinatorUnavailable(Exception):
+    """The partition cannot serve now; `error_code` is what the request gets."""
+
+    def __init__(self, topic: str, partition: int, error_code: ErrorCode, reason: str) -> None:
+        super().__init__(f"{topic}-{partition}: {reason}")
+        self.partition = partition
+        self.error_code = error_code
+
+
+_STATE_ERRORS = {PartitionState.LOADING: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                 PartitionState.FAILED: ErrorCode.COORDINATOR_NOT_AVAILABLE}
+
+
+class ShardKind(Protocol[S]):
+    """What a runtime needs to know about its shards (groups, transactions)."""
+
+    topic: str
+
+    def new_shard(self, partition: int, timers: ShardTimers) -> S: ...
+    def encode(self, record: Any) -> tuple[bytes, bytes | None]: ...
+    def decode(self, key: bytes, value: bytes | None) -> Any: ...
+    def on_loaded(self, ctx: OpContext[S]) -> None: ...
+    def on_unloaded(self, shard: S) -> None: ...
+
+
+class CoordinatorRuntime(Generic[S]):
+    def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: Clock, *,
+                 cleaner: CleanerConfig | None = None, cleaner_backoff_ms: int = 15_000,
+                 reload_backoff_ms: int = 100, max_reload_backoff_ms: int = 10_000) -> None:
+        self.kind = kind
+        self.writer = writer
+        self.clock = clock
+        self.timers = Timers()
+        self.num_partitions = writer.num_partitions
+        self.stats: dict[int, LoadStats] = {}
+        self.loaded = trio.Event()  # set once the partitions found on disk at start are loaded
+        self._cleaner = Cleaner(cleaner or CleanerConfig())
+        self._cleaner_backoff_s = cleaner_backoff_ms / 1000
+        self._reload_backoff_ms = (reload_backoff_ms, max_reload_backoff_ms)
+        # partition -> (the last reload's delay, trio time it finished): a partition that fails
+        # again soon after a reload waits twice as long before the next one (a full disk must
+        # not turn every request into a reload of the whole partition).
+        self._last_reload: dict[int, tuple[float, float]] = {}
+        self._shards: dict[int, S] = {}
+        self._states: dict[int, PartitionState] = {}
+        self._timers_changed = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        for partition in writer.existing_partitions():
+            self._states[partition] = PartitionState.LOADING
+        for partition in range(self.num_partitions):
+            if partition not in self._states:  # no log on disk: an empty shard, active at once
+                self._install(partition, kind.new_shard(partition, ShardTimers(self.timers, partition)))
+
+    # -- what callers ask ------------------------------------------------------------------------
+    def state(self, partition: int) -> PartitionState:
+        return self._states[partition]
+
+    def shard(self, partition: int) -> S | None:
+        """The partition's shard while it is ACTIVE."""
+        return self._shards.get(partition)
+
+    def shards(self) -> list[S]:
+        """The ACTIVE shards (a copy: safe to iterate from another thread)."""
+        return list(self._shards.values())
+
+    def unavailable(self, partition: int) -> CoordinatorUnavailable | None:
+        """Why the partition cannot serve now, or None if it can."""
+        state = self._states[partition]
+        if state is PartitionState.ACTIVE:
+            return None
+        return CoordinatorUnavailable(self.kind.topic, partition, _STATE_ERRORS[state], state.value)
+
+    # -- operations ------------------------------------------------------------------------------
+    async def run_op(self, partition: int, op: Callable[[OpContext[S], P], R | ParkedReply[R]],
+                     params: P) -> R:
+        """Run one operation and return its final, durable answer."""
+        shard = self._shards.get(partition)
+        if shard is None:
+            raise self.unavailable(partition) or RuntimeError("active partition without shard")
+        ctx = OpContext(shard, self.clock.time_ms())
+        try:
+            answer = op(ctx, params)
+        except Exception:
+            # A bug, and the shard may hold half an op: the log is the truth, reload from it.
+            log.exception("operation %s failed on %s-%s", getattr(op, "__name__", op), self.kind.topic, partition)
+            self.fail(partition, "an operation failed")
+            raise
+        offset = self._append(partition, ctx)
+        self._timers_changed.set()
+        await self._await_durable(partition, ctx, offset)
+        if isinstance(answer, ParkedReply):
+            return await _wait_reply(answer)
+        return answer
+
+    def _append(self, partition: int, ctx: OpContext[S]) -> int:
+        """Append the op's records now, in the order ops were applied. -2: the append failed."""
+        try:
+            return self.writer.append(partition, ctx.records)
+        except LogWriteError as exc:
+            self.fail(partition, str(exc))
+            return -2
+
+    async def _await_durable(self, partition: int, ctx: OpContext[S], offset: int) -> None:
+        error: CoordinatorUnavailable | None = None
+        if offset == -2:
+            error = CoordinatorUnavailable(self.kind.topic, partition, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                           "append failed")
+        else:
+            try:
+                await self.writer.wait_durable(partition, offset)
+            except LogWriteError as exc:
+                self.fail(partition, str(exc))
+                error = CoordinatorUnavailable(self.kind.topic, partition,
+                                               ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc))
+        if error is not None:
+            ctx.abandon(error)
+            raise error
+        ctx.deliver()
+
+    # -- loading, failing, unloading ------------------------------------------------------------
+    async def load_all(self) -> None:
+        """Load every partition that is still LOADING (those found on disk at start)."""
+        for partition in [p for p, s in self._states.items() if s is PartitionState.LOADING]:
+            try:
+                await self.load(partition)
+            except Exception:
+                self._schedule_reload(partition)
+        self.loaded.set()
+
+    async def load(self, partition: int) -> LoadStats:
+        """Drop whatever memory holds for the partition and replay its log into a new shard."""
+        self._unload(partition, PartitionState.LOADING)
+        shard = self.kind.new_shard(partition, ShardTimers(self.timers, partition))
+        try:
+            stats = await replay_log(self.writer, self.kind.decode, partition, shard, self.clock)
+        except Exception:
+            self._states[partition] = PartitionState.FAILED
+            raise
+        self._install(partition, shard)
+        self.stats[partition] = stats
+        return stats
+
+    def _install(self, partition: int, shard: S) -> None:
+        self._shards[partition] = shard
+        self._states[partition] = PartitionState.ACTIVE
+        self.kind.on_loaded(OpContext(shard, self.clock.time_ms()))
+        self._timers_changed.set()
+
+    def _unload(self, partition: int, state: PartitionState) -> None:
+        shard = self._shards.pop(partition, None)
+        self._states[partition] = state
+        self.timers.cancel_partition(partition)
+        if shard is not None:
+            self.kind.on_unloaded(shard)
+
+    def fail(self, partition: int, reason: str) -> None:
+        """The partition's log or memory can no longer be trusted: stop serving it and reload it
+        from the log with backoff until that succeeds."""
+        if self._states.get(partition) is PartitionState.FAILED:
+            return
+        log.warning("%s-%s failed (%s): reloading it from its log", self.kind.topic, partition, reason)
+        self._unload(partition, PartitionState.FAILED)
+        self._schedule_reload(partition)
+
+    def _schedule_reload(self, partition: int) -> None:
+        self._states[partition] = PartitionState.FAILED
+        if self._nursery is not None:
+            self._nursery.start_soon(self._reload, partition)
+
+    async def _reload(self, partition: int) -> None:
+        first_ms, max_ms = self._reload_backoff_ms
+        delay_ms = first_ms
+        last = self._last_reload.get(partition)
+        if last is not None and trio.current_time() - last[1] < 2 * max_ms / 1000:
+            delay_ms = min(last[0] * 2, max_ms)  # failed again soon after the last reload
+        attempts = 0
+        while self._states.get(partition) is PartitionState.FAILED:
+            await trio.sleep(delay_ms / 1000)
+            attempts += 1
+            try:
+                await self.load(partition)
+            except Exception as exc:
+                if attempts == 1:  # logged once; retried quietly, each wait twice the last
+                    log.warning("reloading %s-%s failed, retrying with backoff: %r", self.kind.topic, partition, exc)
+                delay_ms = min(delay_ms * 2, max_ms)
+                self._states[partition] = PartitionState.FAILED
+                continue
+            self._last_reload[partition] = (delay_ms, trio.current_time())
+            log.warning("%s-%s serves again after %d reload attempt(s)", self.kind.topic, partition, attempts)
+
+    # -- the background work ------------------------------------------------------------------
+    async def run(self, *, load: bool = True, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Timers, reloads, compaction and interval flushes until cancelled; then every log is
+        closed cleanly. With load=False the partitions on disk stay LOADING until
+        `await runtime.load_all()` (tests use it to observe COORDINATOR_LOAD_IN_PROGRESS)."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                for partition, state in self._states.items():
+                    if state is PartitionState.FAILED:
+                        nursery.start_soon(self._reload, partition)
+                if load:
+                    nursery.start_soon(self.load_all)
+                nursery.start_soon(self._clean_forever)
+                if self.writer.log_config.durability == "interval":
+                    nursery.start_soon(self.writer.flush_on_interval)
+                task_status.started()
+                await self._run_timers(nursery)
+        finally:
+            self._nursery = None
+            self.writer.close()
+
+    async def _run_timers(self, nursery: trio.Nursery) -> None:
+        while True:
+            self._fire_due_timers(nursery)
+            self._timers_changed = trio.Event()
+            deadline = self.timers.next_deadline()
+            if deadline is None:
+                await self._timers_changed.wait()
+                continue
+            delay_s = max(0, deadline - self.clock.time_ms()) / 1000
+            with trio.move_on_after(delay_s):
+                await self._timers_changed.wait()
+
+    def _fire_due_timers(self, nursery: trio.Nursery) -> int:
+        fired = 0
+        while (timer := self.timers.pop_expired(self.clock.time_ms())) is not None:
+            partition = timer.key[0]
+            shard = self._shards.get(partition)
+            if shard is None:
+                continue
+            ctx = OpContext(shard, self.clock.time_ms())
+            try:
+                timer.action(ctx)
+            except Exception:
+                log.exception("timer %r failed", timer.key)
+                self.fail(partition, "a timer failed")
+                continue
+            fired += 1
+            offset = self._append(partition, ctx)
+            nursery.start_soon(self._finish_timer, partition, ctx, offset)
+        return fired
+
+    async def _finish_timer(self, partition: int, ctx: OpContext[S], offset: int) -> None:
+        try:
+            await self._await_durable(partition, ctx, offset)
+        except CoordinatorUnavailable:
+            pass  # the partition failed and reloads; the timer's effect is what the log says
+
+    async def _clean_forever(self) -> None:
+        while True:
+            await trio.sleep(self._cleaner_backoff_s)
+            await self.writer.clean_once(self._cleaner, list(self._shards))
+
+
+async def _wait_reply(reply: ParkedReply[R]) -> R:
+    if not reply.done:
+        event = trio.Event()
+        reply.add_listener(event.set)
+        await event.wait()
+    return reply.value

@@ -1,0 +1,126 @@
+"""What an operation runs against: `OpContext` (its shard, the time, records out, deferred
+replies) and `ParkedReply` (an answer a later operation or timer gives).
+
+An operation is `op(ctx, params) -> answer`, run synchronously by the runtime. It changes its
+shard in one of two ways, as Kafka's CoordinatorRuntime does: `ctx.apply(record)` writes the
+record and applies it through the shard's `replay` at once, the same code that rebuilds the shard
+at load (Kafka's replayRecords=true: offsets, tombstones, consumer groups, transactions);
+`ctx.persist(record)` only writes a record whose source is live state the op has already changed
+(Kafka's replayRecords=false: a classic group's GroupMetadata snapshot). Parked requests are
+answered with `ctx.complete(reply, value)`, and the runtime delivers those values only once the
+op's records are durable: "no reply before the append is durable" lives in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Protocol, TypeVar
+
+from coordinator.observe.reasons import current_bucket
+
+T = TypeVar("T")
+_UNSET: Any = object()
+
+
+class Replayable(Protocol):
+    """A shard: the state of one partition of an internal topic, rebuilt from its records."""
+
+    def replay(self, record: Any, now_ms: int) -> bool:
+        """Apply one record; False if it was skipped (an unknown record type)."""
+        ...
+
+
+S = TypeVar("S", bound=Replayable)
+
+
+class ParkedReply(Generic[T]):
+    """A reply that is not known yet (a JoinGroup in the join phase, a follower's SyncGroup)."""
+
+    __slots__ = ("_value", "_error", "_listeners", "reasons")
+
+    def __init__(self) -> None:
+        self._value: T = _UNSET
+        self._error: BaseException | None = None
+        self._listeners: list[Callable[[], None]] = []
+        # The parking request's reasons list (observe/reasons.py), so whoever answers it can say
+        # why; None when nobody is collecting.
+        self.reasons = current_bucket()
+
+    @property
+    def done(self) -> bool:
+        return self._value is not _UNSET or self._error is not None
+
+    @property
+    def value(self) -> T:
+        """The answer; raises the error the reply failed with, if it failed."""
+        if self._error is not None:
+            raise self._error
+        if self._value is _UNSET:
+            raise RuntimeError("reply is still parked")
+        return self._value
+
+    def resolve(self, value: T) -> None:
+        """Deliver the value (the runtime only; operations use ctx.complete)."""
+        if self.done:
+            raise RuntimeError("reply already resolved")
+        self._value = value
+        self._notify()
+
+    def fail(self, error: BaseException) -> None:
+        """The answer will never come (its records were not written): its waiter gets `error`."""
+        if not self.done:
+            self._error = error
+            self._notify()
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
+        self._listeners.clear()
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call `listener()` once the reply is done (at once if it already is)."""
+        if self.done:
+            listener()
+        else:
+            self._listeners.append(listener)
+
+    def __repr__(self) -> str:
+        if self._error is not None:
+            return f"ParkedReply(failed: {self._error!r})"
+        return f"ParkedReply({self._value!r})" if self.done else "ParkedReply(<parked>)"
+
+
+class OpContext(Generic[S]):
+    """One operation's view: its shard, the time it runs at, and what it produced."""
+
+    __slots__ = ("shard", "now_ms", "records", "completions")
+
+    def __init__(self, shard: S, now_ms: int) -> None:
+        self.shard = shard
+        self.now_ms = now_ms
+        self.records: list[Any] = []
+        self.completions: list[tuple[ParkedReply[Any], Any]] = []
+
+    def apply(self, record: Any) -> None:
+        """Write the record and apply it to the shard now, through its one replay path."""
+        self.records.append(record)
+        self.shard.replay(record, self.now_ms)
+
+    def persist(self, record: Any) -> None:
+        """Write a record that describes state the op already changed (not replayed live)."""
+        self.records.append(record)
+
+    def complete(self, reply: ParkedReply[T] | None, value: T) -> None:
+        if reply is not None:
+            self.completions.append((reply, value))
+
+    def deliver(self) -> None:
+        """Resolve every completed reply (call once the records are durable)."""
+        for reply, value in self.completions:
+            reply.resolve(value)
+        self.completions.clear()
+
+    def abandon(self, error: BaseException) -> None:
+        """The records were not written: every reply this op completed fails with `error`."""
+        for reply, _ in self.completions:
+            reply.fail(error)
+        self.completions.clear()
