@@ -1,0 +1,81 @@
+"""The members' current target assignments as the assignors read them (Kafka AssignorHelpers).
+
+`read_current` returns, per member in member order, its assignment with two kinds of invalid
+entry dropped from the topics it subscribes to: partitions outside [0, partition count) and
+partitions an earlier member already holds. Kafka never produces either (partition counts only
+grow, target assignments are disjoint) and its assignors would fail or double-assign on them;
+we drop them so a bad input cannot break "every partition exactly once". A clean assignment is
+returned as the very object given, so an unchanged member costs no copy (Kafka's
+isImmutableMap / deepCopyAssignment idea); builders copy before they change one.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from coordinator.groups.assignors.spec import Assignment, GroupSpec, TopicId
+
+# A member's assignment while a builder works on it: the given mapping, or a private copy.
+MutableAssignment = dict[TopicId, set[int]]
+
+
+def read_current(
+    spec: GroupSpec,
+    member_ids: list[str],
+    num_partitions: Callable[[TopicId], int],
+) -> tuple[list[Assignment], dict[TopicId, set[int]]]:
+    """(each member's cleaned current assignment, topic -> partitions held by some member).
+
+    Only topics a member subscribes to are checked (and counted as held): the builders remove
+    the others. `num_partitions` must know every subscribed topic."""
+    held: dict[TopicId, set[int]] = {}
+    result: list[Assignment] = []
+    for member_id in member_ids:
+        old = spec.member_assignment(member_id)
+        subscribed = spec.members[member_id].subscribed_topic_ids
+        cleaned: dict[TopicId, frozenset[int]] | None = None
+        for topic_id, partitions in old.items():
+            if topic_id not in subscribed or not partitions:
+                continue
+            taken = held.get(topic_id)
+            if taken is None:
+                taken = held[topic_id] = set()
+            count = num_partitions(topic_id)
+            if min(partitions) >= 0 and max(partitions) < count and taken.isdisjoint(partitions):
+                taken.update(partitions)
+                continue
+            keep = frozenset(p for p in partitions if 0 <= p < count and p not in taken)
+            taken.update(keep)
+            if cleaned is None:
+                cleaned = dict(old)
+            if keep:
+                cleaned[topic_id] = keep
+            else:
+                del cleaned[topic_id]
+        result.append(old if cleaned is None else cleaned)
+    return result, held
+
+
+def copy_assignment(assignment: Assignment) -> MutableAssignment:
+    return {topic_id: set(partitions) for topic_id, partitions in assignment.items()}
+
+
+def output(assignment: Assignment | MutableAssignment) -> dict[TopicId, frozenset[int]]:
+    """The assignor's answer for one member. An untouched input dict is returned as is (callers
+    treat assignments as immutable, and `is` then tells them nothing changed)."""
+    if isinstance(assignment, dict) and all(type(p) is frozenset for p in assignment.values()):
+        return assignment  # type: ignore[return-value]  # every value checked to be a frozenset
+    return {topic_id: frozenset(partitions) for topic_id, partitions in assignment.items() if partitions}
+
+
+def empty_for_all(member_ids: list[str]) -> dict[str, dict[TopicId, frozenset[int]]]:
+    """Kafka returns an empty GroupAssignment (no entries) when nobody subscribes to anything;
+    our interface names every member, each with an empty assignment."""
+    return {member_id: {} for member_id in member_ids}
+
+
+def is_homogeneous(spec: GroupSpec) -> bool:
+    """Whether every member really subscribes to the same topics."""
+    subscriptions = iter(spec.members.values())
+    first = next(subscriptions).subscribed_topic_ids
+    return all(s.subscribed_topic_ids == first for s in subscriptions)
+
