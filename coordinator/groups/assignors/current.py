@@ -10,7 +10,7 @@ isImmutableMap / deepCopyAssignment idea); builders copy before they change one.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Collection, Mapping, Sequence
 
 from coordinator.groups.assignors.spec import Assignment, GroupSpec, TopicId
 
@@ -21,25 +21,27 @@ MutableAssignment = dict[TopicId, set[int]]
 def read_current(
     spec: GroupSpec,
     member_ids: list[str],
-    num_partitions: Callable[[TopicId], int],
-) -> tuple[list[Assignment], dict[TopicId, set[int]]]:
+    member_topics: Sequence[Collection[int]],
+    partition_counts: Mapping[int, int],
+) -> tuple[list[Assignment], dict[int, set[int]]]:
     """(each member's cleaned current assignment, topic -> partitions held by some member).
 
-    Only topics a member subscribes to are checked (and counted as held): the builders remove
-    the others. `num_partitions` must know every subscribed topic."""
-    held: dict[TopicId, set[int]] = {}
+    Topics are keyed by `TopicId.int` here (uuid.UUID hashes in Python code, an int in C).
+    `member_topics[i]` holds the topics member i subscribes to; only those are checked (and
+    counted as held): the builders remove the others. `partition_counts` knows each of them."""
+    held: dict[int, set[int]] = {}
     result: list[Assignment] = []
-    for member_id in member_ids:
+    for member_id, subscribed in zip(member_ids, member_topics):
         old = spec.member_assignment(member_id)
-        subscribed = spec.members[member_id].subscribed_topic_ids
         cleaned: dict[TopicId, frozenset[int]] | None = None
         for topic_id, partitions in old.items():
-            if topic_id not in subscribed or not partitions:
+            key = topic_id.int
+            if key not in subscribed or not partitions:
                 continue
-            taken = held.get(topic_id)
+            taken = held.get(key)
             if taken is None:
-                taken = held[topic_id] = set()
-            count = num_partitions(topic_id)
+                taken = held[key] = set()
+            count = partition_counts[key]
             if min(partitions) >= 0 and max(partitions) < count and taken.isdisjoint(partitions):
                 taken.update(partitions)
                 continue

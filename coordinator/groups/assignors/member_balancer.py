@@ -28,11 +28,13 @@ class MemberBalancer:
         self._next_most = -1
 
     def initialize(self, members: list[int]) -> int:
-        """Start over with these members; returns the largest minus the smallest size."""
+        """Start over with these members (in ascending index order); returns the largest minus
+        the smallest size."""
         if not members:
             raise ValueError("Cannot balance an empty subscriber list.")
         sizes = self._sizes
-        ordered = self._sorted = sorted(members, key=lambda m: (sizes[m], m))
+        # Kafka sorts by (size, member index); the input is ascending and the sort stable.
+        ordered = self._sorted = sorted(members, key=sizes.__getitem__)
         self._least_end = 0
         self._least_count = sizes[ordered[0]] - 1
         self._next_least = 0

@@ -10,6 +10,7 @@ neither), so adding or removing a member can shift every range. Racks are ignore
 """
 from __future__ import annotations
 
+from coordinator.groups.assignors.current import is_homogeneous
 from coordinator.groups.assignors.ordering import java_string_key
 from coordinator.groups.assignors.spec import AssignorError, GroupSpec, SubscribedTopicDescriber, TopicId
 
@@ -21,40 +22,37 @@ class RangeAssignor:
         if not spec.members:
             return {}
         member_ids = _sorted_member_ids(spec)
-        # Per topic: [partition count, subscribers, next range start, extra partitions left].
-        # One path serves both subscription types: with equal subscriptions it gives exactly
-        # Kafka's assignHomogeneousGroup result.
-        state: dict[TopicId, list[int]] = {}
-        for member_id in member_ids:
-            for topic_id in spec.members[member_id].subscribed_topic_ids:
-                entry = state.get(topic_id)
-                if entry is None:
-                    count = topics.num_partitions(topic_id)
-                    if count == -1:
-                        raise AssignorError("Member is subscribed to a non-existent topic")
-                    entry = state[topic_id] = [count, 0, 0, -1]
-                entry[1] += 1
+        # Each topic's subscribers in that order. Kafka walks member by member and topic by
+        # topic; walking topic by topic gives the same ranges (subscriber k of n gets
+        # [k*q + min(k, r), +q+(k<r)) with q, r = divmod(partitions, n)) and touches only the
+        # subscribers that get partitions, not all of them: one path serves both subscription
+        # types, and with equal subscriptions it is exactly Kafka's assignHomogeneousGroup.
+        subscribers: dict[TopicId, list[str]] = {}
+        if is_homogeneous(spec):
+            for topic_id in spec.members[member_ids[0]].subscribed_topic_ids:
+                subscribers[topic_id] = member_ids
+        else:
+            by_key: dict[int, list[str]] = {}  # TopicId.int: uuid.UUID hashes in Python code
+            for member_id in member_ids:
+                for topic_id in spec.members[member_id].subscribed_topic_ids:
+                    members = by_key.get(topic_id.int)
+                    if members is None:
+                        members = by_key[topic_id.int] = subscribers[topic_id] = []
+                    members.append(member_id)
 
-        result: dict[str, dict[TopicId, frozenset[int]]] = {}
-        for member_id in member_ids:
-            assignment: dict[TopicId, frozenset[int]] = {}
-            for topic_id in spec.members[member_id].subscribed_topic_ids:
-                entry = state[topic_id]
-                count, subscribers, start, extra = entry
-                minimum, first_extra = divmod(count, subscribers)
-                if extra == -1:
-                    extra = first_extra
-                quota = minimum
-                if extra > 0:
-                    quota += 1
-                    extra -= 1
-                end = min(start + quota, count)
-                entry[2], entry[3] = end, extra
-                if start < end:
-                    assignment[topic_id] = frozenset(range(start, end))
-            result[member_id] = assignment
-        # Kafka's GroupAssignment is a map; we keep the group's member order.
-        return {member_id: result[member_id] for member_id in spec.members}
+        result: dict[str, dict[TopicId, frozenset[int]]] = {member_id: {} for member_id in spec.members}
+        for topic_id, members in subscribers.items():
+            count = topics.num_partitions(topic_id)
+            if count == -1:
+                raise AssignorError("Member is subscribed to a non-existent topic")
+            quota, extra = divmod(count, len(members))
+            start = 0
+            for k in range(min(len(members), count)):
+                end = start + quota + (1 if k < extra else 0)
+                result[members[k]][topic_id] = frozenset(range(start, end))
+                start = end
+        # Kafka's GroupAssignment is a map; ours keeps the group's member order.
+        return result
 
 
 def _sorted_member_ids(spec: GroupSpec) -> list[str]:

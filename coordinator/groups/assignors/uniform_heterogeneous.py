@@ -12,13 +12,7 @@ Nothing here depends on hash order: every sort has a complete tie-break, as in K
 """
 from __future__ import annotations
 
-from coordinator.groups.assignors.current import (
-    MutableAssignment,
-    copy_assignment,
-    empty_for_all,
-    output,
-    read_current,
-)
+from coordinator.groups.assignors.current import empty_for_all, output, read_current
 from coordinator.groups.assignors.member_balancer import MemberBalancer
 from coordinator.groups.assignors.ordering import uuid_order_key
 from coordinator.groups.assignors.spec import (
@@ -40,91 +34,121 @@ def assign_heterogeneous(
 
 
 class _Builder:
+    """Topics are numbered in first-seen order and handled by number inside (uuid.UUID hashes
+    in Python code, which dominated the cost); only the answer is keyed by TopicId again."""
+
     def __init__(self, spec: GroupSpec, topics: SubscribedTopicDescriber) -> None:
         self.spec = spec
         self.member_ids = list(spec.members)
-        self.partition_counts: dict[TopicId, int] = {}
+        self.topic_ids: list[TopicId] = []
+        self.topic_numbers: dict[int, int] = {}  # TopicId.int -> topic number
+        self.partition_counts: list[int] = []
         # Subscribers of each topic, as member indices in ascending order.
-        self.subscribers: dict[TopicId, list[int]] = {}
+        self.subscribers: list[list[int]] = []
+        self.member_topics: list[set[int]] = []  # topic numbers each member subscribes to
+        self.member_keys: list[set[int]] = []  # the same topics' TopicId.int
         for index, member_id in enumerate(self.member_ids):
-            for topic_id in spec.members[member_id].subscribed_topic_ids:
-                if topic_id not in self.partition_counts:
+            mine: set[int] = set()
+            keys = {topic_id.int for topic_id in spec.members[member_id].subscribed_topic_ids}
+            for key in keys:
+                number = self.topic_numbers.get(key)
+                if number is None:
+                    topic_id = TopicId(int=key)
                     count = topics.num_partitions(topic_id)
                     if count == -1:
                         raise AssignorError(
                             f"Members are subscribed to topic {topic_id} which doesn't exist in the topic metadata."
                         )
-                    self.partition_counts[topic_id] = count
-                self.subscribers.setdefault(topic_id, []).append(index)
+                    number = self.topic_numbers[key] = len(self.topic_ids)
+                    self.topic_ids.append(topic_id)
+                    self.partition_counts.append(count)
+                    self.subscribers.append([])
+                self.subscribers[number].append(index)
+                mine.add(number)
+            self.member_topics.append(mine)
+            self.member_keys.append(keys)
         self.sizes = [0] * len(self.member_ids)
         # Owner (member index) of every partition in the target assignment; -1 when unassigned.
-        self.owners = {topic_id: [-1] * count for topic_id, count in self.partition_counts.items()}
+        self.owners = [[-1] * count for count in self.partition_counts]
         self.current: list[Assignment] = []
-        self.copies: dict[int, MutableAssignment] = {}
+        # Members whose assignment changed: topic number -> partitions.
+        self.copies: dict[int, dict[int, set[int]]] = {}
 
     def build(self) -> dict[str, dict[TopicId, frozenset[int]]]:
-        if not self.partition_counts:
+        if not self.topic_ids:
             return empty_for_all(self.member_ids)
-        self.current, _ = read_current(self.spec, self.member_ids, self.partition_counts.__getitem__)
+        counts = {topic_id.int: count for topic_id, count in zip(self.topic_ids, self.partition_counts)}
+        self.current, _ = read_current(self.spec, self.member_ids, self.member_keys, counts)
         self._revoke()
         self._assign_unassigned()
         self._balance()
+        topic_ids = self.topic_ids
         return {
-            member_id: output(self.copies[i] if i in self.copies else self.current[i])
+            member_id: (
+                {topic_ids[n]: frozenset(p) for n, p in self.copies[i].items() if p}
+                if i in self.copies else output(self.current[i])
+            )
             for i, member_id in enumerate(self.member_ids)
         }
 
-    def _topic_order_key(self, topic_id: TopicId) -> tuple[float, int, tuple[int, int]]:
+    def _topic_order_key(self, topic: int) -> tuple[float, int, tuple[int, int]]:
         # Kafka's topicComparator; partitions per subscriber as a double, like Java's.
-        subscriber_count = len(self.subscribers[topic_id])
-        per_subscriber = self.partition_counts[topic_id] / subscriber_count
-        return -per_subscriber, subscriber_count, uuid_order_key(topic_id)
+        subscriber_count = len(self.subscribers[topic])
+        per_subscriber = self.partition_counts[topic] / subscriber_count
+        return -per_subscriber, subscriber_count, uuid_order_key(self.topic_ids[topic])
 
     def _revoke(self) -> None:
-        for index, member_id in enumerate(self.member_ids):
-            old = self.current[index]
-            subscribed = self.spec.members[member_id].subscribed_topic_ids
+        numbers = self.topic_numbers
+        for index, old in enumerate(self.current):
+            mine = self.member_topics[index]
+            kept: list[tuple[int, frozenset[int]]] = []
+            dropped = False
             for topic_id, partitions in old.items():
-                if topic_id in subscribed:
-                    self.sizes[index] += len(partitions)
-                    owners = self.owners[topic_id]
-                    for partition in partitions:
-                        owners[partition] = index
+                number = numbers.get(topic_id.int)
+                if number is not None and number in mine:
+                    kept.append((number, partitions))
                 else:
-                    self._mutable(index).pop(topic_id, None)
+                    dropped = True
+            for number, partitions in kept:
+                self.sizes[index] += len(partitions)
+                owners = self.owners[number]
+                for partition in partitions:
+                    owners[partition] = index
+            if dropped:
+                self.copies[index] = {number: set(partitions) for number, partitions in kept}
 
     def _assign_unassigned(self) -> None:
-        unassigned: dict[TopicId, list[int]] = {}
-        for topic_id, owners in self.owners.items():
+        unassigned: dict[int, list[int]] = {}
+        for topic, owners in enumerate(self.owners):
             free = [p for p, owner in enumerate(owners) if owner == -1]
             if free:
-                unassigned[topic_id] = free
+                unassigned[topic] = free
         balancer = MemberBalancer(self.sizes)
-        for topic_id in sorted(unassigned, key=self._topic_order_key):
-            balancer.initialize(self.subscribers[topic_id])
-            for partition in unassigned[topic_id]:
-                self._assign_partition(topic_id, partition, balancer.next_least_loaded())
+        for topic in sorted(unassigned, key=self._topic_order_key):
+            balancer.initialize(self.subscribers[topic])
+            for partition in unassigned[topic]:
+                self._assign_partition(topic, partition, balancer.next_least_loaded())
 
     def _balance(self) -> None:
-        movable = [t for t, members in self.subscribers.items() if len(members) >= 2]
+        movable = [t for t, members in enumerate(self.subscribers) if len(members) >= 2]
         if not movable:
             return
         ordered = sorted(movable, key=self._topic_order_key)
         balancer = MemberBalancer(self.sizes)
         last_rebalanced = -1
         for _ in range(MAX_ITERATION_COUNT):
-            for topic_index, topic_id in enumerate(ordered):
+            for topic_index, topic in enumerate(ordered):
                 if topic_index == last_rebalanced:
                     # A full round since the last move: nothing more can improve.
                     return
-                moved = self._balance_topic(topic_id, balancer)
+                moved = self._balance_topic(topic, balancer)
                 if moved > 0 or last_rebalanced == -1:
                     last_rebalanced = topic_index
 
-    def _balance_topic(self, topic_id: TopicId, balancer: MemberBalancer) -> int:
-        if balancer.initialize(self.subscribers[topic_id]) <= 1:
+    def _balance_topic(self, topic: int, balancer: MemberBalancer) -> int:
+        if balancer.initialize(self.subscribers[topic]) <= 1:
             return 0
-        owners = self.owners[topic_id]
+        owners = self.owners[topic]
         # The topic's partitions grouped by owner (stable sort: ascending within an owner), and
         # each owner's slice of that list, so picking "its last partition" is constant time.
         partitions = sorted(range(len(owners)), key=owners.__getitem__)
@@ -148,26 +172,30 @@ class _Builder:
             least = balancer.next_least_loaded()
             if balancer.is_balanced():
                 break
-            self._assign_partition(topic_id, partition, least)
+            self._assign_partition(topic, partition, least)
             moved += 1
         return moved
 
-    def _mutable(self, index: int) -> MutableAssignment:
+    def _mutable(self, index: int) -> dict[int, set[int]]:
         copy = self.copies.get(index)
         if copy is None:
-            copy = self.copies[index] = copy_assignment(self.current[index])
+            # After _revoke an uncopied member holds only topics it subscribes to.
+            numbers = self.topic_numbers
+            copy = self.copies[index] = {
+                numbers[topic_id.int]: set(partitions) for topic_id, partitions in self.current[index].items()
+            }
         return copy
 
-    def _assign_partition(self, topic_id: TopicId, partition: int, index: int) -> None:
-        owners = self.owners[topic_id]
+    def _assign_partition(self, topic: int, partition: int, index: int) -> None:
+        owners = self.owners[topic]
         old = owners[partition]
         if old != -1:
-            held = self._mutable(old).get(topic_id)
+            held = self._mutable(old).get(topic)
             if held is not None:
                 held.discard(partition)
                 if not held:
-                    del self.copies[old][topic_id]
+                    del self.copies[old][topic]
             self.sizes[old] -= 1
-        self._mutable(index).setdefault(topic_id, set()).add(partition)
+        self._mutable(index).setdefault(topic, set()).add(partition)
         owners[partition] = index
         self.sizes[index] += 1

@@ -13,6 +13,9 @@ topic id (Kafka: its HashMap order) and partition; revoked partitions follow in 
 """
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
+
 from coordinator.groups.assignors.current import (
     MutableAssignment,
     copy_assignment,
@@ -37,23 +40,24 @@ def assign_homogeneous(
     if not subscribed:
         return empty_for_all(member_ids)
 
-    partition_counts: dict[TopicId, int] = {}
+    partition_counts: dict[int, int] = {}  # by TopicId.int (see current.py)
     for topic_id in subscribed:
         count = topics.num_partitions(topic_id)
         if count == -1:
             raise AssignorError(
                 f"Members are subscribed to topic {topic_id} which doesn't exist in the topic metadata."
             )
-        partition_counts[topic_id] = count
+        partition_counts[topic_id.int] = count
+    keys = partition_counts.keys()
 
-    current, held = read_current(spec, member_ids, partition_counts.__getitem__)
+    current, held = read_current(spec, member_ids, [keys] * len(member_ids), partition_counts)
 
     # Every partition nobody holds, in Kafka's order (HashSet of topic ids, then partition).
     unassigned: list[tuple[TopicId, int]] = []
     total = 0
     for topic_id in java_hash_set_order(subscribed):
-        count = partition_counts[topic_id]
-        taken = held.get(topic_id)
+        count = partition_counts[topic_id.int]
+        taken = held.get(topic_id.int)
         if taken:
             unassigned.extend((topic_id, p) for p in range(count) if p not in taken)
         else:
@@ -74,7 +78,7 @@ def assign_homogeneous(
         new: MutableAssignment | None = None
         for topic_id in sorted_topic_ids(old) if len(old) > 1 else old:
             partitions = old[topic_id]
-            if topic_id in subscribed:
+            if topic_id.int in keys:
                 if len(partitions) <= quota:
                     quota -= len(partitions)
                     continue
@@ -114,8 +118,9 @@ def assign_homogeneous(
         mutable = copies.get(index)
         if mutable is None:
             mutable = copies[index] = copy_assignment(current[index])
-        for topic_id, partition in unassigned[next_index:next_index + wanted]:
-            mutable.setdefault(topic_id, set()).add(partition)
+        # Runs of one topic: one dict lookup per run, not per partition.
+        for topic_id, run in groupby(unassigned[next_index:next_index + wanted], key=itemgetter(0)):
+            mutable.setdefault(topic_id, set()).update(p for _, p in run)
         next_index += wanted
     if next_index < len(unassigned):
         raise AssignorError("Partitions were left unassigned")
