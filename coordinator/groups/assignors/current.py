@@ -1,10 +1,10 @@
 """The members' current target assignments as the assignors read them (Kafka AssignorHelpers).
 
-`read_current` returns, per member in member order, its assignment with two kinds of invalid
-entry dropped from the topics it subscribes to: partitions outside [0, partition count) and
-partitions an earlier member already holds. Kafka never produces either (partition counts only
-grow, target assignments are disjoint) and its assignors would fail or double-assign on them;
-we drop them so a bad input cannot break "every partition exactly once". A clean assignment is
+`read_current` returns, per member in member order, its assignment with invalid entries
+dropped: empty partition sets, and in the topics it subscribes to, partitions outside
+[0, partition count) and partitions an earlier member already holds. Kafka never produces these
+(partition counts only grow, target assignments are disjoint) and its assignors would fail or
+double-assign on them; we drop them so a bad input cannot break "every partition exactly once". A clean assignment is
 returned as the very object given, so an unchanged member costs no copy (Kafka's
 isImmutableMap / deepCopyAssignment idea); builders copy before they change one.
 """
@@ -35,8 +35,13 @@ def read_current(
         old = spec.member_assignment(member_id)
         cleaned: dict[TopicId, frozenset[int]] | None = None
         for topic_id, partitions in old.items():
+            if not partitions:
+                if cleaned is None:
+                    cleaned = dict(old)
+                del cleaned[topic_id]
+                continue
             key = topic_id.int
-            if key not in subscribed or not partitions:
+            if key not in subscribed:
                 continue
             taken = held.get(key)
             if taken is None:
@@ -76,8 +81,16 @@ def empty_for_all(member_ids: list[str]) -> dict[str, dict[TopicId, frozenset[in
 
 
 def is_homogeneous(spec: GroupSpec) -> bool:
-    """Whether every member really subscribes to the same topics."""
+    """Whether every member subscribes to the same topics, as far as a cheap check can tell:
+    same object, or same size and same frozenset hash (a C loop over the stored element hashes).
+    A full `==` calls UUID.__eq__ (Python code) per element when the UUID objects are distinct,
+    ~16 ms at 1,000 members x 100 topics. This only guards against a caller declaring the wrong
+    subscription type; two different subscriptions with equal 64-bit hashes would pass it."""
     subscriptions = iter(spec.members.values())
     first = next(subscriptions).subscribed_topic_ids
-    return all(s.subscribed_topic_ids == first for s in subscriptions)
-
+    size, digest = len(first), hash(first)
+    return all(
+        s.subscribed_topic_ids is first
+        or (len(s.subscribed_topic_ids) == size and hash(s.subscribed_topic_ids) == digest)
+        for s in subscriptions
+    )

@@ -88,3 +88,15 @@ def test_unchanged_members_get_their_own_map_back() -> None:
         result = ASSIGNORS["uniform"].assign(spec(group.members, group.assignments, kind), topics)
         changed = [m for m in ("A", "B") if result[m] is not group.assignments[m]]
         assert len(changed) == 1, kind  # one of them gives a partition to C
+
+
+def test_empty_partition_sets_in_current_assignments_do_not_reach_the_answer() -> None:
+    # Both members already hold their share, so A's map would come back untouched.
+    topics = Topics({T1: 2, T2: 2})
+    both = [T1, T2]
+    group = spec(
+        {"A": member(both), "B": member(both)},
+        {"A": {T1: frozenset({0, 1}), T2: frozenset()}, "B": {T2: frozenset({0, 1})}},
+    )
+    for assignor in ASSIGNORS.values():
+        check_valid(group, topics, assignor.assign(group, topics))
