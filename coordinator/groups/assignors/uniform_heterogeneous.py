@@ -34,8 +34,9 @@ def assign_heterogeneous(
 
 
 class _Builder:
-    """Topics are numbered in first-seen order and handled by number inside (uuid.UUID hashes
-    in Python code, which dominated the cost); only the answer is keyed by TopicId again."""
+    """Topics get small numbers and are handled by number inside (uuid.UUID hashes in Python
+    code, which dominated the cost); only the answer is keyed by TopicId again. The numbering
+    order never shows: every list of topics is sorted by Kafka's comparator before use."""
 
     def __init__(self, spec: GroupSpec, topics: SubscribedTopicDescriber) -> None:
         self.spec = spec
