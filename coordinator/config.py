@@ -56,6 +56,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.min.session.timeout.ms", int, 6000, "smallest session timeout a member may ask"),
     Setting("group.max.session.timeout.ms", int, 1800000, "largest session timeout a member may ask"),
     Setting("group.max.size", int, 2147483647, "most members a classic group may hold"),
+    Setting("group.classic.new.member.join.timeout.ms", int, 300000,
+            "how long a member that joined during a rebalance may stay parked before it is dropped "
+            "(Kafka's fixed 5 minutes, classicGroupNewMemberJoinTimeoutMs; a setting here so tests "
+            "can shorten it)"),
     # Offsets topic (OffsetConfig).
     Setting("offsets.topic.num.partitions", int, 50, "partitions of __consumer_offsets"),
     Setting("offsets.topic.segment.bytes", int, 104857600, "segment size of __consumer_offsets"),
@@ -110,9 +114,6 @@ class Config:
 
     def get(self, name: str) -> Any:
         return self._values[_lookup(name).name]
-
-    def with_overrides(self, overrides: Mapping[str, Any]) -> "Config":
-        return Config({**self._values, **overrides})
 
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()

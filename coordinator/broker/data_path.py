@@ -17,7 +17,7 @@ import trio
 
 from coordinator.broker.partition import Partition
 from coordinator.broker.producer_ids import ProducerIdManager
-from coordinator.broker.topic_config import effective, log_config
+from coordinator.broker.topic_config import log_config
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.observe.logs import get_logger, log_event
 from storage.cleaner import Cleaner, CleanerConfig
@@ -75,9 +75,6 @@ class DataPath:
             await part.log.flush_on_interval()
         except Exception as exc:  # a closed or failed log ends its flusher, nothing else
             log_event(_log, "data.flusher_stopped", topic=part.topic, partition=part.index, reason=repr(exc))
-
-    def topic_config(self, topic: Topic) -> dict[str, tuple[Any, int]]:
-        return effective(dict(topic.configs), self.config)
 
     def max_message_bytes(self, part: Partition) -> int:
         return part.log.config.max_message_bytes

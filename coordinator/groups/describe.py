@@ -1,10 +1,11 @@
 """DescribeGroups (15), ListGroups (16) and DeleteGroups (42): the admin view of groups.
 
-Kafka ClassicGroup.describe / GroupMetadataManager.listGroups / deleteGroups. Member metadata,
-assignments and the protocol name are shown only for Stable groups (the schema says so). An
-unknown group is described as Dead with no members: error NONE before v6, GROUP_ID_NOT_FOUND
-from v6 (KIP-1043). Deleting writes a tombstone per committed offset and one for the group, and removes both
-from memory.
+Kafka GroupMetadataManager.describeGroups / listGroups / deleteGroups. Member metadata and the
+protocol name are shown only for Stable groups; each member's assignment always (describeNoMetadata),
+so a rebalance that started from Stable still shows the last one (it is cleared only when a
+rebalance starts from CompletingRebalance). An unknown group is described as Dead with no members:
+error NONE before v6, GROUP_ID_NOT_FOUND from v6 (KIP-1043). Deleting writes a tombstone per
+committed offset and one for the group, applied through replay like every record.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[Describe
                 client_id=m.client_id,
                 client_host=m.client_host,
                 metadata=m.metadata(group.protocol_name) if stable else b"",
-                assignment=m.assignment if stable else b"",
+                assignment=m.assignment,
             )
             for m in group.members.values()
         ]
@@ -78,11 +79,8 @@ def list_groups(ctx: GroupContext, p: ListGroupsParams) -> list[ListedGroup]:
 def delete_groups(ctx: GroupContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
     results = []
     for group_id in p.group_ids:
-        group = ctx.shard.group(group_id) if group_id else None
-        if not group_id:
-            error = ErrorCode.INVALID_GROUP_ID
-            explain(error, "the group id is empty")
-        elif group is None or group.is_in(GroupState.DEAD):
+        group = ctx.shard.group(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
             error = ErrorCode.GROUP_ID_NOT_FOUND
             explain(error, f"group {group_id!r} does not exist")
         elif not group.is_in(GroupState.EMPTY):

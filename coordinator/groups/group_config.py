@@ -34,4 +34,5 @@ class GroupConfig:
             offsets_retention_ms=config.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
             offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+            new_member_join_timeout_ms=config.group_classic_new_member_join_timeout_ms,
         )

@@ -32,9 +32,6 @@ JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 
 def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
     config = ctx.shard.config
-    if not p.group_id:
-        explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-        return JoinGroupResult(ErrorCode.INVALID_GROUP_ID, p.member_id)
     if not config.min_session_timeout_ms <= p.session_timeout_ms <= config.max_session_timeout_ms:
         explain(ErrorCode.INVALID_SESSION_TIMEOUT,
                 f"session timeout {p.session_timeout_ms} ms is outside [group.min.session.timeout.ms "

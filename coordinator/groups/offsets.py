@@ -33,9 +33,6 @@ from coordinator.groups.state import GroupState
 # -- OffsetCommit ----------------------------------------------------------------------------
 
 def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResult:
-    if not p.group_id:  # GroupCoordinatorService.commitOffsets
-        explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-        return commit_error(p, ErrorCode.INVALID_GROUP_ID)
     group, error = _validate_commit(ctx, p)
     if error is not None:
         return commit_error(p, error)
@@ -122,10 +119,6 @@ def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]
     answers = []
     store = ctx.shard.offsets
     for request in p.groups:
-        if not request.group_id:  # GroupCoordinatorService.fetchOffsets
-            explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-            answers.append(FetchedGroup(request.group_id, ErrorCode.INVALID_GROUP_ID))
-            continue
         group = ctx.shard.group(request.group_id)
         known = group is not None and not group.is_in(GroupState.DEAD)
         offsets = store.groups.get(request.group_id, {}) if known else {}
@@ -151,9 +144,6 @@ def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition
 # -- OffsetDelete ----------------------------------------------------------------------------
 
 def delete_offsets(ctx: GroupContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
-    if not p.group_id:
-        explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-        return OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)
     group = ctx.shard.group(p.group_id)
     if group is None or group.is_in(GroupState.DEAD):
         explain(ErrorCode.GROUP_ID_NOT_FOUND, f"group {p.group_id!r} does not exist")

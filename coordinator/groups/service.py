@@ -31,6 +31,7 @@ from coordinator.groups.requests import (
 )
 from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.sync import sync_group
+from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
 from coordinator.runtime.operation import ParkedReply
 from protocol.errors import ErrorCode
@@ -55,6 +56,9 @@ class GroupService:
         return self.runtime.shard(self.partition_for(group_id))
 
     # -- one group per request ---------------------------------------------------------------
+    # An empty group id is INVALID_GROUP_ID before anything else (isGroupIdNotEmpty), except for
+    # OffsetCommit and OffsetFetch, which Kafka serves for "" for backward compatibility (only a
+    # null id, which the wire cannot carry for them, is refused).
     async def join_group(self, p: JoinGroupParams) -> JoinGroupResult:
         return await self._one(p.group_id, join_group, p, lambda e: JoinGroupResult(e, p.member_id))
 
@@ -68,13 +72,16 @@ class GroupService:
         return await self._one(p.group_id, leave_group, p, LeaveGroupResult)
 
     async def commit_offsets(self, p: OffsetCommitParams) -> OffsetCommitResult:
-        return await self._one(p.group_id, commit_offsets, p, lambda e: commit_error(p, e))
+        return await self._one(p.group_id, commit_offsets, p, lambda e: commit_error(p, e), empty_id_ok=True)
 
     async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
         return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
 
     async def _one(self, group_id: str, op: GroupOp[P, R], params: P,
-                   error_result: Callable[[ErrorCode], R]) -> R:
+                   error_result: Callable[[ErrorCode], R], *, empty_id_ok: bool = False) -> R:
+        if not group_id and not empty_id_ok:
+            explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+            return error_result(ErrorCode.INVALID_GROUP_ID)
         try:
             return await self.runtime.run_op(self.partition_for(group_id), op, params)
         except CoordinatorUnavailable as exc:

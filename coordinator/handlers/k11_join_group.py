@@ -24,7 +24,7 @@ async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupRes
         protocols=[(p.name, p.metadata) for p in request.protocols],
         group_instance_id=request.group_instance_id,
         client_id=ctx.client_id,
-        client_host=ctx.client_host,
+        client_host=ctx.client_address,
         reason=request.reason,
         request_version=version,
     ))

@@ -1,18 +1,25 @@
 """SyncGroup (key 14), v0-v5.
 
 v0: group, generation, member, assignments. v3+: group.instance.id (KIP-345). v4+: flexible.
-v5+: protocol type and name in request and response, checked against the group's
+v5+: protocol type and name in request and response, both mandatory (KafkaApis answers
+INCONSISTENT_GROUP_PROTOCOL when either is null) and checked against the group's
 (INCONSISTENT_GROUP_PROTOCOL on mismatch). Followers park until the leader's assignment is in.
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
 from coordinator.groups.requests import SyncGroupParams
+from coordinator.net.request_context import RequestContext
+from coordinator.observe.reasons import explain
+from protocol.errors import ErrorCode
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 
 async def handle(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse:
     version = ctx.api_version
+    if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent
+        explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup v5+ must carry protocol type and name")
+        return SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     result = await ctx.broker.groups.sync_group(SyncGroupParams(
         group_id=request.group_id,
         generation_id=request.generation_id,

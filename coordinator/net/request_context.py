@@ -8,6 +8,7 @@ per-request facts Kafka's RequestContext carries: header, client address, connec
 """
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from coordinator.broker.data_path import DataPath
@@ -51,3 +52,21 @@ class RequestContext:
     @property
     def client_id(self) -> str:
         return self.header.client_id or ""
+
+    @property
+    def client_address(self) -> str:
+        """The client's address as Kafka writes it (Java's InetAddress.toString() of an address
+        with no resolved name): "/127.0.0.1", "/0:0:0:0:0:0:0:1". Kafka stores this string as a
+        member's clientHost and DescribeGroups returns it."""
+        return java_inet_text(self.client_host)
+
+
+def java_inet_text(host: str) -> str:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "/" + host  # not an IP (a test double): as Java would print an unresolved name
+    if isinstance(address, ipaddress.IPv6Address):
+        # Inet6Address prints 8 groups in hex without leading zeros and without "::" shortening.
+        return "/" + ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))
+    return "/" + str(address)

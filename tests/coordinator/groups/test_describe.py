@@ -2,7 +2,7 @@
 from protocol.errors import ErrorCode
 
 from coordinator.groups.record_types import GroupTombstone
-from coordinator.groups.requests import DeleteGroupsParams, DeletedGroup, DescribeGroupsParams, DescribedGroup, DescribedMember, ListGroupsParams, ListedGroup
+from coordinator.groups.requests import LeaveGroupParams, DeleteGroupsParams, DeletedGroup, DescribeGroupsParams, DescribedGroup, DescribedMember, ListGroupsParams, ListedGroup
 from tests.support.group_context import GroupTestContext
 
 
@@ -16,14 +16,31 @@ def test_describe_stable_group_shows_metadata_and_assignments():
     ])
 
 
-def test_describe_rebalancing_group_hides_metadata_and_protocol():
+def test_describe_rebalance_from_stable_hides_metadata_keeps_last_assignments():
+    """Kafka describeNoMetadata: outside Stable no metadata or protocol, but each member's current
+    assignment, which a rebalance started from Stable leaves in place."""
     c = GroupTestContext()
     a, b = c.stable_group(2)
     c.join(a)
     (described,) = c.send(DescribeGroupsParams(["g"]))
     assert described == DescribedGroup("g", ErrorCode.NONE, "PreparingRebalance", "consumer", "", [
+        DescribedMember(a, None, "c0", "/127.0.0.1", b"", b"assign-" + a.encode()),
+        DescribedMember(b, None, "c1", "/127.0.0.1", b"", b"assign-" + b.encode()),
+    ])
+
+
+def test_describe_rebalance_from_completing_rebalance_shows_cleared_assignments():
+    """A rebalance that starts while the group waits for its leader's SyncGroup clears every
+    assignment (resetAndPropagateAssignmentWithError)."""
+    c = GroupTestContext()
+    a, b = c.stable_group(2)
+    c.join(a)
+    c.join(b)  # generation 3 forms: CompletingRebalance, nobody synced yet
+    assert str(c.group().state) == "CompletingRebalance"
+    c.send(LeaveGroupParams.single("g", b, 3))  # starts a rebalance from CompletingRebalance
+    (described,) = c.send(DescribeGroupsParams(["g"]))
+    assert described == DescribedGroup("g", ErrorCode.NONE, "PreparingRebalance", "consumer", "", [
         DescribedMember(a, None, "c0", "/127.0.0.1", b"", b""),
-        DescribedMember(b, None, "c1", "/127.0.0.1", b"", b""),
     ])
 
 
@@ -54,12 +71,14 @@ def test_delete_groups():
     c.stable_group(1, group_id="busy")
     c.join("", group_id="idle", version=4)
     c.take_records()
+    # "" is an ordinary (missing) group here: Kafka refuses only a null id, which the wire
+    # cannot carry in DeleteGroups.
     results = c.send(DeleteGroupsParams(["busy", "idle", "missing", ""]))
     assert results == [
         DeletedGroup("busy", ErrorCode.NON_EMPTY_GROUP),
         DeletedGroup("idle", ErrorCode.NONE),
         DeletedGroup("missing", ErrorCode.GROUP_ID_NOT_FOUND),
-        DeletedGroup("", ErrorCode.INVALID_GROUP_ID),
+        DeletedGroup("", ErrorCode.GROUP_ID_NOT_FOUND),
     ]
     assert c.take_records() == [GroupTombstone("idle")]
     assert set(c.shard.groups) == {"busy"}

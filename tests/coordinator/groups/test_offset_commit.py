@@ -50,11 +50,17 @@ def test_unknown_group_with_a_generation(version, error):
     assert c.take_records() == [] and c.shard.group("g") is None
 
 
-def test_empty_group_id_is_invalid():
+def test_empty_group_id_commits_like_any_other_group():
+    """GroupCoordinatorService.commitOffsets refuses only a null group id ("for backwards
+    compatibility, we support offset commits for the empty groupId")."""
     c = GroupTestContext()
-    result = c.send(commit(group_id=""))
-    assert result.topics == [("t", [(0, ErrorCode.INVALID_GROUP_ID)])]
-    assert c.take_records() == []
+    assert c.send(commit(group_id="", offsets={0: 5})).topics == [("t", [(0, ErrorCode.NONE)])]
+    assert c.take_records() == [OffsetCommitRecord("", "t", 0, 5, -1, "", 0, None)]
+    assert c.shard.group("").protocol_type is None  # a simple group
+    for version, error in ((8, ErrorCode.ILLEGAL_GENERATION), (9, ErrorCode.GROUP_ID_NOT_FOUND)):
+        fresh = GroupTestContext()
+        result = fresh.send(commit(group_id="", generation=1, member="m", version=version))
+        assert result.topics == [("t", [(0, error)])]
 
 
 def test_member_commit_in_stable_group_and_it_resets_the_session_timer():

@@ -81,3 +81,20 @@ async def test_a_failed_append_is_answered_coordinator_not_available(tmp_path, m
     monkeypatch.setattr(fsutil, "write_all", enospc)
     assert await h.service.commit_offsets(commit(offsets={0: 1})) == OffsetCommitResult(
         ErrorCode.COORDINATOR_NOT_AVAILABLE, [("t", [(0, ErrorCode.COORDINATOR_NOT_AVAILABLE)])])
+
+
+@pytest.mark.parametrize("method,request_,answer", [
+    ("join_group", JoinGroupParams("", "m1", 10_000, "consumer", [("range", b"")]),
+     JoinGroupResult(ErrorCode.INVALID_GROUP_ID, "m1")),
+    ("sync_group", SyncGroupParams("", 1, "m1"), SyncGroupResult(ErrorCode.INVALID_GROUP_ID)),
+    ("heartbeat", HeartbeatParams("", 1, "m1"), HeartbeatResult(ErrorCode.INVALID_GROUP_ID)),
+    ("leave_group", LeaveGroupParams.single("", "m1"), LeaveGroupResult(ErrorCode.INVALID_GROUP_ID)),
+    ("delete_offsets", OffsetDeleteParams("", [("t", [0])]), OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)),
+])
+async def test_empty_group_id_is_invalid_before_the_partition_is_looked_at(tmp_path, method, request_, answer):
+    """GroupCoordinatorService.isGroupIdNotEmpty comes first: even while the partition of ""
+    loads, the answer is INVALID_GROUP_ID (OffsetCommit and OffsetFetch accept "")."""
+    h = await harness(tmp_path, loading=[""])
+    assert await getattr(h.service, method)(request_) == answer
+    commit_empty = await h.service.commit_offsets(commit(group_id=""))
+    assert commit_empty.error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # served like any group
