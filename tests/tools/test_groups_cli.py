@@ -57,7 +57,7 @@ def test_describe_shows_offsets_lag_and_owner(server, member, capsys):
     header = out.splitlines()[1]
     assert header.split() == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
                               "CONSUMER-ID", "HOST", "CLIENT-ID"]
-    assert rows(out) == [[m.group, "orders", str(p), str(c), "10", str(10 - c), m.member_id, "127.0.0.1",
+    assert rows(out) == [[m.group, "orders", str(p), str(c), "10", str(10 - c), m.member_id, "/127.0.0.1",
                           "cli-test"] for p, c in ((0, 3), (1, 5), (2, 7))]
     # Kafka's column layout: group and topic padded to 15, partition to 10, offsets to 15.
     assert out.splitlines()[2].startswith(f"{m.group:<15} orders          0          3               10 ")
@@ -72,7 +72,7 @@ def test_list_members_and_state_views(server, member, capsys):
     code, out, _ = kgc(server, capsys, "--list", "--state", "Empty")
     assert m.group not in out
     code, out, _ = kgc(server, capsys, "--describe", "--group", m.group, "--members", "--verbose")
-    assert rows(out) == [[m.group, m.member_id, "127.0.0.1", "cli-test", "3", "orders(0,1,2)"]]
+    assert rows(out) == [[m.group, m.member_id, "/127.0.0.1", "cli-test", "3", "orders(0,1,2)"]]
     code, out, _ = kgc(server, capsys, "--describe", "--group", m.group, "--state")
     assert rows(out) == [[m.group, f"127.0.0.1:{server.port}", "(0)", "range", "Stable", "1"]]
 
