@@ -121,7 +121,7 @@ def test_describe_matches_the_clients_and_reset_rewinds_them(kafka_coordinator, 
                 assert row["current_offset"] == m.committed[p] == m.positions.get(p, 0), (p, row)
                 assert row["log_end_offset"] == produced[p]
                 assert row["lag"] == EXTRA
-                assert (row["consumer_id"], row["host"], row["client_id"]) == (m.member_id, "127.0.0.1", m.client_id)
+                assert (row["consumer_id"], row["host"], row["client_id"]) == (m.member_id, "/127.0.0.1", m.client_id)
         # The table view prints the same numbers in Kafka's columns.
         code, table = kgc_groups(bootstrap, "--describe", "--group", group)
         assert code == 0 and table.splitlines()[1].split()[:6] == [
