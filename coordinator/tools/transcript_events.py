@@ -1,7 +1,8 @@
 """Reading a transcript file: lines -> events, and the selection `kgc transcript` filters by.
 
-`parse` yields one dict per non-blank line and raises `BadTranscript` (with the line number) at
-the first line that is not a transcript event, so callers can say so in one line. `Selection`
+`numbered` yields (line number, event) per non-blank line and raises `BadTranscript` (with the
+line number) at the first line that is not a transcript event, so callers can say so in one
+line; a half-written last line of a live file is left for later. `Selection`
 keeps the events of a group, a member, a client and some APIs. It is stateful: a response is
 kept exactly when its request was (matched by connection and correlation id), so a response that
 does not name its member still follows it; it must see the events in file order.
@@ -16,6 +17,16 @@ from typing import Any, Iterable, Iterator
 from protocol.api import ApiKey
 
 
+# What coordinator/observe/transcript.py (and the tap's disconnect line) always write per type.
+REQUIRED = {
+    "request": ("conn", "client", "api", "version", "correlation_id", "body"),
+    "response": ("conn", "client", "api", "version", "correlation_id", "errors", "body"),
+    "transition": ("group", "from", "to", "generation", "reason"),
+    "record": ("topic", "partition", "offset", "key", "value"),
+    "disconnect": ("conn", "reason"),
+}
+
+
 class BadTranscript(ValueError):
     """A line that is not a transcript event, or a filter that cannot match anything."""
 
@@ -25,24 +36,25 @@ def api_names() -> list[str]:
     return ["".join(part.capitalize() for part in key.name.split("_")) for key in ApiKey]
 
 
-def parse(lines: Iterable[str], source: str = "transcript") -> Iterator[dict[str, Any]]:
-    for _, event in numbered(lines, source):
-        yield event
-
-
 def numbered(lines: Iterable[str], source: str = "transcript") -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, event) for each non-blank line."""
+    """(line number, event) for each non-blank line. A last line without its newline that does not
+    parse is the server still writing it (the file is live): it ends the events quietly."""
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             event = json.loads(line)
         except ValueError:
+            if not line.endswith("\n") and number > 1:
+                return
             raise BadTranscript(f"{source} line {number} is not JSON: "
                                 "expected a file written by kgc serve --transcript") from None
         if not isinstance(event, dict) or not isinstance(event.get("type"), str) or "ts" not in event:
             raise BadTranscript(f"{source} line {number} is not a transcript event (no type or ts): "
                                 "expected a file written by kgc serve --transcript")
+        missing = [name for name in REQUIRED.get(event["type"], ()) if name not in event]
+        if missing:
+            raise malformed(source, number, event, KeyError(missing[0]))
         yield number, event
 
 

@@ -71,7 +71,7 @@ def test_group_still_leaves_other_groups_out(path, capsys):
 @pytest.mark.parametrize(("content", "message"), [
     ("not json at all\n", "line 1 is not JSON"),
     (json.dumps(sample.events()[0]) + "\n[1, 2]\n", "line 2 is not a transcript event"),
-    ('\n{"ts": 1, "type": "request"}\n', "line 2: a request event the transcript never writes (no 'client')"),
+    ('\n{"ts": 1, "type": "request"}\n', "line 2: a request event the transcript never writes (no 'conn')"),
 ])
 def test_a_file_that_is_not_a_transcript_is_one_line_and_exit_2(tmp_path, capsys, content, message):
     bad = tmp_path / "bad.jsonl"
@@ -81,6 +81,13 @@ def test_a_file_that_is_not_a_transcript_is_one_line_and_exit_2(tmp_path, capsys
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert err.count("\n") == 1 and message in err and err.startswith(f"kgc: {bad}"), err
+
+
+def test_a_live_files_half_written_last_line_waits_for_its_end(tmp_path, capsys):
+    events = sample.events()
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(events[0]) + "\n" + json.dumps(events[1])[:30])
+    assert shown(path, capsys) == ["alice        -> FindCoordinator v5  where is group 'shop'?"]
 
 
 def test_binary_missing_and_unknown_api_are_one_line_and_exit_2(tmp_path, path, capsys):
