@@ -21,6 +21,7 @@ from coordinator.__main__ import main
 from coordinator.tools.transcript_render import short
 from interop.clients.group_members import ConfluentKafkaMember, describe_group, group_owns_all, stop_all
 from interop.clients.waiting import wait_until
+from tests.tools import transcript_sample
 
 pytestmark = pytest.mark.interop
 
@@ -73,8 +74,6 @@ def chromium() -> str:
 @pytest.mark.kafka_settings({"group.initial.rebalance.delay.ms": 300})
 def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(kafka_coordinator, topic_name,
                                                                           transcript, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     members = [ConfluentKafkaMember(f"timeline-{i}", kafka_coordinator.bootstrap, GROUP, topic_name)
                for i in range(3)]
@@ -103,57 +102,105 @@ def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(kafka
                for err in e["errors"]}
     assert reasons and None not in reasons  # every error response carries the coordinator's reason
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+    with Browser(page) as tab:
+        lanes = tab.locator(".lane-label[data-lane]")
+        assert lanes.count() == 4 and tab.locator("#chart .lane-line").count() == 4
+        kinds = [lanes.nth(i).get_attribute("data-kind") for i in range(4)]
+        names = [lanes.nth(i).locator(".name").inner_text() for i in range(4)]
+        subs = [lanes.nth(i).locator(".sub").inner_text() for i in range(4)]
+        assert kinds == ["coordinator", "member", "member", "member"]
+        assert sorted(names[1:]) == sorted(m.config["client.id"] for m in members)
+        leaver_lane = names.index(leaver.config["client.id"])
+        assert subs[leaver_lane] == short(leaver_id)
+
+        states = {b.get_attribute("data-state") for b in tab.locator("#chart .band").all()}
+        assert {"PreparingRebalance", "CompletingRebalance", "Stable"} <= states, states
+        assert tab.locator(f'.arrow.request[data-api="LeaveGroup"][data-lane="{leaver_lane}"]').count() >= 1
+
+        assert tab.locator(".arrow.response.error").count() >= 1
+        marks = tab.locator(".err-mark")
+        rebalancing = [i for i in range(marks.count())
+                       if "REBALANCE_IN_PROGRESS" in json.dumps(_exchange(tab, marks.nth(i))["errors"])]
+        mark = marks.nth(rebalancing[0] if rebalancing else 0)
+        box = mark.bounding_box()
+        assert box is not None
+        centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        tab.mouse.move(*centre)
+        tip = tab.locator("#tip")
+        tip.wait_for(state="visible")
+        assert any(reason in tip.inner_text() for reason in reasons), tip.inner_text()
+        tab.mouse.click(*centre)
+        shown = tab.locator("#detail .reason").all_inner_texts()
+        assert shown and set(shown) <= reasons, shown
+        assert tab.locator("#detail").get_attribute("data-kind") == "x"
+
+        shot = tmp_path / "timeline.png"
+        tab.mouse.move(5, 5)  # the tooltip away; the detail panel stays
+        tab.screenshot(path=str(shot), full_page=True)
+        print(f"timeline screenshot: {shot}")
+
+
+def test_hostile_client_ids_stay_text_and_the_controls_work(tmp_path):
+    """A client id that tries to end the script element and open another is drawn as text; zoom,
+    the heartbeat filter and the error stepper run without a console error."""
+    hostile = '</script><script>document.title="owned";alert(1)</script><!--'
+    path = transcript_sample.write(tmp_path / "t.jsonl", transcript_sample.events(bob_client=hostile))
+    page = tmp_path / "sample.html"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["transcript", str(path), "--group", "shop", "--html", str(page)])
+    assert exit_info.value.code == 0
+    with Browser(page) as tab:
+        assert tab.title() == "kgc timeline: group shop"
+        assert tab.locator('.lane-label[data-lane="2"] .name').inner_text() == hostile
+        assert tab.locator("script").count() == 2
+        width = float(tab.locator("#chart").get_attribute("width"))
+        tab.get_by_role("button", name="+").click()
+        assert float(tab.locator("#chart").get_attribute("width")) > width * 1.5
+        tab.get_by_role("button", name="Fit").click()
+        assert float(tab.locator("#chart").get_attribute("width")) == width
+        assert tab.locator('.arrow.request[data-api="Heartbeat"]').count() == 1  # its answer was an error: kept
+        tab.locator("#ok-heartbeats").uncheck()
+        assert tab.locator('.arrow.request[data-api="Heartbeat"]').count() == 1
+        tab.locator("#next-error").click()
+        tab.locator("#next-error").click()
+        assert tab.locator("#detail .reason").inner_text() == transcript_sample.REBALANCING
+        labels = tab.locator(".tick-label").all_text_contents()
+        assert labels[:2] == ["0.0 s", "0.2 s"], labels
+
+
+class Browser:
+    """Headless chromium with one tab on `page`; on a clean exit it asserts that the page logged no
+    error, opened no dialog and fetched nothing but itself."""
+
+    def __init__(self, page: Path) -> None:
+        self.page = page
+
+    def __enter__(self):
+        from playwright.sync_api import sync_playwright
+
+        self._playwright = sync_playwright().start()
+        self._browser = self._playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        tab = self._browser.new_page(viewport={"width": 1400, "height": 760})
+        self.problems: list[str] = []
+        self.fetched: list[str] = []
+        tab.on("dialog", lambda d: (self.problems.append(f"dialog: {d.message}"), d.dismiss()))
+        tab.on("console", lambda m: self.problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        tab.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
+        tab.on("request", lambda r: self.fetched.append(r.url))
+        tab.goto(self.page.as_uri())
         try:
-            tab = browser.new_page(viewport={"width": 1400, "height": 760})
-            problems: list[str] = []
-            fetched: list[str] = []
-            tab.on("console", lambda m: problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-            tab.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-            tab.on("request", lambda r: fetched.append(r.url))
-            tab.goto(page.as_uri())
-            tab.wait_for_selector("#chart .band")
+            tab.wait_for_selector("#chart .band", timeout=10_000)
+        except Exception:
+            self.__exit__(None)
+            raise
+        return tab
 
-            lanes = tab.locator(".lane-label[data-lane]")
-            assert lanes.count() == 4 and tab.locator("#chart .lane-line").count() == 4
-            kinds = [lanes.nth(i).get_attribute("data-kind") for i in range(4)]
-            names = [lanes.nth(i).locator(".name").inner_text() for i in range(4)]
-            subs = [lanes.nth(i).locator(".sub").inner_text() for i in range(4)]
-            assert kinds == ["coordinator", "member", "member", "member"]
-            assert sorted(names[1:]) == sorted(m.config["client.id"] for m in members)
-            leaver_lane = names.index(leaver.config["client.id"])
-            assert subs[leaver_lane] == short(leaver_id)
-
-            states = {b.get_attribute("data-state") for b in tab.locator("#chart .band").all()}
-            assert {"PreparingRebalance", "CompletingRebalance", "Stable"} <= states, states
-            assert tab.locator(f'.arrow.request[data-api="LeaveGroup"][data-lane="{leaver_lane}"]').count() >= 1
-
-            assert tab.locator(".arrow.response.error").count() >= 1
-            marks = tab.locator(".err-mark")
-            rebalancing = [i for i in range(marks.count())
-                           if "REBALANCE_IN_PROGRESS" in json.dumps(_exchange(tab, marks.nth(i))["errors"])]
-            mark = marks.nth(rebalancing[0] if rebalancing else 0)
-            box = mark.bounding_box()
-            assert box is not None
-            centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            tab.mouse.move(*centre)
-            tip = tab.locator("#tip")
-            tip.wait_for(state="visible")
-            assert any(reason in tip.inner_text() for reason in reasons), tip.inner_text()
-            tab.mouse.click(*centre)
-            shown = tab.locator("#detail .reason").all_inner_texts()
-            assert shown and set(shown) <= reasons, shown
-            assert tab.locator("#detail").get_attribute("data-kind") == "x"
-
-            shot = tmp_path / "timeline.png"
-            tab.mouse.move(5, 5)  # the tooltip away; the detail panel stays
-            tab.screenshot(path=str(shot), full_page=True)
-            print(f"timeline screenshot: {shot}")
-            assert problems == [], problems
-            assert all(url.startswith(("file:", "data:")) for url in fetched), fetched
-        finally:
-            browser.close()
+    def __exit__(self, kind, *rest) -> None:
+        self._browser.close()
+        self._playwright.stop()
+        if kind is None:
+            assert self.problems == [], self.problems
+            assert all(url.startswith(("file:", "data:")) for url in self.fetched), self.fetched
 
 
 def _exchange(tab, mark) -> dict:
