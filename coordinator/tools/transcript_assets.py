@@ -24,7 +24,7 @@ header h1{font-size:17px;margin:0 0 2px}
 .sw{display:inline-block;width:18px;height:10px;border-radius:2px}
 .ln{display:inline-block;width:18px;height:3px}
 main{display:flex;align-items:flex-start;background:#fff;border-bottom:1px solid #dde1e6}
-#labels{flex:0 0 210px;width:210px;min-width:0;overflow:hidden;border-right:1px solid #dde1e6}
+#labels{flex:0 0 250px;width:250px;min-width:0;overflow:hidden;border-right:1px solid #dde1e6}
 .lane-label{padding:3px 10px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;border-top:1px solid #eef0f2}
 .lane-label .name{font-weight:600;overflow:hidden;text-overflow:ellipsis}
 .lane-label .sub{color:#66707a;font-size:11px;font-family:"DejaVu Sans Mono",monospace;overflow:hidden;text-overflow:ellipsis}
