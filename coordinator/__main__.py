@@ -5,7 +5,8 @@
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
-    kgc transcript FILE [--group G]                (a --transcript file as a readable timeline)
+    kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT.html]
+                                                   (a --transcript file as a readable timeline or a page)
     kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE]  (PySpark)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
@@ -62,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
 
-    from coordinator.tools import groups_cli, transcript_render
+    from coordinator.tools import groups_cli, transcript_cli
     groups_cli.add_parser(commands)
-    transcript_render.add_parser(commands)
+    transcript_cli.add_parser(commands)
     # Listed for --help only: `main` hands `kgc verify ...` to coordinator.verify.cli before
     # parsing, so the verifier's imports never slow down `kgc serve`.
     commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         from coordinator.tools.groups_cli import run as run_groups
         sys.exit(run_groups(args))
     if args.command == "transcript":
-        from coordinator.tools.transcript_render import run as run_transcript
+        from coordinator.tools.transcript_cli import run as run_transcript
         sys.exit(run_transcript(args))
     if args.command in ("dump", "check"):
         sys.exit(_inspect(args))

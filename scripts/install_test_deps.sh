@@ -2,7 +2,10 @@
 # Install what the interop tests need beyond the Python venv:
 #   * the npm clients pinned in interop/js/package-lock.json (kafkajs, @platformatic/kafka),
 #     via `npm ci`, only when interop/js/node_modules is missing or older than the lock;
-#   * kcat from Debian (librdkafka 2.0.2 on Debian 12), when running as root and kcat is missing.
+#   * kcat from Debian (librdkafka 2.0.2 on Debian 12), when running as root and kcat is missing;
+#   * chromium from Debian, when running as root and it is missing: interop/test_timeline_page.py
+#     drives it headless through the `playwright` package (test extra) with executable_path, so
+#     playwright's own browser download is never used.
 # Idempotent and quiet on success; on failure it prints the captured output and exits non-zero.
 # The Python clients come from pyproject.toml's `test` extra (pip install -e '.[test]').
 set -euo pipefail
@@ -38,13 +41,20 @@ if [[ ! -d "$js/node_modules" || "$js/package-lock.json" -nt "$js/node_modules" 
     touch "$js/node_modules"
 fi
 
-# --- kcat (Debian package) ----------------------------------------------------------------
-if ! command -v kcat >/dev/null; then
+# --- Debian packages: kcat, chromium ------------------------------------------------------
+apt_updated=""
+apt_install() {  # apt_install COMMAND PACKAGE: install PACKAGE unless COMMAND is on PATH
+    command -v "$1" >/dev/null && return 0
     if [[ "$(id -u)" -ne 0 ]]; then
-        die "kcat is not installed and this is not root: run 'apt-get install -y kcat' as root"
+        die "$1 is not installed and this is not root: run 'apt-get install -y $2' as root"
     fi
     export DEBIAN_FRONTEND=noninteractive
-    quietly apt-get update
-    quietly apt-get install -y --no-install-recommends kcat
-    command -v kcat >/dev/null || die "apt-get installed kcat but it is not on PATH"
-fi
+    if [[ -z "$apt_updated" ]]; then
+        quietly apt-get update
+        apt_updated=1
+    fi
+    quietly apt-get install -y --no-install-recommends "$2"
+    command -v "$1" >/dev/null || die "apt-get installed $2 but $1 is not on PATH"
+}
+apt_install kcat kcat
+apt_install chromium chromium

@@ -6,6 +6,9 @@ subscriptions and assignments decoded; other bytes base64, record batches by siz
 non-zero error code in a response is listed under "errors" with the reason the coordinator
 recorded for it (coordinator/reasons.py), else the response's own error message, else null. Records are shown as
 `kgc dump --offsets-decoder` shows them. Lines are flushed as written, so the file can be tailed.
+Produce, Fetch and ListOffsets events also carry "partitions": one summary per topic-partition
+(topic by name even where the request names it by id; records and bytes, offsets, high
+watermark). Nothing here runs unless a transcript is configured.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Any, Callable
 from protocol.api import ApiKey
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError, ErrorCode
+from storage.batch import HEADER_SIZE, decode_header
 
 _SUBSCRIPTIONS = frozenset({"metadata", "member_metadata"})
 _ASSIGNMENTS = frozenset({"assignment", "member_assignment"})
@@ -119,6 +123,79 @@ def group_ids(request: Any) -> list[str]:
     return [g for g in dict.fromkeys(ids) if g]
 
 
+# -- data-path summaries ----------------------------------------------------------------------------
+_DATA_PATH = frozenset({ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS})
+
+
+def batch_counts(blob: bytes | None) -> tuple[int, int]:
+    """(records, bytes) of the RecordBatch v2 run in a Produce or Fetch: the headers' record
+    counts, stopping at a torn last batch (a Fetch may end mid-batch, as Kafka's may)."""
+    if not blob:
+        return 0, 0
+    count, pos = 0, 0
+    while len(blob) - pos >= HEADER_SIZE:
+        header = decode_header(blob, pos)
+        if header.size < HEADER_SIZE or pos + header.size > len(blob):
+            break
+        count += header.records_count
+        pos += header.size
+    return count, len(blob)
+
+
+def _topic(ctx: Any, name: str, topic_id: Any) -> str:
+    """A topic's name; Fetch v13+ and Produce v13 name it by id, resolved through the registry."""
+    if name:
+        return name
+    topics = getattr(getattr(ctx, "broker", None), "topics", None)
+    found = topics.by_id(topic_id) if topics is not None and topic_id is not None else None
+    return found.name if found is not None else str(topic_id)
+
+
+def data_request(ctx: Any, api_key: int, request: Any) -> list[dict[str, Any]]:
+    """Per partition: Produce (records, bytes), Fetch (offset), ListOffsets (timestamp asked)."""
+    if api_key == ApiKey.PRODUCE:
+        out = []
+        for t in request.topic_data:
+            for p in t.partition_data:
+                records, size = batch_counts(p.records)
+                out.append({"topic": _topic(ctx, t.name, t.topic_id), "partition": p.index,
+                            "records": records, "bytes": size})
+        return out
+    if api_key == ApiKey.FETCH:
+        return [{"topic": _topic(ctx, t.topic, t.topic_id), "partition": p.partition, "offset": p.fetch_offset}
+                for t in request.topics for p in t.partitions]
+    return [{"topic": t.name, "partition": p.partition_index, "timestamp": p.timestamp}
+            for t in request.topics for p in t.partitions]
+
+
+def data_response(ctx: Any, api_key: int, request: Any, response: Any) -> list[dict[str, Any]]:
+    """Per partition: Produce (base offset assigned), Fetch (records and bytes returned, high
+    watermark), ListOffsets (timestamp asked -> offset); an error by name where there is one."""
+    out: list[dict[str, Any]] = []
+    if api_key == ApiKey.PRODUCE:
+        for t in response.responses:
+            for p in t.partition_responses:
+                out.append({"topic": _topic(ctx, t.name, t.topic_id), "partition": p.index,
+                            "base_offset": p.base_offset, "error": p.error_code})
+    elif api_key == ApiKey.FETCH:
+        for t in response.responses:
+            for p in t.partitions:
+                records, size = batch_counts(p.records)
+                out.append({"topic": _topic(ctx, t.topic, t.topic_id), "partition": p.partition_index,
+                            "records": records, "bytes": size, "high_watermark": p.high_watermark,
+                            "error": p.error_code})
+    else:
+        asked = {(t.name, p.partition_index): p.timestamp for t in request.topics for p in t.partitions}
+        for t in response.topics:
+            for p in t.partitions:
+                out.append({"topic": t.name, "partition": p.partition_index,
+                            "timestamp": asked.get((t.name, p.partition_index)), "offset": p.offset,
+                            "error": p.error_code})
+    for summary in out:
+        summary["error"] = error_name(summary["error"]) if summary["error"] else None
+    return out
+
+
 class Transcript:
     def __init__(self, path: str | Path, wall_ms: Callable[[], float] = lambda: time.time() * 1000) -> None:
         self.path = Path(path)
@@ -135,7 +212,8 @@ class Transcript:
         h = ctx.header
         self.write({"type": "request", "conn": ctx.connection_id, "client": ctx.client_id,
                     "host": ctx.client_host, "api": api_name(h.api_key), "version": h.api_version,
-                    "correlation_id": h.correlation_id, "groups": group_ids(request), "body": to_json(request)})
+                    "correlation_id": h.correlation_id, "groups": group_ids(request), "body": to_json(request),
+                    **({"partitions": data_request(ctx, h.api_key, request)} if h.api_key in _DATA_PATH else {})})
 
     def response(self, ctx: Any, request: Any, response: Any, reasons: list[tuple[int, str]],
                  elapsed_ms: float) -> None:
@@ -149,7 +227,9 @@ class Transcript:
         self.write({"type": "response", "conn": ctx.connection_id, "client": ctx.client_id,
                     "api": api_name(h.api_key), "version": h.api_version, "correlation_id": h.correlation_id,
                     "groups": group_ids(request), "elapsed_ms": round(elapsed_ms, 3), "errors": errors,
-                    "body": None if response is None else to_json(response)}, flush=True)
+                    "body": None if response is None else to_json(response),
+                    **({"partitions": data_response(ctx, h.api_key, request, response)}
+                       if h.api_key in _DATA_PATH and response is not None else {})}, flush=True)
 
     def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
         self.write({"type": "transition", "group": group_id, "from": old, "to": new,

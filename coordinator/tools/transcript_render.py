@@ -1,17 +1,17 @@
-"""`kgc transcript FILE [--group G]`: one group's life, readable, from a transcript file.
+"""`kgc transcript` as text: one line per event of a transcript file.
 
-One line per event, time relative to the first shown event: `->` a request (who sent it and the
-parts that matter to the group), `<-` its response (result, or each error with the reason the
-coordinator recorded), `==` a state transition and its cause, `++` a record written to
-__consumer_offsets, `xx` a connection closed and why (shown without --group only). Member ids are
-shortened to `<client>-<first 8 of the uuid>`.
+Time is relative to the first shown event: `->` a request (who sent it and the parts that matter:
+the group's, or topic-partitions with offsets and byte counts on the data path), `<-` its response
+(result, or each error with the reason the coordinator recorded), `==` a state transition and its
+cause, `++` a record written to __consumer_offsets, `xx` a connection closed and why. Member ids
+are shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
 """
 from __future__ import annotations
 
-import json
 import re
-import sys
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, Iterable, TextIO
+
+from coordinator.tools.transcript_events import Selection, malformed, numbered
 
 _UUID_TAIL = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -32,7 +32,45 @@ def _assignment(blob: Any) -> str:
     return "(opaque)" if blob else "nothing"
 
 
-def request_text(api: str, body: dict[str, Any]) -> str:
+_TIMESTAMPS = {-1: "latest", -2: "earliest", -3: "max timestamp", -4: "earliest local", -5: "latest tiered"}
+
+
+def _tp(p: dict[str, Any]) -> str:
+    return f"{p['topic']}-{p['partition']}"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _when(timestamp: int | None) -> str:
+    return "?" if timestamp is None else _TIMESTAMPS.get(timestamp, f"time {timestamp}")
+
+
+def data_request_text(api: str, partitions: list[dict[str, Any]]) -> str:
+    if api == "Produce":
+        return ", ".join(f"{_tp(p)}: {_count(p['records'], 'record')}, {p['bytes']} bytes" for p in partitions)
+    if api == "Fetch":
+        return ", ".join(f"{_tp(p)} from offset {p['offset']}" for p in partitions) or "(session: no changes)"
+    return ", ".join(f"{_tp(p)} at {_when(p['timestamp'])}" for p in partitions)
+
+
+def data_response_text(api: str, partitions: list[dict[str, Any]]) -> str:
+    def one(p: dict[str, Any]) -> str:
+        if p.get("error"):
+            return f"{_tp(p)}: {p['error']}"
+        if api == "Produce":
+            return f"{_tp(p)} at base offset {p['base_offset']}"
+        if api == "Fetch":
+            got = f"{_count(p['records'], 'record')}, {p['bytes']} bytes" if p["bytes"] else "nothing new"
+            return f"{_tp(p)}: {got}, high watermark {p['high_watermark']}"
+        return f"{_tp(p)}: {_when(p['timestamp'])} -> offset {p['offset']}"
+    return "; ".join(one(p) for p in partitions) or "(session: no changes)"
+
+
+def request_text(api: str, body: dict[str, Any], partitions: list[dict[str, Any]] | None = None) -> str:
+    if partitions is not None:
+        return data_request_text(api, partitions)
     member = short(body.get("member_id"))
     if api == "JoinGroup":
         topics = sorted({t for p in body["protocols"] for t in
@@ -64,6 +102,8 @@ def request_text(api: str, body: dict[str, Any]) -> str:
 def response_text(api: str, event: dict[str, Any]) -> str:
     if event["errors"]:
         return "; ".join(f"{e['error']}: {e['reason'] or '(no reason recorded)'}" for e in event["errors"])
+    if event.get("partitions") is not None:
+        return data_response_text(api, event["partitions"])
     body = event["body"] or {}
     if api == "JoinGroup":
         members = f", members {[short(m['member_id']) for m in body['members']]}" if body["members"] else ""
@@ -101,50 +141,38 @@ def record_text(event: dict[str, Any]) -> str:
             f"leader {short(v['leader'])}, {members}").replace("protocol None", "no protocol")
 
 
-def events(lines: Iterable[str], group: str | None) -> Iterator[dict[str, Any]]:
-    for line in lines:
-        if not line.strip():
-            continue
-        event = json.loads(line)
-        if group is None or group in event.get("groups", ()) or event.get("group") == group:
-            yield event
+def line(e: dict[str, Any], start: int) -> str:
+    """One event as the text timeline shows it, at its time since `start` (ms)."""
+    t = f"{(e['ts'] - start) / 1000:8.3f}"
+    kind = e["type"]
+    if kind == "request":
+        text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {request_text(e['api'], e['body'], e.get('partitions'))}"
+    elif kind == "response":
+        text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
+    elif kind == "disconnect":
+        text = f"{'[conn ' + str(e['conn']) + ']':<12} xx connection closed: {e['reason']}"
+    elif kind == "transition":
+        text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
+                f"  because {e['reason'] or 'unknown'}")
+    else:
+        text = f"{'[log]':<12} ++ {record_text(e)}"
+    return f"{t}  {short(text).rstrip()}"
 
 
-def render(lines: Iterable[str], group: str | None, out: TextIO) -> int:
+def render(lines: Iterable[str], group: str | Selection | None, out: TextIO, source: str = "transcript") -> int:
+    """Print the selected events of `lines`; 0 if any was shown, else 1. Raises BadTranscript."""
+    selection = group if isinstance(group, Selection) else Selection(group)
     start: int | None = None
     shown = 0
-    for e in events(lines, group):
-        start = e["ts"] if start is None else start
-        t = f"{(e['ts'] - start) / 1000:8.3f}"
-        kind = e["type"]
-        if kind == "request":
-            text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {request_text(e['api'], e['body'])}"
-        elif kind == "response":
-            text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
-        elif kind == "disconnect":
-            text = f"{'[conn ' + str(e['conn']) + ']':<12} xx connection closed: {e['reason']}"
-        elif kind == "transition":
-            text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
-                    f"  because {e['reason'] or 'unknown'}")
-        else:
-            text = f"{'[log]':<12} ++ {record_text(e)}"
-        print(f"{t}  {short(text).rstrip()}", file=out)
+    for number, e in numbered(lines, source):
+        try:
+            if not selection.keep(e):
+                continue
+            start = e["ts"] if start is None else start
+            text = line(e, start)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise malformed(source, number, e, exc) from None
+        print(text, file=out)
         shown += 1
+    out.flush()  # a closed pipe (`| head`) is raised here, inside the caller's handler
     return 0 if shown else 1
-
-
-def add_parser(commands: Any) -> None:
-    p = commands.add_parser("transcript", help="render a --transcript file as a readable timeline")
-    p.add_argument("file", help="a transcript written by kgc serve --transcript")
-    p.add_argument("--group", help="only the events of this group")
-
-
-def run(args: Any) -> int:
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            return render(f, args.group, sys.stdout)
-    except OSError as exc:
-        print(f"kgc: {exc}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        return 0
