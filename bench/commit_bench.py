@@ -31,7 +31,9 @@ from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import encode_request  # noqa: E402
 from protocol.headers import RequestHeader, encode_request_header  # noqa: E402
 from protocol.messages.offset_commit import (  # noqa: E402
-    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
 )
 
 TOPIC, PARTITIONS = "bench", 32
@@ -64,7 +66,7 @@ class CpuMeter:
     def __init__(self, pid: int) -> None:
         self.pid = pid
 
-    def __enter__(self) -> "CpuMeter":
+    def __enter__(self) -> CpuMeter:
         self.start = server_cpu_seconds(self.pid)
         return self
 

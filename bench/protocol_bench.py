@@ -13,7 +13,6 @@ import struct
 import sys
 import time
 import timeit
-import uuid
 from pathlib import Path
 from typing import Any
 

@@ -18,7 +18,9 @@ from coordinator.embed.embedded import EmbeddedServer
 from coordinator.tools.kafka_client import Connection
 from protocol.api import ApiKey
 from protocol.messages.offset_commit import (
-    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
 )
 
 

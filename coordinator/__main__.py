@@ -15,6 +15,7 @@ them with their defaults.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import signal
 import sys
 from pathlib import Path
@@ -79,9 +80,10 @@ def _inspect(args: argparse.Namespace) -> int:
         sys.exit(f"kgc: {args.path}: no such file or directory")
     if args.command == "dump":
         try:
-            decoder = None
+            decoder: Any = None
             if args.offsets_decoder:
-                from coordinator.groups.record_json import decode as decoder
+                from coordinator.groups.record_json import decode
+                decoder = decode
             dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         except BrokenPipeError:  # `kgc dump ... | head`
             pass

@@ -11,7 +11,8 @@ cleaning round (storage.cleaner.Cleaner.clean_in_thread) per compacted partition
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import trio
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import trio
 
-from coordinator.broker.partition import Partition
 from coordinator.broker.data_path import DataPath
+from coordinator.broker.partition import Partition
 from protocol.errors import ErrorCode
 
 

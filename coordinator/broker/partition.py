@@ -9,15 +9,21 @@ watermark and return whole batches only (Kafka's Partition + UnifiedLog roles fo
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import trio
 
 from coordinator.broker.producer_state import ProducerStateManager
 from protocol.errors import ErrorCode
 from storage.batch import (
-    HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, assign_base_offset, decode_header, validate_batch,
+    HEADER_SIZE,
+    MAGIC,
+    BatchHeader,
+    InvalidBatch,
+    assign_base_offset,
+    decode_header,
+    validate_batch,
 )
 from storage.log import Log, LogFailedError
 
@@ -138,7 +144,7 @@ class Partition:
                     if header.partition_leader_epoch != NO_LEADER_EPOCH:
                         # Kafka stamps the leader epoch here; ours is always -1, and a stored epoch
                         # >= 0 would make clients validate positions with OffsetForLeaderEpoch.
-                        raw = memoryview(assign_base_offset(raw, 0, NO_LEADER_EPOCH))
+                        raw = memoryview(assign_base_offset(bytes(raw), 0, NO_LEADER_EPOCH))
                     try:
                         base, last = self.log.append_batch(raw)
                     except InvalidBatch as exc:  # the CRC of a lone batch is checked here

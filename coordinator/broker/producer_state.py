@@ -9,8 +9,8 @@ Rules copied from ProducerAppendInfo.checkProducerEpoch/checkSequence (Kafka 3.x
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from protocol.errors import ErrorCode
 from storage.batch import BatchHeader

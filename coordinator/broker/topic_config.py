@@ -8,9 +8,10 @@ else Kafka's default. Unknown names or unparseable values raise TopicConfigError
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from storage.log import LogConfig
 

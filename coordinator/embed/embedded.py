@@ -15,9 +15,10 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Mapping
+from typing import Any
 
 import trio
 
@@ -77,7 +78,7 @@ class EmbeddedServer:
         self._error: BaseException | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def start(self) -> "EmbeddedServer":
+    def start(self) -> EmbeddedServer:
         started = threading.Event()
         config = _config(self.data_dir, self._host, self._port, self._settings)
 
@@ -123,7 +124,7 @@ class EmbeddedServer:
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

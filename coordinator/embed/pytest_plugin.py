@@ -12,7 +12,7 @@ module, class, function or `pytest.param`; the closer mark wins for a setting bo
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -10,10 +10,9 @@ committed offset and one for the group, applied through replay like every record
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
-from coordinator.observe.reasons import explain
-from coordinator.groups.shard import GroupContext
+from coordinator.groups.offsets import delete_all_offsets
+from coordinator.groups.rebalance import join_key, sync_key
+from coordinator.groups.record_types import GroupTombstone
 from coordinator.groups.requests import (
     DeletedGroup,
     DeleteGroupsParams,
@@ -23,10 +22,10 @@ from coordinator.groups.requests import (
     ListedGroup,
     ListGroupsParams,
 )
-from coordinator.groups.record_types import GroupTombstone
-from coordinator.groups.offsets import delete_all_offsets
-from coordinator.groups.rebalance import join_key, sync_key
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
+from coordinator.observe.reasons import explain
+from protocol.errors import ErrorCode
 
 CLASSIC_GROUP_TYPE = "classic"
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from coordinator.groups.member import ClassicMember, Protocols
+from coordinator.groups.record_types import GroupMetadataRecord, MemberSnapshot
+from coordinator.groups.state import GroupState, check_transition
+from coordinator.observe.reasons import OBSERVERS, explain, transitioned
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import DecodeError, ErrorCode
-
-from coordinator.observe.reasons import OBSERVERS, explain, transitioned
-from coordinator.groups.record_types import GroupMetadataRecord, MemberSnapshot
-from coordinator.groups.member import ClassicMember, Protocols
-from coordinator.groups.state import GroupState, check_transition
-
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # Kafka ConsumerProtocol.PROTOCOL_TYPE
 

@@ -8,13 +8,12 @@ CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no r
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
-from coordinator.observe.reasons import explain
-from coordinator.groups.shard import GroupContext
-from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
 from coordinator.groups.rebalance import reschedule_member_heartbeat
+from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
+from coordinator.observe.reasons import explain
+from protocol.errors import ErrorCode
 
 
 def heartbeat(ctx: GroupContext, p: HeartbeatParams) -> HeartbeatResult:

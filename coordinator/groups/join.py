@@ -8,24 +8,23 @@ A newly created group is written at once as an empty group, as Kafka does.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
 from dataclasses import replace
 
-from coordinator.observe.reasons import explain
-from coordinator.groups.shard import GroupContext
-from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
-from coordinator.groups.record_types import GroupMetadataRecord
-from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
 from coordinator.groups.rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     schedule_heartbeat,
     set_awaiting_join,
 )
+from coordinator.groups.record_types import GroupMetadataRecord
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
 from coordinator.groups.static import update_static_member_then_rebalance_or_complete_join
+from coordinator.observe.reasons import explain
+from coordinator.runtime.operation import ParkedReply
+from protocol.errors import ErrorCode
 
 JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 

@@ -8,18 +8,17 @@ rebalance; in PreparingRebalance the join phase may now be complete.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
-from coordinator.observe.reasons import explain
-from coordinator.groups.shard import GroupContext
-from coordinator.groups.requests import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
 from coordinator.groups.rebalance import (
     cancel_heartbeat,
     maybe_complete_join_phase,
     maybe_prepare_rebalance_or_complete_join,
     remove_member,
 )
+from coordinator.groups.requests import UNKNOWN_MEMBER_ID, LeaveGroupParams, LeaveGroupResult, LeftMember
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
+from coordinator.observe.reasons import explain
+from protocol.errors import ErrorCode
 
 
 def leave_group(ctx: GroupContext, p: LeaveGroupParams) -> LeaveGroupResult:

@@ -12,7 +12,8 @@ NOT_COORDINATOR, so its client looks the coordinator up again.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.placement import OFFSETS_TOPIC

@@ -7,8 +7,9 @@ Invariant: `protocols` keeps the member's preference order; names are unique.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from coordinator.runtime.operation import ParkedReply

@@ -7,10 +7,9 @@ handler (Kafka's KafkaApis does it before the coordinator sees the request), not
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
 from dataclasses import dataclass, field
 
+from protocol.errors import ErrorCode
 
 NO_GENERATION = -1
 DEFAULT_RETENTION_TIME = -1  # Kafka OffsetCommitRequest.DEFAULT_RETENTION_TIME

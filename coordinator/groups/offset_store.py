@@ -8,7 +8,7 @@ plain data: the writer of records (the runtime) and replay are its only mutators
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from coordinator.groups.records import OffsetCommitRecord
 

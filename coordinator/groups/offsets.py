@@ -10,9 +10,6 @@ retention.py. Topic existence is the handler's business (Kafka checks it in Kafk
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
-from coordinator.groups.shard import GroupContext
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.offset_requests import (
     DEFAULT_RETENTION_TIME,
@@ -24,11 +21,12 @@ from coordinator.groups.offset_requests import (
     OffsetDeleteResult,
     OffsetFetchParams,
 )
-from coordinator.observe.reasons import explain
 from coordinator.groups.rebalance import reschedule_member_heartbeat
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
-
+from coordinator.observe.reasons import explain
+from protocol.errors import ErrorCode
 
 # -- OffsetCommit ----------------------------------------------------------------------------
 

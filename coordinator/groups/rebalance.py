@@ -9,15 +9,14 @@ the group object, so a deleted-and-recreated group is never touched by an old ti
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
-from coordinator.observe.reasons import because, cause, explain_parked
-from coordinator.groups.shard import GroupContext
-from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
+from coordinator.observe.reasons import because, cause, explain_parked
+from coordinator.runtime.operation import ParkedReply
+from protocol.errors import ErrorCode
 
 # -- timer keys (functions, never inline literals) -------------------------------------------
 

@@ -18,8 +18,14 @@ from typing import Any
 
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.records import (
-    GROUP_METADATA_KEY_TYPE, LEGACY_OFFSET_COMMIT_KEY_TYPE, OFFSET_COMMIT_KEY_TYPE, OffsetCommitRecord,
-    OffsetTombstone, RecordDecodeError, UnknownRecord, decode_record,
+    GROUP_METADATA_KEY_TYPE,
+    LEGACY_OFFSET_COMMIT_KEY_TYPE,
+    OFFSET_COMMIT_KEY_TYPE,
+    OffsetCommitRecord,
+    OffsetTombstone,
+    RecordDecodeError,
+    UnknownRecord,
+    decode_record,
 )
 from protocol.consumer_protocol import MAX_VERSION, decode_assignment, decode_subscription
 from protocol.errors import DecodeError

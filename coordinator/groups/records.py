@@ -14,13 +14,17 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from protocol import primitives as p
-from protocol.errors import DecodeError
-
 from coordinator.groups.record_types import (
-    GroupMetadataRecord, GroupTombstone, MemberSnapshot, OffsetCommitRecord, OffsetTombstone, RecordDecodeError,
+    GroupMetadataRecord,
+    GroupTombstone,
+    MemberSnapshot,
+    OffsetCommitRecord,
+    OffsetTombstone,
+    RecordDecodeError,
     UnknownRecord,
 )
+from protocol import primitives as p
+from protocol.errors import DecodeError
 
 __all__ = [
     "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",

@@ -15,7 +15,11 @@ from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.offset_store import OffsetStore
 from coordinator.groups.record_types import (
-    GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone, UnknownRecord,
+    GroupMetadataRecord,
+    GroupTombstone,
+    OffsetCommitRecord,
+    OffsetTombstone,
+    UnknownRecord,
 )
 from coordinator.groups.state import GroupState
 

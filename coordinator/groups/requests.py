@@ -8,10 +8,9 @@ differences (nullable strings before v7, the v0-2 LeaveGroup layout) stay in han
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
 from dataclasses import dataclass, field
 
+from protocol.errors import ErrorCode
 
 UNKNOWN_MEMBER_ID = ""  # Kafka JoinGroupRequest.UNKNOWN_MEMBER_ID
 NO_GENERATION = -1

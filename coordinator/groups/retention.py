@@ -9,13 +9,13 @@ is loading or failed has no timers running, so nothing is expired behind its bac
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from coordinator.groups.record_types import GroupTombstone
-from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.rebalance import join_key, sync_key
+from coordinator.groups.record_types import GroupTombstone
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
+from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.state import GroupState
 
 BaseTimestamp = Callable[[OffsetCommitRecord], int]

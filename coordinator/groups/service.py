@@ -12,22 +12,39 @@ every partition and fails as a whole if one cannot answer (Kafka's listGroups).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from coordinator.groups.describe import delete_groups, describe_groups, list_groups
 from coordinator.groups.heartbeat import heartbeat
 from coordinator.groups.join import join_group
 from coordinator.groups.leave import leave_group
 from coordinator.groups.offset_requests import (
-    FetchedGroup, FetchGroup, OffsetCommitParams, OffsetCommitResult, OffsetDeleteParams,
-    OffsetDeleteResult, OffsetFetchParams,
+    FetchedGroup,
+    FetchGroup,
+    OffsetCommitParams,
+    OffsetCommitResult,
+    OffsetDeleteParams,
+    OffsetDeleteResult,
+    OffsetFetchParams,
 )
 from coordinator.groups.offsets import commit_error, commit_offsets, delete_offsets, fetch_offsets
 from coordinator.groups.placement import partition_for
 from coordinator.groups.requests import (
-    DeletedGroup, DeleteGroupsParams, DescribedGroup, DescribeGroupsParams, HeartbeatParams,
-    HeartbeatResult, JoinGroupParams, JoinGroupResult, LeaveGroupParams, LeaveGroupResult,
-    ListedGroup, ListGroupsParams, SyncGroupParams, SyncGroupResult,
+    DeletedGroup,
+    DeleteGroupsParams,
+    DescribedGroup,
+    DescribeGroupsParams,
+    HeartbeatParams,
+    HeartbeatResult,
+    JoinGroupParams,
+    JoinGroupResult,
+    LeaveGroupParams,
+    LeaveGroupResult,
+    ListedGroup,
+    ListGroupsParams,
+    SyncGroupParams,
+    SyncGroupResult,
 )
 from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.sync import sync_group

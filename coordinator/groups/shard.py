@@ -10,7 +10,8 @@ queue. Member ids come from an injectable UUID source so tests can predict them.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.group_config import GroupConfig

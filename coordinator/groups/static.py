@@ -9,15 +9,9 @@ without a rebalance and the group is written; in CompletingRebalance it always r
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
 from typing import TYPE_CHECKING
 
-from coordinator.observe.reasons import explain_parked
-from coordinator.groups.shard import GroupContext
-from coordinator.runtime.operation import ParkedReply
 from coordinator.groups.group import ClassicGroup
-from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
 from coordinator.groups.rebalance import (
     cancel_heartbeat,
     complete_join_reply,
@@ -27,7 +21,12 @@ from coordinator.groups.rebalance import (
     reschedule_member_heartbeat,
     set_awaiting_join,
 )
+from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
+from coordinator.observe.reasons import explain_parked
+from coordinator.runtime.operation import ParkedReply
+from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from coordinator.groups.requests import JoinGroupParams

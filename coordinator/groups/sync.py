@@ -8,14 +8,13 @@ stored assignment. v5+ requests carry protocol type/name, checked against the gr
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-
-from coordinator.observe.reasons import explain, explain_parked
-from coordinator.groups.shard import GroupContext
-from coordinator.runtime.operation import ParkedReply
-from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
 from coordinator.groups.rebalance import propagate_assignment, remove_pending_sync_member
+from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
+from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
+from coordinator.observe.reasons import explain, explain_parked
+from coordinator.runtime.operation import ParkedReply
+from protocol.errors import ErrorCode
 
 SyncAnswer = SyncGroupResult | ParkedReply[SyncGroupResult]
 

@@ -6,19 +6,36 @@ dispatcher does headers, versions and bytes.
 """
 from __future__ import annotations
 
-from coordinator.handlers import k03_metadata, k10_find_coordinator, k18_api_versions
-from coordinator.handlers import (  # classic groups
-    k11_join_group, k12_heartbeat, k13_leave_group, k14_sync_group, k15_describe_groups, k16_list_groups,
-    k42_delete_groups,
-)
-from coordinator.handlers import k08_offset_commit, k09_offset_fetch, k47_offset_delete  # offsets
-from coordinator.handlers import (  # the data path
-    k00_produce, k01_fetch, k02_list_offsets, k19_create_topics, k20_delete_topics, k22_init_producer_id,
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from coordinator.handlers import (  # classic groups  # offsets  # the data path
+    k00_produce,
+    k01_fetch,
+    k02_list_offsets,
+    k03_metadata,
+    k08_offset_commit,
+    k09_offset_fetch,
+    k10_find_coordinator,
+    k11_join_group,
+    k12_heartbeat,
+    k13_leave_group,
+    k14_sync_group,
+    k15_describe_groups,
+    k16_list_groups,
+    k18_api_versions,
+    k19_create_topics,
+    k20_delete_topics,
+    k22_init_producer_id,
     k23_offset_for_leader_epoch,
+    k42_delete_groups,
+    k47_offset_delete,
 )
+from coordinator.net.request_context import RequestContext
 from protocol.api import ApiKey
 
-HANDLERS = {
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+HANDLERS: dict[int, Handler] = {
     ApiKey.METADATA: k03_metadata.handle,
     ApiKey.FIND_COORDINATOR: k10_find_coordinator.handle,
     ApiKey.API_VERSIONS: k18_api_versions.handle,

@@ -12,10 +12,11 @@ correctly with them. v15: replica state (tagged, followers only). v16: node endp
 """
 from __future__ import annotations
 
+from typing import Any
+
 from coordinator.broker.fetch import FetchWant, fetch
 from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
-
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchableTopicResponse, FetchRequest, FetchResponse, PartitionData
 
@@ -36,7 +37,7 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     ]
     results = await fetch(data, wants, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
                           max_bytes=request.max_bytes)
-    aborted = [] if request.isolation_level == READ_COMMITTED else None
+    aborted: list[Any] | None = [] if request.isolation_level == READ_COMMITTED else None
     responses, i = [], 0
     for name, topic in zip(names, request.topics):
         partitions = []

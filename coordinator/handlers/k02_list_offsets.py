@@ -11,7 +11,6 @@ from __future__ import annotations
 from coordinator.broker.offsets import list_offset
 from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
-
 from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
@@ -29,6 +28,7 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
+            error: int
             part = data.partition(topic.name, p.partition_index)
             if part is None:
                 explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic.name}-{p.partition_index} does not exist")

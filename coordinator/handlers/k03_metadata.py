@@ -15,7 +15,6 @@ import uuid
 from coordinator.broker.topics import InvalidTopicError, Topic
 from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
-
 from protocol.errors import ErrorCode
 from protocol.messages.metadata import (
     MetadataRequest,
@@ -84,8 +83,7 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
 async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     broker = ctx.broker
     version = ctx.api_version
-    wants_all = request.topics is None or (version == 0 and not request.topics)
-    if wants_all:
+    if request.topics is None or (version == 0 and not request.topics):
         topics = [_describe(ctx, t) for t in broker.topics.all()]
     else:
         allow = broker.config.auto_create_topics_enable and (version < 4 or request.allow_auto_topic_creation)

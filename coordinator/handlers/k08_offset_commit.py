@@ -9,12 +9,15 @@ rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself do
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
 from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams
+from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
-    OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
 )
 
 

@@ -5,8 +5,8 @@ v4+: flexible. What each group state answers is in coordinator/groups/heartbeat.
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
 from coordinator.groups.requests import HeartbeatParams
+from coordinator.net.request_context import RequestContext
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 
 

@@ -5,8 +5,8 @@ v5+: types filter and each group's type ("classic" here).
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
 from coordinator.groups.requests import ListGroupsParams
+from coordinator.net.request_context import RequestContext
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
 

@@ -7,12 +7,15 @@ does not have (checked here, before the group, as Kafka's KafkaApis does).
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
 from coordinator.groups.offset_requests import OffsetDeleteParams
+from coordinator.net.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete import (
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
 )
 
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.net.request_context import BrokerContext, CloseConnection, RequestContext
 from coordinator.handlers import HANDLERS
 from coordinator.handlers.k18_api_versions import encoded_api_versions
+from coordinator.net.request_context import BrokerContext, CloseConnection, RequestContext
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
+
+
+# Keyed by the int that arrives (any int16), so an unknown key is a plain miss.
+_VERSIONS: dict[int, tuple[int, int]] = {int(key): versions for key, versions in SUPPORTED_VERSIONS.items()}
+
 
 @dataclass(slots=True)
 class Connection:
@@ -34,7 +39,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     except DecodeError as exc:
         raise CloseConnection(f"unparseable request header: {exc}") from None
     key, version = header.api_key, header.api_version
-    versions = SUPPORTED_VERSIONS.get(key)  # type: ignore[call-overload]
+    versions = _VERSIONS.get(key)
     handler = HANDLERS.get(key)
     if versions is None or handler is None:
         raise CloseConnection(f"unknown or unserved API key {key} (v{version})")

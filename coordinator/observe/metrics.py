@@ -11,8 +11,8 @@ rounds finish, and its checkpoint (the first dirty offset) read from cleaner-off
 from __future__ import annotations
 
 import os
-import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily

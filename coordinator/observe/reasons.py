@@ -10,13 +10,14 @@ them and two servers in one process never see each other's events.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 _reasons: ContextVar[list[tuple[int, str]] | None] = ContextVar("kgc_reasons", default=None)
 _cause: ContextVar[str | None] = ContextVar("kgc_cause", default=None)
-OBSERVERS: ContextVar[tuple["Observer", ...]] = ContextVar("kgc_observers", default=())
+OBSERVERS: ContextVar[tuple[Observer, ...]] = ContextVar("kgc_observers", default=())
 
 
 class Observer(Protocol):

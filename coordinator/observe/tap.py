@@ -10,7 +10,8 @@ response and latency recorded. The __consumer_offsets writer reports to it as it
 from __future__ import annotations
 
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from coordinator.observe import reasons
 from coordinator.observe.logs import get_logger

@@ -17,8 +17,9 @@ import dataclasses
 import json
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from protocol.api import ApiKey
 from protocol.consumer_protocol import decode_assignment, decode_subscription

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import Any, Callable, Generic, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 import trio
 
@@ -82,7 +83,7 @@ class CoordinatorRuntime(Generic[S]):
         # partition -> (the last reload's delay, trio time it finished): a partition that fails
         # again soon after a reload waits twice as long before the next one (a full disk must
         # not turn every request into a reload of the whole partition).
-        self._last_reload: dict[int, tuple[float, float]] = {}
+        self._last_reload: dict[int, tuple[float, float]] = {}  # (delay ms, trio time)
         self._shards: dict[int, S] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
@@ -211,7 +212,7 @@ class CoordinatorRuntime(Generic[S]):
 
     async def _reload(self, partition: int) -> None:
         first_ms, max_ms = self._reload_backoff_ms
-        delay_ms = first_ms
+        delay_ms: float = first_ms
         last = self._last_reload.get(partition)
         if last is not None and trio.current_time() - last[1] < 2 * max_ms / 1000:
             delay_ms = min(last[0] * 2, max_ms)  # failed again soon after the last reload
@@ -267,20 +268,20 @@ class CoordinatorRuntime(Generic[S]):
     def _fire_due_timers(self, nursery: trio.Nursery) -> int:
         fired = 0
         while (timer := self.timers.pop_expired(self.clock.time_ms())) is not None:
-            partition = timer.key[0]
-            shard = self._shards.get(partition)
+            key = timer.key  # (partition, ...): scheduled through the shard's ShardTimers
+            shard = self._shards.get(key[0]) if isinstance(key, tuple) else None
             if shard is None:
                 continue
             ctx = OpContext(shard, self.clock.time_ms())
             try:
                 timer.action(ctx)
             except Exception:
-                log.exception("timer %r failed", timer.key)
-                self.fail(partition, "a timer failed")
+                log.exception("timer %r failed", key)
+                self.fail(shard.partition, "a timer failed")
                 continue
             fired += 1
-            offset = self._append(partition, ctx)
-            nursery.start_soon(self._finish_timer, partition, ctx, offset)
+            offset = self._append(shard.partition, ctx)
+            nursery.start_soon(self._finish_timer, shard.partition, ctx, offset)
         return fired
 
     async def _finish_timer(self, partition: int, ctx: OpContext[S], offset: int) -> None:

@@ -13,7 +13,8 @@ op's records are durable: "no reply before the append is durable" lives in one p
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 from coordinator.observe.reasons import current_bucket
 
@@ -23,6 +24,8 @@ _UNSET: Any = object()
 
 class Replayable(Protocol):
     """A shard: the state of one partition of an internal topic, rebuilt from its records."""
+
+    partition: int
 
     def replay(self, record: Any, now_ms: int) -> bool:
         """Apply one record; False if it was skipped (an unknown record type)."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 import trio
 
@@ -73,7 +74,7 @@ class PartitionWriter:
     def log(self, partition: int) -> Log | None:
         return self._logs.get(partition)
 
-    def iter_batches(self, partition: int) -> Iterator[tuple[int, bytes]]:
+    def iter_batches(self, partition: int) -> Iterator[tuple[Any, bytes]]:
         """Every batch of a freshly reopened log (the loader's read)."""
         return self.reopen(partition).iter_batches()
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any
 
 TimerKey = Hashable
 

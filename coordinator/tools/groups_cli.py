@@ -74,7 +74,7 @@ class _Command:
     def run(self) -> int:
         a = self.args
         if a.list:
-            return self.list()
+            return self.list_groups()
         groups = self.admin_groups() if a.all_groups else a.group
         if not groups:
             raise ValueError("--group (or --all-groups) is required")
@@ -90,7 +90,7 @@ class _Command:
         return sorted(g.group_id for g in self.admin.list_groups([]) if g.protocol_type in ("consumer", ""))
 
     # -- list -------------------------------------------------------------------------------
-    def list(self) -> int:
+    def list_groups(self) -> int:
         states = [s.strip() for s in (self.args.state or "").split(",") if s.strip()]
         groups = sorted((g for g in self.admin.list_groups(states) if g.protocol_type in ("consumer", "")),
                         key=lambda g: g.group_id)

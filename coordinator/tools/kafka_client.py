@@ -11,8 +11,9 @@ from __future__ import annotations
 import itertools
 import socket
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from protocol.api import ApiKey
 from protocol.codec import decode_response, encode_request, message_module, message_schema
@@ -113,7 +114,7 @@ class AdminClient:
         host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
         self.bootstrap = (host or "localhost", int(port))
 
-    def __enter__(self) -> "AdminClient":
+    def __enter__(self) -> AdminClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, Iterator, TextIO
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
 
 from coordinator.tools.transcript_events import BadTranscript, Selection
 from coordinator.tools.transcript_render import render

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from protocol.api import ApiKey
-
 
 # What coordinator/observe/transcript.py (and the tap's disconnect line) always write per type.
 REQUIRED = {

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from coordinator.tools.transcript_assets import SCRIPT, STYLE
 from coordinator.tools.transcript_events import BadTranscript, Selection, malformed, member_ids, numbered

@@ -9,7 +9,8 @@ are shortened to `<client>-<first 8 of the uuid>`. The command itself is transcr
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from coordinator.tools.transcript_events import Selection, malformed, numbered
 

@@ -88,7 +88,7 @@ class _Progress:
         while not self._stop.wait(every):
             self._draw()
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         self._thread.start()
         return self
 

@@ -51,7 +51,7 @@ def compact_partition(path: str, now_ms: int, delete_retention_ms: int,
             for i, (_, h, data) in enumerate(batches):
                 recs = list(iter_records(data))  # type: ignore[arg-type]
                 horizon = h.delete_horizon_ms
-                kept = [r for r in recs if r.key is not None and r.offset >= latest[r.key]
+                kept = [r for r in recs if r.key is not None and (r.offset or 0) >= latest[r.key]
                         and (r.value is not None or horizon is None or now_ms < horizon)]
                 has_tomb = any(r.value is None for r in kept)
                 if kept and len(kept) == len(recs) and (not has_tomb or horizon is not None):

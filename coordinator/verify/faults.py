@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Iterator
-
-from storage.batch import BatchHeader, Record, decode_header, encode_batch, iter_records
-from storage.segment import LogSegment
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from coordinator.verify.layout import list_partition_dirs, read_index, segment_path
+from storage.batch import BatchHeader, Record, decode_header, encode_batch, iter_records
+from storage.segment import LogSegment
 
 __all__ = ["FAULTS", "inject", "iter_batches", "rewrite_segment"]
 
@@ -125,6 +125,7 @@ def _removed_latest(out: str, m: dict, t: int) -> dict:
         i = [q for q, _, _ in iter_batches(segment_path(p.path, base))].index(pos)
         batches[i] = _reencode(h, [r for r in recs if r is not victim])
         rewrite_segment(p.path, base, batches)
+        assert victim.offset is not None  # records read back from a log always have one
         file, bpos = _locate(os.path.join(out, "before", p.name), victim.offset)
         return _loc("C2", file, bpos, victim.offset)
     raise RuntimeError("no cleaned record to remove")
@@ -175,7 +176,7 @@ def _reinsert(out: str, m: dict, t: int, pick: Callable[[list, dict], Any], chec
         batches, at = [], None
         for _, bh, raw in listing:
             if bh.base_offset == h.base_offset:
-                recs = sorted(list(iter_records(raw)) + [rec], key=lambda r: r.offset)  # type: ignore[arg-type,return-value]
+                recs = sorted(list(iter_records(raw)) + [rec], key=lambda r: r.offset or 0)
                 batches.append(_reencode(h if bh.delete_horizon_ms is None else bh, recs))
                 at = len(batches) - 1
             else:

@@ -18,17 +18,21 @@ import random
 import shutil
 import sys
 from multiprocessing import Pool
+from typing import Any
 
 from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.record_types import (
-    GroupMetadataRecord, GroupTombstone, MemberSnapshot, OffsetCommitRecord, OffsetTombstone,
+    GroupMetadataRecord,
+    GroupTombstone,
+    MemberSnapshot,
+    OffsetCommitRecord,
+    OffsetTombstone,
 )
 from coordinator.groups.records import encode_record
 from coordinator.runtime.partition_writer import PartitionWriter
+from coordinator.verify.compactor import compact_partition
 from storage.batch import Record
 from storage.log import Log, LogConfig
-
-from coordinator.verify.compactor import compact_partition
 
 try:  # storage's own cleaner when it exists; our reference compactor otherwise
     from storage.cleaner import Cleaner
@@ -101,7 +105,8 @@ def _worker(args: tuple) -> tuple[int, str]:
                 roll = rng.random()
                 if roll < 0.90:  # OffsetCommit for a few partitions (one batch)
                     tps = rng.sample(subs[g], min(len(subs[g]), rng.randint(1, 6)))
-                    recs, ents = [], []
+                    recs: list[Any] = []
+                    ents: list[dict[str, Any]] = []
                     for t, p in tps:
                         off = committed[g].get((t, p), 0) + rng.randint(1, 500)
                         meta = "" if rng.random() < 0.7 else f"m{rng.randint(0, 999)}"
@@ -196,7 +201,7 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
     clean_time = now + 1000
     for name in sorted(os.listdir(after)):
         clean_partition(os.path.join(after, name), clean_time, retention_ms, segment_bytes)
-    manifest = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.jsonl"),
+    manifest: dict[str, Any] = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.jsonl"),
                 "cleaned_at_ms": clean_time, "delete_retention_ms": retention_ms,
                 "records": records, "partitions": partitions, "groups": groups,
                 "cleaner": "coordinator.verify.compactor (storage has no cleaner.py)"

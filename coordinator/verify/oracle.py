@@ -16,11 +16,10 @@ from typing import Any
 
 from crc32c import crc32c
 
-from storage.batch import InvalidBatch, decode_header, iter_records, verify_crc
-
 from coordinator.verify.layout import active_bases, list_partition_dirs, plan_splits, segment_path
 from coordinator.verify.rules import Report, continuity, offsets_dir, replay_ledger
 from coordinator.verify.scan import decode_latest, scan_split
+from storage.batch import InvalidBatch, decode_header, iter_records, verify_crc
 
 __all__ = ["verify", "LogView"]
 
@@ -66,7 +65,7 @@ def _walk(path: str, rend: int, name: str, view: LogView) -> None:
         horizon = h.delete_horizon_ms
         for r in recs:
             tomb = r.value is None
-            info = (r.offset, path, pos, r.timestamp, -1 if tomb else crc32c(r.value), tomb,
+            info = (r.offset, path, pos, r.timestamp, -1 if r.value is None else crc32c(r.value), tomb,
                     horizon, r.value, r.key)
             k = (name, r.key)
             view.last[k] = info
@@ -145,12 +144,12 @@ def _offsets_checks(view: LogView, ledger: str | None, nparts: int, report: Repo
     for tp in sorted(set(expected) | set(live)):
         exp, act = expected.get(tp), live.get(tp)
         if exp is not None and act is None:
-            rec = anyrec.get(tp)
-            if rec is None:
+            found = anyrec.get(tp)
+            if found is None:
                 report.add("G2", offsets_dir(view.root, tp[0], nparts), None, None,
                            f"acknowledged commit {tp} -> {exp[1]} is missing from the log")
             else:
-                report.add("G2", rec[FILE], rec[POS], rec[OFF],
+                report.add("G2", found[FILE], found[POS], found[OFF],
                            f"acknowledged commit {tp} -> {exp[1]} is missing (log has a tombstone)")
         elif exp is not None and act is not None and (exp[1], exp[2]) != (act[0], act[1] or ""):
             rec = act[2]
@@ -200,11 +199,12 @@ def _compaction_checks(pre: LogView, post: LogView, now: int, report: Report) ->
     pre1 = {k: v for k, v in pre.batches.items() if v[6] == 1}
     post1 = {k: v for k, v in post.batches.items() if v[6] == 1}
     for k in sorted(set(pre1) | set(post1)):
-        a, b = pre1.get(k), post1.get(k)
-        if b is None:
-            report.add("C4", a[7], a[8], k[1], "uncleanable batch missing after cleaning")
-        elif a is None or a[:3] != b[:3]:
-            report.add("C4", b[7], b[8], k[1], "uncleanable batch differs from before")
+        before_batch, after_batch = pre1.get(k), post1.get(k)
+        if after_batch is None:
+            assert before_batch is not None
+            report.add("C4", before_batch[7], before_batch[8], k[1], "uncleanable batch missing after cleaning")
+        elif before_batch is None or before_batch[:3] != after_batch[:3]:
+            report.add("C4", after_batch[7], after_batch[8], k[1], "uncleanable batch differs from before")
     for name in sorted(set(pre.leo) | set(post.leo)):
         if pre.leo.get(name) != post.leo.get(name):
             report.add("C5", post.dirs.get(name, os.path.join(post.root, name)), None,

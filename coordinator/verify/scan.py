@@ -19,9 +19,8 @@ from typing import Any
 
 from crc32c import crc32c
 
-from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
-
 from coordinator.verify.layout import Split, Violation, read_index, segment_path
+from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
 
 __all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "KEY_FIELDS"]
 

@@ -12,7 +12,7 @@ dir name -> offset), num_offsets_partitions, emit_batches. pyspark is imported o
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition

@@ -10,8 +10,15 @@ import sys
 import pytest
 
 from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
-from coordinator.groups.records import (OffsetCommitRecord, OffsetTombstone, RecordDecodeError,
-                                        UnknownRecord, decode_record, encode_key, encode_record)
+from coordinator.groups.records import (
+    OffsetCommitRecord,
+    OffsetTombstone,
+    RecordDecodeError,
+    UnknownRecord,
+    decode_record,
+    encode_key,
+    encode_record,
+)
 
 H = bytes.fromhex
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python resources API

@@ -11,7 +11,10 @@ import trio.testing
 from coordinator.embed.embedded import open_server
 from protocol.api import ApiKey
 from protocol.consumer_protocol import (
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    TopicPartition,
+    encode_assignment,
     encode_subscription,
 )
 from protocol.messages.heartbeat import HeartbeatRequest
@@ -150,7 +153,9 @@ async def test_records_are_shown_as_the_offsets_decoder_shows_them(transcript):
 
 async def test_offset_errors_carry_their_reasons(tmp_path):
     from protocol.messages.offset_commit import (
-        OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
     )
 
     path = tmp_path / "t.jsonl"

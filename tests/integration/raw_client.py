@@ -24,7 +24,7 @@ class RawClient:
         self._buffer = bytearray()
 
     @classmethod
-    async def connect(cls, host: str, port: int) -> "RawClient":
+    async def connect(cls, host: str, port: int) -> RawClient:
         return cls(await trio.open_tcp_stream(host, port))
 
     async def aclose(self) -> None:

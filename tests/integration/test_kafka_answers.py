@@ -17,11 +17,13 @@ from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from protocol.messages.offset_commit import (
-    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
 )
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from tests.integration.raw_client import RawClient
-from tests.integration.test_group_apis import ASSIGNMENT, SUBSCRIPTION, join, join_request
+from tests.integration.test_group_apis import ASSIGNMENT, join, join_request
 
 
 async def test_sync_group_v5_without_protocol_type_or_name_is_inconsistent(client):

@@ -7,17 +7,21 @@ from functools import partial
 
 import trio
 
+from coordinator.broker.topics import TopicRegistry
 from coordinator.config import Config
-from coordinator.net.request_context import BrokerContext, RequestContext
 from coordinator.embed.embedded import open_server
 from coordinator.groups.lifecycle import group_runtime
 from coordinator.groups.service import GroupService
-from coordinator.runtime.clock import TrioClock
-from coordinator.broker.topics import TopicRegistry
 from coordinator.handlers import (
-    k08_offset_commit, k09_offset_fetch, k11_join_group, k15_describe_groups, k16_list_groups,
+    k08_offset_commit,
+    k09_offset_fetch,
+    k11_join_group,
+    k15_describe_groups,
+    k16_list_groups,
     k42_delete_groups,
 )
+from coordinator.net.request_context import BrokerContext, RequestContext
+from coordinator.runtime.clock import TrioClock
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
@@ -27,13 +31,24 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.messages.list_groups import ListGroupsRequest
 from protocol.messages.metadata import MetadataRequest
 from protocol.messages.offset_commit import (
-    OffsetCommitRequest, OffsetCommitRequestPartition as CP, OffsetCommitRequestTopic as CT,
+    OffsetCommitRequest,
+)
+from protocol.messages.offset_commit import (
+    OffsetCommitRequestPartition as CP,
+)
+from protocol.messages.offset_commit import (
+    OffsetCommitRequestTopic as CT,
 )
 from protocol.messages.offset_delete import (
-    OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
 )
 from protocol.messages.offset_fetch import (
-    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
 )
 from tests.integration.raw_client import RawClient
 
@@ -199,9 +214,9 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
 
 
 async def test_one_commit_is_one_batch_in_consumer_offsets(tmp_path):
-    from coordinator.runtime.clock import SystemClock
-    from coordinator.groups.records import decode_record
     from coordinator.groups.lifecycle import offsets_log_config
+    from coordinator.groups.records import decode_record
+    from coordinator.runtime.clock import SystemClock
     from storage.batch import iter_records
     from storage.log import Log
 

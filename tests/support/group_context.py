@@ -22,8 +22,14 @@ from coordinator.groups.offset_requests import OffsetCommitParams, OffsetDeleteP
 from coordinator.groups.offsets import commit_offsets, delete_offsets, fetch_offsets
 from coordinator.groups.rebalance import heartbeat_key, join_key, sync_key
 from coordinator.groups.requests import (
-    DeleteGroupsParams, DescribeGroupsParams, HeartbeatParams, JoinGroupParams, JoinGroupResult,
-    LeaveGroupParams, ListGroupsParams, SyncGroupParams,
+    DeleteGroupsParams,
+    DescribeGroupsParams,
+    HeartbeatParams,
+    JoinGroupParams,
+    JoinGroupResult,
+    LeaveGroupParams,
+    ListGroupsParams,
+    SyncGroupParams,
 )
 from coordinator.groups.shard import GroupShard
 from coordinator.groups.sync import sync_group

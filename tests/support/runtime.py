@@ -11,8 +11,9 @@ a task waits on a thread MockClock's autojump would race ahead in virtual time.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import trio
 

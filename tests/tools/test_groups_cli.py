@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -97,7 +97,7 @@ def committed(server, capsys, group: str) -> dict[int, str]:
     (["--to-offset", "42"], {0: 10, 1: 10, 2: 10}),  # clamped to the log end, as Kafka does
     (["--shift-by", "-4"], {0: 0, 1: 1, 2: 3}),  # 3-4 clamps to the log start
     (["--by-duration", "PT1H"], {0: 4, 1: 4, 2: 4}),  # the first record newer than an hour ago
-    (["--to-datetime", datetime.fromtimestamp((OLD_MS + HOUR_MS) / 1000, timezone.utc)
+    (["--to-datetime", datetime.fromtimestamp((OLD_MS + HOUR_MS) / 1000, UTC)
       .strftime("%Y-%m-%dT%H:%M:%S.000+00:00")], {0: 4, 1: 4, 2: 4}),
 ])
 def test_reset_offsets_dry_run_then_execute(server, member, capsys, scenario, expected):

@@ -13,7 +13,7 @@ import pytest
 from coordinator.__main__ import build_parser, main
 from coordinator.tools.transcript_cli import run
 from tests.tools import transcript_sample as sample
-from tests.tools.transcript_sample import ALICE, BOB
+from tests.tools.transcript_sample import ALICE
 
 
 def shown(path, capsys, *extra: str, code: int = 0) -> list[str]:

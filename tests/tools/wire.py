@@ -8,13 +8,18 @@ from dataclasses import dataclass
 from coordinator.tools.kafka_client import Connection
 from protocol.api import ApiKey
 from protocol.consumer_protocol import (
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    TopicPartition,
+    encode_assignment,
     encode_subscription,
 )
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from protocol.messages.offset_commit import (
-    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
 )
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment

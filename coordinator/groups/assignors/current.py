@@ -10,7 +10,7 @@ isImmutableMap / deepCopyAssignment idea); builders copy before they change one.
 """
 from __future__ import annotations
 
-from typing import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from coordinator.groups.assignors.spec import Assignment, GroupSpec, TopicId
 

@@ -8,7 +8,7 @@ Everywhere else topics go in Kafka's `Uuid.compareTo` order and partitions ascen
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from coordinator.groups.assignors.spec import TopicId
 

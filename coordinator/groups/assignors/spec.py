@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Protocol
 
 TopicId = uuid.UUID
 # A member's partitions: topic id -> partition numbers.

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
-from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
+from coordinator.runtime.clock import FakeClock
 from storage.batch import Record, encode_batch
 
 

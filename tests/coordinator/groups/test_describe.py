@@ -1,8 +1,16 @@
 """DescribeGroups, ListGroups and DeleteGroups answers."""
-from protocol.errors import ErrorCode
-
 from coordinator.groups.record_types import GroupTombstone
-from coordinator.groups.requests import LeaveGroupParams, DeleteGroupsParams, DeletedGroup, DescribeGroupsParams, DescribedGroup, DescribedMember, ListGroupsParams, ListedGroup
+from coordinator.groups.requests import (
+    DeletedGroup,
+    DeleteGroupsParams,
+    DescribedGroup,
+    DescribedMember,
+    DescribeGroupsParams,
+    LeaveGroupParams,
+    ListedGroup,
+    ListGroupsParams,
+)
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 

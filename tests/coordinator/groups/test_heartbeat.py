@@ -1,8 +1,7 @@
 """Heartbeat answers in every state, and what a missed session does to the group."""
-from protocol.errors import ErrorCode
-
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.state import GroupState
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 

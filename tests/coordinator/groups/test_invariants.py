@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.rebalance import heartbeat_key, join_key
 from coordinator.groups.requests import DeleteGroupsParams, LeaveGroupParams, LeavingMember, SyncGroupParams
 from coordinator.groups.state import GroupState
 from coordinator.runtime.operation import ParkedReply
-from coordinator.groups.rebalance import heartbeat_key, join_key
 from tests.support.group_context import GroupTestContext
 
 PROTOCOL_CHOICES = [[("range", b"r")], [("range", b"r2")], [("rr", b"x"), ("range", b"r")]]

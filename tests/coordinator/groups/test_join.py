@@ -1,10 +1,9 @@
 """JoinGroup rules: KIP-394, session-timeout bounds, protocols, leader, join-phase timing."""
-from protocol.errors import ErrorCode
-
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import JoinGroupResult, LeaveGroupParams
 from coordinator.runtime.operation import ParkedReply
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 

@@ -1,8 +1,7 @@
 """LeaveGroup: v0-2 single member, v3+ batches with per-member errors, static removal."""
-from protocol.errors import ErrorCode
-
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import LeaveGroupParams, LeaveGroupResult, LeavingMember, LeftMember
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 

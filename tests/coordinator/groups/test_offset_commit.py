@@ -1,15 +1,17 @@
 """OffsetCommit: simple commits, generation/member checks (ClassicGroup.validateOffsetCommit),
 metadata size, client retention, leader epochs, and the records one commit writes."""
-from protocol.errors import ErrorCode
-
 import pytest
 
 from coordinator.groups.group_config import GroupConfig
-from coordinator.groups.state import GroupState
 from coordinator.groups.offset_requests import (
-    CommitPartition, OffsetCommitParams, OffsetCommitResult, OffsetFetchParams,
+    CommitPartition,
+    OffsetCommitParams,
+    OffsetCommitResult,
+    OffsetFetchParams,
 )
 from coordinator.groups.records import OffsetCommitRecord
+from coordinator.groups.state import GroupState
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit

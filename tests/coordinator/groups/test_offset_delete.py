@@ -1,10 +1,9 @@
 """OffsetDelete: ClassicGroup.validateOffsetDelete and isSubscribedToTopic, tombstones only for
 offsets that exist."""
-from protocol.errors import ErrorCode
-
-from coordinator.groups.state import GroupState
 from coordinator.groups.offset_requests import OffsetDeleteParams, OffsetDeleteResult
 from coordinator.groups.records import OffsetTombstone
+from coordinator.groups.state import GroupState
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit, consumer_protocols

@@ -1,12 +1,13 @@
 """OffsetFetch: listed partitions, all partitions, several groups, unknown groups (Kafka's
 fetchOffsets/fetchAllOffsets answer -1 rather than an error), invalid group ids."""
-from protocol.errors import ErrorCode
-
+from coordinator.groups.offset_requests import (
+    FetchedGroup,
+    FetchedPartition,
+    FetchGroup,
+    OffsetFetchParams,
+)
 from coordinator.groups.requests import DeleteGroupsParams
 from protocol.errors import ErrorCode
-from coordinator.groups.offset_requests import (
-    FetchedGroup, FetchedPartition, FetchGroup, OffsetFetchParams,
-)
 from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit

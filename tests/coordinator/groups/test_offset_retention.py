@@ -4,10 +4,10 @@ tombstone for an Empty group left without offsets."""
 
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.record_types import GroupTombstone
-from coordinator.groups.requests import LeaveGroupParams
-from coordinator.groups.state import GroupState
 from coordinator.groups.records import OffsetTombstone
+from coordinator.groups.requests import LeaveGroupParams
 from coordinator.groups.retention import retention_key, schedule_offset_expiration
+from coordinator.groups.state import GroupState
 from tests.support.group_context import GroupTestContext
 
 from .offset_helpers import commit, consumer_protocols

@@ -5,9 +5,9 @@ import errno
 
 import trio
 
+from coordinator.groups.offset_requests import OffsetCommitResult
 from coordinator.groups.placement import partition_for
 from coordinator.groups.record_types import GroupTombstone, OffsetCommitRecord, OffsetTombstone
-from coordinator.groups.offset_requests import OffsetCommitResult
 from coordinator.groups.retention import retention_key
 from coordinator.runtime.coordinator_runtime import PartitionState
 from protocol.errors import ErrorCode

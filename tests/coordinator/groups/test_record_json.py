@@ -8,17 +8,19 @@ import struct
 import pytest
 
 from coordinator.__main__ import main
-from coordinator.runtime.clock import FakeClock
 from coordinator.config import Config
-from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
-from coordinator.groups.placement import partition_for
-from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
 from coordinator.groups.lifecycle import offsets_log_config
-from coordinator.groups.placement import OFFSETS_TOPIC
-from coordinator.runtime.partition_writer import PartitionWriter
+from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.record_json import decode
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
+from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
+from coordinator.runtime.clock import FakeClock
+from coordinator.runtime.partition_writer import PartitionWriter
 from protocol.consumer_protocol import (
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicPartition, encode_assignment,
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    TopicPartition,
+    encode_assignment,
     encode_subscription,
 )
 

@@ -7,14 +7,26 @@ import errno
 import pytest
 
 from coordinator.groups.offset_requests import (
-    FetchedGroup, FetchGroup, OffsetCommitResult, OffsetDeleteParams, OffsetDeleteResult,
+    FetchedGroup,
+    FetchGroup,
+    OffsetCommitResult,
+    OffsetDeleteParams,
+    OffsetDeleteResult,
     OffsetFetchParams,
 )
 from coordinator.groups.placement import partition_for
 from coordinator.groups.record_types import OffsetCommitRecord
 from coordinator.groups.requests import (
-    DeletedGroup, DeleteGroupsParams, HeartbeatParams, HeartbeatResult, JoinGroupParams,
-    JoinGroupResult, LeaveGroupParams, LeaveGroupResult, ListGroupsParams, SyncGroupParams,
+    DeletedGroup,
+    DeleteGroupsParams,
+    HeartbeatParams,
+    HeartbeatResult,
+    JoinGroupParams,
+    JoinGroupResult,
+    LeaveGroupParams,
+    LeaveGroupResult,
+    ListGroupsParams,
+    SyncGroupParams,
     SyncGroupResult,
 )
 from protocol.errors import ErrorCode

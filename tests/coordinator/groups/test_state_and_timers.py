@@ -2,10 +2,9 @@
 
 import pytest
 
-from coordinator.runtime.clock import FakeClock
-from coordinator.groups.state import GroupState, IllegalStateTransition
 from coordinator.groups.group import ClassicGroup
-from coordinator.groups.state import VALID_PREVIOUS_STATES
+from coordinator.groups.state import VALID_PREVIOUS_STATES, GroupState, IllegalStateTransition
+from coordinator.runtime.clock import FakeClock
 from coordinator.runtime.timers import ShardTimers, Timers
 
 S = GroupState

@@ -1,8 +1,7 @@
 """Static membership (KIP-345): replacement without rebalance, fencing, KAFKA-9801."""
-from protocol.errors import ErrorCode
-
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 

@@ -1,8 +1,7 @@
 """SyncGroup rules: parking, the leader's assignment, pending-sync expiry, error answers."""
-from protocol.errors import ErrorCode
-
 from coordinator.groups.record_types import GroupMetadataRecord, MemberSnapshot
 from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext
 
 

@@ -18,7 +18,11 @@ from coordinator.groups.lifecycle import GroupShards, offsets_log_config
 from coordinator.groups.offset_store import OffsetStore
 from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.record_types import (
-    GroupMetadataRecord, GroupTombstone, MemberSnapshot, OffsetCommitRecord, OffsetTombstone,
+    GroupMetadataRecord,
+    GroupTombstone,
+    MemberSnapshot,
+    OffsetCommitRecord,
+    OffsetTombstone,
 )
 from coordinator.groups.records import decode_record, encode_record
 from coordinator.groups.replay import group_from_record, replay

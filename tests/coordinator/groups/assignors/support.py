@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from coordinator.groups.assignors.spec import (
     Assignment,

@@ -12,7 +12,6 @@ from coordinator.groups.assignors.ordering import (
     sorted_topic_ids,
 )
 from coordinator.groups.assignors.spec import SubscriptionType
-
 from tests.coordinator.groups.assignors.support import Topics, check_valid, kafka_uuid, member, spec
 
 T1 = kafka_uuid("T1-A4s3VTwiI5CTbEp6POw")

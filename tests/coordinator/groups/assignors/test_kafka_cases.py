@@ -12,7 +12,6 @@ import pytest
 
 from coordinator.groups.assignors import ASSIGNORS
 from coordinator.groups.assignors.spec import AssignorError, GroupSpec, SubscriptionType, TopicId
-
 from tests.coordinator.groups.assignors.support import (
     Result,
     Topics,

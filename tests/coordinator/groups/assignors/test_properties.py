@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coordinator.groups.assignors import ASSIGNORS
 from coordinator.groups.assignors.spec import Assignment, GroupSpec, SubscriptionType, TopicId
-
 from tests.coordinator.groups.assignors.support import Topics, check_balanced, check_valid, member, spec
 
 TOPIC_IDS = [uuid.UUID(int=(i * 0x2545F4914F6CDD1D_9E3779B97F4A7C15) % (1 << 128)) for i in range(1, 7)]
