@@ -18,7 +18,7 @@ from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.errors import ConsumerGroupError, group_id_not_found, invalid_request
 from coordinator.groups.consumer.group import METADATA_REFRESH_INTERVAL_MS, ConsumerGroup
 from coordinator.groups.consumer.member import (
-    LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, to_topic_partitions,
+    LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroupMember, to_topic_partitions,
 )
 from coordinator.groups.consumer.membership import (
     check_not_full, consumer_group, dynamic_member, fence_members, get_member, schedule_session_timeout,
@@ -147,21 +147,11 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
         member = static_member(group, member_id, p.member_epoch, p.instance_id, p.topic_partitions, create, records)
 
     # 1. The member and its subscription; the group epoch when either changed.
-    updated = replace(
-        member,
-        instance_id=p.instance_id if p.instance_id is not None else member.instance_id,
-        rack_id=p.rack_id if p.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=p.rebalance_timeout_ms if p.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
-        server_assignor=p.server_assignor if p.server_assignor is not None else member.server_assignor,
-        subscribed_topic_names=(frozenset(p.subscribed_topic_names) if p.subscribed_topic_names is not None
-                                else member.subscribed_topic_names),
-        subscribed_topic_regex=(p.subscribed_topic_regex if p.subscribed_topic_regex is not None
-                                else member.subscribed_topic_regex),
-        client_id=p.client_id, client_host=p.client_host, classic_member_metadata=None)
+    updated = _with_request_fields(member, p)
     names_changed = member_metadata_changed(gid, member, updated, records)
     regex_update = maybe_update_regexes(ctx, group, member, updated, records)
     subscription_changed = names_changed or regex_update.regex_updated
-    group_epoch, sub_type = group.group_epoch, group.subscription_type
+    group_epoch, sub_type = group.group_epoch, None
     # A new group leaves epoch 0 at once; an unresolved new regex waits for its resolution.
     bump = group_epoch == 0 or names_changed or regex_update is RegexUpdate.REGEX_UPDATED_AND_RESOLVED
     refreshed = bump or group.has_metadata_expired(ctx.now_ms)
@@ -173,7 +163,8 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
 
     # 2. A new target assignment when the group epoch is ahead of it.
     if group_epoch > group.assignment_epoch:
-        target = update_target_assignment(ctx, group, group_epoch, member, updated, sub_type, records)
+        target = update_target_assignment(ctx, group, group_epoch, member, updated,
+                                          sub_type if sub_type is not None else group.subscription_type, records)
         target_epoch = group_epoch
     else:
         target_epoch = group.assignment_epoch
@@ -198,6 +189,29 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
         member_id=updated.member_id, member_epoch=updated.member_epoch,
         heartbeat_interval_ms=ctx.settings.heartbeat_interval_ms,
         assignment=to_topic_partitions(updated.assigned_partitions) if send_assignment else None)
+
+
+def _with_request_fields(member: ConsumerGroupMember, p: ConsumerHeartbeatParams) -> ConsumerGroupMember:
+    """The member as the request describes it; null fields (and rebalance timeout -1) mean
+    unchanged. The same object when nothing changed (the common heartbeat)."""
+    fields = (
+        p.instance_id if p.instance_id is not None else member.instance_id,
+        p.rack_id if p.rack_id is not None else member.rack_id,
+        p.rebalance_timeout_ms if p.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
+        p.server_assignor if p.server_assignor is not None else member.server_assignor,
+        frozenset(p.subscribed_topic_names) if p.subscribed_topic_names is not None else member.subscribed_topic_names,
+        p.subscribed_topic_regex if p.subscribed_topic_regex is not None else member.subscribed_topic_regex,
+        p.client_id, p.client_host, None)
+    current = (member.instance_id, member.rack_id, member.rebalance_timeout_ms, member.server_assignor,
+               member.subscribed_topic_names, member.subscribed_topic_regex, member.client_id, member.client_host,
+               member.classic_member_metadata)
+    if fields == current:
+        return member
+    (instance_id, rack_id, rebalance_timeout_ms, server_assignor, names, regex, client_id, client_host,
+     classic) = fields
+    return replace(member, instance_id=instance_id, rack_id=rack_id, rebalance_timeout_ms=rebalance_timeout_ms,
+                   server_assignor=server_assignor, subscribed_topic_names=names, subscribed_topic_regex=regex,
+                   client_id=client_id, client_host=client_host, classic_member_metadata=classic)
 
 
 def _leave(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:

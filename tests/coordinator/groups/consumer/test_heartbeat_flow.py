@@ -3,6 +3,8 @@ reconciliation of three members, with the exact records and responses (ported fr
 GroupMetadataManagerTest; Kafka 4.2 writes the metadata hash instead of PartitionMetadata)."""
 from __future__ import annotations
 
+import uuid
+
 from coordinator.groups.consumer.group import ConsumerGroupState
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState, to_topic_partitions
 from coordinator.groups.consumer.metadata_hash import metadata_hash
@@ -71,7 +73,7 @@ def test_updating_subscription_triggers_new_target_assignment() -> None:
     assert h.rebuilt() == h.groups
 
 
-def _two_member_group(h: Harness) -> tuple[object, object]:
+def _two_member_group(h: Harness) -> tuple[uuid.UUID, uuid.UUID]:
     foo, bar = h.topics.add("foo", 6), h.topics.add("bar", 3)
     seed_group(h, G, 10, [member("m1", 10, 9, {"foo", "bar"}, {foo: {0, 1, 2}, bar: {0, 1}}),
                           member("m2", 10, 9, {"foo", "bar"}, {foo: {3, 4, 5}, bar: {2}})],
