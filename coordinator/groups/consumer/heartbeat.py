@@ -155,11 +155,9 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
     # A new group leaves epoch 0 at once; an unresolved new regex waits for its resolution.
     bump = group_epoch == 0 or names_changed or regex_update is RegexUpdate.REGEX_UPDATED_AND_RESOLVED
     refreshed = bump or group.has_metadata_expired(ctx.now_ms)
+    bumped = False
     if refreshed:
         group_epoch, sub_type, bumped = update_subscription_metadata(ctx, group, bump, member, updated, records)
-        if bumped:
-            ctx.explain(ErrorCode.NONE, f"group {gid} epoch bumped to {group_epoch}: "
-                        f"{'member ' + member_id + ' joined or changed its subscription' if bump else 'subscribed topics changed'}")
 
     # 2. A new target assignment when the group epoch is ahead of it.
     if group_epoch > group.assignment_epoch:
@@ -175,6 +173,9 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
                               p.topic_partitions, records)
     schedule_session_timeout(ctx, gid, member_id)
     _emit_all(ctx, records)
+    if bumped:
+        why = f"member {member_id} joined or changed its subscription" if bump else "the subscribed topics changed"
+        ctx.explain(ErrorCode.NONE, f"group {gid} epoch bumped to {group_epoch}: {why}")
     if refreshed:
         live = ctx.groups.get(gid)
         if isinstance(live, ConsumerGroup):

@@ -14,7 +14,9 @@ from coordinator.groups.assignors.spec import AssignorError, GroupSpec, Partitio
 from coordinator.groups.consumer.codec import decode_consumer_record, encode_consumer_record
 from coordinator.groups.consumer.context import NO_CLASSIC, ClassicBridge, TimerAction, TopicMeta
 from coordinator.groups.consumer.group import ConsumerGroup
-from coordinator.groups.consumer.heartbeat import ConsumerHeartbeatParams, ConsumerHeartbeatResult, consumer_group_heartbeat
+from coordinator.groups.consumer.heartbeat import (
+    ConsumerHeartbeatParams, ConsumerHeartbeatResult, consumer_group_heartbeat,
+)
 from coordinator.groups.consumer.records import TopicPartitions, is_consumer_record
 from coordinator.groups.consumer.replay import replay_consumer_record
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
@@ -181,7 +183,8 @@ class Harness:
         return op(ctx)
 
     def heartbeat(self, group_id: str, member_id: str, member_epoch: int, *,
-                  owned: Iterable[tuple[uuid.UUID, Iterable[int]]] | None = None, **kwargs: Any) -> ConsumerHeartbeatResult:
+                  owned: Iterable[tuple[uuid.UUID, Iterable[int]]] | None = None,
+                  **kwargs: Any) -> ConsumerHeartbeatResult:
         tps = None if owned is None else tuple(TopicPartitions(t, tuple(p)) for t, p in owned)
         params = ConsumerHeartbeatParams(group_id=group_id, member_id=member_id, member_epoch=member_epoch,
                                          topic_partitions=tps, client_id=kwargs.pop("client_id", "client"),
@@ -245,4 +248,5 @@ def seed_group(h: Harness, group_id: str, epoch: int, members: Iterable[Any],
     h.apply(ConsumerGroupMetadataRecord(group_id, epoch, metadata_hash(names, h.topics)))
     for member_id, target in (targets or {}).items():
         h.apply(ConsumerGroupTargetAssignmentMemberRecord(group_id, member_id, to_topic_partitions(normalize(target))))
-    h.apply(ConsumerGroupTargetAssignmentMetadataRecord(group_id, epoch if assignment_epoch is None else assignment_epoch))
+    target_epoch = epoch if assignment_epoch is None else assignment_epoch
+    h.apply(ConsumerGroupTargetAssignmentMetadataRecord(group_id, target_epoch))

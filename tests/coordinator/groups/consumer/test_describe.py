@@ -33,7 +33,8 @@ def test_describe() -> None:
     assert foo is not None and bar is not None
     h.groups["classic"] = object()
     got = describe_consumer_groups(h.groups, h.topics, h.settings, ["g", "nope", "classic"])
-    assigned = (DescribedTopicPartitions(bar.topic_id, "bar", (0,)), DescribedTopicPartitions(foo.topic_id, "foo", (0, 1)))
+    assigned = (DescribedTopicPartitions(bar.topic_id, "bar", (0,)),
+                DescribedTopicPartitions(foo.topic_id, "foo", (0, 1)))
     assert got == [
         DescribedConsumerGroup(
             group_id="g", group_state="Stable", group_epoch=1, assignment_epoch=1, assignor_name="range",

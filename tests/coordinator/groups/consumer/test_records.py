@@ -84,7 +84,8 @@ GOLDEN = [
 ]
 
 
-@pytest.mark.parametrize("record,key,value", GOLDEN, ids=lambda x: type(x).__name__ if not isinstance(x, bytes) else None)
+@pytest.mark.parametrize("record,key,value", GOLDEN,
+                         ids=lambda x: None if isinstance(x, bytes) or x is None else type(x).__name__)
 def test_golden_bytes_and_round_trip(record: object, key: bytes, value: bytes | None) -> None:
     assert encode_consumer_record(record) == (key, value)
     assert decode_consumer_record(record.key_type, key, value) == record  # type: ignore[attr-defined]
@@ -142,7 +143,8 @@ def test_dump_json_like_kafka() -> None:
                      '"serverAssignor":"range"}}')
     assert to_json_text(r.ConsumerGroupMetadataRecord("g", 4)) == (
         '{"type":"3","data":{"groupId":"g"}}', '{"version":"0","data":{"epoch":4}}')
-    assert to_json_text(r.ConsumerGroupMetadataRecord("g", 4, -5))[1] == '{"version":"0","data":{"epoch":4,"metadataHash":-5}}'
+    assert to_json_text(r.ConsumerGroupMetadataRecord("g", 4, -5))[1] == (
+        '{"version":"0","data":{"epoch":4,"metadataHash":-5}}')
     assert to_json_text(r.ConsumerGroupCurrentMemberAssignmentRecord(
         "g", "m", 2, 1, 0, (r.TopicPartitions(T1, (0,)),), ())) == (
         '{"type":"8","data":{"groupId":"g","memberId":"m"}}',
@@ -151,7 +153,8 @@ def test_dump_json_like_kafka() -> None:
     assert to_json_text(r.ConsumerGroupRegularExpressionTombstone("g", "x.*")) == (
         '{"type":"16","data":{"groupId":"g","regularExpression":"x.*"}}', "<DELETE>")
     key_json, value_json = to_json(r.ConsumerGroupMemberMetadataRecord(
-        "g", "m", None, None, "c", "/h", (), "", 1, None, r.ClassicMemberMetadata(10, (r.ClassicProtocol("p", b"\x01"),))))
+        "g", "m", None, None, "c", "/h", (), "", 1, None,
+        r.ClassicMemberMetadata(10, (r.ClassicProtocol("p", b"\x01"),))))
     assert value_json["data"]["classicMemberMetadata"] == {  # type: ignore[index]
         "sessionTimeoutMs": 10, "supportedProtocols": [{"name": "p", "metadata": "AQ=="}]}
     assert to_json(r.ConsumerGroupTargetAssignmentMetadataRecord("g", 3))[1] == {

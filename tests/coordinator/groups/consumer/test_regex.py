@@ -8,6 +8,7 @@ import pytest
 from protocol.errors import ErrorCode
 
 from coordinator.groups.consumer.group import ConsumerGroupState
+from coordinator.groups.consumer.heartbeat import ConsumerHeartbeatResult
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
     ConsumerGroupMetadataRecord, ConsumerGroupRegularExpressionRecord, ConsumerGroupRegularExpressionTombstone,
@@ -23,7 +24,7 @@ G = "g"
 KEY = f"{G}-regex"
 
 
-def join_regex(h: Harness, member_id: str, regex: str) -> object:
+def join_regex(h: Harness, member_id: str, regex: str) -> ConsumerHeartbeatResult:
     return h.heartbeat(G, member_id, 0, owned=(), rebalance_timeout_ms=5000, subscribed_topic_regex=regex)
 
 
@@ -47,7 +48,7 @@ def test_patterns_re2_rejects(regex: str) -> None:
 def test_invalid_regex_is_answered_and_nothing_written() -> None:
     h = Harness()
     r = join_regex(h, "m1", "(foo")
-    assert r.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION  # type: ignore[attr-defined]
+    assert r.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
     assert h.log == [] and h.groups == {} and not h.timers.is_scheduled(KEY)
 
 
@@ -57,7 +58,7 @@ def test_regex_resolved_by_a_later_operation_then_assigned() -> None:
     h.topics.add("bar", 3)
     r = join_regex(h, "m1", "foo.*")
     # The group leaves epoch 0, but the unresolved regex subscribes to nothing yet.
-    assert (r.member_epoch, r.assignment) == (1, ())  # type: ignore[attr-defined]
+    assert (r.member_epoch, r.assignment) == (1, ())
     assert [type(x).__name__ for x in h.records] == [
         "ConsumerGroupMemberMetadataRecord", "ConsumerGroupMetadataRecord", "ConsumerGroupTargetAssignmentMemberRecord",
         "ConsumerGroupTargetAssignmentMetadataRecord", "ConsumerGroupCurrentMemberAssignmentRecord"]
@@ -69,7 +70,7 @@ def test_regex_resolved_by_a_later_operation_then_assigned() -> None:
     group = h.group(G)
     assert group.state == ConsumerGroupState.ASSIGNING and set(group.subscribed_topic_names) == {"foo1", "foo2"}
     r = h.heartbeat(G, "m1", 1)
-    assert (r.member_epoch, r.assignment) == (2, (TopicPartitions(foo1, (0, 1)), TopicPartitions(foo2, (0,))))  # type: ignore[attr-defined]
+    assert (r.member_epoch, r.assignment) == (2, (TopicPartitions(foo1, (0, 1)), TopicPartitions(foo2, (0,))))
     assert h.rebuilt() == h.groups
 
 
@@ -80,7 +81,7 @@ def test_second_member_with_a_resolved_regex_bumps_at_once() -> None:
     h.advance(0)
     h.heartbeat(G, "m1", 1)
     r = join_regex(h, "m2", "foo.*")
-    assert r.member_epoch == 3  # type: ignore[attr-defined]
+    assert r.member_epoch == 3
     assert not h.timers.is_scheduled(KEY)  # resolved less than 10 s ago: no refresh
     assert h.group(G).subscribed_regexes == {"foo.*": 2}
     spec = h.assignors["uniform"].calls[-1]
@@ -103,7 +104,7 @@ def test_created_topic_joins_after_the_refresh_interval() -> None:
     h.advance(0)
     assert h.log[-2] == ConsumerGroupRegularExpressionRecord(G, "foo.*", ("foo1", "foo2"), h.topics.version, 10_001)
     r = h.heartbeat(G, "m1", 2, owned=[(foo1, [0])])
-    assert (r.member_epoch, r.assignment) == (3, (TopicPartitions(foo1, (0,)), TopicPartitions(foo2, (0, 1))))  # type: ignore[attr-defined]
+    assert (r.member_epoch, r.assignment) == (3, (TopicPartitions(foo1, (0,)), TopicPartitions(foo2, (0, 1))))
 
 
 def test_periodic_refresh_rewrites_without_bump() -> None:
@@ -129,7 +130,7 @@ def test_leaving_the_regex_deletes_it_and_revokes_its_topics() -> None:
     h.heartbeat(G, "m1", 1)
     r = h.heartbeat(G, "m1", 2, subscribed_topic_regex="", subscribed_topic_names=["bar"], owned=[(foo1, [0, 1])])
     assert ConsumerGroupRegularExpressionTombstone(G, "foo.*") in h.records
-    assert r.error_code == 0 and h.group(G).resolved_regexes == {}  # type: ignore[attr-defined]
+    assert r.error_code == 0 and h.group(G).resolved_regexes == {}
     member = h.group(G).members["m1"]
     assert member.partitions_pending_revocation == {foo1: frozenset({0, 1})}
     assert h.rebuilt() == h.groups

@@ -65,7 +65,8 @@ def test_unknown_member_state_byte_reads_as_unknown() -> None:
 def test_tombstones_for_missing_groups_and_members_are_ignored() -> None:
     groups: dict[str, Any] = {}
     for rec in (r.ConsumerGroupMetadataTombstone("g"), r.ConsumerGroupMemberMetadataTombstone("g", "m"),
-                r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m"), r.ConsumerGroupRegularExpressionTombstone("g", "x")):
+                r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m"),
+                r.ConsumerGroupRegularExpressionTombstone("g", "x")):
         replay_consumer_record(groups, rec)
     assert groups == {}
     replay_consumer_record(groups, r.ConsumerGroupMetadataRecord("g", 1))
@@ -192,7 +193,8 @@ def test_non_empty_classic_group_upgrade_refused() -> None:
     h = Harness(classic=FakeBridge())
     h.groups["g"] = FakeClassic("g", empty=False)
     result = h.join("g", "m1", ["foo"])
-    assert (result.error_code, result.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group g.")
+    assert (result.error_code, result.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
+                                                         "Cannot upgrade classic group g.")
     assert h.heartbeat("g", "m1", 5).error_message == "Group g is not a consumer group."
 
 
