@@ -2,7 +2,8 @@
 ConsumerGroup): ConsumerGroupDescribe (API 69), ListGroups and DescribeGroups entries, the
 OffsetCommit / OffsetFetch member checks (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID; strict epoch
 equality, before KIP-1251), DeleteGroups (NON_EMPTY_GROUP, the group's tombstones in Kafka's
-order) and OffsetDelete (GROUP_SUBSCRIBED_TO_TOPIC). Pure reads: nothing here emits.
+order), OffsetDelete (GROUP_SUBSCRIBED_TO_TOPIC), and the records deleting an empty consumer
+group that a classic JoinGroup replaces. Pure reads: nothing here emits.
 """
 from __future__ import annotations
 
@@ -188,3 +189,12 @@ def group_tombstones(group: ConsumerGroup) -> list[Any]:
     out.append(ConsumerGroupPartitionMetadataTombstone(gid))
     out.append(ConsumerGroupMetadataTombstone(gid))
     return out
+
+
+def empty_group_tombstones(group: Any) -> list[Any] | None:
+    """Kafka maybeDeleteEmptyConsumerGroup: a classic JoinGroup to an Empty consumer group deletes
+    it (these records) and creates a classic group; None when `group` is not an empty consumer
+    group. Always allowed, whatever group.consumer.migration.policy says."""
+    if isinstance(group, ConsumerGroup) and group.is_empty():
+        return group_tombstones(group)
+    return None

@@ -12,7 +12,7 @@ from protocol.errors import ErrorCode
 
 from coordinator.groups.consumer import records as r
 from coordinator.groups.consumer.context import ConsumerOpContext
-from coordinator.groups.consumer.describe import group_tombstones, validate_delete_group
+from coordinator.groups.consumer.describe import empty_group_tombstones, group_tombstones, validate_delete_group
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.group import ConsumerGroup, IllegalStateError
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState
@@ -119,9 +119,11 @@ def test_delete_empty_group_with_kafkas_tombstones() -> None:
     with pytest.raises(ConsumerGroupError) as info:
         validate_delete_group(group)
     assert (info.value.code, info.value.message) == (ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
+    assert empty_group_tombstones(group) is None and empty_group_tombstones(object()) is None
     h.heartbeat("g", "m1", -1)
     validate_delete_group(group)
     tombstones = group_tombstones(group)
+    assert empty_group_tombstones(group) == tombstones
     assert tombstones == [r.ConsumerGroupTargetAssignmentMetadataTombstone("g"),
                           r.ConsumerGroupPartitionMetadataTombstone("g"), r.ConsumerGroupMetadataTombstone("g")]
     for t in tombstones:
