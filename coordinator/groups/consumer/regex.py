@@ -1,0 +1,62 @@
+"""Subscription regexes with RE2 semantics (KIP-848; Kafka compiles them with RE2/J).
+
+RE2 (google-re2, the official binding of the C++ library Kafka's RE2/J ports) instead of Python's
+`re`: the same syntax (no backreferences or lookaround, Perl classes, `(?i)` flags) and
+linear-time matching, so a member cannot stall the coordinator with a pathological pattern and a
+pattern Kafka rejects is rejected here. A topic matches when the whole name matches
+(Matcher.matches). Error texts come from RE2, not RE2/J, so they may be worded differently.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import re2  # type: ignore[import-untyped]
+
+from protocol.errors import ErrorCode
+
+from coordinator.groups.consumer.errors import ConsumerGroupError
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # RE2 would print every rejected pattern on stderr
+
+
+class InvalidRegex(ValueError):
+    pass
+
+
+def compile_regex(regex: str) -> Any:
+    try:
+        return re2.compile(regex, _OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else ""
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise InvalidRegex(str(detail)) from None
+
+
+def throw_if_invalid(regex: str) -> None:
+    """Kafka Utils.throwIfRegularExpressionIsInvalid."""
+    try:
+        compile_regex(regex)
+    except InvalidRegex as exc:
+        raise ConsumerGroupError(
+            ErrorCode.INVALID_REGULAR_EXPRESSION,
+            f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.") from None
+
+
+def resolve(regexes: Iterable[str], topic_names: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each regex -> the topic names it fully matches (Kafka refreshRegularExpressions). A regex
+    that does not compile (it was validated when a member sent it) matches nothing."""
+    compiled = []
+    result: dict[str, set[str]] = {}
+    for regex in regexes:
+        result[regex] = set()
+        try:
+            compiled.append((regex, compile_regex(regex)))
+        except InvalidRegex:
+            pass
+    for name in topic_names:
+        for regex, pattern in compiled:
+            if pattern.fullmatch(name) is not None:
+                result[regex].add(name)
+    return {regex: frozenset(names) for regex, names in result.items()}
