@@ -15,10 +15,10 @@ them with their defaults.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import trio
 

@@ -18,10 +18,11 @@ from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.config import Config
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
+from coordinator.groups.record_json import transcript_fields
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
+from coordinator.handlers.request_context import BrokerContext
 from coordinator.net.connection import serve_connection
-from coordinator.net.request_context import BrokerContext
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import TrioClock
@@ -69,7 +70,7 @@ async def serve(
     topics.load()
     for name, partitions in (create_topics or {}).items():
         topics.ensure(name, partitions)
-    tap = open_tap(config)  # transcript/metrics; before any task that should see it
+    tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
     data = DataPath(config, topics, clock)
     data.open_all()  # recovers every user-topic log
     runtime = group_runtime(config, clock, observer=tap)  # __consumer_offsets, loaded in run()

@@ -71,6 +71,12 @@ def decode_json(offset: int, key: bytes | None, value: bytes | None) -> tuple[An
     return key_json, {"version": str(version), "data": value_data(record, version)}
 
 
+def transcript_fields(offset: int, key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    """A record written, as the transcript shows it: its group and Kafka's key/value JSON."""
+    key_json, value_json = decode_json(offset, key, value)
+    return {"group": key_group(key), "key": key_json, "value": value_json}
+
+
 def key_group(key: bytes | None) -> str | None:
     """The group id every __consumer_offsets key starts with (after the int16 type)."""
     if key is None or len(key) < 4:

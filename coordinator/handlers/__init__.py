@@ -31,7 +31,7 @@ from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k42_delete_groups,
     k47_offset_delete,
 )
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.api import ApiKey
 
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import trio
 
 from coordinator.broker.partition import AppendResult, Partition
-from coordinator.net.request_context import CloseConnection, RequestContext
+from coordinator.handlers.request_context import CloseConnection, RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     PartitionProduceResponse,

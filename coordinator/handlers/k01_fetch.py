@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordinator.broker.fetch import FetchWant, fetch
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchableTopicResponse, FetchRequest, FetchResponse, PartitionData

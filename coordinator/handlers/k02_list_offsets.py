@@ -9,7 +9,7 @@ v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734
 from __future__ import annotations
 
 from coordinator.broker.offsets import list_offset
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 
 from coordinator.broker.topics import InvalidTopicError, Topic
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.metadata import (

@@ -10,7 +10,7 @@ rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself do
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (

@@ -10,7 +10,7 @@ error: their partitions answer offset -1 (Kafka's OffsetMetadataManager.fetchOff
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import FetchedGroup, FetchGroup, OffsetFetchParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchResponse,

@@ -7,7 +7,7 @@ get COORDINATOR_NOT_AVAILABLE with a message saying so.
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import (
     Coordinator,

@@ -9,7 +9,7 @@ false here). The reply parks until the join phase completes (see coordinator/gro
 from __future__ import annotations
 
 from coordinator.groups.requests import JoinGroupParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 
 

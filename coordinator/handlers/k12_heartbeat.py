@@ -6,7 +6,7 @@ v4+: flexible. What each group state answers is in coordinator/groups/heartbeat.
 from __future__ import annotations
 
 from coordinator.groups.requests import HeartbeatParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 
 

@@ -7,7 +7,7 @@ v5+: a reason per member (KIP-800).
 from __future__ import annotations
 
 from coordinator.groups.requests import LeaveGroupParams, LeavingMember
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberResponse
 
 

@@ -8,7 +8,7 @@ INCONSISTENT_GROUP_PROTOCOL when either is null) and checked against the group's
 from __future__ import annotations
 
 from coordinator.groups.requests import SyncGroupParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse

@@ -7,7 +7,7 @@ message and GROUP_ID_NOT_FOUND for unknown groups, which earlier versions report
 from __future__ import annotations
 
 from coordinator.groups.requests import DescribeGroupsParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,

@@ -6,7 +6,7 @@ v5+: types filter and each group's type ("classic" here).
 from __future__ import annotations
 
 from coordinator.groups.requests import ListGroupsParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.codec import encode_response
 from protocol.errors import ErrorCode

@@ -12,7 +12,7 @@ from collections import Counter
 
 from coordinator.broker.admin import CreateOutcome, create_topic
 from coordinator.broker.topic_config import render
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import (
     CreatableTopicConfigs,

@@ -11,7 +11,7 @@ import uuid
 
 from coordinator.broker.admin import delete_topic
 from coordinator.broker.data_path import DataPath
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from protocol.primitives import ZERO_UUID

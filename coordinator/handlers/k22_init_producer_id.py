@@ -9,7 +9,7 @@ INVALID_REQUEST, as Kafka's TransactionCoordinator.handleInitProducerId answers)
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 

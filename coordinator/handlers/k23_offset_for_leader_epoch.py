@@ -9,7 +9,7 @@ get UNKNOWN_TOPIC_OR_PARTITION.
 """
 from __future__ import annotations
 
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,

@@ -6,7 +6,7 @@ GROUP_ID_NOT_FOUND; deleted groups become Dead and their records are tombstoned.
 from __future__ import annotations
 
 from coordinator.groups.requests import DeleteGroupsParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 
 

@@ -8,7 +8,7 @@ does not have (checked here, before the group, as Kafka's KafkaApis does).
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import OffsetDeleteParams
-from coordinator.net.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete import (

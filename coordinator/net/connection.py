@@ -13,8 +13,8 @@ import logging
 
 import trio
 
+from coordinator.handlers.request_context import BrokerContext, CloseConnection
 from coordinator.net.dispatch import Connection, dispatch
-from coordinator.net.request_context import BrokerContext, CloseConnection
 from coordinator.observe.logs import get_logger, log_event
 from protocol.framing import FrameDecoder, FrameError, frame
 

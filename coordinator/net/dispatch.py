@@ -14,12 +14,11 @@ from dataclasses import dataclass
 
 from coordinator.handlers import HANDLERS
 from coordinator.handlers.k18_api_versions import encoded_api_versions
-from coordinator.net.request_context import BrokerContext, CloseConnection, RequestContext
+from coordinator.handlers.request_context import BrokerContext, CloseConnection, RequestContext
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
-
 
 # Keyed by the int that arrives (any int16), so an unknown key is a plain miss.
 _VERSIONS: dict[int, tuple[int, int]] = {int(key): versions for key, versions in SUPPORTED_VERSIONS.items()}

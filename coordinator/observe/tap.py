@@ -15,7 +15,7 @@ from typing import Any
 
 from coordinator.observe import reasons
 from coordinator.observe.logs import get_logger
-from coordinator.observe.transcript import Transcript, api_name
+from coordinator.observe.transcript import RecordFields, Transcript, api_name
 from protocol.codec import decode_response
 
 _log = get_logger("tap")
@@ -88,7 +88,7 @@ class Tap:
             self.transcript.close()
 
 
-def open_tap(config: Any) -> Tap | None:
+def open_tap(config: Any, record_fields: RecordFields) -> Tap | None:
     path = config.transcript_file
     if not path and config.metrics_port < 0:
         return None
@@ -96,6 +96,6 @@ def open_tap(config: Any) -> Tap | None:
     if config.metrics_port >= 0:
         from coordinator.observe.metrics import Metrics  # prometheus_client only when asked for
         metrics = Metrics()
-    tap = Tap(Transcript(path) if path else None, metrics)
+    tap = Tap(Transcript(path, record_fields) if path else None, metrics)
     reasons.observe(tap)
     return tap

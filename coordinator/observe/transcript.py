@@ -197,9 +197,16 @@ def data_response(ctx: Any, api_key: int, request: Any, response: Any) -> list[d
     return out
 
 
+# (offset, key, value) of a record written -> its JSON fields ("group", "key", "value"): the
+# coordinator's own renderer, handed in by the composition root (observe/ knows no record types).
+RecordFields = Callable[[int, "bytes | None", "bytes | None"], dict[str, Any]]
+
+
 class Transcript:
-    def __init__(self, path: str | Path, wall_ms: Callable[[], float] = lambda: time.time() * 1000) -> None:
+    def __init__(self, path: str | Path, record_fields: RecordFields,
+                 wall_ms: Callable[[], float] = lambda: time.time() * 1000) -> None:
         self.path = Path(path)
+        self._record_fields = record_fields
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8")
         self._wall_ms = wall_ms
@@ -237,12 +244,9 @@ class Transcript:
                     "generation": generation, "reason": reason}, flush=True)
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
-        from coordinator.groups.record_json import decode_json, key_group
-
         for i, r in enumerate(records):
-            key, value = decode_json(base_offset + i, r.key, r.value)
             self.write({"type": "record", "topic": "__consumer_offsets", "partition": partition,
-                        "offset": base_offset + i, "group": key_group(r.key), "key": key, "value": value})
+                        "offset": base_offset + i, **self._record_fields(base_offset + i, r.key, r.value)})
 
     def close(self) -> None:
         self._file.close()

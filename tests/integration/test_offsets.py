@@ -20,7 +20,7 @@ from coordinator.handlers import (
     k16_list_groups,
     k42_delete_groups,
 )
-from coordinator.net.request_context import BrokerContext, RequestContext
+from coordinator.handlers.request_context import BrokerContext, RequestContext
 from coordinator.runtime.clock import TrioClock
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode

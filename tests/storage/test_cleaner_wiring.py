@@ -50,9 +50,9 @@ async def test_compact_hook_schedules_and_runs_a_round(tmp_path):
 
 
 async def test_offsets_log_cleaner_cleans_consumer_offsets(tmp_path):
-    from coordinator.runtime.clock import FakeClock
     from coordinator.groups.placement import OFFSETS_TOPIC
     from coordinator.groups.records import encode_record
+    from coordinator.runtime.clock import FakeClock
     from coordinator.runtime.partition_writer import PartitionWriter
     from storage.cleaner import Cleaner
     from storage.log import LogConfig

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, TypeVar
 
+from coordinator.groups.consumer import records as r
 from protocol import primitives as p
 from protocol.errors import DecodeError
-
-from coordinator.groups.consumer import records as r
 
 T = TypeVar("T")
 VALUE_VERSION = 0

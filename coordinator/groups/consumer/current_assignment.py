@@ -13,13 +13,12 @@ import uuid
 from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.context import TopicsView
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.group import ResolvedRegularExpression
 from coordinator.groups.consumer.member import Assignment, ConsumerGroupMember, MemberState
 from coordinator.groups.consumer.records import TopicPartitions
+from protocol.errors import ErrorCode
 
 PartitionEpoch = Callable[[uuid.UUID, int], int]
 

@@ -11,19 +11,21 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.context import TopicsView
 from coordinator.groups.consumer.errors import ConsumerGroupError, unknown_member
 from coordinator.groups.consumer.group import GROUP_TYPE, PROTOCOL_TYPE, ConsumerGroup, ConsumerGroupState
 from coordinator.groups.consumer.member import Assignment, ConsumerGroupMember
 from coordinator.groups.consumer.records import (
-    ConsumerGroupCurrentMemberAssignmentTombstone, ConsumerGroupMemberMetadataTombstone,
-    ConsumerGroupMetadataTombstone, ConsumerGroupPartitionMetadataTombstone,
-    ConsumerGroupRegularExpressionTombstone, ConsumerGroupTargetAssignmentMemberTombstone,
+    ConsumerGroupCurrentMemberAssignmentTombstone,
+    ConsumerGroupMemberMetadataTombstone,
+    ConsumerGroupMetadataTombstone,
+    ConsumerGroupPartitionMetadataTombstone,
+    ConsumerGroupRegularExpressionTombstone,
+    ConsumerGroupTargetAssignmentMemberTombstone,
     ConsumerGroupTargetAssignmentMetadataTombstone,
 )
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
+from protocol.errors import ErrorCode
 
 MEMBER_TYPE_CLASSIC = 0
 MEMBER_TYPE_CONSUMER = 1

@@ -19,7 +19,15 @@ from typing import Iterable, Mapping
 from coordinator.groups.assignors.spec import SubscriptionType
 from coordinator.groups.consumer.member import EMPTY_ASSIGNMENT, Assignment, ConsumerGroupMember
 from coordinator.groups.consumer.subscriptions import (
-    SubscriptionCount, compute, dec_name, dec_regex, dec_value, inc_name, inc_regex, inc_value, subscription_type,
+    SubscriptionCount,
+    compute,
+    dec_name,
+    dec_regex,
+    dec_value,
+    inc_name,
+    inc_regex,
+    inc_value,
+    subscription_type,
 )
 
 GROUP_TYPE = "consumer"

@@ -12,24 +12,34 @@ import base64
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.errors import ConsumerGroupError, group_id_not_found, invalid_request
 from coordinator.groups.consumer.group import METADATA_REFRESH_INTERVAL_MS, ConsumerGroup
 from coordinator.groups.consumer.member import (
-    LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroupMember, to_topic_partitions,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupMember,
+    to_topic_partitions,
 )
 from coordinator.groups.consumer.membership import (
-    check_not_full, consumer_group, dynamic_member, fence_members, get_member, schedule_session_timeout,
-    static_leave_records, static_member,
+    check_not_full,
+    consumer_group,
+    dynamic_member,
+    fence_members,
+    get_member,
+    schedule_session_timeout,
+    static_leave_records,
+    static_member,
 )
 from coordinator.groups.consumer.rebalance import (
-    maybe_reconcile, member_metadata_changed, update_subscription_metadata,
+    maybe_reconcile,
+    member_metadata_changed,
+    update_subscription_metadata,
     update_target_assignment,
 )
 from coordinator.groups.consumer.records import TopicPartitions
 from coordinator.groups.consumer.regex_refresh import RegexUpdate, maybe_update_regexes
+from protocol.errors import ErrorCode
 
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from coordinator.groups.consumer.records import (
-    ClassicMemberMetadata, ConsumerGroupCurrentMemberAssignmentRecord, ConsumerGroupMemberMetadataRecord,
+    ClassicMemberMetadata,
+    ConsumerGroupCurrentMemberAssignmentRecord,
+    ConsumerGroupMemberMetadataRecord,
     TopicPartitions,
 )
 

@@ -11,20 +11,26 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.errors import ConsumerGroupError, group_id_not_found, unknown_member
 from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.consumer.member import (
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroupMember, MemberState, to_topic_partitions,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupMember,
+    MemberState,
+    to_topic_partitions,
 )
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupCurrentMemberAssignmentTombstone, ConsumerGroupMemberMetadataTombstone, ConsumerGroupMetadataRecord,
-    ConsumerGroupRegularExpressionTombstone, ConsumerGroupTargetAssignmentMemberRecord,
-    ConsumerGroupTargetAssignmentMemberTombstone, TopicPartitions,
+    ConsumerGroupCurrentMemberAssignmentTombstone,
+    ConsumerGroupMemberMetadataTombstone,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupRegularExpressionTombstone,
+    ConsumerGroupTargetAssignmentMemberRecord,
+    ConsumerGroupTargetAssignmentMemberTombstone,
+    TopicPartitions,
 )
+from protocol.errors import ErrorCode
 
 
 def session_timeout_key(group_id: str, member_id: str) -> str:

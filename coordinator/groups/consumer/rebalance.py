@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.assignors.spec import AssignorError, SubscriptionType
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.current_assignment import CurrentAssignmentBuilder
@@ -22,10 +20,13 @@ from coordinator.groups.consumer.member import EMPTY_ASSIGNMENT, Assignment, Con
 from coordinator.groups.consumer.membership import rebalance_timeout_key, schedule_rebalance_timeout
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupMetadataRecord, ConsumerGroupPartitionMetadataTombstone, TopicPartitions,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupPartitionMetadataTombstone,
+    TopicPartitions,
 )
 from coordinator.groups.consumer.subscriptions import subscription_type
 from coordinator.groups.consumer.target_assignment import TargetAssignmentBuilder
+from protocol.errors import ErrorCode
 
 
 def member_metadata_changed(group_id: str, member: ConsumerGroupMember, updated: ConsumerGroupMember,

@@ -12,9 +12,8 @@ from typing import Any, Iterable
 
 import re2  # type: ignore[import-untyped]
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.errors import ConsumerGroupError
+from protocol.errors import ErrorCode
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print every rejected pattern on stderr

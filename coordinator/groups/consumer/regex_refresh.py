@@ -16,17 +16,18 @@ from __future__ import annotations
 import enum
 from typing import Any, Iterable
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer import regex as re2_regex
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.group import EMPTY_RESOLVED, METADATA_REFRESH_INTERVAL_MS, ConsumerGroup
 from coordinator.groups.consumer.member import ConsumerGroupMember
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupMetadataRecord, ConsumerGroupRegularExpressionRecord, ConsumerGroupRegularExpressionTombstone,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupRegularExpressionRecord,
+    ConsumerGroupRegularExpressionTombstone,
 )
 from coordinator.groups.consumer.subscriptions import compute, dec_regex, dec_value, inc_regex, inc_value
+from protocol.errors import ErrorCode
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
 

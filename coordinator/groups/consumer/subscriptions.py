@@ -7,7 +7,7 @@ it); a count that drops to zero removes the entry, as Java's Map.compute with a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, MutableMapping, Mapping
+from typing import Any, Callable, Mapping, MutableMapping
 
 from coordinator.groups.assignors.spec import SubscriptionType
 

@@ -14,14 +14,24 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from coordinator.groups.assignors.spec import (
-    GroupSpec, MemberSubscription, PartitionAssignor, SubscribedTopicDescriber, SubscriptionType,
+    GroupSpec,
+    MemberSubscription,
+    PartitionAssignor,
+    SubscribedTopicDescriber,
+    SubscriptionType,
 )
 from coordinator.groups.consumer.context import TopicsView
 from coordinator.groups.consumer.group import ResolvedRegularExpression
-from coordinator.groups.consumer.member import EMPTY_ASSIGNMENT, Assignment, ConsumerGroupMember, normalize, \
-    to_topic_partitions
+from coordinator.groups.consumer.member import (
+    EMPTY_ASSIGNMENT,
+    Assignment,
+    ConsumerGroupMember,
+    normalize,
+    to_topic_partitions,
+)
 from coordinator.groups.consumer.records import (
-    ConsumerGroupTargetAssignmentMemberRecord, ConsumerGroupTargetAssignmentMetadataRecord,
+    ConsumerGroupTargetAssignmentMemberRecord,
+    ConsumerGroupTargetAssignmentMetadataRecord,
 )
 
 

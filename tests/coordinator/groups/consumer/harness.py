@@ -15,7 +15,9 @@ from coordinator.groups.consumer.codec import decode_consumer_record, encode_con
 from coordinator.groups.consumer.context import NO_CLASSIC, ClassicBridge, TimerAction, TopicMeta
 from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.consumer.heartbeat import (
-    ConsumerHeartbeatParams, ConsumerHeartbeatResult, consumer_group_heartbeat,
+    ConsumerHeartbeatParams,
+    ConsumerHeartbeatResult,
+    consumer_group_heartbeat,
 )
 from coordinator.groups.consumer.records import TopicPartitions, is_consumer_record
 from coordinator.groups.consumer.replay import replay_consumer_record
@@ -237,7 +239,8 @@ def seed_group(h: Harness, group_id: str, epoch: int, members: Iterable[Any],
     from coordinator.groups.consumer.member import normalize, to_topic_partitions
     from coordinator.groups.consumer.metadata_hash import metadata_hash
     from coordinator.groups.consumer.records import (
-        ConsumerGroupMetadataRecord, ConsumerGroupTargetAssignmentMemberRecord,
+        ConsumerGroupMetadataRecord,
+        ConsumerGroupTargetAssignmentMemberRecord,
         ConsumerGroupTargetAssignmentMetadataRecord,
     )
     members = list(members)

@@ -8,14 +8,12 @@ from typing import Any, Iterable
 
 import pytest
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.current_assignment import CurrentAssignmentBuilder
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.group import ResolvedRegularExpression
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState
 from coordinator.groups.consumer.records import TopicPartitions
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import FakeTopics
 
 TOPICS = FakeTopics()

@@ -6,16 +6,22 @@ from dataclasses import replace
 
 import pytest
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.describe import (
-    DescribedConsumerGroup, DescribedConsumerMember, DescribedTopicPartitions, ListedConsumerGroup,
-    describe_consumer_groups, describe_groups_entry, in_states, is_subscribed_to_topic, listed_group,
-    validate_offset_commit, validate_offset_fetch,
+    DescribedConsumerGroup,
+    DescribedConsumerMember,
+    DescribedTopicPartitions,
+    ListedConsumerGroup,
+    describe_consumer_groups,
+    describe_groups_entry,
+    in_states,
+    is_subscribed_to_topic,
+    listed_group,
+    validate_offset_commit,
+    validate_offset_fetch,
 )
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.records import ClassicMemberMetadata
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness
 
 

@@ -6,12 +6,10 @@ import uuid
 
 import pytest
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.heartbeat import ConsumerHeartbeatParams, consumer_group_heartbeat
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness, seed_group
 
 

@@ -9,13 +9,17 @@ from coordinator.groups.consumer.group import ConsumerGroupState
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState, to_topic_partitions
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupCurrentMemberAssignmentTombstone, ConsumerGroupMemberMetadataTombstone, ConsumerGroupMetadataRecord,
-    ConsumerGroupPartitionMetadataRecord, ConsumerGroupPartitionMetadataTombstone,
-    ConsumerGroupTargetAssignmentMemberRecord, ConsumerGroupTargetAssignmentMemberTombstone,
-    ConsumerGroupTargetAssignmentMetadataRecord, TopicPartitions,
+    ConsumerGroupCurrentMemberAssignmentTombstone,
+    ConsumerGroupMemberMetadataTombstone,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupPartitionMetadataRecord,
+    ConsumerGroupPartitionMetadataTombstone,
+    ConsumerGroupTargetAssignmentMemberRecord,
+    ConsumerGroupTargetAssignmentMemberTombstone,
+    ConsumerGroupTargetAssignmentMetadataRecord,
+    TopicPartitions,
 )
 from coordinator.groups.consumer.regex_refresh import on_topics_changed
-
 from tests.coordinator.groups.consumer.harness import Harness, seed_group
 
 G = "fooup"

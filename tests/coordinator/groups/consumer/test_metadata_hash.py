@@ -9,7 +9,6 @@ import xxhash
 
 from coordinator.groups.consumer.context import TopicMeta
 from coordinator.groups.consumer.metadata_hash import group_hash, metadata_hash, topic_hash
-
 from tests.coordinator.groups.consumer.harness import FakeTopics
 
 TOPIC_ID = uuid.UUID("0123456789abcdef0011223344556677")

@@ -9,7 +9,10 @@ import pytest
 
 from coordinator.groups.consumer import records as r
 from coordinator.groups.consumer.codec import (
-    ConsumerRecordDecodeError, UnknownConsumerRecordVersion, decode_consumer_record, encode_consumer_record,
+    ConsumerRecordDecodeError,
+    UnknownConsumerRecordVersion,
+    decode_consumer_record,
+    encode_consumer_record,
 )
 from coordinator.groups.consumer.record_json import kafka_uuid, to_json, to_json_text
 

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import ErrorCode
-
+from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.group import ConsumerGroupState
 from coordinator.groups.consumer.heartbeat import ConsumerHeartbeatResult
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupMetadataRecord, ConsumerGroupRegularExpressionRecord, ConsumerGroupRegularExpressionTombstone,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupRegularExpressionRecord,
+    ConsumerGroupRegularExpressionTombstone,
     TopicPartitions,
 )
 from coordinator.groups.consumer.regex import resolve, throw_if_invalid
-from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness
 
 G = "g"

@@ -8,8 +8,6 @@ from typing import Any, Sequence
 
 import pytest
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer import records as r
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.describe import empty_group_tombstones, group_tombstones, validate_delete_group
@@ -18,7 +16,7 @@ from coordinator.groups.consumer.group import ConsumerGroup, IllegalStateError
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState
 from coordinator.groups.consumer.replay import replay_consumer_record
 from coordinator.groups.consumer.subscriptions import SubscriptionCount
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness
 
 T = uuid.UUID(int=7)

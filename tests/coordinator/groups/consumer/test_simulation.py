@@ -9,11 +9,9 @@ import uuid
 
 import pytest
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.group import ConsumerGroupState
 from coordinator.groups.consumer.regex_refresh import on_topics_changed
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness
 
 G = "g"

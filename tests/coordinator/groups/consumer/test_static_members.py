@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from protocol.errors import ErrorCode
-
 from coordinator.groups.consumer.member import ConsumerGroupMember, MemberState
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupCurrentMemberAssignmentTombstone, ConsumerGroupMemberMetadataTombstone, ConsumerGroupMetadataRecord,
-    ConsumerGroupTargetAssignmentMemberRecord, ConsumerGroupTargetAssignmentMemberTombstone, TopicPartitions,
+    ConsumerGroupCurrentMemberAssignmentTombstone,
+    ConsumerGroupMemberMetadataTombstone,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupTargetAssignmentMemberRecord,
+    ConsumerGroupTargetAssignmentMemberTombstone,
+    TopicPartitions,
 )
-
+from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness, seed_group
 
 G = "fooup"

@@ -6,11 +6,12 @@ from coordinator.groups.consumer.member import MemberState
 from coordinator.groups.consumer.membership import on_loaded
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import (
-    ConsumerGroupCurrentMemberAssignmentTombstone, ConsumerGroupMemberMetadataTombstone, ConsumerGroupMetadataRecord,
+    ConsumerGroupCurrentMemberAssignmentTombstone,
+    ConsumerGroupMemberMetadataTombstone,
+    ConsumerGroupMetadataRecord,
     ConsumerGroupTargetAssignmentMemberTombstone,
 )
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
-
 from tests.coordinator.groups.consumer.harness import Harness
 
 G = "g"
