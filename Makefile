@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test install install-test bench
+.PHONY: serve test check install install-test install-dev bench
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -16,6 +16,16 @@ install: $(BIN)/python
 install-test: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,verify]'
 	bash scripts/install_test_deps.sh
+
+install-dev: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+
+# The gate: lint, format, and types (protocol/ and storage/ at mypy --strict, the rest at
+# mypy's default strictness). CI runs it before the tests.
+check: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/mypy --strict protocol storage
+	$(BIN)/mypy coordinator
 
 serve: install
 	$(BIN)/kgc serve $(ARGS)
