@@ -1,16 +1,17 @@
 """API keys, the ONE table of versions the server advertises, and header-version rules.
 
 `SUPPORTED_VERSIONS` is what ApiVersions advertises: exactly the APIs the server has handlers
-for (tests/coordinator/test_dispatch_table.py holds the two together). `CODEC_VERSIONS` is what the codec can decode and encode (Kafka 4.3's
-`validVersions` for each message). Every advertised version must be decodable (tested), with
-one deliberate exception: Produce is advertised from v0 (KAFKA-18659: librdkafka < 2.11 turns
-compression off unless Produce v0 is advertised) although v0-2 were removed in Kafka 4.0 and
-the server rejects them.
+for (tests/coordinator/test_dispatch_table.py holds the two together). `CODEC_VERSIONS` is what
+the codec can decode and encode (Kafka 4.3's `validVersions` for each message). Every advertised
+version must be decodable (tested), with one deliberate exception: Produce is advertised from v0
+(KAFKA-18659: librdkafka < 2.11 turns compression off unless Produce v0 is advertised) although
+v0-2 were removed in Kafka 4.0 and the server rejects them.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import cast
 
 
 class ApiKey(IntEnum):
@@ -139,5 +140,6 @@ def is_flexible(api_key: int, version: int) -> bool:
 
 def is_supported(api_key: int, version: int) -> bool:
     """True iff the server advertises `version` of `api_key` (see SUPPORTED_VERSIONS)."""
-    rng = SUPPORTED_VERSIONS.get(api_key)  # type: ignore[call-overload]
+    # ApiKey is an IntEnum (it hashes and compares as its int), so an int looks it up.
+    rng = cast("dict[int, tuple[int, int]]", SUPPORTED_VERSIONS).get(api_key)
     return rng is not None and rng[0] <= version <= rng[1]

@@ -11,15 +11,17 @@ specialised functions are generated on first use per (api, version, direction) a
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, TypeVar
 
 from .api import MODULE_NAMES, ApiKey
 from .errors import DecodeError, UnsupportedVersionError
 from .schema import Message
 
-_Decoder = Callable[[bytes, int], "tuple[Any, int]"]
+_Decoder = Callable[[bytes, int], tuple[Any, int]]
 _Encoder = Callable[[Any], bytes]
+_Fn = TypeVar("_Fn", _Decoder, _Encoder)
 
 # (api_key, version) -> function; one dict per direction and operation
 _DEC_REQ: dict[tuple[int, int], _Decoder] = {}
@@ -38,8 +40,8 @@ def message_module(api_key: int) -> ModuleType:
 
 
 def message_schema(api_key: int, response: bool) -> Message:
-    mod = message_module(api_key)
-    return mod.RESPONSE if response else mod.REQUEST
+    msg: Message = getattr(message_module(api_key), "RESPONSE" if response else "REQUEST")
+    return msg
 
 
 def request_type(api_key: int) -> type:
@@ -50,7 +52,7 @@ def response_type(api_key: int) -> type:
     return message_schema(api_key, True).cls
 
 
-def _build(cache: dict, api_key: int, version: int, response: bool, op: str) -> Any:
+def _build(cache: dict[tuple[int, int], _Fn], api_key: int, version: int, response: bool, op: str) -> _Fn:
     """Generate, compile and cache the function for a cache miss; validate the key first."""
     from .codegen import build  # the code generator is only needed on a cache miss
 
@@ -58,7 +60,7 @@ def _build(cache: dict, api_key: int, version: int, response: bool, op: str) -> 
     lo, hi = msg.versions
     if not isinstance(version, int) or not lo <= version <= hi:
         raise UnsupportedVersionError(f"{msg.name} has no version {version} (valid {lo}-{hi})")
-    fn = build(msg, version, op)
+    fn: _Fn = build(msg, version, op)
     cache[(api_key, version)] = fn
     return fn
 

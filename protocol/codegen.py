@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from .errors import DecodeError, EncodeError
-from .primitives import ZERO_UUID, read_uvarint, write_uvarint
+from .ints import ZERO_UUID, read_uvarint, write_uvarint
 from .schema import FIXED_FORMATS, ZERO, Field, Message
 
 _FIXED_WIDTH = {t: struct.calcsize(">" + f) for t, f in FIXED_FORMATS.items()}
@@ -99,8 +99,7 @@ class _Gen:
         return name
 
     def cls(self, c: type) -> str:
-        name = self.const("cls", c)
-        return name
+        return self.const("cls", c)
 
     def default_expr(self, f: Field) -> str:
         if f.is_array:
@@ -158,12 +157,12 @@ class _Gen:
             if len(run) > 1 or (f0.type in FIXED_FORMATS and not f0.is_array and f0.struct is None):
                 fmt = ">" + "".join(FIXED_FORMATS[f.type] for f in run)
                 vars_ = [self.tmp(f.name + "_") for f in run]
-                for f, var in zip(run, vars_):
+                for f, var in zip(run, vars_, strict=True):
                     names[f.name] = var
                 lhs = ", ".join(vars_) + ("," if len(run) == 1 else "")
                 self.emit(ind, f"{lhs} = {self.const('unpack', fmt)}(data, pos)")
                 self.emit(ind, f"pos += {struct.calcsize(fmt)}")
-                for f, var in zip(run, vars_):
+                for f, var in zip(run, vars_, strict=True):
                     if f.type == "uuid":
                         self.emit(ind, f"{var} = _UUID(bytes={var})")
             else:
@@ -445,7 +444,7 @@ def build(msg: Message, version: int, op: str) -> Any:
     gen = _Gen(msg, version)
     src = gen.decoder_source() if op == "decode" else gen.encoder_source()
     code = compile(src, f"<protocol {op} {msg.name} v{version}>", "exec")
-    exec(code, gen.ns)
+    exec(code, gen.ns)  # noqa: S102  (source generated here from the schema tables, never from input)
     fn = gen.ns[op]
     fn.__qualname__ = fn.__name__ = f"{op}_{msg.name}_v{version}"
     fn.source = src

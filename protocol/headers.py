@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .api import ApiKey, is_flexible
 from .errors import DecodeError
-from .primitives import read_uvarint
+from .ints import read_uvarint
 
 _FIXED = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _CORR = struct.Struct(">i")

@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
+from protocol.codec import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    message_schema,
+)
+
 from .protocol_samples import all_codecs, codec_id, sample
 
 kp_protocol = pytest.importorskip("kafka.protocol")
@@ -157,7 +164,11 @@ def test_api_versions_v3_response_bytes() -> None:
 def test_consumer_group_heartbeat_nullable_struct_bytes() -> None:
     import uuid
 
-    from protocol.messages.consumer_group_heartbeat import Assignment, ConsumerGroupHeartbeatResponse, TopicPartitions
+    from protocol.messages.consumer_group_heartbeat import (
+        Assignment,
+        ConsumerGroupHeartbeatResponse,
+        TopicPartitions,
+    )
 
     tid = uuid.UUID(int=0x0102030405060708090A0B0C0D0E0F10)
     head = b"".join([

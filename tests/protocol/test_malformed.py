@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import decode_request, decode_response, encode_request, message_schema
+from protocol.codec import (
+    decode_request,
+    decode_response,
+    encode_request,
+    message_schema,
+)
 from protocol.errors import DecodeError, UnsupportedVersionError
+
 from .protocol_samples import all_codecs, codec_id, sample
 
 CASES = all_codecs()
@@ -167,10 +174,8 @@ def test_fuzz_random_bytes(case: tuple[int, int, bool]) -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.binary(max_size=200))
     def check(data: bytes) -> None:
-        try:
+        with contextlib.suppress(DecodeError):
             decode(key, version, data)
-        except DecodeError:
-            pass
 
     check()
 
@@ -189,10 +194,8 @@ def test_fuzz_mutated_valid_requests(case: tuple[int, int, bool]) -> None:
             mutated = data[:pos] + bytes([byte]) + data[pos:]
         else:
             mutated = data[:pos] + data[pos + 1:]
-        try:
+        with contextlib.suppress(DecodeError):
             decode_request(key, version, mutated)
-        except DecodeError:
-            pass
 
     check()
 

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
+from protocol.codec import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    message_schema,
+)
+
 from .protocol_samples import all_codecs, codec_id, message_strategy, sample
 
 CASES = all_codecs()
