@@ -8,6 +8,10 @@ and caches the result, so importing the package compiles nothing.
     decode(data: bytes, pos: int) -> (obj, new_pos)    raises DecodeError
     encode(obj) -> bytes                               raises EncodeError
 
+Strings decode strictly (the fast path); the first malformed one hands the whole message to a
+second decoder, compiled on first need, that replaces malformed UTF-8 as Kafka does
+(protocol/utf8.py), so valid input never pays for the replacement rule.
+
 `source(msg, version, "decode"|"encode")` returns the generated text for reading and debugging.
 """
 
@@ -20,6 +24,7 @@ from typing import Any
 from .errors import DecodeError, EncodeError
 from .ints import ZERO_UUID, read_uvarint, write_uvarint
 from .schema import FIXED_FORMATS, ZERO, Field, Message
+from .utf8 import ERRORS
 
 _FIXED_WIDTH = {t: struct.calcsize(">" + f) for t, f in FIXED_FORMATS.items()}
 _SCALAR_ZEROS: dict[str, Any] = {
@@ -52,10 +57,27 @@ def _skip_tagged(data: bytes, pos: int, count: int) -> int:
     return pos
 
 
-class _Gen:
+class _Fallback:
+    """The replacing decoder of one (message, version): compiled when first needed."""
+
+    __slots__ = ("fn", "msg", "version")
+
     def __init__(self, msg: Message, version: int) -> None:
         self.msg = msg
         self.version = version
+        self.fn: Any = None
+
+    def __call__(self, data: bytes, pos: int) -> Any:
+        if self.fn is None:
+            self.fn = build(self.msg, self.version, "decode", replace=True)
+        return self.fn(data, pos)
+
+
+class _Gen:
+    def __init__(self, msg: Message, version: int, replace: bool = False) -> None:
+        self.msg = msg
+        self.version = version
+        self.replace = replace  # decode strings with Kafka's replacement rule (the fallback)
         self.flex = msg.is_flexible(version)
         self.lines: list[str] = []
         self.ns: dict[str, Any] = {
@@ -261,7 +283,8 @@ class _Gen:
             return
         n, e = self.tmp("n"), self.tmp("end")
         self.length_into(ind, n, "h" if t == "string" else "i")
-        get = f"data[pos:{e}].decode()" if t == "string" else f"data[pos:{e}]"
+        utf8 = f"'utf-8', {ERRORS!r}" if self.replace else ""
+        get = f"data[pos:{e}].decode({utf8})" if t == "string" else f"data[pos:{e}]"
         nullable = nullable or t == "records"
         if nullable:
             self.emit(ind, f"if {n} >= 0:")
@@ -284,13 +307,16 @@ class _Gen:
     def decoder_source(self) -> str:
         m = self.msg
         self.emit(0, "def decode(data, pos):")
+        self.emit(4, "start = pos")
         self.emit(4, "end = len(data)")
         self.emit(4, "try:")
         self.dec_struct(m.fields, m.cls, "obj", 8)
         self.emit(4, "except (_struct_error, IndexError) as exc:")
         self.emit(8, f"raise _DecodeError('truncated {m.name} v{self.version}: %s' % exc) from None")
-        self.emit(4, "except UnicodeDecodeError as exc:")
-        self.emit(8, f"raise _DecodeError('invalid UTF-8 in {m.name} v{self.version}: %s' % exc.reason) from None")
+        if not self.replace:
+            self.emit(4, "except UnicodeDecodeError:")  # malformed UTF-8: decode again, replacing
+            self.emit(8, "return _fallback(data, start)")
+            self.ns["_fallback"] = _Fallback(m, self.version)
         self.emit(4, "return obj, pos")
         return "\n".join(self.lines) + "\n"
 
@@ -434,18 +460,19 @@ class _Gen:
         return "\n".join(self.lines) + "\n"
 
 
-def source(msg: Message, version: int, op: str) -> str:
-    gen = _Gen(msg, version)
+def source(msg: Message, version: int, op: str, *, replace: bool = False) -> str:
+    gen = _Gen(msg, version, replace)
     return gen.decoder_source() if op == "decode" else gen.encoder_source()
 
 
-def build(msg: Message, version: int, op: str) -> Any:
-    """Compile the decode or encode function for `msg` at `version`."""
-    gen = _Gen(msg, version)
+def build(msg: Message, version: int, op: str, *, replace: bool = False) -> Any:
+    """Compile the decode or encode function for `msg` at `version`; `replace=True` builds the
+    decoder that replaces malformed UTF-8 (the strict one falls back to it by itself)."""
+    gen = _Gen(msg, version, replace)
     src = gen.decoder_source() if op == "decode" else gen.encoder_source()
     code = compile(src, f"<protocol {op} {msg.name} v{version}>", "exec")
     exec(code, gen.ns)  # noqa: S102  (source generated here from the schema tables, never from input)
     fn = gen.ns[op]
-    fn.__qualname__ = fn.__name__ = f"{op}_{msg.name}_v{version}"
+    fn.__qualname__ = fn.__name__ = f"{op}_{msg.name}_v{version}{'_replacing' if replace else ''}"
     fn.source = src
     return fn

@@ -3,7 +3,8 @@
 0 = null).
 
 Readers return `(value, new_offset)` and raise `DecodeError` on truncation, a negative length
-other than the null marker, a length or count past the end of the buffer, or invalid UTF-8.
+other than the null marker, or a length or count past the end of the buffer; malformed UTF-8 in a
+string is replaced (U+FFFD), as Kafka does (protocol/utf8.py).
 An array count is checked against the bytes left before any element is read (every element
 takes at least one byte), so a hostile count never starts a `range(2**31)` loop. Writers return
 `bytes`.
@@ -15,6 +16,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from . import utf8
 from .errors import DecodeError
 from .ints import I16, I32, Buf, need, read_uvarint, write_uvarint
 
@@ -33,11 +35,11 @@ def _take(data: Buf, pos: int, n: int, what: str) -> tuple[bytes, int]:
     return bytes(data[pos:end]), end
 
 
-def _utf8(raw: bytes, pos: int) -> str:
+def _utf8(raw: bytes) -> str:
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DecodeError(f"invalid UTF-8 in string at offset {pos}: {e.reason}") from None
+        return raw.decode()
+    except UnicodeDecodeError:
+        return utf8.decode(raw)  # malformed input replaced, as Kafka's Readable.readString does
 
 
 def _classic_len(data: Buf, offset: int, size: struct.Struct, nullable: bool, what: str) -> tuple[int, int]:
@@ -58,7 +60,7 @@ def _compact_len(data: Buf, offset: int, nullable: bool, what: str) -> tuple[int
 def read_string(data: Buf, offset: int) -> tuple[str, int]:
     n, pos = _classic_len(data, offset, I16, False, "string")
     raw, pos2 = _take(data, pos, n, "string")
-    return _utf8(raw, pos), pos2
+    return _utf8(raw), pos2
 
 
 def read_nullable_string(data: Buf, offset: int) -> tuple[str | None, int]:
@@ -66,13 +68,13 @@ def read_nullable_string(data: Buf, offset: int) -> tuple[str | None, int]:
     if n == -1:
         return None, pos
     raw, pos2 = _take(data, pos, n, "string")
-    return _utf8(raw, pos), pos2
+    return _utf8(raw), pos2
 
 
 def read_compact_string(data: Buf, offset: int) -> tuple[str, int]:
     n, pos = _compact_len(data, offset, False, "compact string")
     raw, pos2 = _take(data, pos, n, "compact string")
-    return _utf8(raw, pos), pos2
+    return _utf8(raw), pos2
 
 
 def read_compact_nullable_string(data: Buf, offset: int) -> tuple[str | None, int]:
@@ -80,7 +82,7 @@ def read_compact_nullable_string(data: Buf, offset: int) -> tuple[str | None, in
     if n == -1:
         return None, pos
     raw, pos2 = _take(data, pos, n, "compact string")
-    return _utf8(raw, pos), pos2
+    return _utf8(raw), pos2
 
 
 def read_bytes(data: Buf, offset: int) -> tuple[bytes, int]:

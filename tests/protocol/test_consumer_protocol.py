@@ -110,7 +110,6 @@ def test_missing_tail_gets_defaults() -> None:
         b"\x00\x00\x7f\xff\xff\xff",                            # huge count
         b"\x00\x00\x00\x00\x00\x00\xff\xff\xff\xfe",            # user data length -2
         b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09ab",          # user data past the end
-        b"\x00\x00\x00\x00\x00\x01\x00\x02\xc3\x28" + bytes(4),  # invalid UTF-8
     ],
 )
 def test_malformed_subscription(raw: bytes) -> None:

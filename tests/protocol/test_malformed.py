@@ -136,9 +136,10 @@ def test_null_in_non_nullable_compact_string() -> None:
         decode_request(12, 4, b"\x00" + struct.pack(">i", 1) + b"\x02m\x00\x00")
 
 
-def test_invalid_utf8() -> None:
-    with pytest.raises(DecodeError, match="UTF-8"):
-        decode_request(11, 5, _join_group_v5(group_len=struct.pack(">h", 2), group=b"\xc3\x28"))
+def test_invalid_utf8_is_not_malformed() -> None:
+    # Kafka decodes strings with replacement (tests/protocol/test_utf8.py): no DecodeError
+    req = decode_request(11, 5, _join_group_v5(group_len=struct.pack(">h", 2), group=b"\xc3\x28"))
+    assert req.group_id == "\ufffd("
 
 
 def test_tagged_field_past_the_end() -> None:
