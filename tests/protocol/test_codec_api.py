@@ -45,9 +45,9 @@ def test_enum_keys_work() -> None:
 def test_codecs_are_generated_lazily_and_cached() -> None:
     body = encode_request(8, 5, offset_commit.OffsetCommitRequest(group_id="g"))
     decode_request(8, 5, body)
-    fn = codec._DEC_REQ[(8, 5)]
+    fn = codec._DEC_REQ[8][5]
     decode_request(8, 5, body)
-    assert codec._DEC_REQ[(8, 5)] is fn
+    assert codec._DEC_REQ[8][5] is fn
     assert "def decode(data, pos)" in fn.source
 
 
