@@ -82,7 +82,8 @@ class EncodeGen(GenBase):
         if not parts.created and not parts.exprs:
             self.emit(8, "return b''")  # an empty body (ApiVersionsRequest v0-2)
         elif not parts.created and len(parts.exprs) == 1 and parts.exprs[0].startswith("_pack"):
-            self.emit(8, f"return {parts.exprs[0]}")
+            self.emit(8, f"return {parts.exprs[0]}")  # one pack call is bytes already (any other
+            # single part may be a caller's bytearray or memoryview: it goes through the join)
         elif not parts.created:
             self.emit(8, f"return b''.join(({', '.join(parts.exprs)},))")
         else:
