@@ -23,7 +23,7 @@ from protocol.codec import (
 from .protocol_samples import all_codecs, codec_id, sample
 
 kp_protocol = pytest.importorskip("kafka.protocol")
-from kafka.protocol.api_message import ApiMessage  # noqa: E402
+ApiMessage = pytest.importorskip("kafka.protocol.api_message").ApiMessage
 
 
 def _kafka_python_classes() -> dict[tuple[int, str], type]:
