@@ -250,7 +250,7 @@ def dataclass_source(sd: StructDef, doc: str) -> list[str]:
 def import_lines(body: str) -> list[str]:
     """The import block for a generated module: only what `body` uses (ruff- and mypy-clean)."""
     lines = ["import uuid"] if "uuid.UUID" in body else []
-    lines.append("from dataclasses import dataclass, field" if "field(" in body else "from dataclasses import dataclass")
+    lines.append("from dataclasses import dataclass" + (", field" if "field(" in body else ""))
     lines.append("")
     if "ZERO_UUID" in body:
         lines.append("from ..ints import ZERO_UUID")
@@ -303,7 +303,7 @@ def generate(api: str, json_dir: Path) -> str:
         ]
         body += builder.table(data["name"], data["fields"], common, 4)
         body.append("))")
-    out += ["", "from __future__ import annotations", ""] + import_lines("\n".join(body))
+    out += ["", "from __future__ import annotations", "", *import_lines("\n".join(body))]
     out += ["", f"API_KEY = {req['apiKey']}"]
     out += body
     out.append("")

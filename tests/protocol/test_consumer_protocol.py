@@ -58,8 +58,8 @@ def test_subscription_round_trip_and_kafka_python(version: int) -> None:
     assert decode_subscription(raw) == sub
     kp = pytest.importorskip("kafka.protocol.consumer.metadata")
     S = kp.ConsumerProtocolSubscription
-    theirs = S(topics=sub.topics, user_data=sub.user_data,
-               owned_partitions=[S.TopicPartition(topic=t.topic, partitions=t.partitions) for t in sub.owned_partitions],
+    owned = [S.TopicPartition(topic=t.topic, partitions=t.partitions) for t in sub.owned_partitions]
+    theirs = S(topics=sub.topics, user_data=sub.user_data, owned_partitions=owned,
                generation_id=sub.generation_id, rack_id=sub.rack_id, version=version).encode(version=version)
     assert raw == bytes(theirs)
 
@@ -72,8 +72,8 @@ def test_assignment_round_trip_and_kafka_python(version: int) -> None:
     assert a.partitions() == [("t", 0), ("t", 2)]
     kp = pytest.importorskip("kafka.protocol.consumer.metadata")
     A = kp.ConsumerProtocolAssignment
-    theirs = A(assigned_partitions=[A.TopicPartition(topic=t.topic, partitions=t.partitions) for t in a.assigned_partitions],
-               user_data=None, version=version).encode(version=version)
+    assigned = [A.TopicPartition(topic=t.topic, partitions=t.partitions) for t in a.assigned_partitions]
+    theirs = A(assigned_partitions=assigned, user_data=None, version=version).encode(version=version)
     assert raw == bytes(theirs)
 
 
@@ -84,11 +84,12 @@ def test_empty_assignment_bytes() -> None:
 def test_newer_version_is_read_with_the_v3_layout_and_trailing_bytes_ignored() -> None:
     raw = encode_subscription(FULL)
     v5 = struct.pack(">h", 5) + raw[2:] + b"future fields"
-    assert decode_subscription(v5) == ConsumerProtocolSubscription(5, *[getattr(FULL, f) for f in
-                                                                      ("topics", "user_data", "owned_partitions", "generation_id", "rack_id")])
+    fields = ("topics", "user_data", "owned_partitions", "generation_id", "rack_id")
+    assert decode_subscription(v5) == ConsumerProtocolSubscription(5, *[getattr(FULL, f) for f in fields])
     assert decode_subscription(raw + b"junk") == FULL
     a = encode_assignment(ConsumerProtocolAssignment(1, [TopicPartition("t", [1])], b"u"))
-    assert decode_assignment(struct.pack(">h", 9) + a[2:] + b"\x00\x01").assigned_partitions == [TopicPartition("t", [1])]
+    v9 = struct.pack(">h", 9) + a[2:] + b"\x00\x01"
+    assert decode_assignment(v9).assigned_partitions == [TopicPartition("t", [1])]
 
 
 def test_missing_tail_gets_defaults() -> None:

@@ -42,7 +42,10 @@ KP = _kafka_python_classes()
 
 
 # kafka-python's own renames of a few fields
-KP_NAMES = {"topic_authorized_operations": "authorized_operations", "cluster_authorized_operations": "authorized_operations"}
+KP_NAMES = {
+    "topic_authorized_operations": "authorized_operations",
+    "cluster_authorized_operations": "authorized_operations",
+}
 
 
 def to_kafka_python(obj: Any, kcls: type, version: int) -> Any:
