@@ -1,16 +1,17 @@
 """API keys, the ONE table of versions the server advertises, and header-version rules.
 
 `SUPPORTED_VERSIONS` is what ApiVersions advertises: exactly the APIs the server has handlers
-for (tests/coordinator/test_dispatch_table.py holds the two together). `CODEC_VERSIONS` is what the codec can decode and encode (Kafka 4.3's
-`validVersions` for each message). Every advertised version must be decodable (tested), with
-one deliberate exception: Produce is advertised from v0 (KAFKA-18659: librdkafka < 2.11 turns
-compression off unless Produce v0 is advertised) although v0-2 were removed in Kafka 4.0 and
-the server rejects them.
+for (tests/coordinator/test_dispatch_table.py holds the two together). `CODEC_VERSIONS` is what
+the codec can decode and encode (Kafka 4.3's `validVersions` for each message). Every advertised
+version must be decodable (tested), with one deliberate exception: Produce is advertised from v0
+(KAFKA-18659: librdkafka < 2.11 turns compression off unless Produce v0 is advertised) although
+v0-2 were removed in Kafka 4.0 and the server rejects them.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import cast
 
 
 class ApiKey(IntEnum):
@@ -32,8 +33,17 @@ class ApiKey(IntEnum):
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DELETE_GROUPS = 42
     OFFSET_DELETE = 47
+    DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
 
@@ -62,6 +72,7 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     # ConsumerGroupHeartbeat/Describe (KIP-848) have codecs but no coordinator behaviour yet, so
     # they are not advertised: clients then use the classic protocol, as with a pre-4.0 Kafka.
+    # Likewise the transaction APIs (24-28, 61, 65, 66) and DescribeCluster (60): codecs only.
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the
@@ -85,8 +96,17 @@ CODEC_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.DELETE_TOPICS: (1, 6),
     ApiKey.INIT_PRODUCER_ID: (0, 6),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 4),
+    ApiKey.END_TXN: (0, 5),
+    ApiKey.WRITE_TXN_MARKERS: (1, 2),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 5),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 2),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
 }
@@ -111,8 +131,17 @@ MODULE_NAMES: dict[ApiKey, str] = {
     ApiKey.DELETE_TOPICS: "delete_topics",
     ApiKey.INIT_PRODUCER_ID: "init_producer_id",
     ApiKey.OFFSET_FOR_LEADER_EPOCH: "offset_for_leader_epoch",
+    ApiKey.ADD_PARTITIONS_TO_TXN: "add_partitions_to_txn",
+    ApiKey.ADD_OFFSETS_TO_TXN: "add_offsets_to_txn",
+    ApiKey.END_TXN: "end_txn",
+    ApiKey.WRITE_TXN_MARKERS: "write_txn_markers",
+    ApiKey.TXN_OFFSET_COMMIT: "txn_offset_commit",
     ApiKey.DELETE_GROUPS: "delete_groups",
     ApiKey.OFFSET_DELETE: "offset_delete",
+    ApiKey.DESCRIBE_CLUSTER: "describe_cluster",
+    ApiKey.DESCRIBE_PRODUCERS: "describe_producers",
+    ApiKey.DESCRIBE_TRANSACTIONS: "describe_transactions",
+    ApiKey.LIST_TRANSACTIONS: "list_transactions",
     ApiKey.CONSUMER_GROUP_HEARTBEAT: "consumer_group_heartbeat",
     ApiKey.CONSUMER_GROUP_DESCRIBE: "consumer_group_describe",
 }
@@ -139,5 +168,6 @@ def is_flexible(api_key: int, version: int) -> bool:
 
 def is_supported(api_key: int, version: int) -> bool:
     """True iff the server advertises `version` of `api_key` (see SUPPORTED_VERSIONS)."""
-    rng = SUPPORTED_VERSIONS.get(api_key)  # type: ignore[call-overload]
+    # ApiKey is an IntEnum (it hashes and compares as its int), so an int looks it up.
+    rng = cast("dict[int, tuple[int, int]]", SUPPORTED_VERSIONS).get(api_key)
     return rng is not None and rng[0] <= version <= rng[1]

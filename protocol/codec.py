@@ -11,21 +11,24 @@ specialised functions are generated on first use per (api, version, direction) a
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, TypeVar
 
 from .api import MODULE_NAMES, ApiKey
 from .errors import DecodeError, UnsupportedVersionError
 from .schema import Message
 
-_Decoder = Callable[[bytes, int], "tuple[Any, int]"]
+_Decoder = Callable[[bytes, int], tuple[Any, int]]
 _Encoder = Callable[[Any], bytes]
+_Fn = TypeVar("_Fn", _Decoder, _Encoder)
 
-# (api_key, version) -> function; one dict per direction and operation
-_DEC_REQ: dict[tuple[int, int], _Decoder] = {}
-_ENC_REQ: dict[tuple[int, int], _Encoder] = {}
-_DEC_RESP: dict[tuple[int, int], _Decoder] = {}
-_ENC_RESP: dict[tuple[int, int], _Encoder] = {}
+# api_key -> version -> function, one table per direction and operation. Two int-keyed lookups
+# cost half of one lookup by an (api_key, version) tuple, which must be built and hashed.
+_DEC_REQ: dict[int, dict[int, _Decoder]] = {}
+_ENC_REQ: dict[int, dict[int, _Encoder]] = {}
+_DEC_RESP: dict[int, dict[int, _Decoder]] = {}
+_ENC_RESP: dict[int, dict[int, _Encoder]] = {}
 
 
 def message_module(api_key: int) -> ModuleType:
@@ -38,8 +41,8 @@ def message_module(api_key: int) -> ModuleType:
 
 
 def message_schema(api_key: int, response: bool) -> Message:
-    mod = message_module(api_key)
-    return mod.RESPONSE if response else mod.REQUEST
+    msg: Message = getattr(message_module(api_key), "RESPONSE" if response else "REQUEST")
+    return msg
 
 
 def request_type(api_key: int) -> type:
@@ -50,7 +53,7 @@ def response_type(api_key: int) -> type:
     return message_schema(api_key, True).cls
 
 
-def _build(cache: dict, api_key: int, version: int, response: bool, op: str) -> Any:
+def _build(cache: dict[int, dict[int, _Fn]], api_key: int, version: int, response: bool, op: str) -> _Fn:
     """Generate, compile and cache the function for a cache miss; validate the key first."""
     from .codegen import build  # the code generator is only needed on a cache miss
 
@@ -58,8 +61,8 @@ def _build(cache: dict, api_key: int, version: int, response: bool, op: str) -> 
     lo, hi = msg.versions
     if not isinstance(version, int) or not lo <= version <= hi:
         raise UnsupportedVersionError(f"{msg.name} has no version {version} (valid {lo}-{hi})")
-    fn = build(msg, version, op)
-    cache[(api_key, version)] = fn
+    fn: _Fn = build(msg, version, op)
+    cache.setdefault(api_key, {})[version] = fn
     return fn
 
 
@@ -75,7 +78,10 @@ def decode_request(api_key: int, version: int, data: bytes, offset: int = 0, *, 
     `strict=False` ignores bytes after a complete body, as Kafka's broker does (it never checks
     that a request buffer was consumed, and librdkafka 2.x relies on that: its all-topics
     Metadata v10+ request carries 3 stray bytes)."""
-    fn = _DEC_REQ.get((api_key, version)) or _build(_DEC_REQ, api_key, version, False, "decode")
+    try:
+        fn = _DEC_REQ[api_key][version]
+    except KeyError:
+        fn = _build(_DEC_REQ, api_key, version, False, "decode")
     if type(data) is not bytes:
         data = bytes(data)
     obj, pos = fn(data, offset)
@@ -84,7 +90,10 @@ def decode_request(api_key: int, version: int, data: bytes, offset: int = 0, *, 
 
 def decode_response(api_key: int, version: int, data: bytes, offset: int = 0) -> Any:
     """Decode a response body that runs from `offset` to the end of `data`."""
-    fn = _DEC_RESP.get((api_key, version)) or _build(_DEC_RESP, api_key, version, True, "decode")
+    try:
+        fn = _DEC_RESP[api_key][version]
+    except KeyError:
+        fn = _build(_DEC_RESP, api_key, version, True, "decode")
     if type(data) is not bytes:
         data = bytes(data)
     obj, pos = fn(data, offset)
@@ -93,11 +102,17 @@ def decode_response(api_key: int, version: int, data: bytes, offset: int = 0) ->
 
 def encode_request(api_key: int, version: int, obj: Any) -> bytes:
     """Encode a request body (no header, no size prefix)."""
-    fn = _ENC_REQ.get((api_key, version)) or _build(_ENC_REQ, api_key, version, False, "encode")
+    try:
+        fn = _ENC_REQ[api_key][version]
+    except KeyError:
+        fn = _build(_ENC_REQ, api_key, version, False, "encode")
     return fn(obj)
 
 
 def encode_response(api_key: int, version: int, obj: Any) -> bytes:
     """Encode a response body (no header, no size prefix)."""
-    fn = _ENC_RESP.get((api_key, version)) or _build(_ENC_RESP, api_key, version, True, "encode")
+    try:
+        fn = _ENC_RESP[api_key][version]
+    except KeyError:
+        fn = _build(_ENC_RESP, api_key, version, True, "encode")
     return fn(obj)

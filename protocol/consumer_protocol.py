@@ -10,110 +10,29 @@ Parsing follows Kafka's ConsumerProtocol: a version above 3 is read with the v3 
 bytes are ignored, and (as protocol.md recommends) a blob that ends cleanly before a newer
 version's fields gets those fields' defaults. Anything else malformed raises DecodeError.
 
-Written with `construct` (interpreted, not compiled: the compiled parser does not check lengths)
-for readability; this is not a hot path. No construct Container leaves this module.
+Built on protocol.sized/ints (the readers check every length); not a hot path.
 """
 
 from __future__ import annotations
 
-import io
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import construct as c
 
 from .errors import DecodeError, EncodeError
+from .ints import I16, I32, Buf, read_int16, read_int32
+from .sized import (
+    read_array,
+    read_nullable_bytes,
+    read_nullable_string,
+    read_string,
+    write_array,
+    write_nullable_bytes,
+    write_nullable_string,
+    write_string,
+)
 
 MAX_VERSION = 3
-
-
-class _KafkaString(c.Construct):
-    """int16 length + UTF-8; length -1 = null when nullable."""
-
-    def __init__(self, nullable: bool) -> None:
-        super().__init__()
-        self.nullable = nullable
-
-    def _parse(self, stream: Any, context: Any, path: str) -> str | None:
-        n = c.Int16sb._parsereport(stream, context, path)
-        if n == -1 and self.nullable:
-            return None
-        if n < 0:
-            raise c.ExplicitError(f"invalid string length {n}", path=path)
-        raw = c.stream_read(stream, n, path)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise c.ExplicitError(f"invalid UTF-8: {e.reason}", path=path) from None
-
-    def _build(self, obj: str | None, stream: Any, context: Any, path: str) -> str | None:
-        if obj is None:
-            if not self.nullable:
-                raise c.ExplicitError("null string where not nullable", path=path)
-            c.Int16sb._build(-1, stream, context, path)
-            return obj
-        raw = obj.encode("utf-8")
-        c.Int16sb._build(len(raw), stream, context, path)
-        c.stream_write(stream, raw, len(raw), path)
-        return obj
-
-
-class _NullableBytes(c.Construct):
-    """int32 length + bytes; length -1 = null."""
-
-    def _parse(self, stream: Any, context: Any, path: str) -> bytes | None:
-        n = c.Int32sb._parsereport(stream, context, path)
-        if n == -1:
-            return None
-        if n < 0:
-            raise c.ExplicitError(f"invalid bytes length {n}", path=path)
-        return c.stream_read(stream, n, path)
-
-    def _build(self, obj: bytes | None, stream: Any, context: Any, path: str) -> bytes | None:
-        if obj is None:
-            c.Int32sb._build(-1, stream, context, path)
-        else:
-            c.Int32sb._build(len(obj), stream, context, path)
-            c.stream_write(stream, bytes(obj), len(obj), path)
-        return obj
-
-
-class _Count(c.Adapter):
-    """int32 array count; negative is malformed (these arrays are never nullable)."""
-
-    def _decode(self, obj: int, context: Any, path: str) -> int:
-        if obj < 0:
-            raise c.ExplicitError(f"invalid array count {obj}", path=path)
-        return obj
-
-    def _encode(self, obj: int, context: Any, path: str) -> int:
-        return obj
-
-
-def _array(element: c.Construct) -> c.Construct:
-    return c.PrefixedArray(_Count(c.Int32sb), element)
-
-
-STRING = _KafkaString(nullable=False)
-NULLABLE_STRING = _KafkaString(nullable=True)
-NULLABLE_BYTES = _NullableBytes()
-
-TOPIC_PARTITION = c.Struct(
-    "topic" / STRING,
-    "partitions" / _array(c.Int32sb),
-)
-
-# Subscription: one construct per version step; each later version only appends fields.
-SUBSCRIPTION_LAYERS = (
-    c.Struct("topics" / _array(STRING), "user_data" / NULLABLE_BYTES),  # v0
-    c.Struct("owned_partitions" / _array(TOPIC_PARTITION)),  # v1
-    c.Struct("generation_id" / c.Int32sb),  # v2
-    c.Struct("rack_id" / NULLABLE_STRING),  # v3
-)
-# Assignment v1-v3 have the v0 layout (the version only tracks the Subscription's).
-ASSIGNMENT_LAYERS = (
-    c.Struct("assigned_partitions" / _array(TOPIC_PARTITION), "user_data" / NULLABLE_BYTES),
-)
 
 
 @dataclass(slots=True)
@@ -142,77 +61,77 @@ class ConsumerProtocolAssignment:
         return [(tp.topic, p) for tp in self.assigned_partitions for p in tp.partitions]
 
 
-def _parse_layers(data: bytes, layers: tuple[c.Construct, ...], what: str) -> tuple[int, dict[str, Any]]:
-    stream = io.BytesIO(bytes(data))
-    values: dict[str, Any] = {}
-    try:
-        version = c.Int16sb.parse_stream(stream)
-        if version < 0:
-            raise DecodeError(f"invalid {what} version {version}")
-        for i, layer in enumerate(layers[: min(version, MAX_VERSION) + 1]):
-            if i > 0 and stream.tell() == len(data):
-                break  # a clean end before a newer version's fields: keep their defaults
-            parsed = layer.parse_stream(stream)
-            values.update((k, v) for k, v in parsed.items() if not k.startswith("_"))
-    except c.ConstructError as e:
-        raise DecodeError(f"malformed {what}: {e}") from None
-    return version, values
+def _read_topic_partition(data: Buf, pos: int) -> tuple[TopicPartition, int]:
+    topic, pos = read_string(data, pos)
+    partitions, pos = read_array(data, pos, read_int32)
+    return TopicPartition(topic, partitions), pos
 
 
-def _topic_partitions(items: Any) -> list[TopicPartition]:
-    return [TopicPartition(str(tp.topic), list(tp.partitions)) for tp in items]
+def _write_topic_partition(tp: TopicPartition) -> bytes:
+    return write_string(tp.topic) + write_array(tp.partitions, I32.pack)
 
 
-def decode_subscription(data: bytes) -> ConsumerProtocolSubscription:
-    version, v = _parse_layers(data, SUBSCRIPTION_LAYERS, "subscription")
-    sub = ConsumerProtocolSubscription(version=version, topics=list(v["topics"]), user_data=v["user_data"])
-    if "owned_partitions" in v:
-        sub.owned_partitions = _topic_partitions(v["owned_partitions"])
-    if "generation_id" in v:
-        sub.generation_id = v["generation_id"]
-    if "rack_id" in v:
-        sub.rack_id = v["rack_id"]
-    return sub
+def _read_version(data: Buf, what: str) -> tuple[int, int]:
+    version, pos = read_int16(data, 0)
+    if version < 0:
+        raise DecodeError(f"invalid {what} version {version}")
+    return version, pos
 
 
-def decode_assignment(data: bytes) -> ConsumerProtocolAssignment:
+def decode_subscription(data: Buf) -> ConsumerProtocolSubscription:
+    version, pos = _read_version(data, "subscription")
+    layout = min(version, MAX_VERSION)
+    sub = ConsumerProtocolSubscription(version=version)
+    sub.topics, pos = read_array(data, pos, read_string)
+    sub.user_data, pos = read_nullable_bytes(data, pos)
+    # each later version only appends fields; a clean end before them keeps their defaults
+    if layout >= 1 and pos < len(data):
+        sub.owned_partitions, pos = read_array(data, pos, _read_topic_partition)
+        if layout >= 2 and pos < len(data):
+            sub.generation_id, pos = read_int32(data, pos)
+            if layout >= 3 and pos < len(data):
+                sub.rack_id, pos = read_nullable_string(data, pos)
+    return sub  # trailing bytes are ignored, as Kafka's ConsumerProtocol does
+
+
+def decode_assignment(data: Buf) -> ConsumerProtocolAssignment:
     """Decode an Assignment. Empty bytes (a member the leader gave nothing) decode to an empty
-    v0 assignment, as clients do."""
+    v0 assignment, as clients do. Assignment v1-v3 have the v0 layout."""
     if len(data) == 0:
         return ConsumerProtocolAssignment()
-    version, v = _parse_layers(data, ASSIGNMENT_LAYERS, "assignment")
-    return ConsumerProtocolAssignment(version, _topic_partitions(v["assigned_partitions"]), v["user_data"])
+    version, pos = _read_version(data, "assignment")
+    partitions, pos = read_array(data, pos, _read_topic_partition)
+    user_data, pos = read_nullable_bytes(data, pos)
+    return ConsumerProtocolAssignment(version, partitions, user_data)
 
 
-def _build(version: int, layers: tuple[c.Construct, ...], values: dict[str, Any], what: str) -> bytes:
+def _encode(version: int, parts: Callable[[], list[bytes]], what: str) -> bytes:
     if version < 0 or version > 0x7FFF:
         raise EncodeError(f"invalid {what} version {version}")
-    out = io.BytesIO()
     try:
-        c.Int16sb.build_stream(version, out)
-        for layer in layers[: min(version, MAX_VERSION) + 1]:
-            layer.build_stream(values, out)
-    except (c.ConstructError, AttributeError, TypeError) as e:
+        return I16.pack(version) + b"".join(parts())
+    except (struct.error, AttributeError, TypeError, ValueError) as e:
         raise EncodeError(f"cannot encode {what} v{version}: {e}") from None
-    return out.getvalue()
 
 
 def encode_subscription(sub: ConsumerProtocolSubscription) -> bytes:
-    values = {
-        "topics": sub.topics,
-        "user_data": sub.user_data,
-        "owned_partitions": [{"topic": tp.topic, "partitions": tp.partitions} for tp in sub.owned_partitions],
-        "generation_id": sub.generation_id,
-        "rack_id": sub.rack_id,
-    }
-    return _build(sub.version, SUBSCRIPTION_LAYERS, values, "subscription")
+    def parts() -> list[bytes]:
+        layout = min(sub.version, MAX_VERSION)
+        out = [write_array(sub.topics, write_string), write_nullable_bytes(sub.user_data)]
+        if layout >= 1:
+            out.append(write_array(sub.owned_partitions, _write_topic_partition))
+        if layout >= 2:
+            out.append(I32.pack(sub.generation_id))
+        if layout >= 3:
+            out.append(write_nullable_string(sub.rack_id))
+        return out
+
+    return _encode(sub.version, parts, "subscription")
 
 
 def encode_assignment(assignment: ConsumerProtocolAssignment) -> bytes:
-    values = {
-        "assigned_partitions": [
-            {"topic": tp.topic, "partitions": tp.partitions} for tp in assignment.assigned_partitions
-        ],
-        "user_data": assignment.user_data,
-    }
-    return _build(assignment.version, ASSIGNMENT_LAYERS, values, "assignment")
+    def parts() -> list[bytes]:
+        return [write_array(assignment.assigned_partitions, _write_topic_partition),
+                write_nullable_bytes(assignment.user_data)]
+
+    return _encode(assignment.version, parts, "assignment")

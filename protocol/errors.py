@@ -11,8 +11,9 @@ from enum import IntEnum
 
 
 class DecodeError(ValueError):
-    """Bytes that cannot be decoded: truncated, oversized, negative length, bad UTF-8, trailing
-    bytes, unknown API key or version. A server answers it by closing the connection."""
+    """Bytes that cannot be decoded: truncated, oversized, negative length, trailing bytes,
+    unknown API key or version. A server answers it by closing the connection. (Malformed UTF-8
+    is not one: strings decode with replacement, as Kafka's do; see protocol/utf8.py.)"""
 
 
 class EncodeError(ValueError):

@@ -21,7 +21,9 @@ class FrameError(ValueError):
 
     `frames` holds the complete frames that came before the bad size in the same feed."""
 
-    frames: list[bytes] = []
+    def __init__(self, message: str, frames: list[bytes] | None = None) -> None:
+        super().__init__(message)
+        self.frames: list[bytes] = frames if frames is not None else []
 
 
 def frame(*parts: bytes) -> bytes:
@@ -31,7 +33,7 @@ def frame(*parts: bytes) -> bytes:
 
 
 class FrameDecoder:
-    __slots__ = ("max_frame_size", "_buf", "_error")
+    __slots__ = ("_buf", "_error", "max_frame_size")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         if max_frame_size < 0:
@@ -64,7 +66,8 @@ class FrameDecoder:
             while n - pos >= 4:
                 (size,) = unpack_from(view, pos)
                 if size < 0 or size > limit:
-                    error = f"negative frame size {size}" if size < 0 else f"frame size {size} exceeds the maximum {limit}"
+                    error = (f"negative frame size {size}" if size < 0
+                             else f"frame size {size} exceeds the maximum {limit}")
                     break
                 end = pos + 4 + size
                 if end > n:
@@ -77,9 +80,7 @@ class FrameDecoder:
         if error is not None:
             self._error = error
             buf.clear()
-            exc = FrameError(error)
-            exc.frames = frames  # complete frames that preceded the bad size in this feed
-            raise exc
+            raise FrameError(error, frames)  # with the complete frames that preceded the bad size
         if src is buf and pos:
             del buf[:pos]
         return frames

@@ -14,9 +14,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from . import utf8
 from .api import ApiKey, is_flexible
 from .errors import DecodeError
-from .primitives import read_uvarint
+from .ints import read_uvarint
 
 _FIXED = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _CORR = struct.Struct(">i")
@@ -72,10 +73,11 @@ def decode_request_header(data: bytes, offset: int = 0) -> tuple[RequestHeader, 
         end = pos + n
         if end > len(data):
             raise DecodeError(f"client id length {n} runs past the end of the request")
+        raw = bytes(data[pos:end])
         try:
-            client_id = bytes(data[pos:end]).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DecodeError(f"invalid UTF-8 in client id: {e.reason}") from None
+            client_id = raw.decode()
+        except UnicodeDecodeError:  # Kafka's RequestHeaderData reads it as any string: replaced
+            client_id = utf8.decode(raw)
         pos = end
     if is_flexible(api_key, api_version):
         pos = _skip_tagged(data, pos)

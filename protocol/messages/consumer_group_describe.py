@@ -11,10 +11,10 @@ ConsumerGroupDescribeResponse:
 
 from __future__ import annotations
 
-import uuid  # noqa: F401  (type hints)
+import uuid
 from dataclasses import dataclass, field
 
-from ..primitives import ZERO_UUID
+from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
 

@@ -21,12 +21,10 @@ HeartbeatResponse:
 
 from __future__ import annotations
 
-import uuid  # noqa: F401  (type hints)
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..primitives import ZERO_UUID
 from ..schema import Field as F
-from ..schema import Message, Struct
+from ..schema import Message
 
 API_KEY = 12
 

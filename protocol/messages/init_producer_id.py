@@ -31,12 +31,10 @@ InitProducerIdResponse:
 
 from __future__ import annotations
 
-import uuid  # noqa: F401  (type hints)
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..primitives import ZERO_UUID
 from ..schema import Field as F
-from ..schema import Message, Struct
+from ..schema import Message
 
 API_KEY = 22
 

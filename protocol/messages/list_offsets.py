@@ -58,10 +58,8 @@ ListOffsetsResponse:
 
 from __future__ import annotations
 
-import uuid  # noqa: F401  (type hints)
 from dataclasses import dataclass, field
 
-from ..primitives import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
 

@@ -18,6 +18,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+# One object of Kafka's message JSON (a message, a field, a struct).
+Json = dict[str, Any]
+# A dataclass attribute: (name, type hint, default source, about).
+Attr = tuple[str, str, str, str]
 
 HERE = Path(__file__).resolve().parent
 PROTOCOL_DIR = HERE.parent
@@ -46,6 +52,15 @@ APIS: dict[str, str] = {
     "OffsetForLeaderEpoch": "offset_for_leader_epoch",
     "DeleteGroups": "delete_groups",
     "OffsetDelete": "offset_delete",
+    "AddPartitionsToTxn": "add_partitions_to_txn",
+    "AddOffsetsToTxn": "add_offsets_to_txn",
+    "EndTxn": "end_txn",
+    "WriteTxnMarkers": "write_txn_markers",
+    "TxnOffsetCommit": "txn_offset_commit",
+    "DescribeCluster": "describe_cluster",
+    "DescribeProducers": "describe_producers",
+    "DescribeTransactions": "describe_transactions",
+    "ListTransactions": "list_transactions",
     "ConsumerGroupHeartbeat": "consumer_group_heartbeat",
     "ConsumerGroupDescribe": "consumer_group_describe",
 }
@@ -60,7 +75,7 @@ ZEROS = {
     "float64": "0.0", "bool": "False", "string": '""', "bytes": 'b""', "records": "None",
     "uuid": "ZERO_UUID",
 }
-_COMMENT_LINE = re.compile(r"^\s*//.*$", re.M)
+_COMMENT_LINE = re.compile(r"^\s*//.*$", re.MULTILINE)
 
 
 def snake(name: str) -> str:
@@ -76,10 +91,10 @@ def default_json_dir() -> Path:
     spec = importlib.util.find_spec("kafka.protocol.schemas.resources")
     if spec is None or not spec.submodule_search_locations:
         sys.exit("kafka-python is not installed; pass --json-dir")
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def load(path: Path) -> tuple[dict, list[str]]:
+def load(path: Path) -> tuple[Json, list[str]]:
     text = path.read_text()
     # comment lines between the license block and "fields" carry the version history
     history: list[str] = []
@@ -92,21 +107,21 @@ def load(path: Path) -> tuple[dict, list[str]]:
             break
         if body_started and s.startswith("//"):
             history.append(s[2:].strip())
-    data = json.loads(_COMMENT_LINE.sub("", text))
+    data: Json = json.loads(_COMMENT_LINE.sub("", text))
     return data, history
 
 
 @dataclass
 class StructDef:
     name: str  # Python class name
-    fields: list[dict]
+    fields: list[Json]
     about: str = ""
-    attrs: list[tuple[str, str, str, str]] = field(default_factory=list)  # name, hint, default, about
+    attrs: list[Attr] = field(default_factory=list)
 
 
-def py_default(f: dict, struct_name: str | None) -> str:
+def py_default(f: Json, struct_name: str | None) -> str:
     """Python source for the dataclass default of JSON field `f`."""
-    t = f["type"]
+    t: str = f["type"]
     d = f.get("default")
     if t.startswith("[]"):
         return "None" if d == "null" else "[]"
@@ -133,8 +148,8 @@ class ModuleBuilder:
         self.structs: dict[str, StructDef] = {}  # class name -> def, in definition order
         self.order: list[str] = []
 
-    def hint(self, f: dict, cls: str | None) -> str:
-        t = f["type"]
+    def hint(self, f: Json, cls: str | None) -> str:
+        t: str = f["type"]
         nullable = "nullableVersions" in f or f.get("default") == "null" or t == "records"
         if t.startswith("[]"):
             inner = t[2:]
@@ -143,7 +158,7 @@ class ModuleBuilder:
             h = cls if cls else HINTS[t]
         return h + " | None" if nullable else h
 
-    def register(self, msg_name: str, type_name: str, fields: list[dict], common: dict[str, list[dict]]) -> str:
+    def register(self, msg_name: str, type_name: str, fields: list[Json], common: dict[str, list[Json]]) -> str:
         """Register the struct class for JSON struct type `type_name`; return its class name."""
         attrs = self.attributes(msg_name, fields, common)
         name = type_name
@@ -157,26 +172,24 @@ class ModuleBuilder:
             self.order.append(name)
         return name
 
-    def struct_class(self, msg_name: str, f: dict, common: dict[str, list[dict]]) -> str | None:
-        t = f["type"]
-        inner = t[2:] if t.startswith("[]") else t
+    def struct_class(self, msg_name: str, f: Json, common: dict[str, list[Json]]) -> str | None:
+        t: str = f["type"]
+        inner = t.removeprefix("[]")
         if inner in HINTS:
             return None
-        fields = f.get("fields") or common.get(inner)
-        assert fields is not None, f"no fields for struct {inner}"
-        return self.register(msg_name, inner, fields, common)
+        return self.register(msg_name, inner, struct_fields(f, common), common)
 
-    def attributes(self, msg_name: str, fields: list[dict], common: dict[str, list[dict]]) -> list:
-        out = []
+    def attributes(self, msg_name: str, fields: list[Json], common: dict[str, list[Json]]) -> list[Attr]:
+        out: list[Attr] = []
         for f in fields:
             check_field(f)
             cls = self.struct_class(msg_name, f, common)
             out.append((snake(f["name"]), self.hint(f, cls), py_default(f, cls), f.get("about", "")))
         return out
 
-    def table(self, msg_name: str, fields: list[dict], common: dict[str, list[dict]], indent: int) -> list[str]:
+    def table(self, msg_name: str, fields: list[Json], common: dict[str, list[Json]], indent: int) -> list[str]:
         pad = " " * indent
-        lines = []
+        lines: list[str] = []
         for f in fields:
             cls = self.struct_class(msg_name, f, common)
             args = [repr(snake(f["name"])), repr(f["type"]), repr(f["versions"])]
@@ -192,14 +205,23 @@ class ModuleBuilder:
             if cls is None:
                 lines.append(f"{pad}F({', '.join(args)}),")
             else:
-                sub = self.table(msg_name, f.get("fields") or common[f["type"].lstrip("[]")], common, indent + 4)
+                sub = self.table(msg_name, struct_fields(f, common), common, indent + 4)
                 lines.append(f"{pad}F({', '.join(args)}, struct=Struct({cls}, (")
                 lines.extend(sub)
                 lines.append(f"{pad}))),")
         return lines
 
 
-def check_field(f: dict) -> None:
+def struct_fields(f: Json, common: dict[str, list[Json]]) -> list[Json]:
+    """The fields of struct-typed field `f`: inline, or a commonStruct named by its type."""
+    t: str = f["type"]
+    inner = t.removeprefix("[]")
+    fields: list[Json] | None = f.get("fields") or common.get(inner)
+    assert fields is not None, f"no fields for struct {inner}"
+    return fields
+
+
+def check_field(f: Json) -> None:
     known = {"name", "type", "versions", "about", "ignorable", "default", "fields", "entityType",
              "nullableVersions", "mapKey", "taggedVersions", "tag", "zeroCopy"}
     unknown = set(f) - known
@@ -225,9 +247,21 @@ def dataclass_source(sd: StructDef, doc: str) -> list[str]:
     return lines
 
 
-def generate(api: str, module: str, json_dir: Path) -> str:
+def import_lines(body: str) -> list[str]:
+    """The import block for a generated module: only what `body` uses (ruff- and mypy-clean)."""
+    lines = ["import uuid"] if "uuid.UUID" in body else []
+    lines.append("from dataclasses import dataclass" + (", field" if "field(" in body else ""))
+    lines.append("")
+    if "ZERO_UUID" in body:
+        lines.append("from ..ints import ZERO_UUID")
+    lines.append("from ..schema import Field as F")
+    lines.append("from ..schema import Message, Struct" if "Struct(" in body else "from ..schema import Message")
+    return lines
+
+
+def generate(api: str, json_dir: Path) -> str:
     builder = ModuleBuilder(api)
-    msgs = []
+    msgs: list[tuple[Json, list[str], dict[str, list[Json]], list[Attr], str]] = []
     for kind in ("Request", "Response"):
         path = json_dir / f"{api}{kind}.json"
         if not path.exists():
@@ -246,41 +280,32 @@ def generate(api: str, module: str, json_dir: Path) -> str:
         f"# {msgs[1][4]} (Apache License 2.0). Do not edit: change the generator and re-run it.",
         f'"""{api} (API key {req["apiKey"]}): valid versions {req["validVersions"]}, {first_flex}.',
     ]
-    for data, history, *_ in msgs:
+    for data, history, *_rest in msgs:
         if history:
             out.append("")
             out.append(f"{data['name']}:")
             out.extend(("    " + h).rstrip() for h in history)
     out.append('"""')
-    out += [
-        "",
-        "from __future__ import annotations",
-        "",
-        "import uuid  # noqa: F401  (type hints)",
-        "from dataclasses import dataclass, field",
-        "",
-        "from ..primitives import ZERO_UUID",
-        "from ..schema import Field as F",
-        "from ..schema import Message, Struct",
-        "",
-        f"API_KEY = {req['apiKey']}",
-    ]
     # structs first (innermost first), then the two messages
+    body: list[str] = []
     for name in builder.order:
-        out += dataclass_source(builder.structs[name], "")
-    for data, history, common, attrs, _ in msgs:
+        body += dataclass_source(builder.structs[name], "")
+    for data, _history, _common, attrs, _ in msgs:
         sd = StructDef(data["name"], data["fields"], attrs=attrs)
-        out += dataclass_source(sd, f"{api} {data['type']}, versions {data['validVersions']}.")
-    for data, history, common, attrs, _ in msgs:
+        body += dataclass_source(sd, f"{api} {data['type']}, versions {data['validVersions']}.")
+    for data, _history, common, _attrs, _ in msgs:
         const = data["type"].upper()
-        out += [
+        body += [
             "",
             "",
-            f"{const} = Message({data['name']}, api_key={data['apiKey']}, kind={data['type']!r}, "
-            f"valid={data['validVersions']!r}, flexible={data['flexibleVersions']!r}, fields=(",
+            (f"{const} = Message({data['name']}, api_key={data['apiKey']}, kind={data['type']!r}, "
+             f"valid={data['validVersions']!r}, flexible={data['flexibleVersions']!r}, fields=("),
         ]
-        out += builder.table(data["name"], data["fields"], common, 4)
-        out.append("))")
+        body += builder.table(data["name"], data["fields"], common, 4)
+        body.append("))")
+    out += ["", "from __future__ import annotations", "", *import_lines("\n".join(body))]
+    out += ["", f"API_KEY = {req['apiKey']}"]
+    out += body
     out.append("")
     return "\n".join(out)
 
@@ -293,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     json_dir = args.json_dir or default_json_dir()
     stale = []
     for api, module in APIS.items():
-        src = generate(api, module, json_dir)
+        src = generate(api, json_dir)
         target = MESSAGES_DIR / f"{module}.py"
         if args.check:
             if not target.exists() or target.read_text() != src:

@@ -75,7 +75,9 @@ def _scalar(t: str, rng: random.Random, avoid: Any, big: bool) -> Any:
             return v
 
 
-def sample_struct(fields: tuple[Field, ...], cls: type, version: int, rng: random.Random, nulls: bool, big: bool) -> Any:
+def sample_struct(
+    fields: tuple[Field, ...], cls: type, version: int, rng: random.Random, nulls: bool, big: bool
+) -> Any:
     kwargs = {}
     for f in fields:
         if f.present_in(version):

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from protocol import api
-from protocol.api import CODEC_VERSIONS, FIRST_FLEXIBLE_VERSION, MODULE_NAMES, SUPPORTED_VERSIONS, ApiKey, is_flexible
+from protocol.api import (
+    CODEC_VERSIONS,
+    FIRST_FLEXIBLE_VERSION,
+    MODULE_NAMES,
+    SUPPORTED_VERSIONS,
+    ApiKey,
+    is_flexible,
+)
 from protocol.codec import message_schema, request_type, response_type
 from protocol.schema import parse_versions
 
@@ -50,7 +57,7 @@ def test_literal_tables_match_the_schemas(key: ApiKey) -> None:
     mod = importlib.import_module(f"protocol.messages.{MODULE_NAMES[key]}")
     assert request_type(key) is getattr(mod, req.name)
     assert response_type(key) is getattr(mod, resp.name)
-    assert mod.API_KEY == key
+    assert key == mod.API_KEY
 
 
 def test_is_flexible_for_unknown_keys_is_false() -> None:

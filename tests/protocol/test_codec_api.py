@@ -6,9 +6,15 @@ import pytest
 
 from protocol import codec
 from protocol.api import ApiKey
-from protocol.codec import decode_request, encode_request, encode_response, request_type, response_type
+from protocol.codec import (
+    decode_request,
+    encode_request,
+    encode_response,
+    request_type,
+    response_type,
+)
 from protocol.codegen import source
-from protocol.errors import EncodeError, UnsupportedVersionError
+from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
 from protocol.messages import join_group, offset_commit, sync_group
 
 
@@ -39,9 +45,9 @@ def test_enum_keys_work() -> None:
 def test_codecs_are_generated_lazily_and_cached() -> None:
     body = encode_request(8, 5, offset_commit.OffsetCommitRequest(group_id="g"))
     decode_request(8, 5, body)
-    fn = codec._DEC_REQ[(8, 5)]
+    fn = codec._DEC_REQ[8][5]
     decode_request(8, 5, body)
-    assert codec._DEC_REQ[(8, 5)] is fn
+    assert codec._DEC_REQ[8][5] is fn
     assert "def decode(data, pos)" in fn.source
 
 
@@ -87,9 +93,9 @@ def test_non_strict_decode_ignores_bytes_after_a_complete_body() -> None:
     # Kafka's broker never checks that a request buffer was consumed; librdkafka 2.x's all-topics
     # Metadata v12 request carries 3 stray bytes after its tagged fields.
     body = bytes.fromhex("00000000010000")
-    with pytest.raises(Exception, match="trailing"):
+    with pytest.raises(DecodeError, match="trailing"):
         decode_request(3, 12, body)
     req = decode_request(3, 12, body, strict=False)
     assert req.topics is None and req.allow_auto_topic_creation is False
-    with pytest.raises(Exception):
+    with pytest.raises(DecodeError):
         decode_request(3, 12, body[:3], strict=False)  # a truncated body is still an error

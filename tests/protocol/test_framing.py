@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import pytest
@@ -53,7 +54,7 @@ def test_any_split(payloads: list[bytes], cuts: list[int]) -> None:
     points = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
     d = FrameDecoder()
     got = []
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         got += d.feed(stream[a:b])
     assert got == payloads
     assert d.buffered == 0

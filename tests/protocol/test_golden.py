@@ -12,11 +12,18 @@ from typing import Any
 
 import pytest
 
-from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
+from protocol.codec import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    message_schema,
+)
+
 from .protocol_samples import all_codecs, codec_id, sample
 
 kp_protocol = pytest.importorskip("kafka.protocol")
-from kafka.protocol.api_message import ApiMessage  # noqa: E402
+ApiMessage = pytest.importorskip("kafka.protocol.api_message").ApiMessage
 
 
 def _kafka_python_classes() -> dict[tuple[int, str], type]:
@@ -35,7 +42,10 @@ KP = _kafka_python_classes()
 
 
 # kafka-python's own renames of a few fields
-KP_NAMES = {"topic_authorized_operations": "authorized_operations", "cluster_authorized_operations": "authorized_operations"}
+KP_NAMES = {
+    "topic_authorized_operations": "authorized_operations",
+    "cluster_authorized_operations": "authorized_operations",
+}
 
 
 def to_kafka_python(obj: Any, kcls: type, version: int) -> Any:
@@ -70,6 +80,9 @@ REPRESENTATIVE = [
     (11, 0), (11, 5), (11, 6), (11, 9), (14, 3), (14, 5), (12, 3), (12, 4), (13, 1), (13, 3), (13, 5),
     (8, 2), (8, 8), (9, 1), (9, 7), (9, 8), (3, 4), (3, 9), (3, 12), (18, 0), (18, 3), (10, 1), (10, 4),
     (1, 12), (0, 9),
+    # the transaction and cluster APIs (codecs only so far)
+    (24, 3), (24, 4), (25, 3), (26, 2), (26, 5), (27, 1), (28, 2), (28, 3), (28, 5), (60, 1), (60, 2),
+    (61, 0), (65, 0), (66, 1), (66, 2),
 ]
 KNOWN = [c for c in all_codecs() if (c[0], "response" if c[2] else "request") in KP]
 
@@ -157,7 +170,11 @@ def test_api_versions_v3_response_bytes() -> None:
 def test_consumer_group_heartbeat_nullable_struct_bytes() -> None:
     import uuid
 
-    from protocol.messages.consumer_group_heartbeat import Assignment, ConsumerGroupHeartbeatResponse, TopicPartitions
+    from protocol.messages.consumer_group_heartbeat import (
+        Assignment,
+        ConsumerGroupHeartbeatResponse,
+        TopicPartitions,
+    )
 
     tid = uuid.UUID(int=0x0102030405060708090A0B0C0D0E0F10)
     head = b"".join([
@@ -185,3 +202,50 @@ def test_consumer_group_heartbeat_nullable_struct_bytes() -> None:
         assert encode_response(68, v, some) == with_assignment
         assert decode_response(68, v, null_assignment) == none
         assert decode_response(68, v, with_assignment) == some
+
+
+def test_txn_offset_commit_v3_request_bytes() -> None:
+    from protocol.messages.txn_offset_commit import (
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitRequestPartition,
+        TxnOffsetCommitRequestTopic,
+    )
+
+    expected = b"".join([
+        b"\x04txn",                              # TransactionalId: compact string
+        b"\x02g",                                # GroupId
+        struct.pack(">qh", 4000, 2),             # ProducerId, ProducerEpoch
+        struct.pack(">i", 5),                    # GenerationId (v3+)
+        b"\x02m",                                # MemberId (v3+)
+        b"\x00",                                 # GroupInstanceId: null (v3+)
+        b"\x02",                                 # Topics: 1
+        b"\x02t",                                #   Name
+        b"\x02",                                 #   Partitions: 1
+        struct.pack(">iqi", 0, 42, -1),          #     PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        b"\x01",                                 #     CommittedMetadata: ""
+        b"\x00",                                 #     tagged fields
+        b"\x00",                                 #   tagged fields
+        b"\x00",                                 # tagged fields
+    ])
+    obj = TxnOffsetCommitRequest(
+        transactional_id="txn", group_id="g", producer_id=4000, producer_epoch=2, generation_id=5, member_id="m",
+        topics=[TxnOffsetCommitRequestTopic("t", [TxnOffsetCommitRequestPartition(0, 42, -1, "")])],
+    )
+    assert encode_request(28, 3, obj) == expected
+    assert decode_request(28, 3, expected) == obj
+
+
+def test_end_txn_v5_response_bytes() -> None:
+    from protocol.messages.end_txn import EndTxnResponse
+
+    expected = b"".join([
+        struct.pack(">i", 0),       # ThrottleTimeMs
+        struct.pack(">h", 48),      # ErrorCode: INVALID_TXN_STATE
+        struct.pack(">q", 4000),    # ProducerId (v5+)
+        struct.pack(">h", 3),       # ProducerEpoch (v5+)
+        b"\x00",                    # tagged fields
+    ])
+    obj = EndTxnResponse(error_code=48, producer_id=4000, producer_epoch=3)
+    assert encode_response(26, 5, obj) == expected
+    assert decode_response(26, 5, expected) == obj
+    assert encode_response(26, 2, obj) == expected[:6]  # v0-2: no producer id/epoch, not flexible

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
+from protocol.codec import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    message_schema,
+)
+from protocol.errors import DecodeError
+
 from .protocol_samples import all_codecs, codec_id, message_strategy, sample
 
 CASES = all_codecs()
@@ -65,7 +73,8 @@ def test_fields_absent_in_a_version_are_not_written_and_decode_to_defaults() -> 
 
     obj = JoinGroupRequest(group_id="g", rebalance_timeout_ms=5, group_instance_id="i", reason="r")
     v0 = encode_request(11, 0, obj)
-    assert decode_request(11, 0, v0) == dataclasses.replace(obj, rebalance_timeout_ms=-1, group_instance_id=None, reason=None)
+    absent = {"rebalance_timeout_ms": -1, "group_instance_id": None, "reason": None}
+    assert decode_request(11, 0, v0) == dataclasses.replace(obj, **absent)
     assert len(v0) == len(encode_request(11, 0, JoinGroupRequest(group_id="g")))
 
 
@@ -86,6 +95,33 @@ def test_unknown_tags_are_skipped() -> None:
     assert body[-1] == 0
     with_unknown = body[:-1] + b"\x02" + b"\x05\x03abc" + b"\x86\x01\x01z"  # tags 5 and 134
     assert decode_request(12, 4, with_unknown) == decode_request(12, 4, body)
+
+
+def test_unknown_tags_after_a_fixed_run() -> None:
+    # HeartbeatResponse v4 is throttle, error code, tagged fields: one unpack reads all three,
+    # so a non-empty section is re-read from its first byte
+    from protocol.messages.heartbeat import HeartbeatResponse
+
+    body = encode_response(12, 4, HeartbeatResponse(throttle_time_ms=5, error_code=27))
+    assert body == b"\x00\x00\x00\x05\x00\x1b\x00"
+    tags = b"\x02" + b"\x05\x03abc" + b"\x86\x01\x81\x01" + b"z" * 129  # tag 134: a 2-byte size
+    assert decode_response(12, 4, body[:-1] + tags) == HeartbeatResponse(5, 27)
+    with pytest.raises(DecodeError):
+        decode_response(12, 4, body[:-1] + tags[:-1])
+
+
+def test_multi_byte_compact_lengths_after_a_fixed_run() -> None:
+    # OffsetCommitRequest v8: the metadata's compact length follows three fixed fields
+    from protocol.messages.offset_commit import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+    )
+
+    for size in (126, 127, 128, 16383, 16384):
+        part = OffsetCommitRequestPartition(1, 2, 3, committed_metadata="m" * size)
+        obj = OffsetCommitRequest(group_id="g", topics=[OffsetCommitRequestTopic("t", partitions=[part])])
+        assert decode_request(8, 8, encode_request(8, 8, obj)) == obj
 
 
 @given(st.integers(0, 2**31 - 1))
