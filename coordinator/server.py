@@ -73,7 +73,7 @@ async def serve(
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
     data = DataPath(config, topics, clock)
     data.open_all()  # recovers every user-topic log
-    runtime = group_runtime(config, clock, observer=tap)  # __consumer_offsets, loaded in run()
+    runtime = group_runtime(config, clock, observer=tap, topics=topics)  # __consumer_offsets, loaded in run()
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True))
     listeners = await trio.open_tcp_listeners(config.port, host=config.host)
     port = listeners[0].socket.getsockname()[1]

@@ -6,19 +6,33 @@ and turns an unavailable partition into Kafka's answer for the request: COORDINA
 while it loads, COORDINATOR_NOT_AVAILABLE while it is failed (or its append failed), with the
 error on every partition where the API has them. Requests naming several groups (DescribeGroups,
 DeleteGroups, OffsetFetch) are split by partition and answered in request order; ListGroups asks
-every partition and fails as a whole if one cannot answer (Kafka's listGroups).
+every partition and fails as a whole if one cannot answer (Kafka's listGroups). KIP-848
+ConsumerGroupHeartbeat and ConsumerGroupDescribe go through the same helpers; with "consumer"
+missing from group.coordinator.rebalance.protocols they answer UNSUPPORTED_VERSION (KafkaApis).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
+from coordinator.groups.consumer_ops import (
+    ConsumerDescribeParams,
+    ConsumerHeartbeatParams,
+    ConsumerHeartbeatResult,
+    DescribedConsumerGroup,
+    consumer_group_describe,
+    consumer_heartbeat,
+    validate_heartbeat,
+)
 from coordinator.groups.describe import delete_groups, describe_groups, list_groups
+from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.heartbeat import heartbeat
 from coordinator.groups.join import join_group
 from coordinator.groups.leave import leave_group
+from coordinator.groups.lifecycle import GroupShards
 from coordinator.groups.offset_requests import (
     FetchedGroup,
     FetchGroup,
@@ -63,6 +77,7 @@ class GroupService:
     def __init__(self, runtime: CoordinatorRuntime[GroupShard]) -> None:
         self.runtime = runtime
         self.num_partitions = runtime.num_partitions
+        self.config = runtime.kind.config if isinstance(runtime.kind, GroupShards) else GroupConfig()
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
@@ -94,6 +109,16 @@ class GroupService:
     async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
         return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
 
+    async def consumer_group_heartbeat(self, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
+        """KIP-848; the request is checked before it is routed, as GroupCoordinatorService does."""
+        if not self.config.consumer_protocol_enabled:
+            return _unsupported(ConsumerHeartbeatResult)
+        invalid = validate_heartbeat(self.config, p)
+        if invalid is not None:
+            return invalid
+        return await self._one(p.group_id, consumer_heartbeat, p,
+                               lambda e: ConsumerHeartbeatResult(error_code=e), empty_id_ok=True)
+
     async def _one(self, group_id: str, op: GroupOp[P, R], params: P,
                    error_result: Callable[[ErrorCode], R], *, empty_id_ok: bool = False) -> R:
         if not group_id and not empty_id_ok:
@@ -113,6 +138,12 @@ class GroupService:
     async def delete_groups(self, p: DeleteGroupsParams) -> list[DeletedGroup]:
         return await self._many(p.group_ids, str, delete_groups,
                                 lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup)
+
+    async def consumer_group_describe(self, group_ids: list[str]) -> list[DescribedConsumerGroup]:
+        if not self.config.consumer_protocol_enabled:
+            return [_unsupported(partial(DescribedConsumerGroup, gid)) for gid in group_ids]
+        return await self._many(group_ids, str, consumer_group_describe, ConsumerDescribeParams,
+                                lambda gid, e: DescribedConsumerGroup(gid, e))
 
     async def fetch_offsets(self, p: OffsetFetchParams) -> list[FetchedGroup]:
         return await self._many(p.groups, _group_id, fetch_offsets,
@@ -148,3 +179,10 @@ class GroupService:
 
 def _group_id(group: FetchGroup) -> str:
     return group.group_id
+
+
+def _unsupported(result: Callable[..., R]) -> R:
+    """KafkaApis: the consumer protocol is not enabled (group.coordinator.rebalance.protocols)."""
+    explain(ErrorCode.UNSUPPORTED_VERSION, "the consumer rebalance protocol is not enabled "
+            "(group.coordinator.rebalance.protocols has no 'consumer')")
+    return result(error_code=ErrorCode.UNSUPPORTED_VERSION)

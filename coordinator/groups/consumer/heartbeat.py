@@ -9,8 +9,9 @@ member id; v1+: the client does (KIP-1082).
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.errors import ConsumerGroupError, group_id_not_found, invalid_request

@@ -8,9 +8,10 @@ pattern Kafka rejects is rejected here. A topic matches when the whole name matc
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-import re2  # type: ignore[import-untyped]
+import re2
 
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from protocol.errors import ErrorCode
