@@ -93,4 +93,4 @@ def group_runtime(config: Any, clock: Clock, observer: WriterObserver | None = N
     return CoordinatorRuntime(
         GroupShards(GroupConfig.from_config(config)), writer, clock,
         cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size),
-        cleaner_backoff_ms=config.log_cleaner_backoff_ms)
+        cleaner_backoff_ms=config.log_cleaner_backoff_ms, load_delay_ms=config.coordinator_load_delay_ms)

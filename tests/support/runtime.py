@@ -57,6 +57,13 @@ class RecordingWriter(PartitionWriter):
         self._released.set()
 
 
+class OneBroker:
+    """Broker 0 leads every partition (what a one-broker cluster answers)."""
+
+    def leader(self, topic_name: str, partition: int) -> int:
+        return 0
+
+
 class GroupHarness:
     def __init__(self, data_dir: str | Path, *, num_partitions: int = 50, epoch_ms: int = 0,
                  durability: str = "interval", **settings: Any) -> None:
@@ -68,7 +75,7 @@ class GroupHarness:
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(
             GroupShards(GroupConfig(**settings), uuid_source=lambda: f"u{next(counter)}"),
             self.writer, self.clock)
-        self.service = GroupService(self.runtime)
+        self.service = GroupService(self.runtime, OneBroker(), 0)
 
     def shard(self, group_id: str = "g") -> GroupShard:
         shard = self.runtime.shard(partition_for(group_id, self.runtime.num_partitions))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import re2  # type: ignore[import-untyped]
+import re2
 
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from protocol.errors import ErrorCode
