@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from coordinator.groups import forced
 from coordinator.groups.describe import delete_groups, describe_groups, list_groups
 from coordinator.groups.heartbeat import heartbeat
 from coordinator.groups.join import join_group
@@ -114,6 +115,14 @@ class GroupService:
 
     async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
         return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
+
+    async def expire_member(self, group_id: str, member_id: str) -> ErrorCode:
+        """As if the member's session timed out now (the control plane)."""
+        return await self._one(group_id, forced.expire_member, (group_id, member_id), lambda e: e)
+
+    async def rebalance(self, group_id: str) -> ErrorCode:
+        """Start a rebalance now (the control plane)."""
+        return await self._one(group_id, forced.rebalance, group_id, lambda e: e)
 
     async def _one(self, group_id: str, op: GroupOp[P, R], params: P,
                    error_result: Callable[[ErrorCode], R], *, empty_id_ok: bool = False) -> R:

@@ -20,7 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import trio
 
-from coordinator.runtime.clock import Clock
+from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.loading import LoadStats, replay_log
 from coordinator.runtime.operation import OpContext, ParkedReply, Replayable
 from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
@@ -69,7 +69,7 @@ class ShardKind(Protocol[S]):
 
 
 class CoordinatorRuntime(Generic[S]):
-    def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: Clock, *,
+    def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: TimerClock, *,
                  cleaner: CleanerConfig | None = None, cleaner_backoff_ms: int = 15_000,
                  reload_backoff_ms: int = 100, max_reload_backoff_ms: int = 10_000,
                  load_delay_ms: int = 0) -> None:
@@ -298,9 +298,7 @@ class CoordinatorRuntime(Generic[S]):
             if deadline is None:
                 await self._timers_changed.wait()
                 continue
-            delay_s = max(0, deadline - self.clock.time_ms()) / 1000
-            with trio.move_on_after(delay_s):
-                await self._timers_changed.wait()
+            await self.clock.wait_until(deadline, self._timers_changed)
 
     def _fire_due_timers(self, nursery: trio.Nursery) -> int:
         fired = 0
@@ -320,6 +318,12 @@ class CoordinatorRuntime(Generic[S]):
             offset = self._append(shard.partition, ctx)
             nursery.start_soon(self._finish_timer, shard.partition, ctx, offset)
         return fired
+
+    async def fire_due(self) -> int:
+        """Fire every timer due now and wait until their records are durable (the manual clock's
+        advance calls this at each deadline, so effects are visible when it returns)."""
+        async with trio.open_nursery() as nursery:
+            return self._fire_due_timers(nursery)
 
     async def _finish_timer(self, partition: int, ctx: OpContext[S], offset: int) -> None:
         try:

@@ -24,7 +24,7 @@ from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.records import encode_record
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
-from coordinator.runtime.clock import TrioClock
+from coordinator.runtime.clock import TimerClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.log import LogConfig
@@ -66,9 +66,9 @@ class OneBroker:
 
 class GroupHarness:
     def __init__(self, data_dir: str | Path, *, num_partitions: int = 50, epoch_ms: int = 0,
-                 durability: str = "interval", **settings: Any) -> None:
+                 durability: str = "interval", clock: TimerClock | None = None, **settings: Any) -> None:
         counter = itertools.count(1)
-        self.clock = TrioClock(epoch_ms=epoch_ms)
+        self.clock = clock if clock is not None else TrioClock(epoch_ms=epoch_ms)
         self.writer = RecordingWriter(OFFSETS_TOPIC, data_dir, num_partitions,
                                       LogConfig(cleanup_policy="compact", durability=durability),
                                       self.clock, encode_record)
