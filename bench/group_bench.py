@@ -62,7 +62,7 @@ def start_server(data_dir: str, settings: dict[str, object]) -> tuple[subprocess
         args += ["--set", f"{name}={value}"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()  # type: ignore[union-attr]
-    match = re.search(r"serving on [\d.]+:(\d+)", line)
+    match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
     if not match:
         proc.kill()
         raise SystemExit(f"server did not start: {line!r}")

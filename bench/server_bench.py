@@ -30,7 +30,7 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen, int]:
         stdout=subprocess.PIPE, text=True,
     )
     line = proc.stdout.readline()
-    match = re.search(r"serving on [\d.]+:(\d+)", line)
+    match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
     if not match:
         proc.kill()
         raise SystemExit(f"server did not start: {line!r}")

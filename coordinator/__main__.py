@@ -1,6 +1,6 @@
 """The `kgc` command line (also `python -m coordinator`).
 
-    kgc serve [--host H] [--port P] [--data-dir D] [--create-topic NAME:PARTITIONS]...
+    kgc serve [--host H] [--port P] [--brokers N] [--data-dir D] [--create-topic NAME:PARTITIONS]...
               [--config server.properties] [--set name=value]... [--transcript FILE] [--metrics-port P]
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from coordinator.config import SETTINGS, Config, ConfigError, parse_assignment, read_properties
+from coordinator.config import SETTINGS, Config, ConfigError, check_cluster, parse_assignment, read_properties
 from coordinator.observe.logs import get_logger, log_event, setup_logging
 from coordinator.server import serve
 
@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("serve", help="run the server")
     run.add_argument("--host", help="listen and advertise address (default 127.0.0.1)")
-    run.add_argument("--port", type=int, help="port (default 9092; 0 picks a free one)")
+    run.add_argument("--port", type=int, help="port (default 9092; 0 picks a free one); broker i listens on "
+                     "port + i")
+    run.add_argument("--brokers", type=int, metavar="N", help="brokers in this process (default 1, at most 64)")
     run.add_argument("--data-dir", help="data directory (default ./data)")
     run.add_argument("--create-topic", type=_topic_spec, action="append", default=[], metavar="NAME:PARTITIONS",
                      help="create this topic if it is missing (repeatable)")
@@ -103,11 +105,14 @@ def resolve_config(args: argparse.Namespace) -> Config:
     for assignment in args.assignments:
         name, value = parse_assignment(assignment)
         overrides[name] = value
-    for name, value in (("host", args.host), ("port", args.port), ("data.dir", args.data_dir),
+    for name, value in (("host", args.host), ("port", args.port), ("cluster.brokers", args.brokers),
+                        ("data.dir", args.data_dir),
                         ("transcript.file", args.transcript), ("metrics.port", args.metrics_port)):
         if value is not None:
             overrides[name] = value
-    return Config(overrides)
+    config = Config(overrides)
+    check_cluster(config)
+    return config
 
 
 async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None:
@@ -115,7 +120,7 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             server = await nursery.start(serve, config, topics)
-            print(f"kgc: serving on {server.bootstrap} with data in {config.data_path}", flush=True)
+            print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
             tap = server.broker.tap
             if server.metrics_port is not None:
                 print(f"kgc: metrics on http://{config.host}:{server.metrics_port}/metrics", flush=True)

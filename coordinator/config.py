@@ -45,7 +45,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("host", str, "127.0.0.1", "address to listen on and to advertise"),
     Setting("port", int, 9092, "port to listen on and to advertise (0 picks a free one)"),
     Setting("data.dir", str, "data", "directory holding every log (Kafka: log.dirs)"),
-    Setting("node.id", int, 0, "this broker's id in Metadata and FindCoordinator"),
+    Setting("node.id", int, 0, "the first broker's id (brokers are node.id .. node.id + cluster.brokers - 1)"),
+    Setting("cluster.brokers", int, 1, "brokers in this process, each on its own port (1-64; not a Kafka "
+            "setting: replicas are logical, one copy of each log serves them all)"),
+    Setting("default.replication.factor", int, 1, "replicas of a topic created without a factor"),
+    Setting("offsets.topic.replication.factor", int, 3, "replicas of __consumer_offsets (capped at the brokers)"),
+    Setting("auto.leader.rebalance.enable", _bool, True, "a broker that comes back leads its preferred "
+            "partitions again"),
+    Setting("coordinator.load.delay.ms", int, 0, "stretch every coordinator load (a moved coordinator answers "
+            "COORDINATOR_LOAD_IN_PROGRESS meanwhile; not a Kafka setting: for tests)"),
     Setting("cluster.id", str, "kgc-local-cluster", "cluster id reported in Metadata"),
     Setting("socket.request.max.bytes", int, 104857600, "largest request frame accepted"),
     Setting("connections.max.idle.ms", int, 600000, "close connections idle this long"),
@@ -179,3 +187,16 @@ def parse_assignment(text: str) -> tuple[str, str]:
         raise ConfigError(f"expected name=value, got {text!r}")
     name, value = text.split("=", 1)
     return name.strip(), value
+
+
+MAX_BROKERS = 64
+
+
+def check_cluster(config: Config) -> None:
+    """cluster.brokers in 1..64, and every broker's port (port + i) a real one (port 0: free ports)."""
+    n, port = config.cluster_brokers, config.port
+    if not 1 <= n <= MAX_BROKERS:
+        raise ConfigError(f"cluster.brokers must be between 1 and {MAX_BROKERS}, got {n}")
+    if port != 0 and not (1 <= port and port + n - 1 <= 65535):
+        last = f"..{port + n - 1}" if n > 1 else ""
+        raise ConfigError(f"port {port}{last} is outside 1..65535 (port 0 picks free ports)")

@@ -2,9 +2,11 @@
 
 CreateTopics (ReplicationControlManager.createTopic on one broker): duplicate names in one
 request -> INVALID_REQUEST; bad name -> INVALID_TOPIC_EXCEPTION; existing -> TOPIC_ALREADY_EXISTS;
-explicit assignments must use -1/-1 counts and only this node; partitions < 1 -> INVALID_PARTITIONS;
-a replication factor other than 1 (or -1 = default) -> INVALID_REPLICATION_FACTOR, since there is
-one broker; unknown or bad configs -> INVALID_CONFIG. `validate_only` checks without creating.
+explicit assignments must use -1/-1 counts and name live brokers, one list length for all
+(the replicas are then placed by Kafka's assignment all the same: the lists set the factor);
+partitions < 1 -> INVALID_PARTITIONS; a replication factor below 1 or above the live broker count
+-> INVALID_REPLICATION_FACTOR (-1 = default.replication.factor); unknown or bad configs ->
+INVALID_CONFIG. `validate_only` checks without creating.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ class CreateOutcome:
 
 def create_topic(data: DataPath, name: str, num_partitions: int, replication_factor: int,
                  assignments: list[tuple[int, list[int]]], configs: dict[str, str | None],
-                 validate_only: bool, node_id: int) -> CreateOutcome:
+                 validate_only: bool, live_brokers: list[int]) -> CreateOutcome:
     try:
         validate_topic_name(name)
     except InvalidTopicError as exc:
@@ -46,27 +48,31 @@ def create_topic(data: DataPath, name: str, num_partitions: int, replication_fac
         indexes = sorted(index for index, _ in assignments)
         if indexes != list(range(len(assignments))):
             return CreateOutcome(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions must be numbered 0..n-1")
-        if any(brokers != [node_id] for _, brokers in assignments):
+        sizes = {len(brokers) for _, brokers in assignments}
+        if len(sizes) != 1 or any(b not in live_brokers or brokers.count(b) > 1
+                                  for _, brokers in assignments for b in brokers):
             return CreateOutcome(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                 f"every partition must be assigned to broker {node_id} alone")
-        num_partitions, replication_factor = len(assignments), 1
+                                 f"each partition needs distinct live brokers (live: {live_brokers}), "
+                                 "the same number for every partition")
+        num_partitions, replication_factor = len(assignments), sizes.pop()
     if num_partitions == DEFAULT:
         num_partitions = data.config.num_partitions
     if num_partitions < 1:
         return CreateOutcome(ErrorCode.INVALID_PARTITIONS,
                              "Number of partitions was set to an invalid non-positive value.")
     if replication_factor == DEFAULT:
-        replication_factor = 1  # default.replication.factor on one broker
-    if replication_factor != 1:
+        replication_factor = data.config.default_replication_factor
+    if not 1 <= replication_factor <= len(live_brokers):
         message = ("Replication factor must be larger than 0." if replication_factor < 1 else
                    f"Unable to replicate the partition {replication_factor} time(s): The target replication "
-                   f"factor of {replication_factor} cannot be reached because only 1 broker(s) are registered.")
+                   f"factor of {replication_factor} cannot be reached because only {len(live_brokers)} "
+                   "broker(s) are registered.")
         return CreateOutcome(ErrorCode.INVALID_REPLICATION_FACTOR, message)
     try:
         overrides = validate_overrides(configs)
     except TopicConfigError as exc:
         return CreateOutcome(ErrorCode.INVALID_CONFIG, str(exc))
-    topic = None if validate_only else data.create_topic(name, num_partitions, overrides)
+    topic = None if validate_only else data.create_topic(name, num_partitions, overrides, replication_factor)
     return CreateOutcome(ErrorCode.NONE, None, topic, num_partitions, replication_factor,
                          effective(overrides, data.config))
 

@@ -81,8 +81,9 @@ class DataPath:
         return part.log.config.max_message_bytes
 
     # -- topics --------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> Topic:
-        topic = self.topics.create(name, partitions, configs)
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str],
+                     replication_factor: int = 1) -> Topic:
+        topic = self.topics.create(name, partitions, configs, replication_factor)
         for index in range(partitions):
             self.partition(name, index)
         return topic

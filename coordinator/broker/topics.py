@@ -5,7 +5,9 @@ The data dir is the truth, as in Kafka: a topic is its partition dirs `<topic>-<
 if created with configs, `topic.properties` (topic_config.py), written first; all fsynced before
 `create` returns, and completed on the next start if cut short. Deleting renames each dir to
 `<dir>.<id>-delete` (Kafka's naming) first; load finishes such deletions. Internal topics
-(`__consumer_offsets`) are registered by the coordinator, not listed from disk here.
+(`__consumer_offsets`) are registered by the coordinator, not listed from disk here. Each topic's
+replication factor (which Kafka keeps in its cluster metadata) is kept in one file at the data
+dir's root, `replication-factors.properties` (`name=factor`); a topic missing there has 1.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 DELETE_SUFFIX = "-delete"  # Kafka's LocalLog.DeleteDirSuffix
 METADATA_FILE = "partition.metadata"
+REPLICATION_FILE = "replication-factors.properties"
 INTERNAL_PREFIX = "__consumer_offsets"
 
 
@@ -38,6 +41,7 @@ class Topic:
     topic_id: uuid.UUID  # never all zero (Kafka's Uuid.ZERO_UUID means 'no id')
     internal: bool = False
     configs: tuple[tuple[str, str], ...] = ()  # CreateTopics overrides, sorted by name
+    replication_factor: int = 1
 
     @property
     def topic_id_text(self) -> str:
@@ -96,10 +100,12 @@ class TopicRegistry:
                 overrides = read_overrides(entry)
                 if overrides:
                     configs.setdefault(topic, overrides)
+        factors = _read_factors(self.data_dir / REPLICATION_FILE)
         for name, partitions in found.items():
             count = max(partitions) + 1
             topic = Topic(name, count, ids.get(name) or new_topic_id(),
-                          configs=tuple(sorted(configs.get(name, {}).items())))
+                          configs=tuple(sorted(configs.get(name, {}).items())),
+                          replication_factor=factors.get(name, 1))
             # Complete a topic whose creation was cut short: every partition dir and id file.
             self._write_partition_dirs(topic)
             self._topics[name] = topic
@@ -119,13 +125,17 @@ class TopicRegistry:
                 return topic
         return None
 
-    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None) -> Topic:
+    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
+               replication_factor: int = 1) -> Topic:
         validate_topic_name(name)
         if partitions < 1:
             raise InvalidTopicError(f"partition count must be at least 1, got {partitions}")
         if name in self._topics:
             raise FileExistsError(f"topic {name!r} already exists")
-        topic = Topic(name, partitions, new_topic_id(), configs=tuple(sorted((configs or {}).items())))
+        topic = Topic(name, partitions, new_topic_id(), configs=tuple(sorted((configs or {}).items())),
+                      replication_factor=replication_factor)
+        if replication_factor != 1:
+            self._write_factors({**self._factors(), name: replication_factor})
         self._write_partition_dirs(topic)
         self._topics[name] = topic
         return topic
@@ -133,6 +143,8 @@ class TopicRegistry:
     def delete(self, name: str) -> Topic:
         """Forgets the topic and removes its dirs (the caller closed its logs first)."""
         topic = self._topics.pop(name)
+        if topic.replication_factor != 1:
+            self._write_factors({n: f for n, f in self._factors().items() if n != name})
         doomed = []
         for partition in range(topic.partitions):
             directory = self.partition_dir(name, partition)
@@ -145,10 +157,19 @@ class TopicRegistry:
             shutil.rmtree(target, ignore_errors=True)
         return topic
 
-    def ensure(self, name: str, partitions: int) -> Topic:
+    def ensure(self, name: str, partitions: int, replication_factor: int = 1) -> Topic:
         """Creates the topic only where it is missing (for `--create-topic` on restart)."""
         existing = self._topics.get(name)
-        return existing if existing is not None else self.create(name, partitions)
+        return existing if existing is not None else self.create(name, partitions, None, replication_factor)
+
+    def _factors(self) -> dict[str, int]:
+        return {t.name: t.replication_factor for t in self._topics.values()
+                if not t.internal and t.replication_factor != 1}
+
+    def _write_factors(self, factors: dict[str, int]) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        _write_durably(self.data_dir / REPLICATION_FILE,
+                       "".join(f"{name}={factor}\n" for name, factor in sorted(factors.items())))
 
     def partition_dir(self, name: str, partition: int) -> Path:
         return self.data_dir / f"{name}-{partition}"
@@ -163,6 +184,19 @@ class TopicRegistry:
             if not path.exists():
                 _write_durably(path, f"version: 0\ntopic_id: {topic.topic_id_text}\n")
         _fsync_dir(self.data_dir)
+
+
+def _read_factors(path: Path) -> dict[str, int]:
+    factors: dict[str, int] = {}
+    try:
+        lines = path.read_text(encoding="ascii").splitlines()
+    except (OSError, ValueError):
+        return factors
+    for line in lines:
+        name, _, value = line.partition("=")
+        if value.strip().isdigit():
+            factors[name.strip()] = int(value)
+    return factors
 
 
 def _read_topic_id(path: Path) -> uuid.UUID | None:

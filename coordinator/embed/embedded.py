@@ -6,15 +6,17 @@
     async with open_server(topics={"orders": 3}) as server:  # inside trio
         ...
 
-Both bind loopback on a free port unless told otherwise. A data dir is created in a temporary
-directory and removed afterwards unless one is given. `restart()` stops the server and starts it
-again on the same data dir and port, which is how tests show that state survives.
+Both bind loopback on a free port unless told otherwise (`brokers=N`: N brokers, each on its own
+free port; `bootstrap` lists them all). A data dir is created in a temporary directory and removed
+afterwards unless one is given. `restart()` stops the server and starts it again on the same data
+dir and ports, which is how tests show that state survives.
 """
 from __future__ import annotations
 
 import shutil
 import tempfile
 import threading
+from functools import partial
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,8 +30,12 @@ from coordinator.server import Server, serve
 START_TIMEOUT_SECONDS = 30
 
 
-def _config(data_dir: Path, host: str, port: int, settings: Mapping[str, Any] | None) -> Config:
-    return Config({**(settings or {}), "data.dir": str(data_dir), "host": host, "port": port})
+def _config(data_dir: Path, host: str, port: int, settings: Mapping[str, Any] | None,
+            brokers: int | None = None) -> Config:
+    fixed: dict[str, Any] = {"data.dir": str(data_dir), "host": host, "port": port}
+    if brokers is not None:  # else settings may carry cluster.brokers
+        fixed["cluster.brokers"] = brokers
+    return Config({**(settings or {}), **fixed})
 
 
 @asynccontextmanager
@@ -40,10 +46,11 @@ async def open_server(
     port: int = 0,
     settings: Mapping[str, Any] | None = None,
     topics: Mapping[str, int] | None = None,
+    brokers: int | None = None,
 ) -> AsyncIterator[Server]:
     temp = None if data_dir is not None else tempfile.mkdtemp(prefix="kgc-")
     try:
-        config = _config(Path(data_dir or temp), host, port, settings)  # type: ignore[arg-type]
+        config = _config(Path(data_dir or temp), host, port, settings, brokers)  # type: ignore[arg-type]
         async with trio.open_nursery() as nursery:
             server: Server = await nursery.start(serve, config, dict(topics or {}))
             try:
@@ -66,8 +73,11 @@ class EmbeddedServer:
         port: int = 0,
         settings: Mapping[str, Any] | None = None,
         topics: Mapping[str, int] | None = None,
+        brokers: int | None = None,
     ) -> None:
         self._temp = None if data_dir is not None else tempfile.mkdtemp(prefix="kgc-")
+        self._brokers = brokers
+        self._ports: list[int] | None = None  # fixed by the first start, kept by restarts
         self.data_dir = Path(data_dir or self._temp)  # type: ignore[arg-type]
         self._host, self._port = host, port
         self._settings = dict(settings or {})
@@ -80,12 +90,12 @@ class EmbeddedServer:
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> EmbeddedServer:
         started = threading.Event()
-        config = _config(self.data_dir, self._host, self._port, self._settings)
+        config = _config(self.data_dir, self._host, self._port, self._settings, self._brokers)
 
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
-                self._server = await nursery.start(serve, config, self._topics)
+                self._server = await nursery.start(partial(serve, config, self._topics, ports=self._ports))
                 started.set()
 
         def run() -> None:
@@ -101,7 +111,8 @@ class EmbeddedServer:
         self._thread.start()
         if not started.wait(START_TIMEOUT_SECONDS) or self._server is None:
             raise RuntimeError(f"coordinator did not start: {self._error!r}")
-        self._port = self._server.port  # a restart reuses the same port
+        self._port = self._server.port  # a restart reuses the same ports
+        self._ports = [b.advertised_port for b in self._server.brokers]
         return self
 
     def stop(self) -> None:
@@ -141,7 +152,13 @@ class EmbeddedServer:
 
     @property
     def bootstrap(self) -> str:
-        return f"{self._host}:{self._port}"
+        """Every broker, as a client's bootstrap.servers list."""
+        return ",".join(f"{self._host}:{port}" for port in self._ports or [self._port])
+
+    @property
+    def brokers(self) -> list[tuple[int, str, int]]:
+        """(node id, host, port) of each broker."""
+        return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require().brokers]
 
     @property
     def settings(self) -> dict[str, Any]:

@@ -17,15 +17,16 @@ from coordinator.groups.consumer.heartbeat import (
     consumer_group_heartbeat,
     validate,
 )
+from coordinator.groups.consumer.membership import fence_by_timer
 from coordinator.groups.consumer_context import ShardConsumerContext
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.migration.bridge import CLASSIC_BRIDGE
 from coordinator.groups.shard import GroupContext
-from coordinator.observe.reasons import explain
+from coordinator.observe.reasons import because, explain
 from protocol.errors import ErrorCode
 
 __all__ = ["ConsumerDescribeParams", "ConsumerHeartbeatParams", "ConsumerHeartbeatResult", "DescribedConsumerGroup",
-           "consumer_group_describe", "consumer_heartbeat", "validate_heartbeat"]
+           "consumer_group_describe", "consumer_heartbeat", "fence_member", "validate_heartbeat"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,18 @@ def validate_heartbeat(config: GroupConfig, p: ConsumerHeartbeatParams) -> Consu
 
 def consumer_heartbeat(op: GroupContext, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
     return consumer_group_heartbeat(ShardConsumerContext.of(op, CLASSIC_BRIDGE), p)
+
+
+def fence_member(op: GroupContext, group_id: str, member_id: str, reason: str) -> ErrorCode:
+    """Fence one member as its session timeout would (the control plane's "expire member")."""
+    ctx = ShardConsumerContext.of(op, CLASSIC_BRIDGE)
+    group = op.shard.consumer_group(group_id)
+    if group is None or member_id not in group.members:
+        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"no member {member_id!r} in consumer group {group_id!r}")
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    because(reason)
+    fence_by_timer(ctx, group_id, member_id, f"left: {reason}")
+    return ErrorCode.NONE
 
 
 def consumer_group_describe(op: GroupContext, p: ConsumerDescribeParams) -> list[DescribedConsumerGroup]:

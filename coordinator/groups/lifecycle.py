@@ -29,7 +29,7 @@ from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, Sync
 from coordinator.groups.retention import schedule_offset_expiration
 from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.topics_image import TopicsImage, TopicSource
-from coordinator.runtime.clock import Clock
+from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
 from coordinator.runtime.timers import ShardTimers
@@ -98,7 +98,7 @@ def offsets_log_config(config: Any) -> LogConfig:
     )
 
 
-def group_runtime(config: Any, clock: Clock, observer: WriterObserver | None = None,
+def group_runtime(config: Any, clock: TimerClock, observer: WriterObserver | None = None,
                   topics: TopicSource | None = None) -> CoordinatorRuntime[GroupShard]:
     """__consumer_offsets under config's data dir, with its writer and its shards' runtime;
     `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
@@ -107,4 +107,4 @@ def group_runtime(config: Any, clock: Clock, observer: WriterObserver | None = N
     return CoordinatorRuntime(
         GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)), writer, clock,
         cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size),
-        cleaner_backoff_ms=config.log_cleaner_backoff_ms)
+        cleaner_backoff_ms=config.log_cleaner_backoff_ms, load_delay_ms=config.coordinator_load_delay_ms)

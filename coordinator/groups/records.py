@@ -28,7 +28,6 @@ from coordinator.groups.record_types import (
 )
 from protocol import primitives as p
 from protocol.errors import DecodeError
-from protocol.ints import Buf
 
 __all__ = [
     "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
@@ -222,7 +221,7 @@ def _decode_group_value(group: str, value: bytes) -> Any:
     rd_nstr = p.read_compact_nullable_string if flexible else p.read_nullable_string
     rd_bytes = p.read_compact_bytes if flexible else p.read_bytes
 
-    def read_member(data: Buf, at: int) -> tuple[MemberSnapshot, int]:
+    def read_member(data: bytes | bytearray | memoryview, at: int) -> tuple[MemberSnapshot, int]:
         member_id, at = rd_str(data, at)
         instance_id = None
         if version >= 3:

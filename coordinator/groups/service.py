@@ -6,9 +6,11 @@ and turns an unavailable partition into Kafka's answer for the request: COORDINA
 while it loads, COORDINATOR_NOT_AVAILABLE while it is failed (or its append failed), with the
 error on every partition where the API has them. Requests naming several groups (DescribeGroups,
 DeleteGroups, OffsetFetch) are split by partition and answered in request order; ListGroups asks
-every partition and fails as a whole if one cannot answer (Kafka's listGroups). KIP-848
-ConsumerGroupHeartbeat and ConsumerGroupDescribe go through the same helpers; with "consumer"
-missing from group.coordinator.rebalance.protocols they answer UNSUPPORTED_VERSION (KafkaApis).
+every partition this broker leads and fails as a whole if one cannot answer (Kafka's listGroups).
+Each broker of the cluster has its own GroupService bound to its node id: a group whose partition
+another broker leads (or none) is answered NOT_COORDINATOR, so clients look the coordinator up.
+KIP-848 ConsumerGroupHeartbeat and ConsumerGroupDescribe go through the same helpers; with
+"consumer" missing from group.coordinator.rebalance.protocols they answer UNSUPPORTED_VERSION.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
+from coordinator.groups import forced
 from coordinator.groups.consumer_ops import (
     ConsumerDescribeParams,
     ConsumerHeartbeatParams,
@@ -43,7 +46,7 @@ from coordinator.groups.offset_requests import (
     OffsetFetchParams,
 )
 from coordinator.groups.offsets import commit_error, commit_offsets, delete_offsets, fetch_offsets
-from coordinator.groups.placement import partition_for
+from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.requests import (
     DeletedGroup,
     DeleteGroupsParams,
@@ -73,14 +76,33 @@ Item = TypeVar("Item")
 GroupOp = Callable[[GroupContext, P], "R | ParkedReply[R]"]
 
 
+class Leaders(Protocol):
+    """Who leads each __consumer_offsets partition (coordinator/cluster): its leader coordinates
+    the partition's groups."""
+
+    def leader(self, topic_name: str, partition: int) -> int: ...
+
+
 class GroupService:
-    def __init__(self, runtime: CoordinatorRuntime[GroupShard]) -> None:
+    def __init__(self, runtime: CoordinatorRuntime[GroupShard], leaders: Leaders, node_id: int) -> None:
         self.runtime = runtime
+        self.leaders = leaders
+        self.node_id = node_id
         self.num_partitions = runtime.num_partitions
         self.config = runtime.kind.config if isinstance(runtime.kind, GroupShards) else GroupConfig()
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
+
+    def _not_here(self, partition: int) -> CoordinatorUnavailable | None:
+        """NOT_COORDINATOR when another broker (or none) leads the partition: the client must
+        look the coordinator up again (FindCoordinator)."""
+        leader = self.leaders.leader(OFFSETS_TOPIC, partition)
+        if leader == self.node_id:
+            return None
+        where = f"broker {leader}" if leader >= 0 else "no broker (the partition has no leader)"
+        return CoordinatorUnavailable(OFFSETS_TOPIC, partition, ErrorCode.NOT_COORDINATOR,
+                                      f"this is broker {self.node_id}; {where} coordinates its groups")
 
     def shard_for(self, group_id: str) -> GroupShard | None:
         """The live shard holding the group (None while its partition loads or is failed): for
@@ -119,14 +141,26 @@ class GroupService:
         return await self._one(p.group_id, consumer_heartbeat, p,
                                lambda e: ConsumerHeartbeatResult(error_code=e), empty_id_ok=True)
 
+    async def expire_member(self, group_id: str, member_id: str) -> ErrorCode:
+        """As if the member's session timed out now (the control plane)."""
+        return await self._one(group_id, forced.expire_member, (group_id, member_id), lambda e: e)
+
+    async def rebalance(self, group_id: str) -> ErrorCode:
+        """Start a rebalance now (the control plane)."""
+        return await self._one(group_id, forced.rebalance, group_id, lambda e: e)
+
     async def _one(self, group_id: str, op: GroupOp[P, R], params: P,
                    error_result: Callable[[ErrorCode], R], *, empty_id_ok: bool = False) -> R:
         if not group_id and not empty_id_ok:
             explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
             return error_result(ErrorCode.INVALID_GROUP_ID)
+        partition = self.partition_for(group_id)
         try:
-            return await self.runtime.run_op(self.partition_for(group_id), op, params)
+            if (elsewhere := self._not_here(partition)) is not None:
+                raise elsewhere
+            return await self.runtime.run_op(partition, op, params)
         except CoordinatorUnavailable as exc:
+            explain(exc.error_code, str(exc))
             return error_result(exc.error_code)
 
     # -- several groups per request -----------------------------------------------------------
@@ -160,16 +194,23 @@ class GroupService:
         answers: dict[int, list[R]] = {}
         for partition, part_items in by_partition.items():
             try:
+                if (elsewhere := self._not_here(partition)) is not None:
+                    raise elsewhere
                 answers[partition] = await self.runtime.run_op(partition, op, params_for(part_items))
             except CoordinatorUnavailable as exc:
+                explain(exc.error_code, str(exc))
                 answers[partition] = [error_result(item, exc.error_code) for item in part_items]
         iters = {partition: iter(results) for partition, results in answers.items()}
         return [next(iters[self.partition_for(group_id(item))]) for item in items]
 
     # -- every partition ----------------------------------------------------------------------
     async def list_groups(self, p: ListGroupsParams) -> tuple[ErrorCode, list[ListedGroup]]:
+        """The groups of every partition this broker leads (Kafka: each broker lists the groups
+        it coordinates; admin clients ask every broker)."""
         listed: list[ListedGroup] = []
         for partition in range(self.num_partitions):
+            if self._not_here(partition) is not None:
+                continue
             try:
                 listed.extend(await self.runtime.run_op(partition, list_groups, p))
             except CoordinatorUnavailable as exc:

@@ -3,19 +3,23 @@ which closes the connection, as Kafka 4 does: KAFKA-18659).
 
 v3: record batch v2 only; transactional id (we serve no transactions). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
-v10: tagged current_leader (left at its defaults: we are always the leader).
+v10: NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint (KIP-951).
+A broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER for it (handlers/leadership.py).
 acks 0 gets no response (a failure closes the connection, as Kafka does); acks 1 and -1 both answer
-once the append is durable under log.flush.mode (one node: acks=all is acks=1); any other value
-is INVALID_REQUIRED_ACKS.
+once the append is durable under log.flush.mode (replicas are logical, one copy: acks=all is
+acks=1); any other value is INVALID_REQUIRED_ACKS.
 """
 from __future__ import annotations
 
 import trio
 
 from coordinator.broker.partition import AppendResult, Partition
+from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import CloseConnection, RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
+    LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
@@ -46,6 +50,8 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                                       "transactions are not served by this broker")
             elif (part := data.partition(topic.name, pdata.index)) is None:
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
+            elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
+                result = AppendResult(error, -1, -1)
             else:
                 result, wait_for = part.append_now(pdata.records, data.max_message_bytes(part))
                 if wait_for >= 0:
@@ -61,10 +67,27 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
 
             raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
-    return ProduceResponse(responses=[
+    response = ProduceResponse(responses=[
         TopicProduceResponse(name=name, partition_responses=[_response(i, r) for i, r in answers])
         for name, answers in results
     ])
+    if ctx.api_version >= 10:
+        _name_current_leaders(ctx, response)
+    return response
+
+
+def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> None:
+    """KIP-951: a NOT_LEADER_OR_FOLLOWER answer says who leads now, and where it listens."""
+    cluster, leaders = ctx.broker.cluster, set()
+    for topic in response.responses:
+        for p in topic.partition_responses:
+            if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                lead = cluster.leadership(topic.name, p.index)
+                if lead is not None and lead.leader >= 0:
+                    p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
+                    leaders.add(lead.leader)
+    response.node_endpoints = [NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None)
+                               for n in sorted(leaders)]
 
 
 async def _make_durable(pending: list[tuple[Partition, AppendResult, int]]) -> None:

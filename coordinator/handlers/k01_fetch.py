@@ -4,21 +4,32 @@ v4: isolation level (READ_COMMITTED reads like READ_UNCOMMITTED: no transactions
 stable offset is the high watermark; kafkajs asks for it by default), last_stable_offset,
 aborted_transactions. v5+: log_start_offset. v7+: fetch sessions: we never create one (answer
 session_id 0, which every client accepts and then keeps sending full fetches); a non-zero
-session id is FETCH_SESSION_ID_NOT_FOUND. v9+: current_leader_epoch (ignored: epochs are -1).
+session id is FETCH_SESSION_ID_NOT_FOUND. v9+: current_leader_epoch, checked by the leader
+(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); a broker that does not lead a partition answers
+NOT_LEADER_OR_FOLLOWER for it, and any such error answers the fetch at once (no long poll).
 v11+: rack_id, preferred_read_replica (-1). v12: flexible, tagged diverging_epoch etc. (defaults).
 v13+: topics by id, not name (KIP-516); an unknown id is UNKNOWN_TOPIC_ID per partition.
 librdkafka fetches at v16 when Metadata gave it topic ids, and @platformatic/kafka only fetches
-correctly with them. v15: replica state (tagged, followers only). v16: node endpoints (tagged).
+correctly with them. v15: replica state (tagged, followers only). v16: NOT_LEADER_OR_FOLLOWER
+carries the current leader and its endpoint (KIP-951).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from coordinator.broker.fetch import FetchWant, fetch
+from coordinator.broker.fetch import FetchResult, FetchWant, fetch
+from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
-from protocol.messages.fetch import FetchableTopicResponse, FetchRequest, FetchResponse, PartitionData
+from protocol.messages.fetch import (
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
+    PartitionData,
+)
 
 READ_COMMITTED = 1
 
@@ -31,12 +42,18 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
         return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     by_id = ctx.api_version >= 13
     names = [_topic_name(ctx, topic.topic_id) if by_id else topic.topic for topic in request.topics]
+    leader_errors = [leader_error(ctx, name, p.partition, p.current_leader_epoch) if name else ErrorCode.NONE
+                     for name, topic in zip(names, request.topics) for p in topic.partitions]
     wants = [
         FetchWant(name or "", p.partition, p.fetch_offset, p.partition_max_bytes)
         for name, topic in zip(names, request.topics) for p in topic.partitions
     ]
-    results = await fetch(data, wants, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
-                          max_bytes=request.max_bytes)
+    served = [want for want, error in zip(wants, leader_errors) if error == ErrorCode.NONE]
+    wait_ms = request.max_wait_ms if len(served) == len(wants) else 0  # an error answers at once
+    fetched = iter(await fetch(data, served, max_wait_ms=wait_ms, min_bytes=request.min_bytes,
+                               max_bytes=request.max_bytes))
+    results = [next(fetched) if error == ErrorCode.NONE else FetchResult(error, -1, -1, b"")
+               for error in leader_errors]
     aborted: list[Any] | None = [] if request.isolation_level == READ_COMMITTED else None
     responses, i = [], 0
     for name, topic in zip(names, request.topics):
@@ -57,7 +74,25 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
                 preferred_read_replica=-1, records=result.records,
             ))
         responses.append(FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
-    return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
+    response = FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
+    if ctx.api_version >= 12:
+        _name_current_leaders(ctx, response, names)
+    return response
+
+
+def _name_current_leaders(ctx: RequestContext, response: FetchResponse, names: list[str | None]) -> None:
+    """KIP-951 (v16 endpoints; the tagged leader since v12): who leads a partition we do not."""
+    cluster, leaders = ctx.broker.cluster, set()
+    for name, topic in zip(names, response.responses):
+        for p in topic.partitions:
+            if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and name is not None:
+                lead = cluster.leadership(name, p.partition_index)
+                if lead is not None and lead.leader >= 0:
+                    p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
+                    leaders.add(lead.leader)
+    if ctx.api_version >= 16:
+        response.node_endpoints = [NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None)
+                                   for n in sorted(leaders)]
 
 
 def _topic_name(ctx: RequestContext, topic_id) -> str | None:

@@ -2,13 +2,15 @@
 
 v1: one offset and timestamp per partition (v0's old_style_offsets are not served). v2+:
 isolation level and throttle time (READ_COMMITTED answers like READ_UNCOMMITTED: the last stable
-offset is the high watermark). v4+: current_leader_epoch in, leader_epoch out (always -1, so
-clients never need OffsetForLeaderEpoch). v5+: OFFSET_NOT_AVAILABLE exists (never needed here).
+offset is the high watermark). v4+: current_leader_epoch in (checked by the leader), the leader
+epoch out. v5+: OFFSET_NOT_AVAILABLE exists (never needed here). A broker that does not lead a
+partition answers NOT_LEADER_OR_FOLLOWER for it.
 v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734).
 """
 from __future__ import annotations
 
 from coordinator.broker.offsets import list_offset
+from coordinator.handlers.leadership import current_leader, leader_error
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
@@ -33,6 +35,8 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
             if part is None:
                 explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic.name}-{p.partition_index} does not exist")
                 error, timestamp, offset = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+            elif (error := leader_error(ctx, topic.name, p.partition_index, p.current_leader_epoch)):
+                timestamp, offset = -1, -1
             elif p.timestamp == MAX_TIMESTAMP and ctx.api_version < 7:
                 explain(ErrorCode.UNSUPPORTED_VERSION, "the max-timestamp lookup (-3) needs ListOffsets v7+")
                 error, timestamp, offset = ErrorCode.UNSUPPORTED_VERSION, -1, -1
@@ -40,7 +44,12 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
                 error, timestamp, offset = list_offset(part, p.timestamp)
             partitions.append(ListOffsetsPartitionResponse(
                 partition_index=p.partition_index, error_code=error, timestamp=timestamp, offset=offset,
-                leader_epoch=-1,
+                leader_epoch=_epoch(ctx, topic.name, p.partition_index) if error == ErrorCode.NONE else -1,
             ))
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return ListOffsetsResponse(topics=topics)
+
+
+def _epoch(ctx: RequestContext, topic: str, partition: int) -> int:
+    lead = current_leader(ctx, topic, partition)
+    return -1 if lead is None else lead.epoch

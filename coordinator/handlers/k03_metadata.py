@@ -2,17 +2,20 @@
 
 v0: an empty topic list means every topic. v1+: null means every topic, empty means none; adds
 controller id, rack and is_internal. v2+: cluster id. v4+: `AllowAutoTopicCreation` (before v4
-auto-creation is always requested). v7+: leader epoch (we report -1, so clients never send
-OffsetForLeaderEpoch). v9+: flexible. v10+: topic ids (never zero: librdkafka caps Fetch at 12
-otherwise). v12: topic names nullable in requests by id.
-This one node is broker 0, controller, and leader of every partition with itself as the only
-replica and ISR.
+auto-creation is always requested). v7+: leader epoch. v9+: flexible. v10+: topic ids (never
+zero: librdkafka caps Fetch at 12 otherwise). v12: topic names nullable in requests by id.
+Brokers are the live ones; each partition has its replicas, the live ones as ISR, the down ones
+as offline, and its leader and leader epoch from the cluster (coordinator/cluster); a partition
+with no live replica has leader -1 and LEADER_NOT_AVAILABLE. The controller is the lowest live
+broker. Auto-created topics get default.replication.factor (INVALID_REPLICATION_FACTOR if more
+brokers than live are needed).
 """
 from __future__ import annotations
 
 import uuid
 
 from coordinator.broker.topics import InvalidTopicError, Topic
+from coordinator.cluster.cluster import NO_LEADER, Cluster
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
@@ -24,23 +27,25 @@ from protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 
-NO_LEADER_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _partitions(node_id: int, topic: Topic) -> list[MetadataResponsePartition]:
-    return [
-        MetadataResponsePartition(
-            error_code=ErrorCode.NONE,
+def _partitions(cluster: Cluster, topic: Topic) -> list[MetadataResponsePartition]:
+    out = []
+    for index in range(topic.partitions):
+        lead = cluster.leadership(topic.name, index)
+        assert lead is not None  # the topic exists with this partition
+        isr = cluster.in_sync(lead)
+        out.append(MetadataResponsePartition(
+            error_code=ErrorCode.NONE if lead.leader != NO_LEADER else ErrorCode.LEADER_NOT_AVAILABLE,
             partition_index=index,
-            leader_id=node_id,
-            leader_epoch=NO_LEADER_EPOCH,
-            replica_nodes=[node_id],
-            isr_nodes=[node_id],
-            offline_replicas=[],
-        )
-        for index in range(topic.partitions)
-    ]
+            leader_id=lead.leader,
+            leader_epoch=lead.epoch,
+            replica_nodes=list(lead.replicas),
+            isr_nodes=isr,
+            offline_replicas=[r for r in lead.replicas if r not in isr],
+        ))
+    return out
 
 
 def _describe(ctx: RequestContext, topic: Topic) -> MetadataResponseTopic:
@@ -49,7 +54,7 @@ def _describe(ctx: RequestContext, topic: Topic) -> MetadataResponseTopic:
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=topic.internal,
-        partitions=_partitions(ctx.broker.node_id, topic),
+        partitions=_partitions(ctx.broker.cluster, topic),
     )
 
 
@@ -72,8 +77,14 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
         explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist and is not auto-created "
                 "(allow_auto_topic_creation false, or auto.create.topics.enable=false)")
         return _missing(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    factor = ctx.broker.config.default_replication_factor
+    live = len(ctx.broker.cluster.live_nodes())
+    if factor > live:
+        explain(ErrorCode.INVALID_REPLICATION_FACTOR, f"auto-creating {name!r} needs default.replication.factor="
+                f"{factor} brokers, {live} are live")
+        return _missing(name, ZERO_UUID, ErrorCode.INVALID_REPLICATION_FACTOR)
     try:
-        topic = registry.create(name, ctx.broker.config.num_partitions)
+        topic = registry.create(name, ctx.broker.config.num_partitions, None, factor)
     except InvalidTopicError as exc:
         explain(ErrorCode.INVALID_TOPIC_EXCEPTION, f"{name!r} is not a legal topic name: {exc}")
         return _missing(name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION)
@@ -88,11 +99,11 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
     else:
         allow = broker.config.auto_create_topics_enable and (version < 4 or request.allow_auto_topic_creation)
         topics = [_resolve(ctx, t.name, t.topic_id, allow) for t in request.topics]
+    cluster = broker.cluster
     return MetadataResponse(
-        brokers=[MetadataResponseBroker(
-            node_id=broker.node_id, host=broker.advertised_host, port=broker.advertised_port, rack=None,
-        )],
+        brokers=[MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=None)
+                 for n in cluster.live_nodes()],
         cluster_id=broker.config.cluster_id,
-        controller_id=broker.node_id,
+        controller_id=cluster.controller_id(),
         topics=topics,
     )

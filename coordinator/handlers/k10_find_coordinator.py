@@ -2,11 +2,15 @@
 
 v0: group key only. v1+: key type (0 group, 1 transaction) and error message. v3+: flexible.
 v4+: batched `CoordinatorKeys`, one result each (KIP-699). v6: key type 2 (share groups).
-This node coordinates every group; transactions and share groups are not served, so those keys
-get COORDINATOR_NOT_AVAILABLE with a message saying so.
+A group's coordinator is the current leader of its __consumer_offsets partition
+(abs(javaHash(group)) % partitions), whichever broker is asked; a partition with no leader gets
+COORDINATOR_NOT_AVAILABLE. Transactions and share groups are not served, so those keys get
+COORDINATOR_NOT_AVAILABLE with a message saying so.
 """
 from __future__ import annotations
 
+from coordinator.cluster.cluster import NO_LEADER, BrokerNode
+from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import (
@@ -19,38 +23,40 @@ GROUP_KEY_TYPE = 0
 _KEY_TYPE_NAMES = {1: "transaction", 2: "share group"}
 
 
-def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[int, str | None]:
+def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[int, str | None, BrokerNode | None]:
     if key_type == GROUP_KEY_TYPE:
         if not key and ctx.api_version < 4:
-            return ErrorCode.INVALID_REQUEST, "group id must not be empty"
-        return ErrorCode.NONE, None
+            return ErrorCode.INVALID_REQUEST, "group id must not be empty", None
+        broker = ctx.broker
+        leader = broker.cluster.leader(OFFSETS_TOPIC, broker.groups.partition_for(key))
+        if leader == NO_LEADER:
+            return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                    f"{OFFSETS_TOPIC}-{broker.groups.partition_for(key)} has no leader (its replicas are down)", None)
+        return ErrorCode.NONE, None, broker.cluster.node(leader)
     if key_type in _KEY_TYPE_NAMES:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{_KEY_TYPE_NAMES[key_type]} coordinators are not served"
-    return ErrorCode.INVALID_REQUEST, f"unknown key type {key_type}"
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{_KEY_TYPE_NAMES[key_type]} coordinators are not served", None
+    return ErrorCode.INVALID_REQUEST, f"unknown key type {key_type}", None
 
 
 async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
-    broker = ctx.broker
     if ctx.api_version >= 4:
         coordinators = []
         for key in request.coordinator_keys:
-            error, message = _lookup(ctx, key, request.key_type)
-            found = error == ErrorCode.NONE
+            error, message, node = _lookup(ctx, key, request.key_type)
             coordinators.append(Coordinator(
                 key=key,
-                node_id=broker.node_id if found else -1,
-                host=broker.advertised_host if found else "",
-                port=broker.advertised_port if found else -1,
+                node_id=node.node_id if node else -1,
+                host=node.host if node else "",
+                port=node.port if node else -1,
                 error_code=error,
                 error_message=message,
             ))
         return FindCoordinatorResponse(coordinators=coordinators)
-    error, message = _lookup(ctx, request.key, request.key_type)
-    found = error == ErrorCode.NONE
+    error, message, node = _lookup(ctx, request.key, request.key_type)
     return FindCoordinatorResponse(
         error_code=error,
         error_message=message,
-        node_id=broker.node_id if found else -1,
-        host=broker.advertised_host if found else "",
-        port=broker.advertised_port if found else -1,
+        node_id=node.node_id if node else -1,
+        host=node.host if node else "",
+        port=node.port if node else -1,
     )

@@ -52,7 +52,8 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
             outcome = create_topic(
                 data, topic.name, topic.num_partitions, topic.replication_factor,
                 [(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
-                {c.name: c.value for c in topic.configs}, request.validate_only, ctx.broker.node_id,
+                {c.name: c.value for c in topic.configs}, request.validate_only,
+                [node.node_id for node in ctx.broker.cluster.live_nodes()],
             )
         results.append(_result(topic.name, outcome))
     return CreateTopicsResponse(topics=results)

@@ -2,13 +2,16 @@
 
 v2: current_leader_epoch per partition, leader_epoch in the answer. v3+: replica_id (consumers
 send -1 or -2). v4: flexible.
-Every epoch here is -1 (Metadata and ListOffsets report -1 and stored batches keep the -1
-producers send), so clients should not ask; if one does, the only epoch there is ends at the
-log end offset: answer leader_epoch -1 with end_offset = high watermark. Unknown partitions
-get UNKNOWN_TOPIC_OR_PARTITION.
+Only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere; current_leader_epoch checked:
+FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH). Replicas are logical, one copy that never truncates
+on a leader change, and stored batches keep the -1 epoch producers send, so every epoch ends at
+the high watermark: the answer is the current leader epoch with end_offset = high watermark (a
+client validating its position never needs to truncate). Unknown partitions get
+UNKNOWN_TOPIC_OR_PARTITION.
 """
 from __future__ import annotations
 
+from coordinator.handlers.leadership import current_leader, leader_error
 from coordinator.handlers.request_context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch import (
@@ -29,8 +32,13 @@ async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> O
             if part is None:
                 partitions.append(EpochEndOffset(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                                  partition=p.partition, leader_epoch=-1, end_offset=-1))
+            elif (error := leader_error(ctx, topic.topic, p.partition, p.current_leader_epoch)):
+                partitions.append(EpochEndOffset(error_code=error, partition=p.partition,
+                                                 leader_epoch=-1, end_offset=-1))
             else:
+                lead = current_leader(ctx, topic.topic, p.partition)
                 partitions.append(EpochEndOffset(error_code=ErrorCode.NONE, partition=p.partition,
-                                                 leader_epoch=-1, end_offset=part.high_watermark))
+                                                 leader_epoch=lead.epoch if lead else -1,
+                                                 end_offset=part.high_watermark))
         topics.append(OffsetForLeaderTopicResult(topic=topic.topic, partitions=partitions))
     return OffsetForLeaderEpochResponse(topics=topics)

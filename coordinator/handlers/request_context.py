@@ -1,9 +1,10 @@
 """What a handler may see: the broker's parts, typed, and the request it is answering.
 
-`BrokerContext` is built once by the composition root (coordinator/server.py) and shared by
-every connection: settings, topics, the data path, the group coordinator, the observer (the
-transcript/metrics tap, None when off), and where this broker listens. `RequestContext` adds the
-per-request facts Kafka's RequestContext carries: header, client address, connection.
+`BrokerContext` is built by the composition root (coordinator/server.py), one per broker of the
+cluster, and shared by that broker's connections: settings, topics, the data path, the cluster
+(leaders, epochs), the group coordinator as this broker sees it, the observer (the
+transcript/metrics tap, None when off), and this broker's node (id, host, port). `RequestContext`
+adds the per-request facts Kafka's RequestContext carries: header, client address, connection.
 `CloseConnection` is how any layer says "this connection must go" (the message is logged).
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
+from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.config import Config
 from coordinator.groups.service import GroupService
 from coordinator.observe.tap import Tap
@@ -28,14 +30,22 @@ class BrokerContext:
     config: Config
     topics: TopicRegistry
     data: DataPath
-    groups: GroupService
+    cluster: Cluster
+    groups: GroupService  # bound to this broker: NOT_COORDINATOR for groups it does not coordinate
     tap: Tap | None
-    advertised_host: str
-    advertised_port: int
+    node: BrokerNode
 
     @property
     def node_id(self) -> int:
-        return self.config.node_id
+        return self.node.node_id
+
+    @property
+    def advertised_host(self) -> str:
+        return self.node.host
+
+    @property
+    def advertised_port(self) -> int:
+        return self.node.port
 
 
 @dataclass(slots=True)

@@ -70,6 +70,14 @@ class Tap:
         if self.metrics is not None:
             self._safely(self.metrics.records, len(records))
 
+    def leader_changed(self, change: Any) -> None:
+        """A partition's leader moved (cluster/controller.py): the transcript says why."""
+        if self.transcript is not None:
+            self._safely(self.transcript.write, {
+                "type": "leader", "topic": change.topic, "partition": change.partition,
+                "from": change.old_leader, "to": change.new_leader, "epoch": change.epoch,
+                "reason": change.cause}, True)
+
     def closed(self, connection_id: int, host: str, reason: str) -> None:
         if self.transcript is not None:
             self._safely(self.transcript.write, {"type": "disconnect", "conn": connection_id, "host": host,

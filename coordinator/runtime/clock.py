@@ -1,9 +1,12 @@
-"""Clocks: the one place the coordinator learns what time it is.
+"""Clocks: the one place the coordinator learns what time it is, and how its timers wait.
 
 Nothing else reads the wall clock. Group logic reads `Clock.time_ms()` (wall-clock milliseconds,
-used for deadlines and the state timestamps written into records). `SystemClock` is production,
-`FakeClock` drives unit tests by hand, and `TrioClock` follows trio's clock so a runtime under
-`trio.testing.MockClock` sees group time advance exactly as trio's virtual time does.
+used for deadlines and the state timestamps written into records); the runtime's timer loop waits
+with `wait_until(deadline, changed)`, which returns at the deadline or as soon as `changed` is set.
+`TrioClock` follows trio's clock (so MockClock tests see exact times) and is what `kgc serve`
+runs on; `ManualClock` (clock.mode=manual) moves only when told, so every timer waits for
+`set_time`; `SystemClock` is the wall clock for code outside trio; `FakeClock` drives unit tests
+of the group core by hand.
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ import trio
 class Clock(Protocol):
     def time_ms(self) -> int:
         """Current wall-clock time in milliseconds."""
+        ...
+
+
+class TimerClock(Clock, Protocol):
+    async def wait_until(self, deadline_ms: int, changed: trio.Event) -> None:
+        """Return once the clock reaches `deadline_ms` or `changed` is set, whichever is first."""
         ...
 
 
@@ -41,6 +50,11 @@ class FakeClock:
             raise ValueError("time does not go backwards")
         self._now_ms += ms
 
+    async def wait_until(self, deadline_ms: int, changed: trio.Event) -> None:
+        """Time never passes by itself here: wait for a change (tests advance by hand)."""
+        if self._now_ms < deadline_ms:
+            await changed.wait()
+
 
 class TrioClock:
     """Wall-clock ms anchored at construction, advancing with `trio.current_time()`.
@@ -50,9 +64,47 @@ class TrioClock:
     monotonic clock that cannot jump when the system wall clock is adjusted.
     """
 
+    mode = "system"
+
     def __init__(self, epoch_ms: int | None = None) -> None:
         self._epoch_ms = SystemClock().time_ms() if epoch_ms is None else epoch_ms
         self._trio_start = trio.current_time()
 
     def time_ms(self) -> int:
         return self._epoch_ms + round((trio.current_time() - self._trio_start) * 1000)
+
+    async def wait_until(self, deadline_ms: int, changed: trio.Event) -> None:
+        with trio.move_on_after(max(0, deadline_ms - self.time_ms()) / 1000):
+            await changed.wait()
+
+
+class ManualClock:
+    """clock.mode=manual: time stands still until `set_time` moves it (the control plane's clock
+    advance steps it from deadline to deadline, so timers fire in deadline order, each at its
+    own time). Starts at the wall clock's time, so records carry plausible timestamps."""
+
+    mode = "manual"
+
+    def __init__(self, start_ms: int | None = None) -> None:
+        self._now_ms = SystemClock().time_ms() if start_ms is None else start_ms
+        self._waiting: set[trio.Event] = set()
+
+    def time_ms(self) -> int:
+        return self._now_ms
+
+    def set_time(self, now_ms: int) -> None:
+        """Move to `now_ms` (never backwards) and wake every timer loop to look again."""
+        if now_ms < self._now_ms:
+            raise ValueError(f"time does not go backwards ({now_ms} < {self._now_ms})")
+        self._now_ms = now_ms
+        for changed in self._waiting:
+            changed.set()
+
+    async def wait_until(self, deadline_ms: int, changed: trio.Event) -> None:
+        if self._now_ms >= deadline_ms:
+            return
+        self._waiting.add(changed)
+        try:
+            await changed.wait()
+        finally:
+            self._waiting.discard(changed)

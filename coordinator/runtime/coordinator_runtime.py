@@ -20,7 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import trio
 
-from coordinator.runtime.clock import Clock
+from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.loading import LoadStats, replay_log
 from coordinator.runtime.operation import OpContext, ParkedReply, Replayable
 from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
@@ -39,6 +39,7 @@ class PartitionState(enum.Enum):
     LOADING = "loading"
     ACTIVE = "active"
     FAILED = "failed"
+    UNLOADED = "unloaded"  # no broker leads the partition (a cluster with its replicas down)
 
 
 class CoordinatorUnavailable(Exception):
@@ -51,7 +52,8 @@ class CoordinatorUnavailable(Exception):
 
 
 _STATE_ERRORS = {PartitionState.LOADING: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-                 PartitionState.FAILED: ErrorCode.COORDINATOR_NOT_AVAILABLE}
+                 PartitionState.FAILED: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                 PartitionState.UNLOADED: ErrorCode.NOT_COORDINATOR}
 
 
 class ShardKind(Protocol[S]):
@@ -67,9 +69,10 @@ class ShardKind(Protocol[S]):
 
 
 class CoordinatorRuntime(Generic[S]):
-    def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: Clock, *,
+    def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: TimerClock, *,
                  cleaner: CleanerConfig | None = None, cleaner_backoff_ms: int = 15_000,
-                 reload_backoff_ms: int = 100, max_reload_backoff_ms: int = 10_000) -> None:
+                 reload_backoff_ms: int = 100, max_reload_backoff_ms: int = 10_000,
+                 load_delay_ms: int = 0) -> None:
         self.kind = kind
         self.writer = writer
         self.clock = clock
@@ -84,12 +87,15 @@ class CoordinatorRuntime(Generic[S]):
         # again soon after a reload waits twice as long before the next one (a full disk must
         # not turn every request into a reload of the whole partition).
         self._last_reload: dict[int, tuple[float, float]] = {}  # (delay ms, trio time)
+        self.load_delay_ms = load_delay_ms  # coordinator.load.delay.ms: stretches a moved partition's load
+        self._moves: dict[int, int] = {}  # partition -> how many moves so far (a newer one wins)
         self._shards: dict[int, S] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
+        self._states_changed = trio.Event()
         self._nursery: trio.Nursery | None = None
         for partition in writer.existing_partitions():
-            self._states[partition] = PartitionState.LOADING
+            self._states[partition] = PartitionState.LOADING  # before any waiter exists
         for partition in range(self.num_partitions):
             if partition not in self._states:  # no log on disk: an empty shard, active at once
                 self._install(partition, kind.new_shard(partition, ShardTimers(self.timers, partition)))
@@ -97,6 +103,17 @@ class CoordinatorRuntime(Generic[S]):
     # -- what callers ask ------------------------------------------------------------------------
     def state(self, partition: int) -> PartitionState:
         return self._states[partition]
+
+    async def settled(self, partition: int) -> PartitionState:
+        """Wait until the partition is neither loading nor failed (a move or a reload is over)."""
+        while self._states[partition] in (PartitionState.LOADING, PartitionState.FAILED):
+            await self._states_changed.wait()
+        return self._states[partition]
+
+    def _set_state(self, partition: int, state: PartitionState) -> None:
+        self._states[partition] = state
+        self._states_changed.set()
+        self._states_changed = trio.Event()
 
     def shard(self, partition: int) -> S | None:
         """The partition's shard while it is ACTIVE."""
@@ -177,7 +194,7 @@ class CoordinatorRuntime(Generic[S]):
         try:
             stats = await replay_log(self.writer, self.kind.decode, partition, shard, self.clock)
         except Exception:
-            self._states[partition] = PartitionState.FAILED
+            self._set_state(partition, PartitionState.FAILED)
             raise
         self._install(partition, shard)
         self.stats[partition] = stats
@@ -185,16 +202,36 @@ class CoordinatorRuntime(Generic[S]):
 
     def _install(self, partition: int, shard: S) -> None:
         self._shards[partition] = shard
-        self._states[partition] = PartitionState.ACTIVE
+        self._set_state(partition, PartitionState.ACTIVE)
         self.kind.on_loaded(OpContext(shard, self.clock.time_ms()))
         self._timers_changed.set()
 
     def _unload(self, partition: int, state: PartitionState) -> None:
         shard = self._shards.pop(partition, None)
-        self._states[partition] = state
+        self._set_state(partition, state)
         self.timers.cancel_partition(partition)
         if shard is not None:
             self.kind.on_unloaded(shard)
+
+    def relocate(self, partition: int, *, led: bool) -> None:
+        """The partition's leader changed (a coordinator move, a broker down or up): the shard is
+        dropped at once (parked requests learn NOT_COORDINATOR) and, if a broker leads the
+        partition now, loaded again from the log after `load_delay_ms` — meanwhile requests to
+        the new coordinator get COORDINATOR_LOAD_IN_PROGRESS, as in Kafka."""
+        move = self._moves[partition] = self._moves.get(partition, 0) + 1
+        self._unload(partition, PartitionState.LOADING if led else PartitionState.UNLOADED)
+        if led and self._nursery is not None:
+            self._nursery.start_soon(self._load_moved, partition, move)
+
+    async def _load_moved(self, partition: int, move: int) -> None:
+        if self.load_delay_ms > 0:
+            await trio.sleep(self.load_delay_ms / 1000)
+        if self._moves.get(partition) != move or self._states.get(partition) is not PartitionState.LOADING:
+            return  # moved again meanwhile: that move loads it
+        try:
+            await self.load(partition)
+        except Exception:
+            self._schedule_reload(partition)
 
     def fail(self, partition: int, reason: str) -> None:
         """The partition's log or memory can no longer be trusted: stop serving it and reload it
@@ -206,7 +243,7 @@ class CoordinatorRuntime(Generic[S]):
         self._schedule_reload(partition)
 
     def _schedule_reload(self, partition: int) -> None:
-        self._states[partition] = PartitionState.FAILED
+        self._set_state(partition, PartitionState.FAILED)
         if self._nursery is not None:
             self._nursery.start_soon(self._reload, partition)
 
@@ -226,7 +263,7 @@ class CoordinatorRuntime(Generic[S]):
                 if attempts == 1:  # logged once; retried quietly, each wait twice the last
                     log.warning("reloading %s-%s failed, retrying with backoff: %r", self.kind.topic, partition, exc)
                 delay_ms = min(delay_ms * 2, max_ms)
-                self._states[partition] = PartitionState.FAILED
+                self._set_state(partition, PartitionState.FAILED)
                 continue
             self._last_reload[partition] = (delay_ms, trio.current_time())
             log.warning("%s-%s serves again after %d reload attempt(s)", self.kind.topic, partition, attempts)
@@ -261,9 +298,7 @@ class CoordinatorRuntime(Generic[S]):
             if deadline is None:
                 await self._timers_changed.wait()
                 continue
-            delay_s = max(0, deadline - self.clock.time_ms()) / 1000
-            with trio.move_on_after(delay_s):
-                await self._timers_changed.wait()
+            await self.clock.wait_until(deadline, self._timers_changed)
 
     def _fire_due_timers(self, nursery: trio.Nursery) -> int:
         fired = 0
@@ -283,6 +318,12 @@ class CoordinatorRuntime(Generic[S]):
             offset = self._append(shard.partition, ctx)
             nursery.start_soon(self._finish_timer, shard.partition, ctx, offset)
         return fired
+
+    async def fire_due(self) -> int:
+        """Fire every timer due now and wait until their records are durable (the manual clock's
+        advance calls this at each deadline, so effects are visible when it returns)."""
+        async with trio.open_nursery() as nursery:
+            return self._fire_due_timers(nursery)
 
     async def _finish_timer(self, partition: int, ctx: OpContext[S], offset: int) -> None:
         try:

@@ -3,10 +3,11 @@
 A timer is a key (a tuple such as ("heartbeat", group_id, member_id)), a deadline in clock
 milliseconds and an action. The runtime keeps one `Timers` for all its shards; each shard
 schedules through a `ShardTimers` view that prefixes its keys with the shard's partition, so a
-due timer names its shard and an unloaded shard's timers can all be cancelled. Scheduling a key that already exists replaces it (Kafka's
-CoordinatorTimer does the same), so there is at most one timer per key. Timers fire in deadline
-order, ties in scheduling order. Whoever drives them (the runtime, or a test context) pops
-expired timers one at a time, so an action may cancel a timer that was due in the same instant.
+due timer names its shard and an unloaded shard's timers can all be cancelled. Scheduling a key
+that already exists replaces it (Kafka's CoordinatorTimer does the same), so there is at most
+one timer per key. Timers fire in deadline order, ties in scheduling order. Whoever drives them
+(the runtime, or a test context) pops expired timers one at a time, so an action may cancel a
+timer that was due in the same instant.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ REQUIRED = {
     "transition": ("group", "from", "to", "generation", "reason"),
     "record": ("topic", "partition", "offset", "key", "value"),
     "disconnect": ("conn", "reason"),
+    "leader": ("topic", "partition", "from", "to", "epoch", "reason"),
 }
 
 
@@ -121,6 +122,8 @@ class Selection:
             return self._transition(event)
         if kind == "disconnect":
             return self.group is None and not self.apis and self._conns.get(event.get("conn"), not self.narrowed)
+        if kind == "leader":  # the cluster moving under everyone: kept unless one client is followed
+            return not self.narrowed
         return (not self.narrowed and (self.group is None or event.get("group") == self.group
                                        or self.group in event.get("groups", ())))
 

@@ -3,7 +3,8 @@
 Time is relative to the first shown event: `->` a request (who sent it and the parts that matter:
 the group's, or topic-partitions with offsets and byte counts on the data path), `<-` its response
 (result, or each error with the reason the coordinator recorded), `==` a state transition and its
-cause, `++` a record written to __consumer_offsets, `xx` a connection closed and why. Member ids
+cause, `++` a record written to __consumer_offsets, `xx` a connection closed and why, `>>` a
+partition's leader (a group coordinator, for __consumer_offsets) moving and why. Member ids
 are shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
 """
 from __future__ import annotations
@@ -155,6 +156,10 @@ def line(e: dict[str, Any], start: int) -> str:
     elif kind == "transition":
         text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
                 f"  because {e['reason'] or 'unknown'}")
+    elif kind == "leader":
+        to = f"broker {e['to']}" if e["to"] >= 0 else "no leader"
+        text = (f"{'[cluster]':<12} >> {e['topic']}-{e['partition']} leader broker {e['from']} -> {to} "
+                f"(epoch {e['epoch']})  because {e['reason']}")
     else:
         text = f"{'[log]':<12} ++ {record_text(e)}"
     return f"{t}  {short(text).rstrip()}"

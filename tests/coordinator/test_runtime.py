@@ -192,3 +192,27 @@ async def test_timer_driven_changes_are_written_too(autojump_clock, make_runtime
     assert runtime.group("g").state.value == "Empty"
     assert writer.records[2] == GroupMetadataRecord("g", "consumer", 2, None, None, 10_000, ())
     assert writer.durable_count == 3
+
+
+async def test_a_manual_clock_moves_only_when_told_and_timers_fire_at_their_deadlines(tmp_path, autojump_clock):
+    """clock.mode=manual: a silent member survives any amount of real (here: trio) time, and
+    is expired exactly when the clock is set past its session timeout (fire_due waits for its
+    records)."""
+    from coordinator.runtime.clock import ManualClock
+    from tests.support.runtime import GroupHarness
+
+    clock = ManualClock(start_ms=0)
+    harness = GroupHarness(tmp_path, clock=clock)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(harness.runtime.run)
+        a = await join(harness, "a")
+        await harness.service.sync_group(SyncGroupParams("g", 1, a.member_id, assignments=[(a.member_id, b"A")]))
+        await trio.sleep(3600)  # an hour of trio time: the manual clock did not move
+        assert harness.group("g").state.value == "Stable"
+        clock.set_time(9_999)
+        await harness.runtime.fire_due()
+        assert harness.group("g").state.value == "Stable"
+        clock.set_time(10_000)  # the session timeout
+        await harness.runtime.fire_due()
+        assert harness.group("g").state.value == "Empty"
+        nursery.cancel_scope.cancel()

@@ -244,8 +244,8 @@ class ServerProcess:
             line = self.proc.stdout.readline()  # the server prints this line once, at start
             if not line:
                 raise AssertionError(f"server exited ({self.proc.wait()}) before serving; see {log_path}")
-            if line.startswith("kgc: serving on "):
-                self.bootstrap = line.split()[3]
+            if "bootstrap=" in line:
+                self.bootstrap = line.split("bootstrap=", 1)[1].split()[0]
             assert time.monotonic() < deadline, "server did not start in time"
 
     def stop(self, sig: int) -> None:

@@ -153,7 +153,7 @@ async def test_list_offsets_init_producer_id_and_leader_epochs(client):
         epochs = await client.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, OffsetForLeaderEpochRequest(topics=[
             OffsetForLeaderTopic(topic="orders", partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=0)]),
         ]))
-        assert [(p.leader_epoch, p.end_offset) for p in epochs.topics[0].partitions] == [(-1, 2)]
+        assert [(p.leader_epoch, p.end_offset) for p in epochs.topics[0].partitions] == [(0, 2)]  # the current leader epoch (0 until a leader change)
 
 
 async def test_create_and_delete_topics(client):

@@ -7,10 +7,12 @@ from functools import partial
 
 import trio
 
-from coordinator.broker.topics import TopicRegistry
+from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.config import Config
 from coordinator.embed.embedded import open_server
-from coordinator.groups.lifecycle import group_runtime
+from coordinator.cluster.cluster import BrokerNode, Cluster
+from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
+from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.service import GroupService
 from coordinator.handlers import (
     k08_offset_commit,
@@ -173,8 +175,11 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
     async with trio.open_nursery() as nursery:
         runtime = group_runtime(config, TrioClock())
         await nursery.start(partial(runtime.run, load=False))  # loading held back
-        service = GroupService(runtime)
-        broker = BrokerContext(config, topics, None, service, None, "127.0.0.1", 0)  # type: ignore[arg-type]
+        topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True))
+        node = BrokerNode(0, "127.0.0.1", 0)
+        cluster = Cluster([node], topics)
+        service = GroupService(runtime, cluster, 0)
+        broker = BrokerContext(config, topics, None, cluster, service, None, node)  # type: ignore[arg-type]
         fetch = OffsetFetchRequest(group_id="g", topics=[OffsetFetchRequestTopic("t", [0])])
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 1), fetch)
         assert (r.error_code, _errors(r)) == (0, [("t", 0, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)])

@@ -24,7 +24,7 @@ from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.records import encode_record
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
-from coordinator.runtime.clock import TrioClock
+from coordinator.runtime.clock import TimerClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.log import LogConfig
@@ -57,18 +57,25 @@ class RecordingWriter(PartitionWriter):
         self._released.set()
 
 
+class OneBroker:
+    """Broker 0 leads every partition (what a one-broker cluster answers)."""
+
+    def leader(self, topic_name: str, partition: int) -> int:
+        return 0
+
+
 class GroupHarness:
     def __init__(self, data_dir: str | Path, *, num_partitions: int = 50, epoch_ms: int = 0,
-                 durability: str = "interval", **settings: Any) -> None:
+                 durability: str = "interval", clock: TimerClock | None = None, **settings: Any) -> None:
         counter = itertools.count(1)
-        self.clock = TrioClock(epoch_ms=epoch_ms)
+        self.clock = clock if clock is not None else TrioClock(epoch_ms=epoch_ms)
         self.writer = RecordingWriter(OFFSETS_TOPIC, data_dir, num_partitions,
                                       LogConfig(cleanup_policy="compact", durability=durability),
                                       self.clock, encode_record)
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(
             GroupShards(GroupConfig(**settings), uuid_source=lambda: f"u{next(counter)}"),
             self.writer, self.clock)
-        self.service = GroupService(self.runtime)
+        self.service = GroupService(self.runtime, OneBroker(), 0)
 
     def shard(self, group_id: str = "g") -> GroupShard:
         shard = self.runtime.shard(partition_for(group_id, self.runtime.num_partitions))

@@ -42,3 +42,20 @@ async def test_another_group_shows_nothing(path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["transcript", str(path), "--group", "other"])
     assert exit_info.value.code == 1 and capsys.readouterr().out == ""
+
+
+def test_leader_moves_are_shown_with_their_cause():
+    import io
+
+    from coordinator.tools.transcript_render import render
+
+    lines = ['{"ts": 1000, "type": "leader", "topic": "__consumer_offsets", "partition": 7, "from": 0, '
+             '"to": 1, "epoch": 1, "reason": "broker 0 went down"}\n',
+             '{"ts": 1500, "type": "leader", "topic": "orders", "partition": 0, "from": 1, '
+             '"to": -1, "epoch": 2, "reason": "made leaderless on request"}\n']
+    out = io.StringIO()
+    assert render(lines, None, out) == 0
+    assert out.getvalue().splitlines() == [
+        "   0.000  [cluster]    >> __consumer_offsets-7 leader broker 0 -> broker 1 (epoch 1)  because broker 0 went down",
+        "   0.500  [cluster]    >> orders-0 leader broker 1 -> no leader (epoch 2)  because made leaderless on request",
+    ]

@@ -8,7 +8,7 @@ from tests.coordinator.broker.conftest import make_data
 
 
 def create(data, name="t", partitions=3, rf=1, assignments=(), configs=None, validate_only=False):
-    return create_topic(data, name, partitions, rf, list(assignments), configs or {}, validate_only, 0)
+    return create_topic(data, name, partitions, rf, list(assignments), configs or {}, validate_only, [0])
 
 
 def test_each_validation_error(tmp_path):

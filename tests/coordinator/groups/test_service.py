@@ -110,3 +110,25 @@ async def test_empty_group_id_is_invalid_before_the_partition_is_looked_at(tmp_p
     assert await getattr(h.service, method)(request_) == answer
     commit_empty = await h.service.commit_offsets(commit(group_id=""))
     assert commit_empty.error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # served like any group
+
+
+async def test_forced_expiry_and_rebalance(tmp_path, autojump_clock):
+    """The control plane's "expire member now" and "rebalance now" run through the op path."""
+    import trio
+
+    h = GroupHarness(tmp_path)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(h.runtime.run)
+        first = await h.service.join_group(JOIN_NEW)
+        joined = await h.service.join_group(JoinGroupParams("g", first.member_id, 10_000, "consumer", [("range", b"")]))
+        await h.service.sync_group(SyncGroupParams("g", 1, joined.member_id, assignments=[(joined.member_id, b"A")]))
+        assert str(h.group().state) == "Stable"
+        assert await h.service.rebalance("g") == ErrorCode.NONE
+        assert str(h.group().state) == "PreparingRebalance"
+        assert await h.service.expire_member("g", "nobody") == ErrorCode.UNKNOWN_MEMBER_ID
+        assert await h.service.expire_member("g", joined.member_id) == ErrorCode.NONE
+        assert str(h.group().state) == "Empty" and h.writer.records[-1].members == ()
+        nursery.cancel_scope.cancel()
+
+
+JOIN_NEW = JoinGroupParams("g", "", 10_000, "consumer", [("range", b"")], request_version=9)

@@ -38,6 +38,7 @@ from storage import fsutil
 from storage.batch import Record
 from tests.coordinator.groups.offset_helpers import commit as commit_params
 from tests.support.group_context import GroupTestContext
+from tests.support.runtime import OneBroker
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python resources API
 
@@ -191,7 +192,7 @@ async def test_partitions_answer_load_in_progress_until_loaded(tmp_path, autojum
     clock = FakeClock(0)
     await write_ops(tmp_path, clock, [[commit("g1")]])
     runtime = make_runtime(tmp_path, clock)
-    service = GroupService(runtime)
+    service = GroupService(runtime, OneBroker(), 0)
     p = partition_for("g1")
     assert runtime.state(p) is PartitionState.LOADING
     assert runtime.unavailable(partition_for("g3")) is None  # no log on disk: nothing to load
@@ -341,7 +342,7 @@ async def test_runtime_with_the_durable_writer_survives_a_restart(tmp_path, mock
     move time to the next timer while the loop waits for it, expiring the pending member.)"""
     clock = TrioClock(epoch_ms=1_000_000)
     runtime = make_runtime(tmp_path, clock)
-    service = GroupService(runtime)
+    service = GroupService(runtime, OneBroker(), 0)
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)
         first = await service.join_group(GroupTestContext.join_params(group_id="rt"))

@@ -1,0 +1,164 @@
+"""The cluster's view of itself: brokers, and for every partition its replicas, leader and epoch.
+
+Kafka's controller state for one process. Each partition's replica list comes from Kafka's
+assignment (assignment.py); the leader is the first live replica (the preferred one while it
+lives); the leader epoch grows by one on every leader change. A partition whose replicas are all
+down has no leader (-1). Replicas are logical — one copy of each log serves every broker — so
+the in-sync replicas are simply the live ones. This module only decides; what a leader change
+sets in motion (listeners closing, a coordinator reloading its partition) is controller.py's.
+Leaderships are computed on first use from the topic registry and kept while the topic (same
+id) lives; an unknown topic or partition is None.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from coordinator.broker.topics import Topic, TopicRegistry
+from coordinator.cluster.assignment import assign_replicas
+from coordinator.groups.placement import java_string_hash, kafka_abs
+
+NO_LEADER = -1
+
+
+@dataclass(slots=True)
+class BrokerNode:
+    node_id: int
+    host: str
+    port: int
+    up: bool = True
+
+
+@dataclass(slots=True)
+class Leadership:
+    replicas: tuple[int, ...]
+    leader: int
+    epoch: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderChange:
+    topic: str
+    partition: int
+    old_leader: int
+    new_leader: int
+    epoch: int
+    cause: str
+
+
+@dataclass(slots=True)
+class _TopicLeaders:
+    topic_id: uuid.UUID
+    partitions: list[Leadership] = field(default_factory=list)
+
+
+class ClusterError(ValueError):
+    """A move the cluster refuses (unknown or down broker, unknown partition)."""
+
+
+class Cluster:
+    def __init__(self, nodes: list[BrokerNode], topics: TopicRegistry, *, auto_leader_rebalance: bool = True) -> None:
+        self.nodes = {node.node_id: node for node in nodes}
+        self.topics = topics
+        self.auto_leader_rebalance = auto_leader_rebalance
+        self._leaders: dict[str, _TopicLeaders] = {}
+
+    # -- reading ---------------------------------------------------------------------------------
+    def node(self, node_id: int) -> BrokerNode:
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise ClusterError(f"no broker {node_id} (brokers are {sorted(self.nodes)})")
+        return node
+
+    def live_nodes(self) -> list[BrokerNode]:
+        return [node for node in self.nodes.values() if node.up]
+
+    def controller_id(self) -> int:
+        live = [node.node_id for node in self.live_nodes()]
+        return min(live) if live else NO_LEADER
+
+    def leadership(self, topic_name: str, partition: int) -> Leadership | None:
+        topic = self.topics.get(topic_name)
+        if topic is None or not 0 <= partition < topic.partitions:
+            return None
+        return self._topic_leaders(topic).partitions[partition]
+
+    def leader(self, topic_name: str, partition: int) -> int:
+        leadership = self.leadership(topic_name, partition)
+        return NO_LEADER if leadership is None else leadership.leader
+
+    def in_sync(self, leadership: Leadership) -> list[int]:
+        return [r for r in leadership.replicas if self.nodes[r].up]
+
+    def _topic_leaders(self, topic: Topic) -> _TopicLeaders:
+        entry = self._leaders.get(topic.name)
+        if entry is None or entry.topic_id != topic.topic_id:
+            entry = self._leaders[topic.name] = _TopicLeaders(topic.topic_id)
+        if len(entry.partitions) < topic.partitions:  # new, or grown
+            ids = sorted(self.nodes)
+            rf = max(1, min(topic.replication_factor, len(ids)))
+            start = kafka_abs(java_string_hash(topic.name)) % len(ids) if not topic.internal else 0
+            for replicas in assign_replicas(topic.partitions - len(entry.partitions), rf, ids, start,
+                                            first_partition=len(entry.partitions)):
+                entry.partitions.append(Leadership(replicas, self._first_live(replicas)))
+        return entry
+
+    def _first_live(self, replicas: tuple[int, ...]) -> int:
+        return next((r for r in replicas if self.nodes[r].up), NO_LEADER)
+
+    def _all(self) -> list[tuple[str, int, Leadership]]:
+        out = []
+        for topic in self.topics.all():
+            for index, leadership in enumerate(self._topic_leaders(topic).partitions[:topic.partitions]):
+                out.append((topic.name, index, leadership))
+        return out
+
+    # -- changing --------------------------------------------------------------------------------
+    def _set_leader(self, topic: str, partition: int, leadership: Leadership, leader: int,
+                    cause: str) -> LeaderChange:
+        old = leadership.leader
+        leadership.leader = leader
+        leadership.epoch += 1  # every leader change, as Kafka's controller bumps it
+        return LeaderChange(topic, partition, old, leader, leadership.epoch, cause)
+
+    def broker_down(self, node_id: int) -> list[LeaderChange]:
+        node = self.node(node_id)
+        if not node.up:
+            return []
+        node.up = False
+        cause = f"broker {node_id} went down"
+        return [self._set_leader(t, p, lead, self._first_live(lead.replicas), cause)
+                for t, p, lead in self._all() if lead.leader == node_id]
+
+    def broker_up(self, node_id: int) -> list[LeaderChange]:
+        node = self.node(node_id)
+        if node.up:
+            return []
+        node.up = True
+        changes = []
+        for t, p, lead in self._all():
+            if lead.leader == NO_LEADER and node_id in lead.replicas:
+                changes.append(self._set_leader(t, p, lead, node_id, f"broker {node_id} came back"))
+            elif self.auto_leader_rebalance and lead.replicas[0] == node_id and lead.leader != node_id:
+                changes.append(self._set_leader(t, p, lead, node_id, f"broker {node_id} came back: preferred "
+                                                                     "leader again (auto.leader.rebalance.enable)"))
+        return changes
+
+    def move_leader(self, topic: str, partition: int, node_id: int, cause: str) -> LeaderChange:
+        """Make `node_id` the leader; a broker outside the replicas takes the last replica's
+        place (librdkafka's mock and kfake move leaders to any broker)."""
+        leadership = self._existing(topic, partition)
+        if not self.node(node_id).up:
+            raise ClusterError(f"broker {node_id} is down: it cannot lead {topic}-{partition}")
+        if node_id not in leadership.replicas:
+            leadership.replicas = (node_id, *leadership.replicas[:-1]) if len(leadership.replicas) > 1 else (node_id,)
+        return self._set_leader(topic, partition, leadership, node_id, cause)
+
+    def make_leaderless(self, topic: str, partition: int, cause: str) -> LeaderChange:
+        return self._set_leader(topic, partition, self._existing(topic, partition), NO_LEADER, cause)
+
+    def _existing(self, topic: str, partition: int) -> Leadership:
+        leadership = self.leadership(topic, partition)
+        if leadership is None:
+            raise ClusterError(f"no partition {topic}-{partition}")
+        return leadership
