@@ -305,9 +305,9 @@ def _server(data_dir: str, log: Any) -> tuple[subprocess.Popen[str], str]:
         argv += ["--set", f"{name}={value}"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
     assert proc.stdout is not None
-    line = proc.stdout.readline()  # "kgc: serving on HOST:PORT with data in ..."
-    assert line.startswith("kgc: serving on "), f"server did not start: {line!r}"
-    return proc, line.split()[3]
+    line = proc.stdout.readline()  # "kgc: serving bootstrap=HOST:PORT with data in ..."
+    assert line.startswith("kgc: serving bootstrap="), f"server did not start: {line!r}"
+    return proc, line.split()[2].split("=", 1)[1]
 
 
 def test_offsets_committed_under_the_consumer_protocol_survive_kill_9_and_every_client_reads_them(tmp_path):
