@@ -6,7 +6,9 @@ or `persist` for a `Persisted` record); timers are the shard's, under keys ("con
 key>), and a timer's action runs later as an operation of its own with a fresh context; `explain`
 is the transcript's reason. Building a context first tells the shard's groups about topic changes
 since the shard last looked (Kafka onNewMetadataImage: a group subscribed to a created, deleted or
-resized topic recomputes its metadata on its next heartbeat).
+resized topic recomputes its metadata on its next heartbeat). While someone observes (transcript,
+metrics), every record that changes a group's state or epoch is reported as a transition whose
+reason is the operation's last note (an epoch bump's explanation) or its cause (request, timer).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from coordinator.groups.consumer.regex_refresh import on_topics_changed
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.topics_image import TopicsImage
-from coordinator.observe.reasons import because, explain
+from coordinator.observe.reasons import OBSERVERS, because, cause, explain
 
 
 def consumer_timer_key(key: str) -> tuple[str, str]:
@@ -58,12 +60,13 @@ class ConsumerTimers:
 
 
 class ShardConsumerContext:
-    __slots__ = ("op", "classic", "timers")
+    __slots__ = ("op", "classic", "timers", "_note")
 
     def __init__(self, op: GroupContext, classic: ClassicBridge = NO_CLASSIC) -> None:
         self.op = op
         self.classic = classic
         self.timers = ConsumerTimers(op, classic)
+        self._note: str | None = None
 
     @classmethod
     def of(cls, op: GroupContext, classic: ClassicBridge = NO_CLASSIC) -> ShardConsumerContext:
@@ -94,14 +97,35 @@ class ShardConsumerContext:
     def emit(self, record: Any) -> None:
         if isinstance(record, Persisted):
             self.op.persist(record.record)
-        else:
+            return
+        observers = OBSERVERS.get()
+        if not observers:
             self.op.apply(record)
+            return
+        group_id = record.group_id
+        before = _state_of(self.groups.get(group_id))
+        self.op.apply(record)
+        after = _state_of(self.groups.get(group_id))
+        if after != before:
+            for observer in observers:
+                observer.transition(group_id, before[0], after[0], after[1], self._note or cause())
 
     def explain(self, code: int, text: str) -> None:
+        if code == 0:
+            self._note = text  # an epoch bump or a conversion: the reason of the transitions it makes
         explain(code, text)
 
     def new_uuid(self) -> uuid.UUID:
         return self.op.shard.new_uuid()
+
+
+def _state_of(group: Any) -> tuple[str, int]:
+    """(state, epoch or generation) as transitions report them; a missing group is Dead."""
+    if group is None:
+        return "Dead", -1
+    if isinstance(group, ConsumerGroup):
+        return str(group.state), group.group_epoch
+    return str(group.state), group.generation_id
 
 
 def deliver_topic_changes(ctx: ShardConsumerContext) -> None:

@@ -183,10 +183,10 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
     updated = maybe_reconcile(ctx, group, updated, target_epoch, target, subscription_changed,
                               p.topic_partitions, records)
     schedule_session_timeout(ctx, gid, member_id)
-    _emit_all(ctx, records)
     if bumped:
         why = f"member {member_id} joined or changed its subscription" if bump else "the subscribed topics changed"
         ctx.explain(ErrorCode.NONE, f"group {gid} epoch bumped to {group_epoch}: {why}")
+    _emit_all(ctx, records)
     if refreshed:
         live = ctx.groups.get(gid)
         if isinstance(live, ConsumerGroup):
