@@ -9,15 +9,20 @@ UNSUPPORTED_VERSION when group.coordinator.rebalance.protocols lacks "consumer".
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from coordinator.groups.consumer.records import TopicPartitions
 from coordinator.groups.consumer_ops import ConsumerHeartbeatParams
-from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.request_context import RequestContext, java_inet_text
 from protocol.messages.consumer_group_heartbeat import (
     Assignment,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
 from protocol.messages.consumer_group_heartbeat import TopicPartitions as WireTopicPartitions
+
+# A member heartbeats every few seconds from the same address: format it once (Kafka's "/ip").
+_client_address = lru_cache(maxsize=4096)(java_inet_text)
 
 
 async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
@@ -35,7 +40,7 @@ async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) ->
         topic_partitions=None if owned is None else tuple(
             TopicPartitions(tp.topic_id, tuple(tp.partitions)) for tp in owned),
         client_id=ctx.client_id,
-        client_host=ctx.client_address,
+        client_host=_client_address(ctx.client_host),
         api_version=ctx.api_version,
     ))
     assignment = None if result.assignment is None else Assignment(topic_partitions=[
