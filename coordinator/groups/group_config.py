@@ -54,6 +54,9 @@ class GroupConfig:
     def consumer_protocol_enabled(self) -> bool:
         return "consumer" in self.rebalance_protocols
 
+    def __post_init__(self) -> None:
+        _check_consumer_settings(self.consumer)
+
     @classmethod
     def from_config(cls, config: Any) -> GroupConfig:
         """The group settings out of the server's Config (coordinator/config.py)."""
@@ -81,3 +84,27 @@ class GroupConfig:
                 regex_batch_refresh_min_interval_ms=config.get("group.consumer.regex.batch.refresh.min.interval.ms"),
             ),
         )
+
+
+def _check_consumer_settings(c: ConsumerGroupSettings) -> None:
+    """GroupCoordinatorConfig's requirements on the group.consumer.* timeouts (refused at start)."""
+    checks = (
+        (c.min_session_timeout_ms <= c.max_session_timeout_ms,
+         "group.consumer.max.session.timeout.ms must be greater than or equal to "
+         "group.consumer.min.session.timeout.ms"),
+        (c.min_session_timeout_ms <= c.session_timeout_ms <= c.max_session_timeout_ms,
+         "group.consumer.session.timeout.ms must be between group.consumer.min.session.timeout.ms and "
+         "group.consumer.max.session.timeout.ms"),
+        (c.min_heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
+         "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
+         "group.consumer.min.heartbeat.interval.ms"),
+        (c.min_heartbeat_interval_ms <= c.heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
+         "group.consumer.heartbeat.interval.ms must be between group.consumer.min.heartbeat.interval.ms and "
+         "group.consumer.max.heartbeat.interval.ms"),
+        (c.heartbeat_interval_ms < c.session_timeout_ms,
+         "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+        (c.max_size >= 1, "group.consumer.max.size must be at least 1"),
+    )
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)

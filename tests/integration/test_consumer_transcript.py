@@ -24,7 +24,8 @@ def join(member_id: str, **kwargs) -> ConsumerGroupHeartbeatRequest:
 async def test_errors_and_epoch_bumps_carry_their_reasons(tmp_path, autojump_clock):
     path = tmp_path / "transcript.jsonl"
     settings = {"transcript.file": str(path), "log.flush.mode": "interval",
-                "group.consumer.session.timeout.ms": 1000, "group.consumer.min.session.timeout.ms": 100}
+                "group.consumer.session.timeout.ms": 1000, "group.consumer.min.session.timeout.ms": 100,
+                "group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
     async with open_server(tmp_path / "data", settings=settings, topics={"orders": 2}) as server:
         client = await RawClient.connect(server.host, server.port)
         hb = ApiKey.CONSUMER_GROUP_HEARTBEAT

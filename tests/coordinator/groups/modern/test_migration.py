@@ -226,3 +226,25 @@ def test_a_classic_member_that_never_syncs_is_fenced(c):
     assert c.consumer_deadline(f"sync-g-{required.member_id}") == c.clock.time_ms() + 3_000
     c.sleep(3_000)
     assert required.member_id not in c.cgroup().members
+
+
+def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades(c):
+    """Kafka validateOnlineDowngradeWithReplacedMember: the classic JoinGroup of instance i1 replaces
+    the group's only consumer-protocol member (also i1); the group becomes classic at once, the
+    newcomer takes over its target, and with the same subscription no rebalance starts."""
+    c.join_consumer("m1", ["foo"], instance_id="i1")
+    required = c.join("", protocols=PROTOCOLS, version=4)
+    classic_id = required.member_id
+    c.join(classic_id, protocols=PROTOCOLS, version=4)
+    target = c.cgroup().target_assignment["m1"]
+    c.take_records()
+    joined = c.join("", protocols=PROTOCOLS, instance_id="i1", version=5)
+    group = c.shard.groups["g"]
+    assert isinstance(group, ClassicGroup) and group.state is GroupState.STABLE
+    newcomer = next(m for m in group.members.values() if m.group_instance_id == "i1")
+    assert set(group.members) == {classic_id, newcomer.member_id} and joined.member_id == newcomer.member_id
+    foo = c.registry.topics["foo"].topic_id
+    assert decode_assignment(newcomer.assignment).partitions() == [("foo", p) for p in sorted(target[foo])]
+    records = c.take_records()
+    assert isinstance(records[-1], GroupMetadataRecord) and records[-2] == r.ConsumerGroupMetadataTombstone("g")
+    assert c.fresh_shard().groups["g"].snapshot() == records[-1]

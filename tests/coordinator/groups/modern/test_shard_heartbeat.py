@@ -141,7 +141,8 @@ def test_a_new_partition_of_a_subscribed_topic_bumps_the_epoch(c):
 
 def test_regex_subscription_resolves_then_follows_new_topics():
     c = ConsumerTestContext(ConsumerGroupSettings(
-        session_timeout_ms=60_000, heartbeat_interval_ms=1_000, regex_batch_refresh_min_interval_ms=1_000))
+        session_timeout_ms=60_000, heartbeat_interval_ms=1_000, min_heartbeat_interval_ms=100,
+        regex_batch_refresh_min_interval_ms=1_000))
     foo = c.registry.add("foo", 2)
     c.registry.add("other", 1)
     joined = c.join_consumer("m1", subscribed_topic_regex="f.*")

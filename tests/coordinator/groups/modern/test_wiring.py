@@ -121,7 +121,8 @@ def test_topics_image_follows_the_registry_and_logs_what_changed():
 
 def test_settings_come_from_kafka_names():
     config = GroupConfig.from_config(Config({
-        "group.consumer.session.timeout.ms": "12000", "group.consumer.heartbeat.interval.ms": "700",
+        "group.consumer.session.timeout.ms": "12000", "group.consumer.min.session.timeout.ms": "10000",
+        "group.consumer.heartbeat.interval.ms": "700", "group.consumer.min.heartbeat.interval.ms": "500",
         "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
         "group.consumer.migration.policy": "upgrade", "group.coordinator.rebalance.protocols": "classic",
         "group.consumer.max.size": "3"}))
@@ -132,6 +133,14 @@ def test_settings_come_from_kafka_names():
     assert GroupConfig.from_config(Config()).consumer_protocol_enabled  # Kafka 4: classic,consumer
     with pytest.raises(ValueError, match="unknown assignor"):
         assignor_names("sticky")
+    # GroupCoordinatorConfig's requirements: refused at start.
+    with pytest.raises(ValueError, match="session.timeout.ms must be between"):
+        GroupConfig.from_config(Config({"group.consumer.session.timeout.ms": "1000"}))
+    with pytest.raises(ValueError, match="heartbeat.interval.ms must be less than"):
+        GroupConfig.from_config(Config({"group.consumer.min.session.timeout.ms": "1000",
+                                        "group.consumer.session.timeout.ms": "2000",
+                                        "group.consumer.min.heartbeat.interval.ms": "100",
+                                        "group.consumer.heartbeat.interval.ms": "3000"}))
 
 
 def test_uuid_source_gives_predictable_member_ids():
