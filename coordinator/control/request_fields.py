@@ -42,11 +42,21 @@ def api_key_of(api: str | int) -> int:
     return key
 
 
+_GROUP_FIELDS = ("group_id", "groups", "groups_names", "group_ids", "coordinator_keys", "key")
+_GROUP_PLANS: dict[type, tuple[str, ...]] = {}  # request class -> the group fields it has
+
+
 def request_groups(request: Any) -> tuple[str, ...]:
     """The group ids a request names (FindCoordinator only for key type 0, groups)."""
+    plan = _GROUP_PLANS.get(type(request))
+    if plan is None:
+        plan = _GROUP_PLANS[type(request)] = tuple(n for n in _GROUP_FIELDS if hasattr(request, n))
+    if plan == ("group_id",):  # most group APIs: one string, no list to walk
+        group = request.group_id
+        return (group,) if isinstance(group, str) and group else ()
     found: list[str] = []
-    for name in ("group_id", "groups", "groups_names", "group_ids", "coordinator_keys", "key"):
-        value = getattr(request, name, None)
+    for name in plan:
+        value = getattr(request, name)
         if value is None:
             continue
         if name in ("key", "coordinator_keys") and getattr(request, "key_type", 0) != 0:
