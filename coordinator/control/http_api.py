@@ -107,23 +107,24 @@ def _brokers_and_faults(app: FastAPI, plane: ControlPlane) -> None:
 
 
 def _groups_and_partitions(app: FastAPI, plane: ControlPlane) -> None:
-    @app.get("/v1/groups/{group_id}", tags=["groups"])
-    async def group(group_id: str) -> GroupView:
-        return plane.group(group_id)
-
-    @app.post("/v1/groups/{group_id}/coordinator", tags=["groups"])
+    @app.post("/v1/groups/{group_id:path}/coordinator", tags=["groups"])
     async def move_coordinator(group_id: str, body: NodeBody) -> PartitionView:
         return await plane.move_coordinator(group_id, body.node_id)
 
-    @app.post("/v1/groups/{group_id}/members/{member_id}/expire", tags=["groups"])
+    @app.post("/v1/groups/{group_id:path}/members/{member_id:path}/expire", tags=["groups"])
     async def expire_member(group_id: str, member_id: str) -> dict[str, str]:
         await plane.expire_member(group_id, member_id)
         return {"expired": member_id}
 
-    @app.post("/v1/groups/{group_id}/rebalance", tags=["groups"])
+    @app.post("/v1/groups/{group_id:path}/rebalance", tags=["groups"])
     async def rebalance(group_id: str) -> dict[str, str]:
         await plane.rebalance(group_id)
         return {"rebalancing": group_id}
+
+    # Last, and greedy: group ids may hold "/" (sent as %2F), and the routes above match first.
+    @app.get("/v1/groups/{group_id:path}", tags=["groups"])
+    async def group(group_id: str) -> GroupView:
+        return plane.group(group_id)
 
     @app.post("/v1/partitions/{topic}/{partition}/leader", tags=["partitions"])
     async def move_leader(topic: str, partition: int, body: NodeBody) -> PartitionView:

@@ -35,12 +35,14 @@ class FakeControlPlane:
         self.calls: list[tuple[Any, ...]] = []  # actions, in order, for tests to check
         self.partitions = {("orders", p): PartitionView("orders", p, p % brokers, 0, list(range(brokers)))
                            for p in range(3)}
-        self.groups = {"g": GroupView("g", "classic", "Stable", 3, 1, "consumer", "range", "m-1", [
+        self.groups = {"a/b": GroupView("a/b", "classic", "Empty", 0, 0, None, None, None, []),
+                       "g": GroupView("g", "classic", "Stable", 3, 1, "consumer", "range", "m-1", [
             MemberView("m-1", None, "app", "/127.0.0.1", 45_000, 300_000, ["orders"],
                        [TopicPartitions("orders", [0, 1])]),
             MemberView("m-2", "static-2", "app", "/127.0.0.1", 45_000, 300_000, ["orders"],
                        [TopicPartitions("orders", [2])]),
         ])}
+        self.groups["a/b/rebalance"] = GroupView("a/b/rebalance", "classic", "Empty", 0, 0, None, None, None, [])
 
     def _broker(self, node_id: int) -> BrokerView:
         if node_id not in self.brokers_:
