@@ -2,7 +2,9 @@
 shape, one-line 4xx errors, the bearer token, loopback-only binding, and openapi.json."""
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -219,3 +221,12 @@ async def test_cancelling_the_nursery_stops_the_server(plane: FakeControlPlane) 
             scope.cancel()
     with pytest.raises(OSError):
         await trio.open_tcp_stream("127.0.0.1", server.port)
+
+
+async def test_the_docs_describe_every_endpoint(api: Client) -> None:
+    docs = (Path(__file__).parents[3] / "docs" / "control-plane.md").read_text()
+    documented = {re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|DELETE) /v1/[^`?]*)", docs)}
+    _, spec = await api.call("GET", "/openapi.json")
+    served = {f"{method.upper()} {re.sub(r'{[^}]*}', '{}', path)}" for path, item in spec["paths"].items()
+              for method in item}
+    assert served <= documented, served - documented
