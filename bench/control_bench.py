@@ -5,7 +5,8 @@ Measures, per OffsetCommit request, what the dispatcher pays:
   - no rule, calling match() anyway (building the RequestInfo too);
   - 100 rules on other APIs (the index has no entry for OffsetCommit);
   - 100 OffsetCommit rules for other groups (each evaluated, none matches);
-  - 100 rules for any API naming other client ids.
+  - 100 rules for any API naming other client ids;
+  - and, for scale, recording one entry in the request log (tracking.RequestLog.record).
 Prints microseconds per request (best of --repeat runs of --n requests); figures only.
 
     .venv/bin/python bench/control_bench.py --n 200000
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, RequestInfo
+from coordinator.control.tracking import RequestLog
 from coordinator.runtime.clock import FakeClock
 from protocol.api import ApiKey
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
@@ -70,6 +72,9 @@ def main() -> None:
     for i in range(100):
         other_clients.add(FaultSpec(client_id=f"client-{i}", delay_ms=1))
     cases.append(("100 any-API rules, other client ids", dispatcher_step(other_clients)))
+
+    log = RequestLog(1000)
+    cases.append(("request log: record one entry", lambda: log.record(KEY, 8, 0, 1, "client", 0, 1, REQUEST, None)))
 
     print(f"fault rules: per-request cost, best of {args.repeat} x {args.n} OffsetCommit requests")
     for name, step in cases:
