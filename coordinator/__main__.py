@@ -8,6 +8,7 @@
     kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT.html]
                                                    (a --transcript file as a readable timeline or a page)
     kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE]  (PySpark)
+    kgc control [--url URL] [--token T] VERB ...   (the control API from a shell: fail, delay, advance, ...)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
 them with their defaults.
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help only: `main` hands `kgc verify ...` to coordinator.verify.cli before
     # parsing, so the verifier's imports never slow down `kgc serve`.
     commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
+    commands.add_parser("control", help="drive a server's control API (faults, brokers, clock); see kgc control -h")
     return parser
 
 
@@ -137,6 +139,9 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["verify"]:
         from coordinator.verify.cli import main as verify_main
         sys.exit(verify_main(argv[1:]))
+    if argv[:1] == ["control"]:
+        from coordinator.control.cli import main as control_main
+        sys.exit(control_main(argv[1:]))
     args = build_parser().parse_args(argv)
     if args.command == "groups":
         from coordinator.tools.groups_cli import run as run_groups
