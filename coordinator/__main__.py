@@ -2,6 +2,7 @@
 
     kgc serve [--host H] [--port P] [--brokers N] [--data-dir D] [--create-topic NAME:PARTITIONS]...
               [--config server.properties] [--set name=value]... [--transcript FILE] [--metrics-port P]
+              [--control-port P]
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
@@ -53,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
     run.add_argument("--transcript", metavar="FILE", help="write a JSON-lines protocol transcript here")
     run.add_argument("--metrics-port", type=int, metavar="P", help="serve Prometheus metrics on this port")
+    run.add_argument("--control-port", type=int, metavar="P",
+                     help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)")
 
     commands.add_parser("settings", help="list every setting with its default")
 
@@ -109,7 +112,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
         overrides[name] = value
     for name, value in (("host", args.host), ("port", args.port), ("cluster.brokers", args.brokers),
                         ("data.dir", args.data_dir),
-                        ("transcript.file", args.transcript), ("metrics.port", args.metrics_port)):
+                        ("transcript.file", args.transcript), ("metrics.port", args.metrics_port),
+                        ("control.port", args.control_port)):
         if value is not None:
             overrides[name] = value
     config = Config(overrides)
@@ -124,6 +128,8 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
             server = await nursery.start(serve, config, topics)
             print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
             tap = server.broker.tap
+            if server.control_url is not None:
+                print(f"kgc: control={server.control_url}", flush=True)
             if server.metrics_port is not None:
                 print(f"kgc: metrics on http://{config.host}:{server.metrics_port}/metrics", flush=True)
             if tap is not None and tap.transcript is not None:

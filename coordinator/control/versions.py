@@ -8,12 +8,16 @@ Limits only narrow: a range beyond what the server implements is refused.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from coordinator.control.errors import bad_request
 from coordinator.control.request_fields import API_NAMES, api_key_of
 from protocol.api import SUPPORTED_VERSIONS
+
+
+_GENERATIONS = itertools.count(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,9 @@ class VersionLimits:
         self._served = {int(k): v for k, v in (served or SUPPORTED_VERSIONS).items()}
         self._limits: dict[int, tuple[int, int]] = {}
         self.table: dict[int, tuple[int, int]] = dict(self._served)
+        # 0 = the served table itself; any limit gets a number no other table in the process has
+        # (ApiVersions caches its encoded answer per generation).
+        self.generation = 0
 
     def limit(self, api: str | int, max_version: int, min_version: int | None = None) -> VersionView:
         key = api_key_of(api)
@@ -62,3 +69,4 @@ class VersionLimits:
     def _rebuild(self) -> None:
         table = {**self._served, **self._limits}
         self.table = {key: rng for key, rng in table.items() if rng != (-1, -1)}
+        self.generation = next(_GENERATIONS) if self._limits else 0

@@ -6,8 +6,6 @@ dispatcher does headers, versions and bytes.
 """
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k00_produce,
@@ -31,10 +29,9 @@ from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k42_delete_groups,
     k47_offset_delete,
 )
-from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.request_context import Handler
 from protocol.api import ApiKey
 
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 HANDLERS: dict[int, Handler] = {
     ApiKey.METADATA: k03_metadata.handle,
     ApiKey.FIND_COORDINATOR: k10_find_coordinator.handle,
