@@ -26,7 +26,6 @@ from coordinator.runtime.clock import Clock
 from protocol.api import ApiKey
 
 
-
 class ControlHook:
     def __init__(self, rules: FaultRules, log: RequestLog, wall: Clock, group_state: GroupStateOf,
                  resolve_topic: TopicResolver, tap: Any | None) -> None:

@@ -20,7 +20,13 @@ from coordinator.control.errors import ControlError, conflict, not_found
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
 from coordinator.control.plane_api import (
-    BrokerView, ClockView, GroupView, MemberView, PartitionView, consumer_assignment, consumer_subscription,
+    BrokerView,
+    ClockView,
+    GroupView,
+    MemberView,
+    PartitionView,
+    consumer_assignment,
+    consumer_subscription,
     to_jsonable,
 )
 from coordinator.control.tracking import RequestLog, RequestsPage

@@ -16,7 +16,6 @@ from coordinator.control.errors import bad_request
 from coordinator.control.request_fields import API_NAMES, api_key_of
 from protocol.api import SUPPORTED_VERSIONS
 
-
 _GENERATIONS = itertools.count(1)
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from functools import partial
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 

@@ -22,7 +22,7 @@ from coordinator.groups.records import decode_record, encode_record
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
 from coordinator.groups.retention import schedule_offset_expiration
 from coordinator.groups.shard import GroupContext, GroupShard
-from coordinator.runtime.clock import Clock
+from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
 from coordinator.runtime.timers import ShardTimers
@@ -85,7 +85,7 @@ def offsets_log_config(config: Any) -> LogConfig:
     )
 
 
-def group_runtime(config: Any, clock: Clock, observer: WriterObserver | None = None
+def group_runtime(config: Any, clock: TimerClock, observer: WriterObserver | None = None
                   ) -> CoordinatorRuntime[GroupShard]:
     """__consumer_offsets under config's data dir, with its writer and its shards' runtime."""
     writer = PartitionWriter(OFFSETS_TOPIC, config.data_path, config.offsets_topic_num_partitions,

@@ -6,7 +6,6 @@ dispatcher does headers, versions and bytes.
 """
 from __future__ import annotations
 
-
 from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k00_produce,
     k01_fetch,

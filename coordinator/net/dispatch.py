@@ -20,6 +20,7 @@ from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
 
+
 @dataclass(slots=True)
 class Connection:
     connection_id: int
