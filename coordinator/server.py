@@ -11,6 +11,7 @@ construction.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -19,9 +20,7 @@ from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.config import Config
-from coordinator.control.plane import ServerControl
 from coordinator.control.versions import VersionLimits
-from coordinator.control.wiring import control_on, control_parts
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
@@ -34,6 +33,9 @@ from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 
+if TYPE_CHECKING:
+    from coordinator.control.plane import ServerControl
+
 _log = get_logger("server")
 
 
@@ -43,7 +45,7 @@ class Server:
     cluster: Cluster
     controller: Controller
     runtime: CoordinatorRuntime[GroupShard]
-    control: ServerControl | None = None
+    control: ServerControl | None = None  # the control plane, when control.enable or control.port is set
     metrics_port: int | None = None
     control_url: str | None = None
     cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
@@ -108,16 +110,22 @@ async def serve(
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
     services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
     versions = VersionLimits()
-    parts = control_parts(config, clock, services, topics, tap) if control_on(config) else None
+    parts = None
+    if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
+        from coordinator.control.wiring import control_parts
+        parts = control_parts(config, clock, services, topics, tap)
     brokers = [BrokerContext(config=config, topics=topics, data=data, cluster=cluster, groups=services[node.node_id],
                              tap=tap, node=node, versions=versions, control=parts.hook if parts else None)
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
     listeners = {b.node_id: BrokerListener(b, config.host, limiter) for b in brokers}
     controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
-    control = None if parts is None else ServerControl(
-        cluster=cluster, controller=controller, topics=topics, services=services, group_runtime=runtime,
-        runtimes=[runtime], rules=parts.rules, log=parts.log, limits=versions, clock=timer_clock)
+    control = None
+    if parts is not None:
+        from coordinator.control.plane import ServerControl
+        control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
+                                group_runtime=runtime, runtimes=[runtime], rules=parts.rules, log=parts.log,
+                                limits=versions, clock=timer_clock)
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for

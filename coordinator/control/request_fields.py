@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from coordinator.control.errors import bad_request
-from coordinator.observe.transcript import api_name
-from protocol.api import ApiKey
+from protocol.api import ApiKey, api_name
 
 TopicResolver = Callable[[uuid.UUID], str | None]
 

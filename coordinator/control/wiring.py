@@ -21,10 +21,6 @@ class ControlParts:
     hook: ControlHook
 
 
-def control_on(config: Any) -> bool:
-    return bool(config.control_enable) or config.control_port >= 0
-
-
 def control_parts(config: Any, wall: Clock, services: dict[int, GroupService], topics: TopicRegistry,
                   tap: Any | None) -> ControlParts:
     any_service = next(iter(services.values()))
