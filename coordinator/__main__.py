@@ -2,12 +2,14 @@
 
     kgc serve [--host H] [--port P] [--brokers N] [--data-dir D] [--create-topic NAME:PARTITIONS]...
               [--config server.properties] [--set name=value]... [--transcript FILE] [--metrics-port P]
+              [--control-port P]
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
     kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT.html]
                                                    (a --transcript file as a readable timeline or a page)
     kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE]  (PySpark)
+    kgc control [--url URL] [--token T] VERB ...   (the control API from a shell: fail, delay, advance, ...)
 
 Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
 them with their defaults.
@@ -52,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
     run.add_argument("--transcript", metavar="FILE", help="write a JSON-lines protocol transcript here")
     run.add_argument("--metrics-port", type=int, metavar="P", help="serve Prometheus metrics on this port")
+    run.add_argument("--control-port", type=int, metavar="P",
+                     help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)")
 
     commands.add_parser("settings", help="list every setting with its default")
 
@@ -72,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help only: `main` hands `kgc verify ...` to coordinator.verify.cli before
     # parsing, so the verifier's imports never slow down `kgc serve`.
     commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
+    commands.add_parser("control", help="drive a server's control API (faults, brokers, clock); see kgc control -h")
     return parser
 
 
@@ -107,7 +112,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
         overrides[name] = value
     for name, value in (("host", args.host), ("port", args.port), ("cluster.brokers", args.brokers),
                         ("data.dir", args.data_dir),
-                        ("transcript.file", args.transcript), ("metrics.port", args.metrics_port)):
+                        ("transcript.file", args.transcript), ("metrics.port", args.metrics_port),
+                        ("control.port", args.control_port)):
         if value is not None:
             overrides[name] = value
     config = Config(overrides)
@@ -122,6 +128,8 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None
             server = await nursery.start(serve, config, topics)
             print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
             tap = server.broker.tap
+            if server.control_url is not None:
+                print(f"kgc: control={server.control_url}", flush=True)
             if server.metrics_port is not None:
                 print(f"kgc: metrics on http://{config.host}:{server.metrics_port}/metrics", flush=True)
             if tap is not None and tap.transcript is not None:
@@ -137,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["verify"]:
         from coordinator.verify.cli import main as verify_main
         sys.exit(verify_main(argv[1:]))
+    if argv[:1] == ["control"]:
+        from coordinator.control.cli import main as control_main
+        sys.exit(control_main(argv[1:]))
     args = build_parser().parse_args(argv)
     if args.command == "groups":
         from coordinator.tools.groups_cli import run as run_groups

@@ -114,6 +114,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("transcript.file", str, "", "write every request, response, state change and record as JSON "
             "lines to this file (empty = off)"),
     Setting("metrics.port", int, -1, "serve Prometheus metrics on this port (-1 = off, 0 = a free port)"),
+    # The control plane (not Kafka settings): faults, brokers, clock, request tracking.
+    Setting("control.enable", _bool, False, "fault rules and request tracking in the request path (on when "
+            "control.port is set, and for the embedded server and the pytest fixture)"),
+    Setting("control.port", int, -1, "serve the HTTP/JSON control API on this port (-1 = off, 0 = a free port)"),
+    Setting("control.host", str, "127.0.0.1", "address of the control API (beyond loopback only with "
+            "control.token)"),
+    Setting("control.token", str, "", "bearer token the control API requires (needed off loopback)"),
+    Setting("control.requests.max", int, 10000, "requests the control plane keeps for GET /v1/requests"),
+    Setting("clock.mode", _choice("system", "manual"), "system", "manual: every coordinator timer (session, "
+            "rebalance, initial delay, retention) moves only when the control plane advances the clock"),
 )
 
 _BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

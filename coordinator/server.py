@@ -11,6 +11,7 @@ construction.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -19,6 +20,7 @@ from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.config import Config
+from coordinator.control.versions import VersionLimits
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
@@ -28,8 +30,11 @@ from coordinator.handlers.request_context import BrokerContext
 from coordinator.net.listener import BrokerListener
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
-from coordinator.runtime.clock import TrioClock
+from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+
+if TYPE_CHECKING:
+    from coordinator.control.plane import ServerControl
 
 _log = get_logger("server")
 
@@ -40,7 +45,9 @@ class Server:
     cluster: Cluster
     controller: Controller
     runtime: CoordinatorRuntime[GroupShard]
+    control: ServerControl | None = None  # the control plane, when control.enable or control.port is set
     metrics_port: int | None = None
+    control_url: str | None = None
     cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     @property
@@ -96,21 +103,34 @@ async def serve(
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
     data = DataPath(config, topics, clock)
     data.open_all()  # recovers every user-topic log
-    runtime = group_runtime(config, clock, observer=tap, topics=topics)  # __consumer_offsets, loaded in run()
+    timer_clock = ManualClock() if config.clock_mode == "manual" else clock
+    runtime = group_runtime(config, timer_clock, observer=tap, topics=topics)  # __consumer_offsets, loaded in run()
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
-    brokers = [BrokerContext(config=config, topics=topics, data=data, cluster=cluster,
-                             groups=GroupService(runtime, cluster, node.node_id), tap=tap, node=node)
+    services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
+    versions = VersionLimits()
+    parts = None
+    if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
+        from coordinator.control.wiring import control_parts
+        parts = control_parts(config, clock, services, topics, tap)
+    brokers = [BrokerContext(config=config, topics=topics, data=data, cluster=cluster, groups=services[node.node_id],
+                             tap=tap, node=node, versions=versions, control=parts.hook if parts else None)
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
     listeners = {b.node_id: BrokerListener(b, config.host, limiter) for b in brokers}
     controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
+    control = None
+    if parts is not None:
+        from coordinator.control.plane import ServerControl
+        control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
+                                group_runtime=runtime, runtimes=[runtime], rules=parts.rules, log=parts.log,
+                                limits=versions, clock=timer_clock)
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for
         metrics_server = MetricsServer(tap.metrics, runtime, config.host, config.metrics_port)
-    server = Server(brokers, cluster, controller, runtime, metrics_server.port if metrics_server else None)
+    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None)
     try:
         with server.cancel_scope:
             async with trio.open_nursery() as nursery:
@@ -118,6 +138,11 @@ async def serve(
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 for listener in listeners.values():
                     await nursery.start(listener.run)
+                if control is not None and config.control_port >= 0:
+                    from coordinator.control.http_api import serve_control  # the HTTP stack only when asked for
+                    http = await nursery.start(serve_control, control, config.control_host, config.control_port,
+                                               config.control_token or None)
+                    server.control_url = http.url
                 log_event(_log, "server.listening", bootstrap=server.bootstrap, data_dir=str(data_dir))
                 task_status.started(server)
     finally:

@@ -171,3 +171,11 @@ def is_supported(api_key: int, version: int) -> bool:
     # ApiKey is an IntEnum (it hashes and compares as its int), so an int looks it up.
     rng = cast("dict[int, tuple[int, int]]", SUPPORTED_VERSIONS).get(api_key)
     return rng is not None and rng[0] <= version <= rng[1]
+
+
+def api_name(key: int) -> str:
+    """`JoinGroup` for 11: Kafka's CamelCase API names (unknown keys: `Api<key>`)."""
+    try:
+        return "".join(part.capitalize() for part in ApiKey(key).name.split("_"))
+    except ValueError:
+        return f"Api{key}"

@@ -16,15 +16,16 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from functools import partial
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from coordinator.config import Config
+from coordinator.control.facade import Control, thread_call
 from coordinator.server import Server, serve
 
 START_TIMEOUT_SECONDS = 30
@@ -32,7 +33,8 @@ START_TIMEOUT_SECONDS = 30
 
 def _config(data_dir: Path, host: str, port: int, settings: Mapping[str, Any] | None,
             brokers: int | None = None) -> Config:
-    fixed: dict[str, Any] = {"data.dir": str(data_dir), "host": host, "port": port}
+    # The control plane is on in process (`.control`), without its HTTP port unless asked for.
+    fixed: dict[str, Any] = {"data.dir": str(data_dir), "host": host, "port": port, "control.enable": True}
     if brokers is not None:  # else settings may carry cluster.brokers
         fixed["cluster.brokers"] = brokers
     return Config({**(settings or {}), **fixed})
@@ -84,6 +86,7 @@ class EmbeddedServer:
         self._topics = dict(topics or {})
         self._thread: threading.Thread | None = None
         self._server: Server | None = None
+        self.control: Control | None = None  # fault rules, brokers, clock, requests (coordinator/control)
         self._token: trio.lowlevel.TrioToken | None = None
         self._error: BaseException | None = None
 
@@ -113,6 +116,8 @@ class EmbeddedServer:
             raise RuntimeError(f"coordinator did not start: {self._error!r}")
         self._port = self._server.port  # a restart reuses the same ports
         self._ports = [b.advertised_port for b in self._server.brokers]
+        assert self._server.control is not None and self._token is not None
+        self.control = Control(self._server.control, thread_call(self._token))
         return self
 
     def stop(self) -> None:

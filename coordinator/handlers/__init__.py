@@ -6,9 +6,6 @@ dispatcher does headers, versions and bytes.
 """
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k00_produce,
     k01_fetch,
@@ -33,10 +30,9 @@ from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k68_consumer_group_heartbeat,
     k69_consumer_group_describe,
 )
-from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.request_context import Handler
 from protocol.api import ApiKey
 
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 HANDLERS: dict[int, Handler] = {
     ApiKey.METADATA: k03_metadata.handle,
     ApiKey.FIND_COORDINATOR: k10_find_coordinator.handle,

@@ -4,16 +4,17 @@ v0: error code and the key ranges. v1+: throttle time. v3+: flexible; client sof
 version must match Kafka's pattern or the answer is INVALID_REQUEST (librdkafka then retries v0).
 v4: same body (KAFKA-17011). Requests above v4 never reach here: the dispatcher answers them
 with a v0 body (KIP-511). The response header is always v0.
-The ranges come from the one table in protocol/api.py; every client opens every connection
-with this request, so each (version, error) body is encoded once and reused.
+The ranges come from the one table in protocol/api.py, narrowed where the control plane limits
+an API (broker.versions); every client opens every connection with this request, so each
+(version, error) body is encoded once per table and reused.
 """
 from __future__ import annotations
 
 import re
-from functools import cache
 
+from coordinator.control.versions import VersionLimits
 from coordinator.handlers.request_context import RequestContext
-from protocol.api import SUPPORTED_VERSIONS, ApiKey
+from protocol.api import ApiKey
 from protocol.codec import encode_response
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
@@ -22,13 +23,20 @@ from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVe
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-@cache
-def encoded_api_versions(version: int, error: int) -> bytes:
-    entries = [
-        ApiVersion(api_key=key, min_version=low, max_version=high)
-        for key, (low, high) in sorted(SUPPORTED_VERSIONS.items())
-    ]
-    return encode_response(ApiKey.API_VERSIONS, version, ApiVersionsResponse(error_code=error, api_keys=entries))
+_ENCODED: dict[tuple[int, int, int], bytes] = {}  # (table generation, version, error) -> body
+
+
+def encoded_api_versions(versions: VersionLimits, version: int, error: int) -> bytes:
+    key = (versions.generation, version, error)
+    body = _ENCODED.get(key)
+    if body is None:
+        if len(_ENCODED) > 64:  # old generations of a limited table
+            _ENCODED.clear()
+        entries = [ApiVersion(api_key=api, min_version=low, max_version=high)
+                   for api, (low, high) in sorted(versions.table.items())]
+        body = _ENCODED[key] = encode_response(ApiKey.API_VERSIONS, version,
+                                               ApiVersionsResponse(error_code=error, api_keys=entries))
+    return body
 
 
 async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
@@ -38,4 +46,4 @@ async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
         and _SOFTWARE.match(request.client_software_version or "")
     ):
         error = ErrorCode.INVALID_REQUEST
-    return encoded_api_versions(ctx.api_version, error)
+    return encoded_api_versions(ctx.broker.versions, ctx.api_version, error)

@@ -10,15 +10,26 @@ adds the per-request facts Kafka's RequestContext carries: header, client addres
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.config import Config
+from coordinator.control.versions import VersionLimits
 from coordinator.groups.service import GroupService
 from coordinator.observe.tap import Tap
 from protocol.headers import RequestHeader
+
+Handler = Callable[["RequestContext", Any], Awaitable[Any]]
+
+
+class RequestHook(Protocol):
+    """Wraps every handler call (the control plane: fault rules, request tracking)."""
+
+    async def handle(self, handler: Handler, ctx: RequestContext, request: Any) -> Any: ...
 
 
 class CloseConnection(Exception):
@@ -34,6 +45,8 @@ class BrokerContext:
     groups: GroupService  # bound to this broker: NOT_COORDINATOR for groups it does not coordinate
     tap: Tap | None
     node: BrokerNode
+    versions: VersionLimits  # what ApiVersions advertises and dispatch accepts (the control plane narrows it)
+    control: RequestHook | None = None  # fault rules and request tracking; None: off, no cost
 
     @property
     def node_id(self) -> int:

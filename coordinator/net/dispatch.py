@@ -15,13 +15,10 @@ from dataclasses import dataclass
 from coordinator.handlers import HANDLERS
 from coordinator.handlers.k18_api_versions import encoded_api_versions
 from coordinator.handlers.request_context import BrokerContext, CloseConnection, RequestContext
-from protocol.api import SUPPORTED_VERSIONS, ApiKey
+from protocol.api import ApiKey
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
-
-# Keyed by the int that arrives (any int16), so an unknown key is a plain miss.
-_VERSIONS: dict[int, tuple[int, int]] = {int(key): versions for key, versions in SUPPORTED_VERSIONS.items()}
 
 
 @dataclass(slots=True)
@@ -38,13 +35,13 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     except DecodeError as exc:
         raise CloseConnection(f"unparseable request header: {exc}") from None
     key, version = header.api_key, header.api_version
-    versions = _VERSIONS.get(key)
+    versions = broker.versions.table.get(key)
     handler = HANDLERS.get(key)
     if versions is None or handler is None:
         raise CloseConnection(f"unknown or unserved API key {key} (v{version})")
     low, high = versions
     if key == ApiKey.API_VERSIONS and version > high:
-        return _unsupported_api_versions(header.correlation_id)
+        return _unsupported_api_versions(broker, header.correlation_id)
     if not low <= version <= high:
         name = ApiKey(key).name
         raise CloseConnection(f"{name} v{version} is not served (this broker serves v{low}-v{high})")
@@ -53,11 +50,12 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     except DecodeError as exc:
         raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
     context = RequestContext(broker, header, conn.client_host, conn.connection_id)
-    tap = broker.tap  # transcript/metrics (observe/tap.py); None when off
-    if tap is None:
-        response = await handler(context, request)
+    if broker.control is not None:  # fault rules and request tracking (control/hook.py), tap inside
+        response = await broker.control.handle(handler, context, request)
+    elif broker.tap is not None:  # transcript/metrics (observe/tap.py)
+        response = await broker.tap.handle(handler, context, request)
     else:
-        response = await tap.handle(handler, context, request)
+        response = await handler(context, request)
     if response is None:
         return None
     head = encode_response_header(header.correlation_id, key, version)
@@ -66,7 +64,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     return head, encode_response(key, version, response)
 
 
-def _unsupported_api_versions(correlation_id: int) -> tuple[bytes, bytes]:
+def _unsupported_api_versions(broker: BrokerContext, correlation_id: int) -> tuple[bytes, bytes]:
     # KIP-511: a v0 body (response header v0) whatever version was asked for.
-    body = encoded_api_versions(0, ErrorCode.UNSUPPORTED_VERSION)
+    body = encoded_api_versions(broker.versions, 0, ErrorCode.UNSUPPORTED_VERSION)
     return encode_response_header(correlation_id, ApiKey.API_VERSIONS, 0), body

@@ -15,7 +15,8 @@ from typing import Any
 
 from coordinator.observe import reasons
 from coordinator.observe.logs import get_logger
-from coordinator.observe.transcript import RecordFields, Transcript, api_name
+from coordinator.observe.transcript import RecordFields, Transcript
+from protocol.api import api_name
 from protocol.codec import decode_response
 
 _log = get_logger("tap")

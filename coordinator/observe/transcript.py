@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from protocol.api import ApiKey
+from protocol.api import ApiKey, api_name
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError, ErrorCode
 from storage.batch import HEADER_SIZE, decode_header
@@ -29,14 +29,6 @@ from storage.batch import HEADER_SIZE, decode_header
 _SUBSCRIPTIONS = frozenset({"metadata", "member_metadata"})
 _ASSIGNMENTS = frozenset({"assignment", "member_assignment"})
 _BATCHES = frozenset({"records"})
-
-
-def api_name(key: int) -> str:
-    """`JoinGroup` for 11: Kafka's CamelCase API names."""
-    try:
-        return "".join(part.capitalize() for part in ApiKey(key).name.split("_"))
-    except ValueError:
-        return f"Api{key}"
 
 
 def error_name(code: int) -> str:

@@ -11,6 +11,7 @@ from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.config import Config
 from coordinator.embed.embedded import open_server
 from coordinator.cluster.cluster import BrokerNode, Cluster
+from coordinator.control.versions import VersionLimits
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.service import GroupService
@@ -179,7 +180,7 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         node = BrokerNode(0, "127.0.0.1", 0)
         cluster = Cluster([node], topics)
         service = GroupService(runtime, cluster, 0)
-        broker = BrokerContext(config, topics, None, cluster, service, None, node)  # type: ignore[arg-type]
+        broker = BrokerContext(config, topics, None, cluster, service, None, node, VersionLimits())  # type: ignore[arg-type]
         fetch = OffsetFetchRequest(group_id="g", topics=[OffsetFetchRequestTopic("t", [0])])
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 1), fetch)
         assert (r.error_code, _errors(r)) == (0, [("t", 0, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)])

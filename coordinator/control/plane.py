@@ -1,0 +1,235 @@
+"""ServerControl: the ControlPlane (plane_api.py) of a running server, in its trio loop.
+
+It acts only through the parts a request would use or that own the change: the controller for
+brokers and leaders (a moved __consumer_offsets partition reloads in its runtime), the group
+service of the group's coordinator for forced expiries and rebalances (so they write what a
+timeout or a rejoin writes), the fault rules, the request log, the version limits, and the
+clock. A manual clock advances in steps, from timer deadline to deadline across every runtime,
+firing each timer at its own time and waiting for its records, so `advance` returns with every
+effect in place. Refusals are ControlError with one line (404 unknown, 409 not possible now).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from coordinator.broker.topics import TopicRegistry
+from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
+from coordinator.cluster.controller import Controller
+from coordinator.control.errors import ControlError, conflict, not_found
+from coordinator.control.fault_spec import FaultSpec
+from coordinator.control.faults import FaultRules, FaultView
+from coordinator.control.plane_api import (
+    BrokerView,
+    ClockView,
+    GroupView,
+    MemberView,
+    PartitionView,
+    consumer_assignment,
+    consumer_subscription,
+    to_jsonable,
+)
+from coordinator.control.tracking import RequestLog, RequestsPage
+from coordinator.control.versions import VersionLimits, VersionView
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.placement import partition_for
+from coordinator.groups.service import GroupService
+from coordinator.groups.shard import GroupShard
+from coordinator.runtime.clock import ManualClock, TimerClock
+from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from protocol.errors import ErrorCode
+
+
+class ServerControl:
+    def __init__(self, *, cluster: Cluster, controller: Controller, topics: TopicRegistry,
+                 services: dict[int, GroupService], group_runtime: CoordinatorRuntime[GroupShard],
+                 runtimes: Sequence[CoordinatorRuntime[Any]], rules: FaultRules, log: RequestLog,
+                 limits: VersionLimits, clock: TimerClock) -> None:
+        self._cluster = cluster
+        self._controller = controller
+        self._topics = topics
+        self._services = services  # node id -> that broker's GroupService
+        self._group_runtime = group_runtime
+        self._runtimes = list(runtimes)
+        self.rules = rules
+        self.log = log
+        self.limits = limits
+        self._clock = clock
+
+    # -- brokers ---------------------------------------------------------------------------------
+    def brokers(self) -> list[BrokerView]:
+        return [BrokerView(n.node_id, n.host, n.port, n.up) for n in self._cluster.nodes.values()]
+
+    def _broker(self, node_id: int) -> BrokerView:
+        node = self._cluster.nodes.get(node_id)
+        if node is None:
+            raise not_found(f"no broker {node_id} (brokers are {sorted(self._cluster.nodes)})")
+        return BrokerView(node.node_id, node.host, node.port, node.up)
+
+    async def broker_down(self, node_id: int) -> BrokerView:
+        self._broker(node_id)
+        await self._controller.broker_down(node_id)
+        return self._broker(node_id)
+
+    async def broker_up(self, node_id: int) -> BrokerView:
+        self._broker(node_id)
+        await self._controller.broker_up(node_id)
+        return self._broker(node_id)
+
+    # -- fault rules -----------------------------------------------------------------------------
+    def add_fault(self, spec: FaultSpec) -> int:
+        return self.rules.add(spec)
+
+    def faults(self) -> list[FaultView]:
+        return self.rules.list()
+
+    def remove_fault(self, fault_id: int) -> None:
+        self.rules.remove(fault_id)
+
+    def clear_faults(self) -> int:
+        return self.rules.clear()
+
+    # -- groups ----------------------------------------------------------------------------------
+    def _coordinator(self, group_id: str) -> int:
+        return self._controller.coordinator_of(group_id)
+
+    def _live_group(self, group_id: str) -> Any:
+        runtime = self._group_runtime
+        shard = runtime.shard(partition_for(group_id, runtime.num_partitions))
+        return None if shard is None else shard.groups.get(group_id)
+
+    def group(self, group_id: str) -> GroupView:
+        group = self._live_group(group_id)
+        if group is None:
+            raise not_found(f"no group {group_id!r} (or its coordinator is loading)")
+        return group_view(group, self._coordinator(group_id))
+
+    def group_state(self, group_id: str) -> str | None:
+        """The group's state name for fault rules that wait for one (None: no such group)."""
+        group = self._live_group(group_id)
+        return None if group is None else str(group.state)
+
+    async def move_coordinator(self, group_id: str, node_id: int) -> PartitionView:
+        self._broker(node_id)
+        change = self._move(lambda: self._controller.move_coordinator(group_id, node_id))
+        return self._partition(change.topic, change.partition)
+
+    async def expire_member(self, group_id: str, member_id: str) -> None:
+        await self._forced(group_id, lambda service: service.expire_member(group_id, member_id))
+
+    async def rebalance(self, group_id: str) -> None:
+        await self._forced(group_id, lambda service: service.rebalance(group_id))
+
+    async def _forced(self, group_id: str, act: Any) -> None:
+        node = self._coordinator(group_id)
+        if node < 0:
+            raise conflict(f"group {group_id!r} has no coordinator: its partition has no leader")
+        error = await act(self._services[node])
+        if error == ErrorCode.UNKNOWN_MEMBER_ID:
+            raise not_found(f"no such member in group {group_id!r}")
+        if error == ErrorCode.GROUP_ID_NOT_FOUND:
+            raise not_found(f"no group {group_id!r}")
+        if error not in (ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS):
+            raise conflict(f"group {group_id!r}: {ErrorCode(error).name}")
+
+    # -- partitions ------------------------------------------------------------------------------
+    def _partition(self, topic: str, partition: int) -> PartitionView:
+        lead = self._cluster.leadership(topic, partition)
+        if lead is None:
+            raise not_found(f"no partition {topic}-{partition}")
+        return PartitionView(topic, partition, lead.leader, lead.epoch, list(lead.replicas))
+
+    def _move(self, act: Any) -> LeaderChange:
+        try:
+            change: LeaderChange = act()
+        except ClusterError as exc:
+            text = str(exc)
+            raise (conflict(text) if "down" in text else not_found(text)) from None
+        return change
+
+    async def move_leader(self, topic: str, partition: int, node_id: int) -> PartitionView:
+        self._partition(topic, partition)
+        self._broker(node_id)
+        self._move(lambda: self._controller.move_leader(topic, partition, node_id))
+        return self._partition(topic, partition)
+
+    async def make_leaderless(self, topic: str, partition: int) -> PartitionView:
+        self._partition(topic, partition)
+        self._move(lambda: self._controller.make_leaderless(topic, partition))
+        return self._partition(topic, partition)
+
+    def set_coordinator_load_delay(self, ms: int) -> None:
+        for runtime in self._runtimes:
+            runtime.load_delay_ms = ms
+
+    # -- advertised versions -----------------------------------------------------------------------
+    def versions(self) -> list[VersionView]:
+        return self.limits.views()
+
+    def limit_version(self, api: str | int, max_version: int, min_version: int | None = None) -> VersionView:
+        return self.limits.limit(api, max_version, min_version)
+
+    def clear_versions(self) -> None:
+        self.limits.clear()
+
+    # -- clock -----------------------------------------------------------------------------------
+    def clock(self) -> ClockView:
+        return ClockView("manual" if isinstance(self._clock, ManualClock) else "system", self._clock.time_ms())
+
+    async def advance_clock(self, ms: int) -> ClockView:
+        clock = self._clock
+        if not isinstance(clock, ManualClock):
+            raise conflict("the clock is the system clock: start with clock.mode=manual to advance it")
+        if ms < 0:
+            raise ControlError(400, "time does not go backwards")
+        target = clock.time_ms() + ms
+        while True:  # deadline by deadline: each timer fires at its own time, in order
+            due = [d for r in self._runtimes if (d := r.timers.next_deadline()) is not None and d <= target]
+            if not due:
+                break
+            clock.set_time(max(clock.time_ms(), min(due)))
+            for runtime in self._runtimes:
+                await runtime.fire_due()
+        clock.set_time(target)
+        return self.clock()
+
+    # -- request log and state ---------------------------------------------------------------------
+    def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
+                 limit: int = 100) -> RequestsPage:
+        return self.log.page(since, api, group, limit)
+
+    def clear_requests(self) -> None:
+        self.log.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        groups, offsets = [], {}
+        for shard in self._group_runtime.shards():
+            for group_id, group in list(shard.groups.items()):
+                groups.append(to_jsonable(group_view(group, self._coordinator(group_id))))
+            for group_id, committed in list(shard.offsets.groups.items()):
+                offsets[group_id] = {f"{t}-{p}": {"offset": r.offset, "leader_epoch": r.leader_epoch,
+                                                  "metadata": r.metadata} for (t, p), r in sorted(committed.items())}
+        topics = []
+        for topic in self._topics.all():
+            topics.append({"name": topic.name, "topic_id": topic.topic_id_text, "internal": topic.internal,
+                           "replication_factor": topic.replication_factor,
+                           "partitions": [to_jsonable(self._partition(topic.name, p)) for p in range(topic.partitions)]})
+        return {"clock": to_jsonable(self.clock()), "brokers": to_jsonable(self.brokers()),
+                "groups": groups, "offsets": offsets, "topics": topics}
+
+
+def group_view(group: Any, coordinator: int) -> GroupView:
+    """A classic group as the control plane shows it (members' consumer-protocol data decoded)."""
+    if isinstance(group, ClassicGroup):
+        members = [MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout_ms,
+                              m.rebalance_timeout_ms,
+                              consumer_subscription(m.metadata(group.protocol_name)) if group.protocol_name else None,
+                              consumer_assignment(m.assignment))
+                   for m in group.members.values()]
+        return GroupView(group.group_id, "classic", str(group.state), group.generation_id, coordinator,
+                         group.protocol_type, group.protocol_name, group.leader_id, members)
+    return GroupView(getattr(group, "group_id", "?"), "consumer", str(getattr(group, "state", "?")),
+                     int(getattr(group, "group_epoch", 0)), coordinator, "consumer", None, None, [])
+
+
+__all__ = ["ServerControl", "group_view"]

@@ -1,0 +1,151 @@
+"""ControlPlane: the one interface behind the HTTP API (http_api.py) and the in-process `.control`.
+
+Reads are plain methods; actions that must touch the running server (broker down/up, moves,
+member expiry, rebalance, clock advance) are async and run in the server's trio loop. Every
+refusal is a ControlError(status, one-line message): 400 bad input, 404 unknown broker, group,
+member, topic, partition or rule, 409 impossible now (a move to a down broker, advancing a
+system clock). Results are frozen dataclasses; `to_jsonable` turns any of them into JSON values.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from coordinator.control.errors import ControlError
+from coordinator.control.fault_spec import FaultSpec
+from coordinator.control.faults import FaultView
+from coordinator.control.tracking import RequestsPage
+from coordinator.control.versions import VersionView
+from protocol.consumer_protocol import decode_assignment, decode_subscription
+from protocol.errors import DecodeError
+
+__all__ = [
+    "BrokerView", "ClockView", "ControlError", "ControlPlane", "FaultSpec", "FaultView", "GroupView", "MemberView",
+    "PartitionView", "RequestsPage", "TopicPartitions", "VersionView", "consumer_assignment",
+    "consumer_subscription", "to_jsonable",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerView:
+    node_id: int
+    host: str
+    port: int
+    up: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions:
+    topic: str
+    partitions: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    subscription: list[str] | None  # decoded from the consumer protocol; None if not decodable
+    assignment: list[TopicPartitions] | None  # idem
+    member_epoch: int | None = None  # consumer (KIP-848) groups only
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    group_id: str
+    type: Literal["classic", "consumer"]
+    state: str  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead, ...
+    generation: int  # the generation (classic) or group epoch (consumer)
+    coordinator: int  # node id of the broker coordinating it
+    protocol_type: str | None
+    protocol: str | None  # the selected protocol (assignor) name
+    leader: str | None
+    members: list[MemberView]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    topic: str
+    partition: int
+    leader: int  # -1: no leader
+    leader_epoch: int
+    replicas: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ClockView:
+    mode: Literal["system", "manual"]
+    now_ms: int
+
+
+class ControlPlane(Protocol):
+    # -- brokers
+    def brokers(self) -> list[BrokerView]: ...
+    async def broker_down(self, node_id: int) -> BrokerView: ...
+    async def broker_up(self, node_id: int) -> BrokerView: ...
+
+    # -- fault rules
+    def add_fault(self, spec: FaultSpec) -> int: ...
+    def faults(self) -> list[FaultView]: ...
+    def remove_fault(self, fault_id: int) -> None: ...
+    def clear_faults(self) -> int: ...
+
+    # -- groups
+    def group(self, group_id: str) -> GroupView: ...
+    async def move_coordinator(self, group_id: str, node_id: int) -> PartitionView: ...
+    async def expire_member(self, group_id: str, member_id: str) -> None: ...
+    async def rebalance(self, group_id: str) -> None: ...
+
+    # -- partitions
+    async def move_leader(self, topic: str, partition: int, node_id: int) -> PartitionView: ...
+    async def make_leaderless(self, topic: str, partition: int) -> PartitionView: ...
+    def set_coordinator_load_delay(self, ms: int) -> None: ...
+
+    # -- advertised versions
+    def versions(self) -> list[VersionView]: ...
+    def limit_version(self, api: str | int, max_version: int, min_version: int | None = None) -> VersionView: ...
+    def clear_versions(self) -> None: ...
+
+    # -- clock
+    def clock(self) -> ClockView: ...
+    async def advance_clock(self, ms: int) -> ClockView: ...
+
+    # -- request log and state
+    def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
+                 limit: int = 100) -> RequestsPage: ...
+    def clear_requests(self) -> None: ...
+    def snapshot(self) -> dict[str, Any]: ...
+
+
+def consumer_subscription(metadata: bytes) -> list[str] | None:
+    """The topics of a consumer-protocol subscription, None if it is not one."""
+    try:
+        return list(decode_subscription(metadata).topics) if metadata else None
+    except DecodeError:
+        return None
+
+
+def consumer_assignment(assignment: bytes) -> list[TopicPartitions] | None:
+    """A consumer-protocol assignment as topic -> partitions, None if it is not one."""
+    if not assignment:
+        return []
+    try:
+        decoded = decode_assignment(assignment)
+    except DecodeError:
+        return None
+    return [TopicPartitions(tp.topic, list(tp.partitions)) for tp in decoded.assigned_partitions]
+
+
+def to_jsonable(value: Any) -> Any:
+    """Results (dataclasses, lists of them, dicts) as plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    return value
