@@ -14,13 +14,13 @@ import json as jsonlib
 import mmap
 import os
 import re
-import struct
 from dataclasses import dataclass
 from typing import Callable, Iterator, TextIO
 
-from crc32c import crc32c
-
-from .batch import COMPRESSION_NAMES, HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, iter_records
+from .batch import COMPRESSION_NAMES, BatchHeader, InvalidBatch, Record, crc_matches, iter_records
+from .batch.layout import Buffer
+from .batch.scan import Frames
+from .index import OffsetIndex, TimeIndex
 
 __all__ = ["dump", "check", "Problem", "Decoder"]
 
@@ -28,7 +28,6 @@ __all__ = ["dump", "check", "Problem", "Decoder"]
 Decoder = Callable[[int, "bytes | None", "bytes | None"], "tuple[str | None, str | None]"]
 
 _NAME = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
-_HEADER = struct.Struct(">qiibIhiqqqhii")
 
 
 @dataclass(frozen=True)
@@ -43,38 +42,26 @@ class Problem:
 
 
 class _Batches:
-    """Read-only walk over a `.log` file: yields (position, header, bytes-view) and records why
-    it stopped early in `.problem`."""
+    """Read-only walk over a `.log` file (mmapped): yields (position, header, bytes-view) and
+    records why it stopped early in `.problem`."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.problem: Problem | None = None
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            self.data: Buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self.size = size
 
     def __iter__(self) -> Iterator[tuple[int, BatchHeader, memoryview]]:
         view = memoryview(self.data)
-        pos = 0
-        while pos < self.size:
-            left = self.size - pos
-            if left < HEADER_SIZE:
-                self.problem = Problem(self.path, pos, None, f"torn tail: {left} bytes after the last batch")
-                return
-            h = BatchHeader._make(_HEADER.unpack_from(self.data, pos))
-            if h.magic != MAGIC:
-                self.problem = Problem(self.path, pos, h.base_offset, f"bad magic {h.magic}")
-                return
-            if h.size < HEADER_SIZE:
-                self.problem = Problem(self.path, pos, h.base_offset, f"batch length {h.batch_length} too small")
-                return
-            if h.size > left:
-                self.problem = Problem(self.path, pos, h.base_offset,
-                                       f"torn tail: batch of {h.size} bytes, {left} left")
-                return
+        frames = Frames(self.data)
+        for pos, _, _, fields in frames:
+            h = BatchHeader._make(fields)
             yield pos, h, view[pos:pos + h.size]
-            pos += h.size
+        if frames.problem is not None:
+            p = frames.problem
+            self.problem = Problem(self.path, p.position, p.offset, p.reason)
 
 
 def _segment_files(path: str) -> list[str]:
@@ -124,7 +111,7 @@ def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder 
         out.write(f"Log starting offset: {int(m.group(1)) if m else 0}\n")
     batches = _Batches(path)
     for pos, h, view in batches:
-        valid = crc32c(view[21:]) == h.crc
+        valid = crc_matches(view, 0, h.size, h.crc)
         _print_batch(out, pos, h, valid, json)
         if deep:
             try:
@@ -171,7 +158,7 @@ def _text(blob: bytes | None) -> str:
     return "null" if blob is None else blob.decode("utf-8", errors="backslashreplace")
 
 
-def _print_record(out: TextIO, h: BatchHeader, r, json: bool, decoder: Decoder | None = None) -> None:
+def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: Decoder | None = None) -> None:
     seq = -1 if h.base_sequence < 0 else (h.base_sequence + r.offset - h.base_offset) % 2**31
     ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
     key_size = -1 if r.key is None else len(r.key)
@@ -198,7 +185,7 @@ def _print_record(out: TextIO, h: BatchHeader, r, json: bool, decoder: Decoder |
 
 def _dump_index(path: str, out: TextIO, json: bool) -> None:
     is_time = path.endswith(".timeindex")
-    entry = struct.Struct(">qi" if is_time else ">ii")
+    entry = TimeIndex.ENTRY if is_time else OffsetIndex.ENTRY
     m = _NAME.match(os.path.basename(path))
     base = int(m.group(1)) if m else 0
     with open(path, "rb") as f:
@@ -269,7 +256,7 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
     expected = max(base, prev_next or 0)
     batches = _Batches(log_file)
     for pos, h, view in batches:
-        if crc32c(view[21:]) != h.crc:
+        if not crc_matches(view, 0, h.size, h.crc):
             return [Problem(log_file, pos, h.base_offset, "CRC-32C mismatch")]
         if h.base_offset < expected or h.last_offset_delta < 0:
             return [Problem(log_file, pos, h.base_offset,
@@ -298,7 +285,7 @@ def _check_index(log_file: str, base: int, is_time: bool, allow_zero_tail: bool 
         return [Problem(path, None, None, "index file is missing")]
     with open(path, "rb") as f:
         data = f.read()
-    entry = struct.Struct(">qi" if is_time else ">ii")
+    entry = TimeIndex.ENTRY if is_time else OffsetIndex.ENTRY
     if len(data) % entry.size:
         return [Problem(path, len(data), None, f"size {len(data)} is not a multiple of {entry.size}")]
     if allow_zero_tail:

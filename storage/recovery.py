@@ -15,13 +15,10 @@ from __future__ import annotations
 import logging
 import os
 import re
-import struct
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
-
 from . import fsutil
-from .batch import HEADER_SIZE, MAGIC
+from .batch.scan import FrameProblem, Frames
 from .segment import LogSegment, segment_file_name
 
 __all__ = ["CorruptLogError", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
@@ -34,9 +31,6 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # CleanShutdownFileHandler (per pa
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"  # per partition dir here, not per data dir
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
 _SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
-# Only the header fields the scan needs: baseOffset, batchLength, magic, crc, lastOffsetDelta,
-# maxTimestamp (the others are skipped as pad bytes, so one unpack yields six ints).
-_SCAN_HEADER = struct.Struct(">qi4xbI2xi8xq")
 _SCAN_CHUNK = 8 << 20
 
 
@@ -48,12 +42,8 @@ class CorruptLogError(Exception):
         self.file, self.position, self.offset, self.reason = file, position, offset, reason
 
 
-@dataclass(slots=True)
-class ScanProblem:
-    position: int
-    offset: int | None  # base offset of the bad batch if its header was readable
-    reason: str
-    torn: bool  # incomplete batch at the end of the file (vs. corrupt bytes)
+# Why a recovery scan stopped: a torn tail, bytes that are not a batch, or offsets out of order.
+ScanProblem = FrameProblem
 
 
 @dataclass
@@ -158,48 +148,22 @@ def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | 
     """Walk every batch of `seg` from position 0 checking size, magic, CRC and offset order.
     Returns (bytes of valid batches, first problem or None). With `rebuild`, the indexes and
     in-memory facts are rebuilt from the valid batches (LogSegment.recover). This loop is the
-    recovery hot path: one header unpack and one crc32c call per batch, no record decoding and
-    no per-batch objects (the index rule of LogSegment.append is inlined)."""
+    recovery hot path: batch.Frames unpacks each header once and checks its CRC, nothing
+    decodes records and nothing allocates per batch here (LogSegment.append's index rule is
+    inlined)."""
     if rebuild:
         seg.reset_for_rebuild()
-    fd, size, base = seg.fd, seg.size, seg.base_offset
-    unpack = _SCAN_HEADER.unpack_from
+    base = seg.base_offset
     interval = seg.index_interval_bytes
     index_append, time_append = seg.offset_index.append, seg.time_index.maybe_append
     since = 0
     max_ts, offset_of_max, first_ts = -1, base, None
     prev_next = base
     max_rel = base + 2**31 - 1
-    pos = 0
-    buf, buf_start, buf_len = b"", 0, 0
-    mv = memoryview(buf)
+    valid = 0
     problem = None
-    while pos < size:
-        off = pos - buf_start
-        if off + HEADER_SIZE > buf_len:
-            buf = os.pread(fd, _SCAN_CHUNK, pos)
-            buf_start, off, buf_len, mv = pos, 0, len(buf), memoryview(buf)
-        left = size - pos
-        if left < HEADER_SIZE:
-            problem = ScanProblem(pos, None, f"torn tail: {left} bytes, less than a batch header", True)
-            break
-        base_offset, length, magic, crc, last_delta, batch_max_ts = unpack(buf, off)
-        batch_size = length + 12
-        if magic != MAGIC:
-            problem = ScanProblem(pos, base_offset, f"bad magic {magic}", False)
-            break
-        if batch_size < HEADER_SIZE:
-            problem = ScanProblem(pos, base_offset, f"batch length {length} is too small", False)
-            break
-        if batch_size > left:
-            problem = ScanProblem(pos, base_offset, f"torn tail: batch of {batch_size} bytes, {left} left", True)
-            break
-        if off + batch_size > buf_len:
-            buf = os.pread(fd, max(_SCAN_CHUNK, batch_size), pos)
-            buf_start, off, buf_len, mv = pos, 0, len(buf), memoryview(buf)
-        if crc32c(mv[off + 21:off + batch_size]) != crc:
-            problem = ScanProblem(pos, base_offset, "CRC-32C mismatch", False)
-            break
+    frames = Frames(seg.fd, 0, seg.size, check_crc=True, chunk=_SCAN_CHUNK)
+    for pos, _, _, (base_offset, length, _, _, _, _, last_delta, _, batch_max_ts, _, _, _, _) in frames:
         last = base_offset + last_delta
         if base_offset < prev_next or last_delta < 0 or last > max_rel:
             problem = ScanProblem(pos, base_offset, f"offsets [{base_offset}, {last}] go backwards "
@@ -207,6 +171,7 @@ def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | 
                                                     f"the segment", False)
             break
         prev_next = last + 1
+        batch_size = length + 12
         if rebuild:
             if first_ts is None:
                 first_ts = batch_max_ts
@@ -217,12 +182,14 @@ def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | 
                 time_append(max_ts, offset_of_max)
                 since = 0
             since += batch_size
-        pos += batch_size
+        valid = pos + batch_size
+    else:
+        problem = frames.problem
     if rebuild:
         seg.set_rebuilt_facts(next_offset=prev_next, max_timestamp=max_ts,
                               offset_of_max_timestamp=offset_of_max, first_batch_timestamp=first_ts,
                               bytes_since_last_index_entry=since)
-    return pos, problem
+    return valid, problem
 
 
 # -- loading ------------------------------------------------------------------------------------

@@ -11,19 +11,14 @@ recovery truncates it); index entries point at batch starts. An optional file su
 from __future__ import annotations
 
 import os
-import struct
 from typing import Iterator
 
 from . import fsutil
-from .batch import HEADER_SIZE, BatchHeader, decode_header, iter_records
+from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_size, decode_header, iter_records
+from .batch.scan import SCAN_CHUNK, Frames, whole_batches_end
 from .index import OffsetIndex, TimeIndex
 
 __all__ = ["LogSegment", "segment_file_name", "SCAN_CHUNK"]
-
-SCAN_CHUNK = 1 << 20
-_MIN_HEADER = 17  # Kafka's HEADER_SIZE_UP_TO_MAGIC: fewer bytes left = end of the log
-_LENGTH = struct.Struct(">i")  # batchLength at byte 8
-_LENGTH_END = 12
 
 
 def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
@@ -206,25 +201,9 @@ class LogSegment:
         """(position, header, batch bytes) of each whole batch in [start, end). Reads `chunk`
         bytes at a time. Stops silently where fewer than a whole batch remains."""
         end = self.size if end is None else min(end, self.size)
-        pos = start
-        buf, buf_start = b"", start
-        while end - pos >= _MIN_HEADER:
-            off = pos - buf_start
-            if off + HEADER_SIZE > len(buf):
-                buf, buf_start, off = os.pread(self._fd, chunk, pos), pos, 0
-                if len(buf) < HEADER_SIZE:
-                    return
-            h = decode_header(buf, off)
-            size = h.batch_length + 12
-            if size < HEADER_SIZE or pos + size > end:
-                return
-            data = None
-            if with_data:
-                if off + size > len(buf):
-                    buf, buf_start, off = os.pread(self._fd, max(chunk, size), pos), pos, 0
-                data = buf[off:off + size]
-            yield pos, h, data
-            pos += size
+        for pos, buf, off, fields in Frames(self._fd, start, end, chunk=chunk):
+            data = bytes(buf[off:off + fields[1] + LOG_OVERHEAD]) if with_data else None
+            yield pos, BatchHeader._make(fields), data
 
     def find_position(self, offset: int) -> int | None:
         """Position of the first batch with lastOffset >= offset, or None if past the end."""
@@ -237,19 +216,13 @@ class LogSegment:
 
     def read(self, position: int, max_bytes: int) -> bytes:
         """Whole batches from `position`, up to `max_bytes`, but always at least one."""
-        buf = os.pread(self._fd, max(min(max_bytes, self.size - position), _LENGTH_END), position)
-        if len(buf) < _LENGTH_END:
+        buf = os.pread(self._fd, max(min(max_bytes, self.size - position), LOG_OVERHEAD), position)
+        end = whole_batches_end(buf)
+        if end:
+            return buf if end == len(buf) else buf[:end]
+        if len(buf) < LOG_OVERHEAD:
             return b""
-        first = _LENGTH.unpack_from(buf, 8)[0] + 12
-        if first >= len(buf):
-            return buf if first == len(buf) else os.pread(self._fd, first, position)
-        pos = first
-        while pos + _LENGTH_END <= len(buf):
-            size = _LENGTH.unpack_from(buf, pos + 8)[0] + 12
-            if pos + size > len(buf):
-                break
-            pos += size
-        return buf[:pos]
+        return os.pread(self._fd, batch_size(buf), position)  # one batch bigger than max_bytes
 
     def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> int | None:
         """First record offset >= start_offset whose timestamp >= `timestamp` (Kafka's
