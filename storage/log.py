@@ -2,7 +2,7 @@
 LocalLog, single writer).
 
 Owns offset assignment, appends, reads by offset/timestamp, roll, retention, durability (sync
-`flush()` and the trio group committer `wait_durable`) and the cleaner's swap hook
+`flush()`, and `wait_durable` through the GroupCommitter it owns) and the cleaner's swap hook
 `replace_segments`. Invariants: offsets only grow; `log_end_offset` is the next offset to
 assign; after any failed write or fsync the Log refuses further writes (LogFailedError) until
 it is reopened, because the file tail is then unknown and recovery must decide it.
@@ -17,15 +17,13 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator, Literal, Protocol, Sequence
 
-import trio
-
 from . import fsutil
 from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
                     encode_batch_and_header, iter_records as _batch_records, validate_batch,
                     verify_crc)
 from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError, LoadResult,
                        load_segments, write_recovery_point)
-from .durability import GroupCommitMixin
+from .durability import DurabilityMode, GroupCommitter
 from .segment import LogSegment, segment_file_name
 
 __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
@@ -52,7 +50,7 @@ class LogConfig:
     segment_ms: int = 7 * 24 * 3600 * 1000
     segment_index_bytes: int = 10 << 20
     index_interval_bytes: int = 4096
-    durability: Literal["every_append", "group_commit", "interval"] = "group_commit"
+    durability: DurabilityMode = "group_commit"
     flush_interval_ms: int = 1000
     cleanup_policy: Literal["delete", "compact"] = "delete"
     retention_ms: int = 7 * 24 * 3600 * 1000  # -1 = unlimited
@@ -65,7 +63,7 @@ class LogConfig:
     file_delete_delay_ms: int = 60_000  # Kafka's; we delete replaced files at once (see FORMAT.md)
 
 
-class Log(GroupCommitMixin):
+class Log:
     def __init__(self, directory: str, config: LogConfig, clock: Clock, segments: list[LogSegment],
                  recovery_point: int) -> None:
         self.directory = directory
@@ -74,12 +72,14 @@ class Log(GroupCommitMixin):
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
         self._next_offset = segments[-1].next_offset
-        self._durable_offset = min(recovery_point, self._next_offset)
-        self._recovery_point = self._durable_offset
+        durable = min(recovery_point, self._next_offset)
+        self._recovery_point = durable
         self._failure: BaseException | None = None
         self._closed = False
-        self._sync_running: tuple[int, trio.Event] | None = None  # (target offset, done)
-        self._next_sync: trio.Event | None = None  # the queued fsync's done event
+        self._committer = GroupCommitter(
+            config.durability, config.flush_interval_ms, durable_offset=durable,
+            end_offset=lambda: self._next_offset, sync_fd=lambda: os.dup(self._segments[-1].fd),
+            check_writable=self._check_writable, fail=self._fail)
         self.load_result: LoadResult | None = None  # what opening/recovery found and did
 
     @classmethod
@@ -113,7 +113,7 @@ class Log(GroupCommitMixin):
     @property
     def durable_offset(self) -> int:
         """Every offset below this has been fsynced."""
-        return self._durable_offset
+        return self._committer.durable_offset
 
     @property
     def failed(self) -> bool:
@@ -197,8 +197,7 @@ class Log(GroupCommitMixin):
             raise
         self._segments.append(new)
         self._bases.append(new.base_offset)
-        if self._durable_offset < new.base_offset:
-            self._durable_offset = new.base_offset
+        self._committer.advance(new.base_offset)
         self._recovery_point = new.base_offset
         write_recovery_point(self.directory, self._recovery_point)
         return new
@@ -274,7 +273,18 @@ class Log(GroupCommitMixin):
         except OSError as exc:
             self._fail(exc)
             raise
-        self._durable_offset = max(self._durable_offset, target)
+        self._committer.advance(target)
+
+    async def wait_durable(self, offset: int) -> None:
+        """Return once `offset` is on disk, per `config.durability` (durability.GroupCommitter):
+        'group_commit' shares one fsync between concurrent callers, 'every_append' fsyncs now,
+        'interval' returns at once (the owner runs `flush_on_interval`). Raises OSError or
+        LogFailedError if the log failed before `offset` was durable."""
+        await self._committer.wait_durable(offset)
+
+    async def flush_on_interval(self) -> None:
+        """For durability='interval': fsync every `flush_interval_ms` until cancelled."""
+        await self._committer.flush_on_interval()
 
     # -- retention ----------------------------------------------------------------------------
     def delete_segments_before(self, offset: int) -> int:
