@@ -28,6 +28,7 @@ from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, 
                              write_cleaner_checkpoint)
 from .log import Log, LogFailedError
 from .recovery import CorruptLogError
+from .swap import CLEANED
 from .offset_map import OffsetMap, key_digest
 from .segment import LogSegment
 
@@ -251,9 +252,12 @@ class CleaningRound:
             return
         try:
             self.log.replace_segments(group, [new])
-        except (ValueError, LogFailedError):  # refused before any rename (closed/failed log,
-            new.delete()                       # precondition): the output is ours to remove
-            raise
+        except (ValueError, LogFailedError, OSError):
+            if not self.log.failed and new.suffix == CLEANED:
+                # Refused or failed before any rename (closed log, precondition, a full disk
+                # while fsyncing the output): the log is intact and the output is ours.
+                new.delete()
+            raise  # (a failed rename failed the log: its reopen decides what stays)
         st = self.stats
         st.segments_in += len(group)
         st.segments_out += 1

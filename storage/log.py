@@ -21,10 +21,11 @@ from . import fsutil
 from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
                     encode_batch_and_header, iter_records as _batch_records, validate_batch,
                     verify_crc)
-from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError, LoadResult,
-                       load_segments, write_recovery_point)
+from .recovery import (CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, load_segments,
+                       write_recovery_point)
 from .durability import DurabilityMode, GroupCommitter
 from .segment import LogSegment, segment_file_name
+from .swap import CLEANED, DELETED, check_replacement, prepare_new, rename_into_place
 
 __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
            "Record", "CorruptLogError"]
@@ -312,11 +313,16 @@ class Log:
         return count
 
     def _delete_oldest(self) -> None:
-        seg = self._segments.pop(0)
-        self._bases.pop(0)
-        seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
-        fsutil.fsync_dir(self.directory)
-        seg.delete()
+        self._check_writable()
+        seg = self._segments[0]
+        try:
+            seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
+            del self._segments[0], self._bases[0]
+            fsutil.fsync_dir(self.directory)
+            seg.delete()
+        except OSError as exc:
+            self._fail(exc)  # half-renamed files: reopen (recovery) decides
+            raise
 
     # -- the cleaner's swap (LocalLog.replaceSegments) ------------------------------------------
     def new_cleaned_segment(self, base_offset: int) -> LogSegment:
@@ -338,38 +344,16 @@ class Log:
         recovery can tell which old segments a .swap replaces."""
         self._check_writable()
         old, new = list(old), sorted(new, key=lambda s: s.base_offset)
-        idx = [i for i, s in enumerate(self._segments) if any(s is o for o in old)]
-        if len(idx) != len(old) or not old or idx != list(range(idx[0], idx[0] + len(old))):
-            raise ValueError("old must be consecutive segments of this log")
-        if idx[-1] == len(self._segments) - 1:
-            raise ValueError("the active segment cannot be replaced")
-        if not new or new[0].base_offset != old[0].base_offset or any(s.suffix != CLEANED for s in new):
-            raise ValueError("new must be .cleaned segments starting at old[0]'s base offset")
-        for o in old:
-            if not any(n.base_offset <= o.base_offset < max(n.next_offset, n.base_offset + 1) for n in new):
-                raise ValueError(f"old segment {o.base_offset} is not covered by any new segment's "
-                                 f"offset range; keep its last batch (possibly empty)")
-        if new[-1].next_offset > self._segments[idx[-1] + 1].base_offset:
-            raise ValueError("new segments overlap the segment after the replaced ones")
+        first, last = check_replacement(self._segments, old, new)
+        prepare_new(new)  # an OSError here changed nothing the log serves: the log stays usable
         try:
-            for seg in new:
-                seg.become_inactive()  # final time-index entry, trim, fsync
-            for seg in sorted(new, key=lambda s: -s.base_offset):
-                seg.change_suffix(SWAP)
-            fsutil.fsync_dir(self.directory)
-            for seg in old:
-                seg.change_suffix(DELETED)
-            for seg in new:
-                seg.change_suffix("")
-            fsutil.fsync_dir(self.directory)
-            for seg in old:
-                seg.delete()
+            rename_into_place(self.directory, old, new)
         except OSError as exc:
             # The directory is now half-way through the sequence; only recovery (reopen) may
             # finish or discard it (FORMAT.md "Swap").
             self._fail(exc)
             raise
-        self._segments[idx[0]:idx[-1] + 1] = new
+        self._segments[first:last + 1] = new
         self._bases = [s.base_offset for s in self._segments]
 
     # -- lifecycle ----------------------------------------------------------------------------

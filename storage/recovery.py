@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 
 from . import fsutil
 from .batch.scan import FrameProblem, Frames
-from .segment import LogSegment, segment_file_name
+from .segment import LogSegment
+from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
 __all__ = ["CorruptLogError", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
            "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
-           "write_recovery_point", "complete_swaps"]
+           "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
 
 log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # CleanShutdownFileHandler (per partition here)
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"  # per partition dir here, not per data dir
-CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
-_SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
+_SEGMENT_FILE = SEGMENT_FILE
 _SCAN_CHUNK = 8 << 20
 
 
@@ -81,65 +80,6 @@ def write_recovery_point(directory: str, offset: int) -> None:
         topic, partition = name, "0"
     fsutil.atomic_write(os.path.join(directory, RECOVERY_POINT_FILE),
                         f"0\n1\n{topic} {partition} {offset}\n".encode("ascii"))
-
-
-# -- the cleaner swap (LogLoader.removeTempFilesAndCollectSwapFiles) -------------------------------
-
-def complete_swaps(directory: str) -> None:
-    names = os.listdir(directory)
-    cleaned_bases, swap_bases = [], set()
-    for name in names:
-        m = _SEGMENT_FILE.match(name)
-        if not m or not m.group(3):
-            continue
-        base, suffix = int(m.group(1)), m.group(3)
-        path = os.path.join(directory, name)
-        if suffix == DELETED:
-            os.unlink(path)
-        elif suffix == CLEANED:
-            cleaned_bases.append(base)
-            os.unlink(path)
-        else:
-            swap_bases.add(base)
-    # A .swap at or above the lowest .cleaned belongs to an interrupted rename step: abort.
-    min_cleaned = min(cleaned_bases, default=None)
-    for base in sorted(swap_bases):
-        if min_cleaned is not None and base >= min_cleaned:
-            for ext in (".log", ".index", ".timeindex"):
-                _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
-            swap_bases.discard(base)
-    if not swap_bases:
-        if cleaned_bases:
-            fsutil.fsync_dir(directory)
-        return
-    # Each remaining swap replaces the normal segments whose base is in [swapBase, swapNext).
-    for base in sorted(swap_bases):
-        swap_log = os.path.join(directory, segment_file_name(base, ".log", SWAP))
-        if not os.path.exists(swap_log):
-            for ext in (".index", ".timeindex"):
-                _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
-            continue
-        swap = LogSegment(directory, base, index_interval_bytes=4096, segment_index_bytes=0, suffix=SWAP)
-        nxt = base
-        for _, h in swap.iter_headers(0):  # its index is not trusted yet: scan from 0
-            nxt = h.next_offset
-        swap.close_unclean()
-        for name in os.listdir(directory):
-            m = _SEGMENT_FILE.match(name)
-            if m and not m.group(3) and base <= int(m.group(1)) < max(nxt, base + 1):
-                os.unlink(os.path.join(directory, name))
-        for ext in (".log", ".index", ".timeindex"):
-            src = os.path.join(directory, segment_file_name(base, ext, SWAP))
-            if os.path.exists(src):
-                os.replace(src, os.path.join(directory, segment_file_name(base, ext)))
-    fsutil.fsync_dir(directory)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 # -- scanning -----------------------------------------------------------------------------------
