@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["write_all", "fsync", "fdatasync", "fsync_dir", "atomic_write", "truncate"]
+__all__ = ["write_all", "fsync", "fsync_and_close", "fdatasync", "fsync_dir", "atomic_write", "truncate"]
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -28,6 +28,16 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
 
 def fsync(fd: int) -> None:
     os.fsync(fd)
+
+
+def fsync_and_close(fds: list[int]) -> None:
+    """fsync each descriptor, then close them all (descriptors dup'ed for a worker thread)."""
+    try:
+        for fd in fds:
+            fsync(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def fdatasync(fd: int) -> None:

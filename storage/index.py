@@ -55,6 +55,10 @@ class _Index:
             self.values = array(self.VALUE_TYPE, flat[1::2])
 
     # -- state ------------------------------------------------------------------------------
+    @property
+    def fd(self) -> int:
+        return self._fd
+
     def __len__(self) -> int:
         return len(self.keys)
 

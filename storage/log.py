@@ -14,25 +14,22 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import Iterator, Literal, Protocol, Sequence
+from typing import Iterator, Sequence
+
+import trio
 
 from . import fsutil
 from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
                     encode_batch_and_header, iter_records as _batch_records, validate_batch,
                     verify_crc)
-from .recovery import (CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, load_segments,
-                       write_recovery_point)
-from .durability import DurabilityMode, GroupCommitter
-from .segment import LogSegment, segment_file_name
-from .swap import CLEANED, DELETED, check_replacement, prepare_new, rename_into_place
+from .durability import GroupCommitter
+from .log_config import Clock, LogConfig
+from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
+from .segment import LogSegment
+from .swap import DELETED, check_replacement, new_cleaned, prepare_new, rename_into_place
 
 __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
            "Record", "CorruptLogError"]
-
-
-class Clock(Protocol):
-    def time_ms(self) -> int: ...
 
 
 class LogFailedError(Exception):
@@ -41,27 +38,6 @@ class LogFailedError(Exception):
 
 class OffsetOutOfRangeError(ValueError):
     """A read below the log start offset (Kafka's OFFSET_OUT_OF_RANGE)."""
-
-
-@dataclass
-class LogConfig:
-    """Kafka topic configs in snake_case (LogConfig / ServerLogConfigs defaults)."""
-
-    segment_bytes: int = 1 << 30
-    segment_ms: int = 7 * 24 * 3600 * 1000
-    segment_index_bytes: int = 10 << 20
-    index_interval_bytes: int = 4096
-    durability: DurabilityMode = "group_commit"
-    flush_interval_ms: int = 1000
-    cleanup_policy: Literal["delete", "compact"] = "delete"
-    retention_ms: int = 7 * 24 * 3600 * 1000  # -1 = unlimited
-    retention_bytes: int = -1  # -1 = unlimited
-    min_cleanable_dirty_ratio: float = 0.5
-    delete_retention_ms: int = 86_400_000
-    min_compaction_lag_ms: int = 0
-    max_compaction_lag_ms: int = 2**63 - 1
-    max_message_bytes: int = 1_048_588
-    file_delete_delay_ms: int = 60_000  # Kafka's; we delete replaced files at once (see FORMAT.md)
 
 
 class Log:
@@ -74,7 +50,7 @@ class Log:
         self._bases = [s.base_offset for s in segments]
         self._next_offset = segments[-1].next_offset
         durable = min(recovery_point, self._next_offset)
-        self._recovery_point = durable
+        self._recovery_point = RecoveryPoint(directory, durable)
         self._failure: BaseException | None = None
         self._closed = False
         self._committer = GroupCommitter(
@@ -199,8 +175,7 @@ class Log:
         self._segments.append(new)
         self._bases.append(new.base_offset)
         self._committer.advance(new.base_offset)
-        self._recovery_point = new.base_offset
-        write_recovery_point(self.directory, self._recovery_point)
+        self._recovery_point.record(new.base_offset)
         return new
 
     # -- reads --------------------------------------------------------------------------------
@@ -266,15 +241,39 @@ class Log:
     # -- durability ---------------------------------------------------------------------------
     def flush(self) -> None:
         """fsync the active segment's data and indexes now (earlier segments were fsynced on
-        roll)."""
+        roll) and record the log end as the recovery point."""
         self._check_writable()
         target = self._next_offset
         try:
             self._segments[-1].flush()
+            self._recovery_point.record(target)
         except OSError as exc:
             self._fail(exc)
             raise
         self._committer.advance(target)
+
+    async def checkpoint(self) -> None:
+        """`flush` in a worker thread: make everything appended so far durable, indexes
+        included, and record it as the recovery point, so that recovery after a crash rescans
+        only what comes after it (Kafka's periodic flush + checkpointLogRecoveryOffsets).
+        Does nothing if the recovery point is already the log end."""
+        self._check_writable()
+        target = self._next_offset
+        if target <= self._recovery_point.offset:
+            return
+        seg = self._segments[-1]  # the thread syncs its own descriptors: a roll may close these
+        fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd)]
+        try:
+            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target)
+        except OSError as exc:
+            self._fail(exc)
+            raise
+        self._committer.advance(target)
+
+    @property
+    def recovery_point(self) -> int:
+        """The offset recovery after a crash would rescan from (see `checkpoint`)."""
+        return self._recovery_point.offset
 
     async def wait_durable(self, offset: int) -> None:
         """Return once `offset` is on disk, per `config.durability` (durability.GroupCommitter):
@@ -327,13 +326,8 @@ class Log:
     # -- the cleaner's swap (LocalLog.replaceSegments) ------------------------------------------
     def new_cleaned_segment(self, base_offset: int) -> LogSegment:
         """An empty `<base>.log.cleaned` segment for the cleaner to append batches to."""
-        for ext in (".log", ".index", ".timeindex"):
-            path = os.path.join(self.directory, segment_file_name(base_offset, ext, CLEANED))
-            if os.path.exists(path):
-                os.unlink(path)
-        return LogSegment(self.directory, base_offset, suffix=CLEANED, active=True,
-                          index_interval_bytes=self.config.index_interval_bytes,
-                          segment_index_bytes=self.config.segment_index_bytes)
+        return new_cleaned(self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
+                           segment_index_bytes=self.config.segment_index_bytes)
 
     def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
         """Swap cleaned segments `new` (suffix .cleaned, from `new_cleaned_segment`) in for the
@@ -358,20 +352,29 @@ class Log:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Flush, trim indexes, write the recovery point and the clean-shutdown marker."""
+        """Flush, trim indexes, write the recovery point and the clean-shutdown marker. A failed
+        log (or one that fails now) is closed without the marker, so its next open recovers."""
         if self._closed:
             return
         self._closed = True
-        if self._failure is not None:
-            for seg in self._segments:
-                seg.close_unclean()
-            return
-        self._segments[-1].flush()
+        if self._failure is None:
+            try:
+                self._segments[-1].flush()
+                for seg in self._segments:
+                    seg.close()
+                self._recovery_point.record(self._next_offset)
+                fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
+                                    b'{"version":0,"brokerEpoch":-1}\n')
+                return
+            except OSError as exc:
+                self._fail(exc)
+                raise
+            finally:
+                if self._failure is not None:
+                    for seg in self._segments:
+                        seg.close_unclean()
         for seg in self._segments:
-            seg.close()
-        write_recovery_point(self.directory, self._next_offset)
-        fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
-                            b'{"version":0,"brokerEpoch":-1}\n')
+            seg.close_unclean()
 
     def abandon(self) -> None:
         """Drop every file descriptor without flushing or marking (a simulated crash)."""
@@ -389,3 +392,8 @@ class Log:
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
             self._failure = exc
+
+
+def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int) -> None:
+    fsutil.fsync_and_close(fds)
+    point.record(offset)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass, field
 
 from . import fsutil
@@ -21,7 +22,7 @@ from .batch.scan import FrameProblem, Frames
 from .segment import LogSegment
 from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
-__all__ = ["CorruptLogError", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
+__all__ = ["CorruptLogError", "RecoveryPoint", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
            "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
            "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
 
@@ -71,6 +72,23 @@ def read_recovery_point(directory: str) -> int:
     except (ValueError, IndexError):
         log.warning("ignoring unreadable %s; recovering from offset 0", path)
         return 0
+
+
+class RecoveryPoint:
+    """A partition's recovery point: every segment below the one holding it, and that
+    segment's data and index entries below it, are fsynced. `record` never moves it back and
+    may be called from a worker thread (Log.checkpoint) while the log's thread rolls."""
+
+    def __init__(self, directory: str, offset: int) -> None:
+        self.directory = directory
+        self.offset = offset
+        self._lock = threading.Lock()
+
+    def record(self, offset: int) -> None:
+        with self._lock:
+            if offset >= self.offset:
+                write_recovery_point(self.directory, offset)
+                self.offset = offset
 
 
 def write_recovery_point(directory: str, offset: int) -> None:

@@ -18,12 +18,21 @@ from typing import Sequence
 from . import fsutil
 from .segment import LogSegment, segment_file_name
 
-__all__ = ["CLEANED", "SWAP", "DELETED", "SEGMENT_FILE", "check_replacement", "prepare_new",
+__all__ = ["CLEANED", "SWAP", "DELETED", "SEGMENT_FILE", "new_cleaned", "check_replacement", "prepare_new",
            "rename_into_place", "complete_swaps"]
 
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
 _EXTS = (".log", ".index", ".timeindex")
+
+
+def new_cleaned(directory: str, base_offset: int, *, index_interval_bytes: int,
+                segment_index_bytes: int) -> LogSegment:
+    """An empty `<base>.log.cleaned` segment (step 0; a stale one from an aborted round goes)."""
+    for ext in _EXTS:
+        _unlink(os.path.join(directory, segment_file_name(base_offset, ext, CLEANED)))
+    return LogSegment(directory, base_offset, suffix=CLEANED, active=True,
+                      index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes)
 
 
 def check_replacement(segments: Sequence[LogSegment], old: Sequence[LogSegment],
