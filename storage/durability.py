@@ -64,6 +64,16 @@ class GroupCommitter:
         if self.mode == "every_append":
             await self._sync_once()
             return
+        await self._group_sync(offset)
+
+    async def sync(self) -> None:
+        """Make everything appended so far durable now, whatever the mode (sharing a sync in
+        flight, as group commit does): the interval flusher's step."""
+        end = self._end_offset()
+        if end > self._durable_offset:
+            await self._group_sync(end - 1)
+
+    async def _group_sync(self, offset: int) -> None:
         while self._durable_offset <= offset:
             self._check_writable()
             running = self._sync_running
@@ -115,8 +125,7 @@ class GroupCommitter:
         fails or closes: then it raises)."""
         while True:
             await trio.sleep(self.flush_interval_ms / 1000)
-            if self._durable_offset < self._end_offset():
-                await self._sync_once()
+            await self.sync()
 
 
 def _fdatasync_and_close(fd: int) -> None:

@@ -25,6 +25,7 @@ from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
 from .durability import GroupCommitter
 from .log_config import Clock, LogConfig
 from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
+from .retention import segments_past_retention
 from .segment import LogSegment
 from .swap import DELETED, check_replacement, new_cleaned, prepare_new, rename_into_place
 
@@ -93,9 +94,18 @@ class Log:
         return self._committer.durable_offset
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def failed(self) -> bool:
         """True once a write, fsync or swap failed: the log refuses work until reopened."""
         return self._failure is not None
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that failed the log, if any."""
+        return self._failure
 
     @property
     def segments(self) -> list[LogSegment]:
@@ -278,13 +288,14 @@ class Log:
     async def wait_durable(self, offset: int) -> None:
         """Return once `offset` is on disk, per `config.durability` (durability.GroupCommitter):
         'group_commit' shares one fsync between concurrent callers, 'every_append' fsyncs now,
-        'interval' returns at once (the owner runs `flush_on_interval`). Raises OSError or
+        'interval' returns at once (the owner calls `sync` on a timer). Raises OSError or
         LogFailedError if the log failed before `offset` was durable."""
         await self._committer.wait_durable(offset)
 
-    async def flush_on_interval(self) -> None:
-        """For durability='interval': fsync every `flush_interval_ms` until cancelled."""
-        await self._committer.flush_on_interval()
+    async def sync(self) -> None:
+        """fdatasync everything appended so far now (one step of an interval flusher)."""
+        await self._committer.sync()
+
 
     # -- retention ----------------------------------------------------------------------------
     def delete_segments_before(self, offset: int) -> int:
@@ -296,19 +307,11 @@ class Log:
         return count
 
     def apply_retention(self, now_ms: int) -> int:
-        """Time and size retention for cleanup.policy=delete (UnifiedLog.deleteOldSegments);
-        never deletes the active segment. Returns the number of segments deleted."""
-        if self.config.cleanup_policy != "delete":
-            return 0
-        count = 0
-        if self.config.retention_ms >= 0:
-            while len(self._segments) > 1 and now_ms - self._segments[0].max_timestamp > self.config.retention_ms:
-                self._delete_oldest()
-                count += 1
-        if self.config.retention_bytes >= 0:
-            while len(self._segments) > 1 and self.size_bytes - self._segments[0].size >= self.config.retention_bytes:
-                self._delete_oldest()
-                count += 1
+        """Time and size retention for cleanup.policy=delete (retention.py); never deletes the
+        active segment. Returns the number of segments deleted."""
+        count = segments_past_retention(self._segments, self.config, now_ms)
+        for _ in range(count):
+            self._delete_oldest()
         return count
 
     def _delete_oldest(self) -> None:

@@ -191,14 +191,10 @@ class Partition:
         for event in waiters:
             event.set()
 
-    # -- retention and close -------------------------------------------------------------------
+    # -- retention -------------------------------------------------------------------
     def apply_retention(self, now_ms: int) -> int:
         deleted = self.log.apply_retention(now_ms)
         if deleted:
             self.producers.evict_before(self.log.log_start_offset)
         return deleted
-
-    def close(self) -> None:
-        self.wake_waiters()
-        self.log.close()
 
