@@ -124,7 +124,7 @@ def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder 
             out.write(jsonlib.dumps({"type": "problem", "file": path, "position": batches.problem.position,
                                      "reason": batches.problem.reason}) + "\n")
         else:
-            out.write(f"Found {batches.size - batches.problem.position} invalid bytes at the end of "
+            out.write(f"Found {batches.size - (batches.problem.position or 0)} invalid bytes at the end of "
                       f"{os.path.basename(path)} ({batches.problem.reason})\n")
 
 
@@ -154,29 +154,33 @@ def _print_batch(out: TextIO, pos: int, h: BatchHeader, valid: bool, json: bool)
         f"isvalid: {str(valid).lower()}\n")
 
 
+def _b64(blob: bytes | None) -> str | None:
+    return None if blob is None else base64.b64encode(blob).decode("ascii")
+
+
 def _text(blob: bytes | None) -> str:
     return "null" if blob is None else blob.decode("utf-8", errors="backslashreplace")
 
 
 def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: Decoder | None = None) -> None:
-    seq = -1 if h.base_sequence < 0 else (h.base_sequence + r.offset - h.base_offset) % 2**31
+    offset = h.base_offset if r.offset is None else r.offset  # (decoded records have offsets)
+    seq = -1 if h.base_sequence < 0 else (h.base_sequence + offset - h.base_offset) % 2**31
     ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
     key_size = -1 if r.key is None else len(r.key)
     value_size = -1 if r.value is None else len(r.value)
     if json:
-        b64 = lambda b: None if b is None else base64.b64encode(b).decode("ascii")  # noqa: E731
         out.write(jsonlib.dumps({
             "type": "record", "offset": r.offset, "timestampType": ts_name, "timestamp": r.timestamp,
             "keySize": key_size, "valueSize": value_size, "sequence": seq,
-            "headers": [[k, b64(v)] for k, v in r.headers], "key": b64(r.key), "value": b64(r.value),
+            "headers": [[k, _b64(v)] for k, v in r.headers], "key": _b64(r.key), "value": _b64(r.value),
             **({} if decoder is None else {"decoded": dict(zip(("key", "payload"),
-                                                             decoder(r.offset, r.key, r.value)))})}) + "\n")
+                                                             decoder(offset, r.key, r.value)))})}) + "\n")
         return
     header_keys = "[" + ",".join(k for k, _ in r.headers) + "]"
     if decoder is None:
         shown = f"key: {_text(r.key)} payload: {_text(r.value)}"
     else:
-        key_text, payload_text = decoder(r.offset, r.key, r.value)
+        key_text, payload_text = decoder(offset, r.key, r.value)
         shown = " ".join(f"{name}: {text}" for name, text in (("key", key_text), ("payload", payload_text))
                          if text is not None)
     out.write(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
@@ -265,7 +269,7 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
             records = list(iter_records(view))
         except InvalidBatch as exc:
             return [Problem(log_file, pos, h.base_offset, f"bad records: {exc}")]
-        offsets = [r.offset for r in records]
+        offsets = [r.offset for r in records if r.offset is not None]
         if len(records) != h.records_count or offsets != sorted(set(offsets)) or \
                 (offsets and (offsets[0] < h.base_offset or offsets[-1] > h.last_offset)):
             return [Problem(log_file, pos, h.base_offset, "record offsets are outside the batch or unordered")]

@@ -32,8 +32,8 @@ class _Index:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_bytes // self.ENTRY.size)
-        self.keys: array = array(self.KEY_TYPE)
-        self.values: array = array(self.VALUE_TYPE)
+        self.keys: array[int] = array(self.KEY_TYPE)
+        self.values: array[int] = array(self.VALUE_TYPE)
         self.preallocated = False
         self.existed = os.path.exists(path)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import trio
 
@@ -125,7 +125,7 @@ class Log:
 
     # -- appends ------------------------------------------------------------------------------
     def append_records(self, records: Sequence[Record], timestamp_ms: int | None = None,
-                       **batch_options) -> int:
+                       **batch_options: Any) -> int:
         """Encode `records` as one batch at the log end and append it; returns its base offset.
         Records without a timestamp get `timestamp_ms` or the clock's time."""
         if not records:
@@ -222,9 +222,9 @@ class Log:
                 continue
             start = offset
             for batch_pos, h, data in seg.iter_batches(pos):
-                if not verify_crc(data):  # type: ignore[arg-type]
+                if not verify_crc(data):
                     raise CorruptLogError(seg.log_path, batch_pos, h.base_offset, "CRC-32C mismatch")
-                yield h, data  # type: ignore[misc]
+                yield h, data
                 offset = h.next_offset
                 if seg.fd < 0:  # replaced while we yielded: look it up again
                     break
@@ -236,7 +236,7 @@ class Log:
         start = self.log_start_offset if start_offset is None else start_offset
         for _, data in self.iter_batches(start):
             for rec in _batch_records(data):
-                if rec.offset >= start:  # type: ignore[operator]
+                if rec.offset is not None and rec.offset >= start:
                     yield rec
 
     def offset_for_timestamp(self, timestamp: int) -> int | None:

@@ -222,9 +222,9 @@ class LogManager:
                 if await self.clean(*key) is not None:
                     cleaned.append(key)
             except Exception as exc:
-                entry = self._entries.get(key)
-                if entry is not None:
-                    self._report(key, entry, exc, "cleaning round")
+                current = self._entries.get(key)
+                if current is not None:
+                    self._report(key, current, exc, "cleaning round")
         return cleaned
 
     async def clean(self, topic: str, partition: int, *, force: bool = False) -> CleanStats | None:

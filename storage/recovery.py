@@ -192,7 +192,7 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
         seg = segments[i]
         is_last = i == len(segments) - 1
         next_base = None if is_last else segments[i + 1].base_offset
-        needs_recovery = not result.clean_shutdown and (is_last or next_base > result.recovery_point)  # type: ignore[operator]
+        needs_recovery = not result.clean_shutdown and (next_base is None or next_base > result.recovery_point)
         reason = None if needs_recovery else _index_problem(seg)
         if needs_recovery or reason:
             if reason:

@@ -193,17 +193,17 @@ class LogSegment:
     def iter_headers(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
                      ) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each whole batch from `start`; stops at a torn tail."""
-        for pos, h, _ in self.iter_batches(start, end, with_data=False, chunk=chunk):
-            yield pos, h
+        end = self.size if end is None else min(end, self.size)
+        for pos, _, _, fields in Frames(self._fd, start, end, chunk=chunk):
+            yield pos, BatchHeader._make(fields)
 
-    def iter_batches(self, start: int = 0, end: int | None = None, *, with_data: bool = True,
-                     chunk: int = SCAN_CHUNK) -> Iterator[tuple[int, BatchHeader, bytes | None]]:
+    def iter_batches(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
+                     ) -> Iterator[tuple[int, BatchHeader, bytes]]:
         """(position, header, batch bytes) of each whole batch in [start, end). Reads `chunk`
         bytes at a time. Stops silently where fewer than a whole batch remains."""
         end = self.size if end is None else min(end, self.size)
         for pos, buf, off, fields in Frames(self._fd, start, end, chunk=chunk):
-            data = bytes(buf[off:off + fields[1] + LOG_OVERHEAD]) if with_data else None
-            yield pos, BatchHeader._make(fields), data
+            yield pos, BatchHeader._make(fields), bytes(buf[off:off + fields[1] + LOG_OVERHEAD])
 
     def find_position(self, offset: int) -> int | None:
         """Position of the first batch with lastOffset >= offset, or None if past the end."""
@@ -231,8 +231,9 @@ class LogSegment:
         _, pos = self.offset_index.lookup(max(ts_offset, start_offset))
         for _, h, data in self.iter_batches(pos):
             if h.max_timestamp >= timestamp and h.last_offset >= start_offset:
-                for rec in iter_records(data):  # type: ignore[arg-type]
-                    if rec.timestamp >= timestamp and rec.offset >= start_offset:  # type: ignore[operator]
+                for rec in iter_records(data):
+                    if rec.offset is not None and rec.timestamp is not None and \
+                            rec.timestamp >= timestamp and rec.offset >= start_offset:
                         return rec.offset
         return None
 
