@@ -1,13 +1,11 @@
 """A partition's log: an ordered list of segments, the last one active (Kafka's UnifiedLog +
-LocalLog, single writer).
-
-Owns offset assignment, appends, reads by offset/timestamp, roll, retention, durability (sync
-`flush()`, and `wait_durable` through the GroupCommitter it owns) and the cleaner's swap hook
-`replace_segments`. Invariants: offsets only grow; `log_end_offset` is the next offset to
-assign; after any failed write or fsync the Log refuses further writes (LogFailedError) until
-it is reopened, because the file tail is then unknown and recovery must decide it.
-All methods except the fsync inside `wait_durable` run on the caller's (trio) thread.
-File grammar and recovery rules: FORMAT.md.
+LocalLog, single writer). Owns offset assignment, appends, reads by offset/timestamp, roll,
+retention, durability (`flush`/`checkpoint`, and `wait_durable` through its GroupCommitter) and
+the cleaner's swap hook `replace_segments`. Invariants: offsets only grow; `log_end_offset` is
+the next offset to assign; after any failed write or fsync the Log refuses further writes
+(LogFailedError) until it is reopened, because the file tail is then unknown and recovery must
+decide it. Everything runs on the caller's (trio) thread except the fsyncs of `wait_durable`
+and `checkpoint`. File grammar and recovery rules: FORMAT.md.
 """
 
 from __future__ import annotations
