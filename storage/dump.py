@@ -233,8 +233,8 @@ def _check_partition(part: str) -> list[Problem]:
     prev_next: int | None = None
     files = _segment_files(part)
     for log_file in files:
-        # The active segment's index is preallocated (zero-filled) while the log is open or
-        # after a crash; recovery rebuilds it, so that is not a problem of the data.
+        # The active segment's index may be zero-filled past its entries (Kafka preallocates it;
+        # a crash leaves it so); recovery rebuilds it, so that is not a problem of the data.
         problems = _check_segment(log_file, prev_next, active=log_file == files[-1])
         if problems:
             return problems

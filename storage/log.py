@@ -21,7 +21,7 @@ from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
                     encode_batch_and_header, iter_records as _batch_records, validate_batch,
                     verify_crc)
 from .durability import GroupCommitter
-from .log_config import Clock, LogConfig
+from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
 from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
 from .retention import segments_past_retention
 from .segment import LogSegment
@@ -31,17 +31,9 @@ __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError
            "Record", "CorruptLogError"]
 
 
-class LogFailedError(Exception):
-    """An earlier write or fsync failed; the log must be reopened (and recovered)."""
-
-
-class OffsetOutOfRangeError(ValueError):
-    """A read below the log start offset (Kafka's OFFSET_OUT_OF_RANGE)."""
-
-
 class Log:
     def __init__(self, directory: str, config: LogConfig, clock: Clock, segments: list[LogSegment],
-                 recovery_point: int) -> None:
+                 recovery_point: int, *, load_result: LoadResult | None = None) -> None:
         self.directory = directory
         self.config = config
         self.clock = clock
@@ -52,11 +44,13 @@ class Log:
         self._recovery_point = RecoveryPoint(directory, durable)
         self._failure: BaseException | None = None
         self._closed = False
+        # The clean-shutdown marker's unlink is made durable before the first write.
+        self._dir_unsynced = load_result is not None and load_result.marker_removed
         self._committer = GroupCommitter(
             config.durability, config.flush_interval_ms, durable_offset=durable,
             end_offset=lambda: self._next_offset, sync_fd=lambda: os.dup(self._segments[-1].fd),
             check_writable=self._check_writable, fail=self._fail)
-        self.load_result: LoadResult | None = None  # what opening/recovery found and did
+        self.load_result = load_result  # what opening/recovery found and did
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
@@ -72,9 +66,7 @@ class Log:
                                segment_index_bytes=config.segment_index_bytes)
         for seg in result.segments:
             seg.created_ms = clock.time_ms()
-        log = cls(directory, config, clock, result.segments, result.recovery_point)
-        log.load_result = result
-        return log
+        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result)
 
     # -- facts --------------------------------------------------------------------------------
     @property
@@ -151,7 +143,7 @@ class Log:
         return base, header.last_offset
 
     def _append(self, batch: bytes, header: BatchHeader, now_ms: int | None = None) -> None:
-        self._check_writable()
+        self._begin_write()
         try:
             seg = self._segments[-1]
             if seg.should_roll(len(batch), header.last_offset, header.max_timestamp,
@@ -166,7 +158,7 @@ class Log:
 
     def roll(self) -> LogSegment:
         """Close the active segment for appends and start a new one at the log end offset."""
-        self._check_writable()
+        self._begin_write()
         old = self._segments[-1]
         if old.size == 0:
             return old
@@ -250,7 +242,7 @@ class Log:
     def flush(self) -> None:
         """fsync the active segment's data and indexes now (earlier segments were fsynced on
         roll) and record the log end as the recovery point."""
-        self._check_writable()
+        self._begin_write()
         target = self._next_offset
         try:
             self._segments[-1].flush()
@@ -265,7 +257,7 @@ class Log:
         included, and record it as the recovery point, so that recovery after a crash rescans
         only what comes after it (Kafka's periodic flush + checkpointLogRecoveryOffsets).
         Does nothing if the recovery point is already the log end."""
-        self._check_writable()
+        self._begin_write()
         target = self._next_offset
         if target <= self._recovery_point.offset:
             return
@@ -298,10 +290,9 @@ class Log:
     # -- retention ----------------------------------------------------------------------------
     def delete_segments_before(self, offset: int) -> int:
         """Delete non-active segments whose every offset is below `offset`; returns how many."""
-        count = 0
-        while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+        count = sum(1 for s in self._segments[1:] if s.base_offset <= offset)
+        for _ in range(count):
             self._delete_oldest()
-            count += 1
         return count
 
     def apply_retention(self, now_ms: int) -> int:
@@ -313,7 +304,7 @@ class Log:
         return count
 
     def _delete_oldest(self) -> None:
-        self._check_writable()
+        self._begin_write()
         seg = self._segments[0]
         try:
             seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
@@ -337,7 +328,7 @@ class Log:
         3 rename old -> .deleted; 4 rename .swap -> final names, fsync dir; 5 delete .deleted.
         Every old base must lie inside some new segment's [base, next_offset), so that
         recovery can tell which old segments a .swap replaces."""
-        self._check_writable()
+        self._begin_write()
         old, new = list(old), sorted(new, key=lambda s: s.base_offset)
         first, last = check_replacement(self._segments, old, new)
         prepare_new(new)  # an OSError here changed nothing the log serves: the log stays usable
@@ -357,31 +348,37 @@ class Log:
         log (or one that fails now) is closed without the marker, so its next open recovers."""
         if self._closed:
             return
+        if self._failure is not None:
+            return self.abandon()
         self._closed = True
-        if self._failure is None:
-            try:
-                self._segments[-1].flush()
-                for seg in self._segments:
-                    seg.close()
-                self._recovery_point.record(self._next_offset)
-                fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
-                                    b'{"version":0,"brokerEpoch":-1}\n')
-                return
-            except OSError as exc:
-                self._fail(exc)
-                raise
-            finally:
-                if self._failure is not None:
-                    for seg in self._segments:
-                        seg.close_unclean()
-        for seg in self._segments:
-            seg.close_unclean()
+        try:
+            self._segments[-1].flush()
+            for seg in self._segments:
+                seg.close()
+            self._recovery_point.record(self._next_offset)
+            fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
+                                b'{"version":0,"brokerEpoch":-1}\n')
+        except OSError as exc:
+            self._fail(exc)
+            self.abandon()
+            raise
 
     def abandon(self) -> None:
         """Drop every file descriptor without flushing or marking (a simulated crash)."""
         self._closed = True
         for seg in self._segments:
             seg.close_unclean()
+
+    def _begin_write(self) -> None:
+        """_check_writable, then make the clean-shutdown marker's removal durable first."""
+        self._check_writable()
+        if self._dir_unsynced:
+            try:
+                fsutil.fsync_dir(self.directory)
+            except OSError as exc:
+                self._fail(exc)
+                raise
+            self._dir_unsynced = False
 
     def _check_writable(self) -> None:
         if self._failure is not None:

@@ -1,4 +1,4 @@
-"""What a Log is configured with: Kafka's topic configs (LogConfig) and the injected clock.
+"""What a Log is configured with (Kafka's topic configs, the injected clock) and what it raises.
 
 Defaults are Kafka's (LogConfig / ServerLogConfigs), except `durability`, which replaces
 Kafka's replication: every acknowledged append is fsynced by group commit unless configured
@@ -12,11 +12,19 @@ from typing import Literal, Protocol
 
 from .durability import DurabilityMode
 
-__all__ = ["LogConfig", "Clock"]
+__all__ = ["LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError"]
 
 
 class Clock(Protocol):
     def time_ms(self) -> int: ...
+
+
+class LogFailedError(Exception):
+    """An earlier write or fsync failed; the log must be reopened (and recovered)."""
+
+
+class OffsetOutOfRangeError(ValueError):
+    """A read below the log start offset (Kafka's OFFSET_OUT_OF_RANGE)."""
 
 
 @dataclass

@@ -22,7 +22,7 @@ from .batch.scan import FrameProblem, Frames
 from .segment import LogSegment
 from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
-__all__ = ["CorruptLogError", "RecoveryPoint", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
+__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
            "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
            "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
 
@@ -32,6 +32,7 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # CleanShutdownFileHandler (per pa
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"  # per partition dir here, not per data dir
 _SEGMENT_FILE = SEGMENT_FILE
 _SCAN_CHUNK = 8 << 20
+_RESUME_CHUNK = 64 << 10
 
 
 class CorruptLogError(Exception):
@@ -52,6 +53,8 @@ class LoadResult:
     recovery_point: int
     clean_shutdown: bool
     truncated_bytes: int = 0
+    rescanned_bytes: int = 0  # bytes checked batch by batch (after the recovery point)
+    marker_removed: bool = False  # the clean-shutdown marker was unlinked, not yet fsynced
     rebuilt_indexes: list[str] = field(default_factory=list)
 
 
@@ -102,25 +105,73 @@ def write_recovery_point(directory: str, offset: int) -> None:
 
 # -- scanning -----------------------------------------------------------------------------------
 
-def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | None]:
-    """Walk every batch of `seg` from position 0 checking size, magic, CRC and offset order.
-    Returns (bytes of valid batches, first problem or None). With `rebuild`, the indexes and
-    in-memory facts are rebuilt from the valid batches (LogSegment.recover). This loop is the
-    recovery hot path: batch.Frames unpacks each header once and checks its CRC, nothing
-    decodes records and nothing allocates per batch here (LogSegment.append's index rule is
-    inlined)."""
-    if rebuild:
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a rescan may start instead of byte 0 (see `resume_point`): the batch at `position`
+    carries the segment's last trusted index entry; `max_timestamp` / `offset_of_max` are the
+    segment's facts up to and including it."""
+
+    position: int
+    max_timestamp: int
+    offset_of_max: int
+
+
+def resume_point(seg: LogSegment, recovery_point: int) -> Resume | None:
+    """The last offset-index entry of `seg` below the recovery point, when the entries up to it
+    are sound and a CRC-valid batch holding its offset starts at its position: Log.checkpoint
+    fsynced the data and the index entries below the recovery point, so only what follows that
+    entry needs a rescan. The indexes are cut to the trusted prefix and collect the rest in
+    memory. None: rescan from byte 0."""
+    oi, ti = seg.offset_index, seg.time_index
+    limit, size = recovery_point - seg.base_offset, seg.size
+    count, rel, pos = 0, -1, -1
+    for r, p in zip(oi.keys, oi.values):
+        if r >= limit or r <= rel or p <= pos or p >= size:
+            break
+        count, rel, pos = count + 1, r, p
+    if not count:
+        return None
+    first = next(iter(Frames(seg.fd, pos, size, check_crc=True, chunk=_RESUME_CHUNK)), None)
+    if first is None or not first[3][0] <= seg.base_offset + rel <= first[3][0] + first[3][6]:
+        return None
+    # Time entries appended up to that index entry are exactly those with offset <= it.
+    tcount, ts, trel = 0, None, -1
+    for t, r in zip(ti.keys, ti.values):
+        if r > rel or r < trel or (ts is not None and t <= ts):
+            break
+        tcount, ts, trel = tcount + 1, t, r
+    if ts is None:
+        return None
+    oi.truncate_entries(count)
+    ti.truncate_entries(tcount)
+    oi.defer_writes()
+    ti.defer_writes()
+    return Resume(pos, ts, seg.base_offset + trel)
+
+
+def scan_segment(seg: LogSegment, *, rebuild: bool, resume: Resume | None = None
+                 ) -> tuple[int, ScanProblem | None]:
+    """Walk every batch of `seg` from position 0 (or from `resume`) checking size, magic, CRC
+    and offset order. Returns (bytes of valid batches, first problem or None). With `rebuild`,
+    the indexes and in-memory facts are rebuilt from the valid batches (LogSegment.recover);
+    the indexes then wait in memory for `persist`. This loop is the recovery hot path:
+    batch.Frames unpacks each header once and checks its CRC, nothing decodes records and
+    nothing allocates per batch here (LogSegment.append's index rule is inlined)."""
+    if rebuild and resume is None:
         seg.reset_for_rebuild()
     base = seg.base_offset
     interval = seg.index_interval_bytes
     index_append, time_append = seg.offset_index.append, seg.time_index.maybe_append
-    since = 0
+    since = 0  # from a resume point too: its batch carries the last entry (LogSegment.append)
     max_ts, offset_of_max, first_ts = -1, base, None
+    start = 0
+    if resume is not None:
+        start, max_ts, offset_of_max = resume.position, resume.max_timestamp, resume.offset_of_max
     prev_next = base
     max_rel = base + 2**31 - 1
-    valid = 0
+    valid = start
     problem = None
-    frames = Frames(seg.fd, 0, seg.size, check_crc=True, chunk=_SCAN_CHUNK)
+    frames = Frames(seg.fd, start, seg.size, check_crc=True, chunk=_SCAN_CHUNK)
     for pos, _, _, (base_offset, length, _, _, _, _, last_delta, _, batch_max_ts, _, _, _, _) in frames:
         last = base_offset + last_delta
         if base_offset < prev_next or last_delta < 0 or last > max_rel:
@@ -145,7 +196,8 @@ def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | 
         problem = frames.problem
     if rebuild:
         seg.set_rebuilt_facts(next_offset=prev_next, max_timestamp=max_ts,
-                              offset_of_max_timestamp=offset_of_max, first_batch_timestamp=first_ts,
+                              offset_of_max_timestamp=offset_of_max,
+                              first_batch_timestamp=None if resume else first_ts,
                               bytes_since_last_index_entry=since)
     return valid, problem
 
@@ -180,8 +232,10 @@ def load_segments(directory: str, *, index_interval_bytes: int, segment_index_by
                                           segment_index_bytes=segment_index_bytes))
     result.segments[-1].make_active()
     if clean:
-        os.unlink(marker)  # a later crash must not look clean
-        fsutil.fsync_dir(directory)
+        # A later crash must not look clean: the owner fsyncs the directory before its first
+        # write (Log does), so opening a clean log costs no fsync.
+        os.unlink(marker)
+        result.marker_removed = True
     return result
 
 
@@ -198,7 +252,11 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
             if reason:
                 log.warning("rebuilding indexes of %s: %s", seg.log_path, reason)
                 result.rebuilt_indexes.append(seg.log_path)
-            valid, problem = scan_segment(seg, rebuild=True)
+            resume = None
+            if needs_recovery and seg.base_offset < result.recovery_point:
+                resume = resume_point(seg, result.recovery_point)
+            valid, problem = scan_segment(seg, rebuild=True, resume=resume)
+            result.rescanned_bytes += valid - (resume.position if resume else 0)
             if problem is not None:
                 if not is_last:
                     raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
@@ -206,8 +264,8 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
                             seg.log_path, problem.position, problem.reason, seg.size - valid)
                 result.truncated_bytes += seg.size - valid
                 seg.truncate_to_size(valid)
-            seg.offset_index.trim()
-            seg.time_index.trim()
+            seg.offset_index.persist()  # a full disk raises here: the open fails as a whole
+            seg.time_index.persist()
         if next_base is not None and seg.next_offset > next_base:
             raise CorruptLogError(seg.log_path, seg.size, seg.next_offset,
                                   f"segment ends at offset {seg.next_offset}, past the next "

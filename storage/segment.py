@@ -96,8 +96,6 @@ class LogSegment:
 
     # -- writes -------------------------------------------------------------------------------
     def make_active(self) -> None:
-        self.offset_index.preallocate()
-        self.time_index.preallocate()
         self.active = True
 
     def should_roll(self, incoming_size: int, incoming_last_offset: int, incoming_max_timestamp: int,
