@@ -66,9 +66,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        write_all(fd, data)
-        fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            write_all(fd, data)
+            fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        os.unlink(tmp)  # (a full disk): leave no partial file behind
+        raise
     os.replace(tmp, path)
     fsync_dir(os.path.dirname(path) or ".")

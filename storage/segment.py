@@ -119,12 +119,30 @@ class LogSegment:
         return incoming_last_offset - self.base_offset > 2**31 - 1
 
     def append(self, batch: bytes, header: BatchHeader) -> None:
-        """Append one whole batch. Raises OSError from the write (caller marks the log failed)."""
+        """Append one whole batch, or nothing: on an OSError (a full disk, EIO) from the write
+        or an index write, the `.log` is cut back to where the batch began and the facts and
+        indexes are restored before the error is raised (the caller fails the log anyway)."""
         position = self.size
         self._ensure_facts_loaded()
-        fsutil.write_all(self._fd, batch)
-        self.size = position + len(batch)
-        self._note_batch(position, header, len(batch))
+        saved = (self._next_offset, self._max_timestamp, self._offset_of_max_timestamp,
+                 self._first_batch_timestamp, self.bytes_since_last_index_entry,
+                 len(self.offset_index), len(self.time_index))
+        try:
+            fsutil.write_all(self._fd, batch)
+            self.size = position + len(batch)
+            self._note_batch(position, header, len(batch))
+        except OSError:
+            (self._next_offset, self._max_timestamp, self._offset_of_max_timestamp,
+             self._first_batch_timestamp, self.bytes_since_last_index_entry, entries,
+             time_entries) = saved
+            self.size = position
+            try:  # best effort: if this fails too, recovery cuts the torn batch on reopen
+                fsutil.truncate(self._fd, position)
+                self.offset_index.truncate_entries(entries)
+                self.time_index.truncate_entries(time_entries)
+            except OSError:
+                pass
+            raise
 
     def _ensure_facts_loaded(self) -> None:
         if self._next_offset is None or self._max_timestamp is None:
