@@ -30,18 +30,22 @@ _REOPEN_BACKOFF_MS = (1_000, 30_000)  # first and longest wait before reopening 
 
 
 class DataPath:
-    def __init__(self, config: Any, topics: TopicRegistry, clock: Any) -> None:
+    def __init__(self, config: Any, topics: TopicRegistry, clock: Any,
+                 logs: LogManager | None = None) -> None:
+        """`logs`: the data dir's LogManager when the composition root shares one with
+        `__consumer_offsets`; by default DataPath makes its own. Its logs report to this
+        DataPath (the observer given to each open) either way."""
         self.config, self.topics, self.clock = config, topics, clock
         self.producer_ids = ProducerIdManager(topics.data_dir)
-        self.logs = LogManager(topics.data_dir, clock, LogManagerConfig(
-            retention_check_interval_ms=config.log_retention_check_interval_ms,
-            cleaner_backoff_ms=config.log_cleaner_backoff_ms,
-            cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)),
-            observer=self)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}  # which incarnation of a name the open logs belong to
         self._reopen_waits: dict[LogKey, list[int]] = {}  # failed: [ms until the next try, wait]
         self._closed = False
+        self._owns_logs = logs is None  # then run() and close() are the manager's too
+        self.logs = logs if logs is not None else LogManager(topics.data_dir, clock, LogManagerConfig(
+            retention_check_interval_ms=config.log_retention_check_interval_ms,
+            cleaner_backoff_ms=config.log_cleaner_backoff_ms,
+            cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
 
     # -- partitions ----------------------------------------------------------------------------
     def open_all(self) -> None:
@@ -66,7 +70,7 @@ class DataPath:
         return self._open(topic, index)
 
     def _open(self, topic: Topic, index: int) -> Partition:
-        log = self.logs.open(topic.name, index, log_config(dict(topic.configs), self.config))
+        log = self.logs.open(topic.name, index, log_config(dict(topic.configs), self.config), observer=self)
         part = Partition(topic.name, index, log)
         self._partitions[(topic.name, index)] = part
         return part
@@ -143,7 +147,8 @@ class DataPath:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
             async with trio.open_nursery() as nursery:
-                await nursery.start(self.logs.run)
+                if self._owns_logs:
+                    await nursery.start(self.logs.run)
                 nursery.start_soon(self._reopen_loop)
                 task_status.started()
         finally:
@@ -158,7 +163,10 @@ class DataPath:
     def close(self) -> None:
         """Closes every log (flush, trim indexes, clean-shutdown marker)."""
         self._closed = True
-        for part in list(self._partitions.values()):
+        for key, part in list(self._partitions.items()):
             part.wake_waiters()
+            if not self._owns_logs:
+                self.logs.close_log(*key)
         self._partitions.clear()
-        self.logs.close()
+        if self._owns_logs:
+            self.logs.close()

@@ -41,3 +41,28 @@ async def test_a_full_disk_fails_the_partition_until_it_clears(tmp_path, monkeyp
     assert values(again) == [b"a", b"b", b"e"]
     data.close()
     assert (tmp_path / "t-0" / ".kafka_cleanshutdown").exists()
+
+
+async def test_a_shared_log_manager_serves_both_owners(tmp_path):
+    from coordinator.broker.data_path import DataPath
+    from coordinator.broker.topics import TopicRegistry
+    from coordinator.config import Config
+    from coordinator.runtime.clock import FakeClock
+    from storage.log import LogConfig
+    from storage.log_manager import LogManager
+
+    clock = FakeClock(1_000_000)
+    logs = LogManager(tmp_path, clock)
+    internal = logs.open("__consumer_offsets", 0, LogConfig(cleanup_policy="compact"))
+    registry = TopicRegistry(tmp_path)
+    registry.load()
+    registry.ensure("t", 2)
+    data = DataPath(Config({"data.dir": str(tmp_path), "log.flush.mode": "interval"}), registry, clock,
+                    logs=logs)
+    data.open_all()
+    assert set(logs.logs()) == {("__consumer_offsets", 0), ("t", 0), ("t", 1)}
+    assert (await data.partition("t", 1).append(batch(b"x"), 1 << 20)).error == ErrorCode.NONE
+    data.close()  # its own logs only
+    assert set(logs.logs()) == {("__consumer_offsets", 0)} and not internal.closed
+    assert (tmp_path / "t-1" / ".kafka_cleanshutdown").exists()
+    logs.close()
