@@ -143,7 +143,8 @@ class Log:
         return base, header.last_offset
 
     def _append(self, batch: bytes, header: BatchHeader, now_ms: int | None = None) -> None:
-        self._begin_write()
+        if self._failure is not None or self._closed or self._dir_unsynced:  # (the hot path)
+            self._begin_write()
         try:
             seg = self._segments[-1]
             if seg.should_roll(len(batch), header.last_offset, header.max_timestamp,

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from . import fsutil
 from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_size, decode_header, iter_records
-from .batch.scan import SCAN_CHUNK, Frames, whole_batches_end
+from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches_end
 from .index import OffsetIndex, TimeIndex
 
 __all__ = ["LogSegment", "segment_file_name", "SCAN_CHUNK"]
@@ -120,49 +120,49 @@ class LogSegment:
 
     def append(self, batch: bytes, header: BatchHeader) -> None:
         """Append one whole batch, or nothing: on an OSError (a full disk, EIO) from the write
-        or an index write, the `.log` is cut back to where the batch began and the facts and
-        indexes are restored before the error is raised (the caller fails the log anyway)."""
+        or an index write, the `.log` is cut back to where the batch began (facts and indexes
+        are only updated once everything was written) before the error is raised; the caller
+        fails the log anyway."""
         position = self.size
         self._ensure_facts_loaded()
-        saved = (self._next_offset, self._max_timestamp, self._offset_of_max_timestamp,
-                 self._first_batch_timestamp, self.bytes_since_last_index_entry,
-                 len(self.offset_index), len(self.time_index))
         try:
             fsutil.write_all(self._fd, batch)
-            self.size = position + len(batch)
             self._note_batch(position, header, len(batch))
         except OSError:
-            (self._next_offset, self._max_timestamp, self._offset_of_max_timestamp,
-             self._first_batch_timestamp, self.bytes_since_last_index_entry, entries,
-             time_entries) = saved
-            self.size = position
             try:  # best effort: if this fails too, recovery cuts the torn batch on reopen
                 fsutil.truncate(self._fd, position)
-                self.offset_index.truncate_entries(entries)
-                self.time_index.truncate_entries(time_entries)
             except OSError:
                 pass
             raise
+        self.size = position + len(batch)
 
     def _ensure_facts_loaded(self) -> None:
         if self._next_offset is None or self._max_timestamp is None:
             self.next_offset, self.max_timestamp  # noqa: B018 - load lazily before they change
 
     def _note_batch(self, position: int, header: BatchHeader, size: int) -> None:
-        """Update in-memory facts and indexes for a batch at `position` (append and rebuild)."""
-        if self._first_batch_timestamp is None:
-            self._first_batch_timestamp = header.max_timestamp
-        if self._max_timestamp is None or header.max_timestamp > self._max_timestamp:
-            self._max_timestamp = header.max_timestamp
-            self._offset_of_max_timestamp = header.last_offset
-        self._next_offset = header.next_offset
+        """Update in-memory facts and indexes for a batch appended at `position`; an OSError
+        from an index write leaves both as they were."""
+        max_ts, offset_of_max = self._max_timestamp, self._offset_of_max_timestamp
+        if max_ts is None or header.max_timestamp > max_ts:
+            max_ts, offset_of_max = header.max_timestamp, header.last_offset
+        since = self.bytes_since_last_index_entry
         # LogSegment.append: index only once more than index.interval.bytes have passed, so
         # the first batch of a segment is never indexed.
-        if self.bytes_since_last_index_entry > self.index_interval_bytes:
+        if since > self.index_interval_bytes:
+            entries = len(self.offset_index.keys)
             self.offset_index.append(header.last_offset, position)
-            self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += size
+            try:
+                self.time_index.maybe_append(max_ts, offset_of_max)
+            except OSError:
+                self.offset_index.truncate_entries(entries)
+                raise
+            since = 0
+        if self._first_batch_timestamp is None:
+            self._first_batch_timestamp = header.max_timestamp
+        self._max_timestamp, self._offset_of_max_timestamp = max_ts, offset_of_max
+        self._next_offset = header.next_offset
+        self.bytes_since_last_index_entry = since + size
 
     def reset_for_rebuild(self) -> None:
         """Forget indexes and facts before recovery re-notes every batch."""
@@ -225,10 +225,7 @@ class LogSegment:
         """Position of the first batch with lastOffset >= offset, or None if past the end."""
         _, pos = self.offset_index.lookup(offset)
         # The floor entry is usually within one index interval: read about that much at a time.
-        for batch_pos, h in self.iter_headers(pos, chunk=2 * self.index_interval_bytes + 2 * HEADER_SIZE):
-            if h.last_offset >= offset:
-                return batch_pos
-        return None
+        return find_batch(self._fd, pos, self.size, offset, 2 * self.index_interval_bytes + 2 * HEADER_SIZE)
 
     def read(self, position: int, max_bytes: int) -> bytes:
         """Whole batches from `position`, up to `max_bytes`, but always at least one."""

@@ -22,6 +22,7 @@ from .layout import (COMPRESSION_MASK, CRC_START, HEADER, HEADER_SIZE, LOG_OVERH
                      HeaderFields, InvalidBatch, read_varint)
 
 __all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches_end",
+           "find_batch",
            "records_region", "record_spans", "RecordSpan", "key_spans", "KeySpan",
            "decode_headers", "timestamp_delta"]
 
@@ -59,11 +60,14 @@ class Frames:
         if isinstance(source, int):
             self._fd: int | None = source
             self._buf: Buffer = b""
-            size = os.fstat(source).st_size
+            if end is None:
+                end = os.fstat(source).st_size
         else:
-            self._fd, self._buf, size = None, source, len(source)
+            self._fd, self._buf = None, source
+            if end is None:
+                end = len(source)
         self.start = start
-        self.end = size if end is None else end
+        self.end = end
         self.check_crc = check_crc
         self.chunk = max(chunk, HEADER_SIZE)
         self.problem: FrameProblem | None = None
@@ -154,11 +158,38 @@ def frame_bounds(buf: Buffer, start: int = 0) -> Iterator[tuple[int, int, int]]:
 
 
 def whole_batches_end(buf: Buffer, start: int = 0) -> int:
-    """The position after the last whole batch of buf[start:] (see `frame_bounds`)."""
-    end = start
-    for pos, _, size in frame_bounds(buf, start):
-        end = pos + size
-    return end
+    """The position after the last whole batch of buf[start:] (as `frame_bounds` walks them;
+    a plain loop: every fetch pays it)."""
+    pos, end = start, len(buf)
+    unpack = _OFFSET_AND_LENGTH.unpack_from
+    while end - pos >= LOG_OVERHEAD:
+        length = unpack(buf, pos)[1]
+        if length < _MIN_LENGTH or pos + length + LOG_OVERHEAD > end:
+            break
+        pos += length + LOG_OVERHEAD
+    return pos
+
+
+def find_batch(fd: int, start: int, end: int, offset: int, chunk: int) -> int | None:
+    """Position of the first whole batch in file bytes [start, end) whose last offset is >=
+    `offset` (Kafka's FileRecords.searchForOffsetWithSize), reading `chunk` bytes at a time;
+    None if there is none. The fetch path: a plain loop over headers, no CRC check."""
+    unpack, pos = HEADER.unpack_from, start
+    buf, buf_start = b"", start
+    while end - pos >= HEADER_SIZE:
+        off = pos - buf_start
+        if off + HEADER_SIZE > len(buf):
+            buf, buf_start, off = os.pread(fd, max(chunk, HEADER_SIZE), pos), pos, 0
+            if len(buf) < HEADER_SIZE:
+                return None
+        base, length, _, magic, _, _, last_delta = unpack(buf, off)[:7]
+        size = length + LOG_OVERHEAD
+        if magic != MAGIC or size < HEADER_SIZE or pos + size > end:
+            return None
+        if base + last_delta >= offset:
+            return pos
+        pos += size
+    return None
 
 
 def records_region(buf: Buffer, off: int, size: int, attrs: int) -> tuple[Buffer, int, int]:
