@@ -1,12 +1,11 @@
 """Durability waits for one log: the trio group committer behind `Log.wait_durable`.
 
-Group commit: one fdatasync of the active `.log`, run in a worker thread, covers every batch
-appended before it started; callers whose batch arrived while it ran share the next one (one
-of them leads it, the rest follow), so N concurrent appenders cost about N/k fsyncs, not N.
-Invariants: `durable_offset` only moves forward and only after a successful sync (or a flush
-the log reports with `advance`); a failed sync fails the log (through the `fail` it was given)
-and wakes every waiter. The committer knows nothing of Log: it is given what to fsync, the
-current end offset and how to check and fail the log.
+Group commit: one fdatasync of the active `.log`, in a worker thread, covers every batch appended
+before it started; callers arriving while it runs share the next one (one leads, the rest follow),
+so N concurrent appenders cost about N/k fsyncs. Invariants: `durable_offset` only moves forward,
+after a successful sync (or a flush reported by `advance`); a failed sync fails the log and wakes
+every waiter. The committer knows nothing of Log: it is given what to fsync, the end offset, and
+how to check and fail the log.
 """
 
 from __future__ import annotations

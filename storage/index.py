@@ -1,13 +1,11 @@
 """Sparse `.index` (offset -> position) and `.timeindex` (timestamp -> offset) files.
 
-Formats (FORMAT.md; Kafka's OffsetIndex / TimeIndex / AbstractIndex): big-endian fixed-size
-entries, keys strictly increasing. Files hold exactly their entries: they grow by one pwrite
-per entry and are never preallocated (Kafka preallocates because it mmaps them; entries here
-are mirrored in arrays, so lookups are a `bisect`, not file reads). A preallocated, zero-filled
-file (Kafka's active segment, or one left by a crash) is read up to its real end, found by a
-binary search for the first all-zero entry (entries after the first are never all zero), so
-opening costs the entries, not the file size. There is no checksum: a bad index is rebuilt from
-the `.log` (recovery.py), in memory, then written at once (`persist`).
+Formats: FORMAT.md (Kafka's OffsetIndex / TimeIndex). Keys strictly increase. Files hold exactly
+their entries (one pwrite each, never preallocated: Kafka preallocates to mmap; here entries are
+mirrored in arrays and looked up by `bisect`). A zero-filled preallocated file (Kafka's active
+segment, or a crash) is read only up to its real end, found by binary search for the first
+all-zero entry after the first. No checksum: a bad index is rebuilt from the `.log`
+(recovery.py), in memory, and written at once by `persist`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""Every log of one data directory (Kafka's LogManager + LogCleaner, one process, trio): opening
-(recovering after an unclean stop), interval flushers, recovery-point checkpoints, compaction,
-retention, and closing. User topics and internal ones (`__consumer_offsets`, later
-`__transaction_state`) alike: a log is addressed by (topic, partition), lives in
-`<data dir>/<topic>-<partition>` and is opened with its own LogConfig.
-
-Invariants: at most one open Log per key; at most one cleaning round per key, and rounds run
-one after another (one dedupe buffer in memory at a time); background work never raises into
-its owner: a failure ends that piece of work, is logged, and reaches the log's observer (and
-`failed_logs()`). The owner reopens a failed log (`reopen`); the manager never swaps a Log
-object under its owner.
+"""Every log of one data directory (Kafka's LogManager + LogCleaner): opening (recovering after
+an unclean stop), interval flushers, recovery-point checkpoints, compaction, retention, closing.
+User and internal topics alike: a log is addressed by (topic, partition), lives in
+`<data dir>/<topic>-<partition>` and is opened with its own LogConfig. Invariants: one open Log
+per key; one cleaning round at a time (one dedupe buffer in memory); background work never
+raises into its owner: a failure ends that piece of work, is logged, and reaches the log's
+observer and `failed_logs()`. Only the owner reopens a failed log (`reopen`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The cleaner's crash-safe segment swap (Kafka's LocalLog.replaceSegments, and LogLoader's
 removeTempFilesAndCollectSwapFiles that finishes or discards it after a crash).
 
-The file suffix is the state (FORMAT.md "Swap"): new segments are written as `.cleaned`,
-renamed to `.swap` in descending base order (once every new file is `.swap`, the replacement
-is committed), the old ones renamed to `.deleted`, the `.swap` files renamed to final names,
-then the `.deleted` files removed. Invariants: before the first rename nothing the log serves
-has changed (an error there leaves the log intact); after it, only `complete_swaps` (run first
-when a partition directory is opened) may decide the outcome.
+The file suffix is the state (FORMAT.md "Swap"): `.cleaned` (written) -> `.swap` in descending
+base order (committed once all are) -> old ones `.deleted` -> `.swap` renamed to final names ->
+`.deleted` removed. Invariant: before the first rename nothing the log serves has changed (an
+error there leaves the log intact); after it, only `complete_swaps` (on open) decides.
 """
 
 from __future__ import annotations

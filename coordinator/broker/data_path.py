@@ -1,13 +1,11 @@
 """The data-path service: every served user-topic partition, its Log kept by storage's LogManager.
 
 `DataPath` lives in `broker.services["data"]`. It opens every user topic's partitions at start
-(recovering them if the last stop was unclean), opens partitions of topics created later
-(CreateTopics, Metadata auto-creation) on first use, and hands the background work (interval
-flushers, recovery-point checkpoints, retention, compaction of `cleanup.policy=compact` topics)
-to its `LogManager`, whose observer it is. `run()` owns that work and reopens partitions whose
-log failed on an I/O error (with backoff, so a full disk that clears heals by itself); when it
-is cancelled every log is closed with its clean-shutdown marker, so the next start needs no
-recovery.
+(recovering them after an unclean stop) and those of topics created later on first use; the
+LogManager (its own, or the data dir's shared one) does the background work (flushers,
+checkpoints, retention, compaction) and tells DataPath what happened (it is each log's
+observer). `run()` reopens partitions whose log failed, with backoff, so a full disk that clears
+heals by itself; when cancelled, every log is closed with its clean-shutdown marker.
 """
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
 """RecordBatch v2 (magic 2): the only package that knows Kafka's batch and record bytes.
 
-Layout (FORMAT.md; Kafka's DefaultRecordBatch / DefaultRecord): a 61-byte big-endian header,
-then the records (one compressed blob when the compression bits are set). Modules, one concern
-each: `layout` (header fields, attributes, CRC, varints), `scan` (walking batches of a file or
-buffer and the records of a batch without building objects: what recovery, the cleaner, dump
-and the verifier use), `records` (Record objects: decode, encode, rebuild), `compression`.
-A batch received from a client is stored byte-for-byte apart from its base offset and
-partition leader epoch, which lie outside the CRC.
+Layout: FORMAT.md (Kafka's DefaultRecordBatch / DefaultRecord). Modules, one concern each:
+`layout` (header fields, attributes, CRC, varints), `scan` (walking the batches of a file or
+buffer and the records of a batch without building objects: recovery, the cleaner, reads, dump
+and the verifier use it), `records` (Record objects: decode, encode, rebuild), `compression`.
+A client's batch is stored byte-for-byte apart from its base offset and leader epoch (outside
+the CRC).
 """
 
 from .layout import (COMPRESSION_GZIP, COMPRESSION_LZ4, COMPRESSION_MASK, COMPRESSION_NAMES,
