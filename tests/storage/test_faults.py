@@ -11,9 +11,7 @@ import os
 import shutil
 
 import pytest
-import trio
 
-from storage import fsutil
 from storage.batch import Record
 from storage.dump import check
 from storage.log import LogConfig
