@@ -14,16 +14,21 @@ FORMAT.md "Cleaner" lists every rule and simplification.
 from __future__ import annotations
 
 import logging
+from typing import Iterator, Sequence
 
 import trio
 
-from .batch import HEADER_SIZE, BatchHeader, encode_batch_and_header, iter_records
+from .batch import (BatchHeader, Record, decode_header, empty_batch, encode_batch_and_header,
+                    iter_records, rebuild_kept)
+from .batch.layout import (COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT,
+                           TRANSACTIONAL_BIT, Buffer)
+from .batch.scan import Frame, Frames, KeySpan, key_spans, records_region
 from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
                              cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
                              write_cleaner_checkpoint)
-from .cleaner_scan import (empty_batch, header_fields, rebuild_uncompressed, record_entries,
-                           scan_batches)
 from .log import Log, LogFailedError
+from .recovery import CorruptLogError
+from .swap import CLEANED
 from .offset_map import OffsetMap, key_digest
 from .segment import LogSegment
 
@@ -32,7 +37,19 @@ __all__ = ["Cleaner", "CleaningRound", "CleanerConfig", "Cleanable", "CleanStats
 
 log = logging.getLogger(__name__)
 
-_CONTROL_BIT, _DELETE_HORIZON_BIT = 0x20, 0x40
+READ_CHUNK = 8 << 20  # the cleaner reads segments in big sequential chunks
+
+
+def _batches(seg: LogSegment) -> Iterator[Frame]:
+    """Every whole batch of `seg`, CRC-checked: the cleaner never spreads corrupt bytes. A torn
+    tail ends the walk silently (only a crashed active segment has one, and it is never
+    cleaned); anything else that is not a batch is a CorruptLogError."""
+    frames = Frames(seg.fd, 0, seg.size, check_crc=True, chunk=READ_CHUNK)
+    yield from frames
+    problem = frames.problem
+    if problem is not None and not problem.torn:
+        raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
+
 
 class Cleaner:
     """Decides whether a log needs cleaning and runs rounds. Stateless apart from its
@@ -142,38 +159,27 @@ class CleaningRound:
         omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
         bits = bytearray((limit - start) // 8 + 1)
         tombs, producers = self._tomb_batches, self._producer_last
-        put, digest, put_records = omap.put, key_digest, omap.put_records
+        put_spans = omap.put_spans
         end = limit
         for seg in self.log.non_active_segments():
             if seg.base_offset >= limit or end < limit:
                 break
             if seg.next_offset <= start:
                 continue
-            for _, buf, off, base, size, attrs, ld, _, _, pid, count in scan_batches(seg):
+            for _, buf, off, (base, length, _, _, _, attrs, ld, _, _, pid, _, _, count) in _batches(seg):
                 if base + ld < start:
                     continue
                 if base >= limit:
                     break
                 if pid >= 0:
                     producers[pid] = base + ld
-                if attrs & _CONTROL_BIT:
+                if attrs & CONTROL_BIT:
                     continue
                 if count > omap.room():  # full: clean up to the last batch that fit
                     end = base
                     break
-                if not attrs & 0x07:  # uncompressed: the fused fast loop
-                    has_tomb = put_records(buf, off + HEADER_SIZE, off + size, base, count, start, bits)
-                else:
-                    has_tomb = False
-                    for delta, key, tomb, _ in record_entries(buf, off, size, attrs, count):
-                        o = base + delta
-                        if o < start:  # a batch straddling the checkpoint: only its dirty part
-                            continue
-                        if key is None:  # keyless: kept (documented), so marked retained
-                            bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
-                        else:
-                            put(digest(key), o)
-                        has_tomb = has_tomb or tomb
+                data, pos, stop = records_region(buf, off, length + 12, attrs)
+                has_tomb = put_spans(data, key_spans(data, pos, stop, count), base, start, bits)
                 if has_tomb:
                     tombs.add(base)
                 omap.update_latest_offset(base + ld)
@@ -246,9 +252,12 @@ class CleaningRound:
             return
         try:
             self.log.replace_segments(group, [new])
-        except (ValueError, LogFailedError):  # refused before any rename (closed/failed log,
-            new.delete()                       # precondition): the output is ours to remove
-            raise
+        except (ValueError, LogFailedError, OSError):
+            if not self.log.failed and new.suffix == CLEANED:
+                # Refused or failed before any rename (closed log, precondition, a full disk
+                # while fsyncing the output): the log is intact and the output is ours.
+                new.delete()
+            raise  # (a failed rename failed the log: its reopen decides what stays)
         st = self.stats
         st.segments_in += len(group)
         st.segments_out += 1
@@ -267,13 +276,14 @@ class CleaningRound:
         start, end, bits, tombs = self.start, self.end, self._bits, self._tomb_batches
         st = self.stats
         seg_next = seg.next_offset
-        for _, buf, off, base, size, attrs, ld, bts, mts, pid, count in scan_batches(seg):
-            last = base + ld
-            if base >= end or attrs & _CONTROL_BIT:  # beyond this round / control: as is
+        for _, buf, off, (base, length, _, _, _, attrs, ld, bts, mts, pid, _, _, count) in _batches(seg):
+            last, size = base + ld, length + 12
+            if base >= end or attrs & CONTROL_BIT:  # beyond this round / control: as is
                 writer.add(memoryview(buf)[off:off + size], base, last, mts)
                 st.batches_copied += 1
                 continue
-            horizon = bts if attrs & _DELETE_HORIZON_BIT else None
+            horizon = bts if attrs & DELETE_HORIZON_BIT else None
+            spans: list[KeySpan] = []
             if base >= start:  # wholly dirty: the bitmap says which offsets are latest
                 lo, hi = base - start, last - start
                 mask = (int.from_bytes(bits[lo >> 3:(hi >> 3) + 1], "little") >> (lo & 7)) \
@@ -283,75 +293,80 @@ class CleaningRound:
                     writer.add(memoryview(buf)[off:off + size], base, last, mts)
                     st.batches_copied += 1
                     continue
-                entries = None if n == 0 else record_entries(buf, off, size, attrs, count)
-                keep = [bool((mask >> d) & 1) for d, _, _, _ in entries] if entries else []
+                if n:
+                    data, pos, stop = records_region(buf, off, size, attrs)
+                    spans = key_spans(data, pos, stop, count)
+                keep = [bool((mask >> s[0]) & 1) for s in spans]
             else:  # clean section (or straddling the checkpoint): ask the map per key
-                entries = record_entries(buf, off, size, attrs, count)
-                keep = [self._latest(base + d, key) for d, key, _, _ in entries]
-            self._emit(writer, buf, off, size, entries, keep, horizon,
+                data, pos, stop = records_region(buf, off, size, attrs)
+                spans = key_spans(data, pos, stop, count)
+                keep = [kl < 0 or self._latest(base + d, data[kp:kp + kl]) for d, kp, kl, _, _ in spans]
+            self._emit(writer, buf, off, size, spans, keep, horizon,
                        envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
 
-    def _latest(self, offset: int, key: bytes | None) -> bool:
-        """Cleaner.shouldRetainRecord for a record below `end`: keyless records are kept;
-        a keyed one iff no later offset of its key is in the map."""
-        if key is None:
-            return True
-        mapped = self.map.get(key_digest(key))  # type: ignore[union-attr]
+    def _latest(self, offset: int, key: Buffer) -> bool:
+        """Cleaner.shouldRetainRecord for a keyed record below `end` (keyless records are
+        kept): kept iff no later offset of its key is in the map."""
+        assert self.map is not None
+        mapped = self.map.get(key_digest(key))
         return mapped < 0 or mapped <= offset
 
     def _producer_needs(self, pid: int, last: int) -> bool:
         """Keep an emptied batch that may be its producer's last (producer state survives)."""
         return pid >= 0 and self._producer_last.get(pid, last) == last
 
-    def _emit(self, writer: _ChunkWriter, buf: bytes, off: int, size: int, entries, keep: list[bool],
-              horizon: int | None, *, envelope: bool) -> None:
+    def _emit(self, writer: _ChunkWriter, buf: Buffer, off: int, size: int, spans: Sequence[KeySpan],
+              keep: list[bool], horizon: int | None, *, envelope: bool) -> None:
         """Write the batch as is, rebuilt with only the kept records, header-only, or not at
         all. Tombstones: dropped once the batch's delete horizon has passed; a kept tombstone
         in a batch without a horizon stamps now + delete.retention.ms (KIP-534)."""
-        fields = header_fields(buf, off)
-        (base, _, epoch, _, _, attrs, ld, _, mts, pid, pepoch, bseq, count) = fields
+        h = decode_header(buf, off)
+        base, attrs, ld, mts = h.base_offset, h.attributes, h.last_offset_delta, h.max_timestamp
         drop_tombs = horizon is not None and self.now_ms >= horizon
         kept: list[int] = []
         has_tomb = False
-        for i, (_, _, tomb, _) in enumerate(entries or ()):
+        for i, span in enumerate(spans):
             if keep[i]:
-                if tomb:
+                if span[3]:  # a tombstone
                     if drop_tombs:
                         continue
                     has_tomb = True
                 kept.append(i)
         need_horizon = has_tomb and horizon is None
         st = self.stats
-        if kept and len(kept) == count and not need_horizon:
+        if kept and len(kept) == h.records_count and not need_horizon:
             writer.add(memoryview(buf)[off:off + size], base, base + ld, mts)
             st.batches_copied += 1
             return
         if not kept:
             if envelope:
-                writer.add(empty_batch(base, ld, epoch, attrs, mts, pid, pepoch, bseq), base, base + ld, mts)
+                writer.add(empty_batch(base, ld, h.partition_leader_epoch, attrs, mts, h.producer_id,
+                                       h.producer_epoch, h.base_sequence), base, base + ld, mts)
                 st.batches_emptied += 1
             else:
                 st.batches_dropped += 1
             return
-        if not need_horizon and not attrs & 0x07:  # fast path: kept records copied verbatim
-            data, max_ts = rebuild_uncompressed(buf, off, size, entries, kept)
+        if not need_horizon and not attrs & COMPRESSION_MASK:  # kept records copied verbatim
+            data, max_ts = rebuild_kept(buf, off, size, spans, kept)
             writer.add(data, base, base + ld, max_ts)
             st.batches_rebuilt += 1
             return
         records = list(iter_records(buf[off:off + size]))
         if horizon is None and has_tomb:
             horizon = self.now_ms + self.log.config.delete_retention_ms
-        data, h = _encode(base, [records[i] for i in kept], fields, horizon)
-        writer.add(data, base, base + ld, h.max_timestamp)
+        data, rebuilt = _encode(h, [records[i] for i in kept], horizon)
+        writer.add(data, base, base + ld, rebuilt.max_timestamp)
         st.batches_rebuilt += 1
 
 
-def _encode(base: int, records, fields: tuple, horizon: int | None) -> tuple[bytes, BatchHeader]:
+def _encode(h: BatchHeader, records: list[Record], horizon: int | None) -> tuple[bytes, BatchHeader]:
     """Rebuild a batch: same base and last offset, producer fields, attributes and codec
     (MemoryRecords.buildRetainedRecordsInto with overrideLastOffset)."""
-    (_, _, epoch, _, _, attrs, ld, _, _, pid, pepoch, bseq, _) = fields
+    attrs = h.attributes
     return encode_batch_and_header(
-        base, records, compression=attrs & 0x07, producer_id=pid, producer_epoch=pepoch,
-        base_sequence=bseq, transactional=bool(attrs & 0x10), control=False,
-        timestamp_type=1 if attrs & 0x08 else 0, partition_leader_epoch=epoch,
-        last_offset_delta=ld, delete_horizon_ms=horizon)
+        h.base_offset, records, compression=attrs & COMPRESSION_MASK, producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch, base_sequence=h.base_sequence,
+        transactional=bool(attrs & TRANSACTIONAL_BIT), control=False,
+        timestamp_type=1 if attrs & TIMESTAMP_TYPE_BIT else 0,
+        partition_leader_epoch=h.partition_leader_epoch, last_offset_delta=h.last_offset_delta,
+        delete_horizon_ms=horizon)

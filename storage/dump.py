@@ -14,13 +14,13 @@ import json as jsonlib
 import mmap
 import os
 import re
-import struct
 from dataclasses import dataclass
 from typing import Callable, Iterator, TextIO
 
-from crc32c import crc32c
-
-from .batch import COMPRESSION_NAMES, HEADER_SIZE, MAGIC, BatchHeader, InvalidBatch, iter_records
+from .batch import COMPRESSION_NAMES, BatchHeader, InvalidBatch, Record, crc_matches, iter_records
+from .batch.layout import Buffer
+from .batch.scan import Frames
+from .index import OffsetIndex, TimeIndex
 
 __all__ = ["dump", "check", "Problem", "Decoder"]
 
@@ -28,7 +28,6 @@ __all__ = ["dump", "check", "Problem", "Decoder"]
 Decoder = Callable[[int, "bytes | None", "bytes | None"], "tuple[str | None, str | None]"]
 
 _NAME = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
-_HEADER = struct.Struct(">qiibIhiqqqhii")
 
 
 @dataclass(frozen=True)
@@ -43,38 +42,26 @@ class Problem:
 
 
 class _Batches:
-    """Read-only walk over a `.log` file: yields (position, header, bytes-view) and records why
-    it stopped early in `.problem`."""
+    """Read-only walk over a `.log` file (mmapped): yields (position, header, bytes-view) and
+    records why it stopped early in `.problem`."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.problem: Problem | None = None
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            self.data: Buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self.size = size
 
     def __iter__(self) -> Iterator[tuple[int, BatchHeader, memoryview]]:
         view = memoryview(self.data)
-        pos = 0
-        while pos < self.size:
-            left = self.size - pos
-            if left < HEADER_SIZE:
-                self.problem = Problem(self.path, pos, None, f"torn tail: {left} bytes after the last batch")
-                return
-            h = BatchHeader._make(_HEADER.unpack_from(self.data, pos))
-            if h.magic != MAGIC:
-                self.problem = Problem(self.path, pos, h.base_offset, f"bad magic {h.magic}")
-                return
-            if h.size < HEADER_SIZE:
-                self.problem = Problem(self.path, pos, h.base_offset, f"batch length {h.batch_length} too small")
-                return
-            if h.size > left:
-                self.problem = Problem(self.path, pos, h.base_offset,
-                                       f"torn tail: batch of {h.size} bytes, {left} left")
-                return
+        frames = Frames(self.data)
+        for pos, _, _, fields in frames:
+            h = BatchHeader._make(fields)
             yield pos, h, view[pos:pos + h.size]
-            pos += h.size
+        if frames.problem is not None:
+            p = frames.problem
+            self.problem = Problem(self.path, p.position, p.offset, p.reason)
 
 
 def _segment_files(path: str) -> list[str]:
@@ -124,7 +111,7 @@ def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder 
         out.write(f"Log starting offset: {int(m.group(1)) if m else 0}\n")
     batches = _Batches(path)
     for pos, h, view in batches:
-        valid = crc32c(view[21:]) == h.crc
+        valid = crc_matches(view, 0, h.size, h.crc)
         _print_batch(out, pos, h, valid, json)
         if deep:
             try:
@@ -137,7 +124,7 @@ def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder 
             out.write(jsonlib.dumps({"type": "problem", "file": path, "position": batches.problem.position,
                                      "reason": batches.problem.reason}) + "\n")
         else:
-            out.write(f"Found {batches.size - batches.problem.position} invalid bytes at the end of "
+            out.write(f"Found {batches.size - (batches.problem.position or 0)} invalid bytes at the end of "
                       f"{os.path.basename(path)} ({batches.problem.reason})\n")
 
 
@@ -167,29 +154,33 @@ def _print_batch(out: TextIO, pos: int, h: BatchHeader, valid: bool, json: bool)
         f"isvalid: {str(valid).lower()}\n")
 
 
+def _b64(blob: bytes | None) -> str | None:
+    return None if blob is None else base64.b64encode(blob).decode("ascii")
+
+
 def _text(blob: bytes | None) -> str:
     return "null" if blob is None else blob.decode("utf-8", errors="backslashreplace")
 
 
-def _print_record(out: TextIO, h: BatchHeader, r, json: bool, decoder: Decoder | None = None) -> None:
-    seq = -1 if h.base_sequence < 0 else (h.base_sequence + r.offset - h.base_offset) % 2**31
+def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: Decoder | None = None) -> None:
+    offset = h.base_offset if r.offset is None else r.offset  # (decoded records have offsets)
+    seq = -1 if h.base_sequence < 0 else (h.base_sequence + offset - h.base_offset) % 2**31
     ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
     key_size = -1 if r.key is None else len(r.key)
     value_size = -1 if r.value is None else len(r.value)
     if json:
-        b64 = lambda b: None if b is None else base64.b64encode(b).decode("ascii")  # noqa: E731
         out.write(jsonlib.dumps({
             "type": "record", "offset": r.offset, "timestampType": ts_name, "timestamp": r.timestamp,
             "keySize": key_size, "valueSize": value_size, "sequence": seq,
-            "headers": [[k, b64(v)] for k, v in r.headers], "key": b64(r.key), "value": b64(r.value),
+            "headers": [[k, _b64(v)] for k, v in r.headers], "key": _b64(r.key), "value": _b64(r.value),
             **({} if decoder is None else {"decoded": dict(zip(("key", "payload"),
-                                                             decoder(r.offset, r.key, r.value)))})}) + "\n")
+                                                             decoder(offset, r.key, r.value)))})}) + "\n")
         return
     header_keys = "[" + ",".join(k for k, _ in r.headers) + "]"
     if decoder is None:
         shown = f"key: {_text(r.key)} payload: {_text(r.value)}"
     else:
-        key_text, payload_text = decoder(r.offset, r.key, r.value)
+        key_text, payload_text = decoder(offset, r.key, r.value)
         shown = " ".join(f"{name}: {text}" for name, text in (("key", key_text), ("payload", payload_text))
                          if text is not None)
     out.write(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
@@ -198,7 +189,7 @@ def _print_record(out: TextIO, h: BatchHeader, r, json: bool, decoder: Decoder |
 
 def _dump_index(path: str, out: TextIO, json: bool) -> None:
     is_time = path.endswith(".timeindex")
-    entry = struct.Struct(">qi" if is_time else ">ii")
+    entry = TimeIndex.ENTRY if is_time else OffsetIndex.ENTRY
     m = _NAME.match(os.path.basename(path))
     base = int(m.group(1)) if m else 0
     with open(path, "rb") as f:
@@ -242,8 +233,8 @@ def _check_partition(part: str) -> list[Problem]:
     prev_next: int | None = None
     files = _segment_files(part)
     for log_file in files:
-        # The active segment's index is preallocated (zero-filled) while the log is open or
-        # after a crash; recovery rebuilds it, so that is not a problem of the data.
+        # The active segment's index may be zero-filled past its entries (Kafka preallocates it;
+        # a crash leaves it so); recovery rebuilds it, so that is not a problem of the data.
         problems = _check_segment(log_file, prev_next, active=log_file == files[-1])
         if problems:
             return problems
@@ -269,7 +260,7 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
     expected = max(base, prev_next or 0)
     batches = _Batches(log_file)
     for pos, h, view in batches:
-        if crc32c(view[21:]) != h.crc:
+        if not crc_matches(view, 0, h.size, h.crc):
             return [Problem(log_file, pos, h.base_offset, "CRC-32C mismatch")]
         if h.base_offset < expected or h.last_offset_delta < 0:
             return [Problem(log_file, pos, h.base_offset,
@@ -278,7 +269,7 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
             records = list(iter_records(view))
         except InvalidBatch as exc:
             return [Problem(log_file, pos, h.base_offset, f"bad records: {exc}")]
-        offsets = [r.offset for r in records]
+        offsets = [r.offset for r in records if r.offset is not None]
         if len(records) != h.records_count or offsets != sorted(set(offsets)) or \
                 (offsets and (offsets[0] < h.base_offset or offsets[-1] > h.last_offset)):
             return [Problem(log_file, pos, h.base_offset, "record offsets are outside the batch or unordered")]
@@ -298,7 +289,7 @@ def _check_index(log_file: str, base: int, is_time: bool, allow_zero_tail: bool 
         return [Problem(path, None, None, "index file is missing")]
     with open(path, "rb") as f:
         data = f.read()
-    entry = struct.Struct(">qi" if is_time else ">ii")
+    entry = TimeIndex.ENTRY if is_time else OffsetIndex.ENTRY
     if len(data) % entry.size:
         return [Problem(path, len(data), None, f"size {len(data)} is not a multiple of {entry.size}")]
     if allow_zero_tail:

@@ -1,40 +1,78 @@
-"""Durability waits for a Log: the trio group committer behind `Log.wait_durable`.
+"""Durability waits for one log: the trio group committer behind `Log.wait_durable`.
 
-Group commit: one fdatasync of the active `.log`, run in a worker thread, covers every batch
-appended before it started; callers whose batch arrived while it ran share the next one (one
-of them leads it, the rest follow), so N concurrent appenders cost about N/k fsyncs, not N.
-Invariant: `_durable_offset` only moves forward and only after a successful sync; a failed
-sync fails the Log (LogFailedError) and wakes every waiter. Mixed into `Log` (log.py), whose
-fields it uses: `config`, `_next_offset`, `_durable_offset`, `_segments`, `_sync_running`,
-`_next_sync`, `_check_writable`, `_fail`.
+Group commit: one fdatasync of the active `.log`, in a worker thread, covers every batch appended
+before it started; callers arriving while it runs share the next one (one leads, the rest follow),
+so N concurrent appenders cost about N/k fsyncs. Invariants: `durable_offset` only moves forward,
+after a successful sync (or a flush reported by `advance`); a failed sync fails the log and wakes
+every waiter. The committer knows nothing of Log: it is given what to fsync, the end offset, and
+how to check and fail the log.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Callable, Literal
 
 import trio
 
 from . import fsutil
 
-__all__ = ["GroupCommitMixin"]
+__all__ = ["GroupCommitter", "DurabilityMode"]
+
+DurabilityMode = Literal["every_append", "group_commit", "interval"]
 
 
-class GroupCommitMixin:
+class GroupCommitter:
+    def __init__(self, mode: DurabilityMode, flush_interval_ms: int, *, durable_offset: int,
+                 end_offset: Callable[[], int], sync_fd: Callable[[], int],
+                 check_writable: Callable[[], None], fail: Callable[[BaseException], None]) -> None:
+        """`end_offset()`: the log end offset now; `sync_fd()`: a new descriptor (the committer
+        closes it) of the file whose fdatasync makes everything below `end_offset()` durable;
+        `check_writable()`: raises if the log is failed or closed; `fail(exc)`: fails the log."""
+        self.mode = mode
+        self.flush_interval_ms = flush_interval_ms
+        self._durable_offset = durable_offset
+        self._end_offset = end_offset
+        self._sync_fd = sync_fd
+        self._check_writable = check_writable
+        self._fail = fail
+        self._sync_running: tuple[int, trio.Event] | None = None  # (target offset, done)
+        self._next_sync: trio.Event | None = None  # the queued fsync's done event
+
+    @property
+    def durable_offset(self) -> int:
+        """Every offset below this is on disk."""
+        return self._durable_offset
+
+    def advance(self, offset: int) -> None:
+        """The log made everything below `offset` durable by itself (flush, roll)."""
+        if offset > self._durable_offset:
+            self._durable_offset = offset
+
     async def wait_durable(self, offset: int) -> None:
-        """Return once `offset` is on disk, per `config.durability`:
+        """Return once `offset` is on disk, per the mode:
         'group_commit': one fsync covers everything appended before it started; callers that
         arrive while it runs share the next one. 'every_append': fsync now. 'interval':
-        return at once (the caller runs `flush_on_interval`)."""
-        mode = self.config.durability
-        if mode == "interval":
+        return at once (the owner runs `flush_on_interval`)."""
+        if self.mode == "interval":
             self._check_writable()
             return
-        if offset >= self._next_offset:
-            raise ValueError(f"offset {offset} has not been appended (log end {self._next_offset})")
-        if mode == "every_append":
+        end = self._end_offset()
+        if offset >= end:
+            raise ValueError(f"offset {offset} has not been appended (log end {end})")
+        if self.mode == "every_append":
             await self._sync_once()
             return
+        await self._group_sync(offset)
+
+    async def sync(self) -> None:
+        """Make everything appended so far durable now, whatever the mode (sharing a sync in
+        flight, as group commit does): the interval flusher's step."""
+        end = self._end_offset()
+        if end > self._durable_offset:
+            await self._group_sync(end - 1)
+
+    async def _group_sync(self, offset: int) -> None:
         while self._durable_offset <= offset:
             self._check_writable()
             running = self._sync_running
@@ -64,16 +102,15 @@ class GroupCommitMixin:
         await self._sync_once(nxt)
 
     async def _sync_once(self, done: trio.Event | None = None) -> None:
-        """fdatasync the active segment in a worker thread; `done` is set when it ends
-        (success or not)."""
+        """fdatasync in a worker thread; `done` is set when it ends (success or not)."""
         done = trio.Event() if done is None else done
         try:
             self._check_writable()
-            target = self._next_offset
+            target = self._end_offset()
             self._sync_running = (target, done)
-            fd = os.dup(self._segments[-1].fd)  # the segment may be closed while the thread runs
+            fd = self._sync_fd()  # our own descriptor: the log may close its file meanwhile
             await trio.to_thread.run_sync(_fdatasync_and_close, fd)
-            self._durable_offset = max(self._durable_offset, target)
+            self.advance(target)
         except OSError as exc:
             self._fail(exc)
             raise
@@ -83,11 +120,11 @@ class GroupCommitMixin:
             done.set()
 
     async def flush_on_interval(self) -> None:
-        """For durability='interval': flush every `flush_interval_ms` until cancelled."""
+        """For mode 'interval': sync every `flush_interval_ms` until cancelled (or the log
+        fails or closes: then it raises)."""
         while True:
-            await trio.sleep(self.config.flush_interval_ms / 1000)
-            if self._durable_offset < self._next_offset:
-                await self._sync_once()
+            await trio.sleep(self.flush_interval_ms / 1000)
+            await self.sync()
 
 
 def _fdatasync_and_close(fd: int) -> None:

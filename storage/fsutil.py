@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["write_all", "fsync", "fdatasync", "fsync_dir", "atomic_write", "truncate"]
+__all__ = ["write_all", "fsync", "fsync_and_close", "fdatasync", "fsync_dir", "atomic_write", "truncate"]
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -28,6 +28,16 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
 
 def fsync(fd: int) -> None:
     os.fsync(fd)
+
+
+def fsync_and_close(fds: list[int]) -> None:
+    """fsync each descriptor, then close them all (descriptors dup'ed for a worker thread)."""
+    try:
+        for fd in fds:
+            fsync(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def fdatasync(fd: int) -> None:
@@ -56,9 +66,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        write_all(fd, data)
-        fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            write_all(fd, data)
+            fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        os.unlink(tmp)  # (a full disk): leave no partial file behind
+        raise
     os.replace(tmp, path)
     fsync_dir(os.path.dirname(path) or ".")

@@ -1,12 +1,11 @@
 """Sparse `.index` (offset -> position) and `.timeindex` (timestamp -> offset) files.
 
-Formats (FORMAT.md; Kafka's OffsetIndex / TimeIndex / AbstractIndex): big-endian fixed-size
-entries, keys strictly increasing. The active segment's index file is preallocated to
-`segment.index.bytes` (rounded down to whole entries) and trimmed to the used size when the
-segment becomes inactive or is closed; a file opened from disk is read up to its length, so an
-untrimmed file left by a crash has zero entries at its end and fails `problem()`.
-Entries are mirrored in memory (arrays) so lookups are a `bisect`, not file reads. There is no
-checksum: a bad index is rebuilt from the `.log` (see recovery.py).
+Formats: FORMAT.md (Kafka's OffsetIndex / TimeIndex). Keys strictly increase. Files hold exactly
+their entries (one pwrite each, never preallocated: Kafka preallocates to mmap; here entries are
+mirrored in arrays and looked up by `bisect`). A zero-filled preallocated file (Kafka's active
+segment, or a crash) is read only up to its real end, found by binary search for the first
+all-zero entry after the first. No checksum: a bad index is rebuilt from the `.log`
+(recovery.py), in memory, and written at once by `persist`.
 """
 
 from __future__ import annotations
@@ -32,29 +31,49 @@ class _Index:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_bytes // self.ENTRY.size)
-        self.keys: array = array(self.KEY_TYPE)
-        self.values: array = array(self.VALUE_TYPE)
-        self.preallocated = False
+        self.keys: array[int] = array(self.KEY_TYPE)
+        self.values: array[int] = array(self.VALUE_TYPE)
         self.existed = os.path.exists(path)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         size = os.fstat(self._fd).st_size
         self.file_size = size
-        self.zero_tail_entries = 0  # zero-filled entries at the end: an untrimmed file
-        if size:
-            entry = self.ENTRY.size
-            data = os.pread(self._fd, size - size % entry, 0)
-            used = -(-len(data.rstrip(b"\0")) // entry) * entry
-            self.zero_tail_entries = (len(data) - used) // entry
-            if used == 0 and self.zero_tail_entries == 1:  # a lone (0, 0) entry is legitimate
-                used, self.zero_tail_entries = entry, 0
-            count = used // entry
-            # One C-level unpack instead of a Python loop: a crashed active segment leaves a
-            # preallocated 10 MiB file here.
-            flat = struct.unpack(">" + self.ENTRY.format.lstrip(">") * count, data[:used])
+        entry = self.ENTRY.size
+        count = size // entry
+        used = self._real_end(count)
+        self.zero_tail_entries = count - used  # zero-filled entries at the end: untrimmed
+        if used:
+            # One C-level unpack instead of a Python loop per entry.
+            flat = struct.unpack(">" + self.ENTRY.format.lstrip(">") * used,
+                                 os.pread(self._fd, used * entry, 0))
             self.keys = array(self.KEY_TYPE, flat[0::2])
             self.values = array(self.VALUE_TYPE, flat[1::2])
+        self._on_disk = used  # entries [0, _on_disk) are in the file at their place
+        self._deferred = False  # a rebuild collects entries in memory until persist()
+
+    def _real_end(self, count: int) -> int:
+        """Entries in use out of the file's `count` whole entries."""
+        if count == 0 or not self._zero_at(count - 1):
+            return count
+        if count == 1:
+            return 1  # a lone (0, 0) entry is legitimate
+        lo, hi = 1, count - 1  # entry hi is zero; find the first zero entry at index >= 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._zero_at(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return 0 if lo == 1 and self._zero_at(0) else lo
+
+    def _zero_at(self, i: int) -> bool:
+        size = self.ENTRY.size
+        return not any(os.pread(self._fd, size, i * size))
 
     # -- state ------------------------------------------------------------------------------
+    @property
+    def fd(self) -> int:
+        return self._fd
+
     def __len__(self) -> int:
         return len(self.keys)
 
@@ -69,7 +88,9 @@ class _Index:
     def _put(self, key: int, value: int) -> None:
         if self.is_full:
             raise IndexError(f"{self.path} is full ({self.max_entries} entries)")
-        os.pwrite(self._fd, self.ENTRY.pack(key, value), len(self.keys) * self.ENTRY.size)
+        if not self._deferred:
+            os.pwrite(self._fd, self.ENTRY.pack(key, value), len(self.keys) * self.ENTRY.size)
+            self._on_disk = len(self.keys) + 1
         self.keys.append(key)
         self.values.append(value)
 
@@ -78,33 +99,40 @@ class _Index:
         return bisect_right(self.keys, key) - 1
 
     # -- file lifecycle -----------------------------------------------------------------------
-    def preallocate(self) -> None:
-        """Extend the file to its maximum size, as Kafka does for the active segment."""
-        target = self.max_entries * self.ENTRY.size
-        if os.fstat(self._fd).st_size < target:
-            os.ftruncate(self._fd, target)
-        self.preallocated = True
-
     def trim(self) -> None:
         """Cut the file to exactly the used entries (AbstractIndex.trimToValidSize)."""
         os.ftruncate(self._fd, self.size_bytes)
-        self.preallocated = False
 
     def reset(self) -> None:
-        """Forget every entry (before a rebuild)."""
+        """Forget every entry and collect new ones in memory until `persist` (a rebuild: a full
+        disk then fails the rebuild as a whole, leaving nothing half-written that is trusted)."""
         self.keys = array(self.KEY_TYPE)
         self.values = array(self.VALUE_TYPE)
+        self._deferred = True
         os.ftruncate(self._fd, 0)
-        if self.preallocated:
-            self.preallocate()
+        self._on_disk = 0
 
-    def _truncate_entries(self, count: int) -> None:
+    def defer_writes(self) -> None:
+        """Collect new entries in memory until `persist` (a rebuild that keeps a prefix)."""
+        self._deferred = True
+
+    def persist(self) -> None:
+        """Write the entries not yet in the file (one pwrite) and cut the file to them."""
+        entry = self.ENTRY.size
+        count = len(self.keys)
+        if count > self._on_disk:
+            fmt = ">" + self.ENTRY.format.lstrip(">") * (count - self._on_disk)
+            flat = [x for pair in zip(self.keys[self._on_disk:], self.values[self._on_disk:]) for x in pair]
+            os.pwrite(self._fd, struct.pack(fmt, *flat), self._on_disk * entry)
+        os.ftruncate(self._fd, count * entry)
+        self._on_disk, self._deferred = count, False
+
+    def truncate_entries(self, count: int) -> None:
+        """Keep only the first `count` entries (also for entries not known to be sorted)."""
         del self.keys[count:]
         del self.values[count:]
-        size = os.fstat(self._fd).st_size
         os.ftruncate(self._fd, count * self.ENTRY.size)
-        if self.preallocated:
-            os.ftruncate(self._fd, size)  # zero-filled again beyond the used entries
+        self._on_disk = min(self._on_disk, count)
 
     def flush(self) -> None:
         fsutil.fsync(self._fd)
@@ -161,7 +189,7 @@ class OffsetIndex(_Index):
 
     def truncate_to(self, offset: int) -> None:
         """Drop entries whose offset is >= `offset`."""
-        self._truncate_entries(bisect_right(self.keys, offset - self.base_offset - 1))
+        self.truncate_entries(bisect_right(self.keys, offset - self.base_offset - 1))
 
     def problem(self, log_size: int) -> str | None:
         """Why this index cannot be trusted for a `.log` of `log_size` bytes, or None."""
@@ -213,7 +241,7 @@ class TimeIndex(_Index):
         count = len(self.values)
         while count and self.values[count - 1] >= rel:
             count -= 1
-        self._truncate_entries(count)
+        self.truncate_entries(count)
 
     def problem(self, next_offset: int) -> str | None:
         """Why this index cannot be trusted for a segment ending before `next_offset`."""

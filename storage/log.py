@@ -1,21 +1,18 @@
 """A partition's log: an ordered list of segments, the last one active (Kafka's UnifiedLog +
-LocalLog, single writer).
-
-Owns offset assignment, appends, reads by offset/timestamp, roll, retention, durability (sync
-`flush()` and the trio group committer `wait_durable`) and the cleaner's swap hook
-`replace_segments`. Invariants: offsets only grow; `log_end_offset` is the next offset to
-assign; after any failed write or fsync the Log refuses further writes (LogFailedError) until
-it is reopened, because the file tail is then unknown and recovery must decide it.
-All methods except the fsync inside `wait_durable` run on the caller's (trio) thread.
-File grammar and recovery rules: FORMAT.md.
+LocalLog, single writer). Owns offset assignment, appends, reads by offset/timestamp, roll,
+retention, durability (`flush`/`checkpoint`, and `wait_durable` through its GroupCommitter) and
+the cleaner's swap hook `replace_segments`. Invariants: offsets only grow; `log_end_offset` is
+the next offset to assign; after any failed write or fsync the Log refuses further writes
+(LogFailedError) until it is reopened, because the file tail is then unknown and recovery must
+decide it. Everything runs on the caller's (trio) thread except the fsyncs of `wait_durable`
+and `checkpoint`. File grammar and recovery rules: FORMAT.md.
 """
 
 from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import Iterator, Literal, Protocol, Sequence
+from typing import Any, Iterator, Sequence
 
 import trio
 
@@ -23,64 +20,37 @@ from . import fsutil
 from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
                     encode_batch_and_header, iter_records as _batch_records, validate_batch,
                     verify_crc)
-from .recovery import (CLEAN_SHUTDOWN_FILE, CLEANED, DELETED, SWAP, CorruptLogError, LoadResult,
-                       load_segments, write_recovery_point)
-from .durability import GroupCommitMixin
-from .segment import LogSegment, segment_file_name
+from .durability import GroupCommitter
+from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
+from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
+from .retention import segments_past_retention
+from .segment import LogSegment
+from .swap import DELETED, check_replacement, new_cleaned, prepare_new, rename_into_place
 
 __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
            "Record", "CorruptLogError"]
 
 
-class Clock(Protocol):
-    def time_ms(self) -> int: ...
-
-
-class LogFailedError(Exception):
-    """An earlier write or fsync failed; the log must be reopened (and recovered)."""
-
-
-class OffsetOutOfRangeError(ValueError):
-    """A read below the log start offset (Kafka's OFFSET_OUT_OF_RANGE)."""
-
-
-@dataclass
-class LogConfig:
-    """Kafka topic configs in snake_case (LogConfig / ServerLogConfigs defaults)."""
-
-    segment_bytes: int = 1 << 30
-    segment_ms: int = 7 * 24 * 3600 * 1000
-    segment_index_bytes: int = 10 << 20
-    index_interval_bytes: int = 4096
-    durability: Literal["every_append", "group_commit", "interval"] = "group_commit"
-    flush_interval_ms: int = 1000
-    cleanup_policy: Literal["delete", "compact"] = "delete"
-    retention_ms: int = 7 * 24 * 3600 * 1000  # -1 = unlimited
-    retention_bytes: int = -1  # -1 = unlimited
-    min_cleanable_dirty_ratio: float = 0.5
-    delete_retention_ms: int = 86_400_000
-    min_compaction_lag_ms: int = 0
-    max_compaction_lag_ms: int = 2**63 - 1
-    max_message_bytes: int = 1_048_588
-    file_delete_delay_ms: int = 60_000  # Kafka's; we delete replaced files at once (see FORMAT.md)
-
-
-class Log(GroupCommitMixin):
+class Log:
     def __init__(self, directory: str, config: LogConfig, clock: Clock, segments: list[LogSegment],
-                 recovery_point: int) -> None:
+                 recovery_point: int, *, load_result: LoadResult | None = None) -> None:
         self.directory = directory
         self.config = config
         self.clock = clock
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
         self._next_offset = segments[-1].next_offset
-        self._durable_offset = min(recovery_point, self._next_offset)
-        self._recovery_point = self._durable_offset
+        durable = min(recovery_point, self._next_offset)
+        self._recovery_point = RecoveryPoint(directory, durable)
         self._failure: BaseException | None = None
         self._closed = False
-        self._sync_running: tuple[int, trio.Event] | None = None  # (target offset, done)
-        self._next_sync: trio.Event | None = None  # the queued fsync's done event
-        self.load_result: LoadResult | None = None  # what opening/recovery found and did
+        # The clean-shutdown marker's unlink is made durable before the first write.
+        self._dir_unsynced = load_result is not None and load_result.marker_removed
+        self._committer = GroupCommitter(
+            config.durability, config.flush_interval_ms, durable_offset=durable,
+            end_offset=lambda: self._next_offset, sync_fd=lambda: os.dup(self._segments[-1].fd),
+            check_writable=self._check_writable, fail=self._fail)
+        self.load_result = load_result  # what opening/recovery found and did
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
@@ -96,9 +66,7 @@ class Log(GroupCommitMixin):
                                segment_index_bytes=config.segment_index_bytes)
         for seg in result.segments:
             seg.created_ms = clock.time_ms()
-        log = cls(directory, config, clock, result.segments, result.recovery_point)
-        log.load_result = result
-        return log
+        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result)
 
     # -- facts --------------------------------------------------------------------------------
     @property
@@ -113,12 +81,21 @@ class Log(GroupCommitMixin):
     @property
     def durable_offset(self) -> int:
         """Every offset below this has been fsynced."""
-        return self._durable_offset
+        return self._committer.durable_offset
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def failed(self) -> bool:
         """True once a write, fsync or swap failed: the log refuses work until reopened."""
         return self._failure is not None
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that failed the log, if any."""
+        return self._failure
 
     @property
     def segments(self) -> list[LogSegment]:
@@ -138,7 +115,7 @@ class Log(GroupCommitMixin):
 
     # -- appends ------------------------------------------------------------------------------
     def append_records(self, records: Sequence[Record], timestamp_ms: int | None = None,
-                       **batch_options) -> int:
+                       **batch_options: Any) -> int:
         """Encode `records` as one batch at the log end and append it; returns its base offset.
         Records without a timestamp get `timestamp_ms` or the clock's time."""
         if not records:
@@ -166,7 +143,8 @@ class Log(GroupCommitMixin):
         return base, header.last_offset
 
     def _append(self, batch: bytes, header: BatchHeader, now_ms: int | None = None) -> None:
-        self._check_writable()
+        if self._failure is not None or self._closed or self._dir_unsynced:  # (the hot path)
+            self._begin_write()
         try:
             seg = self._segments[-1]
             if seg.should_roll(len(batch), header.last_offset, header.max_timestamp,
@@ -181,7 +159,7 @@ class Log(GroupCommitMixin):
 
     def roll(self) -> LogSegment:
         """Close the active segment for appends and start a new one at the log end offset."""
-        self._check_writable()
+        self._begin_write()
         old = self._segments[-1]
         if old.size == 0:
             return old
@@ -197,10 +175,8 @@ class Log(GroupCommitMixin):
             raise
         self._segments.append(new)
         self._bases.append(new.base_offset)
-        if self._durable_offset < new.base_offset:
-            self._durable_offset = new.base_offset
-        self._recovery_point = new.base_offset
-        write_recovery_point(self.directory, self._recovery_point)
+        self._committer.advance(new.base_offset)
+        self._recovery_point.record(new.base_offset)
         return new
 
     # -- reads --------------------------------------------------------------------------------
@@ -237,9 +213,9 @@ class Log(GroupCommitMixin):
                 continue
             start = offset
             for batch_pos, h, data in seg.iter_batches(pos):
-                if not verify_crc(data):  # type: ignore[arg-type]
+                if not verify_crc(data):
                     raise CorruptLogError(seg.log_path, batch_pos, h.base_offset, "CRC-32C mismatch")
-                yield h, data  # type: ignore[misc]
+                yield h, data
                 offset = h.next_offset
                 if seg.fd < 0:  # replaced while we yielded: look it up again
                     break
@@ -251,7 +227,7 @@ class Log(GroupCommitMixin):
         start = self.log_start_offset if start_offset is None else start_offset
         for _, data in self.iter_batches(start):
             for rec in _batch_records(data):
-                if rec.offset >= start:  # type: ignore[operator]
+                if rec.offset is not None and rec.offset >= start:
                     yield rec
 
     def offset_for_timestamp(self, timestamp: int) -> int | None:
@@ -266,58 +242,85 @@ class Log(GroupCommitMixin):
     # -- durability ---------------------------------------------------------------------------
     def flush(self) -> None:
         """fsync the active segment's data and indexes now (earlier segments were fsynced on
-        roll)."""
-        self._check_writable()
+        roll) and record the log end as the recovery point."""
+        self._begin_write()
         target = self._next_offset
         try:
             self._segments[-1].flush()
+            self._recovery_point.record(target)
         except OSError as exc:
             self._fail(exc)
             raise
-        self._durable_offset = max(self._durable_offset, target)
+        self._committer.advance(target)
+
+    async def checkpoint(self) -> None:
+        """`flush` in a worker thread: make everything appended so far durable, indexes
+        included, and record it as the recovery point, so that recovery after a crash rescans
+        only what comes after it (Kafka's periodic flush + checkpointLogRecoveryOffsets).
+        Does nothing if the recovery point is already the log end."""
+        self._begin_write()
+        target = self._next_offset
+        if target <= self._recovery_point.offset:
+            return
+        seg = self._segments[-1]  # the thread syncs its own descriptors: a roll may close these
+        fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd)]
+        try:
+            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target)
+        except OSError as exc:
+            self._fail(exc)
+            raise
+        self._committer.advance(target)
+
+    @property
+    def recovery_point(self) -> int:
+        """The offset recovery after a crash would rescan from (see `checkpoint`)."""
+        return self._recovery_point.offset
+
+    async def wait_durable(self, offset: int) -> None:
+        """Return once `offset` is on disk, per `config.durability` (durability.GroupCommitter):
+        'group_commit' shares one fsync between concurrent callers, 'every_append' fsyncs now,
+        'interval' returns at once (the owner calls `sync` on a timer). Raises OSError or
+        LogFailedError if the log failed before `offset` was durable."""
+        await self._committer.wait_durable(offset)
+
+    async def sync(self) -> None:
+        """fdatasync everything appended so far now (one step of an interval flusher)."""
+        await self._committer.sync()
+
 
     # -- retention ----------------------------------------------------------------------------
     def delete_segments_before(self, offset: int) -> int:
         """Delete non-active segments whose every offset is below `offset`; returns how many."""
-        count = 0
-        while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+        count = sum(1 for s in self._segments[1:] if s.base_offset <= offset)
+        for _ in range(count):
             self._delete_oldest()
-            count += 1
         return count
 
     def apply_retention(self, now_ms: int) -> int:
-        """Time and size retention for cleanup.policy=delete (UnifiedLog.deleteOldSegments);
-        never deletes the active segment. Returns the number of segments deleted."""
-        if self.config.cleanup_policy != "delete":
-            return 0
-        count = 0
-        if self.config.retention_ms >= 0:
-            while len(self._segments) > 1 and now_ms - self._segments[0].max_timestamp > self.config.retention_ms:
-                self._delete_oldest()
-                count += 1
-        if self.config.retention_bytes >= 0:
-            while len(self._segments) > 1 and self.size_bytes - self._segments[0].size >= self.config.retention_bytes:
-                self._delete_oldest()
-                count += 1
+        """Time and size retention for cleanup.policy=delete (retention.py); never deletes the
+        active segment. Returns the number of segments deleted."""
+        count = segments_past_retention(self._segments, self.config, now_ms)
+        for _ in range(count):
+            self._delete_oldest()
         return count
 
     def _delete_oldest(self) -> None:
-        seg = self._segments.pop(0)
-        self._bases.pop(0)
-        seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
-        fsutil.fsync_dir(self.directory)
-        seg.delete()
+        self._begin_write()
+        seg = self._segments[0]
+        try:
+            seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
+            del self._segments[0], self._bases[0]
+            fsutil.fsync_dir(self.directory)
+            seg.delete()
+        except OSError as exc:
+            self._fail(exc)  # half-renamed files: reopen (recovery) decides
+            raise
 
     # -- the cleaner's swap (LocalLog.replaceSegments) ------------------------------------------
     def new_cleaned_segment(self, base_offset: int) -> LogSegment:
         """An empty `<base>.log.cleaned` segment for the cleaner to append batches to."""
-        for ext in (".log", ".index", ".timeindex"):
-            path = os.path.join(self.directory, segment_file_name(base_offset, ext, CLEANED))
-            if os.path.exists(path):
-                os.unlink(path)
-        return LogSegment(self.directory, base_offset, suffix=CLEANED, active=True,
-                          index_interval_bytes=self.config.index_interval_bytes,
-                          segment_index_bytes=self.config.segment_index_bytes)
+        return new_cleaned(self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
+                           segment_index_bytes=self.config.segment_index_bytes)
 
     def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
         """Swap cleaned segments `new` (suffix .cleaned, from `new_cleaned_segment`) in for the
@@ -326,64 +329,57 @@ class Log(GroupCommitMixin):
         3 rename old -> .deleted; 4 rename .swap -> final names, fsync dir; 5 delete .deleted.
         Every old base must lie inside some new segment's [base, next_offset), so that
         recovery can tell which old segments a .swap replaces."""
-        self._check_writable()
+        self._begin_write()
         old, new = list(old), sorted(new, key=lambda s: s.base_offset)
-        idx = [i for i, s in enumerate(self._segments) if any(s is o for o in old)]
-        if len(idx) != len(old) or not old or idx != list(range(idx[0], idx[0] + len(old))):
-            raise ValueError("old must be consecutive segments of this log")
-        if idx[-1] == len(self._segments) - 1:
-            raise ValueError("the active segment cannot be replaced")
-        if not new or new[0].base_offset != old[0].base_offset or any(s.suffix != CLEANED for s in new):
-            raise ValueError("new must be .cleaned segments starting at old[0]'s base offset")
-        for o in old:
-            if not any(n.base_offset <= o.base_offset < max(n.next_offset, n.base_offset + 1) for n in new):
-                raise ValueError(f"old segment {o.base_offset} is not covered by any new segment's "
-                                 f"offset range; keep its last batch (possibly empty)")
-        if new[-1].next_offset > self._segments[idx[-1] + 1].base_offset:
-            raise ValueError("new segments overlap the segment after the replaced ones")
+        first, last = check_replacement(self._segments, old, new)
+        prepare_new(new)  # an OSError here changed nothing the log serves: the log stays usable
         try:
-            for seg in new:
-                seg.become_inactive()  # final time-index entry, trim, fsync
-            for seg in sorted(new, key=lambda s: -s.base_offset):
-                seg.change_suffix(SWAP)
-            fsutil.fsync_dir(self.directory)
-            for seg in old:
-                seg.change_suffix(DELETED)
-            for seg in new:
-                seg.change_suffix("")
-            fsutil.fsync_dir(self.directory)
-            for seg in old:
-                seg.delete()
+            rename_into_place(self.directory, old, new)
         except OSError as exc:
             # The directory is now half-way through the sequence; only recovery (reopen) may
             # finish or discard it (FORMAT.md "Swap").
             self._fail(exc)
             raise
-        self._segments[idx[0]:idx[-1] + 1] = new
+        self._segments[first:last + 1] = new
         self._bases = [s.base_offset for s in self._segments]
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Flush, trim indexes, write the recovery point and the clean-shutdown marker."""
+        """Flush, trim indexes, write the recovery point and the clean-shutdown marker. A failed
+        log (or one that fails now) is closed without the marker, so its next open recovers."""
         if self._closed:
             return
-        self._closed = True
         if self._failure is not None:
+            return self.abandon()
+        self._closed = True
+        try:
+            self._segments[-1].flush()
             for seg in self._segments:
-                seg.close_unclean()
-            return
-        self._segments[-1].flush()
-        for seg in self._segments:
-            seg.close()
-        write_recovery_point(self.directory, self._next_offset)
-        fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
-                            b'{"version":0,"brokerEpoch":-1}\n')
+                seg.close()
+            self._recovery_point.record(self._next_offset)
+            fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
+                                b'{"version":0,"brokerEpoch":-1}\n')
+        except OSError as exc:
+            self._fail(exc)
+            self.abandon()
+            raise
 
     def abandon(self) -> None:
         """Drop every file descriptor without flushing or marking (a simulated crash)."""
         self._closed = True
         for seg in self._segments:
             seg.close_unclean()
+
+    def _begin_write(self) -> None:
+        """_check_writable, then make the clean-shutdown marker's removal durable first."""
+        self._check_writable()
+        if self._dir_unsynced:
+            try:
+                fsutil.fsync_dir(self.directory)
+            except OSError as exc:
+                self._fail(exc)
+                raise
+            self._dir_unsynced = False
 
     def _check_writable(self) -> None:
         if self._failure is not None:
@@ -395,3 +391,8 @@ class Log(GroupCommitMixin):
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
             self._failure = exc
+
+
+def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int) -> None:
+    fsutil.fsync_and_close(fds)
+    point.record(offset)

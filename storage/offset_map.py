@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from array import array
 from hashlib import md5
+from typing import Iterable, Iterator
+
+from .batch.layout import Buffer
+from .batch.scan import KeySpan
 
 __all__ = ["OffsetMap", "key_digest", "DIGEST_SIZE", "BYTES_PER_ENTRY"]
 
@@ -19,7 +23,7 @@ DIGEST_SIZE = 16
 BYTES_PER_ENTRY = DIGEST_SIZE + 8 + 8  # digest, offset, used-slot list entry
 
 
-def key_digest(key: bytes) -> bytes:
+def key_digest(key: Buffer) -> bytes:
     """MD5 of the key, as SkimpyOffsetMap hashes (collisions: 2^-128 per pair)."""
     return md5(key).digest()
 
@@ -88,58 +92,32 @@ class OffsetMap:
         if offset > self.latest_offset:
             self.latest_offset = offset
 
-    def offsets(self):
+    def offsets(self) -> Iterator[int]:
         """The latest offset of every mapped key (in first-insertion order of the keys)."""
         offsets = self._offsets
         return (offsets[slot] for slot in self._used)
 
-    def put_records(self, buf: bytes, pos: int, end: int, base: int, count: int, start: int,
-                    keyless_bits: bytearray) -> bool:
-        """Map every keyed record of an uncompressed v2 batch whose records lie in buf[pos:end]
-        (offset >= start); set the bit (offset - start) of keyless records in `keyless_bits`.
-        Returns True if a tombstone was seen. This is the cleaner's hottest loop (one pass
-        per dirty record), so the record walk (see batch.py for the grammar), the MD5 and
-        the probe are fused here, with one-byte varint fast paths. The caller checked room()."""
+    def put_spans(self, buf: Buffer, spans: Iterable[KeySpan], base: int, start: int,
+                  keyless_bits: bytearray) -> bool:
+        """Map every keyed record of one batch (its `spans` from batch.scan.key_spans over
+        `buf`; base offset `base`) whose offset is >= start; set the bit (offset - start) of
+        keyless records in `keyless_bits`. Returns True if a tombstone was seen. This is the
+        cleaner's hottest loop (one pass per dirty record), so MD5 and the probe of `put` are
+        inlined. The caller checked room()."""
         slots, offsets, digests, used, md5_ = self.slots, self._offsets, self._digests, self._used, md5
         latest, size = self.latest_offset, self.size
         has_tomb = False
         try:
-            for _ in range(count):
-                b = buf[pos]
-                if b < 0x80:
-                    length, pos = b >> 1, pos + 1
-                elif buf[pos + 1] < 0x80:  # records of 64..8191 bytes: a two-byte length
-                    length, pos = ((b & 0x7F) | (buf[pos + 1] << 7)) >> 1, pos + 2
-                else:
-                    length, pos = _varint(buf, pos)
-                nxt = pos + length
-                p = pos + 1  # record attributes
-                while buf[p] >= 0x80:  # timestampDelta: skipped
-                    p += 1
-                b = buf[p + 1]
-                if b < 0x80:
-                    o, p = base + ((b >> 1) ^ -(b & 1)), p + 2
-                else:
-                    delta, p = _varint(buf, p + 1)
-                    o = base + delta
-                b = buf[p]
-                if b < 0x80:
-                    klen, p = (b >> 1) ^ -(b & 1), p + 1
-                elif buf[p + 1] < 0x80:  # keys of 64..8191 bytes
-                    klen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
-                else:
-                    klen, p = _varint(buf, p)
-                pos = nxt
+            for delta, kp, klen, tomb, _ in spans:
+                o = base + delta
                 if o < start:  # a batch straddling the first dirty offset
                     continue
+                if tomb:
+                    has_tomb = True
                 if klen < 0:
                     keyless_bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
-                    if buf[p] == 0x01:
-                        has_tomb = True
                     continue
-                digest = md5_(buf[p:p + klen]).digest()
-                if buf[p + klen] == 0x01:  # valueLength zigzag(-1): a tombstone
-                    has_tomb = True
+                digest = md5_(buf[kp:kp + klen]).digest()
                 slot = hash(digest) % slots  # siphash of the MD5: cheaper than int.from_bytes here
                 while True:
                     i = slot * DIGEST_SIZE
@@ -157,20 +135,4 @@ class OffsetMap:
                 latest = o  # offsets only grow within a batch and across calls
         finally:
             self.latest_offset, self.size = max(latest, self.latest_offset), size
-        if pos != end:
-            raise ValueError(f"records of the batch at {base} end at {pos}, not {end}")
         return has_tomb
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """ZigZag LEB128 at `pos` -> (value, next position)."""
-    result, shift = 0, 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint longer than 10 bytes")

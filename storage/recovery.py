@@ -14,30 +14,25 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import struct
+import threading
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
-
 from . import fsutil
-from .batch import HEADER_SIZE, MAGIC
-from .segment import LogSegment, segment_file_name
+from .batch.scan import FrameProblem, Frames
+from .segment import LogSegment
+from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
-__all__ = ["CorruptLogError", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
+__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
            "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
-           "write_recovery_point", "complete_swaps"]
+           "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
 
 log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # CleanShutdownFileHandler (per partition here)
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"  # per partition dir here, not per data dir
-CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
-_SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
-# Only the header fields the scan needs: baseOffset, batchLength, magic, crc, lastOffsetDelta,
-# maxTimestamp (the others are skipped as pad bytes, so one unpack yields six ints).
-_SCAN_HEADER = struct.Struct(">qi4xbI2xi8xq")
+_SEGMENT_FILE = SEGMENT_FILE
 _SCAN_CHUNK = 8 << 20
+_RESUME_CHUNK = 64 << 10
 
 
 class CorruptLogError(Exception):
@@ -48,12 +43,8 @@ class CorruptLogError(Exception):
         self.file, self.position, self.offset, self.reason = file, position, offset, reason
 
 
-@dataclass(slots=True)
-class ScanProblem:
-    position: int
-    offset: int | None  # base offset of the bad batch if its header was readable
-    reason: str
-    torn: bool  # incomplete batch at the end of the file (vs. corrupt bytes)
+# Why a recovery scan stopped: a torn tail, bytes that are not a batch, or offsets out of order.
+ScanProblem = FrameProblem
 
 
 @dataclass
@@ -62,6 +53,8 @@ class LoadResult:
     recovery_point: int
     clean_shutdown: bool
     truncated_bytes: int = 0
+    rescanned_bytes: int = 0  # bytes checked batch by batch (after the recovery point)
+    marker_removed: bool = False  # the clean-shutdown marker was unlinked, not yet fsynced
     rebuilt_indexes: list[str] = field(default_factory=list)
 
 
@@ -84,6 +77,23 @@ def read_recovery_point(directory: str) -> int:
         return 0
 
 
+class RecoveryPoint:
+    """A partition's recovery point: every segment below the one holding it, and that
+    segment's data and index entries below it, are fsynced. `record` never moves it back and
+    may be called from a worker thread (Log.checkpoint) while the log's thread rolls."""
+
+    def __init__(self, directory: str, offset: int) -> None:
+        self.directory = directory
+        self.offset = offset
+        self._lock = threading.Lock()
+
+    def record(self, offset: int) -> None:
+        with self._lock:
+            if offset >= self.offset:
+                write_recovery_point(self.directory, offset)
+                self.offset = offset
+
+
 def write_recovery_point(directory: str, offset: int) -> None:
     name = os.path.basename(os.path.abspath(directory))
     topic, sep, partition = name.rpartition("-")
@@ -93,113 +103,76 @@ def write_recovery_point(directory: str, offset: int) -> None:
                         f"0\n1\n{topic} {partition} {offset}\n".encode("ascii"))
 
 
-# -- the cleaner swap (LogLoader.removeTempFilesAndCollectSwapFiles) -------------------------------
-
-def complete_swaps(directory: str) -> None:
-    names = os.listdir(directory)
-    cleaned_bases, swap_bases = [], set()
-    for name in names:
-        m = _SEGMENT_FILE.match(name)
-        if not m or not m.group(3):
-            continue
-        base, suffix = int(m.group(1)), m.group(3)
-        path = os.path.join(directory, name)
-        if suffix == DELETED:
-            os.unlink(path)
-        elif suffix == CLEANED:
-            cleaned_bases.append(base)
-            os.unlink(path)
-        else:
-            swap_bases.add(base)
-    # A .swap at or above the lowest .cleaned belongs to an interrupted rename step: abort.
-    min_cleaned = min(cleaned_bases, default=None)
-    for base in sorted(swap_bases):
-        if min_cleaned is not None and base >= min_cleaned:
-            for ext in (".log", ".index", ".timeindex"):
-                _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
-            swap_bases.discard(base)
-    if not swap_bases:
-        if cleaned_bases:
-            fsutil.fsync_dir(directory)
-        return
-    # Each remaining swap replaces the normal segments whose base is in [swapBase, swapNext).
-    for base in sorted(swap_bases):
-        swap_log = os.path.join(directory, segment_file_name(base, ".log", SWAP))
-        if not os.path.exists(swap_log):
-            for ext in (".index", ".timeindex"):
-                _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
-            continue
-        swap = LogSegment(directory, base, index_interval_bytes=4096, segment_index_bytes=0, suffix=SWAP)
-        nxt = base
-        for _, h in swap.iter_headers(0):  # its index is not trusted yet: scan from 0
-            nxt = h.next_offset
-        swap.close_unclean()
-        for name in os.listdir(directory):
-            m = _SEGMENT_FILE.match(name)
-            if m and not m.group(3) and base <= int(m.group(1)) < max(nxt, base + 1):
-                os.unlink(os.path.join(directory, name))
-        for ext in (".log", ".index", ".timeindex"):
-            src = os.path.join(directory, segment_file_name(base, ext, SWAP))
-            if os.path.exists(src):
-                os.replace(src, os.path.join(directory, segment_file_name(base, ext)))
-    fsutil.fsync_dir(directory)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
 # -- scanning -----------------------------------------------------------------------------------
 
-def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | None]:
-    """Walk every batch of `seg` from position 0 checking size, magic, CRC and offset order.
-    Returns (bytes of valid batches, first problem or None). With `rebuild`, the indexes and
-    in-memory facts are rebuilt from the valid batches (LogSegment.recover). This loop is the
-    recovery hot path: one header unpack and one crc32c call per batch, no record decoding and
-    no per-batch objects (the index rule of LogSegment.append is inlined)."""
-    if rebuild:
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a rescan may start instead of byte 0 (see `resume_point`): the batch at `position`
+    carries the segment's last trusted index entry; `max_timestamp` / `offset_of_max` are the
+    segment's facts up to and including it."""
+
+    position: int
+    max_timestamp: int
+    offset_of_max: int
+
+
+def resume_point(seg: LogSegment, recovery_point: int) -> Resume | None:
+    """The last offset-index entry of `seg` below the recovery point, when the entries up to it
+    are sound and a CRC-valid batch holding its offset starts at its position: Log.checkpoint
+    fsynced the data and the index entries below the recovery point, so only what follows that
+    entry needs a rescan. The indexes are cut to the trusted prefix and collect the rest in
+    memory. None: rescan from byte 0."""
+    oi, ti = seg.offset_index, seg.time_index
+    limit, size = recovery_point - seg.base_offset, seg.size
+    count, rel, pos = 0, -1, -1
+    for r, p in zip(oi.keys, oi.values):
+        if r >= limit or r <= rel or p <= pos or p >= size:
+            break
+        count, rel, pos = count + 1, r, p
+    if not count:
+        return None
+    first = next(iter(Frames(seg.fd, pos, size, check_crc=True, chunk=_RESUME_CHUNK)), None)
+    if first is None or not first[3][0] <= seg.base_offset + rel <= first[3][0] + first[3][6]:
+        return None
+    # Time entries appended up to that index entry are exactly those with offset <= it.
+    tcount, ts, trel = 0, None, -1
+    for t, r in zip(ti.keys, ti.values):
+        if r > rel or r < trel or (ts is not None and t <= ts):
+            break
+        tcount, ts, trel = tcount + 1, t, r
+    if ts is None:
+        return None
+    oi.truncate_entries(count)
+    ti.truncate_entries(tcount)
+    oi.defer_writes()
+    ti.defer_writes()
+    return Resume(pos, ts, seg.base_offset + trel)
+
+
+def scan_segment(seg: LogSegment, *, rebuild: bool, resume: Resume | None = None
+                 ) -> tuple[int, ScanProblem | None]:
+    """Walk every batch of `seg` from position 0 (or from `resume`) checking size, magic, CRC
+    and offset order. Returns (bytes of valid batches, first problem or None). With `rebuild`,
+    the indexes and in-memory facts are rebuilt from the valid batches (LogSegment.recover);
+    the indexes then wait in memory for `persist`. This loop is the recovery hot path:
+    batch.Frames unpacks each header once and checks its CRC, nothing decodes records and
+    nothing allocates per batch here (LogSegment.append's index rule is inlined)."""
+    if rebuild and resume is None:
         seg.reset_for_rebuild()
-    fd, size, base = seg.fd, seg.size, seg.base_offset
-    unpack = _SCAN_HEADER.unpack_from
+    base = seg.base_offset
     interval = seg.index_interval_bytes
     index_append, time_append = seg.offset_index.append, seg.time_index.maybe_append
-    since = 0
+    since = 0  # from a resume point too: its batch carries the last entry (LogSegment.append)
     max_ts, offset_of_max, first_ts = -1, base, None
+    start = 0
+    if resume is not None:
+        start, max_ts, offset_of_max = resume.position, resume.max_timestamp, resume.offset_of_max
     prev_next = base
     max_rel = base + 2**31 - 1
-    pos = 0
-    buf, buf_start, buf_len = b"", 0, 0
-    mv = memoryview(buf)
+    valid = start
     problem = None
-    while pos < size:
-        off = pos - buf_start
-        if off + HEADER_SIZE > buf_len:
-            buf = os.pread(fd, _SCAN_CHUNK, pos)
-            buf_start, off, buf_len, mv = pos, 0, len(buf), memoryview(buf)
-        left = size - pos
-        if left < HEADER_SIZE:
-            problem = ScanProblem(pos, None, f"torn tail: {left} bytes, less than a batch header", True)
-            break
-        base_offset, length, magic, crc, last_delta, batch_max_ts = unpack(buf, off)
-        batch_size = length + 12
-        if magic != MAGIC:
-            problem = ScanProblem(pos, base_offset, f"bad magic {magic}", False)
-            break
-        if batch_size < HEADER_SIZE:
-            problem = ScanProblem(pos, base_offset, f"batch length {length} is too small", False)
-            break
-        if batch_size > left:
-            problem = ScanProblem(pos, base_offset, f"torn tail: batch of {batch_size} bytes, {left} left", True)
-            break
-        if off + batch_size > buf_len:
-            buf = os.pread(fd, max(_SCAN_CHUNK, batch_size), pos)
-            buf_start, off, buf_len, mv = pos, 0, len(buf), memoryview(buf)
-        if crc32c(mv[off + 21:off + batch_size]) != crc:
-            problem = ScanProblem(pos, base_offset, "CRC-32C mismatch", False)
-            break
+    frames = Frames(seg.fd, start, seg.size, check_crc=True, chunk=_SCAN_CHUNK)
+    for pos, _, _, (base_offset, length, _, _, _, _, last_delta, _, batch_max_ts, _, _, _, _) in frames:
         last = base_offset + last_delta
         if base_offset < prev_next or last_delta < 0 or last > max_rel:
             problem = ScanProblem(pos, base_offset, f"offsets [{base_offset}, {last}] go backwards "
@@ -207,6 +180,7 @@ def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | 
                                                     f"the segment", False)
             break
         prev_next = last + 1
+        batch_size = length + 12
         if rebuild:
             if first_ts is None:
                 first_ts = batch_max_ts
@@ -217,12 +191,15 @@ def scan_segment(seg: LogSegment, *, rebuild: bool) -> tuple[int, ScanProblem | 
                 time_append(max_ts, offset_of_max)
                 since = 0
             since += batch_size
-        pos += batch_size
+        valid = pos + batch_size
+    else:
+        problem = frames.problem
     if rebuild:
         seg.set_rebuilt_facts(next_offset=prev_next, max_timestamp=max_ts,
-                              offset_of_max_timestamp=offset_of_max, first_batch_timestamp=first_ts,
+                              offset_of_max_timestamp=offset_of_max,
+                              first_batch_timestamp=None if resume else first_ts,
                               bytes_since_last_index_entry=since)
-    return pos, problem
+    return valid, problem
 
 
 # -- loading ------------------------------------------------------------------------------------
@@ -255,8 +232,10 @@ def load_segments(directory: str, *, index_interval_bytes: int, segment_index_by
                                           segment_index_bytes=segment_index_bytes))
     result.segments[-1].make_active()
     if clean:
-        os.unlink(marker)  # a later crash must not look clean
-        fsutil.fsync_dir(directory)
+        # A later crash must not look clean: the owner fsyncs the directory before its first
+        # write (Log does), so opening a clean log costs no fsync.
+        os.unlink(marker)
+        result.marker_removed = True
     return result
 
 
@@ -267,13 +246,17 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
         seg = segments[i]
         is_last = i == len(segments) - 1
         next_base = None if is_last else segments[i + 1].base_offset
-        needs_recovery = not result.clean_shutdown and (is_last or next_base > result.recovery_point)  # type: ignore[operator]
+        needs_recovery = not result.clean_shutdown and (next_base is None or next_base > result.recovery_point)
         reason = None if needs_recovery else _index_problem(seg)
         if needs_recovery or reason:
             if reason:
                 log.warning("rebuilding indexes of %s: %s", seg.log_path, reason)
                 result.rebuilt_indexes.append(seg.log_path)
-            valid, problem = scan_segment(seg, rebuild=True)
+            resume = None
+            if needs_recovery and seg.base_offset < result.recovery_point:
+                resume = resume_point(seg, result.recovery_point)
+            valid, problem = scan_segment(seg, rebuild=True, resume=resume)
+            result.rescanned_bytes += valid - (resume.position if resume else 0)
             if problem is not None:
                 if not is_last:
                     raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
@@ -281,8 +264,8 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
                             seg.log_path, problem.position, problem.reason, seg.size - valid)
                 result.truncated_bytes += seg.size - valid
                 seg.truncate_to_size(valid)
-            seg.offset_index.trim()
-            seg.time_index.trim()
+            seg.offset_index.persist()  # a full disk raises here: the open fails as a whole
+            seg.time_index.persist()
         if next_base is not None and seg.next_offset > next_base:
             raise CorruptLogError(seg.log_path, seg.size, seg.next_offset,
                                   f"segment ends at offset {seg.next_offset}, past the next "

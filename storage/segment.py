@@ -11,19 +11,14 @@ recovery truncates it); index entries point at batch starts. An optional file su
 from __future__ import annotations
 
 import os
-import struct
 from typing import Iterator
 
 from . import fsutil
-from .batch import HEADER_SIZE, BatchHeader, decode_header, iter_records
+from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_size, decode_header, iter_records
+from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches_end
 from .index import OffsetIndex, TimeIndex
 
 __all__ = ["LogSegment", "segment_file_name", "SCAN_CHUNK"]
-
-SCAN_CHUNK = 1 << 20
-_MIN_HEADER = 17  # Kafka's HEADER_SIZE_UP_TO_MAGIC: fewer bytes left = end of the log
-_LENGTH = struct.Struct(">i")  # batchLength at byte 8
-_LENGTH_END = 12
 
 
 def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
@@ -101,8 +96,6 @@ class LogSegment:
 
     # -- writes -------------------------------------------------------------------------------
     def make_active(self) -> None:
-        self.offset_index.preallocate()
-        self.time_index.preallocate()
         self.active = True
 
     def should_roll(self, incoming_size: int, incoming_last_offset: int, incoming_max_timestamp: int,
@@ -126,32 +119,50 @@ class LogSegment:
         return incoming_last_offset - self.base_offset > 2**31 - 1
 
     def append(self, batch: bytes, header: BatchHeader) -> None:
-        """Append one whole batch. Raises OSError from the write (caller marks the log failed)."""
+        """Append one whole batch, or nothing: on an OSError (a full disk, EIO) from the write
+        or an index write, the `.log` is cut back to where the batch began (facts and indexes
+        are only updated once everything was written) before the error is raised; the caller
+        fails the log anyway."""
         position = self.size
         self._ensure_facts_loaded()
-        fsutil.write_all(self._fd, batch)
+        try:
+            fsutil.write_all(self._fd, batch)
+            self._note_batch(position, header, len(batch))
+        except OSError:
+            try:  # best effort: if this fails too, recovery cuts the torn batch on reopen
+                fsutil.truncate(self._fd, position)
+            except OSError:
+                pass
+            raise
         self.size = position + len(batch)
-        self._note_batch(position, header, len(batch))
 
     def _ensure_facts_loaded(self) -> None:
         if self._next_offset is None or self._max_timestamp is None:
             self.next_offset, self.max_timestamp  # noqa: B018 - load lazily before they change
 
     def _note_batch(self, position: int, header: BatchHeader, size: int) -> None:
-        """Update in-memory facts and indexes for a batch at `position` (append and rebuild)."""
-        if self._first_batch_timestamp is None:
-            self._first_batch_timestamp = header.max_timestamp
-        if self._max_timestamp is None or header.max_timestamp > self._max_timestamp:
-            self._max_timestamp = header.max_timestamp
-            self._offset_of_max_timestamp = header.last_offset
-        self._next_offset = header.next_offset
+        """Update in-memory facts and indexes for a batch appended at `position`; an OSError
+        from an index write leaves both as they were."""
+        max_ts, offset_of_max = self._max_timestamp, self._offset_of_max_timestamp
+        if max_ts is None or header.max_timestamp > max_ts:
+            max_ts, offset_of_max = header.max_timestamp, header.last_offset
+        since = self.bytes_since_last_index_entry
         # LogSegment.append: index only once more than index.interval.bytes have passed, so
         # the first batch of a segment is never indexed.
-        if self.bytes_since_last_index_entry > self.index_interval_bytes:
+        if since > self.index_interval_bytes:
+            entries = len(self.offset_index.keys)
             self.offset_index.append(header.last_offset, position)
-            self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += size
+            try:
+                self.time_index.maybe_append(max_ts, offset_of_max)
+            except OSError:
+                self.offset_index.truncate_entries(entries)
+                raise
+            since = 0
+        if self._first_batch_timestamp is None:
+            self._first_batch_timestamp = header.max_timestamp
+        self._max_timestamp, self._offset_of_max_timestamp = max_ts, offset_of_max
+        self._next_offset = header.next_offset
+        self.bytes_since_last_index_entry = since + size
 
     def reset_for_rebuild(self) -> None:
         """Forget indexes and facts before recovery re-notes every batch."""
@@ -198,58 +209,33 @@ class LogSegment:
     def iter_headers(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
                      ) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each whole batch from `start`; stops at a torn tail."""
-        for pos, h, _ in self.iter_batches(start, end, with_data=False, chunk=chunk):
-            yield pos, h
+        end = self.size if end is None else min(end, self.size)
+        for pos, _, _, fields in Frames(self._fd, start, end, chunk=chunk):
+            yield pos, BatchHeader._make(fields)
 
-    def iter_batches(self, start: int = 0, end: int | None = None, *, with_data: bool = True,
-                     chunk: int = SCAN_CHUNK) -> Iterator[tuple[int, BatchHeader, bytes | None]]:
+    def iter_batches(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
+                     ) -> Iterator[tuple[int, BatchHeader, bytes]]:
         """(position, header, batch bytes) of each whole batch in [start, end). Reads `chunk`
         bytes at a time. Stops silently where fewer than a whole batch remains."""
         end = self.size if end is None else min(end, self.size)
-        pos = start
-        buf, buf_start = b"", start
-        while end - pos >= _MIN_HEADER:
-            off = pos - buf_start
-            if off + HEADER_SIZE > len(buf):
-                buf, buf_start, off = os.pread(self._fd, chunk, pos), pos, 0
-                if len(buf) < HEADER_SIZE:
-                    return
-            h = decode_header(buf, off)
-            size = h.batch_length + 12
-            if size < HEADER_SIZE or pos + size > end:
-                return
-            data = None
-            if with_data:
-                if off + size > len(buf):
-                    buf, buf_start, off = os.pread(self._fd, max(chunk, size), pos), pos, 0
-                data = buf[off:off + size]
-            yield pos, h, data
-            pos += size
+        for pos, buf, off, fields in Frames(self._fd, start, end, chunk=chunk):
+            yield pos, BatchHeader._make(fields), bytes(buf[off:off + fields[1] + LOG_OVERHEAD])
 
     def find_position(self, offset: int) -> int | None:
         """Position of the first batch with lastOffset >= offset, or None if past the end."""
         _, pos = self.offset_index.lookup(offset)
         # The floor entry is usually within one index interval: read about that much at a time.
-        for batch_pos, h in self.iter_headers(pos, chunk=2 * self.index_interval_bytes + 2 * HEADER_SIZE):
-            if h.last_offset >= offset:
-                return batch_pos
-        return None
+        return find_batch(self._fd, pos, self.size, offset, 2 * self.index_interval_bytes + 2 * HEADER_SIZE)
 
     def read(self, position: int, max_bytes: int) -> bytes:
         """Whole batches from `position`, up to `max_bytes`, but always at least one."""
-        buf = os.pread(self._fd, max(min(max_bytes, self.size - position), _LENGTH_END), position)
-        if len(buf) < _LENGTH_END:
+        buf = os.pread(self._fd, max(min(max_bytes, self.size - position), LOG_OVERHEAD), position)
+        end = whole_batches_end(buf)
+        if end:
+            return buf if end == len(buf) else buf[:end]
+        if len(buf) < LOG_OVERHEAD:
             return b""
-        first = _LENGTH.unpack_from(buf, 8)[0] + 12
-        if first >= len(buf):
-            return buf if first == len(buf) else os.pread(self._fd, first, position)
-        pos = first
-        while pos + _LENGTH_END <= len(buf):
-            size = _LENGTH.unpack_from(buf, pos + 8)[0] + 12
-            if pos + size > len(buf):
-                break
-            pos += size
-        return buf[:pos]
+        return os.pread(self._fd, batch_size(buf), position)  # one batch bigger than max_bytes
 
     def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> int | None:
         """First record offset >= start_offset whose timestamp >= `timestamp` (Kafka's
@@ -258,8 +244,9 @@ class LogSegment:
         _, pos = self.offset_index.lookup(max(ts_offset, start_offset))
         for _, h, data in self.iter_batches(pos):
             if h.max_timestamp >= timestamp and h.last_offset >= start_offset:
-                for rec in iter_records(data):  # type: ignore[arg-type]
-                    if rec.timestamp >= timestamp and rec.offset >= start_offset:  # type: ignore[operator]
+                for rec in iter_records(data):
+                    if rec.offset is not None and rec.timestamp is not None and \
+                            rec.timestamp >= timestamp and rec.offset >= start_offset:
                         return rec.offset
         return None
 

@@ -1,17 +1,15 @@
-"""The data-path service: every served partition's Log, opened once, closed cleanly.
+"""The data-path service: every served user-topic partition, its Log kept by storage's LogManager.
 
 `DataPath` lives in `broker.services["data"]`. It opens every user topic's partitions at start
-(recovering them if the last stop was unclean), opens partitions of topics created later
-(CreateTopics, Metadata auto-creation) on first use, runs the periodic retention task and, for
-log.flush.mode=interval, the flushers. `run()` owns those tasks; when it is cancelled every log is
-closed with its clean-shutdown marker, so the next start needs no recovery. Compacted topics:
-`compact_hook` is where storage's cleaner gets called: by default it starts one background
-cleaning round (storage.cleaner.Cleaner.clean_in_thread) per compacted partition that needs one.
+(recovering them after an unclean stop) and those of topics created later on first use; the
+LogManager (its own, or the data dir's shared one) does the background work (flushers,
+checkpoints, retention, compaction) and tells DataPath what happened (it is each log's
+observer). `run()` reopens partitions whose log failed, with backoff, so a full disk that clears
+heals by itself; when cancelled, every log is closed with its clean-shutdown marker.
 """
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -21,24 +19,31 @@ from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topic_config import log_config
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.observe.logs import get_logger, log_event
-from storage.cleaner import Cleaner, CleanerConfig
+from storage.cleaner import CleanerConfig, CleanStats
 from storage.log import Log
+from storage.log_manager import LogKey, LogManager, LogManagerConfig
 
 _log = get_logger("data")
+_REOPEN_BACKOFF_MS = (1_000, 30_000)  # first and longest wait before reopening a failed log
 
 
 class DataPath:
-    def __init__(self, config: Any, topics: TopicRegistry, clock: Any) -> None:
+    def __init__(self, config: Any, topics: TopicRegistry, clock: Any,
+                 logs: LogManager | None = None) -> None:
+        """`logs`: the data dir's LogManager when the composition root shares one with
+        `__consumer_offsets`; by default DataPath makes its own. Its logs report to this
+        DataPath (the observer given to each open) either way."""
         self.config, self.topics, self.clock = config, topics, clock
         self.producer_ids = ProducerIdManager(topics.data_dir)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}  # which incarnation of a name the open logs belong to
-        self._nursery: trio.Nursery | None = None
-        self.compact_hook: Callable[[Partition], None] | None = self._schedule_clean
-        self._cleaner = Cleaner(CleanerConfig(
-            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size))
-        self._cleaning: set[tuple[str, int]] = set()  # partitions with a round running
+        self._reopen_waits: dict[LogKey, list[int]] = {}  # failed: [ms until the next try, wait]
         self._closed = False
+        self._owns_logs = logs is None  # then run() and close() are the manager's too
+        self.logs = logs if logs is not None else LogManager(topics.data_dir, clock, LogManagerConfig(
+            retention_check_interval_ms=config.log_retention_check_interval_ms,
+            cleaner_backoff_ms=config.log_cleaner_backoff_ms,
+            cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
 
     # -- partitions ----------------------------------------------------------------------------
     def open_all(self) -> None:
@@ -63,19 +68,11 @@ class DataPath:
         return self._open(topic, index)
 
     def _open(self, topic: Topic, index: int) -> Partition:
-        overrides = dict(topic.configs)
-        log = Log.open(self.topics.partition_dir(topic.name, index), log_config(overrides, self.config), self.clock)
+        log = self.logs.open(topic.name, index, log_config(dict(topic.configs), self.config), observer=self)
         part = Partition(topic.name, index, log)
         self._partitions[(topic.name, index)] = part
-        if log.config.durability == "interval" and self._nursery is not None:
-            self._nursery.start_soon(self._flush_on_interval, part)
         return part
 
-    async def _flush_on_interval(self, part: Partition) -> None:
-        try:
-            await part.log.flush_on_interval()
-        except Exception as exc:  # a closed or failed log ends its flusher, nothing else
-            log_event(_log, "data.flusher_stopped", topic=part.topic, partition=part.index, reason=repr(exc))
 
     def max_message_bytes(self, part: Partition) -> int:
         return part.log.config.max_message_bytes
@@ -95,67 +92,78 @@ class DataPath:
 
     def _close_topic(self, name: str) -> None:
         for key in [k for k in self._partitions if k[0] == name]:
-            self._partitions.pop(key).close()
+            self._partitions.pop(key).wake_waiters()
+            self._reopen_waits.pop(key, None)
+            self.logs.close_log(*key)
 
     # -- background work -----------------------------------------------------------------------
     def apply_retention(self) -> int:
-        """One retention pass over every open partition (UnifiedLog.deleteOldSegments)."""
-        now, deleted = self.clock.time_ms(), 0
-        for part in list(self._partitions.values()):
-            if part.log.config.cleanup_policy == "compact":
-                if self.compact_hook is not None:
-                    self.compact_hook(part)
+        """One retention pass over every delete-policy partition (UnifiedLog.deleteOldSegments);
+        returns the segments deleted. Compacted topics are cleaned by the LogManager's cleaner."""
+        return self.logs.apply_retention()
+
+    # LogObserver: what the LogManager did in the background.
+    def log_failed(self, key: LogKey, log: Log, error: BaseException) -> None:
+        log_event(_log, "data.log_failed", topic=key[0], partition=key[1], reason=repr(error))
+
+    def log_cleaned(self, key: LogKey, log: Log, stats: CleanStats) -> None:
+        log_event(_log, "data.cleaned", topic=key[0], partition=key[1], bytes_in=stats.bytes_in,
+                  bytes_out=stats.bytes_out, end_offset=stats.end_offset)
+
+    def segments_deleted(self, key: LogKey, log: Log, count: int) -> None:
+        part = self._partitions.get(key)
+        if part is not None and part.log is log:
+            part.producers.evict_before(log.log_start_offset)
+        log_event(_log, "data.retention", topic=key[0], partition=key[1], segments_deleted=count)
+
+    def reopen_failed(self, elapsed_ms: int) -> list[LogKey]:
+        """Reopen (recover) the failed logs whose wait ran out after `elapsed_ms` more; a
+        failed try doubles the wait, up to the longest. Returns the partitions serving again."""
+        healed = []
+        for key in self.logs.failed_logs():
+            if key not in self._partitions:
                 continue
-            deleted += part.apply_retention(now)
-        return deleted
-
-    def _schedule_clean(self, part: Partition) -> None:
-        """Start a cleaning round in the background if the partition needs one (dirty ratio)
-        and none is running for it; rounds of different partitions may overlap."""
-        key = (part.topic, part.index)
-        if self._nursery is None or key in self._cleaning or not self._cleaner.needs_cleaning(part.log):
-            return
-        self._cleaning.add(key)
-        self._nursery.start_soon(self._clean, part, key)
-
-    async def _clean(self, part: Partition, key: tuple[str, int]) -> None:
-        try:
-            stats = await self._cleaner.clean_in_thread(part.log)
-            if stats is not None:
-                log_event(_log, "data.cleaned", topic=part.topic, partition=part.index,
-                          bytes_in=stats.bytes_in, bytes_out=stats.bytes_out, end_offset=stats.end_offset)
-        except Exception as exc:  # a closed/failed log or corrupt data ends this round only
-            log_event(_log, "data.clean_failed", topic=part.topic, partition=part.index, reason=repr(exc))
-        finally:
-            self._cleaning.discard(key)
+            state = self._reopen_waits.setdefault(key, [_REOPEN_BACKOFF_MS[0]] * 2)  # [left, wait]
+            state[0] -= elapsed_ms
+            if state[0] > 0:
+                continue
+            try:
+                log = self.logs.reopen(*key)
+            except Exception as exc:
+                state[1] = min(2 * state[1], _REOPEN_BACKOFF_MS[1])
+                state[0] = state[1]
+                log_event(_log, "data.reopen_failed", topic=key[0], partition=key[1], reason=repr(exc))
+                continue
+            del self._reopen_waits[key]
+            old, self._partitions[key] = self._partitions[key], Partition(key[0], key[1], log)
+            old.wake_waiters()  # parked fetches look the partition up again
+            log_event(_log, "data.reopened", topic=key[0], partition=key[1])
+            healed.append(key)
+        return healed
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
             async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                for part in self._partitions.values():
-                    if part.log.config.durability == "interval":
-                        nursery.start_soon(self._flush_on_interval, part)
-                nursery.start_soon(self._retention_loop)
+                if self._owns_logs:
+                    await nursery.start(self.logs.run)
+                nursery.start_soon(self._reopen_loop)
                 task_status.started()
         finally:
-            self._nursery = None
             self.close()
 
-    async def _retention_loop(self) -> None:
-        interval = self.config.log_retention_check_interval_ms / 1000
+    async def _reopen_loop(self) -> None:
+        step = _REOPEN_BACKOFF_MS[0]
         while True:
-            await trio.sleep(interval)
-            deleted = self.apply_retention()
-            if deleted:
-                log_event(_log, "data.retention", segments_deleted=deleted)
+            await trio.sleep(step / 1000)
+            self.reopen_failed(step)
 
     def close(self) -> None:
         """Closes every log (flush, trim indexes, clean-shutdown marker)."""
         self._closed = True
-        for part in list(self._partitions.values()):
-            try:
-                part.close()
-            except Exception:  # one bad log must not keep the others from closing cleanly
-                _log.exception("closing %s-%s failed", part.topic, part.index)
+        for key, part in list(self._partitions.items()):
+            part.wake_waiters()
+            if not self._owns_logs:
+                self.logs.close_log(*key)
         self._partitions.clear()
+        if self._owns_logs:
+            self.logs.close()

@@ -8,7 +8,6 @@ watermark and return whole batches only (Kafka's Partition + UnifiedLog roles fo
 """
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,19 +16,11 @@ import trio
 from coordinator.broker.producer_state import ProducerStateManager
 from protocol.errors import ErrorCode
 from storage.batch import (
-    HEADER_SIZE,
-    MAGIC,
-    BatchHeader,
-    InvalidBatch,
-    assign_base_offset,
-    decode_header,
-    validate_batch,
+    HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, MAGIC, BatchHeader, InvalidBatch, assign_base_offset,
+    decode_header, frame_bounds, peek_frame, validate_batch,
 )
 from storage.log import Log, LogFailedError
 
-_OFFSET_AND_LENGTH = struct.Struct(">qi")
-_LOG_OVERHEAD = 12
-_MAGIC_POSITION = 16
 NO_LEADER_EPOCH = -1
 
 
@@ -54,16 +45,14 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
     batches: list[tuple[BatchHeader, memoryview]] = []
     pos, end = 0, len(view)
     while pos < end:
-        if end - pos < _LOG_OVERHEAD + 5:
+        if end - pos < HEADER_SIZE_UP_TO_MAGIC:
             raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"{end - pos} trailing bytes are not a batch")
-        base_offset, length = _OFFSET_AND_LENGTH.unpack_from(view, pos)
-        size = length + _LOG_OVERHEAD
-        magic = view[pos + _MAGIC_POSITION]
+        base_offset, size, magic = peek_frame(view, pos)
         if magic != MAGIC:
             raise AppendError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
                               f"magic {magic} is not supported: only record batch v2 (magic 2)")
         if size < HEADER_SIZE or size > end - pos:
-            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"batch length {length} does not fit the {end - pos} bytes left")
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"batch length {size - 12} does not fit the {end - pos} bytes left")
         if size > max_message_bytes:
             raise AppendError(ErrorCode.MESSAGE_TOO_LARGE,
                               f"batch of {size} bytes is larger than max.message.bytes {max_message_bytes}")
@@ -85,18 +74,6 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
         batches.append((header, chunk))
         pos += size
     return batches
-
-
-def iter_headers(data: bytes) -> Iterator[tuple[int, int, int]]:
-    """(position, base offset, size) of each whole batch in `data`."""
-    pos, end = 0, len(data)
-    while end - pos >= _LOG_OVERHEAD:
-        base_offset, length = _OFFSET_AND_LENGTH.unpack_from(data, pos)
-        size = length + _LOG_OVERHEAD
-        if pos + size > end:
-            return
-        yield pos, base_offset, size
-        pos += size
 
 
 class Partition:
@@ -187,7 +164,7 @@ class Partition:
             return b""
         data = self.log.read(offset, max_bytes if max_bytes > 0 else 1)
         keep = 0
-        for pos, base_offset, size in iter_headers(data):
+        for pos, base_offset, size in frame_bounds(data):
             if base_offset >= hw:
                 break
             if pos + size > max_bytes and not (min_one and pos == 0):
@@ -214,14 +191,10 @@ class Partition:
         for event in waiters:
             event.set()
 
-    # -- retention and close -------------------------------------------------------------------
+    # -- retention -------------------------------------------------------------------
     def apply_retention(self, now_ms: int) -> int:
         deleted = self.log.apply_retention(now_ms)
         if deleted:
             self.producers.evict_before(self.log.log_start_offset)
         return deleted
-
-    def close(self) -> None:
-        self.wake_waiters()
-        self.log.close()
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 from dataclasses import dataclass, field
 
-from storage.batch import HEADER_SIZE, MAGIC, batch_crc
+from storage.batch import HEADER_SIZE
+from storage.batch.scan import Frames
+from storage.index import OffsetIndex
 
 __all__ = ["Split", "PartitionDir", "list_partition_dirs", "plan_splits", "segment_path",
            "active_bases", "Violation", "OFFSETS_TOPIC"]
@@ -24,8 +25,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 _DIR = re.compile(r"^(.+)-(\d+)$")
 _SEGMENT = re.compile(r"^(\d{20})\.(log|index|timeindex)$")
 _SWAP_LEFTOVER = re.compile(r"^(\d{20})\.(log|index|timeindex)\.(cleaned|swap|deleted)$")
-_INDEX_ENTRY = struct.Struct(">ii")
-_HEAD = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
+_INDEX_ENTRY = OffsetIndex.ENTRY
 
 # (check id, file, position, offset, message): position/offset are None when not applicable.
 Violation = tuple[str, str, "int | None", "int | None", str]
@@ -133,15 +133,8 @@ def read_index(path: str) -> list[tuple[int, int]]:
 
 
 def _is_batch_start(fd: int, pos: int, size: int) -> bool:
-    head = os.pread(fd, HEADER_SIZE, pos)
-    if len(head) < HEADER_SIZE:
-        return False
-    _, length, _, magic = _HEAD.unpack_from(head)
-    total = length + 12
-    if magic != MAGIC or total < HEADER_SIZE or pos + total > size:
-        return False
-    data = os.pread(fd, total, pos)
-    return batch_crc(data) == struct.unpack_from(">I", data, 17)[0]
+    """A whole, CRC-valid batch starts at `pos` (one header read, then the batch)."""
+    return next(iter(Frames(fd, pos, size, check_crc=True, chunk=HEADER_SIZE)), None) is not None
 
 
 def _split_points(log: str, index: str, size: int, split_bytes: int) -> list[int]:

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import mmap
 import os
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 from crc32c import crc32c
+
+from storage.batch import InvalidBatch, crc_matches
+from storage.batch.layout import DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT
+from storage.batch.scan import Frames, record_spans, records_region
+from storage.index import TimeIndex
 
 from coordinator.verify.layout import Split, Violation, read_index, segment_path
 from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
 
 __all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "KEY_FIELDS"]
 
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-_TIME_ENTRY = struct.Struct(">qi")
-_MIN_HEADER = 17  # Kafka's HEADER_SIZE_UP_TO_MAGIC
+_TIME_ENTRY = TimeIndex.ENTRY
 
 # Per-key aggregate slots (a list, mutated in place for speed).
 COUNT, FIRST_OFF, FIRST_POS, LAST_OFF, LAST_POS, LAST_TS, LAST_VH, LAST_TOMB, LAST_HORIZON, LAST_VALUE = range(10)
@@ -67,92 +69,6 @@ class ScanResult:
     batches: list[tuple] = field(default_factory=list)  # (pos, base, last, crc, size, count, pid, epoch, seq, region)
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise InvalidBatch("varint longer than 10 bytes")
-
-
-def _decode_plain(data: bytes, count: int) -> list[tuple[int, int, bytes | None, bytes | None]]:
-    """(offset delta, timestamp delta, key, value) of each record of an uncompressed batch;
-    raises InvalidBatch exactly where storage.batch.iter_records would."""
-    out = []
-    p, n, vi = 0, len(data), _varint
-    try:
-        for _ in range(count):
-            b = data[p]
-            if b < 0x80:
-                length, p = (b >> 1) ^ -(b & 1), p + 1
-            else:
-                length, p = vi(data, p)
-            start = p
-            p += 1  # record attributes
-            b = data[p]
-            if b < 0x80:
-                tsd, p = (b >> 1) ^ -(b & 1), p + 1
-            else:
-                tsd, p = vi(data, p)
-            b = data[p]
-            if b < 0x80:
-                od, p = (b >> 1) ^ -(b & 1), p + 1
-            else:
-                od, p = vi(data, p)
-            b = data[p]
-            if b < 0x80:
-                kl, p = (b >> 1) ^ -(b & 1), p + 1
-            else:
-                kl, p = vi(data, p)
-            if kl < 0:
-                key = None
-            else:
-                key = data[p:p + kl]
-                p += kl
-            b = data[p]
-            if b < 0x80:
-                vl, p = (b >> 1) ^ -(b & 1), p + 1
-            else:
-                vl, p = vi(data, p)
-            if vl < 0:
-                value = None
-            else:
-                value = data[p:p + vl]
-                p += vl
-            b = data[p]
-            if b < 0x80:
-                hc, p = (b >> 1) ^ -(b & 1), p + 1
-            else:
-                hc, p = vi(data, p)
-            if hc < 0:
-                raise InvalidBatch(f"negative header count {hc}")
-            for _ in range(hc):
-                hk, p = vi(data, p)
-                if hk < 0:
-                    raise InvalidBatch("negative header key length")
-                data[p:p + hk].decode("utf-8")
-                p += hk
-                hv, p = vi(data, p)
-                if hv > 0:
-                    p += hv
-            if p - start != length or p > n:
-                raise InvalidBatch(f"record at offset delta {od} claims {length} bytes but used {p - start}")
-            out.append((od, tsd, key, value))
-    except IndexError:
-        raise InvalidBatch("records are truncated") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidBatch(f"header key is not UTF-8: {exc}") from None
-    if p != n:
-        raise InvalidBatch(f"{n - p} trailing bytes after {count} records")
-    return out
-
-
 def _g1(key: bytes | None, value: bytes | None) -> str | None:
     """Cheap per-record schema check of a __consumer_offsets record (G1)."""
     if key is None or len(key) < 2:
@@ -189,46 +105,25 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
     found: dict[int, tuple[int, int | None] | None] = {}  # entry position -> (base, prev last)
     s = Summary(split.name, split.dir, split.segment, split.start, split.end, split.start, False)
     by_region: tuple[dict, dict] = ({}, {})
-    rend, is_off, seg = split.region_end, split.is_offsets_topic, split.segment
+    rend, is_off = split.region_end, split.is_offsets_topic
     prev_last: int | None = None
     pos, end = split.start, split.end
-    unpack = _HEADER.unpack_from
+    frames = Frames(mm, pos, size)  # framing only: a CRC-bad batch is reported, then skipped
     try:
-        while pos < end:
-            if size - pos < HEADER_SIZE:
-                off = int.from_bytes(mm[pos:pos + 8], "big", signed=True) if size - pos >= 8 else None
-                viol(("S4", log, pos, off, f"torn tail: {size - pos} bytes after the last whole batch"))
-                s.broken = True
+        for pos, _, _, (base, blen, _, _, crc, attrs, lod, base_ts, max_ts, pid, pep, bseq,
+                        count) in frames:
+            if pos >= end:
                 break
-            (base, blen, _, magic, crc, attrs, lod, base_ts, max_ts, pid, pep, bseq,
-             count) = unpack(mm, pos)
             bsize = blen + 12
-            if magic != 2:
-                viol(("S1", log, pos, base, f"magic {magic}, expected 2"))
-                s.broken = True
-                break
-            if bsize < HEADER_SIZE:
-                viol(("S1", log, pos, base, f"batchLength {blen} is below the 49-byte minimum"))
-                s.broken = True
-                break
-            if pos + bsize > size:
-                viol(("S4", log, pos, base,
-                      f"torn tail: batch needs {bsize} bytes, {size - pos} left in the file"))
-                s.broken = True
-                break
+            s.reached = pos + bsize
             if pos in want:
                 found[pos] = None
-            stored = crc
-            if crc32c(memoryview(mm)[pos + 21:pos + bsize]) != stored:
+            if not crc_matches(mm, pos, bsize, crc):
                 viol(("S1", log, pos, base, "CRC-32C mismatch"))
-                pos += bsize
-                s.reached = pos
                 continue
             last = base + lod
             if lod < 0 or count < 0:
                 viol(("S1", log, pos, base, f"negative lastOffsetDelta {lod} or count {count}"))
-                pos += bsize
-                s.reached = pos
                 continue
             if pos in want:
                 found[pos] = (base, prev_last)
@@ -242,30 +137,25 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             s.batches += 1
             if max_ts > s.max_timestamp:
                 s.max_timestamp = max_ts
-            horizon = base_ts if attrs & 0x40 else None
+            horizon = base_ts if attrs & DELETE_HORIZON_BIT else None
             region = 1 if base >= rend else 0
             if emit_batches:
-                res.batches.append((pos, base, last, stored, bsize, count, pid, pep, bseq, region,
+                res.batches.append((pos, base, last, crc, bsize, count, pid, pep, bseq, region,
                                     horizon))
             if count == 0:
-                pos += bsize
-                s.reached = pos
                 continue
             try:
-                if attrs & 0x07:
-                    recs = [(r.offset - base, r.timestamp - base_ts, r.key, r.value)  # type: ignore[operator]
-                            for r in iter_records(mm[pos:pos + bsize])]
-                else:
-                    recs = _decode_plain(mm[pos + HEADER_SIZE:pos + bsize], count)
+                data, rpos, rstop = records_region(mm[pos:pos + bsize], 0, bsize, attrs)
+                spans = record_spans(data, rpos, rstop, count)
             except InvalidBatch as exc:
                 viol(("S1", log, pos, base, f"records do not parse: {exc}"))
-                pos += bsize
-                s.reached = pos
                 continue
-            log_append = attrs & 0x08
+            log_append = attrs & TIMESTAMP_TYPE_BIT
             kd = by_region[region]  # one dict per region: no tuple key per record
             prev_od = -1
-            for od, tsd, key, value in recs:
+            for od, tsd, kp, kl, vp, vl, _, _, _ in spans:
+                key = None if kl < 0 else data[kp:kp + kl]
+                value = None if vl < 0 else data[vp:vp + vl]
                 if od <= prev_od or od > lod:
                     viol(("S2", log, pos, base + od, f"record offset delta {od} is not increasing "
                                                      f"within [0, {lod}]"))
@@ -294,10 +184,13 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                     a[7] = tomb
                     a[8] = horizon
                     a[9] = value
-            s.records += len(recs)
-            pos += bsize
-            s.reached = pos
-        if not s.broken and pos > end:
+            s.records += len(spans)
+        problem = frames.problem
+        if problem is not None and problem.position < end:
+            # Framing stopped: a torn tail (S4) or bytes that are not a batch (S1).
+            viol(("S4" if problem.torn else "S1", log, problem.position, problem.offset, problem.reason))
+            s.broken = True
+        elif s.reached > end:
             viol(("S5", log, split.end, None, "split boundary taken from the index is not a batch "
                                               "start of the batch chain"))
     finally:

@@ -1,20 +1,12 @@
-"""The cleaner wired into the server: DataPath.compact_hook (compacted user topics, on each
-retention pass) and PartitionWriter.clean_once (__consumer_offsets-<n>). No sockets, no sleeps:
-the scheduled coroutine is awaited directly."""
+"""The cleaner wired into the server: DataPath's LogManager (compacted user topics, one pass per
+log.cleaner.backoff.ms) and PartitionWriter.clean_once (__consumer_offsets-<n>). No sockets, no
+sleeps: a pass is awaited directly."""
 
 from __future__ import annotations
 
 from storage.batch import Record
 from tests.coordinator.broker.conftest import make_data
 from tests.storage.test_cleaner_helpers import check_compacted, records
-
-
-class RecordingNursery:
-    def __init__(self) -> None:
-        self.started: list[tuple] = []
-
-    def start_soon(self, fn, *args) -> None:
-        self.started.append((fn, args))
 
 
 def fill(log, rounds=5, keys=10):
@@ -24,28 +16,19 @@ def fill(log, rounds=5, keys=10):
     log.roll()
 
 
-async def test_compact_hook_schedules_and_runs_a_round(tmp_path):
+async def test_data_path_cleans_compacted_topics_only(tmp_path):
     data = make_data(tmp_path)
     data.create_topic("c", 1, {"cleanup.policy": "compact", "segment.bytes": "1024"})
     data.create_topic("d", 1, {"segment.bytes": "1024"})
     part, other = data.partition("c", 0), data.partition("d", 0)
     fill(part.log)
     fill(other.log)
-    pre = records(part.log)
-    nursery = RecordingNursery()
-    data._nursery = nursery  # as while run() is active
-    data.apply_retention()
-    assert [args[0] for _, args in nursery.started] == [part]  # only the compacted, dirty one
-    data.apply_retention()
-    assert len(nursery.started) == 1  # one round at a time per partition
-    fn, args = nursery.started[0]
-    await fn(*args)
+    pre, other_pre = records(part.log), records(other.log)
+    assert await data.logs.clean_pass() == [("c", 0)]  # only the compacted, dirty one
     post = records(part.log)
     check_compacted(pre, post, part.log.active_segment.base_offset)
-    assert len(post) == 10
-    data.apply_retention()  # clean now: nothing to schedule
-    assert len(nursery.started) == 1
-    data._nursery = None
+    assert len(post) == 10 and records(other.log) == other_pre
+    assert await data.logs.clean_pass() == []  # clean now: below the dirty ratio
     data.close()
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import errno
+import os
 
 import pytest
 import trio
 
 from storage import fsutil
 from storage.batch import Record
+from storage.durability import GroupCommitter
 from storage.log import LogFailedError
 from tests.storage.helpers import open_log
 
@@ -67,17 +69,16 @@ async def test_every_append_fsyncs_on_each_wait(tmp_path, monkeypatch, autojump_
     assert sync.calls == 5 and log.durable_offset == 5
 
 
-async def test_interval_returns_at_once_and_flushes_on_the_timer(tmp_path, monkeypatch, autojump_clock):
+async def test_interval_returns_at_once_and_sync_flushes(tmp_path, monkeypatch, autojump_clock):
     sync = CountingSync()
     monkeypatch.setattr(fsutil, "fdatasync", sync)
     log = open_log(tmp_path, durability="interval", flush_interval_ms=500)
     await log.wait_durable(log.append_records([Record(key=b"k", value=b"v")]))
     assert sync.calls == 0 and log.durable_offset == 0
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(log.flush_on_interval)
-        await trio.sleep(0.6)
-        nursery.cancel_scope.cancel()
+    await log.sync()
     assert sync.calls == 1 and log.durable_offset == 1
+    await log.sync()  # nothing new: no fsync
+    assert sync.calls == 1
 
 
 async def test_failed_group_fsync_fails_every_waiter_and_the_log(tmp_path, monkeypatch, autojump_clock):
@@ -100,3 +101,66 @@ async def test_failed_group_fsync_fails_every_waiter_and_the_log(tmp_path, monke
     assert log.failed
     with pytest.raises(LogFailedError):
         log.append_records([Record(key=b"k", value=b"v")])
+
+
+class FakeLog:
+    """Just what a GroupCommitter is given: an end offset, a file to sync, check and fail."""
+
+    def __init__(self, path) -> None:
+        self.end = 0
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.failure: BaseException | None = None
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise LogFailedError(str(self.failure))
+
+    def fail(self, exc: BaseException) -> None:
+        self.failure = self.failure or exc
+
+    def committer(self, mode="group_commit") -> GroupCommitter:
+        return GroupCommitter(mode, 100, durable_offset=0, end_offset=lambda: self.end,
+                              sync_fd=lambda: os.dup(self.fd), check_writable=self.check,
+                              fail=self.fail)
+
+
+async def test_the_committer_needs_only_what_it_is_given(tmp_path, monkeypatch, autojump_clock):
+    sync = CountingSync()
+    monkeypatch.setattr(fsutil, "fdatasync", sync)
+    log = FakeLog(tmp_path / "f")
+    committer = log.committer()
+    done: list[int] = []
+
+    async def append_and_wait(i: int) -> None:
+        log.end += 1
+        await committer.wait_durable(log.end - 1)
+        done.append(i)
+
+    async with trio.open_nursery() as nursery:
+        for i in range(50):
+            nursery.start_soon(append_and_wait, i)
+    assert sorted(done) == list(range(50)) and committer.durable_offset == 50
+    assert 1 <= sync.calls <= 3
+    committer.advance(40)  # never moves back
+    assert committer.durable_offset == 50
+
+
+async def test_a_failed_sync_fails_the_given_log_once_and_wakes_everyone(tmp_path, monkeypatch,
+                                                                         autojump_clock):
+    monkeypatch.setattr(fsutil, "fdatasync", CountingSync(fail=True))
+    log = FakeLog(tmp_path / "f")
+    committer = log.committer()
+    errors: list[BaseException] = []
+
+    async def one() -> None:
+        log.end += 1
+        try:
+            await committer.wait_durable(log.end - 1)
+        except (OSError, LogFailedError) as exc:
+            errors.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(20):
+            nursery.start_soon(one)
+    assert len(errors) == 20 and isinstance(log.failure, OSError)
+    assert committer.durable_offset == 0

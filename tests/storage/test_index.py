@@ -1,7 +1,9 @@
-"""`.index` / `.timeindex`: lookups, preallocation and trim, reopen, sanity checks."""
+"""`.index` / `.timeindex`: lookups, files at their real size, reading preallocated files by their
+real end, deferred writes of a rebuild, reopen, sanity checks."""
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -33,26 +35,54 @@ def test_lookup_extreme_cases(tmp_path):
         idx.append(60, 200)  # offsets must strictly increase
 
 
-def test_preallocate_then_trim_and_reopen(tmp_path):
+def test_files_hold_exactly_their_entries_and_reopen(tmp_path):
     path = tmp_path / "x.index"
     idx = OffsetIndex(str(path), 0, 1000)
-    idx.preallocate()
-    assert path.stat().st_size == 1000 // 8 * 8
     for i in range(1, 6):
         idx.append(i * 10, i * 100)
-    idx.close()
-    assert path.stat().st_size == 40
+        assert path.stat().st_size == 8 * i  # no preallocation
+    idx.close_untrimmed()  # a crash leaves nothing to trim
     again = OffsetIndex(str(path), 0, 1000)
     assert again.problem(10_000) is None and len(again) == 5 and again.lookup(35) == (30, 300)
 
 
-def test_untrimmed_preallocated_index_fails_the_sanity_check(tmp_path):
+@pytest.mark.parametrize("used", [0, 1, 2, 77, 124])
+def test_a_preallocated_file_is_read_up_to_its_real_end(tmp_path, monkeypatch, used):
+    """Kafka preallocates the active segment's index and zero-fills it; after a crash the
+    file is that size. Its end is found by a binary search, not by reading it whole."""
     path = tmp_path / "x.index"
-    idx = OffsetIndex(str(path), 0, 800)
-    idx.preallocate()
-    idx.append(5, 100)
-    idx.close_untrimmed()  # a crash: the zero-filled tail is still there
-    assert "untrimmed: 99 zero-filled" in OffsetIndex(str(path), 0, 800).problem(10_000)
+    entries = b"".join((i + 1).to_bytes(4, "big") + (10 * i + 5).to_bytes(4, "big") for i in range(used))
+    path.write_bytes(entries + bytes(8 * (125 - used)))
+    reads = []
+    real_pread = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real_pread(fd, n, at))
+    idx = OffsetIndex(str(path), 0, 1000)
+    assert len(idx) == used and idx.zero_tail_entries == 125 - used
+    assert sum(reads) <= 8 * used + 8 * 10  # the entries plus a few probes
+    if used:
+        assert "untrimmed" in idx.problem(10_000)
+        assert idx.last_entry() == (used, 10 * (used - 1) + 5)
+
+
+def test_a_lone_zero_entry_is_an_entry(tmp_path):
+    path = tmp_path / "x.index"
+    path.write_bytes(bytes(8))
+    assert len(OffsetIndex(str(path), 0, 1000)) == 1
+
+
+def test_a_rebuild_writes_its_entries_at_once_on_persist(tmp_path):
+    path = tmp_path / "x.index"
+    idx = OffsetIndex(str(path), 0, 1000)
+    idx.append(1, 10)
+    idx.reset()
+    for i in range(1, 4):
+        idx.append(i * 10, i * 100)
+    assert path.stat().st_size == 0  # nothing written until persist
+    idx.persist()
+    assert path.stat().st_size == 24
+    idx.append(40, 400)  # written through again
+    assert path.stat().st_size == 32
+    assert OffsetIndex(str(path), 0, 1000).lookup(45) == (40, 400)
 
 
 @pytest.mark.parametrize("content, fragment", [
@@ -68,12 +98,12 @@ def test_offset_index_problems_are_named(tmp_path, content, fragment):
 
 def test_truncate_to_drops_entries_at_and_after_the_offset(tmp_path):
     idx = OffsetIndex(str(tmp_path / "x.index"), 0, 800)
-    idx.preallocate()
     for i in range(1, 10):
         idx.append(i * 10, i * 100)
     idx.truncate_to(50)
     assert idx.last_entry() == (40, 400) and len(idx) == 4
     idx.append(45, 450)  # appending continues after the cut
+    assert (tmp_path / "x.index").stat().st_size == 40
 
 
 def test_time_index_keeps_only_growing_timestamps(tmp_path):

@@ -120,11 +120,11 @@ def test_index_entries_point_at_batch_starts_every_interval(tmp_path):
         assert pos in starts and starts[pos].last_offset == rel  # (lastOffset, batch start)
 
 
-def test_indexes_are_preallocated_while_active_and_trimmed_on_roll_and_close(tmp_path):
+def test_indexes_hold_exactly_their_entries_while_active_and_after_roll_and_close(tmp_path):
     log = open_log(tmp_path, segment_bytes=2000, segment_index_bytes=4096)
     fill(log, 5)
     active = log.active_segment
-    assert os.path.getsize(active.offset_index.path) == 4096
+    assert os.path.getsize(active.offset_index.path) == 8 * len(active.offset_index)
     fill(log, 30)
     first = log.segments[0]
     assert os.path.getsize(first.offset_index.path) == 8 * len(first.offset_index)

@@ -125,7 +125,9 @@ def test_untrimmed_index_after_a_crash_is_rebuilt(tmp_path):
     log = open_log(tmp_path, segment_bytes=1 << 20, index_interval_bytes=100)
     model = fill(log, 40)
     crash(log)
-    assert os.path.getsize(tmp_path / "00000000000000000000.index") == 4096
+    # What Kafka (or an older kgc) leaves: the active index preallocated and zero-filled.
+    os.truncate(tmp_path / "00000000000000000000.index", 4096)
+    os.truncate(tmp_path / "00000000000000000000.timeindex", 4092)
     again = open_log(tmp_path, segment_bytes=1 << 20, index_interval_bytes=100)
     assert read_all(again) == expected(model)
     assert len(again.active_segment.offset_index) > 5
@@ -151,19 +153,44 @@ def test_enospc_mid_write_fails_clearly_and_recovers_cleanly(tmp_path, monkeypat
     log = open_log(tmp_path, segment_bytes=1 << 20)
     model = fill(log, 5)
     log.flush()
+    size = os.path.getsize(tmp_path / "00000000000000000000.log")
     monkeypatch.setattr(fsutil.os, "write", DiskFull(allow))
     with pytest.raises(OSError) as info:
         log.append_records([Record(key=b"big", value=b"x" * 100)])
     assert info.value.errno == errno.ENOSPC
     monkeypatch.undo()
+    # The partial batch is gone at once: no read can serve it, even before the reopen.
+    assert os.path.getsize(tmp_path / "00000000000000000000.log") == size
+    assert log.read(15, 1 << 20) == b"" and log.log_end_offset == 15
+    assert read_all(log) == expected(model)
     with pytest.raises(LogFailedError, match="reopen"):
         log.append_records([Record(key=b"after", value=b"x")])
     log.close()
     assert not (tmp_path / CLEAN_SHUTDOWN_FILE).exists()  # a failed log never claims clean
     again = open_log(tmp_path, segment_bytes=1 << 20)
     assert read_all(again) == expected(model)
-    assert again.load_result.truncated_bytes == allow
+    assert again.load_result.truncated_bytes == 0
     assert again.append_records([Record(key=b"next", value=b"x")]) == 15
+
+
+@pytest.mark.parametrize("allow", [0, 30])
+def test_a_torn_batch_left_when_even_the_cut_back_fails_is_cut_by_recovery(tmp_path, monkeypatch, allow):
+    log = open_log(tmp_path, segment_bytes=1 << 20)
+    model = fill(log, 5)
+    log.flush()
+    monkeypatch.setattr(fsutil.os, "write", DiskFull(allow))
+
+    def broken_truncate(fd, size):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fsutil.os, "ftruncate", broken_truncate)
+    with pytest.raises(OSError):
+        log.append_records([Record(key=b"big", value=b"x" * 100)])
+    monkeypatch.undo()
+    assert log.failed and read_all(log) == expected(model)  # the torn bytes are not read
+    log.close()
+    again = open_log(tmp_path, segment_bytes=1 << 20)
+    assert again.load_result.truncated_bytes == allow and read_all(again) == expected(model)
 
 
 def test_failed_fsync_makes_the_log_unusable(tmp_path, monkeypatch):

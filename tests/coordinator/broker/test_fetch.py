@@ -6,7 +6,7 @@ import trio
 from coordinator.broker.fetch import FetchWant, fetch
 from coordinator.runtime.clock import TrioClock
 from protocol.errors import ErrorCode
-from storage.batch import iter_records
+from storage.batch import frame_bounds, iter_records
 from tests.coordinator.broker.conftest import batch, make_data
 
 
@@ -16,8 +16,7 @@ def want(offset=0, topic="t", partition=0, max_bytes=1 << 20):
 
 def values(records: bytes) -> list[bytes]:
     out, pos = [], 0
-    from coordinator.broker.partition import iter_headers
-    for pos, _, size in iter_headers(records):
+    for pos, _, size in frame_bounds(records):
         out += [r.value for r in iter_records(records[pos:pos + size])]
     return out
 
