@@ -46,7 +46,8 @@ def validate_heartbeat(config: GroupConfig, p: ConsumerHeartbeatParams) -> Consu
 
 
 def consumer_heartbeat(op: GroupContext, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
-    return consumer_group_heartbeat(ShardConsumerContext.of(op, CLASSIC_BRIDGE), p)
+    """The service has run `validate_heartbeat` on `p` before routing it here."""
+    return consumer_group_heartbeat(ShardConsumerContext.of(op, CLASSIC_BRIDGE), p, validated=True)
 
 
 def fence_member(op: GroupContext, group_id: str, member_id: str, reason: str) -> ErrorCode:

@@ -72,9 +72,12 @@ class ConsumerHeartbeatResult:
     assignment: tuple[TopicPartitions, ...] | None = None  # None: no change to report
 
 
-def consumer_group_heartbeat(ctx: ConsumerOpContext, params: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
+def consumer_group_heartbeat(ctx: ConsumerOpContext, params: ConsumerHeartbeatParams,
+                             validated: bool = False) -> ConsumerHeartbeatResult:
+    """`validated`: the caller already ran `validate` (GroupCoordinatorService does, before routing)."""
     try:
-        validate(params, ctx.settings.assignors)
+        if not validated:
+            validate(params, ctx.settings.assignors)
         if params.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return _leave(ctx, params)
         return _heartbeat(ctx, params)

@@ -18,6 +18,7 @@ from coordinator.groups.consumer_ops import (
     ConsumerHeartbeatResult,
     consumer_group_describe,
     consumer_heartbeat,
+    validate_heartbeat,
 )
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.shard import GroupShard
@@ -82,6 +83,9 @@ class ConsumerTestContext(GroupTestContext):
         tps = None if owned is None else tuple(TopicPartitions(t, tuple(p)) for t, p in owned)
         params = ConsumerHeartbeatParams(group_id=group_id, member_id=member_id, member_epoch=epoch,
                                          topic_partitions=tps, **kwargs)
+        invalid = validate_heartbeat(self.shard.config, params)  # what GroupService checks first
+        if invalid is not None:
+            return invalid
         result: ConsumerHeartbeatResult = self.send(lambda ctx: consumer_heartbeat(ctx, params))
         return result
 
