@@ -23,13 +23,14 @@ from coordinator.groups.lifecycle import group_runtime
 from coordinator.groups.placement import partition_for
 from coordinator.groups.record_types import OffsetCommitRecord
 from coordinator.runtime.clock import SystemClock
+from storage.log_manager import LogManager
 
 
 async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: int,
                 ops_per_fsync: int) -> float:
     config = Config({"data.dir": str(data_dir)})
     clock = SystemClock()
-    writer = group_runtime(config, clock).writer
+    writer = group_runtime(config, clock, LogManager(data_dir, clock)).writer
     started = time.perf_counter()
     written, op_index, pending = 0, 0, []
     while written < records:
@@ -61,7 +62,7 @@ async def wait_all(writer, pending) -> None:
 async def load(data_dir: Path) -> tuple[float, float, int, int, int]:
     config = Config({"data.dir": str(data_dir)})
     started, cpu_started = time.perf_counter(), time.process_time()
-    runtime = group_runtime(config, SystemClock())
+    runtime = group_runtime(config, SystemClock(), LogManager(data_dir, SystemClock()))
     await runtime.load_all()
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     total = sum(s.records for s in runtime.stats.values())
@@ -74,7 +75,7 @@ async def load(data_dir: Path) -> tuple[float, float, int, int, int]:
 async def empty_start(data_dir: Path) -> float:
     config = Config({"data.dir": str(data_dir)})
     started = time.perf_counter()
-    runtime = group_runtime(config, SystemClock())
+    runtime = group_runtime(config, SystemClock(), LogManager(data_dir, SystemClock()))
     await runtime.load_all()
     elapsed = time.perf_counter() - started
     runtime.writer.close()

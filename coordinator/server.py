@@ -32,6 +32,8 @@ from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from storage.cleaner import CleanerConfig
+from storage.log_manager import LogManager, LogManagerConfig
 
 if TYPE_CHECKING:
     from coordinator.control.plane import ServerControl
@@ -101,10 +103,14 @@ async def serve(
     for name, partitions in (create_topics or {}).items():
         topics.ensure(name, partitions, min(config.default_replication_factor, len(nodes)))
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
-    data = DataPath(config, topics, clock)
+    logs = LogManager(data_dir, clock, LogManagerConfig(  # every log of the data dir, internal or not
+        retention_check_interval_ms=config.log_retention_check_interval_ms,
+        cleaner_backoff_ms=config.log_cleaner_backoff_ms,
+        cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
+    data = DataPath(config, topics, clock, logs)
     data.open_all()  # recovers every user-topic log
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
-    runtime = group_runtime(config, timer_clock, observer=tap, topics=topics)  # __consumer_offsets, loaded in run()
+    runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
@@ -134,6 +140,7 @@ async def serve(
     try:
         with server.cancel_scope:
             async with trio.open_nursery() as nursery:
+                await nursery.start(logs.run)  # checkpoints, flushers, cleaner, retention; closes every log
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 for listener in listeners.values():

@@ -34,8 +34,8 @@ from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
 from coordinator.runtime.timers import ShardTimers
 from protocol.errors import ErrorCode
-from storage.cleaner import CleanerConfig
 from storage.log import LogConfig
+from storage.log_manager import LogManager
 
 # __consumer_offsets has no partition.metadata file (the runtime owns its dirs): a fixed id.
 OFFSETS_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, "kgc:" + OFFSETS_TOPIC)
@@ -98,13 +98,11 @@ def offsets_log_config(config: Any) -> LogConfig:
     )
 
 
-def group_runtime(config: Any, clock: TimerClock, observer: WriterObserver | None = None,
+def group_runtime(config: Any, clock: TimerClock, logs: LogManager, observer: WriterObserver | None = None,
                   topics: TopicSource | None = None) -> CoordinatorRuntime[GroupShard]:
-    """__consumer_offsets under config's data dir, with its writer and its shards' runtime;
+    """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime;
     `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
-    writer = PartitionWriter(OFFSETS_TOPIC, config.data_path, config.offsets_topic_num_partitions,
+    writer = PartitionWriter(OFFSETS_TOPIC, logs, config.offsets_topic_num_partitions,
                              offsets_log_config(config), clock, encode_record, observer)
-    return CoordinatorRuntime(
-        GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)), writer, clock,
-        cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size),
-        cleaner_backoff_ms=config.log_cleaner_backoff_ms, load_delay_ms=config.coordinator_load_delay_ms)
+    return CoordinatorRuntime(GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
+                              writer, clock, load_delay_ms=config.coordinator_load_delay_ms)

@@ -26,7 +26,6 @@ from coordinator.runtime.operation import OpContext, ParkedReply, Replayable
 from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
 from coordinator.runtime.timers import ShardTimers, Timers
 from protocol.errors import ErrorCode
-from storage.cleaner import Cleaner, CleanerConfig
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +69,6 @@ class ShardKind(Protocol[S]):
 
 class CoordinatorRuntime(Generic[S]):
     def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: TimerClock, *,
-                 cleaner: CleanerConfig | None = None, cleaner_backoff_ms: int = 15_000,
                  reload_backoff_ms: int = 100, max_reload_backoff_ms: int = 10_000,
                  load_delay_ms: int = 0) -> None:
         self.kind = kind
@@ -80,8 +78,6 @@ class CoordinatorRuntime(Generic[S]):
         self.num_partitions = writer.num_partitions
         self.stats: dict[int, LoadStats] = {}
         self.loaded = trio.Event()  # set once the partitions found on disk at start are loaded
-        self._cleaner = Cleaner(cleaner or CleanerConfig())
-        self._cleaner_backoff_s = cleaner_backoff_ms / 1000
         self._reload_backoff_ms = (reload_backoff_ms, max_reload_backoff_ms)
         # partition -> (the last reload's delay, trio time it finished): a partition that fails
         # again soon after a reload waits twice as long before the next one (a full disk must
@@ -191,11 +187,14 @@ class CoordinatorRuntime(Generic[S]):
         """Drop whatever memory holds for the partition and replay its log into a new shard."""
         self._unload(partition, PartitionState.LOADING)
         shard = self.kind.new_shard(partition, ShardTimers(self.timers, partition))
+        self.writer.pause_cleaning(partition)  # no swap under the loader's reads
         try:
             stats = await replay_log(self.writer, self.kind.decode, partition, shard, self.clock)
         except Exception:
             self._set_state(partition, PartitionState.FAILED)
             raise
+        finally:
+            self.writer.resume_cleaning(partition)
         self._install(partition, shard)
         self.stats[partition] = stats
         return stats
@@ -270,9 +269,10 @@ class CoordinatorRuntime(Generic[S]):
 
     # -- the background work ------------------------------------------------------------------
     async def run(self, *, load: bool = True, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Timers, reloads, compaction and interval flushes until cancelled; then every log is
-        closed cleanly. With load=False the partitions on disk stay LOADING until
-        `await runtime.load_all()` (tests use it to observe COORDINATOR_LOAD_IN_PROGRESS)."""
+        """Timers and reloads until cancelled; then the topic's logs are closed cleanly (the
+        LogManager compacts, checkpoints and flushes them meanwhile). With load=False the
+        partitions on disk stay LOADING until `await runtime.load_all()` (tests use it to
+        observe COORDINATOR_LOAD_IN_PROGRESS)."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -281,9 +281,6 @@ class CoordinatorRuntime(Generic[S]):
                         nursery.start_soon(self._reload, partition)
                 if load:
                     nursery.start_soon(self.load_all)
-                nursery.start_soon(self._clean_forever)
-                if self.writer.log_config.durability == "interval":
-                    nursery.start_soon(self.writer.flush_on_interval)
                 task_status.started()
                 await self._run_timers(nursery)
         finally:
@@ -330,11 +327,6 @@ class CoordinatorRuntime(Generic[S]):
             await self._await_durable(partition, ctx, offset)
         except CoordinatorUnavailable:
             pass  # the partition failed and reloads; the timer's effect is what the log says
-
-    async def _clean_forever(self) -> None:
-        while True:
-            await trio.sleep(self._cleaner_backoff_s)
-            await self.writer.clean_once(self._cleaner, list(self._shards))
 
 
 async def _wait_reply(reply: ParkedReply[R]) -> R:

@@ -33,6 +33,7 @@ from coordinator.runtime.partition_writer import PartitionWriter
 from coordinator.verify.compactor import compact_partition
 from storage.batch import Record
 from storage.log import Log, LogConfig
+from storage.log_manager import LogManager
 
 try:  # storage's own cleaner when it exists; our reference compactor otherwise
     from storage.cleaner import Cleaner
@@ -75,7 +76,7 @@ def _worker(args: tuple) -> tuple[int, str]:
     config = LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
                        durability="interval", retention_ms=-1, delete_retention_ms=retention)
     data = os.path.join(out, "after")
-    olog = PartitionWriter(OFFSETS_TOPIC, data, num_partitions, config, clock, encode_record)
+    olog = PartitionWriter(OFFSETS_TOPIC, LogManager(data, clock), num_partitions, config, clock, encode_record)
     mine = [g for g in (f"group-{i:06d}" for i in range(groups))
             if partition_for(g, num_partitions) in parts]
     topics = [f"topic-{i:03d}" for i in range(max(4, groups // 50))]
@@ -149,7 +150,7 @@ def _worker(args: tuple) -> tuple[int, str]:
             if os.path.isdir(d):
                 clean_partition(d, clock.now, retention, segment_bytes)
         clock.now += retention + DAY  # tombstones stamped above are now past their horizon
-        olog = PartitionWriter(OFFSETS_TOPIC, data, num_partitions, config, clock, encode_record)
+        olog = PartitionWriter(OFFSETS_TOPIC, LogManager(data, clock), num_partitions, config, clock, encode_record)
         phase(records)
         olog.close()
     return clock.now, ledger_path

@@ -44,8 +44,9 @@ async def _child(data_dir: str) -> None:
     from coordinator.groups.placement import partition_for
     from coordinator.groups.records import OffsetCommitRecord
     from coordinator.runtime.clock import SystemClock
+    from storage.log_manager import LogManager
 
-    runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock())
+    runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock(), LogManager(data_dir, SystemClock()))
     await runtime.load_all()
     writer = runtime.writer
     state = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
@@ -180,9 +181,10 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
     from coordinator.config import Config
     from coordinator.groups.lifecycle import group_runtime
     from coordinator.runtime.clock import SystemClock
+    from storage.log_manager import LogManager
 
     async def final() -> dict[str, dict[str, int]]:
-        runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock())
+        runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock(), LogManager(data_dir, SystemClock()))
         await runtime.load_all()
         out = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
                for shard in runtime.shards() for g, offs in shard.offsets.groups.items()}

@@ -3,6 +3,8 @@ v1/v5/v7/v8 after a restart (offset, metadata, leader epoch); DeleteGroups survi
 COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets loads, on every group API's encoding."""
 from __future__ import annotations
 
+from storage.log_manager import LogManager
+
 from functools import partial
 
 import trio
@@ -174,7 +176,8 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
     topics = TopicRegistry(tmp_path)
     topics.load()
     async with trio.open_nursery() as nursery:
-        runtime = group_runtime(config, TrioClock())
+        clock = TrioClock()
+        runtime = group_runtime(config, clock, LogManager(tmp_path, clock))
         await nursery.start(partial(runtime.run, load=False))  # loading held back
         topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True))
         node = BrokerNode(0, "127.0.0.1", 0)

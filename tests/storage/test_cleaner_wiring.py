@@ -32,20 +32,31 @@ async def test_data_path_cleans_compacted_topics_only(tmp_path):
     data.close()
 
 
-async def test_offsets_log_cleaner_cleans_consumer_offsets(tmp_path):
+async def test_the_log_manager_cleans_consumer_offsets(tmp_path):
     from coordinator.groups.placement import OFFSETS_TOPIC
     from coordinator.groups.records import encode_record
     from coordinator.runtime.clock import FakeClock
     from coordinator.runtime.partition_writer import PartitionWriter
-    from storage.cleaner import Cleaner
     from storage.log import LogConfig
-    writer = PartitionWriter(OFFSETS_TOPIC, tmp_path, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
-                             FakeClock(1_000_000), encode_record)
+    from storage.log_manager import LogManager
+
+    clock = FakeClock(1_000_000)
+    logs = LogManager(tmp_path, clock)
+    cleaned_events: list = []
+
+    class Observer:
+        def records(self, *args): ...
+        def durable_wait(self, seconds): ...
+        def cleaned(self, partition, stats):
+            cleaned_events.append(partition)
+
+    writer = PartitionWriter(OFFSETS_TOPIC, logs, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
+                             clock, encode_record, Observer())
     log = writer.reopen(1)
     fill(log)
     pre = records(log)
-    cleaned = await writer.clean_once(Cleaner(), [0, 1, 2])
-    assert cleaned == [1]
+    assert await logs.clean_pass() == [(OFFSETS_TOPIC, 1)]  # the data dir's manager cleans it too
+    assert cleaned_events == [1]  # ... and tells the writer's observer (the metrics)
     check_compacted(pre, records(log), log.active_segment.base_offset)
-    assert await writer.clean_once(Cleaner(), [0, 1, 2]) == []  # below the dirty ratio now
+    assert await logs.clean_pass() == []  # below the dirty ratio now
     writer.close()

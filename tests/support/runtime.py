@@ -28,6 +28,7 @@ from coordinator.runtime.clock import TimerClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.log import LogConfig
+from storage.log_manager import LogManager
 
 
 class RecordingWriter(PartitionWriter):
@@ -69,7 +70,8 @@ class GroupHarness:
                  durability: str = "interval", clock: TimerClock | None = None, **settings: Any) -> None:
         counter = itertools.count(1)
         self.clock = clock if clock is not None else TrioClock(epoch_ms=epoch_ms)
-        self.writer = RecordingWriter(OFFSETS_TOPIC, data_dir, num_partitions,
+        self.logs = LogManager(data_dir, self.clock)
+        self.writer = RecordingWriter(OFFSETS_TOPIC, self.logs, num_partitions,
                                       LogConfig(cleanup_policy="compact", durability=durability),
                                       self.clock, encode_record)
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(

@@ -16,6 +16,7 @@ from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone,
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
 from coordinator.runtime.clock import FakeClock
 from coordinator.runtime.partition_writer import PartitionWriter
+from storage.log_manager import LogManager
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -42,7 +43,7 @@ RECORDS = [
 @pytest.fixture
 def data_dir(tmp_path):
     """The records above, appended by the durable writer as one op, then closed cleanly."""
-    writer = PartitionWriter(OFFSETS_TOPIC, tmp_path, 50, offsets_log_config(Config({"data.dir": str(tmp_path)})),
+    writer = PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50, offsets_log_config(Config({"data.dir": str(tmp_path)})),
                              FakeClock(5_000), encode_record)
     writer.append(partition_for("g1"), RECORDS)
     writer.close()

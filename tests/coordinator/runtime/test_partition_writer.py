@@ -16,13 +16,15 @@ from coordinator.runtime.clock import FakeClock
 from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
 from storage import fsutil
 from storage.batch import iter_records
+from storage.log_manager import LogManager
 
 P, Q = 7, 8  # two partitions of the topic
 
 
 def make_writer(tmp_path, n=50, **overrides) -> PartitionWriter:
     config = Config({"data.dir": str(tmp_path), **overrides})
-    return PartitionWriter(OFFSETS_TOPIC, tmp_path, n, offsets_log_config(config), FakeClock(1_000),
+    clock = FakeClock(1_000)
+    return PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, clock), n, offsets_log_config(config), clock,
                            encode_record)
 
 

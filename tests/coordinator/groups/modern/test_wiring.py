@@ -22,6 +22,7 @@ from coordinator.groups.shard import GroupShard
 from coordinator.groups.topics_image import TopicsImage
 from coordinator.runtime.clock import FakeClock
 from coordinator.runtime.partition_writer import PartitionWriter
+from storage.log_manager import LogManager
 from tests.coordinator.groups.modern.support import FakeRegistry, tid
 
 T1 = tid(1)
@@ -72,8 +73,8 @@ def test_a_contradicting_record_raises_illegal_state():
 
 
 def test_dump_prints_consumer_records_as_kafkas_parser(tmp_path, capsys):
-    writer = PartitionWriter(OFFSETS_TOPIC, tmp_path, 50, offsets_log_config(Config({"data.dir": str(tmp_path)})),
-                             FakeClock(5_000), encode_record)
+    writer = PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50,
+                             offsets_log_config(Config({"data.dir": str(tmp_path)})), FakeClock(5_000), encode_record)
     writer.append(partition_for("g"), RECORDS + [r.ConsumerGroupMetadataTombstone("g")])
     writer.close()
     with pytest.raises(SystemExit):
