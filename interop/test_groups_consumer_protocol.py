@@ -306,7 +306,10 @@ def _server(data_dir: str, log: Any) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
     assert proc.stdout is not None
     line = proc.stdout.readline()  # "kgc: serving bootstrap=HOST:PORT with data in ..."
-    assert line.startswith("kgc: serving bootstrap="), f"server did not start: {line!r}"
+    if not line.startswith("kgc: serving bootstrap="):
+        proc.kill()  # never leave a server behind
+        proc.wait(30)
+        raise AssertionError(f"server did not start: {line!r}")
     return proc, line.split()[2].split("=", 1)[1]
 
 
