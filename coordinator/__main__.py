@@ -210,23 +210,23 @@ def _verify(argv: list[str]) -> int:
 def _require_spark() -> None:
     missing = [m for m in ("pyspark", "pyarrow") if importlib.util.find_spec(m) is None]
     if missing:
-        raise CommandError(f"kgc verify needs {' and '.join(missing)}: pip install "
+        raise CommandError(f"verify needs {' and '.join(missing)}: pip install "
                            f"'kafka-group-coordinator[verify]' (Spark also needs Java {JAVA_NEEDED}+; "
                            "--engine oracle checks the same rules without Spark)")
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     if not java or not os.path.exists(java):
-        raise CommandError(f"kgc verify runs Spark, which needs Java {JAVA_NEEDED} or newer: install it (Debian/"
+        raise CommandError(f"verify runs Spark, which needs Java {JAVA_NEEDED} or newer: install it (Debian/"
                            f"Ubuntu: apt install openjdk-{JAVA_NEEDED}-jre-headless) or set JAVA_HOME "
                            "(--engine oracle needs no Java)")
     try:
         shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CommandError(f"kgc verify cannot run {java} ({exc}): install Java {JAVA_NEEDED}+ or set JAVA_HOME") \
+        raise CommandError(f"verify cannot run {java} ({exc}): install Java {JAVA_NEEDED}+ or set JAVA_HOME") \
             from None
     found = re.search(r'version "(?:1\.)?(\d+)', shown)
     if found and int(found.group(1)) < JAVA_NEEDED:
-        raise CommandError(f"kgc verify runs Spark 4, which needs Java {JAVA_NEEDED} or newer; {java} is Java "
+        raise CommandError(f"verify runs Spark 4, which needs Java {JAVA_NEEDED} or newer; {java} is Java "
                            f"{found.group(1)}: install a newer one and point JAVA_HOME at it")
 
 

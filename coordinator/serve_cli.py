@@ -26,6 +26,8 @@ from coordinator.datadir import DataDirError
 from coordinator.observe.logs import get_logger, log_event, setup_logging
 from coordinator.server import serve
 
+LONG_STOP_PARTITIONS = 1000  # closing this many logs takes seconds: say so, and how to cut it short
+
 
 class ServeError(Exception):
     """A start-up failure with what to do (the CLI prints it on one line, exit 2)."""
@@ -65,6 +67,10 @@ async def _serve_until_signalled(config: Config, create_topics: dict[str, int], 
             async for signum in signals:
                 log_event(log, "server.shutdown", signal=signal.Signals(signum).name)
                 phase.stopping = True
+                partitions = sum(t.partitions for t in server.broker.topics.all())
+                if partitions >= LONG_STOP_PARTITIONS:
+                    print(f"kgc: stopping: closing {partitions} partition logs cleanly (Ctrl-C or SIGTERM again "
+                          "stops at once; the next start then recovers them)", file=sys.stderr, flush=True)
                 server.stop()
                 break
 
