@@ -82,9 +82,9 @@ def _terminate_as_interrupt(seen: list[int]) -> Iterator[None]:
     def forward(signum: int, frame: FrameType | None) -> None:
         seen.append(signum)
         handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):
-            handler(signal.SIGINT, frame)
-        raise KeyboardInterrupt
+        if not callable(handler):  # SIGINT ignored or default: stop here all the same
+            raise KeyboardInterrupt
+        handler(signal.SIGINT, frame)  # raises, or (trio, inside its own code) delivers at a checkpoint
 
     previous = signal.signal(signal.SIGTERM, forward)
     try:
