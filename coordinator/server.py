@@ -21,6 +21,7 @@ from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
+from coordinator.datadir import prepare_data_dir
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
@@ -94,8 +95,7 @@ async def serve(
     ports: list[int] | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    data_dir = config.data_path
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
     clock = TrioClock()
     topics = TopicRegistry(data_dir)
     topics.load()
