@@ -5,30 +5,34 @@ refuses, with a `DataDirError` saying what to do, a path that is a file, a direc
 create or write, a non-empty directory without kgc's meta file (unless `data.dir.adopt`), a meta
 file of another cluster or node (Kafka's MetaPropertiesEnsemble.verify), more user-topic
 partitions than `max.partitions`, and more than the open-file limit allows (raising the soft
-limit first). The meta file is `kgc.meta.properties` in Kafka's meta.properties v1 format
-(version, cluster.id, node.id, directory.id): its own name, so a Kafka broker's log dir (whose
-`meta.properties` says so) is never mistaken for ours.
+limit first). `data_dir_lock` holds `.lock` while a server runs. The meta file is
+`kgc.meta.properties` in Kafka's meta.properties v1 format (version, cluster.id, node.id,
+directory.id): its own name, so a Kafka broker's log dir (whose `meta.properties` says so) is
+never mistaken for ours.
 """
 from __future__ import annotations
 
 import base64
 import errno
+import fcntl
 import logging
 import os
 import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from coordinator.observe.logs import get_logger, log_event
 
 META_FILE = "kgc.meta.properties"
+LOCK_FILE = ".lock"  # Kafka's name: one process per log dir
 KAFKA_META_FILE = "meta.properties"
 META_VERSION = 1  # Kafka's MetaPropertiesVersion.V1 (KRaft: node.id, cluster.id, directory.id)
-_IGNORED = frozenset({"lost+found"})  # a fresh file system's root is still empty
+_IGNORED = frozenset({"lost+found", LOCK_FILE})  # a fresh file system's root, our own lock
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _INTERNAL = "__"  # __consumer_offsets-N: not counted against max.partitions
 FILES_PER_PARTITION = 3  # an open segment holds .log, .index and .timeindex
@@ -81,6 +85,32 @@ def check_partition_cap(config: Any, total: int, creating: str) -> None:
 
 
 # -- the directory -------------------------------------------------------------------------------
+@contextmanager
+def data_dir_lock(data_dir: str | Path) -> Iterator[Path]:
+    """Hold the data dir's `.lock` (flock, as Kafka's LogManager locks each log dir) while the
+    block runs: a second server on the same dir, in this process or another, is refused instead of
+    writing the same logs. The kernel drops the lock when the process dies, kill -9 included."""
+    path = Path(data_dir)
+    _ensure_directory(path)
+    lock = path / LOCK_FILE
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise DataDirError(f"cannot open {lock}: {_why(exc)}: choose a directory you can write (--data-dir)") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise DataDirError(f"data dir {path} is in use by another kgc (pid {holder}): stop it, or choose "
+                               "another --data-dir") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _ensure_directory(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise DataDirError(f"data dir {path} is a file, not a directory: name a directory "

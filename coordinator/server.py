@@ -21,7 +21,7 @@ from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
-from coordinator.datadir import prepare_data_dir
+from coordinator.datadir import data_dir_lock, prepare_data_dir
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
@@ -95,6 +95,12 @@ async def serve(
     ports: list[int] | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
+        await _serve_locked(config, create_topics, ports, task_status)
+
+
+async def _serve_locked(config: Config, create_topics: dict[str, int] | None, ports: list[int] | None,
+                        task_status: trio.TaskStatus[Server]) -> None:
     data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
     clock = TrioClock()
     topics = TopicRegistry(data_dir)

@@ -151,3 +151,14 @@ def test_progress_counts_the_partitions_created_so_far(tmp_path):
         (tmp_path / f"big-{i}" / "partition.metadata").write_text("version: 0\n")
     (tmp_path / "big-4").mkdir()  # its metadata not yet written: not finished
     assert progress._created("big", 10) == 4
+
+
+def test_the_lock_refuses_a_second_server_on_the_same_dir_until_the_first_lets_go(tmp_path):
+    with datadir.data_dir_lock(tmp_path / "d") as path:
+        assert (path / datadir.LOCK_FILE).read_text() == f"{os.getpid()}\n"
+        with pytest.raises(DataDirError, match=rf"in use by another kgc \(pid {os.getpid()}\)"):
+            with datadir.data_dir_lock(tmp_path / "d"):
+                pass
+        prepare_data_dir(config(path))  # the lock file alone does not make the dir foreign
+    with datadir.data_dir_lock(tmp_path / "d"):
+        pass
