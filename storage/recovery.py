@@ -22,7 +22,8 @@ from .batch.scan import FrameProblem, Frames
 from .segment import LogSegment
 from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
-__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
+__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments",
+           "scan_segment", "ScanProblem",
            "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
            "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
 
@@ -55,6 +56,7 @@ class LoadResult:
     truncated_bytes: int = 0
     rescanned_bytes: int = 0  # bytes checked batch by batch (after the recovery point)
     marker_removed: bool = False  # the clean-shutdown marker was unlinked, not yet fsynced
+    rescanned_from: int | None = None  # base of the first segment recovery rescanned (unclean)
     rebuilt_indexes: list[str] = field(default_factory=list)
 
 
@@ -248,6 +250,8 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
         next_base = None if is_last else segments[i + 1].base_offset
         needs_recovery = not result.clean_shutdown and (next_base is None or next_base > result.recovery_point)
         reason = None if needs_recovery else _index_problem(seg)
+        if needs_recovery and result.rescanned_from is None:
+            result.rescanned_from = seg.base_offset
         if needs_recovery or reason:
             if reason:
                 log.warning("rebuilding indexes of %s: %s", seg.log_path, reason)
