@@ -110,7 +110,7 @@ async def serve(
     data = DataPath(config, topics, clock, logs)
     data.open_all()  # recovers every user-topic log
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
-    runtime = group_runtime(config, timer_clock, logs, observer=tap)  # __consumer_offsets, loaded in run()
+    runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
