@@ -2,7 +2,11 @@
 which closes the connection, as Kafka 4 does: KAFKA-18659).
 
 v3: record batch v2 only; transactional id (transactional batches need it, else the request is
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED as KafkaApis answers). v5+: log_start_offset.
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED as KafkaApis answers). A producer's first transactional
+batch on a partition is checked with the transaction coordinator (KIP-890 part 1,
+transaction.partition.verification.enable): not added -> INVALID_TXN_STATE, a stale epoch ->
+INVALID_PRODUCER_EPOCH, the coordinator busy -> NOT_ENOUGH_REPLICAS (retriable without a metadata
+refresh, as ReplicaManager answers). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
 v10: NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint (KIP-951).
 A broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER for it (handlers/leadership.py).
@@ -18,6 +22,7 @@ from coordinator.broker.partition import AppendResult, Partition
 from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import CloseConnection, RequestContext
 from coordinator.observe.reasons import explain
+from coordinator.txn.ops import AddPartitionsParams
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     LeaderIdAndEpoch,
@@ -55,6 +60,8 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
             elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
                 result = AppendResult(error, -1, -1)
+            elif (error := _unverified(ctx, request.transactional_id, topic.name, part, pdata.records)):
+                result = AppendResult(error, -1, -1, "the partition was not added to the transaction")
             else:
                 result, wait_for = part.append_now(pdata.records, data.max_message_bytes(part))
                 if wait_for >= 0:
@@ -77,6 +84,35 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
     if ctx.api_version >= 10:
         _name_current_leaders(ctx, response)
     return response
+
+
+# How a failed transaction verification reaches a producer (ReplicaManager.appendRecords and
+# AddPartitionsToTxnManager for Produce <= v10).
+_VERIFY_ERRORS = {
+    ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
+    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
+    ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.NOT_ENOUGH_REPLICAS,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: ErrorCode.NOT_ENOUGH_REPLICAS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: ErrorCode.NOT_ENOUGH_REPLICAS,
+    ErrorCode.NOT_COORDINATOR: ErrorCode.NOT_ENOUGH_REPLICAS,
+}
+
+
+def _unverified(ctx: RequestContext, transactional_id: str | None, topic: str, part: Partition,
+                records: bytes | None) -> int:
+    """UnifiedLog.maybeStartTransactionVerification: a transactional batch of a producer with no
+    open transaction here must belong to a transaction that has this partition."""
+    service = ctx.broker.txn
+    if transactional_id is None or service is None or not records or len(records) < HEADER_SIZE \
+            or not ctx.broker.config.transaction_partition_verification_enable:
+        return ErrorCode.NONE
+    header = decode_header(records)
+    if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
+        return ErrorCode.NONE
+    tp = (topic, part.index)
+    error = service.verify(AddPartitionsParams(transactional_id, header.producer_id, header.producer_epoch, (tp,)),
+                           here_only=False)[tp]
+    return _VERIFY_ERRORS.get(ErrorCode(error), error)
 
 
 def _has_transactional_batch(request: ProduceRequest) -> bool:
