@@ -15,7 +15,6 @@ from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
-    AddPartitionsToTxnTransaction,
 )
 from protocol.messages.describe_transactions import DescribeTransactionsRequest
 from protocol.messages.end_txn import EndTxnRequest

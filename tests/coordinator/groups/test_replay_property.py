@@ -24,13 +24,13 @@ from coordinator.groups.offset_requests import CommitPartition, OffsetCommitPara
 from coordinator.groups.requests import DeleteGroupsParams, LeaveGroupParams, SyncGroupParams
 from coordinator.groups.shard import GroupShard
 from coordinator.groups.state import GroupState
-from protocol.errors import ErrorCode
 from coordinator.groups.txn_offset_commit import (
     MarkerParams,
     TxnOffsetCommitParams,
     commit_transactional_offsets,
     write_txn_marker,
 )
+from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext, replay_journal
 
 GROUPS = ("g1", "g2")

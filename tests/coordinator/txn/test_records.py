@@ -6,6 +6,7 @@ import struct
 import pytest
 
 from coordinator.txn.placement import partition_for
+from coordinator.txn.record_json import decode as decode_json
 from coordinator.txn.records import (
     TransactionRecord,
     TransactionTombstone,
@@ -14,7 +15,6 @@ from coordinator.txn.records import (
     decode_record,
     encode_record,
 )
-from coordinator.txn.record_json import decode as decode_json
 from coordinator.txn.state import VALID_PREVIOUS, IllegalTransition, TransactionState, check_transition
 
 S = TransactionState
