@@ -148,7 +148,7 @@ async def serve(
         from coordinator.control.plane import ServerControl
         control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
                                 group_runtime=runtime, runtimes=[runtime, txn], rules=parts.rules, log=parts.log,
-                                limits=versions, clock=timer_clock)
+                                transitions=parts.transitions, limits=versions, clock=timer_clock)
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for

@@ -30,6 +30,7 @@ from coordinator.control.plane_api import (
     to_jsonable,
 )
 from coordinator.control.tracking import RequestLog, RequestsPage
+from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.placement import partition_for
@@ -44,7 +45,7 @@ class ServerControl:
     def __init__(self, *, cluster: Cluster, controller: Controller, topics: TopicRegistry,
                  services: dict[int, GroupService], group_runtime: CoordinatorRuntime[GroupShard],
                  runtimes: Sequence[CoordinatorRuntime[Any]], rules: FaultRules, log: RequestLog,
-                 limits: VersionLimits, clock: TimerClock) -> None:
+                 transitions: TransitionLog, limits: VersionLimits, clock: TimerClock) -> None:
         self._cluster = cluster
         self._controller = controller
         self._topics = topics
@@ -53,6 +54,7 @@ class ServerControl:
         self._runtimes = list(runtimes)
         self.rules = rules
         self.log = log
+        self._transitions = transitions
         self.limits = limits
         self._clock = clock
 
@@ -200,6 +202,9 @@ class ServerControl:
 
     def clear_requests(self) -> None:
         self.log.clear()
+
+    def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
+        return self._transitions.page(since, group, limit)
 
     def snapshot(self) -> dict[str, Any]:
         groups, offsets = [], {}
