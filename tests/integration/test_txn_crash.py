@@ -205,7 +205,7 @@ def test_exactly_once_through_sigkill(tmp_path):
             # 1-3 commits (each commit line comes right after a commit, with the next in flight).
             moment = rng.randint(-1, 3)
             if moment >= 0:
-                child.wait_for(lambda lines: "ready" in lines and lines.count("committed") >= moment, timeout=20)
+                child.wait_for(lambda lines, n=moment: "ready" in lines and lines.count("committed") >= n, timeout=20)
             server.send_signal(signal.SIGKILL)
             child.proc.send_signal(signal.SIGKILL)
             server.wait(10)
