@@ -32,6 +32,7 @@ from .batch import iter_records as _batch_records
 from .durability import GroupCommitter
 from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
 from .log_txn import LogTransactions
+from .producer_snapshot import write_snapshot_bytes
 from .producer_state import ProducerStateManager
 from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
 from .retention import segments_past_retention
@@ -82,7 +83,7 @@ class Log:
             seg.created_ms = clock.time_ms()
         try:
             txns = LogTransactions.load(directory, result.segments, clean=result.clean_shutdown,
-                                        rescanned_from=result.rescanned_from)
+                                        recovery_point=result.recovery_point)
         except BaseException:
             for seg in result.segments:
                 seg.close_unclean()
@@ -301,12 +302,15 @@ class Log:
             return
         seg = self._segments[-1]  # the thread syncs its own descriptors: a roll may close these
         fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd, seg.txn_index.fd) if fd >= 0]
+        snapshot = self.txns.encode()  # the producer state at `target`, so a crash replays from here
         try:
-            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target)
+            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target,
+                                          (self.directory, snapshot))
         except OSError as exc:
             self._fail(exc)
             raise
         self._committer.advance(target)
+        self.txns.prune()
 
     @property
     def recovery_point(self) -> int:
@@ -435,6 +439,12 @@ class Log:
             self._failure = exc
 
 
-def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int) -> None:
+def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int,
+                     snapshot: tuple[str, bytes] | None = None) -> None:
     fsutil.fsync_and_close(fds)
     point.record(offset)
+    if snapshot is not None:
+        try:
+            write_snapshot_bytes(snapshot[0], offset, snapshot[1])
+        except OSError:  # a cache: without it a crash replays more of the log
+            pass

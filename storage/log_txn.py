@@ -4,11 +4,12 @@ takeSnapshot on roll and close, collectAbortedTransactions).
 
 Invariants: after `load`, the state describes the log up to its end; every ABORT marker that
 closes an open transaction has its entry in the `.txnindex` of the segment holding the marker.
-Open: the newest usable snapshot at or below where recovery started (or at the log end after a
-clean stop) is read and the batch headers after it are replayed (control batches decoded);
-the `.txnindex` of every segment recovery rescanned is rewritten from that replay, because an
-index entry is not made durable with its marker. Snapshots are only a cache: without one the
-whole log is replayed.
+Open: the newest usable snapshot at or below the recovery point after a crash (written at rolls,
+checkpoints and closes; the log end after a clean stop) is read and the batch headers after it
+are replayed (control batches decoded); after a crash the `.txnindex` of what was replayed is
+rewritten from that replay (entries below the snapshot were fsynced with the recovery point),
+because an index entry is not made durable with its marker. Snapshots are only a cache: without
+one the whole log is replayed.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .batch.scan import Frames
 from .producer_snapshot import (
     CorruptSnapshotError,
     delete_snapshot,
+    encode_snapshot,
     delete_snapshots,
     list_snapshots,
     read_snapshot,
@@ -51,15 +53,16 @@ class LogTransactions:
     def __init__(self, directory: str, state: ProducerStateManager) -> None:
         self.directory = directory
         self.state = state
+        self.replayed_from: int | None = None  # where the open replayed from (None: a snapshot sufficed)
 
     # -- opening --------------------------------------------------------------------------------
     @classmethod
     def load(cls, directory: str, segments: Sequence[LogSegment], *, clean: bool,
-             rescanned_from: int | None) -> LogTransactions:
+             recovery_point: int | None) -> LogTransactions:
         log_start, log_end = segments[0].base_offset, segments[-1].next_offset
         delete_snapshots(directory, above=log_end, below=log_start)  # stale after a truncation
         state, start = None, log_start
-        limit = log_end if rescanned_from is None else rescanned_from
+        limit = log_end if clean or recovery_point is None else min(recovery_point, log_end)
         for offset in reversed(list_snapshots(directory)):
             if offset > limit:
                 continue
@@ -77,19 +80,20 @@ class LogTransactions:
             state = ProducerStateManager(log_start)
         txns = cls(directory, state)
         if not clean or start < log_end:
-            txns._replay(segments, start, rebuild_from=rescanned_from)
+            txns.replayed_from = start
+            txns._replay(segments, start, rebuild=not clean)
         return txns
 
-    def _replay(self, segments: Sequence[LogSegment], start: int, *, rebuild_from: int | None) -> None:
-        """Apply every batch at or after `start`; rewrite the txn index of each segment at or
-        after `rebuild_from` from what the markers say."""
+    def _replay(self, segments: Sequence[LogSegment], start: int, *, rebuild: bool) -> None:
+        """Apply every batch at or after `start`; with `rebuild`, rewrite the txn index of each
+        segment replayed from what the markers say (keeping its entries below `start`)."""
         state = self.state
         for seg in segments:
             if seg.next_offset <= start:
                 continue
-            rebuild = rebuild_from is not None and seg.base_offset >= rebuild_from
-            aborted: list[AbortedTxn] = []
-            for _, buf, off, fields in Frames(seg.fd, 0, seg.size):
+            aborted = [t for t in seg.txn_index.entries if t.last_offset < start]
+            position = 0 if seg.base_offset >= start else (seg.find_position(start) or 0)
+            for _, buf, off, fields in Frames(seg.fd, position, seg.size):
                 h = BatchHeader._make(fields)
                 if h.base_offset < start:
                     continue
@@ -125,6 +129,13 @@ class LogTransactions:
                     delete_snapshot(self.directory, old)
         except OSError as exc:
             log.warning("%s: writing the producer snapshot at %d failed: %r", self.directory, offset, exc)
+
+    def encode(self) -> bytes:
+        return encode_snapshot(self.state)
+
+    def prune(self, keep: int = 3) -> None:
+        for old in list_snapshots(self.directory)[:-keep]:
+            delete_snapshot(self.directory, old)
 
     def on_log_start(self, log_start: int) -> None:
         """Retention moved the log start: forget producers whose data is gone, and old snapshots."""

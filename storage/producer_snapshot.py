@@ -21,7 +21,7 @@ from . import fsutil
 from .producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager
 
 __all__ = ["CorruptSnapshotError", "SNAPSHOT_SUFFIX", "snapshot_path", "list_snapshots", "encode_snapshot",
-           "write_snapshot", "read_snapshot", "delete_snapshots", "delete_snapshot"]
+           "write_snapshot", "write_snapshot_bytes", "read_snapshot", "delete_snapshots", "delete_snapshot"]
 
 SNAPSHOT_SUFFIX = ".snapshot"
 _NAME = re.compile(r"^(\d{20})\.snapshot$")
@@ -60,8 +60,12 @@ def encode_snapshot(state: ProducerStateManager) -> bytes:
 def write_snapshot(directory: str, offset: int, state: ProducerStateManager, *, sync: bool = True) -> str:
     """Write the snapshot for `offset` (tmp file + rename, so a reader never sees half of it;
     with sync=False the data is not fsynced: a crash may leave a file the CRC rejects)."""
+    return write_snapshot_bytes(directory, offset, encode_snapshot(state), sync=sync)
+
+
+def write_snapshot_bytes(directory: str, offset: int, data: bytes, *, sync: bool = False) -> str:
+    """`write_snapshot` of an already encoded state (Log.checkpoint encodes on its thread)."""
     path = snapshot_path(directory, offset)
-    data = encode_snapshot(state)
     if sync:
         fsutil.atomic_write(path, data)
     else:

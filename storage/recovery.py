@@ -56,7 +56,6 @@ class LoadResult:
     truncated_bytes: int = 0
     rescanned_bytes: int = 0  # bytes checked batch by batch (after the recovery point)
     marker_removed: bool = False  # the clean-shutdown marker was unlinked, not yet fsynced
-    rescanned_from: int | None = None  # base of the first segment recovery rescanned (unclean)
     rebuilt_indexes: list[str] = field(default_factory=list)
 
 
@@ -250,8 +249,6 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
         next_base = None if is_last else segments[i + 1].base_offset
         needs_recovery = not result.clean_shutdown and (next_base is None or next_base > result.recovery_point)
         reason = None if needs_recovery else _index_problem(seg)
-        if needs_recovery and result.rescanned_from is None:
-            result.rescanned_from = seg.base_offset
         if needs_recovery or reason:
             if reason:
                 log.warning("rebuilding indexes of %s: %s", seg.log_path, reason)

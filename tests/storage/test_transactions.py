@@ -174,3 +174,20 @@ def test_check_refuses_an_index_entry_without_its_marker(tmp_path):
         f.write(AbortedTxn(PID, 0, 1, 2).pack())
     [problem] = check(tmp_path / "t-0")
     assert problem.file == path and "no ABORT marker" in problem.reason
+
+
+async def test_a_crash_replays_producer_state_from_the_last_checkpoint_only(tmp_path):
+    log = open_log(tmp_path / "t-0")
+    log.append_batch(txn_batch(b"a"))  # an open transaction before the checkpoint
+    log.append_records([Record(key=b"k", value=b"v")])
+    await log.checkpoint()  # fsync + recovery point + the producer snapshot at 2
+    log.append_records([Record(key=b"k", value=b"w")])
+    log.append_batch(marker(False))  # its abort, after the checkpoint
+    log.abandon()
+    reopened = open_log(tmp_path / "t-0")
+    assert reopened.txns.replayed_from == 2  # not 0: the checkpoint's snapshot covered the rest
+    assert reopened.first_unstable_offset() == 0  # (the abort is not yet below a high watermark)
+    assert reopened.collect_aborted(0, 5) == [AbortedTxn(PID, 0, 3, 4)]
+    reopened.close()
+    again = open_log(tmp_path / "t-0")
+    assert again.txns.replayed_from is None  # a clean stop: the snapshot at the log end is enough
