@@ -23,8 +23,8 @@ from .batch.scan import Frames
 from .producer_snapshot import (
     CorruptSnapshotError,
     delete_snapshot,
-    encode_snapshot,
     delete_snapshots,
+    encode_snapshot,
     list_snapshots,
     read_snapshot,
     snapshot_path,
