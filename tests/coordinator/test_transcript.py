@@ -34,7 +34,8 @@ def join_request(member_id: str = "") -> JoinGroupRequest:
 
 
 def assignment(*partitions: int) -> bytes:
-    return encode_assignment(ConsumerProtocolAssignment(assigned_partitions=[TopicPartition("orders", list(partitions))]))
+    return encode_assignment(ConsumerProtocolAssignment(
+        assigned_partitions=[TopicPartition("orders", list(partitions))]))
 
 
 async def join(client: RawClient, member_id: str = ""):

@@ -131,5 +131,6 @@ async def test_topics_survive_a_restart(tmp_path):
         assert (kept.partitions, kept.topic_id) == (5, first_id)
         client = await RawClient.connect(second.host, second.port)
         response = await client.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
-        assert [(t.name, len(t.partitions), t.topic_id) for t in response.topics if not t.is_internal] == [("kept", 5, first_id)]
+        assert [(t.name, len(t.partitions), t.topic_id) for t in response.topics if not t.is_internal] == [
+            ("kept", 5, first_id)]
         await client.aclose()
