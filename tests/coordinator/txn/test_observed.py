@@ -2,11 +2,13 @@
 cause, the transactions in snapshot(), and the manual clock stepping the transaction timers."""
 from __future__ import annotations
 
+import io
 import json
 
 import trio
 
 from coordinator.embed.embedded import open_server
+from coordinator.tools.transcript_render import render
 from protocol.api import ApiKey
 from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnTopic
 from protocol.messages.end_txn import EndTxnRequest
@@ -39,6 +41,10 @@ async def test_the_transcript_names_each_transaction_change_and_its_cause(tmp_pa
     assert changes[0][2].startswith("InitProducerId from client")
     assert changes[1][2].startswith("AddPartitionsToTxn from client")
     assert changes[3][2] == "every COMMIT marker of 'tx-seen' is durable"
+    out = io.StringIO()
+    assert render(path.read_text().splitlines(keepends=True), None, out) == 0  # `kgc transcript t.jsonl`
+    assert "[txn tx-seen] == Ongoing -> PrepareCommit (producer 0 epoch 0)  because EndTxn from client" \
+        in out.getvalue()
 
 
 def _events(path) -> list[dict]:
