@@ -146,3 +146,25 @@ async def _until(get, ok):
         if ok(value):
             return value
         await trio.sleep(0.01)
+
+
+async def test_a_transaction_survives_its_coordinator_broker_going_down(tmp_path):
+    async with open_server(tmp_path / "data", topics={"orders": 1}, brokers=3) as server:
+        with trio.fail_after(DEADLINE):
+            partition = partition_for("tx-down")
+            leader = server.cluster.leader(TRANSACTION_STATE_TOPIC, partition)
+            first = await RawClient.connect(server.brokers[leader].advertised_host,
+                                            server.brokers[leader].advertised_port)
+            pid = (await init(first, "tx-down")).producer_id
+            assert await add(first, "tx-down", pid, 0) == [0]
+            await first.aclose()
+            await server.controller.broker_down(leader)  # its partitions elect new leaders
+            successor = server.cluster.leader(TRANSACTION_STATE_TOPIC, partition)
+            assert successor not in (leader, -1)
+            client = await RawClient.connect(server.brokers[successor].advertised_host,
+                                             server.brokers[successor].advertised_port)
+            found = await client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="tx-down", key_type=1))
+            assert (found.error_code, found.node_id) == (0, successor)
+            await server.txn_runtime.settled(partition)
+            assert await end(client, "tx-down", pid, 0, False) == 0  # the open transaction came along
+            await client.aclose()
