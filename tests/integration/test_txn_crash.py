@@ -72,13 +72,12 @@ def pipeline(bootstrap: str, drain: bool) -> None:
 
 
 def _drained(consumer) -> bool:
+    """Every input partition's committed offset is its end (a partition with nothing left to
+    read has no position yet: its committed offset says where it stands)."""
     from confluent_kafka import TopicPartition
 
-    assignment = consumer.assignment()
-    if len(assignment) < PARTITIONS:
-        return False
-    positions = consumer.position(assignment)
-    for tp in positions:
+    partitions = [TopicPartition("in", p) for p in range(PARTITIONS)]
+    for tp in consumer.committed(partitions, 10):
         _, high = consumer.get_watermark_offsets(TopicPartition("in", tp.partition), timeout=5)
         if tp.offset < high:
             return False
@@ -194,39 +193,50 @@ def test_exactly_once_through_sigkill(tmp_path):
 
     data_dir, rng = str(tmp_path / "data"), random.Random(4711)
     inputs: list[str] = []
-    with open(tmp_path / "server.log", "a") as log:
-        for cycle in range(CYCLES):
+    started: list[subprocess.Popen[str]] = []  # every process this test started: none outlives it
+    try:
+        with open(tmp_path / "server.log", "a") as log:
+            for cycle in range(CYCLES):
+                server, bootstrap = start_server(data_dir, log)
+                started.append(server)
+                values = [f"in-{cycle}-{i}" for i in range(PER_CYCLE)]
+                produce_inputs(bootstrap, values)
+                inputs += values
+                child = start_pipeline(bootstrap, log)
+                started.append(child.proc)
+                # The kill lands at a random point: as the pipeline starts, once it is ready, or
+                # after 1-3 commits (each commit line comes right after a commit, the next in flight).
+                moment = rng.randint(-1, 3)
+                if moment >= 0:
+                    child.wait_for(lambda lines, n=moment: "ready" in lines and lines.count("committed") >= n,
+                                   timeout=20)
+                server.send_signal(signal.SIGKILL)
+                child.proc.send_signal(signal.SIGKILL)
+                server.wait(10)
+                child.proc.wait(10)
+                problems = check(data_dir)  # what `kgc check DATA_DIR` runs
+                assert problems == [], f"cycle {cycle}: {problems[:3]}"
             server, bootstrap = start_server(data_dir, log)
-            values = [f"in-{cycle}-{i}" for i in range(PER_CYCLE)]
-            produce_inputs(bootstrap, values)
-            inputs += values
-            child = start_pipeline(bootstrap, log)
-            # The kill lands at a random point: as the pipeline starts, once it is ready, or after
-            # 1-3 commits (each commit line comes right after a commit, with the next in flight).
-            moment = rng.randint(-1, 3)
-            if moment >= 0:
-                child.wait_for(lambda lines, n=moment: "ready" in lines and lines.count("committed") >= n, timeout=20)
-            server.send_signal(signal.SIGKILL)
-            child.proc.send_signal(signal.SIGKILL)
-            server.wait(10)
-            child.proc.wait(10)
-            problems = check(data_dir)  # what `kgc check DATA_DIR` runs
-            assert problems == [], f"cycle {cycle}: {problems[:3]}"
-        server, bootstrap = start_server(data_dir, log)
-        drainer = start_pipeline(bootstrap, log, drain=True)
-        assert drainer.wait_for(lambda lines: "drained" in lines, timeout=60), drainer.lines[-5:]
-        drainer.proc.wait(10)
-        server.send_signal(signal.SIGTERM)
-        server.wait(30)
-        assert check(data_dir) == []
-        server, bootstrap = start_server(data_dir, log)
-        try:
+            started.append(server)
+            drainer = start_pipeline(bootstrap, log, drain=True)
+            started.append(drainer.proc)
+            assert drainer.wait_for(lambda lines: "drained" in lines, timeout=60), drainer.lines[-5:]
+            drainer.proc.wait(10)
+            server.send_signal(signal.SIGTERM)
+            server.wait(30)
+            assert check(data_dir) == []
+            server, bootstrap = start_server(data_dir, log)
+            started.append(server)
             committed = read_out(bootstrap, "read_committed")
             everything = read_out(bootstrap, "read_uncommitted")
             offsets = committed_offsets(bootstrap)
-        finally:
             server.send_signal(signal.SIGTERM)
             server.wait(30)
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
     assert sorted(committed) == sorted(f"T-{v}" for v in inputs)  # every input exactly once
     aborted = [v for v in everything if v.startswith("X-")]
     assert aborted and not [v for v in committed if v.startswith("X-")]
