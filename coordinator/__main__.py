@@ -4,7 +4,8 @@
               [--create-topic NAME:PARTITIONS]... [--config server.properties] [--set name=value]...
               [--transcript FILE] [--metrics-port P] [--control-port P] [--log-level LEVEL]
     kgc settings                                   (every setting with its default)
-    kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
+    kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder | --transaction-log-decoder]
+                                                   (segment, index, .txnindex, .snapshot, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
     kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT.html]
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--index", action="store_true", help="also print (and check) the index files")
     dump.add_argument("--offsets-decoder", action="store_true",
                       help="decode __consumer_offsets records as DumpLogSegments --offsets-decoder does")
+    dump.add_argument("--transaction-log-decoder", action="store_true",
+                      help="decode __transaction_state records as DumpLogSegments --transaction-log-decoder does")
 
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
@@ -132,6 +135,9 @@ def _inspect(args: argparse.Namespace) -> int:
         if args.offsets_decoder:
             from coordinator.groups.record_json import decode
             decoder = decode
+        elif args.transaction_log_decoder:
+            from coordinator.txn.record_json import decode as decode_txn
+            decoder = decode_txn
         dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         return 0
     problems = check(args.path)

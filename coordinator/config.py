@@ -101,6 +101,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("offsets.retention.minutes", int, 10080, "how long committed offsets are kept"),
     Setting("offsets.retention.check.interval.ms", int, 600000, "how often expired offsets are removed"),
     Setting("offset.metadata.max.bytes", int, 4096, "largest metadata string on a committed offset"),
+    # Transactions (TransactionLogConfig, TransactionStateManagerConfig).
+    Setting("transaction.state.log.num.partitions", int, 50, "partitions of __transaction_state"),
+    Setting("transaction.state.log.replication.factor", int, 3,
+            "replicas of __transaction_state (capped at the brokers)"),
+    Setting("transaction.state.log.segment.bytes", int, 104857600, "segment size of __transaction_state"),
+    Setting("transaction.max.timeout.ms", int, 900000, "largest transaction.timeout.ms a producer may ask"),
+    Setting("transactional.id.expiration.ms", int, 604800000,
+            "an idle transactional id (no open transaction) is forgotten after this long"),
+    Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", int, 10000,
+            "how often transactions past their timeout are aborted"),
+    Setting("transaction.remove.expired.transaction.cleanup.interval.ms", int, 3600000,
+            "how often expired transactional ids are removed"),
+    Setting("transaction.partition.verification.enable", _bool, True,
+            "check with the transaction coordinator that a partition is in the transaction before its "
+            "first transactional batch is appended (KIP-890 part 1)"),
     # Topics (the small data path).
     Setting("auto.create.topics.enable", _bool, True, "create unknown topics on Metadata requests"),
     Setting("num.partitions", int, 1, "partitions of an auto-created topic"),

@@ -2,7 +2,8 @@
 
 `serve(config)` is the whole life of a cluster of `cluster.brokers` brokers inside one trio task:
 prepare the data dir, build the topic registry, the data path, the __consumer_offsets writer and
-runtime, the cluster (brokers, leaders, epochs) and its controller, one `BrokerContext` and one
+runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (its markers go
+to the data path and to the group runtime) and the controller, one `BrokerContext` and one
 listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
 `task_status.started` hands back the running `Server` once every broker listens, which is how
 the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
@@ -27,12 +28,18 @@ from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
+from coordinator.groups.txn_offset_commit import OffsetsTxnMarkers
 from coordinator.handlers.request_context import BrokerContext
 from coordinator.net.listener import BrokerListener
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
+from coordinator.txn.markers import MarkerChannel
+from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
+from coordinator.txn.service import TxnService
+from coordinator.txn.shard import TxnShard
 from storage.cleaner import CleanerConfig
 from storage.log_manager import LogManager, LogManagerConfig
 
@@ -52,6 +59,7 @@ class Server:
     metrics_port: int | None = None
     control_url: str | None = None
     cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
 
     @property
     def broker(self) -> BrokerContext:
@@ -119,35 +127,46 @@ async def _serve_locked(config: Config, create_topics: dict[str, int] | None, po
     runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
+    topics.register_internal(Topic(TRANSACTION_STATE_TOPIC, config.transaction_state_log_num_partitions,
+                                   TXN_TOPIC_ID, internal=True, replication_factor=min(
+                                       config.transaction_state_log_replication_factor, len(nodes))))
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
+    txn = txn_runtime(config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)),
+                      leaders=cluster)  # __transaction_state, loaded in run()
     services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
+    txn_services = {node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms)
+                    for node in nodes}
     versions = VersionLimits()
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
         parts = control_parts(config, clock, services, topics, tap)
     brokers = [BrokerContext(config=config, topics=topics, data=data, cluster=cluster, groups=services[node.node_id],
-                             tap=tap, node=node, versions=versions, control=parts.hook if parts else None)
+                             tap=tap, node=node, versions=versions, control=parts.hook if parts else None,
+                             txn=txn_services[node.node_id])
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
     listeners = {b.node_id: BrokerListener(b, config.host, limiter) for b in brokers}
-    controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
+    controller = Controller(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners),
+                            observer=tap)
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl
         control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
-                                group_runtime=runtime, runtimes=[runtime], rules=parts.rules, log=parts.log,
+                                group_runtime=runtime, runtimes=[runtime, txn], rules=parts.rules, log=parts.log,
                                 transitions=parts.transitions, limits=versions, clock=timer_clock)
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for
         metrics_server = MetricsServer(tap.metrics, runtime, config.host, config.metrics_port)
-    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None)
+    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None,
+                    txn_runtime=txn)
     try:
         with server.cancel_scope:
             async with trio.open_nursery() as nursery:
                 await nursery.start(logs.run)  # checkpoints, flushers, cleaner, retention; closes every log
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
+                await nursery.start(txn.run)  # loads __transaction_state; resends undecided markers
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 for listener in listeners.values():
                     await nursery.start(listener.run)

@@ -111,9 +111,6 @@ class DataPath:
                   bytes_out=stats.bytes_out, end_offset=stats.end_offset)
 
     def segments_deleted(self, key: LogKey, log: Log, count: int) -> None:
-        part = self._partitions.get(key)
-        if part is not None and part.log is log:
-            part.producers.evict_before(log.log_start_offset)
         log_event(_log, "data.retention", topic=key[0], partition=key[1], segments_deleted=count)
 
     def reopen_failed(self, elapsed_ms: int) -> list[LogKey]:
