@@ -166,6 +166,11 @@ class EmbeddedServer:
         return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require().brokers]
 
     @property
+    def control_url(self) -> str | None:
+        """The HTTP control API's address (control.port set), else None."""
+        return self._require().control_url
+
+    @property
     def settings(self) -> dict[str, Any]:
         """The settings given at construction (the rest are defaults)."""
         return dict(self._settings)
