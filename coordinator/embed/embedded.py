@@ -197,6 +197,11 @@ class EmbeddedServer:
         return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require("brokers").brokers]
 
     @property
+    def control_url(self) -> str | None:
+        """The HTTP control API's address (control.port set), else None."""
+        return self._require().control_url
+
+    @property
     def settings(self) -> dict[str, Any]:
         """The settings given at construction, by kgc's names (the rest are defaults)."""
         return dict(self._settings)
