@@ -166,15 +166,10 @@ def _check_resumed_at(members, resume):
     assert wrong == {}, f"partitions not resumed at their last commit (commit, first consumed): {wrong}"
 
 
-# kafka-python 3.0 follows the current leader that Fetch v12 names (kgc names it below v16, Kafka
-# does not) to a broker its metadata no longer lists, and raises UnknownBrokerIdError out of
-# poll(); tests/integration/test_cluster_fetch_leader.py pins the fix. Not strict: it only fails
-# when a leader moves while that member's fetch is in flight (most runs).
-KAFKA_PYTHON = pytest.param("kafka-python", marks=pytest.mark.xfail(
-    strict=False, reason="handlers/k01_fetch.py names the current leader below Fetch v16; drop with the fix"))
-
-
-@pytest.mark.parametrize("client", ["confluent-kafka", KAFKA_PYTHON, "aiokafka", "kafkajs"])
+# kafka-python 3.0 fetches at v12: had kgc named the current leader there (Kafka names it from v16
+# only), it would follow an id its metadata does not list yet and raise UnknownBrokerIdError out
+# of poll(); tests/integration/test_cluster_fetch_leader.py pins the versions.
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs"])
 def test_coordinator_broker_down_then_up_under_a_consuming_group(tmp_path, topic_name, client, record_property):
     group = f"failover-{client}"
     with EmbeddedServer(tmp_path / "data", brokers=3, settings=SETTINGS, topics={topic_name: PARTITIONS}) as server:

@@ -75,8 +75,8 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
             ))
         responses.append(FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
     response = FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
-    if ctx.api_version >= 12:
-        _name_current_leaders(ctx, response, names)
+    if ctx.api_version >= 16:  # as KafkaApis: the leader is named only with its endpoint (kafka-python
+        _name_current_leaders(ctx, response, names)  # 3.0 at v12 follows an id it cannot resolve)
     return response
 
 
@@ -86,12 +86,15 @@ def _aborted(result: FetchResult, committed: bool) -> list[AbortedTransaction] |
     return [AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in result.aborted or ()]
 
 
+_LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
+
+
 def _name_current_leaders(ctx: RequestContext, response: FetchResponse, names: list[str | None]) -> None:
-    """KIP-951 (v16 endpoints; the tagged leader since v12): who leads a partition we do not."""
+    """KIP-951 (v16): who leads a partition we do not, or whose leader epoch the fetcher is behind."""
     cluster, leaders = ctx.broker.cluster, set()
     for name, topic in zip(names, response.responses):
         for p in topic.partitions:
-            if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and name is not None:
+            if p.error_code in _LEADER_MOVED and name is not None:
                 lead = cluster.leadership(name, p.partition_index)
                 if lead is not None and lead.leader >= 0:
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)

@@ -18,8 +18,6 @@ from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from tests.integration.raw_client import RawClient
 
 
-@pytest.mark.xfail(strict=True, reason="handlers/k01_fetch.py names the current leader from v12 on; gate it at v16 "
-                                       "(`if ctx.api_version >= 16: _name_current_leaders(...)`) and drop this mark")
 async def test_fetch_names_the_current_leader_only_from_v16(tmp_path):
     async with open_server(tmp_path / "data", brokers=3, topics={"orders": 1}) as server:
         with trio.fail_after(10):
