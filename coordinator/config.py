@@ -146,7 +146,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("control.host", str, "127.0.0.1", "address of the control API (beyond loopback only with "
             "control.token)"),
     Setting("control.token", str, "", "bearer token the control API requires (needed off loopback)"),
-    Setting("control.requests.max", int, 10000, "requests the control plane keeps for GET /v1/requests"),
+    Setting("control.requests.max", int, 10000, "requests the control plane keeps for GET /v1/requests "
+            "(0: tracking off, the cheapest control plane)"),
     Setting("clock.mode", _choice("system", "manual"), "system", "manual: every coordinator timer (session, "
             "rebalance, initial delay, retention) moves only when the control plane advances the clock"),
 )

@@ -180,9 +180,11 @@ def is_supported(api_key: int, version: int) -> bool:
     return rng is not None and rng[0] <= version <= rng[1]
 
 
+_API_NAMES: dict[int, str] = {int(k): "".join(part.capitalize() for part in k.name.split("_")) for k in ApiKey}
+
+
 def api_name(key: int) -> str:
-    """`JoinGroup` for 11: Kafka's CamelCase API names (unknown keys: `Api<key>`)."""
-    try:
-        return "".join(part.capitalize() for part in ApiKey(key).name.split("_"))
-    except ValueError:
-        return f"Api{key}"
+    """`JoinGroup` for 11: Kafka's CamelCase API names (unknown keys: `Api<key>`). A dict lookup:
+    the transcript and the control plane name every request."""
+    name = _API_NAMES.get(key)
+    return name if name is not None else f"Api{key}"

@@ -40,15 +40,20 @@ class ControlHook:
     async def handle(self, handler: Handler, ctx: RequestContext, request: Any) -> Any:
         header = ctx.header
         key, version = header.api_key, header.api_version
-        received = self._wall.time_ms()
+        received = self._wall.time_ms() if self.log.enabled else 0
         decision: Decision | None = None
         if self.rules.active and self.rules.wants(key):
             decision = self.rules.match(RequestInfo(key, version, ctx.broker.node_id, ctx.client_id,
                                                     ctx.connection_id, request, self._group_state,
                                                     self._resolve_topic))
-        if decision is None:
-            response = await self._run(handler, ctx, request)
-            self._record(ctx, received, request, response, None)
+        if decision is None:  # the common path, kept flat: no rule applies
+            if self._tap is None:
+                reasons.because_request(api_name(key), ctx.client_id, request)
+                response = await handler(ctx, request)
+            else:
+                response = await self._tap.handle(handler, ctx, request)
+            if self.log.enabled:
+                self._record(ctx, received, request, response, None)
             return response
         if decision.close_before:
             self._record(ctx, received, request, None, decision.rule_id)
