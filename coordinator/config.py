@@ -56,7 +56,11 @@ SETTINGS: tuple[Setting, ...] = (
             "COORDINATOR_LOAD_IN_PROGRESS meanwhile; not a Kafka setting: for tests)"),
     Setting("cluster.id", str, "kgc-local-cluster", "cluster id reported in Metadata"),
     Setting("socket.request.max.bytes", int, 104857600, "largest request frame accepted"),
-    Setting("connections.max.idle.ms", int, 600000, "close connections idle this long"),
+    Setting("connections.max.idle.ms", int, 600000, "close connections idle this long, and those whose "
+            "request frame is still arriving this long after it started"),
+    Setting("queued.max.request.bytes", int, 104857600, "request bytes all connections together may hold "
+            "while receiving and handling them; past it, connections wait (backpressure). Kafka's default "
+            "is -1 (no bound); <= 0 here too"),
     Setting("max.connections", int, 10000, "refuse connections beyond this many"),
     # Classic groups (GroupCoordinatorConfig).
     Setting("group.initial.rebalance.delay.ms", int, 0,

@@ -28,6 +28,7 @@ from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
 from coordinator.handlers.request_context import BrokerContext
 from coordinator.net.listener import BrokerListener
+from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
@@ -124,7 +125,8 @@ async def serve(
                              tap=tap, node=node, versions=versions, control=parts.hook if parts else None)
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
-    listeners = {b.node_id: BrokerListener(b, config.host, limiter) for b in brokers}
+    memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
+    listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory) for b in brokers}
     controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
     control = None
     if parts is not None:
