@@ -44,14 +44,31 @@ NO_TIMESTAMP = -1  # Kafka's sentinel for "absent" int64 timestamps and leader e
 # -- encoding --------------------------------------------------------------------------------
 
 _I16 = struct.Struct(">h")
+_V3_HEAD = struct.Struct(">hqih").pack  # OffsetCommitValue v3: version, offset, leaderEpoch, metadata length
+_I64_PACK = struct.Struct(">q").pack
+
+
+_OFFSET_KEY_PREFIXES: dict[tuple[str, str], bytes] = {}  # (group, topic) -> key bytes before the partition
+_I32_PACK = struct.Struct(">i").pack
+
+
+def _offset_key(group_id: str, topic: str, partition: int) -> bytes:
+    # A commit writes one key per partition of the same group and topic: their common prefix is
+    # encoded once (the cache is dropped whole when it grows large).
+    prefix = _OFFSET_KEY_PREFIXES.get((group_id, topic))
+    if prefix is None:
+        prefix = p.write_int16(OFFSET_COMMIT_KEY_TYPE) + p.write_string(group_id) + p.write_string(topic)
+        if len(_OFFSET_KEY_PREFIXES) >= 4096:
+            _OFFSET_KEY_PREFIXES.clear()
+        _OFFSET_KEY_PREFIXES[(group_id, topic)] = prefix
+    return prefix + _I32_PACK(partition)
 
 
 def encode_key(obj: Any) -> bytes:
     """The key bytes of a record object (compaction identity: the same key for a record and its
     tombstone)."""
     if isinstance(obj, (OffsetCommitRecord, OffsetTombstone)):
-        return b"".join((p.write_int16(OFFSET_COMMIT_KEY_TYPE), p.write_string(obj.group_id),
-                         p.write_string(obj.topic), p.write_int32(obj.partition)))
+        return _offset_key(obj.group_id, obj.topic, obj.partition)
     if isinstance(obj, (GroupMetadataRecord, GroupTombstone)):
         return p.write_int16(GROUP_METADATA_KEY_TYPE) + p.write_string(obj.group_id)
     raise TypeError(f"not a __consumer_offsets record: {type(obj).__name__}")
@@ -60,6 +77,14 @@ def encode_key(obj: Any) -> bytes:
 def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     """(key, value) bytes for a GroupMetadataRecord, GroupTombstone, OffsetCommitRecord or
     OffsetTombstone; value None is a tombstone."""
+    if type(obj) is OffsetCommitRecord:  # nearly every record: the commit path, kept short
+        key = _offset_key(obj.group_id, obj.topic, obj.partition)
+        if obj.expire_timestamp_ms is None:
+            meta = obj.metadata.encode()
+            if len(meta) <= 0x7FFF:
+                return key, b"".join((_V3_HEAD(OFFSET_COMMIT_VALUE_VERSION, obj.offset, obj.leader_epoch, len(meta)),
+                                      meta, _I64_PACK(obj.commit_timestamp_ms)))
+        return key, _encode_offset_value(obj)
     key = encode_key(obj)
     if isinstance(obj, OffsetCommitRecord):
         return key, _encode_offset_value(obj)

@@ -94,16 +94,16 @@ class PartitionWriter:
         log = self.logs.get(self.topic, partition)
         if not records:
             return -1 if log is None else log.log_end_offset - 1
-        batch = [Record(key=key, value=value) for key, value in map(self._encode, records)]
+        pairs = list(map(self._encode, records))
         try:
             if log is None:
                 log = self.reopen(partition)
-            base = log.append_records(batch, self.clock.time_ms())
+            base = log.append_kv(pairs, self.clock.time_ms())
         except Exception as exc:  # OSError, LogFailedError, CorruptLogError on open
             raise LogWriteError(f"{self.topic}-{partition}: append failed: {exc!r}") from exc
         if self._observer is not None:
-            self._observer.records(partition, base, batch)
-        return base + len(batch) - 1
+            self._observer.records(partition, base, [Record(key=key, value=value) for key, value in pairs])
+        return base + len(pairs) - 1
 
     async def wait_durable(self, partition: int, offset: int) -> None:
         if offset < 0:
