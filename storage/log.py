@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import trio
 
 from . import fsutil
-from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
-                    encode_batch_and_header, iter_records as _batch_records, validate_batch,
-                    verify_crc)
+from .batch import (
+    BatchHeader,
+    InvalidBatch,
+    Record,
+    assign_base_offset,
+    encode_batch_and_header,
+    validate_batch,
+    verify_crc,
+)
+from .batch import iter_records as _batch_records
 from .batch.records import encode_kv_batch
 from .durability import GroupCommitter
 from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
@@ -55,7 +63,7 @@ class Log:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
-             clock: Clock | None = None) -> "Log":
+             clock: Clock | None = None) -> Log:
         """Open or create a partition directory, recovering it if it was not closed cleanly.
         Raises CorruptLogError for damage that recovery must not repair silently."""
         config = config or LogConfig()

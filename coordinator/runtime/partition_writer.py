@@ -14,9 +14,9 @@ opened (recovered) log.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from storage.batch import Record
 from storage.cleaner import CleanStats

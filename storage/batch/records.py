@@ -8,16 +8,33 @@ batch's CRC and length always describe its bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from crc32c import crc32c
 
 from .compression import compress
-from .layout import (COMPRESSION_MASK, CONTROL_BIT, CRC, CRC_AT, CRC_START, DELETE_HORIZON_BIT,
-                     HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, TIMESTAMP_TYPE_BIT,
-                     TRANSACTIONAL_BIT, BatchHeader, Buffer, HeaderFields, InvalidBatch,
-                     decode_header, pack_header, write_varint)
+from .layout import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    CRC,
+    CRC_AT,
+    CRC_START,
+    DELETE_HORIZON_BIT,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    BatchHeader,
+    Buffer,
+    HeaderFields,
+    InvalidBatch,
+    decode_header,
+    pack_header,
+    write_varint,
+)
 from .scan import KeySpan, decode_headers, record_spans, records_region, timestamp_delta
 
 __all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "encode_kv_batch",
