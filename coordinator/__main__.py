@@ -22,11 +22,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import trio
-
 from coordinator.config import SETTINGS, Config, ConfigError, check_cluster, parse_assignment, read_properties
+from coordinator.net.bind import bind_listeners
 from coordinator.observe.logs import get_logger, log_event, setup_logging
-from coordinator.server import serve
+
+# trio and the server are imported only once `kgc serve` has bound its ports (see `main`): the
+# port accepts connections ~30 ms after exec, and clients that connect meanwhile wait in the
+# listen backlog until the server answers.
 
 
 def _topic_spec(text: str) -> tuple[str, int]:
@@ -36,7 +38,9 @@ def _topic_spec(text: str) -> tuple[str, int]:
     return name, int(count)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; `serve_only`: just `kgc serve` (what a start-up needs: the other
+    commands' modules are not imported)."""
     parser = argparse.ArgumentParser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -56,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-port", type=int, metavar="P", help="serve Prometheus metrics on this port")
     run.add_argument("--control-port", type=int, metavar="P",
                      help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)")
+    if serve_only:
+        return parser
 
     commands.add_parser("settings", help="list every setting with its default")
 
@@ -121,11 +127,17 @@ def resolve_config(args: argparse.Namespace) -> Config:
     return config
 
 
-async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None:
+async def _serve_until_signalled(config: Config, topics: dict[str, int], bound: list[list[Any]]) -> None:
+    from functools import partial
+
+    import trio
+
+    from coordinator.server import serve
+
     log = get_logger("main")
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(serve, config, topics)
+            server = await nursery.start(partial(serve, config, topics, bound=bound))
             print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
             tap = server.broker.tap
             if server.control_url is not None:
@@ -148,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["control"]:
         from coordinator.control.cli import main as control_main
         sys.exit(control_main(argv[1:]))
-    args = build_parser().parse_args(argv)
+    args = build_parser(serve_only=argv[:1] == ["serve"] and not {"-h", "--help"} & set(argv)).parse_args(argv)
     if args.command == "groups":
         from coordinator.tools.groups_cli import run as run_groups
         sys.exit(run_groups(args))
@@ -167,7 +179,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"kgc: {exc}")
     setup_logging(args.log_level)
     try:
-        trio.run(_serve_until_signalled, config, dict(args.create_topic))
+        bound = bind_listeners(config.host, config.port, config.cluster_brokers)
+    except OSError as exc:
+        sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
+    import trio
+
+    try:
+        trio.run(_serve_until_signalled, config, dict(args.create_topic), bound)
     except OSError as exc:
         sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
 

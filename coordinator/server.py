@@ -10,6 +10,7 @@ construction.
 """
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -93,8 +94,13 @@ async def serve(
     create_topics: dict[str, int] | None = None,
     *,
     ports: list[int] | None = None,
+    bound: list[list[socket.socket]] | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    """`bound`: listening sockets per broker, already bound (the CLI binds before it imports the
+    server, so the ports accept connections at once); their ports are the brokers' ports."""
+    if bound is not None:
+        ports = [group[0].getsockname()[1] for group in bound]
     data_dir = config.data_path
     data_dir.mkdir(parents=True, exist_ok=True)
     clock = TrioClock()
@@ -126,7 +132,8 @@ async def serve(
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
-    listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory) for b in brokers}
+    listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
+                 for i, b in enumerate(brokers)}
     controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
     control = None
     if parts is not None:

@@ -9,6 +9,7 @@ Kafka refuses them. The connections of all listeners share one `RequestMemory`
 """
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import trio
@@ -25,8 +26,9 @@ _log = get_logger("listener")
 
 class BrokerListener:
     def __init__(self, broker: BrokerContext, bind_host: str, limiter: trio.CapacityLimiter,
-                 memory: RequestMemory) -> None:
+                 memory: RequestMemory, bound: list[socket.socket] | None = None) -> None:
         self.broker = broker
+        self._bound = bound  # sockets the CLI bound before the server was built: the first listen adopts them
         self.shared = ListenerShared(memory, ConnectionWatch(broker.config.connections_max_idle_ms))
         self.node: BrokerNode = broker.node
         self._bind_host = bind_host
@@ -56,7 +58,11 @@ class BrokerListener:
         started = False
         while True:
             await self._up.wait()
-            listeners = await trio.open_tcp_listeners(self.node.port, host=self._bind_host)
+            if self._bound:
+                listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(s)) for s in self._bound]
+                self._bound = None
+            else:
+                listeners = await trio.open_tcp_listeners(self.node.port, host=self._bind_host)
             self.node.port = listeners[0].socket.getsockname()[1]  # port 0: keep what was picked
             with trio.CancelScope() as scope:
                 self._scope = scope
