@@ -86,7 +86,12 @@ def server_cpu_seconds(pid: int) -> float:
 _ADMINS: dict[str, object] = {}
 
 
+_MOCK_TOPICS: set[str] = set()
+
+
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    if name in _MOCK_TOPICS:
+        return
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = _ADMINS.setdefault(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "log_level": 3}))
@@ -190,9 +195,12 @@ def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500), sizes: 
     runs_of: list[tuple[str, object]] = [(f"d{d}", d) for d in delays] + ([("mock", None)] if mock else [])
     for label, delay in runs_of:
         with tempfile.TemporaryDirectory(prefix="kgc-group-bench-") as data:
-            if delay is None:
-                server = start_mock()
+            if delay is None:  # the mock's admin API cannot create topics: it starts with every name used
+                names = [f"form-{label}-{n}-{t}" for n in sizes for t in range(trials)]
+                names += [f"pair-{label}-{t}" for t in range(trials)]
+                server = start_mock({name: PARTITIONS for name in names})
                 proc, bootstrap = server.proc, server.bootstrap
+                _MOCK_TOPICS.update(names)
             else:
                 proc, port = start_server(data, {"group.initial.rebalance.delay.ms": delay}, baseline)
                 bootstrap = f"127.0.0.1:{port}"
@@ -215,6 +223,8 @@ def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500), sizes: 
                     print(f"   stable again:          {describe([r[3] for r in runs])}")
             finally:
                 stop_server(proc)
+                admin = _ADMINS.pop(bootstrap, None)
+                del admin  # its threads stop reconnecting to the stopped server
 
 
 # -- 3: heartbeats over the raw protocol -----------------------------------------------------------
