@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import resource
 import statistics
 import struct

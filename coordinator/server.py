@@ -50,6 +50,7 @@ class Server:
     controller: Controller
     runtime: CoordinatorRuntime[GroupShard]
     control: ServerControl | None = None  # the control plane, when control.enable or control.port is set
+    request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
     metrics_port: int | None = None
     control_url: str | None = None
     cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
@@ -145,7 +146,8 @@ async def serve(
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for
         metrics_server = MetricsServer(tap.metrics, runtime, config.host, config.metrics_port)
-    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None)
+    server = Server(brokers, cluster, controller, runtime, control, memory,
+                    metrics_server.port if metrics_server else None)
     try:
         with server.cancel_scope:
             async with trio.open_nursery() as nursery:
