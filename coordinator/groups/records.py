@@ -156,23 +156,32 @@ def decode_record(key: bytes, value: bytes | None) -> Any:
     return UnknownRecord(key_type)
 
 
+_KEY_NAMES: dict[bytes, tuple[str, str]] = {}  # key minus its partition -> (group, topic)
+
+
 def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | None:
     """The load hot path (what we write for nearly every record), on `struct` directly; same
-    checks as the primitives. None means "take the general path", which reports the error."""
+    checks as the primitives. None means "take the general path", which reports the error.
+    A log repeats each (group, topic) for many partitions and commits: their decoded names are
+    cached by the key bytes before the partition (validated when first seen)."""
     try:
-        (glen,) = _I16.unpack_from(key, 2)
-        pos = 4 + glen
-        (tlen,) = _I16.unpack_from(key, pos)
-        if glen < 0 or tlen < 0 or pos + 2 + tlen + 4 != len(key):
-            return None
-        group = key[4:pos].decode()
-        topic = key[pos + 2:pos + 2 + tlen].decode()
-        (partition,) = _I32.unpack_from(key, pos + 2 + tlen)
+        names = _KEY_NAMES.get(key[:-4])
+        if names is None:
+            (glen,) = _I16.unpack_from(key, 2)
+            pos = 4 + glen
+            (tlen,) = _I16.unpack_from(key, pos)
+            if glen < 0 or tlen < 0 or pos + 2 + tlen + 4 != len(key):
+                return None
+            names = (key[4:pos].decode(), key[pos + 2:pos + 2 + tlen].decode())
+            if len(_KEY_NAMES) >= 65536:
+                _KEY_NAMES.clear()
+            _KEY_NAMES[key[:-4]] = names
+        (partition,) = _I32.unpack_from(key, len(key) - 4)
         offset, epoch, mlen = _FAST_V3.unpack_from(value, 2)
         end = 16 + mlen
         if mlen < 0 or end + 8 != len(value):
             return None
-        metadata = value[16:end].decode()
+        metadata = value[16:end].decode() if mlen else ""
         (commit_ts,) = _I64.unpack_from(value, end)
     except (struct.error, UnicodeDecodeError):
         return None
@@ -180,8 +189,7 @@ def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | N
     # load); filling the instance dict directly builds an identical, equal object.
     rec = _new(OffsetCommitRecord)
     d = rec.__dict__
-    d["group_id"] = group
-    d["topic"] = topic
+    d["group_id"], d["topic"] = names
     d["partition"] = partition
     d["offset"] = offset
     d["leader_epoch"] = epoch
