@@ -12,14 +12,24 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from crc32c import crc32c
 
 from .compression import decompress
-from .layout import (COMPRESSION_MASK, CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, Buffer,
-                     HeaderFields, InvalidBatch, read_varint)
+from .layout import (
+    COMPRESSION_MASK,
+    CRC_START,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    Buffer,
+    HeaderFields,
+    InvalidBatch,
+    read_varint,
+)
 
 __all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches_end",
            "find_batch",
