@@ -14,23 +14,35 @@ FORMAT.md "Cleaner" lists every rule and simplification.
 from __future__ import annotations
 
 import logging
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import trio
 
-from .batch import (BatchHeader, Record, decode_header, empty_batch, encode_batch_and_header,
-                    iter_records, rebuild_kept)
-from .batch.layout import (COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT,
-                           TRANSACTIONAL_BIT, Buffer)
+from .batch import BatchHeader, Record, decode_header, empty_batch, encode_batch_and_header, iter_records, rebuild_kept
+from .batch.layout import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    DELETE_HORIZON_BIT,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    Buffer,
+)
 from .batch.scan import Frame, Frames, KeySpan, key_spans, records_region
-from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
-                             cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
-                             write_cleaner_checkpoint)
+from .cleaner_policy import (
+    CLEANER_CHECKPOINT_FILE,
+    Cleanable,
+    CleanerConfig,
+    CleanStats,
+    cleanable_info,
+    group_segments_by_size,
+    read_cleaner_checkpoint,
+    write_cleaner_checkpoint,
+)
 from .log import Log, LogFailedError
-from .recovery import CorruptLogError
-from .swap import CLEANED
 from .offset_map import OffsetMap, key_digest
+from .recovery import CorruptLogError
 from .segment import LogSegment
+from .swap import CLEANED
 
 __all__ = ["Cleaner", "CleaningRound", "CleanerConfig", "Cleanable", "CleanStats",
            "CLEANER_CHECKPOINT_FILE", "read_cleaner_checkpoint", "write_cleaner_checkpoint"]
@@ -68,7 +80,7 @@ class Cleaner:
             return False
         return info.ratio > log_.config.min_cleanable_dirty_ratio or info.compaction_lag_exceeded
 
-    def start(self, log_: Log, *, force: bool = False) -> "CleaningRound | None":
+    def start(self, log_: Log, *, force: bool = False) -> CleaningRound | None:
         """A round over the current dirty section, or None when there is nothing (or, unless
         `force`, not enough) to clean. `force` also runs a round with no dirty bytes, which
         still recopies the clean section (drops tombstones whose horizon passed)."""
@@ -159,7 +171,7 @@ class CleaningRound:
         omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
         bits = bytearray((limit - start) // 8 + 1)
         tombs, producers = self._tomb_batches, self._producer_last
-        put_spans = omap.put_spans
+        put_records = omap.put_records
         end = limit
         for seg in self.log.non_active_segments():
             if seg.base_offset >= limit or end < limit:
@@ -179,7 +191,7 @@ class CleaningRound:
                     end = base
                     break
                 data, pos, stop = records_region(buf, off, length + 12, attrs)
-                has_tomb = put_spans(data, key_spans(data, pos, stop, count), base, start, bits)
+                has_tomb = put_records(data, pos, stop, count, base, start, bits)
                 if has_tomb:
                     tombs.add(base)
                 omap.update_latest_offset(base + ld)
