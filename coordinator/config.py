@@ -75,6 +75,24 @@ SETTINGS: tuple[Setting, ...] = (
             "how long a member that joined during a rebalance may stay parked before it is dropped "
             "(Kafka's fixed 5 minutes, classicGroupNewMemberJoinTimeoutMs; a setting here so tests "
             "can shorten it)"),
+    # Consumer groups, the KIP-848 protocol (GroupCoordinatorConfig, Kafka 4.x defaults).
+    Setting("group.coordinator.rebalance.protocols", str, "classic,consumer",
+            "rebalance protocols served (comma-separated; 'consumer' enables ConsumerGroupHeartbeat)"),
+    Setting("group.consumer.session.timeout.ms", int, 45000, "session timeout of consumer-protocol members"),
+    Setting("group.consumer.min.session.timeout.ms", int, 45000, "smallest group.consumer.session.timeout.ms"),
+    Setting("group.consumer.max.session.timeout.ms", int, 60000, "largest group.consumer.session.timeout.ms"),
+    Setting("group.consumer.heartbeat.interval.ms", int, 5000, "heartbeat interval given to consumer-protocol members"),
+    Setting("group.consumer.min.heartbeat.interval.ms", int, 5000, "smallest group.consumer.heartbeat.interval.ms"),
+    Setting("group.consumer.max.heartbeat.interval.ms", int, 15000, "largest group.consumer.heartbeat.interval.ms"),
+    Setting("group.consumer.max.size", int, 2147483647, "most members a consumer group may hold"),
+    Setting("group.consumer.assignors", str, "uniform,range",
+            "server assignors by name or Kafka class name, comma-separated; the first is the default"),
+    Setting("group.consumer.migration.policy", _choice("disabled", "upgrade", "downgrade", "bidirectional"),
+            "bidirectional", "online migration between the classic and consumer protocols"),
+    Setting("group.consumer.regex.refresh.interval.ms", int, 600000, "how often regex subscriptions are re-resolved"),
+    Setting("group.consumer.regex.batch.refresh.min.interval.ms", int, 10000,
+            "least time between two resolutions of a group's regexes (Kafka's fixed 10 s, "
+            "REGEX_BATCH_REFRESH_MIN_INTERVAL_MS; a setting here so tests can shorten it)"),
     # Offsets topic (OffsetConfig).
     Setting("offsets.topic.num.partitions", int, 50, "partitions of __consumer_offsets"),
     Setting("offsets.topic.segment.bytes", int, 104857600, "segment size of __consumer_offsets"),

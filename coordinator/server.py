@@ -118,7 +118,7 @@ async def serve(
     data = DataPath(config, topics, clock, logs)
     data.open_all()  # recovers every user-topic log
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
-    runtime = group_runtime(config, timer_clock, logs, observer=tap)  # __consumer_offsets, loaded in run()
+    runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
@@ -141,7 +141,7 @@ async def serve(
         from coordinator.control.plane import ServerControl
         control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
                                 group_runtime=runtime, runtimes=[runtime], rules=parts.rules, log=parts.log,
-                                limits=versions, clock=timer_clock)
+                                transitions=parts.transitions, limits=versions, clock=timer_clock)
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for

@@ -70,9 +70,9 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.OFFSET_DELETE: (0, 0),
-    # ConsumerGroupHeartbeat/Describe (KIP-848) have codecs but no coordinator behaviour yet, so
-    # they are not advertised: clients then use the classic protocol, as with a pre-4.0 Kafka.
-    # Likewise the transaction APIs (24-28, 61, 65, 66) and DescribeCluster (60): codecs only.
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+    # The transaction APIs (24-28, 61, 65, 66) and DescribeCluster (60) have codecs only.
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the

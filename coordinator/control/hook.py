@@ -21,9 +21,10 @@ from coordinator.control.faults import Decision, FaultRules, GroupStateOf, Reque
 from coordinator.control.request_fields import TopicResolver
 from coordinator.control.tracking import RequestLog
 from coordinator.handlers.request_context import CloseConnection, Handler, RequestContext
+from coordinator.observe import reasons
 from coordinator.observe.transcript import data_request
 from coordinator.runtime.clock import Clock
-from protocol.api import ApiKey
+from protocol.api import ApiKey, api_name
 
 
 class ControlHook:
@@ -71,7 +72,8 @@ class ControlHook:
         return response
 
     async def _run(self, handler: Handler, ctx: RequestContext, request: Any) -> Any:
-        if self._tap is None:
+        if self._tap is None:  # the tap names the cause itself; the live page's transitions need one
+            reasons.because_request(api_name(ctx.header.api_key), ctx.client_id, request)
             return await handler(ctx, request)
         return await self._tap.handle(handler, ctx, request)
 

@@ -30,6 +30,7 @@ from coordinator.control.plane_api import (
     to_jsonable,
 )
 from coordinator.control.tracking import RequestLog, RequestsPage
+from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.placement import partition_for
@@ -44,7 +45,7 @@ class ServerControl:
     def __init__(self, *, cluster: Cluster, controller: Controller, topics: TopicRegistry,
                  services: dict[int, GroupService], group_runtime: CoordinatorRuntime[GroupShard],
                  runtimes: Sequence[CoordinatorRuntime[Any]], rules: FaultRules, log: RequestLog,
-                 limits: VersionLimits, clock: TimerClock) -> None:
+                 transitions: TransitionLog, limits: VersionLimits, clock: TimerClock) -> None:
         self._cluster = cluster
         self._controller = controller
         self._topics = topics
@@ -53,6 +54,7 @@ class ServerControl:
         self._runtimes = list(runtimes)
         self.rules = rules
         self.log = log
+        self._transitions = transitions
         self.limits = limits
         self._clock = clock
 
@@ -201,6 +203,9 @@ class ServerControl:
     def clear_requests(self) -> None:
         self.log.clear()
 
+    def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
+        return self._transitions.page(since, group, limit)
+
     def snapshot(self) -> dict[str, Any]:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
@@ -213,7 +218,8 @@ class ServerControl:
         for topic in self._topics.all():
             topics.append({"name": topic.name, "topic_id": topic.topic_id_text, "internal": topic.internal,
                            "replication_factor": topic.replication_factor,
-                           "partitions": [to_jsonable(self._partition(topic.name, p)) for p in range(topic.partitions)]})
+                           "partitions": [to_jsonable(self._partition(topic.name, p))
+                                          for p in range(topic.partitions)]})
         return {"clock": to_jsonable(self.clock()), "brokers": to_jsonable(self.brokers()),
                 "groups": groups, "offsets": offsets, "topics": topics}
 

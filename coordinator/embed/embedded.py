@@ -87,6 +87,7 @@ class EmbeddedServer:
         self._thread: threading.Thread | None = None
         self._server: Server | None = None
         self.control: Control | None = None  # fault rules, brokers, clock, requests (coordinator/control)
+        self.control_url: str | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._error: BaseException | None = None
 
@@ -118,6 +119,7 @@ class EmbeddedServer:
         self._ports = [b.advertised_port for b in self._server.brokers]
         assert self._server.control is not None and self._token is not None
         self.control = Control(self._server.control, thread_call(self._token))
+        self.control_url = self._server.control_url  # the HTTP control API, with control.port set
         return self
 
     def stop(self) -> None:

@@ -4,12 +4,19 @@ Kafka GroupMetadataManager.describeGroups / listGroups / deleteGroups. Member me
 protocol name are shown only for Stable groups; each member's assignment always (describeNoMetadata),
 so a rebalance that started from Stable still shows the last one (it is cleared only when a
 rebalance starts from CompletingRebalance). An unknown group is described as Dead with no members:
-error NONE before v6, GROUP_ID_NOT_FOUND from v6 (KIP-1043). Deleting writes a tombstone per
-committed offset and one for the group, applied through replay like every record.
+error NONE before v6, GROUP_ID_NOT_FOUND from v6 (KIP-1043); so is a KIP-848 consumer group,
+which is not a classic group (Kafka describes it with ConsumerGroupDescribe). ListGroups lists
+both types, each with its own state names, and filters on type (v5+) and state (v4+). Deleting
+writes a tombstone per committed offset and the group's tombstones (one for a classic group, a
+consumer group's records in Kafka's order), applied through replay like every record.
 """
 
 from __future__ import annotations
 
+from coordinator.groups.consumer import describe as consumer_describe
+from coordinator.groups.consumer.errors import ConsumerGroupError
+from coordinator.groups.consumer.group import GROUP_TYPE as CONSUMER_GROUP_TYPE
+from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.offsets import delete_all_offsets
 from coordinator.groups.rebalance import join_key, sync_key
 from coordinator.groups.record_types import GroupTombstone
@@ -33,6 +40,12 @@ CLASSIC_GROUP_TYPE = "classic"
 def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[DescribedGroup]:
     described = []
     for group_id in p.group_ids:
+        if ctx.shard.consumer_group(group_id) is not None:
+            error, message, state = consumer_describe.describe_groups_entry(group_id, p.request_version)
+            if error:
+                explain(error, message or "")
+            described.append(DescribedGroup(group_id, ErrorCode(error), state, "", ""))
+            continue
         group = ctx.shard.group(group_id)
         if group is None:
             error = ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 6 else ErrorCode.NONE
@@ -64,20 +77,30 @@ def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[Describe
 
 
 def list_groups(ctx: GroupContext, p: ListGroupsParams) -> list[ListedGroup]:
-    states = {s.lower() for s in p.states_filter}
+    """Kafka GroupMetadataManager.listGroups: filters compared lower-case (states trimmed)."""
+    states = {s.lower().strip() for s in p.states_filter}
     types = {t.lower() for t in p.types_filter}
-    if types and CLASSIC_GROUP_TYPE not in types:
-        return []
-    return [
-        ListedGroup(group.group_id, group.protocol_type or "", str(group.state))
-        for group in ctx.shard.groups.values()
-        if not states or str(group.state).lower() in states
-    ]
+    listed = []
+    for group in ctx.shard.groups.values():
+        if isinstance(group, ConsumerGroup):
+            if types and CONSUMER_GROUP_TYPE not in types:
+                continue
+            if states and not consumer_describe.in_states(group, states):
+                continue
+            entry = consumer_describe.listed_group(group)
+            listed.append(ListedGroup(entry.group_id, entry.protocol_type, entry.group_state, entry.group_type))
+        elif (not types or CLASSIC_GROUP_TYPE in types) and (not states or str(group.state).lower() in states):
+            listed.append(ListedGroup(group.group_id, group.protocol_type or "", str(group.state)))
+    return listed
 
 
 def delete_groups(ctx: GroupContext, p: DeleteGroupsParams) -> list[DeletedGroup]:
     results = []
     for group_id in p.group_ids:
+        consumer = ctx.shard.consumer_group(group_id)
+        if consumer is not None:
+            results.append(DeletedGroup(group_id, _delete_consumer_group(ctx, consumer)))
+            continue
         group = ctx.shard.group(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             error = ErrorCode.GROUP_ID_NOT_FOUND
@@ -96,3 +119,18 @@ def delete_groups(ctx: GroupContext, p: DeleteGroupsParams) -> list[DeletedGroup
             ctx.shard.timers.cancel(sync_key(group_id))
         results.append(DeletedGroup(group_id, error))
     return results
+
+
+def _delete_consumer_group(ctx: GroupContext, group: ConsumerGroup) -> ErrorCode:
+    """ConsumerGroup.validateDeleteGroup (NON_EMPTY_GROUP unless Empty), then the offsets' and the
+    group's tombstones (GroupCoordinatorShard.deleteGroups)."""
+    try:
+        consumer_describe.validate_delete_group(group)
+    except ConsumerGroupError as exc:
+        explain(exc.code, f"consumer group {group.group_id!r} is {group.state} with {group.num_members()} "
+                          "member(s); only an Empty group can be deleted")
+        return exc.code
+    delete_all_offsets(ctx, group.group_id)
+    for record in consumer_describe.group_tombstones(group):
+        ctx.apply(record)
+    return ErrorCode.NONE

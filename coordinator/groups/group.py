@@ -59,6 +59,12 @@ class ClassicGroup:
     def is_in(self, *states: GroupState) -> bool:
         return self.state in states
 
+    def is_simple(self) -> bool:
+        """Kafka ClassicGroup.isSimpleGroup: made by an offset commit, never joined (no records of
+        its own), so a consumer-group record may replace it."""
+        return self.protocol_type is None and not self.members and not self.pending_join_members \
+            and self.state is GroupState.EMPTY
+
     # -- membership -------------------------------------------------------------------------
 
     def has_member(self, member_id: str) -> bool:

@@ -8,6 +8,7 @@ CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no r
 
 from __future__ import annotations
 
+from coordinator.groups.migration.classic_members import heartbeat_consumer_group
 from coordinator.groups.rebalance import reschedule_member_heartbeat
 from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
 from coordinator.groups.shard import GroupContext
@@ -17,6 +18,9 @@ from protocol.errors import ErrorCode
 
 
 def heartbeat(ctx: GroupContext, p: HeartbeatParams) -> HeartbeatResult:
+    consumer = ctx.shard.consumer_group(p.group_id)
+    if consumer is not None:
+        return heartbeat_consumer_group(ctx, consumer, p)  # Kafka classicGroupHeartbeatToConsumerGroup
     group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")

@@ -3,15 +3,19 @@
 Checks the request, creates the group for an unknown member, then joins a new or an existing
 member. The answer is either immediate (errors, MEMBER_ID_REQUIRED, the current generation for a
 follower with unchanged metadata) or a ParkedReply completed when the join phase ends.
-A newly created group is written at once as an empty group, as Kafka does.
+A newly created group is written at once as an empty group, as Kafka does. A JoinGroup for a
+consumer group goes to migration/classic_members.py (an Empty one is deleted first).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from coordinator.groups.consumer.describe import empty_group_tombstones
+from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
+from coordinator.groups.migration.classic_members import join_consumer_group
 from coordinator.groups.rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     schedule_heartbeat,
@@ -39,7 +43,19 @@ def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
     if p.rebalance_timeout_ms < 0:  # JoinGroup v0 carries no rebalance timeout
         p = _with_rebalance_timeout(p, p.session_timeout_ms)
 
+    existing = ctx.shard.groups.get(p.group_id)
+    if isinstance(existing, ConsumerGroup):
+        if not existing.is_empty():
+            # Kafka classicGroupJoinToConsumerGroup: a classic member joins a consumer group.
+            return join_consumer_group(ctx, existing, p)
+        # Kafka maybeDeleteEmptyConsumerGroup: an Empty consumer group makes way for a classic one
+        # (whatever group.consumer.migration.policy says).
+        explain(ErrorCode.NONE, f"empty consumer group {p.group_id!r} is deleted: a classic member joins")
+        for record in empty_group_tombstones(existing) or ():
+            ctx.apply(record)
+
     is_unknown_member = p.member_id == UNKNOWN_MEMBER_ID
+    written_before = len(ctx.records)
     group = ctx.shard.group(p.group_id)
     created = False
     if group is None:
@@ -59,7 +75,7 @@ def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
     else:
         answer = _join_existing_member(ctx, group, p)
 
-    if created and not ctx.records:
+    if created and len(ctx.records) == written_before:
         # Kafka writes the new group even when the join itself produced nothing to write.
         ctx.persist(GroupMetadataRecord(p.group_id, "", 0, None, None, ctx.now_ms, ()))
     return answer

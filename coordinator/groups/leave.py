@@ -8,6 +8,7 @@ rebalance; in PreparingRebalance the join phase may now be complete.
 
 from __future__ import annotations
 
+from coordinator.groups.migration.classic_members import leave_consumer_group
 from coordinator.groups.rebalance import (
     cancel_heartbeat,
     maybe_complete_join_phase,
@@ -22,6 +23,9 @@ from protocol.errors import ErrorCode
 
 
 def leave_group(ctx: GroupContext, p: LeaveGroupParams) -> LeaveGroupResult:
+    consumer = ctx.shard.consumer_group(p.group_id)
+    if consumer is not None:
+        return leave_consumer_group(ctx, consumer, p)  # Kafka classicGroupLeaveToConsumerGroup
     group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")

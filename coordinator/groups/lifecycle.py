@@ -3,10 +3,12 @@ builder, onLoaded and onUnloaded, for __consumer_offsets).
 
 `GroupShards` is what coordinator/runtime needs to run group shards without knowing groups: a
 new empty shard per partition, the record codec, and the two lifecycle hooks; `group_runtime`
-builds the whole __consumer_offsets runtime from the settings. After a load every
-member's session timer starts from the load time (so members that never come back expire) and
-offset retention is scheduled; on unload every parked JoinGroup/SyncGroup is answered
-NOT_COORDINATOR, so its client looks the coordinator up again.
+builds the whole __consumer_offsets runtime from the settings (and the broker's topics, which
+consumer groups read through one shared TopicsImage). After a load every member's session timer
+starts from the load time (so members that never come back expire; consumer-group members still
+revoking get their rebalance timeout too) and offset retention is scheduled; on unload every
+parked JoinGroup/SyncGroup is answered NOT_COORDINATOR, so its client looks the coordinator up
+again.
 """
 
 from __future__ import annotations
@@ -15,13 +17,18 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from coordinator.groups.consumer.membership import on_loaded as consumer_on_loaded
+from coordinator.groups.consumer_context import ShardConsumerContext
+from coordinator.groups.group import ClassicGroup
 from coordinator.groups.group_config import GroupConfig
+from coordinator.groups.migration.bridge import CLASSIC_BRIDGE
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.rebalance import schedule_heartbeat
 from coordinator.groups.records import decode_record, encode_record
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
 from coordinator.groups.retention import schedule_offset_expiration
 from coordinator.groups.shard import GroupContext, GroupShard
+from coordinator.groups.topics_image import TopicsImage, TopicSource
 from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
@@ -37,12 +44,14 @@ OFFSETS_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, "kgc:" + OFFSETS_TOPIC)
 class GroupShards:
     topic = OFFSETS_TOPIC
 
-    def __init__(self, config: GroupConfig, uuid_source: Callable[[], str] | None = None) -> None:
+    def __init__(self, config: GroupConfig, uuid_source: Callable[[], str] | None = None,
+                 topics: TopicsImage | None = None) -> None:
         self.config = config
         self._uuid_source = uuid_source
+        self.topics = topics if topics is not None else TopicsImage()
 
     def new_shard(self, partition: int, timers: ShardTimers) -> GroupShard:
-        return GroupShard(partition, self.config, timers, self._uuid_source)
+        return GroupShard(partition, self.config, timers, self._uuid_source, self.topics)
 
     def encode(self, record: Any) -> tuple[bytes, bytes | None]:
         return encode_record(record)
@@ -54,13 +63,17 @@ class GroupShards:
         """GroupMetadataManager.onLoaded + scheduleGroupMetadataExpiration."""
         shard = ctx.shard
         for group in shard.groups.values():
-            for member in group.members.values():
-                schedule_heartbeat(ctx, group, member.member_id, member.session_timeout_ms)
+            if isinstance(group, ClassicGroup):
+                for member in group.members.values():
+                    schedule_heartbeat(ctx, group, member.member_id, member.session_timeout_ms)
+        consumer_on_loaded(ShardConsumerContext.of(ctx, CLASSIC_BRIDGE))
         schedule_offset_expiration(shard, ctx.now_ms)
 
     def on_unloaded(self, shard: GroupShard) -> None:
         """GroupMetadataManager.onUnloaded: parked requests learn the coordinator moved."""
         for group in shard.groups.values():
+            if not isinstance(group, ClassicGroup):
+                continue  # consumer groups park nothing
             for member in group.members.values():
                 for reply, value in ((member.awaiting_join,
                                       JoinGroupResult(ErrorCode.NOT_COORDINATOR, UNKNOWN_MEMBER_ID)),
@@ -85,10 +98,11 @@ def offsets_log_config(config: Any) -> LogConfig:
     )
 
 
-def group_runtime(config: Any, clock: TimerClock, logs: LogManager,
-                  observer: WriterObserver | None = None) -> CoordinatorRuntime[GroupShard]:
-    """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime."""
+def group_runtime(config: Any, clock: TimerClock, logs: LogManager, observer: WriterObserver | None = None,
+                  topics: TopicSource | None = None) -> CoordinatorRuntime[GroupShard]:
+    """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime;
+    `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
     writer = PartitionWriter(OFFSETS_TOPIC, logs, config.offsets_topic_num_partitions,
                              offsets_log_config(config), clock, encode_record, observer)
-    return CoordinatorRuntime(GroupShards(GroupConfig.from_config(config)), writer, clock,
-                              load_delay_ms=config.coordinator_load_delay_ms)
+    return CoordinatorRuntime(GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
+                              writer, clock, load_delay_ms=config.coordinator_load_delay_ms)

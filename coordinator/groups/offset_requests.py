@@ -55,6 +55,8 @@ class OffsetCommitResult:
 class FetchGroup:
     group_id: str
     topics: list[tuple[str, list[int]]] | None  # None = every committed partition (v2+)
+    member_id: str | None = None  # v9+: checked against a consumer group's members (KIP-848)
+    member_epoch: int = -1  # v9+
 
 
 @dataclass(frozen=True)

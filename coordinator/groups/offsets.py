@@ -1,7 +1,10 @@
 """OffsetCommit, OffsetFetch and OffsetDelete against the in-memory groups and offset store.
 
 Copies Kafka's OffsetMetadataManager (commitOffset, fetchOffsets/fetchAllOffsets, deleteOffsets,
-deleteAllOffsets) and ClassicGroup.validateOffsetCommit / validateOffsetDelete. Operations never
+deleteAllOffsets) and ClassicGroup.validateOffsetCommit / validateOffsetDelete; for KIP-848
+consumer groups ConsumerGroup.validateOffsetCommit / validateOffsetFetch (member epochs: a
+consumer-protocol member's stale epoch is STALE_MEMBER_EPOCH, a classic member's
+ILLEGAL_GENERATION; an unknown member UNKNOWN_MEMBER_ID). Operations never
 touch the offset store themselves: each change is a record (one OffsetCommitRecord or
 OffsetTombstone per partition, all in one op, so one batch) applied through replay, live exactly
 as at load; the runtime answers only once they are durable. Expiry lives in
@@ -10,6 +13,9 @@ retention.py. Topic existence is the handler's business (Kafka checks it in Kafk
 
 from __future__ import annotations
 
+from coordinator.groups.consumer.describe import validate_offset_commit, validate_offset_fetch
+from coordinator.groups.consumer.errors import ConsumerGroupError
+from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.offset_requests import (
     DEFAULT_RETENTION_TIME,
@@ -64,6 +70,15 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
     """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit. No
     error and no group: a commit outside group management (admin client, assign()), which
     Kafka accepts; replaying its first record creates the empty "simple" group."""
+    consumer = ctx.shard.consumer_group(p.group_id)
+    if consumer is not None:
+        try:
+            validate_offset_commit(consumer, p.member_id, p.group_instance_id, p.generation_id,
+                                   api_version=p.request_version)
+        except ConsumerGroupError as exc:
+            explain(exc.code, exc.message)
+            return None, exc.code
+        return None, None
     group = ctx.shard.group(p.group_id)
     if group is None:
         if p.generation_id < 0:
@@ -119,8 +134,16 @@ def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]
     answers = []
     store = ctx.shard.offsets
     for request in p.groups:
+        consumer = ctx.shard.consumer_group(request.group_id)
+        if consumer is not None:
+            try:
+                validate_offset_fetch(consumer, request.member_id, request.member_epoch)
+            except ConsumerGroupError as exc:
+                explain(exc.code, exc.message)
+                answers.append(FetchedGroup(request.group_id, exc.code))
+                continue
         group = ctx.shard.group(request.group_id)
-        known = group is not None and not group.is_in(GroupState.DEAD)
+        known = consumer is not None or (group is not None and not group.is_in(GroupState.DEAD))
         offsets = store.groups.get(request.group_id, {}) if known else {}
         if request.topics is None:
             by_topic: dict[str, list[FetchedPartition]] = {}
@@ -144,7 +167,9 @@ def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition
 # -- OffsetDelete ----------------------------------------------------------------------------
 
 def delete_offsets(ctx: GroupContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
-    group = ctx.shard.group(p.group_id)
+    group: ClassicGroup | ConsumerGroup | None = ctx.shard.consumer_group(p.group_id) or ctx.shard.group(p.group_id)
+    if isinstance(group, ConsumerGroup):
+        return _delete_offsets(ctx, group, p)  # ConsumerGroup.validateOffsetDelete allows it always
     if group is None or group.is_in(GroupState.DEAD):
         explain(ErrorCode.GROUP_ID_NOT_FOUND, f"group {p.group_id!r} does not exist")
         return OffsetDeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -153,6 +178,11 @@ def delete_offsets(ctx: GroupContext, p: OffsetDeleteParams) -> OffsetDeleteResu
     if not group.is_in(GroupState.EMPTY) and not group.uses_consumer_protocol:
         explain(ErrorCode.NON_EMPTY_GROUP, f"group {p.group_id!r} is {group.state} and not a consumer group")
         return OffsetDeleteResult(ErrorCode.NON_EMPTY_GROUP)
+    return _delete_offsets(ctx, group, p)
+
+
+def _delete_offsets(ctx: GroupContext, group: ClassicGroup | ConsumerGroup,
+                    p: OffsetDeleteParams) -> OffsetDeleteResult:
     store = ctx.shard.offsets
     topics = []
     for topic, partitions in p.topics:

@@ -6,7 +6,8 @@ Kafka's OffsetsMessageParser (tools/DumpLogSegments, Kafka 3.7+) prints the key 
 `{"type":"<record type>","data":{...}}` and the value as `{"version":"<v>","data":{...}}`, both
 compact JSON with the schema's field names and only the fields of that version; a tombstone is
 `<DELETE>`. For GroupMetadataValue with protocol type "consumer" the member subscription and
-assignment are decoded into JSON too (left as base64 if they do not parse). Unknown record types
+assignment are decoded into JSON too (left as base64 if they do not parse). KIP-848 consumer-group
+records (key types 3-8, 16) are rendered by consumer/record_json.py. Unknown record types
 and unparseable records become one explanatory key text, as Kafka's parser reports them.
 """
 from __future__ import annotations
@@ -16,6 +17,8 @@ import json
 import struct
 from typing import Any
 
+from coordinator.groups.consumer import record_json as consumer_json
+from coordinator.groups.consumer.records import is_consumer_record
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.records import (
     GROUP_METADATA_KEY_TYPE,
@@ -58,6 +61,8 @@ def decode_json(offset: int, key: bytes | None, value: bytes | None) -> tuple[An
         record = decode_record(key, value)
     except (RecordDecodeError, DecodeError, struct.error, UnicodeDecodeError) as exc:
         return f"Error at offset {offset}, skipping. {exc}", None
+    if is_consumer_record(record):
+        return consumer_json.to_json(record)
     key_type = struct.unpack_from(">h", key)[0]
     if isinstance(record, UnknownRecord):
         if record.value_version is None:

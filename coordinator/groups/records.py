@@ -5,7 +5,8 @@ struct, or None for a tombstone (Kafka's CoordinatorRecordSerde). We write Offse
 with OffsetCommitValue v3 (v1 when an expire timestamp is given), GroupMetadataKey type 2 with
 GroupMetadataValue v3 (GroupCoordinatorRecordHelpers + MetadataVersion). We read every version
 Kafka ever wrote: key type 0 (LegacyOffsetCommitKey) and 1, OffsetCommitValue 0-4, GroupMetadataValue
-0-4 (v4 flexible). Unknown key types or value versions decode to `UnknownRecord`, which replay
+0-4 (v4 flexible). KIP-848 consumer-group records (key types 3-8 and 16) go to
+consumer/codec.py. Unknown key types or value versions decode to `UnknownRecord`, which replay
 skips (Kafka's UnknownRecordTypeException / UnknownRecordVersionException, ignored by its loader).
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from coordinator.groups.consumer import codec as consumer_codec
+from coordinator.groups.consumer.records import CONSUMER_KEY_TYPES, is_consumer_record
 from coordinator.groups.record_types import (
     GroupMetadataRecord,
     GroupTombstone,
@@ -71,12 +74,14 @@ def encode_key(obj: Any) -> bytes:
         return _offset_key(obj.group_id, obj.topic, obj.partition)
     if isinstance(obj, (GroupMetadataRecord, GroupTombstone)):
         return p.write_int16(GROUP_METADATA_KEY_TYPE) + p.write_string(obj.group_id)
+    if is_consumer_record(obj):
+        return consumer_codec.encode_key(obj)
     raise TypeError(f"not a __consumer_offsets record: {type(obj).__name__}")
 
 
 def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     """(key, value) bytes for a GroupMetadataRecord, GroupTombstone, OffsetCommitRecord or
-    OffsetTombstone; value None is a tombstone."""
+    OffsetTombstone, or any consumer-group record; value None is a tombstone."""
     if type(obj) is OffsetCommitRecord:  # nearly every record: the commit path, kept short
         key = _offset_key(obj.group_id, obj.topic, obj.partition)
         if obj.expire_timestamp_ms is None:
@@ -85,6 +90,8 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
                 return key, b"".join((_V3_HEAD(OFFSET_COMMIT_VALUE_VERSION, obj.offset, obj.leader_epoch, len(meta)),
                                       meta, _I64_PACK(obj.commit_timestamp_ms)))
         return key, _encode_offset_value(obj)
+    if is_consumer_record(obj):
+        return consumer_codec.encode_consumer_record(obj)
     key = encode_key(obj)
     if isinstance(obj, OffsetCommitRecord):
         return key, _encode_offset_value(obj)
@@ -151,6 +158,12 @@ def decode_record(key: bytes, value: bytes | None) -> Any:
             if value is None:
                 return GroupTombstone(group)
             return _decode_group_value(group, value)
+        if key_type in CONSUMER_KEY_TYPES:
+            return consumer_codec.decode_consumer_record(key_type, key, value)
+    except consumer_codec.UnknownConsumerRecordVersion as exc:
+        return UnknownRecord(exc.key_type, exc.version)
+    except consumer_codec.ConsumerRecordDecodeError as exc:
+        raise RecordDecodeError(str(exc)) from exc
     except DecodeError as exc:
         raise RecordDecodeError(str(exc)) from exc
     return UnknownRecord(key_type)

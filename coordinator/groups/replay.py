@@ -6,11 +6,14 @@ GroupMetadataRecord replaces the whole group (Empty without members, else Stable
 protocol's metadata as each member's only protocol); a GroupTombstone removes the group (its
 offsets go only with their own tombstones); an offset commit for an unknown group creates an
 empty "simple" group; UnknownRecord is skipped. Live, a classic group's own GroupMetadataRecord is
-not replayed (its operation already changed the group: Kafka's replayRecords=false).
+not replayed (its operation already changed the group: Kafka's replayRecords=false). The groups
+map also holds KIP-848 consumer groups (their records go to consumer/replay.py): as in Kafka, a
+GroupMetadataRecord replaces whatever group has its id and a GroupTombstone removes it.
 """
 
 from __future__ import annotations
 
+from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.offset_store import OffsetStore
@@ -22,6 +25,8 @@ from coordinator.groups.record_types import (
     UnknownRecord,
 )
 from coordinator.groups.state import GroupState
+
+AnyGroup = ClassicGroup | ConsumerGroup
 
 
 def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
@@ -45,7 +50,7 @@ def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
     return group
 
 
-def replay(record: object, groups: dict[str, ClassicGroup], offsets: OffsetStore, now_ms: int) -> bool:
+def replay(record: object, groups: dict[str, AnyGroup], offsets: OffsetStore, now_ms: int) -> bool:
     """Apply one record; returns False for a record that was skipped (UnknownRecord)."""
     if isinstance(record, OffsetCommitRecord):
         offsets.put(record)

@@ -1,7 +1,9 @@
 """Offset retention: expire committed offsets and delete empty groups that have none left.
 
 Copies Kafka's GroupCoordinatorShard.cleanupGroupMetadata, OffsetMetadataManager
-.cleanupExpiredOffsets and ClassicGroup.offsetExpirationCondition. A timer fires every
+.cleanupExpiredOffsets and ClassicGroup / ConsumerGroup.offsetExpirationCondition (a KIP-848
+consumer group's offsets expire from their commit, unless a member subscribes to the topic; an
+Empty consumer group without offsets is deleted with its tombstones). A timer fires every
 `offsets_retention_check_interval_ms` on each shard through the normal op path, so its
 tombstones are written and applied like any other records; it reschedules itself. A shard that
 is loading or failed has no timers running, so nothing is expired behind its back.
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from coordinator.groups.consumer.describe import group_tombstones
+from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.rebalance import join_key, sync_key
 from coordinator.groups.record_types import GroupTombstone
@@ -42,11 +46,11 @@ def cleanup_group_metadata(ctx: GroupContext) -> None:
             _maybe_delete_group(ctx, group_id)
 
 
-def expiration_base(group: ClassicGroup) -> BaseTimestamp | None:
-    """ClassicGroup.offsetExpirationCondition: from when an offset's retention counts, or None
-    when the group's offsets do not expire now."""
-    if group.protocol_type is None:
-        # A simple group (commits without membership): from each commit.
+def expiration_base(group: ClassicGroup | ConsumerGroup) -> BaseTimestamp | None:
+    """ClassicGroup/ConsumerGroup.offsetExpirationCondition: from when an offset's retention
+    counts, or None when the group's offsets do not expire now."""
+    if isinstance(group, ConsumerGroup) or group.protocol_type is None:
+        # A consumer group, or a simple group (commits without membership): from each commit.
         return lambda rec: rec.commit_timestamp_ms
     if group.is_in(GroupState.EMPTY):
         # From when the group became Empty (records older than GroupMetadataValue v2 have no
@@ -73,7 +77,7 @@ def cleanup_expired_offsets(ctx: GroupContext, group_id: str) -> bool:
     offsets = store.groups.get(group_id)
     if not offsets:
         return True
-    group = ctx.shard.group(group_id)
+    group = ctx.shard.groups.get(group_id)
     base = None if group is None else expiration_base(group)
     if group is None or base is None:
         return False
@@ -88,7 +92,13 @@ def cleanup_expired_offsets(ctx: GroupContext, group_id: str) -> bool:
 
 
 def _maybe_delete_group(ctx: GroupContext, group_id: str) -> None:
-    """GroupMetadataManager.maybeDeleteGroup: only an Empty group goes (with a tombstone)."""
+    """GroupMetadataManager.maybeDeleteGroup: only an Empty group goes (with its tombstones)."""
+    consumer = ctx.shard.consumer_group(group_id)
+    if consumer is not None:
+        if consumer.is_empty():
+            for record in group_tombstones(consumer):
+                ctx.apply(record)
+        return
     group = ctx.shard.group(group_id)
     if group is None or not group.is_in(GroupState.EMPTY):
         return

@@ -9,19 +9,33 @@ DeleteGroups, OffsetFetch) are split by partition and answered in request order;
 every partition this broker leads and fails as a whole if one cannot answer (Kafka's listGroups).
 Each broker of the cluster has its own GroupService bound to its node id: a group whose partition
 another broker leads (or none) is answered NOT_COORDINATOR, so clients look the coordinator up.
+KIP-848 ConsumerGroupHeartbeat and ConsumerGroupDescribe go through the same helpers; with
+"consumer" missing from group.coordinator.rebalance.protocols they answer UNSUPPORTED_VERSION.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol, TypeVar
 
 from coordinator.groups import forced
+from coordinator.groups.consumer_ops import (
+    ConsumerDescribeParams,
+    ConsumerHeartbeatParams,
+    ConsumerHeartbeatResult,
+    DescribedConsumerGroup,
+    consumer_group_describe,
+    consumer_heartbeat,
+    validate_heartbeat,
+)
 from coordinator.groups.describe import delete_groups, describe_groups, list_groups
+from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.heartbeat import heartbeat
 from coordinator.groups.join import join_group
 from coordinator.groups.leave import leave_group
+from coordinator.groups.lifecycle import GroupShards
 from coordinator.groups.offset_requests import (
     FetchedGroup,
     FetchGroup,
@@ -75,6 +89,7 @@ class GroupService:
         self.leaders = leaders
         self.node_id = node_id
         self.num_partitions = runtime.num_partitions
+        self.config = runtime.kind.config if isinstance(runtime.kind, GroupShards) else GroupConfig()
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
@@ -116,6 +131,16 @@ class GroupService:
     async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
         return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
 
+    async def consumer_group_heartbeat(self, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
+        """KIP-848; the request is checked before it is routed, as GroupCoordinatorService does."""
+        if not self.config.consumer_protocol_enabled:
+            return _unsupported(ConsumerHeartbeatResult)
+        invalid = validate_heartbeat(self.config, p)
+        if invalid is not None:
+            return invalid
+        return await self._one(p.group_id, consumer_heartbeat, p,
+                               lambda e: ConsumerHeartbeatResult(error_code=e), empty_id_ok=True)
+
     async def expire_member(self, group_id: str, member_id: str) -> ErrorCode:
         """As if the member's session timed out now (the control plane)."""
         return await self._one(group_id, forced.expire_member, (group_id, member_id), lambda e: e)
@@ -147,6 +172,12 @@ class GroupService:
     async def delete_groups(self, p: DeleteGroupsParams) -> list[DeletedGroup]:
         return await self._many(p.group_ids, str, delete_groups,
                                 lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup)
+
+    async def consumer_group_describe(self, group_ids: list[str]) -> list[DescribedConsumerGroup]:
+        if not self.config.consumer_protocol_enabled:
+            return [_unsupported(partial(DescribedConsumerGroup, gid)) for gid in group_ids]
+        return await self._many(group_ids, str, consumer_group_describe, ConsumerDescribeParams,
+                                lambda gid, e: DescribedConsumerGroup(gid, e))
 
     async def fetch_offsets(self, p: OffsetFetchParams) -> list[FetchedGroup]:
         return await self._many(p.groups, _group_id, fetch_offsets,
@@ -189,3 +220,10 @@ class GroupService:
 
 def _group_id(group: FetchGroup) -> str:
     return group.group_id
+
+
+def _unsupported(result: Callable[..., R]) -> R:
+    """KafkaApis: the consumer protocol is not enabled (group.coordinator.rebalance.protocols)."""
+    explain(ErrorCode.UNSUPPORTED_VERSION, "the consumer rebalance protocol is not enabled "
+            "(group.coordinator.rebalance.protocols has no 'consumer')")
+    return result(error_code=ErrorCode.UNSUPPORTED_VERSION)

@@ -8,6 +8,7 @@ stored assignment. v5+ requests carry protocol type/name, checked against the gr
 
 from __future__ import annotations
 
+from coordinator.groups.migration.classic_members import sync_consumer_group
 from coordinator.groups.rebalance import propagate_assignment, remove_pending_sync_member
 from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
 from coordinator.groups.shard import GroupContext
@@ -24,6 +25,12 @@ def _inconsistent(requested: str | None, actual: str | None) -> bool:
 
 
 def sync_group(ctx: GroupContext, p: SyncGroupParams) -> SyncAnswer:
+    consumer = ctx.shard.consumer_group(p.group_id)
+    if consumer is not None:
+        if consumer.is_empty():
+            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"consumer group {p.group_id!r} is Empty")
+            return SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        return sync_consumer_group(ctx, consumer, p)  # Kafka classicGroupSyncToConsumerGroup
     group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")

@@ -27,6 +27,8 @@ from coordinator.handlers import (  # classic groups  # offsets  # the data path
     k23_offset_for_leader_epoch,
     k42_delete_groups,
     k47_offset_delete,
+    k68_consumer_group_heartbeat,
+    k69_consumer_group_describe,
 )
 from coordinator.handlers.request_context import Handler
 from protocol.api import ApiKey
@@ -45,6 +47,8 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.OFFSET_COMMIT: k08_offset_commit.handle,
     ApiKey.OFFSET_FETCH: k09_offset_fetch.handle,
     ApiKey.OFFSET_DELETE: k47_offset_delete.handle,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: k68_consumer_group_heartbeat.handle,
+    ApiKey.CONSUMER_GROUP_DESCRIBE: k69_consumer_group_describe.handle,
     ApiKey.PRODUCE: k00_produce.handle,
     ApiKey.FETCH: k01_fetch.handle,
     ApiKey.LIST_OFFSETS: k02_list_offsets.handle,

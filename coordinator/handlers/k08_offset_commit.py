@@ -3,7 +3,9 @@
 v2-4: retention_time_ms (-1 = the broker's offsets.retention.minutes; anything else is stored as
 an expire timestamp, OffsetCommitValue v1). v3+: throttle time. v5: retention_time_ms removed.
 v6+: committed leader epoch. v7+: group.instance.id (static members are checked). v8+: flexible.
-v9: an unknown group with a generation >= 0 gets GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before).
+v9: an unknown group with a generation >= 0 gets GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before); the
+generation is a KIP-848 member's epoch (STALE_MEMBER_EPOCH when it differs; consumer-protocol
+members must use v9+, UNSUPPORTED_VERSION otherwise).
 Unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION each, before the group sees the
 rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself does not check).
 """

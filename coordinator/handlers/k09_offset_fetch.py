@@ -4,8 +4,9 @@ v1: one group, listed partitions only; a group-level error is repeated on every 
 v2+: topics null = every committed partition; a top-level error code. v3+: throttle time.
 v5+: committed leader epoch. v6+: flexible. v7+: require_stable (no transactions here, so it
 never yields UNSTABLE_OFFSET_COMMIT). v8+: several groups, each with its own error code.
-v9: member id/epoch (only checked for KIP-848 groups: ignored here). Unknown groups are not an
-error: their partitions answer offset -1 (Kafka's OffsetMetadataManager.fetchOffsets).
+v9: member id/epoch, checked for KIP-848 consumer groups (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID as
+the group's error). Unknown groups are not an error: their partitions answer offset -1 (Kafka's
+OffsetMetadataManager.fetchOffsets).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetc
     if version >= 8:
         fetched = await service.fetch_offsets(OffsetFetchParams(
             [FetchGroup(g.group_id, None if g.topics is None else
-                        [(t.name, list(t.partition_indexes)) for t in g.topics])
+                        [(t.name, list(t.partition_indexes)) for t in g.topics],
+                        g.member_id if version >= 9 else None, g.member_epoch if version >= 9 else -1)
              for g in request.groups],
             request.require_stable))
         return OffsetFetchResponse(groups=[_group(g) for g in fetched])

@@ -61,6 +61,12 @@ def because(text: str) -> None:
     _cause.set(text)
 
 
+def because_request(api: str, client_id: str | None, request: Any) -> None:
+    """Name a request as the cause: its API, client and (when it has one) member."""
+    member = getattr(request, "member_id", None)
+    _cause.set(f"{api} from client {client_id!r}" + (f" member {member!r}" if member else ""))
+
+
 def cause() -> str | None:
     return _cause.get()
 

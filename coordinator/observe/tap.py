@@ -30,8 +30,7 @@ class Tap:
     async def handle(self, handler: Callable[[Any, Any], Awaitable[Any]], ctx: Any, request: Any) -> Any:
         h = ctx.header
         name = api_name(h.api_key)
-        member = getattr(request, "member_id", None)
-        reasons.because(f"{name} from client {ctx.client_id!r}" + (f" member {member!r}" if member else ""))
+        reasons.because_request(name, ctx.client_id, request)
         if self.transcript is not None:
             self._safely(self.transcript.request, ctx, request)
         start = time.perf_counter()

@@ -45,7 +45,13 @@ class Timers:
             self.earliest_new = deadline_ms
         timer = Timer(deadline_ms, next(self._seq), key, action)
         self._by_key[key] = timer
-        heapq.heappush(self._heap, timer)
+        heap = self._heap
+        heapq.heappush(heap, timer)
+        if len(heap) > 64 and len(heap) > 4 * len(self._by_key):
+            # Rescheduled and cancelled entries wait in the heap until they reach its top: a
+            # session timer pushed on every heartbeat would keep session/interval of them per
+            # member. Rebuild from the live ones once stale entries are 3 in 4 (amortised O(1)).
+            self._heap = sorted(self._by_key.values())
         return timer
 
     def cancel(self, key: TimerKey) -> bool:

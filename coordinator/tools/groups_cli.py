@@ -5,6 +5,10 @@ Actions and output layouts follow Kafka's ConsumerGroupCommand: --list [--state 
 --reset-offsets (dry run unless --execute; refused unless the group is Empty or Dead). Messages
 Kafka prints to stderr (rebalancing, no active members) go to stderr here too. `--output json`
 (ours) prints the same rows as JSON. Collection lives here; tables are in groups_render.py.
+KIP-848 consumer groups are described with ConsumerGroupDescribe, as Kafka 4.1's tool does:
+--members --verbose adds each member's epoch, current and target assignment (and UPGRADED when
+classic and consumer-protocol members share the group), --state --verbose the group epoch and
+target assignment epoch; Assigning and Reconciling count as rebalancing.
 """
 from __future__ import annotations
 
@@ -17,9 +21,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from coordinator.tools import groups_render as render
-from coordinator.tools.kafka_client import EARLIEST, LATEST, AdminClient, KafkaError, error_name
-from protocol.consumer_protocol import decode_assignment
-from protocol.errors import DecodeError
+from coordinator.tools.kafka_client import EARLIEST, LATEST, AdminClient, KafkaError, MemberInfo, error_name
 
 RESET_SCENARIOS = ("to_earliest", "to_latest", "to_offset", "shift_by", "to_datetime", "by_duration")
 INACTIVE = ("Empty", "Dead")
@@ -106,18 +108,20 @@ class _Command:
     # -- describe ---------------------------------------------------------------------------
     def describe(self, group: str) -> int:
         node, desc = self.admin.describe_group(group)
-        members = [_member(m, desc.protocol_type) for m in desc.members]
+        members = [_member(m, desc.target_epoch) for m in desc.members]
         a = self.args
         if a.members:
             rows = [{"group": group, **m} for m in members]
-            return self._show(group, desc.group_state, rows, lambda: render.members(rows, a.verbose))
+            table = (lambda: render.consumer_members(rows, a.verbose)) if desc.consumer else \
+                (lambda: render.members(rows, a.verbose))
+            return self._show(group, desc.state, rows, table)
         if a.state is not None and not a.offsets:
             row = {"group": group, "coordinator": f"{node.host}:{node.port}  ({node.node_id})",
-                   "assignment_strategy": desc.protocol_data, "state": desc.group_state,
-                   "members": len(members)}
-            return self._show(group, desc.group_state, [row], lambda: render.state(row), always=True)
-        rows = self.offset_rows(group, desc.group_state, members)
-        return self._show(group, desc.group_state, rows, lambda: render.offsets(rows))
+                   "assignment_strategy": desc.assignment_strategy, "state": desc.state,
+                   "members": len(members), "group_epoch": desc.group_epoch, "target_epoch": desc.target_epoch}
+            return self._show(group, desc.state, [row], lambda: render.state(row, a.verbose), always=True)
+        rows = self.offset_rows(group, desc.state, members)
+        return self._show(group, desc.state, rows, lambda: render.offsets(rows))
 
     def offset_rows(self, group: str, state: str, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
         committed = {} if state == "Dead" else self.admin.committed(group)
@@ -154,7 +158,7 @@ class _Command:
             return 1
         if state == "Empty":
             print(f"\nConsumer group '{group}' has no active members.", file=self.err)
-        elif state in ("PreparingRebalance", "CompletingRebalance"):
+        elif state in ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"):
             print(f"\nWarning: Consumer group '{group}' is rebalancing.", file=self.err)
         if rows or always:
             self.out.write(table())
@@ -191,9 +195,9 @@ class _Command:
         if not a.all_topics and not a.topic:
             raise ValueError("One of the reset scopes should be defined: --all-topics, --topic.")
         _, desc = self.admin.describe_group(group)
-        if desc.group_state not in INACTIVE:
+        if desc.state not in INACTIVE:
             print(f"\nError: Assignments can only be reset if the group '{group}' is inactive, but the "
-                  f"current state is {desc.group_state}.", file=self.out)
+                  f"current state is {desc.state}.", file=self.out)
             return 1
         committed = self.admin.committed(group)
         partitions = sorted(committed) if a.all_topics else self.topic_partitions(a.topic)
@@ -268,15 +272,25 @@ class _Command:
         self.out.write(json.dumps(value, indent=2) + "\n")
 
 
-def _member(m: Any, protocol_type: str) -> dict[str, Any]:
-    partitions: list[tuple[str, int]] = []
-    if protocol_type == "consumer" and m.member_assignment:
-        try:
-            partitions = decode_assignment(m.member_assignment).partitions()
-        except DecodeError:
-            partitions = []
-    return {"consumer_id": m.member_id, "group_instance_id": m.group_instance_id or "",
-            "host": m.client_host, "client_id": m.client_id, "assignment": partitions}
+def _member(m: MemberInfo, target_epoch: int | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"consumer_id": m.member_id, "group_instance_id": m.group_instance_id or "",
+                           "host": m.host, "client_id": m.client_id, "assignment": m.assignment}
+    if m.target is not None:  # a KIP-848 consumer group's member
+        row.update(current_epoch=m.member_epoch, target_epoch=target_epoch, target_assignment=m.target,
+                   upgraded=m.upgraded, member_state=_member_state(m, target_epoch))
+    return row
+
+
+def _member_state(m: MemberInfo, target_epoch: int | None) -> str:
+    """The member's reconciliation as its assignments show it (ConsumerGroupDescribe carries no
+    state): revoking while it still holds partitions outside its target, waiting while some of its
+    target is still another's, stable once at the target epoch with its target."""
+    current, target = set(m.assignment), set(m.target or [])
+    if current - target:
+        return "UNREVOKED_PARTITIONS"
+    if target - current:
+        return "UNRELEASED_PARTITIONS"
+    return "STABLE" if m.member_epoch == target_epoch else "RECONCILING"
 
 
 def parse_datetime(text: str) -> int:

@@ -67,13 +67,65 @@ def members(rows: list[dict[str, Any]], verbose: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def state(row: dict[str, Any]) -> str:
+def state(row: dict[str, Any], verbose: bool = False) -> str:
     width = max(25, len(row["coordinator"]))
     # Kafka sizes the first column by the coordinator text (printStates); so do we.
+    if verbose:  # Kafka 4.1: the group epoch and the target assignment epoch (consumer groups)
+        fmt = f"{{:<{width}}} {{:<25}} {{:<20}} {{:<20}} {{:<15}} {{:<25}} {{}}"
+        return "\n".join(["", fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
+                                         "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"),
+                          fmt.format(row["group"], row["coordinator"], row["assignment_strategy"] or MISSING,
+                                     row["state"], _v(row.get("group_epoch")), _v(row.get("target_epoch")),
+                                     row["members"])]) + "\n"
     fmt = f"{{:<{width}}} {{:<25}} {{:<20}} {{:<15}} {{}}"
     return "\n".join(["", fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"),
                       fmt.format(row["group"], row["coordinator"], row["assignment_strategy"], row["state"],
                                  row["members"])]) + "\n"
+
+
+def _kip848_assignment(partitions: list[tuple[str, int]]) -> str:
+    """Kafka 4.1 getAssignmentString: `topic:0,1;other:2`, topics sorted."""
+    if not partitions:
+        return MISSING
+    by_topic: dict[str, list[int]] = {}
+    for topic, p in partitions:
+        by_topic.setdefault(topic, []).append(p)
+    return ";".join(sorted(f"{t}:{','.join(str(p) for p in sorted(ps))}" for t, ps in by_topic.items()))
+
+
+def consumer_members(rows: list[dict[str, Any]], verbose: bool) -> str:
+    """Kafka 4.1 printMembers for a KIP-848 consumer group: with --verbose, each member's epoch,
+    current and target assignment, and UPGRADED when classic and consumer-protocol members mix."""
+    gw = max([15] + [len(r["group"]) for r in rows])
+    cw = max([15] + [len(r["consumer_id"]) for r in rows])
+    iw = max([17] + [len(r["group_instance_id"]) for r in rows])
+    hw = max([15] + [len(r["host"]) for r in rows])
+    lw = max([15] + [len(r["client_id"]) for r in rows])
+    aw = max([20] + [len(_kip848_assignment(r["assignment"])) for r in rows])
+    tw = max([20] + [len(_kip848_assignment(r["target_assignment"])) for r in rows])
+    with_instance = any(r["group_instance_id"] for r in rows)
+    mixed = any(r["upgraded"] is True for r in rows) and any(r["upgraded"] is False for r in rows)
+
+    def head(group: str, cid: str, iid: str, host: str, client: str, n: Any) -> str:
+        mid = f"{iid:<{iw}} " if with_instance else ""
+        return f"{group:<{gw}} {cid:<{cw}} {mid}{host:<{hw}} {client:<{lw}} {str(n):<15} "
+
+    def tail(epoch: Any, current: str, target_epoch: Any, target: str, upgraded: Any) -> str:
+        if not verbose:
+            return ""
+        text = f"{str(epoch):<15} {current:<{aw}} {str(target_epoch):<15} {target:<{tw}}"
+        return text + (f" {upgraded}" if mixed else "")
+
+    header = head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+    out = ["", (header + tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
+                              "UPGRADED")).rstrip()]
+    for r in rows:
+        upgraded = MISSING if r["upgraded"] is None else str(r["upgraded"]).lower()
+        out.append((head(r["group"], r["consumer_id"], r["group_instance_id"], r["host"], r["client_id"],
+                         len(r["assignment"]))
+                    + tail(_v(r["current_epoch"]), _kip848_assignment(r["assignment"]), _v(r["target_epoch"]),
+                           _kip848_assignment(r["target_assignment"]), upgraded)).rstrip())
+    return "\n".join(out) + "\n"
 
 
 def reset_plan(group: str, offsets: dict[tuple[str, int], int]) -> str:

@@ -4,7 +4,9 @@ It speaks to any Kafka broker, not only ours: every connection starts with ApiVe
 every broker answers) and each request then goes out at the highest version both sides know,
 capped where this client only builds the older request layout (`_CAPS`). Group requests go to the
 group's coordinator (FindCoordinator), ListOffsets to each partition's leader (Metadata).
-Errors raise `KafkaError` with the error's Kafka name.
+Errors raise `KafkaError` with the error's Kafka name. A group is described as Kafka's admin client
+does: ConsumerGroupDescribe (KIP-848) first, DescribeGroups when the group is not a consumer group
+(GROUP_ID_NOT_FOUND) or the broker lacks the API; both become one `GroupInfo`.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from typing import Any
 
 from protocol.api import ApiKey
 from protocol.codec import decode_response, encode_request, message_module, message_schema
-from protocol.errors import ErrorCode
+from protocol.consumer_protocol import decode_assignment
+from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header
 
 # Highest versions whose request layout this client builds (newer ones add topic ids etc.).
@@ -48,6 +51,31 @@ class Broker:
     node_id: int
     host: str
     port: int
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    assignment: list[tuple[str, int]]
+    # KIP-848 consumer groups only (None for classic groups):
+    target: list[tuple[str, int]] | None = None
+    member_epoch: int | None = None
+    upgraded: bool | None = None  # ConsumerGroupDescribe v1: True for a consumer-protocol member
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    group_id: str
+    state: str
+    protocol_type: str
+    assignment_strategy: str  # the classic protocol name, or a consumer group's server assignor
+    members: list[MemberInfo]
+    consumer: bool = False  # a KIP-848 consumer group (described by ConsumerGroupDescribe)
+    group_epoch: int | None = None
+    target_epoch: int | None = None
 
 
 class Connection:
@@ -181,10 +209,10 @@ class AdminClient:
         result: dict[tuple[str, int], int] = {}
         for leader, topics in by_leader.items():
             conn = self.connection(nodes[leader].host, nodes[leader].port)
-            _, resp = conn.request(ApiKey.LIST_OFFSETS, lambda v: mod.ListOffsetsRequest(
-                replica_id=-1, topics=[mod.ListOffsetsTopic(name=t, partitions=[
-                    mod.ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps])
-                    for t, ps in topics.items()]))
+            request = mod.ListOffsetsRequest(replica_id=-1, topics=[mod.ListOffsetsTopic(name=t, partitions=[
+                mod.ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps])
+                for t, ps in topics.items()])
+            _, resp = conn.request(ApiKey.LIST_OFFSETS, _fixed(request))
             for t in resp.topics:
                 for p in t.partitions:
                     if p.error_code:
@@ -207,14 +235,42 @@ class AdminClient:
                           or g.group_state.lower() in wanted)
         return groups
 
-    def describe_group(self, group: str) -> tuple[Broker, Any]:
+    def describe_group(self, group: str) -> tuple[Broker, GroupInfo]:
         node, conn = self.coordinator(group)
+        if ApiKey.CONSUMER_GROUP_DESCRIBE in conn.versions:
+            info = self._describe_consumer_group(conn, group)
+            if info is not None:
+                return node, info
         mod = message_module(ApiKey.DESCRIBE_GROUPS)
         _, resp = conn.request(ApiKey.DESCRIBE_GROUPS, lambda v: mod.DescribeGroupsRequest(groups=[group]))
         described = resp.groups[0]
         if described.error_code:
             raise KafkaError(described.error_code, f"DescribeGroups '{group}'")
-        return node, described
+        return node, GroupInfo(group, described.group_state, described.protocol_type, described.protocol_data, [
+            MemberInfo(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                       _classic_assignment(m.member_assignment) if described.protocol_type == "consumer" else [])
+            for m in described.members])
+
+    def _describe_consumer_group(self, conn: Connection, group: str) -> GroupInfo | None:
+        """ConsumerGroupDescribe; None when the group is not a consumer group (or does not exist)."""
+        mod = message_module(ApiKey.CONSUMER_GROUP_DESCRIBE)
+        version, resp = conn.request(ApiKey.CONSUMER_GROUP_DESCRIBE,
+                                     lambda v: mod.ConsumerGroupDescribeRequest(group_ids=[group]))
+        described = resp.groups[0]
+        if described.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+            return None
+        if described.error_code:
+            raise KafkaError(described.error_code, f"ConsumerGroupDescribe '{group}'")
+
+        def partitions(assignment: Any) -> list[tuple[str, int]]:
+            return sorted((tp.topic_name, p) for tp in assignment.topic_partitions for p in tp.partitions)
+
+        return GroupInfo(group, described.group_state, "consumer", described.assignor_name, [
+            MemberInfo(m.member_id, m.instance_id, m.client_id, m.client_host, partitions(m.assignment),
+                       partitions(m.target_assignment), m.member_epoch,
+                       m.member_type == 1 if version >= 1 else None)
+            for m in described.members], consumer=True, group_epoch=described.group_epoch,
+            target_epoch=described.assignment_epoch)
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """Every committed offset of the group (OffsetFetch for all partitions)."""
@@ -255,7 +311,8 @@ class AdminClient:
         result = {}
         for group in groups:
             _, conn = self.coordinator(group)
-            _, resp = conn.request(ApiKey.DELETE_GROUPS, lambda v: mod.DeleteGroupsRequest(groups_names=[group]))
+            request = mod.DeleteGroupsRequest(groups_names=[group])
+            _, resp = conn.request(ApiKey.DELETE_GROUPS, _fixed(request))
             result.update({r.group_id: r.error_code for r in resp.results})
         return result
 
@@ -269,3 +326,19 @@ class AdminClient:
             group_id=group, topics=[mod.OffsetDeleteRequestTopic(name=t, partitions=[
                 mod.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in topics.items()]))
         return resp.error_code, {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+
+
+def _fixed(body: Any) -> Callable[[int], Any]:
+    """A request body that does not depend on the version chosen."""
+    return lambda version: body
+
+
+def _classic_assignment(blob: bytes) -> list[tuple[str, int]]:
+    """A classic member's ConsumerProtocol assignment as (topic, partition) pairs ([] if it does
+    not parse)."""
+    if not blob:
+        return []
+    try:
+        return decode_assignment(blob).partitions()
+    except DecodeError:
+        return []

@@ -8,7 +8,8 @@ skipped when reading (Kafka keeps them as unknown tagged fields; we do not re-em
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from coordinator.groups.consumer import records as r
 from protocol import primitives as p

@@ -6,14 +6,17 @@ record to `ctx.emit`, which appends it to the operation's output and applies it 
 the shard's one replay (so live state and reloaded state cannot drift). Our operations emit all
 their records at the end, in order, so a failing operation emits nothing (Kafka discards the
 records of an operation that throws). Timers run their action as a new operation with its own
-context. `ClassicBridge` is where classic groups plug in (empty-group conversion now; online
-migration later, by the lead); `NO_CLASSIC` treats every non-consumer group as foreign.
+context. `ClassicBridge` is where classic groups plug in (empty-group conversion, online
+migration); `NO_CLASSIC` treats every non-consumer group as foreign. A record wrapped in
+`Persisted` is written but not applied (Kafka's replayRecords=false): the conversions between
+classic and consumer groups set the new group directly, as Kafka does.
 """
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, MutableMapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coordinator.groups.assignors.spec import PartitionAssignor
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
@@ -21,6 +24,12 @@ from coordinator.groups.consumer.settings import ConsumerGroupSettings
 if TYPE_CHECKING:
     from coordinator.groups.consumer.group import ConsumerGroup
     from coordinator.groups.consumer.member import ConsumerGroupMember
+
+
+@dataclass(frozen=True, slots=True)
+class Persisted:
+    """`record`, to be written without replay (its effect is already in the groups)."""
+    record: Any
 
 
 @dataclass(frozen=True)
@@ -128,7 +137,8 @@ class ConsumerOpContext(Protocol):
     def classic(self) -> ClassicBridge: ...
 
     def emit(self, record: Any) -> None:
-        """Append `record` to this operation's output and apply it (replay) at once."""
+        """Append `record` to this operation's output and apply it (replay) at once; a
+        `Persisted` record is appended only."""
 
     def explain(self, code: int, text: str) -> None:
         """Why `code` is answered (coordinator.observe.reasons.explain); code 0 for a note."""

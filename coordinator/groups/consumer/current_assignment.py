@@ -10,8 +10,8 @@ partitions of topics the member no longer subscribes to are revoked at once.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Callable, Mapping, Sequence
 
 from coordinator.groups.consumer.context import TopicsView
 from coordinator.groups.consumer.errors import ConsumerGroupError

@@ -8,8 +8,9 @@ group that a classic JoinGroup replaces. Pure reads: nothing here emits.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from coordinator.groups.consumer.context import TopicsView
 from coordinator.groups.consumer.errors import ConsumerGroupError, unknown_member

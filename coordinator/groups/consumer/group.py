@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from coordinator.groups.assignors.spec import SubscriptionType
 from coordinator.groups.consumer.member import EMPTY_ASSIGNMENT, Assignment, ConsumerGroupMember

@@ -9,8 +9,9 @@ member id; v1+: the client does (KIP-1082).
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.errors import ConsumerGroupError, group_id_not_found, invalid_request
@@ -71,9 +72,12 @@ class ConsumerHeartbeatResult:
     assignment: tuple[TopicPartitions, ...] | None = None  # None: no change to report
 
 
-def consumer_group_heartbeat(ctx: ConsumerOpContext, params: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
+def consumer_group_heartbeat(ctx: ConsumerOpContext, params: ConsumerHeartbeatParams,
+                             validated: bool = False) -> ConsumerHeartbeatResult:
+    """`validated`: the caller already ran `validate` (GroupCoordinatorService does, before routing)."""
     try:
-        validate(params, ctx.settings.assignors)
+        if not validated:
+            validate(params, ctx.settings.assignors)
         if params.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return _leave(ctx, params)
         return _heartbeat(ctx, params)
@@ -182,10 +186,10 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
     updated = maybe_reconcile(ctx, group, updated, target_epoch, target, subscription_changed,
                               p.topic_partitions, records)
     schedule_session_timeout(ctx, gid, member_id)
-    _emit_all(ctx, records)
     if bumped:
         why = f"member {member_id} joined or changed its subscription" if bump else "the subscribed topics changed"
         ctx.explain(ErrorCode.NONE, f"group {gid} epoch bumped to {group_epoch}: {why}")
+    _emit_all(ctx, records)
     if refreshed:
         live = ctx.groups.get(gid)
         if isinstance(live, ConsumerGroup):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping
 
 from coordinator.groups.consumer.records import (
     ClassicMemberMetadata,

@@ -8,8 +8,9 @@ keys are Kafka's, so a timer set twice replaces the first.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from coordinator.groups.consumer.context import ConsumerOpContext
 from coordinator.groups.consumer.errors import ConsumerGroupError, group_id_not_found, unknown_member
@@ -106,13 +107,13 @@ def check_not_full(ctx: ConsumerOpContext, group: ConsumerGroup, member_id: str)
                                  f"The consumer group has reached its maximum capacity of {limit} members.")
 
 
-def _check_static_known(member: ConsumerGroupMember | None, instance_id: str) -> ConsumerGroupMember:
+def check_static_known(member: ConsumerGroupMember | None, instance_id: str) -> ConsumerGroupMember:
     if member is None:
         raise ConsumerGroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
     return member
 
 
-def _check_not_fenced(member: ConsumerGroupMember, member_id: str, instance_id: str) -> None:
+def check_not_fenced(member: ConsumerGroupMember, member_id: str, instance_id: str) -> None:
     if member.member_id != member_id:
         raise ConsumerGroupError(ErrorCode.FENCED_INSTANCE_ID, (
             f"Static member {member_id} with instance id {instance_id} was fenced by member {member.member_id}."))
@@ -130,13 +131,17 @@ def dynamic_member(group: ConsumerGroup, member_id: str, member_epoch: int,
 
 
 def static_member(group: ConsumerGroup, member_id: str, member_epoch: int, instance_id: str,
-                  owned: Sequence[TopicPartitions] | None, create: bool, records: list[Any]) -> ConsumerGroupMember:
-    """Kafka getOrMaybeSubscribeStaticConsumerGroupMember (consumer protocol)."""
+                  owned: Sequence[TopicPartitions] | None, create: bool, records: list[Any],
+                  classic: bool = False) -> ConsumerGroupMember:
+    """Kafka getOrMaybeSubscribeStaticConsumerGroupMember. A classic-protocol member (`classic`,
+    JoinGroup in a consumer group) replaces the instance's previous member whatever its epoch and
+    has no member epoch to check."""
     existing = group.static_member(instance_id)
     if create:
         if existing is None:
             return group.members.get(member_id) or ConsumerGroupMember(member_id)
-        if not existing.use_classic_protocol and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if not classic and not existing.use_classic_protocol \
+                and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             raise ConsumerGroupError(ErrorCode.UNRELEASED_INSTANCE_ID, (
                 f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
                 f"instance id is owned by {existing.member_id} member."))
@@ -144,9 +149,10 @@ def static_member(group: ConsumerGroup, member_id: str, member_epoch: int, insta
         new = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
         replace_member(records, group, existing, new)
         return new
-    existing = _check_static_known(existing, instance_id)
-    _check_not_fenced(existing, member_id, instance_id)
-    check_member_epoch(existing, member_epoch, owned)
+    existing = check_static_known(existing, instance_id)
+    check_not_fenced(existing, member_id, instance_id)
+    if not classic:
+        check_member_epoch(existing, member_epoch, owned)
     return existing
 
 
@@ -202,7 +208,7 @@ def fence_members(ctx: ConsumerOpContext, group: ConsumerGroup, members: Sequenc
         cancel_timers(ctx, gid, member.member_id)
 
 
-def _fence_by_timer(ctx: ConsumerOpContext, group_id: str, member_id: str, reason: str,
+def fence_by_timer(ctx: ConsumerOpContext, group_id: str, member_id: str, reason: str,
                     only_at_epoch: int | None = None) -> None:
     """Kafka consumerGroupFenceMemberOperation: nothing if the group or member is gone."""
     group = ctx.groups.get(group_id)
@@ -223,7 +229,7 @@ def schedule_session_timeout(ctx: ConsumerOpContext, group_id: str, member_id: s
                              timeout_ms: int | None = None) -> None:
     timeout = ctx.settings.session_timeout_ms if timeout_ms is None else timeout_ms
     ctx.timers.schedule(session_timeout_key(group_id, member_id), ctx.now_ms + timeout,
-                        lambda c: _fence_by_timer(c, group_id, member_id, "left: its session expired"))
+                        lambda c: fence_by_timer(c, group_id, member_id, "left: its session expired"))
 
 
 def schedule_rebalance_timeout(ctx: ConsumerOpContext, group_id: str, member_id: str, member_epoch: int,
@@ -231,7 +237,7 @@ def schedule_rebalance_timeout(ctx: ConsumerOpContext, group_id: str, member_id:
     """The revocation deadline: still at `member_epoch` when it fires, the member is fenced."""
     reason = f"left: it failed to revoke its partitions from epoch {member_epoch} within {rebalance_timeout_ms}ms"
     ctx.timers.schedule(rebalance_timeout_key(group_id, member_id), ctx.now_ms + rebalance_timeout_ms,
-                        lambda c: _fence_by_timer(c, group_id, member_id, reason, member_epoch))
+                        lambda c: fence_by_timer(c, group_id, member_id, reason, member_epoch))
 
 
 def cancel_timers(ctx: ConsumerOpContext, group_id: str, member_id: str) -> None:

@@ -11,7 +11,7 @@ deleted or created topics), so equal inputs must give Kafka's exact value.
 from __future__ import annotations
 
 import struct
-from typing import Iterable
+from collections.abc import Iterable
 
 import xxhash
 

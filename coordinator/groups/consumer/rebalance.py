@@ -9,7 +9,8 @@ Each step appends records to the operation's list; nothing is applied until the 
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from coordinator.groups.assignors.spec import AssignorError, SubscriptionType
 from coordinator.groups.consumer.context import ConsumerOpContext

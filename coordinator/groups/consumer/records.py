@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import ClassVar, Union
+from typing import ClassVar
 
 # Kafka CoordinatorRecordType ids (the int16 at the start of every key).
 CONSUMER_GROUP_METADATA = 3
@@ -196,15 +196,22 @@ class ConsumerGroupRegularExpressionTombstone:
     regular_expression: str
 
 
-ConsumerRecord = Union[
-    ConsumerGroupMetadataRecord, ConsumerGroupMetadataTombstone,
-    ConsumerGroupPartitionMetadataRecord, ConsumerGroupPartitionMetadataTombstone,
-    ConsumerGroupMemberMetadataRecord, ConsumerGroupMemberMetadataTombstone,
-    ConsumerGroupTargetAssignmentMetadataRecord, ConsumerGroupTargetAssignmentMetadataTombstone,
-    ConsumerGroupTargetAssignmentMemberRecord, ConsumerGroupTargetAssignmentMemberTombstone,
-    ConsumerGroupCurrentMemberAssignmentRecord, ConsumerGroupCurrentMemberAssignmentTombstone,
-    ConsumerGroupRegularExpressionRecord, ConsumerGroupRegularExpressionTombstone,
-]
+ConsumerRecord = (
+    ConsumerGroupMetadataRecord
+    | ConsumerGroupMetadataTombstone
+    | ConsumerGroupPartitionMetadataRecord
+    | ConsumerGroupPartitionMetadataTombstone
+    | ConsumerGroupMemberMetadataRecord
+    | ConsumerGroupMemberMetadataTombstone
+    | ConsumerGroupTargetAssignmentMetadataRecord
+    | ConsumerGroupTargetAssignmentMetadataTombstone
+    | ConsumerGroupTargetAssignmentMemberRecord
+    | ConsumerGroupTargetAssignmentMemberTombstone
+    | ConsumerGroupCurrentMemberAssignmentRecord
+    | ConsumerGroupCurrentMemberAssignmentTombstone
+    | ConsumerGroupRegularExpressionRecord
+    | ConsumerGroupRegularExpressionTombstone
+)
 
 TOMBSTONES: tuple[type, ...] = (
     ConsumerGroupMetadataTombstone, ConsumerGroupPartitionMetadataTombstone,

@@ -8,7 +8,8 @@ pattern Kafka rejects is rejected here. A topic matches when the whole name matc
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import re2
 

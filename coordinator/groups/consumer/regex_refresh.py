@@ -14,7 +14,8 @@ hash changed; the next heartbeat then computes the new target assignment.
 from __future__ import annotations
 
 import enum
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from coordinator.groups.consumer import regex as re2_regex
 from coordinator.groups.consumer.context import ConsumerOpContext
@@ -71,7 +72,7 @@ def maybe_update_regexes(ctx: ConsumerOpContext, group: ConsumerGroup, member: C
     if ctx.timers.is_scheduled(key):
         return result
     last_refresh = group.last_resolved_regex_refresh_time_ms()
-    if now <= last_refresh + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS:
+    if now <= last_refresh + ctx.settings.regex_batch_refresh_min_interval_ms:
         return result
     regexes = dict(group.subscribed_regexes)
     if old:

@@ -8,8 +8,9 @@ group (offsets only) under the same id is replaced; any other foreign group is a
 """
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import replace
-from typing import Any, MutableMapping
+from typing import Any
 
 from coordinator.groups.consumer import records as r
 from coordinator.groups.consumer.context import NO_CLASSIC, ClassicBridge

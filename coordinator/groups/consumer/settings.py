@@ -39,6 +39,8 @@ class ConsumerGroupSettings:
     assignors: tuple[str, ...] = ("uniform", "range")
     migration_policy: MigrationPolicy = MigrationPolicy.BIDIRECTIONAL  # group.consumer.migration.policy
     regex_refresh_interval_ms: int = 600_000  # group.consumer.regex.refresh.interval.ms
+    # Kafka's fixed REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (10 s); a setting here so tests can shorten it.
+    regex_batch_refresh_min_interval_ms: int = 10_000
 
     @property
     def default_assignor(self) -> str:

@@ -6,8 +6,9 @@ it); a count that drops to zero removes the entry, as Java's Map.compute with a 
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, MutableMapping
+from typing import Any
 
 from coordinator.groups.assignors.spec import SubscriptionType
 

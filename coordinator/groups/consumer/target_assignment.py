@@ -10,8 +10,9 @@ the group's member order, new members last (Kafka uses a HashMap; we fix an orde
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from coordinator.groups.assignors.spec import (
     GroupSpec,

@@ -86,3 +86,17 @@ def test_fake_clock_only_moves_forward():
     assert clock.time_ms() == 150
     with pytest.raises(ValueError):
         clock.advance(-1)
+
+
+def test_rescheduling_does_not_grow_the_heap_without_bound():
+    """A heartbeat reschedules its member's session timer every time: the queue's storage stays
+    proportional to the live timers, and firing order is unchanged."""
+    timers = Timers()
+    for member in range(100):
+        for beat in range(50):
+            timers.schedule(("heartbeat", "g", f"m{member}"), 1_000 + beat * 10 + member, lambda: None)
+    assert len(timers) == 100
+    assert len(timers._heap) <= 4 * 100 + 1
+    fired = _due(timers, 10_000)
+    assert [t.key[2] for t in fired] == [f"m{member}" for member in range(100)]
+    assert [t.deadline_ms for t in fired] == [1_490 + member for member in range(100)]
