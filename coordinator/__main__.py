@@ -17,6 +17,7 @@ them with their defaults.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 from coordinator.config import SETTINGS, Config, ConfigError, check_cluster, parse_assignment, read_properties
 from coordinator.net.bind import bind_listeners
 from coordinator.observe.logs import get_logger, log_event, setup_logging
+from coordinator.processes import child_setup, supervise
 
 # trio and the server are imported only once `kgc serve` has bound its ports (see `main`): the
 # port accepts connections ~30 ms after exec, and clients that connect meanwhile wait in the
@@ -49,6 +51,9 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, help="port (default 9092; 0 picks a free one); broker i listens on "
                      "port + i")
     run.add_argument("--brokers", type=int, metavar="N", help="brokers in this process (default 1, at most 64)")
+    run.add_argument("--processes", action="store_true",
+                     help="run each broker in a process of its own (uses N cores; leaders are static: no broker "
+                     "down/up, leader moves, control plane or topic creation after start)")
     run.add_argument("--data-dir", help="data directory (default ./data)")
     run.add_argument("--create-topic", type=_topic_spec, action="append", default=[], metavar="NAME:PARTITIONS",
                      help="create this topic if it is missing (repeatable)")
@@ -127,7 +132,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
     return config
 
 
-async def _serve_until_signalled(config: Config, topics: dict[str, int], bound: list[list[Any]]) -> None:
+async def _serve_until_signalled(config: Config, topics: dict[str, int], bound: list[list[Any]],
+                                 child: tuple[int, list[int], list[Any], int] | None = None) -> None:
     from functools import partial
 
     import trio
@@ -137,8 +143,15 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int], bound: 
     log = get_logger("main")
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(partial(serve, config, topics, bound=bound))
-            print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
+            if child is None:
+                server = await nursery.start(partial(serve, config, topics, bound=bound))
+                print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
+            else:  # one broker of `kgc serve --processes` (coordinator/processes.py): tell the parent
+                index, ports, sockets, ready_fd = child
+                server = await nursery.start(partial(serve, config, topics, ports=ports, bound=[sockets],
+                                                     only_broker=index))
+                os.write(ready_fd, b"\x01")
+                os.close(ready_fd)
             tap = server.broker.tap
             if server.control_url is not None:
                 print(f"kgc: control={server.control_url}", flush=True)
@@ -150,6 +163,17 @@ async def _serve_until_signalled(config: Config, topics: dict[str, int], bound: 
                 log_event(log, "server.shutdown", signal=signal.Signals(signum).name)
                 server.stop()
                 break
+
+
+def _create_topics(config: Config, topics: dict[str, int]) -> None:
+    """--processes: the topics exist before any broker process starts (none may create them later)."""
+    from coordinator.broker.topics import TopicRegistry
+
+    config.data_path.mkdir(parents=True, exist_ok=True)
+    registry = TopicRegistry(config.data_path)
+    registry.load()
+    for name, partitions in topics.items():
+        registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -178,14 +202,23 @@ def main(argv: list[str] | None = None) -> None:
     except (ConfigError, OSError) as exc:
         sys.exit(f"kgc: {exc}")
     setup_logging(args.log_level)
-    try:
-        bound = bind_listeners(config.host, config.port, config.cluster_brokers)
-    except OSError as exc:
-        sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
+    child = child_setup(os.environ)
+    if child is not None:
+        bound = []
+    else:
+        try:
+            bound = bind_listeners(config.host, config.port, config.cluster_brokers)
+        except OSError as exc:
+            sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
+    if args.processes and child is None:
+        if config.control_enable or config.control_port >= 0:
+            sys.exit("kgc: the control plane needs every broker in one process: it cannot run with --processes")
+        _create_topics(config, dict(args.create_topic))
+        sys.exit(supervise(argv, bound, config.host, str(config.data_path)))
     import trio
 
     try:
-        trio.run(_serve_until_signalled, config, dict(args.create_topic), bound)
+        trio.run(_serve_until_signalled, config, dict(args.create_topic), bound, child)
     except OSError as exc:
         sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
 

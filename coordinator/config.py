@@ -48,6 +48,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("node.id", int, 0, "the first broker's id (brokers are node.id .. node.id + cluster.brokers - 1)"),
     Setting("cluster.brokers", int, 1, "brokers in this process, each on its own port (1-64; not a Kafka "
             "setting: replicas are logical, one copy of each log serves them all)"),
+    Setting("cluster.processes", _bool, False, "run each broker in a process of its own (kgc serve --processes): "
+            "one trio loop per broker, sharing only the files each one owns; leaders are static, so broker "
+            "down/up, leader moves, the control plane and topic creation after start are refused"),
     Setting("default.replication.factor", int, 1, "replicas of a topic created without a factor"),
     Setting("offsets.topic.replication.factor", int, 3, "replicas of __consumer_offsets (capped at the brokers)"),
     Setting("auto.leader.rebalance.enable", _bool, True, "a broker that comes back leads its preferred "
@@ -213,6 +216,9 @@ def check_cluster(config: Config) -> None:
     n, port = config.cluster_brokers, config.port
     if not 1 <= n <= MAX_BROKERS:
         raise ConfigError(f"cluster.brokers must be between 1 and {MAX_BROKERS}, got {n}")
+    if config.cluster_processes and (config.control_enable or config.control_port >= 0):
+        raise ConfigError("the control plane (control.enable, control.port) needs every broker in one process: "
+                          "it cannot run with cluster.processes (--processes)")
     if port != 0 and not (1 <= port and port + n - 1 <= 65535):
         last = f"..{port + n - 1}" if n > 1 else ""
         raise ConfigError(f"port {port}{last} is outside 1..65535 (port 0 picks free ports)")

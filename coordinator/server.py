@@ -96,11 +96,15 @@ async def serve(
     *,
     ports: list[int] | None = None,
     bound: list[list[socket.socket]] | None = None,
+    only_broker: int | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """`bound`: listening sockets per broker, already bound (the CLI binds before it imports the
-    server, so the ports accept connections at once); their ports are the brokers' ports."""
-    if bound is not None:
+    server, so the ports accept connections at once); their ports are the brokers' ports.
+    `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
+    `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
+    holding its own sockets only; it opens only the logs it leads, and leaders never move."""
+    if bound is not None and only_broker is None:
         ports = [group[0].getsockname()[1] for group in bound]
     data_dir = config.data_path
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -115,13 +119,19 @@ async def serve(
         retention_check_interval_ms=config.log_retention_check_interval_ms,
         cleaner_backoff_ms=config.log_cleaner_backoff_ms,
         cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
-    data = DataPath(config, topics, clock, logs)
-    data.open_all()  # recovers every user-topic log
+    cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)  # leaders: lazily
+    me = None if only_broker is None else nodes[only_broker].node_id
+    owns = None if me is None else (lambda topic, index: cluster.leader(topic, index) == me)
+    data = DataPath(config, topics, clock, logs, owns=owns)
+    data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
-    cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
+    if me is not None:  # another process leads (and alone reads and writes) the other partitions
+        for partition in range(runtime.num_partitions):
+            if cluster.leader(OFFSETS_TOPIC, partition) != me:
+                runtime.relocate(partition, led=False)
     services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
     versions = VersionLimits()
     parts = None
@@ -133,8 +143,12 @@ async def serve(
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
-    listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
-                 for i, b in enumerate(brokers)}
+    if me is None:
+        listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
+                     for i, b in enumerate(brokers)}
+    else:  # the other brokers are other processes: their nodes answer Metadata, nothing listens here
+        listeners = {me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory,
+                                        bound[0] if bound else None)}
     controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
     control = None
     if parts is not None:
