@@ -7,7 +7,10 @@ key's latest record; swap each group in with Log.replace_segments (.cleaned -> .
 .deleted); then write cleaner-offset-checkpoint = end.
 Invariants: offsets are never renumbered; a batch is copied byte for byte, rebuilt with its
 base offset, last offset, producer fields and codec, or dropped (kept header-only when it ends
-its group or may be its producer's last batch); control batches and keyless records are kept.
+its group or may be its producer's last batch); control batches and keyless records are kept;
+batches of aborted transactions (the segments' `.txnindex`) are dropped and never enter the map;
+an open transaction bounds the round (cleaner_policy); a cleaned segment keeps the aborted-
+transaction entries of the segments it replaces (their markers are always kept).
 FORMAT.md "Cleaner" lists every rule and simplification.
 """
 
@@ -163,6 +166,10 @@ class CleaningRound:
         self._bits = bytearray()  # bit (o - start) set: offset o is retained (dirty section)
         self._tomb_batches: set[int] = set()  # base offsets of dirty batches with tombstones
         self._producer_last: dict[int, int] = {}  # producer id -> last offset of its last batch
+        self._aborted: dict[int, list[tuple[int, int]]] = {}  # producer id -> [(first, marker offset)]
+        for seg in log_.segments:
+            for txn in seg.txn_index.entries:
+                self._aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
         self.stats = CleanStats(first_dirty=self.start)
 
     # -- pass 1: the offset map (Cleaner.buildOffsetMap) --------------------------------------
@@ -185,7 +192,7 @@ class CleaningRound:
                     break
                 if pid >= 0:
                     producers[pid] = base + ld
-                if attrs & CONTROL_BIT:
+                if attrs & CONTROL_BIT or (attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base)):
                     continue
                 if count > omap.room():  # full: clean up to the last batch that fit
                     end = base
@@ -249,6 +256,9 @@ class CleaningRound:
             for i, seg in enumerate(group):
                 self._recopy(seg, writer, ends_group=i == len(group) - 1)
             writer.flush()
+            aborted = [txn for seg in group for txn in seg.txn_index.entries]
+            if aborted:
+                new.txn_index.rewrite(aborted)
         except BaseException:
             new.delete()
             raise
@@ -294,6 +304,10 @@ class CleaningRound:
                 writer.add(memoryview(buf)[off:off + size], base, last, mts)
                 st.batches_copied += 1
                 continue
+            if attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base):  # every record goes
+                self._emit(writer, buf, off, size, [], [], None,
+                           envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
+                continue
             horizon = bts if attrs & DELETE_HORIZON_BIT else None
             spans: list[KeySpan] = []
             if base >= start:  # wholly dirty: the bitmap says which offsets are latest
@@ -322,6 +336,11 @@ class CleaningRound:
         assert self.map is not None
         mapped = self.map.get(key_digest(key))
         return mapped < 0 or mapped <= offset
+
+    def _is_aborted(self, pid: int, base: int) -> bool:
+        """The batch belongs to a transaction that an ABORT marker ended (LogCleaner's
+        CleanedTransactionMetadata.onBatchRead, from the aborted-transaction indexes)."""
+        return any(first <= base <= last for first, last in self._aborted.get(pid, ()))
 
     def _producer_needs(self, pid: int, last: int) -> bool:
         """Keep an emptied batch that may be its producer's last (producer state survives)."""

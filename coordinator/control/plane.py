@@ -221,7 +221,28 @@ class ServerControl:
                            "partitions": [to_jsonable(self._partition(topic.name, p))
                                           for p in range(topic.partitions)]})
         return {"clock": to_jsonable(self.clock()), "brokers": to_jsonable(self.brokers()),
-                "groups": groups, "offsets": offsets, "topics": topics}
+                "groups": groups, "offsets": offsets, "topics": topics, "transactions": self._transactions()}
+
+    def _transactions(self) -> list[dict[str, Any]]:
+        """Every transactional id of the __transaction_state runtime, and the offsets each open
+        transaction holds pending in __consumer_offsets."""
+        pending: dict[int, dict[str, list[str]]] = {}
+        for shard in self._group_runtime.shards():
+            for pid, by_group in list(shard.txn_offsets.pending.items()):
+                for group_id, offsets in by_group.items():
+                    pending.setdefault(pid, {})[group_id] = [f"{t}-{p}" for t, p in sorted(offsets)]
+        out = []
+        for runtime in self._runtimes:
+            if runtime.kind.topic != "__transaction_state":
+                continue
+            for shard in runtime.shards():
+                for meta in list(shard.transactions.values()):
+                    out.append({"transactional_id": meta.transactional_id, "state": str(meta.state),
+                                "producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch,
+                                "timeout_ms": meta.timeout_ms, "start_ms": meta.start_ms,
+                                "partitions": [f"{t}-{p}" for t, p in meta.sorted_partitions()],
+                                "pending_offsets": pending.get(meta.producer_id, {})})
+        return sorted(out, key=lambda t: t["transactional_id"])
 
 
 def group_view(group: Any, coordinator: int) -> GroupView:

@@ -76,6 +76,18 @@ def observe(observer: Any) -> None:
     OBSERVERS.set(OBSERVERS.get() + (observer,))
 
 
+def transaction_changed(transactional_id: str, old: Any, new: Any, producer_id: int, producer_epoch: int) -> None:
+    """Tell the observers a transactional id changed state or epoch (the TxnShard's replay);
+    observers without a `transaction` method do not hear it."""
+    if not OBSERVERS.get():
+        return
+    reason = _cause.get()
+    for observer in OBSERVERS.get():
+        hear = getattr(observer, "transaction", None)
+        if hear is not None:
+            hear(transactional_id, str(old), str(new), producer_id, producer_epoch, reason)
+
+
 def transitioned(group_id: str, old: Any, new: Any, generation: int) -> None:
     """Tell the observers a group changed state (called by ClassicGroup.transition_to)."""
     reason = _cause.get()

@@ -64,6 +64,14 @@ class Tap:
         if self.metrics is not None:
             self._safely(self.metrics.transition, old, new)
 
+    def transaction(self, transactional_id: str, old: str, new: str, producer_id: int, producer_epoch: int,
+                    reason: str | None) -> None:
+        """A transactional id changed state (txn/shard.py replay): the transcript says why."""
+        if self.transcript is not None:
+            self._safely(self.transcript.write, {
+                "type": "transaction", "transactional_id": transactional_id, "from": old, "to": new,
+                "producer_id": producer_id, "producer_epoch": producer_epoch, "reason": reason}, True)
+
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
         if self.transcript is not None:
             self._safely(self.transcript.records, partition, base_offset, records)

@@ -153,7 +153,9 @@ class CoordinatorRuntime(Generic[S]):
     def _append(self, partition: int, ctx: OpContext[S]) -> int:
         """Append the op's records now, in the order ops were applied. -2: the append failed."""
         try:
-            return self.writer.append(partition, ctx.records)
+            if ctx.producer is None and ctx.marker is None:
+                return self.writer.append(partition, ctx.records)
+            return self.writer.append(partition, ctx.records, producer=ctx.producer, marker=ctx.marker)
         except LogWriteError as exc:
             self.fail(partition, str(exc))
             return -2
@@ -174,6 +176,16 @@ class CoordinatorRuntime(Generic[S]):
             ctx.abandon(error)
             raise error
         ctx.deliver()
+        self._start_deferred(ctx)
+
+    def _start_deferred(self, ctx: OpContext[S]) -> None:
+        """Start the work an op deferred until its output was durable (a transaction's markers)."""
+        jobs, ctx.deferred = ctx.deferred, []
+        for job in jobs:
+            if self._nursery is None:
+                log.warning("%s: dropping deferred work %r: the runtime is not running", self.kind.topic, job)
+                continue
+            self._nursery.start_soon(job, self)
 
     # -- loading, failing, unloading ------------------------------------------------------------
     async def load_all(self) -> None:
@@ -204,7 +216,9 @@ class CoordinatorRuntime(Generic[S]):
     def _install(self, partition: int, shard: S) -> None:
         self._shards[partition] = shard
         self._set_state(partition, PartitionState.ACTIVE)
-        self.kind.on_loaded(OpContext(shard, self.clock.time_ms()))
+        ctx = OpContext(shard, self.clock.time_ms())
+        self.kind.on_loaded(ctx)
+        self._start_deferred(ctx)  # (the transactions a moved coordinator must complete)
         self._timers_changed.set()
 
     def _unload(self, partition: int, state: PartitionState) -> None:
