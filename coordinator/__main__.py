@@ -187,8 +187,8 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             bound = bind_listeners(config.host, config.port, config.cluster_brokers)
         except OSError as exc:
-            raise CommandError(f"cannot serve on {config.host}:{config.port}: {exc.strerror or exc}: choose another "
-                               "--port (0 picks a free one)") from None
+            from coordinator.serve_cli import explain_os_error  # (imports trio: on this failure only)
+            raise CommandError(explain_os_error(exc, config)) from None
     if args.processes and child is None:
         return _serve_processes(args, config, bound)
     from coordinator.serve_cli import ServeError, run  # trio and the server only for `serve`

@@ -139,6 +139,11 @@ def _failed(exc: BaseException, config: Config, phase: _Phase) -> int:
     raise leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else exc
 
 
+def explain_os_error(exc: OSError, config: Config) -> str:
+    """What to do about an OSError of start-up, as one line (also for the CLI's early bind)."""
+    return _os_error(exc, config)
+
+
 def _os_error(exc: OSError, config: Config) -> str:
     host, first, n = config.host, config.port, config.cluster_brokers
     ports = f"{first}" if n == 1 else f"{first}..{first + n - 1}"
