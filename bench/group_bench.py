@@ -11,8 +11,10 @@
    members joined during it, so expect ~2 x 500 ms); "generations" is the most assignments one
    member saw. librdkafka may also rejoin by itself once it has the topic's metadata.
 2. Leave -> stable: 4 members stable (formed with the 500 ms delay, so in one generation), one
-   closes (LeaveGroup v1); time until the other 3 own all 32 partitions. The others only learn of the rebalance from their next heartbeat
-   (REBALANCE_IN_PROGRESS), so expect up to one heartbeat interval plus a join/sync round.
+   closes (LeaveGroup v1); time until the other 3 own all 32 partitions. The others only learn of
+   the rebalance from their next heartbeat (REBALANCE_IN_PROGRESS), so expect up to one heartbeat
+   interval plus a join/sync round. Also: two consumers started 30 ms apart (librdkafka's tests
+   0102 and 0113 expect one generation); --mock runs the same on librdkafka's mock cluster.
 3. Heartbeats: 1,000 members in 100 groups of 10 over 1,000 loopback connections (raw protocol,
    Heartbeat v3 as librdkafka sends it): latency p50/p99 at a paced load (each member every
    300 ms, ~3,300 requests/s offered; --interval-ms 3000 is Kafka's default, ~330/s) and
