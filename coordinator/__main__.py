@@ -39,6 +39,8 @@ from coordinator.config import (
     settings_from_file,
 )
 from coordinator.datadir import DataDirError
+from coordinator.net.bind import bind_listeners
+from coordinator.processes import child_setup, supervise
 
 COMMAND_FAILED = 2  # a failure the user can act on (argparse uses 2 for usage errors too)
 INTERNAL_ERROR = 1
@@ -73,7 +75,9 @@ def _port(text: str) -> int:
     return port
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; `serve_only`: just `kgc serve` (a start-up imports none of the
+    other commands' modules)."""
     parser = _Parser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks (accepted anywhere on the line)")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -83,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=_port, help="port (default 9092; 0 picks a free one); broker i listens on "
                      "port + i")
     run.add_argument("--brokers", type=int, metavar="N", help="brokers in this process (default 1, at most 64)")
+    run.add_argument("--processes", action="store_true",
+                     help="run each broker in a process of its own (uses N cores; leaders are static: no broker "
+                     "down/up, leader moves, control plane or topic creation after start)")
     run.add_argument("--data-dir", help="data directory (default ./data; created if missing)")
     run.add_argument("--adopt-data-dir", action="store_true",
                      help="use a non-empty data dir that kgc did not create (it may rewrite what it finds)")
@@ -98,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-port", type=_port, metavar="P", help="serve Prometheus metrics on this port")
     run.add_argument("--control-port", type=_port, metavar="P",
                      help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)")
+    if serve_only:
+        return parser
 
     commands.add_parser("settings", help="list every setting with its default")
 
@@ -165,15 +174,49 @@ def _transcript(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from coordinator.serve_cli import ServeError, run  # trio and the server only for `serve`
     notes: list[str] = []
     config = resolve_config(args, notes)
     for note in notes:
         print(f"kgc: {note}", file=sys.stderr)
+    # The ports are bound before trio and the server are imported (coordinator/net/bind.py): they
+    # accept connections ~30 ms after exec, and a client that connects meanwhile waits in the
+    # listen backlog until the server answers.
+    child = child_setup(os.environ)  # one broker of `kgc serve --processes` (coordinator/processes.py)
+    bound: list[Any] = []
+    if child is None:
+        try:
+            bound = bind_listeners(config.host, config.port, config.cluster_brokers)
+        except OSError as exc:
+            from coordinator.serve_cli import explain_os_error  # (imports trio: on this failure only)
+            raise CommandError(explain_os_error(exc, config)) from None
+    if args.processes and child is None:
+        return _serve_processes(args, config, bound)
+    from coordinator.serve_cli import ServeError, run  # trio and the server only for `serve`
     try:
-        return run(config, dict(args.create_topic), args.log_level)
+        return run(config, dict(args.create_topic), args.log_level, bound=bound or None, child=child)
     except ServeError as exc:
         raise CommandError(str(exc)) from exc
+
+
+def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any]) -> int:
+    """--processes: this process holds the data dir's lock, prepares the dir and creates the
+    topics (no broker process may create one later), then runs one process per broker."""
+    from coordinator.broker.topics import TopicRegistry
+    from coordinator.datadir import data_dir_lock, prepare_data_dir
+    from coordinator.observe.logs import setup_logging
+
+    if config.control_enable or config.control_port >= 0:
+        raise CommandError("the control plane needs every broker in one process: it cannot run with --processes")
+    setup_logging(args.log_level)
+    topics = dict(args.create_topic)
+    with data_dir_lock(config.data_dir):
+        data_dir = prepare_data_dir(config, topics)
+        registry = TopicRegistry(data_dir)
+        registry.load()
+        for name, partitions in topics.items():
+            registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
+        argv = [a for a in sys.argv[1:] if a != "--debug"]
+        return supervise(argv, bound, config.host, str(data_dir))
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -277,7 +320,8 @@ def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["control"]:
         from coordinator.control.cli import main as control_main
         return int(control_main(argv[1:]))
-    args = build_parser().parse_args(argv)
+    serve_only = argv[:1] == ["serve"] and not {"-h", "--help"} & set(argv)
+    args = build_parser(serve_only).parse_args(argv)
     return COMMANDS[args.command](args)
 
 

@@ -5,8 +5,8 @@ Values come from, in rising precedence: the defaults, a properties file (Kafka's
 works: server_properties.py maps Kafka's names and the rest are noted as ignored), and
 `--set name=value` on the command line. Code reads them as attributes with dots turned into
 underscores (`config.group_initial_rebalance_delay_ms`). Defaults follow Kafka's broker defaults
-except where noted: this server is a test tool, so it starts rebalances at once (as Kafka's shipped
-server.properties does) and keeps data under the working directory. Errors name the setting, the
+except where noted: this server is a test tool, so its initial rebalance delay is short (100 ms,
+not 3 s) and it keeps data under the working directory. Errors name the setting, the
 expected type and, for a misspelt name, the nearest ones.
 """
 from __future__ import annotations
@@ -56,6 +56,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("node.id", int, 0, "the first broker's id (brokers are node.id .. node.id + cluster.brokers - 1)"),
     Setting("cluster.brokers", int, 1, "brokers in this process, each on its own port (1-64; not a Kafka "
             "setting: replicas are logical, one copy of each log serves them all)"),
+    Setting("cluster.processes", _bool, False, "run each broker in a process of its own (kgc serve --processes): "
+            "one trio loop per broker, sharing only the files each one owns; leaders are static, so broker "
+            "down/up, leader moves, the control plane and topic creation after start are refused"),
     Setting("default.replication.factor", int, 1, "replicas of a topic created without a factor"),
     Setting("offsets.topic.replication.factor", int, 3, "replicas of __consumer_offsets (capped at the brokers)"),
     Setting("auto.leader.rebalance.enable", _bool, True, "a broker that comes back leads its preferred "
@@ -64,12 +67,18 @@ SETTINGS: tuple[Setting, ...] = (
             "COORDINATOR_LOAD_IN_PROGRESS meanwhile; not a Kafka setting: for tests)"),
     Setting("cluster.id", str, "kgc-local-cluster", "cluster id reported in Metadata"),
     Setting("socket.request.max.bytes", int, 104857600, "largest request frame accepted"),
-    Setting("connections.max.idle.ms", int, 600000, "close connections idle this long"),
+    Setting("connections.max.idle.ms", int, 600000, "close connections idle this long, and those whose "
+            "request frame is still arriving this long after it started"),
+    Setting("queued.max.request.bytes", int, 104857600, "request bytes all connections together may hold "
+            "while receiving and handling them; past it, connections wait (backpressure). Kafka's default "
+            "is -1 (no bound); <= 0 here too"),
     Setting("max.connections", int, 10000, "refuse connections beyond this many"),
     # Classic groups (GroupCoordinatorConfig).
-    Setting("group.initial.rebalance.delay.ms", int, 0,
-            "delay before the first rebalance of an empty group (Kafka's code default is 3000; "
-            "its shipped server.properties and this server use 0)"),
+    Setting("group.initial.rebalance.delay.ms", int, 100,
+            "delay before the first rebalance of an empty group, extended while members keep joining "
+            "(Kafka's code default is 3000, its shipped server.properties 0; 100 here, measured with "
+            "bench/group_bench.py: consumers started together form one generation (two started 30 ms "
+            "apart, as librdkafka's tests 0102 and 0113 expect; 0 takes two), and 16 are stable in ~0.3 s)"),
     Setting("group.min.session.timeout.ms", int, 6000, "smallest session timeout a member may ask"),
     Setting("group.max.session.timeout.ms", int, 1800000, "largest session timeout a member may ask"),
     Setting("group.max.size", int, 2147483647, "most members a classic group may hold"),
@@ -292,6 +301,9 @@ def check_cluster(config: Config) -> None:
     n, port = config.cluster_brokers, config.port
     if not 1 <= n <= MAX_BROKERS:
         raise ConfigError(f"cluster.brokers (--brokers) must be between 1 and {MAX_BROKERS}, got {n}")
+    if config.cluster_processes and (config.control_enable or config.control_port >= 0):
+        raise ConfigError("the control plane (control.enable, control.port) needs every broker in one process: "
+                          "it cannot run with cluster.processes (--processes)")
     if port != 0 and not (1 <= port and port + n - 1 <= 65535):
         last = f"..{port + n - 1}" if n > 1 else ""
         raise ConfigError(f"port {port}{last} is outside 1..65535 (port 0 picks free ports)")

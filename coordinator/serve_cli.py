@@ -11,12 +11,14 @@ come back as CommandError/DataDirError/ConfigError for __main__ to print, exit 2
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from types import FrameType
 
 import trio
@@ -40,25 +42,40 @@ class _Phase:
     signals: list[int] = field(default_factory=list)  # SIGTERMs seen while acting as Ctrl-C
 
 
-def run(config: Config, create_topics: dict[str, int], log_level: str) -> int:
-    """Serve until SIGINT/SIGTERM; the exit status (128 + signal for a start-up cut short)."""
+def run(config: Config, create_topics: dict[str, int], log_level: str, *,
+        bound: list[list[socket.socket]] | None = None,
+        child: tuple[int, list[int], list[socket.socket], int] | None = None) -> int:
+    """Serve until SIGINT/SIGTERM; the exit status (128 + signal for a start-up cut short).
+    `bound`: the brokers' listening sockets, bound by the CLI; `child`: (broker index, every
+    broker's port, its sockets, the fd to tell readiness on) for one broker of --processes."""
     setup_logging(log_level)
     phase = _Phase()
     with _terminate_as_interrupt(phase.signals):
         try:
-            trio.run(_serve_until_signalled, config, create_topics, phase)
+            trio.run(_serve_until_signalled, config, create_topics, phase, bound, child)
         except BaseException as exc:  # noqa: B036 - KeyboardInterrupt and trio's groups are sorted below
             return _failed(exc, config, phase)
     return 0
 
 
-async def _serve_until_signalled(config: Config, create_topics: dict[str, int], phase: _Phase) -> None:
+async def _serve_until_signalled(config: Config, create_topics: dict[str, int], phase: _Phase,
+                                 bound: list[list[socket.socket]] | None = None,
+                                 child: tuple[int, list[int], list[socket.socket], int] | None = None) -> None:
     log = get_logger("main")
     async with trio.open_nursery() as nursery:
-        server = await nursery.start(serve, config, create_topics)
+        if child is None:
+            server = await nursery.start(partial(serve, config, create_topics, bound=bound))
+        else:  # one broker of `kgc serve --processes` (coordinator/processes.py)
+            index, ports, sockets, ready_fd = child
+            server = await nursery.start(partial(serve, config, create_topics, ports=ports, bound=[sockets],
+                                                 only_broker=index))
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             phase.serving = True
-            print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
+            if child is None:
+                print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
+            else:  # the parent prints the cluster's line once every broker process serves
+                os.write(child[3], b"\x01")
+                os.close(child[3])
             tap = server.broker.tap
             if server.control_url is not None:
                 print(f"kgc: control={server.control_url}", flush=True)
@@ -120,6 +137,11 @@ def _failed(exc: BaseException, config: Config, phase: _Phase) -> int:
         if isinstance(leaf, OSError):
             raise ServeError(_os_error(leaf, config)) from leaf
     raise leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else exc
+
+
+def explain_os_error(exc: OSError, config: Config) -> str:
+    """What to do about an OSError of start-up, as one line (also for the CLI's early bind)."""
+    return _os_error(exc, config)
 
 
 def _os_error(exc: OSError, config: Config) -> str:

@@ -178,7 +178,7 @@ class CleaningRound:
         omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
         bits = bytearray((limit - start) // 8 + 1)
         tombs, producers = self._tomb_batches, self._producer_last
-        put_spans = omap.put_spans
+        put_records = omap.put_records
         end = limit
         for seg in self.log.non_active_segments():
             if seg.base_offset >= limit or end < limit:
@@ -198,7 +198,7 @@ class CleaningRound:
                     end = base
                     break
                 data, pos, stop = records_region(buf, off, length + 12, attrs)
-                has_tomb = put_spans(data, key_spans(data, pos, stop, count), base, start, bits)
+                has_tomb = put_records(data, pos, stop, count, base, start, bits)
                 if has_tomb:
                     tombs.add(base)
                 omap.update_latest_offset(base + ld)

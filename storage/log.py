@@ -29,6 +29,7 @@ from .batch import (
     verify_crc,
 )
 from .batch import iter_records as _batch_records
+from .batch.records import encode_kv_batch
 from .durability import GroupCommitter
 from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
 from .log_txn import LogTransactions
@@ -161,6 +162,16 @@ class Log:
         if any(r.offset is not None for r in records):
             records = [Record(None, r.timestamp, r.key, r.value, r.headers) for r in records]
         batch, header = encode_batch_and_header(base, records, default_timestamp=ts, **batch_options)
+        self._append(batch, header, now)
+        return base
+
+    def append_kv(self, pairs: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int | None = None) -> int:
+        """`append_records` for (key, value) pairs (value None: a tombstone), every record
+        stamped `timestamp_ms` or the clock's time: one batch, built without Record objects
+        (a coordinator's append path). Returns its base offset."""
+        now = self.clock.time_ms()
+        base = self._next_offset
+        batch, header = encode_kv_batch(base, pairs, now if timestamp_ms is None else timestamp_ms)
         self._append(batch, header, now)
         return base
 

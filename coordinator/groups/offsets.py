@@ -28,6 +28,7 @@ from coordinator.groups.offset_requests import (
     OffsetFetchParams,
 )
 from coordinator.groups.rebalance import reschedule_member_heartbeat
+from coordinator.groups.record_types import offset_commit_record
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
@@ -48,17 +49,18 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     expire = None if p.retention_time_ms == DEFAULT_RETENTION_TIME else now + p.retention_time_ms
     max_bytes = ctx.shard.config.offset_metadata_max_bytes
     topics = []
+    group_id, apply = p.group_id, ctx.apply
     for topic, partitions in p.topics:
         answers = []
         for part in partitions:
-            if part.metadata is not None and _java_length(part.metadata) > max_bytes:
+            # a Java length is at most twice the str's: most metadata needs no exact count
+            if part.metadata and len(part.metadata) * 2 > max_bytes and _java_length(part.metadata) > max_bytes:
                 explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
                         f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
                 answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            record = OffsetCommitRecord(p.group_id, topic, part.partition, part.offset,
-                                        part.leader_epoch, part.metadata or "", now, expire)
-            ctx.apply(record)
+            apply(offset_commit_record(group_id, topic, part.partition, part.offset, part.leader_epoch,
+                                       part.metadata or "", now, expire))
             answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
     return OffsetCommitResult(ErrorCode.NONE, topics)

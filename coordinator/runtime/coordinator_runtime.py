@@ -88,6 +88,7 @@ class CoordinatorRuntime(Generic[S]):
         self._shards: dict[int, S] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
+        self._sleeping_until: float = float("-inf")  # the deadline the timer loop waits for
         self._states_changed = trio.Event()
         self._nursery: trio.Nursery | None = None
         for partition in writer.existing_partitions():
@@ -142,7 +143,8 @@ class CoordinatorRuntime(Generic[S]):
             self.fail(partition, "an operation failed")
             raise
         offset = self._append(partition, ctx)
-        self._timers_changed.set()
+        if self.timers.earliest_new < self._sleeping_until:
+            self._timers_changed.set()
         await self._await_durable(partition, ctx, offset)
         if isinstance(answer, ParkedReply):
             return await _wait_reply(answer)
@@ -302,14 +304,20 @@ class CoordinatorRuntime(Generic[S]):
             self.writer.close()
 
     async def _run_timers(self, nursery: trio.Nursery) -> None:
-        while True:
-            self._fire_due_timers(nursery)
-            self._timers_changed = trio.Event()
-            deadline = self.timers.next_deadline()
-            if deadline is None:
-                await self._timers_changed.wait()
-                continue
-            await self.clock.wait_until(deadline, self._timers_changed)
+        try:
+            while True:
+                self._fire_due_timers(nursery)
+                self._timers_changed = trio.Event()
+                self.timers.earliest_new = float("inf")
+                deadline = self.timers.next_deadline()
+                if deadline is None:
+                    self._sleeping_until = float("inf")
+                    await self._timers_changed.wait()
+                    continue
+                self._sleeping_until = deadline
+                await self.clock.wait_until(deadline, self._timers_changed)
+        finally:
+            self._sleeping_until = float("-inf")
 
     def _fire_due_timers(self, nursery: trio.Nursery) -> int:
         fired = 0

@@ -27,6 +27,7 @@ from coordinator.runtime.clock import Clock
 from coordinator.runtime.operation import Replayable, TransactionalReplayable
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.batch import InvalidBatch, iter_records, read_marker
+from storage.batch.scan import fold_latest, records_region
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY = 20_000  # records between yields to the event loop while loading
@@ -48,7 +49,6 @@ async def replay_log(writer: PartitionWriter, decode: Callable[[bytes, bytes | N
     stats = LoadStats(partition)
     try:
         latest: dict[bytes, bytes | None] = {}
-        pop = latest.pop
         next_yield = CHECKPOINT_EVERY
         batches = writer.iter_batches(partition)
         for header, data in batches:
@@ -58,12 +58,8 @@ async def replay_log(writer: PartitionWriter, decode: Callable[[bytes, bytes | N
                 await _replay_in_order(header, data, batches, decode, shard, clock, stats)
                 break
             stats.batches += 1
-            for rec in iter_records(data):
-                key = rec.key
-                if key is not None:
-                    pop(key, None)
-                    latest[key] = rec.value
-                    stats.records += 1
+            buf, pos, end = records_region(data, 0, header.size, header.attributes)
+            stats.records += fold_latest(buf, pos, end, header.records_count, latest)
             if stats.records >= next_yield:
                 next_yield = stats.records + CHECKPOINT_EVERY
                 await trio.lowlevel.checkpoint()

@@ -98,7 +98,7 @@ class PartitionWriter:
         log = self.logs.get(self.topic, partition)
         if not records and marker is None:
             return -1 if log is None else log.log_end_offset - 1
-        batch = [Record(key=key, value=value) for key, value in map(self._encode, records)]
+        pairs = list(map(self._encode, records))
         try:
             if log is None:
                 log = self.reopen(partition)
@@ -108,15 +108,16 @@ class PartitionWriter:
                                                          marker.coordinator_epoch, now))
                 return base
             if producer is not None:  # Kafka's coordinator writes transactional batches at sequence 0
-                base = log.append_records(batch, now, producer_id=producer[0], producer_epoch=producer[1],
-                                          base_sequence=0, transactional=True)
+                base = log.append_records([Record(key=key, value=value) for key, value in pairs], now,
+                                          producer_id=producer[0], producer_epoch=producer[1], base_sequence=0,
+                                          transactional=True)
             else:
-                base = log.append_records(batch, now)
+                base = log.append_kv(pairs, now)
         except Exception as exc:  # OSError, LogFailedError, CorruptLogError on open
             raise LogWriteError(f"{self.topic}-{partition}: append failed: {exc!r}") from exc
         if self._observer is not None:
-            self._observer.records(partition, base, batch)
-        return base + len(batch) - 1
+            self._observer.records(partition, base, [Record(key=key, value=value) for key, value in pairs])
+        return base + len(pairs) - 1
 
     async def wait_durable(self, partition: int, offset: int) -> None:
         if offset < 0:

@@ -17,7 +17,7 @@ def test_defaults_use_kafka_names_and_values():
     assert config.group_min_session_timeout_ms == 6000
     assert config.group_max_session_timeout_ms == 1800000
     assert config.offsets_retention_minutes == 10080
-    assert config.group_initial_rebalance_delay_ms == 0
+    assert config.group_initial_rebalance_delay_ms == 100  # measured: bench/group_bench.py
     assert config.get("offsets.topic.num.partitions") == 50
 
 
