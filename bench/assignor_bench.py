@@ -94,7 +94,7 @@ def main() -> None:
                     joined = dict(subs)
                     joined["member-new"] = next(iter(subs.values()))
                     join = GroupSpec(joined, kind, current)
-                    figures = [timed(lambda s=s: assignor.assign(s, topics), args.budget)  # type: ignore[misc]
+                    figures = [timed(lambda s=s, a=assignor, t=topics: a.assign(s, t), args.budget)  # type: ignore[misc]
                                for s in (empty, steady, join)]
                     label = "homogeneous" if homogeneous else "heterogeneous"
                     print(f"{name:8} {label:13} {partitions:>10} {members:>7} "

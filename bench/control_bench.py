@@ -23,8 +23,8 @@ from collections.abc import Callable
 import trio
 
 from coordinator.control.fault_spec import FaultSpec
-from coordinator.control.hook import ControlHook
 from coordinator.control.faults import FaultRules, RequestInfo
+from coordinator.control.hook import ControlHook
 from coordinator.control.tracking import RequestLog
 from coordinator.runtime.clock import FakeClock, TrioClock
 from protocol.api import ApiKey

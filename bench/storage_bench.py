@@ -131,7 +131,8 @@ def bench_read_and_lookup(tmp: str) -> None:
         total += len(chunk)
         offset = _next_offset_after(chunk)
     dt = time.perf_counter() - t0
-    print(f"read (1 MiB fetches):       {total / MiB / dt:10.1f} MiB/s  ({size / MiB:.0f} MiB, {len(log.segments)} segments)")
+    print(f"read (1 MiB fetches):       {total / MiB / dt:10.1f} MiB/s  "
+          f"({size / MiB:.0f} MiB, {len(log.segments)} segments)")
     seg = log.segments[0]
     rng = random.Random(1)
     targets = [rng.randrange(seg.base_offset, seg.next_offset) for _ in range(100_000)]
@@ -177,7 +178,8 @@ def bench_recovery(tmp: str, mib: int, batch_records: int, value_size: int, prof
         f.write(buf)
         os.fsync(f.fileno())
     log.abandon()
-    os.unlink(os.path.join(path, RECOVERY_POINT_FILE)) if os.path.exists(os.path.join(path, RECOVERY_POINT_FILE)) else None
+    if os.path.exists(os.path.join(path, RECOVERY_POINT_FILE)):
+        os.unlink(os.path.join(path, RECOVERY_POINT_FILE))
     size = os.path.getsize(seg.log_path)
     prof = cProfile.Profile() if profile else None
     t0, c0 = time.perf_counter(), time.process_time()
@@ -188,7 +190,8 @@ def bench_recovery(tmp: str, mib: int, batch_records: int, value_size: int, prof
         prof.disable()
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert again.log_end_offset == offset, (again.log_end_offset, offset)
-    print(f"recovery (unclean, CRC):    {size / MiB / dt:10.1f} MiB/s wall, {size / MiB / cpu:.1f} MiB/s per CPU-second  "
+    print(f"recovery (unclean, CRC):    {size / MiB / dt:10.1f} MiB/s wall, "
+          f"{size / MiB / cpu:.1f} MiB/s per CPU-second  "
           f"({size / MiB:.0f} MiB in {dt:.2f} s, "
           f"{count:,} batches of {len(template)} B, {len(again.active_segment.offset_index):,} index entries)")
     again.close()

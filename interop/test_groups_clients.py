@@ -206,7 +206,8 @@ def test_admin_clients_describe_list_and_shrink_a_live_group(kafka_coordinator, 
 
         raw = kp_admin.describe_groups([group])[group]
         assert (raw["group_state"], raw["protocol_type"], raw["protocol_data"]) == ("Stable", "consumer", "range")
-        assert {d["member_id"]: frozenset(p for a in d["member_assignment"]["assigned_partitions"] for p in a["partitions"])
+        assert {d["member_id"]: frozenset(p for a in d["member_assignment"]["assigned_partitions"]
+                                          for p in a["partitions"])
                 for d in raw["members"]} == owned_by_id
         assert {"group_id": group, "group_state": "Stable"}.items() <= next(
             g for g in kp_admin.list_groups() if g["group_id"] == group).items()

@@ -11,7 +11,8 @@ how to check and fail the log.
 from __future__ import annotations
 
 import os
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 import trio
 

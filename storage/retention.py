@@ -9,7 +9,7 @@ log without it is still at least retention.bytes.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .log_config import LogConfig
 from .segment import LogSegment

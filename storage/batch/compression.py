@@ -12,8 +12,14 @@ import struct
 
 import cramjam
 
-from .layout import (COMPRESSION_GZIP, COMPRESSION_LZ4, COMPRESSION_NAMES, COMPRESSION_SNAPPY,
-                     COMPRESSION_ZSTD, InvalidBatch)
+from .layout import (
+    COMPRESSION_GZIP,
+    COMPRESSION_LZ4,
+    COMPRESSION_NAMES,
+    COMPRESSION_SNAPPY,
+    COMPRESSION_ZSTD,
+    InvalidBatch,
+)
 
 __all__ = ["compress", "decompress"]
 

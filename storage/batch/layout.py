@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import mmap
 import struct
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from crc32c import crc32c
 
@@ -37,7 +37,7 @@ HEADER = struct.Struct(">qiibIhiqqqhii")
 assert HEADER.size == HEADER_SIZE
 HeaderFields = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
 # What the scanners and walkers read from: a file's bytes, a mapped file or a view of either.
-Buffer = Union[bytes, bytearray, memoryview, mmap.mmap]
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 _BASE_OFFSET = struct.Struct(">q")
 _EPOCH = struct.Struct(">i")

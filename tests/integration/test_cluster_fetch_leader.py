@@ -8,7 +8,6 @@ interop/test_cluster_failover.py when a broker came back and took its partitions
 """
 from __future__ import annotations
 
-import pytest
 import trio
 
 from coordinator.embed.embedded import open_server

@@ -161,13 +161,13 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
     rng = random.Random(20261126)
     acked: dict[str, int] = {}
     attempted: dict[str, int] = {}
-    for cycle in range(CYCLES):
+    for _ in range(CYCLES):
         child = Child(data_dir)
-        child.wait_for(lambda: child.lines, 30, "the loaded state")
+        child.wait_for(lambda child=child: child.lines, 30, "the loaded state")
         loaded = child.loaded()
         check_state(loaded, acked, attempted)
         need = rng.randint(1, 40)
-        child.wait_for(lambda: len(child.acks()) >= need, 30, f"{need} acks")
+        child.wait_for(lambda child=child, need=need: len(child.acks()) >= need, 30, f"{need} acks")
         # The kill lands a random 0-50 ms later, while commits are in flight: the test's input.
         threading.Event().wait(rng.uniform(0, 0.05))
         child.kill()

@@ -72,7 +72,8 @@ async def test_sync_heartbeat_leave_at_every_version(client, version):
             beat = await client.request(ApiKey.HEARTBEAT, hb_version, HeartbeatRequest(
                 group_id=group, generation_id=1, member_id=member))
             assert beat.error_code == ErrorCode.NONE
-        stale = await client.request(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=0, member_id=member))
+        stale = await client.request(ApiKey.HEARTBEAT, 3,
+                                     HeartbeatRequest(group_id=group, generation_id=0, member_id=member))
         assert stale.error_code == ErrorCode.ILLEGAL_GENERATION
 
 
@@ -84,7 +85,8 @@ async def test_leave_at_every_version(client, version):
         if version < 3:
             request = LeaveGroupRequest(group_id=group, member_id=member)
         else:
-            request = LeaveGroupRequest(group_id=group, members=[MemberIdentity(member_id=member), MemberIdentity(member_id="nobody")])
+            request = LeaveGroupRequest(group_id=group, members=[MemberIdentity(member_id=member),
+                                                                 MemberIdentity(member_id="nobody")])
         left = await client.request(ApiKey.LEAVE_GROUP, version, request)
         if version < 3:
             assert left.error_code == ErrorCode.NONE
@@ -100,7 +102,8 @@ async def test_describe_at_every_version(client, version):
     group = f"describe-v{version}"
     with trio.fail_after(10):
         member = (await join(client, 5, group)).member_id
-        rebalancing = await client.request(ApiKey.DESCRIBE_GROUPS, version, DescribeGroupsRequest(groups=[group, "unknown"]))
+        rebalancing = await client.request(ApiKey.DESCRIBE_GROUPS, version,
+                                           DescribeGroupsRequest(groups=[group, "unknown"]))
         await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
             group_id=group, generation_id=1, member_id=member,
             assignments=[SyncGroupRequestAssignment(member_id=member, assignment=ASSIGNMENT)]))

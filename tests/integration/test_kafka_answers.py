@@ -56,7 +56,8 @@ async def test_empty_group_id_on_sync_heartbeat_and_leave_is_invalid(client):
 
 def _commit(generation: int, member: str = "") -> OffsetCommitRequest:
     return OffsetCommitRequest(group_id="", generation_id_or_member_epoch=generation, member_id=member,
-                               topics=[OffsetCommitRequestTopic(name="orders", partitions=[OffsetCommitRequestPartition(0, 7)])])
+                               topics=[OffsetCommitRequestTopic(name="orders",
+                                                                partitions=[OffsetCommitRequestPartition(0, 7)])])
 
 
 @pytest.mark.parametrize("version", range(2, SUPPORTED_VERSIONS[ApiKey.OFFSET_COMMIT][1] + 1))

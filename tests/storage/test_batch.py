@@ -6,12 +6,22 @@ import struct
 
 import cramjam
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
-from storage.batch import (HEADER_SIZE, InvalidBatch, Record, assign_base_offset, decode_header,
-                           encode_batch, iter_records, validate_batch, verify_crc)
+from storage.batch import (
+    HEADER_SIZE,
+    InvalidBatch,
+    Record,
+    assign_base_offset,
+    decode_header,
+    encode_batch,
+    iter_records,
+    validate_batch,
+    verify_crc,
+)
 
 CODECS = [0, 1, 2, 3, 4]
 

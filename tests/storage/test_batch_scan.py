@@ -6,10 +6,19 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from storage.batch import (HEADER_SIZE, InvalidBatch, Record, assign_base_offset, encode_batch,
-                           frame_bounds, iter_records, whole_batches_end)
+from storage.batch import (
+    HEADER_SIZE,
+    InvalidBatch,
+    Record,
+    assign_base_offset,
+    encode_batch,
+    frame_bounds,
+    iter_records,
+    whole_batches_end,
+)
 from storage.batch.scan import Frames, key_spans, record_spans, records_region
 
 

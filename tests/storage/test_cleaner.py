@@ -6,14 +6,20 @@ from __future__ import annotations
 import os
 
 from storage.batch import Record, decode_header, encode_batch, iter_records, verify_crc
-from storage.cleaner import (CLEANER_CHECKPOINT_FILE, Cleaner, CleanerConfig,
-                             read_cleaner_checkpoint)
+from storage.cleaner import CLEANER_CHECKPOINT_FILE, Cleaner, CleanerConfig, read_cleaner_checkpoint
 from storage.log import Log
 from storage.offset_map import BYTES_PER_ENTRY
 from tests.storage.helpers import FakeClock
-from tests.storage.test_cleaner_helpers import (batch_headers, check_compacted, check_structure,
-                                                compact_config, latest, open_compacted, put,
-                                                records)
+from tests.storage.test_cleaner_helpers import (
+    batch_headers,
+    check_compacted,
+    check_structure,
+    compact_config,
+    latest,
+    open_compacted,
+    put,
+    records,
+)
 
 
 def overwrite_rounds(log: Log, rounds: int, keys: int, tag: bytes = b"") -> None:
@@ -366,6 +372,7 @@ def test_cleaned_log_passes_the_dump_checker(tmp_path):
 
 def test_a_round_on_a_log_closed_meanwhile_leaves_no_files(tmp_path):
     import pytest
+
     from storage.log import LogFailedError
     log = open_compacted(tmp_path, FakeClock())
     overwrite_rounds(log, 3, 10)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import shutil
 import tempfile
 
-from hypothesis import settings, strategies as st
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from storage.batch import Record, decode_header, iter_records
@@ -113,7 +114,7 @@ class CleanerMachine(RuleBasedStateMachine):
             else:
                 state[r.key] = r.value  # type: ignore[index]
         assert state == self.model  # latest values readable, nothing resurfaces
-        for key, value in self.model.items():  # the latest write of a live key is in the log
+        for key in self.model:  # the latest write of a live key is in the log
             latest = max(o for o, (k, _) in self.written.items() if k == key)
             assert last_offset[key] == latest
         assert self.log.log_end_offset == (max(self.written) + 1 if self.written else 0)

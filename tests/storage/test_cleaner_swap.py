@@ -15,8 +15,14 @@ from storage.cleaner import Cleaner
 from storage.recovery import DELETED, SWAP
 from storage.segment import LogSegment
 from tests.storage.helpers import FakeClock
-from tests.storage.test_cleaner_helpers import (check_compacted, check_structure, live_state,
-                                                open_compacted, put, records)
+from tests.storage.test_cleaner_helpers import (
+    check_compacted,
+    check_structure,
+    live_state,
+    open_compacted,
+    put,
+    records,
+)
 
 
 class Crash(BaseException):

@@ -32,8 +32,8 @@ def test_dump_prints_kafka_dump_log_layout(tmp_path):
                             "producerId: -1 producerEpoch: -1 partitionLeaderEpoch: -1 "
                             "isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
                             "position: 0 CreateTime: 1000 size: ")
-    assert first.endswith("magic: 2 compresscodec: none crc: %d isvalid: true"
-                          % decode_header((tmp_path / "00000000000000000000.log").read_bytes()).crc)
+    crc = decode_header((tmp_path / "00000000000000000000.log").read_bytes()).crc
+    assert first.endswith(f"magic: 2 compresscodec: none crc: {crc} isvalid: true")
     assert lines[3] == ("| offset: 0 CreateTime: 1000 keySize: 5 valueSize: 20 sequence: -1 "
                         "headerKeys: [] key: key-0 payload: 0:xxxxxxxxxxxxxxxxxx")
     assert lines[-2].startswith("baseOffset: 36 lastOffset: 36 count: 1 baseSequence: 10 lastSequence: 10 "

@@ -257,7 +257,7 @@ async def test_a_real_full_disk_then_space_freed(small_disk, autojump_clock):
 
 async def _fill_the_disk_then_free_it(small_disk, data, logs) -> None:
     compacted = logs.open("c", 0, LogConfig(segment_bytes=64 << 10, cleanup_policy="compact"))
-    for r in range(8):
+    for _ in range(8):
         for k in range(200):
             compacted.append_records([Record(key=b"k%d" % k, value=b"x" * 100)])
     compacted.roll()

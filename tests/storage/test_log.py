@@ -151,7 +151,7 @@ def test_close_writes_marker_and_checkpoint_and_reopen_trusts_them(tmp_path):
 def test_retention_by_time_and_size_never_deletes_the_active_segment(tmp_path):
     clock = FakeClock(10_000)
     log = open_log(tmp_path, clock, segment_bytes=500, retention_ms=5_000)
-    for i in range(20):
+    for _ in range(20):
         log.append_records([Record(key=b"k", value=b"v" * 100)])
         clock.advance(1_000)
     n = len(log.segments)

@@ -13,7 +13,7 @@ import trio
 from storage import fsutil
 from storage.batch import Record
 from storage.cleaner_policy import CleanStats
-from storage.log import Log, LogConfig
+from storage.log import Log, LogConfig, LogFailedError
 from storage.log_manager import LogKey, LogManager, LogManagerConfig, NoObserver
 from tests.storage.helpers import FakeClock
 from tests.storage.test_cleaner_helpers import check_compacted, records
@@ -103,7 +103,7 @@ async def test_run_flushes_checkpoints_and_closes_cleanly(tmp_path, autojump_clo
         assert late.durable_offset == 2
         nursery.cancel_scope.cancel()
     assert log.closed and (tmp_path / "t-1" / ".kafka_cleanshutdown").exists()
-    with pytest.raises(Exception):
+    with pytest.raises(LogFailedError, match="closed"):
         logs.open("t", 2, DELETE)
 
 

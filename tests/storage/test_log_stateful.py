@@ -8,7 +8,8 @@ import os
 import shutil
 import tempfile
 
-from hypothesis import settings, strategies as st
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from storage.batch import Record, decode_header, encode_batch, iter_records

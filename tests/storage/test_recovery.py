@@ -218,7 +218,7 @@ def test_segment_overlapping_the_next_one_is_corrupt(tmp_path):
     # Rename the second segment to a base below the first one's end.
     second = names[1]
     for ext in (".log", ".index", ".timeindex"):
-        os.rename(tmp_path / second.replace(".log", ext), tmp_path / ("%020d" % 1 + ext))
+        os.rename(tmp_path / second.replace(".log", ext), tmp_path / (f"{1:020d}" + ext))
     with pytest.raises(CorruptLogError, match="past the next segment"):
         open_log(tmp_path, segment_bytes=500)
 

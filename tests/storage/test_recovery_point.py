@@ -8,7 +8,8 @@ import os
 import shutil
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storage.batch import Record
 from storage.dump import check

@@ -38,7 +38,7 @@ def compact_into_cleaned(log: Log, old):
     segment's last batch (so every old base stays covered, as replace_segments requires)."""
     last_offset_of = {}
     for seg in log.segments:
-        for _, h, data in seg.iter_batches():
+        for _, _h, data in seg.iter_batches():
             for r in iter_records(data):
                 last_offset_of[r.key] = r.offset
     new = log.new_cleaned_segment(old[0].base_offset)

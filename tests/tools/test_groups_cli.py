@@ -123,7 +123,8 @@ def test_empty_group_shows_unowned_offsets_and_json(server, member, capsys):
     code, out, _ = kgc(server, capsys, "--describe", "--group", m.group, "--output", "json")
     described = json.loads(out)
     assert described["state"] == "Empty"
-    assert [(r["partition"], r["current_offset"], r["lag"]) for r in described["rows"]] == [(0, 3, 7), (1, 5, 5), (2, 7, 3)]
+    lags = [(r["partition"], r["current_offset"], r["lag"]) for r in described["rows"]]
+    assert lags == [(0, 3, 7), (1, 5, 5), (2, 7, 3)]
 
 
 def test_delete_offsets_then_delete_group(server, member, capsys):

@@ -9,7 +9,6 @@ from typing import Any
 from coordinator.control.errors import ControlError, bad_request, conflict, not_found
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
-from coordinator.runtime.clock import ManualClock
 from coordinator.control.plane_api import (
     BrokerView,
     ClockView,
@@ -22,6 +21,7 @@ from coordinator.control.plane_api import (
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
+from coordinator.runtime.clock import ManualClock
 
 
 class FakeControlPlane:

@@ -16,7 +16,6 @@ from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone,
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone, encode_record
 from coordinator.runtime.clock import FakeClock
 from coordinator.runtime.partition_writer import PartitionWriter
-from storage.log_manager import LogManager
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -24,6 +23,7 @@ from protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from storage.log_manager import LogManager
 
 SUB = encode_subscription(ConsumerProtocolSubscription(
     version=3, topics=["orders"], owned_partitions=[TopicPartition("orders", [0])], generation_id=4,
@@ -43,7 +43,8 @@ RECORDS = [
 @pytest.fixture
 def data_dir(tmp_path):
     """The records above, appended by the durable writer as one op, then closed cleanly."""
-    writer = PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50, offsets_log_config(Config({"data.dir": str(tmp_path)})),
+    log_config = offsets_log_config(Config({"data.dir": str(tmp_path)}))
+    writer = PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50, log_config,
                              FakeClock(5_000), encode_record)
     writer.append(partition_for("g1"), RECORDS)
     writer.close()

@@ -49,8 +49,8 @@ def config_for(tmp_path, **overrides) -> Config:
 
 
 def make_writer(tmp_path, clock, **overrides) -> PartitionWriter:
-    return PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, clock), 50, offsets_log_config(config_for(tmp_path, **overrides)),
-                           clock, encode_record)
+    log_config = offsets_log_config(config_for(tmp_path, **overrides))
+    return PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, clock), 50, log_config, clock, encode_record)
 
 
 def make_runtime(tmp_path, clock, **overrides) -> CoordinatorRuntime:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from coordinator.groups.assignors.spec import AssignorError, GroupSpec, PartitionAssignor, SubscribedTopicDescriber
 from coordinator.groups.consumer.codec import decode_consumer_record, encode_consumer_record
@@ -227,7 +228,7 @@ class Harness:
             if is_consumer_record(record):
                 replay_consumer_record(groups, record, self.classic)
             else:
-                getattr(self.classic, "apply")(groups, record)
+                self.classic.apply(groups, record)
         return groups
 
 

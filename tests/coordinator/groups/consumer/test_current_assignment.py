@@ -3,8 +3,9 @@ CurrentAssignmentBuilderTest; Kafka 4.2 semantics for KAFKA-19974 and KAFKA-1944
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any
 
 import pytest
 

@@ -3,8 +3,9 @@ on, partition-epoch invariants, foreign groups, and the classic-group extension 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 
