@@ -24,8 +24,9 @@ $(STAMP)-test: pyproject.toml scripts/install_test_deps.sh interop/js/package-lo
 	bash scripts/install_test_deps.sh
 	@touch $@ $(STAMP)-run
 
+# pytest too: mypy checks the pytest plugin against pytest's own types.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,pytest]'
 	@touch $@
 
 install: $(STAMP)-run
