@@ -60,9 +60,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         with AdminClient(args.bootstrap_server, timeout=args.timeout) as admin:
             return _Command(admin, args, out, err).run()
-    except (KafkaError, ConnectionError, OSError) as exc:
-        print(f"\nError: Executing consumer group command failed due to {exc}", file=out)
-        return 1
+    except KafkaError as exc:
+        print(f"kgc groups: the broker refused the command: {exc}", file=err)
+        return 2
+    except (ConnectionError, OSError) as exc:
+        # One line and exit 2 like every kgc command (Kafka's tool prints a blank line and
+        # "Error: Executing consumer group command failed due to ..." on stdout, exit 1).
+        print(f"kgc groups: cannot reach {args.bootstrap_server}: {exc} (is a broker listening there? "
+              "--bootstrap-server HOST:PORT)", file=err)
+        return 2
     except ValueError as exc:  # bad arguments found late (topic specs, dates)
         print(f"kgc groups: {exc}", file=err)
         return 2
