@@ -58,7 +58,7 @@ class Member(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             if self.paused.is_set():
-                time.sleep(0.05)  # not polling: librdkafka keeps heartbeating in the background
+                self.stop.wait(0.05)  # paused, not polling: librdkafka keeps heartbeating in the background
                 continue
             msg = self.consumer.poll(0.1)
             if msg is not None and not msg.error():
