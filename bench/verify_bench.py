@@ -51,10 +51,12 @@ def run_engine(ds: dict, engine: str, master: str, report: str) -> dict:
            "--offsets-partitions", "0", "--engine", engine, "--report", report, "--quiet"]
     if engine == "spark":
         cmd += ["--master", master]
+    if os.path.exists(report):
+        os.unlink(report)
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1) or not os.path.exists(report):
         print(proc.stdout[-2000:], proc.stderr[-4000:], file=sys.stderr)
         raise SystemExit(f"{engine} {master} failed with exit code {proc.returncode}")
     with open(report) as f:

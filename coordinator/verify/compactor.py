@@ -41,7 +41,7 @@ def compact_partition(path: str, now_ms: int, delete_retention_ms: int,
             for _, h, data in seg.iter_batches():
                 if h.is_control:
                     continue
-                for rec in iter_records(data):  # type: ignore[arg-type]
+                for rec in iter_records(data):
                     if rec.key is not None:
                         latest[rec.key] = rec.offset  # type: ignore[assignment]
         new = []
@@ -49,7 +49,7 @@ def compact_partition(path: str, now_ms: int, delete_retention_ms: int,
             out = log.new_cleaned_segment(seg.base_offset)
             batches = list(seg.iter_batches())
             for i, (_, h, data) in enumerate(batches):
-                recs = list(iter_records(data))  # type: ignore[arg-type]
+                recs = list(iter_records(data))
                 horizon = h.delete_horizon_ms
                 kept = [r for r in recs if r.key is not None and (r.offset or 0) >= latest[r.key]
                         and (r.value is not None or horizon is None or now_ms < horizon)]
@@ -69,7 +69,7 @@ def compact_partition(path: str, now_ms: int, delete_retention_ms: int,
                                        delete_horizon_ms=horizon if kept else None)
                 else:
                     continue
-                out.append(raw, decode_header(raw))  # type: ignore[arg-type]
+                out.append(raw, decode_header(raw))
             new.append(out)
         end = log.active_segment.base_offset
         log.replace_segments(old, new)

@@ -1,19 +1,19 @@
 """Fault injection for the generator and the tests: break a generated dataset in one precise way
 and say exactly where (check id, file, position, offset) the verifier must report it.
 
-Every fault edits OUT/after (or OUT/ledger.jsonl) the way a buggy writer or cleaner would, and
+Every fault edits OUT/after (or the ledger) the way a buggy writer or cleaner would, and
 keeps everything else well formed: a rewritten segment gets fresh, correct indexes, so only the
 intended invariant breaks. Choices are deterministic for a given dataset and seed.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from coordinator.verify.layout import list_partition_dirs, read_index, segment_path
+from coordinator.verify.ledger import append_event
 from storage.batch import BatchHeader, Record, decode_header, encode_batch, iter_records
 from storage.segment import LogSegment
 
@@ -233,11 +233,10 @@ def _lost_ack_commit(out: str, m: dict, t: int) -> dict:
         file, pos, r = last[key]
         rec = decode_record(key, r.value)
         if isinstance(rec, OffsetCommitRecord):
-            with open(m["ledger"], "a") as f:
-                f.write(json.dumps({"op": "commit", "group": rec.group_id, "topic": rec.topic,
-                                    "partition": rec.partition, "offset": rec.offset + 1000,
-                                    "metadata": rec.metadata, "seq": 1 << 62,
-                                    "ack_ms": m["cleaned_at_ms"]}) + "\n")
+            append_event(m["ledger"], {"op": "commit", "group": rec.group_id, "topic": rec.topic,
+                                       "partition": rec.partition, "offset": rec.offset + 1000,
+                                       "metadata": rec.metadata, "seq": 1 << 62,
+                                       "ack_ms": m["cleaned_at_ms"]})
             return _loc("G2", file, pos, r.offset, group=rec.group_id, topic=rec.topic,
                         partition=rec.partition)
     raise RuntimeError("no live commit found")

@@ -4,8 +4,8 @@ Drives the real writer (coordinator.runtime.partition_writer.PartitionWriter -> 
 commit streams with heavy overwrites, group-metadata churn, group deletions (group + offset
 tombstones) and offset expiry. Two phases: phase 1, a cleaning round (stamps tombstone delete
 horizons), a clock jump past delete.retention.ms, phase 2; then `before/` is copied and the
-second round cleans `after/`. The ledger (ledger.jsonl) lists every acknowledged commit and
-deletion. Cleaning uses storage.cleaner when present, else compactor.py (our reference one).
+second round cleans `after/`. The ledger (ledger.parquet, ledger.py) lists every acknowledged
+commit and deletion. Cleaning uses storage.cleaner when present, else compactor.py (our reference one).
 Usage: python -m coordinator.verify.generate OUT_DIR --records N [--fault KIND ...]
 """
 
@@ -31,6 +31,7 @@ from coordinator.groups.record_types import (
 from coordinator.groups.records import encode_record
 from coordinator.runtime.partition_writer import PartitionWriter
 from coordinator.verify.compactor import compact_partition
+from coordinator.verify.ledger import LedgerWriter, read_events
 from storage.batch import Record
 from storage.log import Log, LogConfig
 from storage.log_manager import LogManager
@@ -84,10 +85,10 @@ def _worker(args: tuple) -> tuple[int, str]:
             for g in mine}
     committed: dict[str, dict[tuple[str, int], int]] = {g: {} for g in mine}
     gen = {g: 0 for g in mine}
-    ledger_path = os.path.join(out, f"ledger.{wid}.jsonl")
+    ledger_path = os.path.join(out, f"ledger.{wid}.parquet")
     seq = wid << 40
     written = 0
-    with open(ledger_path, "w") as ledger:
+    with LedgerWriter(ledger_path) as ledger:
         def op(records: list, entries: list[dict]) -> None:
             nonlocal seq, written
             # One op is one group's records: one batch on its partition. durability="interval":
@@ -96,7 +97,7 @@ def _worker(args: tuple) -> tuple[int, str]:
             for e in entries:
                 seq += 1
                 e["seq"], e["ack_ms"] = seq, clock.now
-                ledger.write(json.dumps(e, separators=(",", ":")) + "\n")
+                ledger.write(e)
             written += len(records)
 
         def phase(target: int) -> None:
@@ -177,7 +178,7 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
              segment_bytes: int = 100 << 20, seed: int = 1, workers: int = 1,
              user_topic_records: int = 0, retention_ms: int = DAY,
              faults: list[str] | tuple[str, ...] = ()) -> dict:
-    """Write OUT/before, OUT/after, OUT/ledger.jsonl, OUT/manifest.json; returns the manifest."""
+    """Write OUT/before, OUT/after, OUT/ledger.parquet, OUT/manifest.json; returns the manifest."""
     os.makedirs(os.path.join(out, "after"), exist_ok=True)
     groups = groups or max(20, records // 2000)
     workers = max(1, min(workers, partitions))
@@ -191,10 +192,10 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
     if user_topic_records:
         _user_topic(out, user_topic_records, segment_bytes, seed)
     now = max(r[0] for r in results)
-    with open(os.path.join(out, "ledger.jsonl"), "wb") as dst:
+    with LedgerWriter(os.path.join(out, "ledger.parquet")) as dst:
         for _, path in results:
-            with open(path, "rb") as src:
-                shutil.copyfileobj(src, dst)
+            for e in read_events(path):
+                dst.write(e)
             os.unlink(path)
     before, after = os.path.join(out, "before"), os.path.join(out, "after")
     shutil.rmtree(before, ignore_errors=True)
@@ -202,7 +203,7 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
     clean_time = now + 1000
     for name in sorted(os.listdir(after)):
         clean_partition(os.path.join(after, name), clean_time, retention_ms, segment_bytes)
-    manifest: dict[str, Any] = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.jsonl"),
+    manifest: dict[str, Any] = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.parquet"),
                 "cleaned_at_ms": clean_time, "delete_retention_ms": retention_ms,
                 "records": records, "partitions": partitions, "groups": groups,
                 "cleaner": "coordinator.verify.compactor (storage has no cleaner.py)"

@@ -18,15 +18,14 @@ from typing import Any
 
 from crc32c import crc32c
 
+from coordinator.verify.layout import Split, Violation, read_index, segment_path
 from storage.batch import InvalidBatch, crc_matches
-from storage.batch.layout import DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT
-from storage.batch.scan import Frames, record_spans, records_region
+from storage.batch.layout import DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, Buffer
+from storage.batch.scan import Frames, RecordSpan, record_spans, records_region
 from storage.index import TimeIndex
 
-from coordinator.verify.layout import Split, Violation, read_index, segment_path
-from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
-
-__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "KEY_FIELDS"]
+__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message",
+           "KEY_FIELDS"]
 
 _TIME_ENTRY = TimeIndex.ENTRY
 
@@ -69,22 +68,47 @@ class ScanResult:
     batches: list[tuple] = field(default_factory=list)  # (pos, base, last, crc, size, count, pid, epoch, seq, region)
 
 
+G1_MESSAGES = {
+    1: "record has no key or a key shorter than its int16 type",
+    2: "value of key type {kt} is shorter than its int16 version",
+    3: "value version {vv} is outside 0-4 for key type {kt}",
+    4: "unknown key type {kt}",
+}
+
+
+def g1_message(code: int, kt: int, vv: int) -> str:
+    return G1_MESSAGES[code].format(kt=kt, vv=vv)
+
+
 def _g1(key: bytes | None, value: bytes | None) -> str | None:
     """Cheap per-record schema check of a __consumer_offsets record (G1)."""
     if key is None or len(key) < 2:
-        return "record has no key or a key shorter than its int16 type"
+        return g1_message(1, 0, 0)
     kt = int.from_bytes(key[:2], "big", signed=True)
     if 0 <= kt <= 2:
         if value is not None:
             if len(value) < 2:
-                return f"value of key type {kt} is shorter than its int16 version"
+                return g1_message(2, kt, 0)
             vv = int.from_bytes(value[:2], "big", signed=True)
             if not 0 <= vv <= 4:
-                return f"value version {vv} is outside 0-4 for key type {kt}"
+                return g1_message(3, kt, vv)
         return None
     if 3 <= kt <= 16:  # KIP-848/KIP-932 types: valid Kafka records this coordinator never writes
         return None
-    return f"unknown key type {kt}"
+    return g1_message(4, kt, 0)
+
+
+_I64 = 1 << 63
+
+
+def checked_spans(data: Buffer, pos: int, stop: int, count: int) -> list[RecordSpan]:
+    """storage's record_spans, plus: offset and timestamp deltas fit in 64 bits (the Arrow
+    columns and the compiled path hold them as int64). Raises InvalidBatch."""
+    spans = record_spans(data, pos, stop, count)
+    for od, tsd, *_ in spans:
+        if not (-_I64 <= od < _I64 and -_I64 <= tsd < _I64):
+            raise InvalidBatch(f"offset delta {od} or timestamp delta {tsd} is outside int64")
+    return spans
 
 
 def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
@@ -146,7 +170,8 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                 continue
             try:
                 data, rpos, rstop = records_region(mm[pos:pos + bsize], 0, bsize, attrs)
-                spans = record_spans(data, rpos, rstop, count)
+                assert isinstance(data, bytes)  # the batch's bytes, or a decompressed blob
+                spans = checked_spans(data, rpos, rstop, count)
             except InvalidBatch as exc:
                 viol(("S1", log, pos, base, f"records do not parse: {exc}"))
                 continue
@@ -173,14 +198,14 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                 tomb = value is None
                 a = kd.get(key)
                 if a is None:
-                    kd[key] = [1, off, pos, off, pos, ts, -1 if tomb else crc32c(value), tomb,
+                    kd[key] = [1, off, pos, off, pos, ts, -1 if value is None else crc32c(value), tomb,
                                horizon, value]
                 else:
                     a[0] += 1
                     a[3] = off
                     a[4] = pos
                     a[5] = ts
-                    a[6] = -1 if tomb else crc32c(value)
+                    a[6] = -1 if value is None else crc32c(value)
                     a[7] = tomb
                     a[8] = horizon
                     a[9] = value
@@ -229,11 +254,12 @@ def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, 
     deferred = None
     for pos, i in want.items():
         off = seg + entries[i][0]
-        hit = found.get(pos, False)
-        if hit is False:
+        if pos not in found:
             out.append(("S5", path, i * 8, off,
                         f"entry points at log position {pos}, which is not a batch start"))
-        elif hit is not None:
+            continue
+        hit = found[pos]
+        if hit is not None:
             base, prev_last = hit
             if base > off:
                 out.append(("S5", path, i * 8, off, f"entry offset {off} is below the base "

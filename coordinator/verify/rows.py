@@ -1,0 +1,142 @@
+"""The rows the `kgclog` source yields for one split, as Arrow batches, from either scan engine.
+
+Row kinds, told apart by `kind`: V = violation (exact file, position, offset: structure, and
+C4/C5 from envelopes.py), S = split summary (how the batch chain starts and ends, for the
+cross-split checks), K = one key's records in one split and region (count, first and last
+occurrence; with `decode`, the last one decoded). Engines: "compiled" (fastscan.py, numba)
+and "python" (scan.py + envelopes.py); "auto" takes the compiled one when numba is there. Both
+give the same rows (tests/verify/test_fast_scan.py). K rows carry no dir (the name is the key;
+the driver maps names to dirs), to keep the shuffle small.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from coordinator.verify import kernels
+from coordinator.verify.envelopes import as_batches, envelope_checks
+from coordinator.verify.layout import Split, Violation
+from coordinator.verify.scan import Summary, decode_latest, scan_split
+
+__all__ = ["split_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
+
+_COLUMNS: list[tuple[str, Any, str]] = [
+    ("kind", pa.string(), "string"), ("name", pa.string(), "string"),
+    ("dir", pa.string(), "string"), ("segment", pa.int64(), "bigint"),
+    # V
+    ("check", pa.string(), "string"), ("file", pa.string(), "string"),
+    ("position", pa.int64(), "bigint"), ("offset", pa.int64(), "bigint"),
+    ("message", pa.string(), "string"),
+    # S
+    ("start", pa.int64(), "bigint"), ("end_pos", pa.int64(), "bigint"),
+    ("reached", pa.int64(), "bigint"), ("broken", pa.bool_(), "boolean"),
+    ("first_base", pa.int64(), "bigint"), ("first_pos", pa.int64(), "bigint"),
+    ("last_offset", pa.int64(), "bigint"), ("last_pos", pa.int64(), "bigint"),
+    ("batches", pa.int64(), "bigint"), ("records", pa.int64(), "bigint"),
+    ("max_timestamp", pa.int64(), "bigint"), ("log_end", pa.int64(), "bigint"),
+    ("entry_pos", pa.int64(), "bigint"), ("entry_offset", pa.int64(), "bigint"),
+    # K (last_offset/last_pos/first_pos shared with S)
+    ("region", pa.int32(), "int"), ("key", pa.binary(), "binary"),
+    ("count", pa.int64(), "bigint"), ("first_offset", pa.int64(), "bigint"),
+    ("timestamp", pa.int64(), "bigint"), ("value_hash", pa.int64(), "bigint"),
+    ("tombstone", pa.bool_(), "boolean"), ("delete_horizon", pa.int64(), "bigint"),
+    ("record_type", pa.int32(), "int"), ("group", pa.string(), "string"),
+    ("topic", pa.string(), "string"), ("partition", pa.int32(), "int"),
+    ("committed_offset", pa.int64(), "bigint"), ("metadata", pa.string(), "string"),
+    ("decode_error", pa.string(), "string"),
+]
+ARROW_SCHEMA = pa.schema([(n, t) for n, t, _ in _COLUMNS])
+SCHEMA_DDL = ", ".join(f"`{n}` {d}" for n, _, d in _COLUMNS)
+_TYPES = {n: t for n, t, _ in _COLUMNS}
+_NAMES = [n for n, _, _ in _COLUMNS]
+DECODED = ("record_type", "group", "topic", "partition", "committed_offset", "metadata",
+           "decode_error")
+
+
+def engine_for(name: str) -> str:
+    if name == "auto":
+        return "compiled" if kernels.AVAILABLE else "python"
+    if name == "compiled" and not kernels.AVAILABLE:
+        raise RuntimeError("the compiled engine needs numba (pip install 'kafka-group-coordinator[verify]')")
+    return name
+
+
+def _batch(kind: str, split: Split, cols: dict[str, Any], with_dir: bool = True) -> pa.RecordBatch:
+    """One Arrow batch of rows of one kind: the given columns, nulls everywhere else."""
+    n = len(next(iter(cols.values())))
+    fixed = {"kind": pa.array([kind] * n, pa.string()),
+             "name": pa.array([split.name] * n, pa.string()),
+             "dir": pa.array([split.dir] * n, pa.string()) if with_dir else pa.nulls(n, pa.string()),
+             "segment": pa.array([split.segment] * n, pa.int64())}
+    arrays = [fixed[c] if c in fixed else cols[c] if isinstance(cols.get(c), pa.Array) else
+              pa.array(cols[c], _TYPES[c]) if c in cols else pa.nulls(n, _TYPES[c])
+              for c in _NAMES]
+    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+
+def _violations(split: Split, vs: list[Violation]) -> pa.RecordBatch:
+    v = list(zip(*vs))
+    return _batch("V", split, {"check": list(v[0]), "file": list(v[1]), "position": list(v[2]),
+                               "offset": list(v[3]), "message": list(v[4])})
+
+
+def _summary(split: Split, s: Summary) -> pa.RecordBatch:
+    return _batch("S", split, {
+        "start": [s.start], "end_pos": [s.end], "reached": [s.reached], "broken": [s.broken],
+        "first_base": [s.first_base], "first_pos": [s.first_pos],
+        "last_offset": [s.last_offset], "last_pos": [s.last_pos], "batches": [s.batches],
+        "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end],
+        "entry_pos": [s.start_entry[0] if s.start_entry else None],
+        "entry_offset": [s.start_entry[1] if s.start_entry else None]})
+
+
+def _decoded(keys: list[bytes | None], values: list[bytes | None]) -> dict[str, list]:
+    decoded = [decode_latest(k, v) for k, v in zip(keys, values)]
+    return {name: [d[name] for d in decoded] for name in DECODED}
+
+
+def split_rows(split: Split, *, engine: str = "auto", other_root: str | None = None,
+               side: str = "after", decode: bool = False) -> Iterator[pa.RecordBatch]:
+    """Every output row of one split. `other_root`: the other data dir of a compaction check
+    (enables C4/C5 for this split, `side` says which one this is); `decode`: decode each key's
+    last record (only the after log of __consumer_offsets needs it, for the G checks)."""
+    decode = decode and split.is_offsets_topic
+    other = os.path.join(other_root, split.name) if other_root is not None else None
+    if engine_for(engine) == "compiled":
+        from coordinator.verify import fastscan
+        res = fastscan.scan_split_fast(split, want_values=decode)
+        violations, summary = res.violations, res.summary
+        if other is not None and res.batches is not None:
+            violations += fastscan.envelope_checks_fast(side, res.batches, res.regions,
+                                                        split.log_path, other)
+        cols = fastscan.key_columns(res) if res.keys is not None and len(res.keys) else None
+        if cols is not None and decode:
+            cols.update(_decoded(cols["key"].to_pylist(), fastscan.last_values(res)))
+    else:
+        py = scan_split(split, emit_batches=other is not None)
+        violations, summary = py.violations, py.summary
+        if other is not None:
+            violations += envelope_checks(side, as_batches(py.batches, [b[9] for b in py.batches],
+                                                           split.log_path), other)
+        cols = _py_key_columns(py.keys, decode) if py.keys else None
+    if violations:
+        yield _violations(split, violations)
+    if summary is not None:
+        yield _summary(split, summary)
+    if cols is not None:
+        yield _batch("K", split, cols, with_dir=False)
+
+
+def _py_key_columns(keys: dict[tuple[int, bytes | None], list[Any]], decode: bool) -> dict[str, Any]:
+    items = list(keys.items())
+    cols: dict[str, Any] = {"region": [k[0] for k, _ in items], "key": [k[1] for k, _ in items]}
+    for j, name in enumerate(("count", "first_offset", "first_pos", "last_offset", "last_pos",
+                              "timestamp", "value_hash", "tombstone", "delete_horizon")):
+        cols[name] = [a[j] for _, a in items]
+    if decode:
+        cols.update(_decoded(cols["key"], [a[9] for _, a in items]))
+    return cols
