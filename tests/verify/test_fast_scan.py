@@ -82,6 +82,18 @@ def test_source_rows_are_the_same_from_both_engines(faulty):
     assert envelope_violations > 0  # renumbered_offset breaks a C5 envelope
 
 
+def test_crc32c_kernels_match_the_crc32c_package():
+    import numpy as np
+    from crc32c import crc32c
+
+    from coordinator.verify import primitives
+    data = np.frombuffer(os.urandom(5000), dtype=np.uint8)
+    for start, end in ((0, 0), (0, 1), (3, 11), (5, 4096), (1, 5000)):
+        want = crc32c(data[start:end].tobytes())
+        assert primitives.crc32c_tables(data, start, end) == want
+        assert primitives.crc32c(data, start, end) == want
+
+
 # -- hand-made batches --------------------------------------------------------------------------
 
 def _varint(n: int) -> bytes:
