@@ -22,7 +22,7 @@ from coordinator.verify.envelopes import as_batches, envelope_checks
 from coordinator.verify.layout import Split, Violation
 from coordinator.verify.scan import Summary, decode_latest, scan_split
 
-__all__ = ["split_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
+__all__ = ["task_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
 
 _COLUMNS: list[tuple[str, Any, str]] = [
     ("kind", pa.string(), "string"), ("name", pa.string(), "string"),
@@ -42,6 +42,7 @@ _COLUMNS: list[tuple[str, Any, str]] = [
     # K (last_offset/last_pos/first_pos shared with S)
     ("region", pa.int32(), "int"), ("key", pa.binary(), "binary"),
     ("count", pa.int64(), "bigint"), ("first_offset", pa.int64(), "bigint"),
+    ("first_segment", pa.int64(), "bigint"),
     ("timestamp", pa.int64(), "bigint"), ("value_hash", pa.int64(), "bigint"),
     ("tombstone", pa.bool_(), "boolean"), ("delete_horizon", pa.int64(), "bigint"),
     ("record_type", pa.int32(), "int"), ("group", pa.string(), "string"),
@@ -65,45 +66,66 @@ def engine_for(name: str) -> str:
     return name
 
 
-def _batch(kind: str, split: Split, cols: dict[str, Any], with_dir: bool = True) -> pa.RecordBatch:
-    """One Arrow batch of rows of one kind: the given columns, nulls everywhere else."""
+def _batch(kind: str, cols: dict[str, Any], split: Split | None = None) -> pa.RecordBatch:
+    """One Arrow batch of rows of one kind: the given columns (name and segment from `split`
+    when given), nulls everywhere else."""
     n = len(next(iter(cols.values())))
-    fixed = {"kind": pa.array([kind] * n, pa.string()),
-             "name": pa.array([split.name] * n, pa.string()),
-             "dir": pa.array([split.dir] * n, pa.string()) if with_dir else pa.nulls(n, pa.string()),
-             "segment": pa.array([split.segment] * n, pa.int64())}
-    arrays = [fixed[c] if c in fixed else cols[c] if isinstance(cols.get(c), pa.Array) else
-              pa.array(cols[c], _TYPES[c]) if c in cols else pa.nulls(n, _TYPES[c])
+    fixed = {"kind": pa.array([kind] * n, pa.string())}
+    if split is not None:
+        fixed.update(name=pa.array([split.name] * n, pa.string()),
+                     dir=pa.array([split.dir] * n, pa.string()),
+                     segment=pa.array([split.segment] * n, pa.int64()))
+    arrays = [fixed[c] if c in fixed else cols[c] if isinstance(cols.get(c), (pa.Array, pa.ChunkedArray))
+              else pa.array(cols[c], _TYPES[c]) if c in cols else pa.nulls(n, _TYPES[c])
               for c in _NAMES]
-    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+    return pa.RecordBatch.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+                                       for a in arrays], schema=ARROW_SCHEMA)
 
 
 def _violations(split: Split, vs: list[Violation]) -> pa.RecordBatch:
     v = list(zip(*vs))
-    return _batch("V", split, {"check": list(v[0]), "file": list(v[1]), "position": list(v[2]),
-                               "offset": list(v[3]), "message": list(v[4])})
+    return _batch("V", {"check": list(v[0]), "file": list(v[1]), "position": list(v[2]),
+                        "offset": list(v[3]), "message": list(v[4])}, split)
 
 
 def _summary(split: Split, s: Summary) -> pa.RecordBatch:
-    return _batch("S", split, {
+    return _batch("S", {
         "start": [s.start], "end_pos": [s.end], "reached": [s.reached], "broken": [s.broken],
         "first_base": [s.first_base], "first_pos": [s.first_pos],
         "last_offset": [s.last_offset], "last_pos": [s.last_pos], "batches": [s.batches],
         "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end],
         "entry_pos": [s.start_entry[0] if s.start_entry else None],
-        "entry_offset": [s.start_entry[1] if s.start_entry else None]})
+        "entry_offset": [s.start_entry[1] if s.start_entry else None]}, split)
 
 
-def _decoded(keys: list[bytes | None], values: list[bytes | None]) -> dict[str, list]:
-    decoded = [decode_latest(k, v) for k, v in zip(keys, values)]
-    return {name: [d[name] for d in decoded] for name in DECODED}
+# Per-key aggregates of one split, or merged over the splits of one task (the K rows before
+# decoding; `value` is the last value, kept only to be decoded).
+_KEYS = pa.schema([("name", pa.string()), ("region", pa.int32()), ("key", pa.binary()),
+                   ("count", pa.int64()), ("first_offset", pa.int64()), ("first_pos", pa.int64()),
+                   ("first_segment", pa.int64()), ("last_offset", pa.int64()),
+                   ("last_pos", pa.int64()), ("segment", pa.int64()), ("timestamp", pa.int64()),
+                   ("value_hash", pa.int64()), ("tombstone", pa.bool_()),
+                   ("delete_horizon", pa.int64()), ("value", pa.binary()), ("decode", pa.bool_())])
+_AGGREGATES = ("count", "first_offset", "first_pos", "last_offset", "last_pos", "timestamp",
+               "value_hash", "tombstone", "delete_horizon")
 
 
-def split_rows(split: Split, *, engine: str = "auto", other_root: str | None = None,
-               side: str = "after", decode: bool = False) -> Iterator[pa.RecordBatch]:
-    """Every output row of one split. `other_root`: the other data dir of a compaction check
-    (enables C4/C5 for this split, `side` says which one this is); `decode`: decode each key's
-    last record (only the after log of __consumer_offsets needs it, for the G checks)."""
+def _key_table(split: Split, cols: dict[str, Any], values: list[bytes | None] | None,
+               decode: bool) -> pa.Table:
+    n = len(cols["region"])
+    full = dict(cols, name=pa.array([split.name] * n, pa.string()),
+                first_segment=pa.array([split.segment] * n, pa.int64()),
+                segment=pa.array([split.segment] * n, pa.int64()),
+                value=pa.array(values if values is not None else [None] * n, pa.binary()),
+                decode=pa.array([decode] * n, pa.bool_()))
+    return pa.Table.from_arrays([full[f.name] if isinstance(full[f.name], pa.Array)
+                                 else pa.array(full[f.name], f.type) for f in _KEYS], schema=_KEYS)
+
+
+def _scan(split: Split, engine: str, other_root: str | None, side: str,
+          decode: bool) -> tuple[list[Violation], Summary | None, pa.Table | None]:
+    """One split: its violations (structure, and C4/C5 against `other_root`), its summary and
+    its per-key aggregates."""
     decode = decode and split.is_offsets_topic
     other = os.path.join(other_root, split.name) if other_root is not None else None
     if engine_for(engine) == "compiled":
@@ -113,30 +135,66 @@ def split_rows(split: Split, *, engine: str = "auto", other_root: str | None = N
         if other is not None and res.batches is not None:
             violations += fastscan.envelope_checks_fast(side, res.batches, res.regions,
                                                         split.log_path, other)
-        cols = fastscan.key_columns(res) if res.keys is not None and len(res.keys) else None
-        if cols is not None and decode:
-            cols.update(_decoded(cols["key"].to_pylist(), fastscan.last_values(res)))
-    else:
-        py = scan_split(split, emit_batches=other is not None)
-        violations, summary = py.violations, py.summary
-        if other is not None:
-            violations += envelope_checks(side, as_batches(py.batches, [b[9] for b in py.batches],
-                                                           split.log_path), other)
-        cols = _py_key_columns(py.keys, decode) if py.keys else None
-    if violations:
-        yield _violations(split, violations)
-    if summary is not None:
-        yield _summary(split, summary)
-    if cols is not None:
-        yield _batch("K", split, cols, with_dir=False)
-
-
-def _py_key_columns(keys: dict[tuple[int, bytes | None], list[Any]], decode: bool) -> dict[str, Any]:
-    items = list(keys.items())
+        if res.keys is None or not len(res.keys):
+            return violations, summary, None
+        values = fastscan.last_values(res) if decode else None
+        return violations, summary, _key_table(split, fastscan.key_columns(res), values, decode)
+    py = scan_split(split, emit_batches=other is not None)
+    if other is not None:
+        py.violations += envelope_checks(side, as_batches(py.batches, [b[9] for b in py.batches],
+                                                          split.log_path), other)
+    if not py.keys:
+        return py.violations, py.summary, None
+    items = list(py.keys.items())
     cols: dict[str, Any] = {"region": [k[0] for k, _ in items], "key": [k[1] for k, _ in items]}
-    for j, name in enumerate(("count", "first_offset", "first_pos", "last_offset", "last_pos",
-                              "timestamp", "value_hash", "tombstone", "delete_horizon")):
+    for j, name in enumerate(_AGGREGATES):
         cols[name] = [a[j] for _, a in items]
-    if decode:
-        cols.update(_decoded(cols["key"], [a[9] for _, a in items]))
-    return cols
+    values = [a[9] for _, a in items] if decode else None
+    return py.violations, py.summary, _key_table(split, cols, values, decode)
+
+
+def _merge(tables: list[pa.Table]) -> pa.Table:
+    """Per (name, region, key) over splits given in log order: counts add up, the first
+    occurrence is the earliest split's, the last (and its value) the latest split's."""
+    t = pa.concat_tables(tables)
+    if len(tables) == 1:
+        return t
+    t = t.append_column("_i", pa.array(range(len(t)), pa.int64()))
+    g = t.group_by(["name", "region", "key"], use_threads=False).aggregate(
+        [("_i", "min"), ("_i", "max"), ("count", "sum")])
+    first, last = t.take(g["_i_min"]), t.take(g["_i_max"])
+    cols = {f.name: last[f.name] for f in _KEYS}
+    cols.update(count=g["count_sum"], first_offset=first["first_offset"],
+                first_pos=first["first_pos"], first_segment=first["first_segment"])
+    return pa.table({f.name: cols[f.name] for f in _KEYS}, schema=_KEYS)
+
+
+def task_rows(splits: list[Split], *, engine: str = "auto", other_root: str | None = None,
+              side: str = "after", decode: bool = False) -> Iterator[pa.RecordBatch]:
+    """Every output row of the splits of one task (given in log order: layout.plan_splits).
+    `other_root`: the other data dir of a compaction check (enables C4/C5; `side` says which
+    one this is); `decode`: decode each key's last record (only the after log of
+    __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits."""
+    tables = []
+    for split in splits:
+        violations, summary, keys = _scan(split, engine, other_root, side, decode)
+        if violations:
+            yield _violations(split, violations)
+        if summary is not None:
+            yield _summary(split, summary)
+        if keys is not None:
+            tables.append(keys)
+    if not tables:
+        return
+    t = _merge(tables)
+    cols: dict[str, Any] = {c: t[c] for c in ("name", "segment", "region", "key", "first_segment",
+                                              *_AGGREGATES)}
+    which = t["decode"].to_pylist()
+    if any(which):
+        keys, values = t["key"].to_pylist(), t["value"].to_pylist()
+        decoded = [decode_latest(k, v) if d else _NOT_DECODED for k, v, d in zip(keys, values, which)]
+        cols.update({name: [d[name] for d in decoded] for name in DECODED})
+    yield _batch("K", cols)
+
+
+_NOT_DECODED: dict[str, Any] = dict.fromkeys(DECODED)

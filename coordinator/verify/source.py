@@ -1,8 +1,8 @@
 """The Spark Python Data Source `kgclog`: reads a Kafka data dir into one DataFrame.
 
 One input partition per bin of splits (layout.plan_splits: a segment, or an index-aligned
-sub-range of a big one; small splits are packed together). Each split yields the rows of
-rows.py (V violations, S split summaries, K per-key aggregates) as Arrow batches. Options:
+sub-range of a big one; consecutive splits are packed together). Each task yields the rows of
+rows.py (V violations, S split summaries, K per-key aggregates merged over its splits). Options:
 path, split_bytes, pack_bytes, region_end (JSON dir name -> offset), num_offsets_partitions,
 engine (auto | compiled | python), other (the other data dir of a compaction check), side
 (after | before), decode (true: decode each key's last record). pyspark is imported only here.
@@ -17,10 +17,10 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from coordinator.verify.layout import Split, plan_splits
-from coordinator.verify.rows import SCHEMA_DDL, engine_for, split_rows
+from coordinator.verify.layout import Split, pack, plan_splits
+from coordinator.verify.rows import SCHEMA_DDL, engine_for, task_rows
 
-__all__ = ["KafkaLogDataSource", "SCHEMA_DDL", "pack"]
+__all__ = ["KafkaLogDataSource", "SCHEMA_DDL"]
 
 
 class _SplitPartition(InputPartition):
@@ -30,21 +30,6 @@ class _SplitPartition(InputPartition):
     def __init__(self, splits: list[Split]) -> None:
         super().__init__(len(splits))
         self.splits = splits
-
-
-def pack(splits: list[Split], pack_bytes: int) -> list[list[Split]]:
-    """Largest first into bins of about `pack_bytes` (a split bigger than that is alone)."""
-    bins: list[list[Split]] = []
-    sizes: list[int] = []
-    for s in sorted(splits, key=lambda s: -(s.end - s.start)):
-        n = s.end - s.start
-        if sizes and sizes[-1] + n <= pack_bytes:
-            bins[-1].append(s)
-            sizes[-1] += n
-        else:
-            bins.append([s])
-            sizes.append(n)
-    return bins
 
 
 class _Reader(DataSourceReader):
@@ -66,9 +51,8 @@ class _Reader(DataSourceReader):
         return [_SplitPartition(b) for b in pack(splits, self.pack_bytes)] or [_SplitPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        for split in partition.splits:  # type: ignore[attr-defined]
-            yield from split_rows(split, engine=self.engine, other_root=self.other,
-                                  side=self.side, decode=self.decode)
+        yield from task_rows(partition.splits, engine=self.engine,  # type: ignore[attr-defined]
+                             other_root=self.other, side=self.side, decode=self.decode)
 
 
 class KafkaLogDataSource(DataSource):

@@ -11,7 +11,7 @@ import struct
 import pytest
 
 from coordinator.verify import kernels
-from coordinator.verify.layout import active_bases, plan_splits
+from coordinator.verify.layout import active_bases, pack, plan_splits
 from coordinator.verify.scan import scan_split
 from storage.batch import HEADER_SIZE, Record, encode_batch
 from storage.batch.layout import HEADER, write_varint
@@ -63,35 +63,37 @@ def test_compiled_scan_equals_python_scan(clean, faulty, split_bytes):
     assert seen > 1000
 
 
+def _rows(splits, engine, side=None, other=None) -> list[str]:
+    import pyarrow as pa
+
+    from coordinator.verify.rows import task_rows
+    batches = list(task_rows(splits, engine=engine, other_root=other, side=side or "after", decode=True))
+    return sorted(map(repr, pa.Table.from_batches(batches).to_pylist()))
+
+
 def test_source_rows_are_the_same_from_both_engines(faulty):
-    from coordinator.verify.rows import split_rows
-
-    def table(split, engine, side, other):
-        import pyarrow as pa
-        t = pa.Table.from_batches(list(split_rows(split, engine=engine, other_root=other, side=side,
-                                                  decode=True)))
-        return sorted(map(repr, t.to_pylist()))
-
     rend = active_bases(faulty["after"])
     envelope_violations = 0
     for side, other in (("after", faulty["before"]), ("before", faulty["after"])):
-        for s in plan_splits(faulty[side], split_bytes=SPLIT_BYTES, region_end=rend):
-            rows = table(s, "python", side, other)
-            assert rows == table(s, "compiled", side, other)
+        splits = plan_splits(faulty[side], split_bytes=SPLIT_BYTES, region_end=rend)
+        for task in pack(splits, 1 << 18):
+            rows = _rows(task, "python", side, other)
+            assert rows == _rows(task, "compiled", side, other)
             envelope_violations += sum("'check': 'C5'" in r or "'check': 'C4'" in r for r in rows)
     assert envelope_violations > 0  # renumbered_offset breaks a C5 envelope
 
 
-def test_crc32c_kernels_match_the_crc32c_package():
-    import numpy as np
-    from crc32c import crc32c
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_key_rows_merged_over_sub_splits_equal_whole_segments(clean, engine):
+    whole = plan_splits(clean["before"], split_bytes=1 << 40)
+    parts = plan_splits(clean["before"], split_bytes=SPLIT_BYTES)
+    assert len(parts) > len(whole)
 
-    from coordinator.verify import primitives
-    data = np.frombuffer(os.urandom(5000), dtype=np.uint8)
-    for start, end in ((0, 0), (0, 1), (3, 11), (5, 4096), (1, 5000)):
-        want = crc32c(data[start:end].tobytes())
-        assert primitives.crc32c_tables(data, start, end) == want
-        assert primitives.crc32c(data, start, end) == want
+    def keys(splits):
+        return [r for r in _rows(splits, engine) if "'kind': 'K'" in r]
+
+    got = keys(parts)
+    assert got == keys(whole) and len(got) > 1000
 
 
 # -- hand-made batches --------------------------------------------------------------------------
