@@ -126,6 +126,10 @@ def test_cli_rejects_a_missing_dir(tmp_path):
     assert cli.main([str(tmp_path / "nope"), "--engine", "oracle", "--quiet"]) == 2
 
 
+def test_cli_rejects_a_conf_without_a_value(tmp_path):
+    assert cli.main([str(tmp_path), "--conf", "spark.executor.memory", "--quiet"]) == 2
+
+
 def _segment_with_index(tmp_path, entries_for) -> str:
     """One partition dir, one segment of 40 one-record batches, index written by hand."""
     from storage.batch import Record, encode_batch
