@@ -6,19 +6,31 @@ BIN := $(VENV)/bin
 
 .PHONY: serve test check install install-test install-dev bench
 
+# Each install runs only when its inputs changed since the last one (a stamp file in the venv
+# records it), so `make serve` on a ready venv starts at once and quietly. `rm .venv/.installed-*`
+# forces a reinstall; deleting .venv starts over.
+STAMP := $(VENV)/.installed
+
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+$(STAMP)-run: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
+	@touch $@
 
-install-test: $(BIN)/python
+$(STAMP)-test: pyproject.toml scripts/install_test_deps.sh interop/js/package-lock.json | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,verify]'
 	bash scripts/install_test_deps.sh
+	@touch $@ $(STAMP)-run
 
-install-dev: $(BIN)/python
+$(STAMP)-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@
+
+install: $(STAMP)-run
+install-test: $(STAMP)-test
+install-dev: $(STAMP)-dev
 
 # The gate: lint, format, and types (protocol/ and storage/ at mypy --strict, the rest at
 # mypy's default strictness). CI runs it before the tests.

@@ -78,7 +78,7 @@ def clean_only(path: str, dedupe_mib: int, profile: bool) -> None:
     if profile:
         import cProfile
         import pstats
-        prof = cProfile.Profile()
+        prof = cProfile.Profile(time.process_time)
         stats = prof.runcall(cleaner.clean, log, force=True)
         pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(15)
     else:
@@ -112,21 +112,26 @@ def main() -> None:
     ap.add_argument("--dedupe-mib", type=int, default=128)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--clean-only", metavar="DIR")
+    ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it (for --clean-only A/B runs "
+                    "on copies)")
     args = ap.parse_args()
     if args.clean_only:
         clean_only(args.clean_only, args.dedupe_mib, args.profile)
         return
-    root = tempfile.mkdtemp(prefix="cleaner-bench-", dir="/tmp")
+    root = args.keep or tempfile.mkdtemp(prefix="cleaner-bench-", dir="/tmp")
     path = os.path.join(root, "__consumer_offsets-0")
     try:
         gen = generate(path, args.size_mib << 20, args.pattern, args.value_bytes, args.batch)
         print(json.dumps({"pattern": args.pattern, "value_bytes": args.value_bytes,
                           "batch": args.batch, **gen}), flush=True)
+        if args.keep:
+            return
         cmd = [sys.executable, os.path.abspath(__file__), "--clean-only", path,
                "--dedupe-mib", str(args.dedupe_mib)] + (["--profile"] if args.profile else [])
         subprocess.run(cmd, check=True)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,26 @@
-"""Durable OffsetCommit throughput and latency against a real `kgc serve` process.
+"""OffsetCommit throughput, latency and server CPU: kgc against librdkafka's mock cluster (and an
+earlier kgc checkout with --baseline), every server in its own process, in the same run.
 
-    .venv/bin/python bench/commit_bench.py [--seconds 5] [--connections 64]
+    .venv/bin/python bench/commit_bench.py [--seconds 5] [--connections 64] [--baseline /work/wt/base]
+        [--modes group_commit,interval] [--no-mock] [--only confluent|raw] [--profile PATH]
 
-1. One confluent-kafka consumer, a member of a group (subscribe, wait for the assignment),
+1. The disk: fdatasync latency of a small append in the data dir's filesystem (what a durable
+   commit cannot beat: one client committing synchronously gets at most 1/latency per second).
+2. One confluent-kafka consumer, a member of a group (subscribe, wait for the assignment),
    commits synchronously (`commit(offsets=..., asynchronous=False)`) 32 partitions per commit,
-   then 1 partition per commit: commits/s, p50/p99 latency.
-2. `--connections` raw-protocol connections (OffsetCommit v8, simple commits, one in flight
-   each), all in one group and then each in its own group: aggregate commits/s.
-Every commit is fsync'd before its answer (log.flush.mode=group_commit, the default): one fsync
-covers every commit that arrived meanwhile. Prints figures; asserts nothing about speed.
+   then 1 partition per commit: commits/s, p50/p99 latency, server CPU per commit. For kgc with
+   log.flush.mode=group_commit (the default: every reply waits for its fsync) and =interval (no
+   fsync on the reply path), then the mock (memory only).
+3. `--connections` raw-protocol connections (OffsetCommit v8, simple commits, one in flight
+   each), all in one group and then each in its own group: aggregate commits/s (kgc only).
+Prints figures; asserts nothing about speed.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import re
-import signal
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +28,9 @@ import time
 import trio
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from servers import Running, cpu_seconds, start_kgc, start_mock  # noqa: E402
 
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import encode_request  # noqa: E402
@@ -39,27 +44,6 @@ from protocol.messages.offset_commit import (  # noqa: E402
 TOPIC, PARTITIONS = "bench", 32
 
 
-def start_server(data_dir: str, profile: str | None = None) -> tuple[subprocess.Popen, int]:
-    prefix = ["-m", "cProfile", "-o", profile] if profile else []
-    proc = subprocess.Popen(
-        [sys.executable, *prefix, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
-         "--log-level", "WARNING", "--create-topic", f"{TOPIC}:{PARTITIONS}"],
-        stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
-    if not match:
-        proc.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return proc, int(match.group(1))
-
-
-def server_cpu_seconds(pid: int) -> float:
-    """utime + stime of the server process (Linux /proc), all threads."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class CpuMeter:
     """Server CPU per commit over one phase: robust on a busy machine, unlike commits/s."""
 
@@ -67,14 +51,14 @@ class CpuMeter:
         self.pid = pid
 
     def __enter__(self) -> CpuMeter:
-        self.start = server_cpu_seconds(self.pid)
+        self.start = cpu_seconds(self.pid)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.seconds = server_cpu_seconds(self.pid) - self.start
+        self.seconds = cpu_seconds(self.pid) - self.start
 
-    def per(self, n: int) -> str:
-        return f"server CPU {self.seconds / max(n, 1) * 1e6:.0f} us/commit"
+    def per(self, n: int) -> float:
+        return self.seconds / max(n, 1) * 1e6
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -82,33 +66,53 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def confluent_commits(port: int, seconds: float, pid: int) -> None:
+def fdatasync_latency(directory: str, samples: int = 300) -> tuple[float, float]:
+    """(median, p99) seconds of append 200 bytes + fdatasync, as a commit's batch costs."""
+    path = os.path.join(directory, "fdatasync-probe")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+    try:
+        os.ftruncate(fd, 0)
+        os.fsync(fd)
+        times = []
+        for _ in range(samples):
+            os.write(fd, b"x" * 200)
+            t = time.perf_counter()
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - t)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return statistics.median(times), _percentile(times, 0.99)
+
+
+def confluent_commits(server: Running, seconds: float) -> dict[int, tuple[float, float, float, float]]:
+    """width -> (commits/s, p50 s, p99 s, server CPU us per commit)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "bench-confluent",
-                         "enable.auto.commit": False, "session.timeout.ms": 30000})
+    consumer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "bench-confluent",
+                         "enable.auto.commit": False, "session.timeout.ms": 30000, "log_level": 3})
     consumer.subscribe([TOPIC])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while len(consumer.assignment()) < PARTITIONS:
         if time.monotonic() > deadline:
-            raise SystemExit("the consumer was never assigned every partition")
-        consumer.poll(0.1)
+            raise SystemExit(f"{server.name}: the consumer was never assigned every partition")
+        consumer.poll(0.05)
+    results = {}
     for width in (PARTITIONS, 1):
         latencies: list[float] = []
         offset = 0
         end = time.monotonic() + seconds
-        with CpuMeter(pid) as cpu:
+        with CpuMeter(server.pid) as cpu:
             while time.monotonic() < end:
                 offset += 1
                 offsets = [TopicPartition(TOPIC, p, offset, metadata="bench") for p in range(width)]
                 started = time.perf_counter()
                 consumer.commit(offsets=offsets, asynchronous=False)
                 latencies.append(time.perf_counter() - started)
-        total = sum(latencies)
-        print(f"confluent-kafka sync commit, {width:>2} partition(s): {len(latencies) / total:8.0f} commits/s"
-              f"  p50 {statistics.median(latencies) * 1e3:.2f} ms  p99 {_percentile(latencies, 0.99) * 1e3:.2f} ms"
-              f"  ({len(latencies)} commits, {cpu.per(len(latencies))})")
+        results[width] = (len(latencies) / sum(latencies), statistics.median(latencies),
+                          _percentile(latencies, 0.99), cpu.per(len(latencies)))
     consumer.close()
+    return results
 
 
 def commit_frame(group: str, offset: int) -> bytes:
@@ -143,19 +147,24 @@ async def one_connection(port: int, group: str, seconds: float, counts: list[int
     await stream.aclose()
 
 
-async def many_connections(port: int, connections: int, seconds: float, same_group: bool,
-                           pid: int) -> None:
+async def many_connections(server: Running, connections: int, seconds: float, same_group: bool) -> None:
     counts: list[int] = []
     started = trio.current_time()
-    with CpuMeter(pid) as cpu:
+    with CpuMeter(server.pid) as cpu:
         async with trio.open_nursery() as nursery:
             for i in range(connections):
                 group = "bench-raw" if same_group else f"bench-raw-{i}"
-                nursery.start_soon(one_connection, port, group, seconds, counts)
+                nursery.start_soon(one_connection, server.port, group, seconds, counts)
     elapsed = trio.current_time() - started
     where = "one group" if same_group else f"{connections} groups"
-    print(f"{connections} connections, 1 partition per commit, {where}: "
-          f"{sum(counts) / elapsed:8.0f} commits/s aggregate ({sum(counts)} commits, {cpu.per(sum(counts))})")
+    print(f"  {server.name:14s} {connections} connections, 1 partition per commit, {where:10s}: "
+          f"{sum(counts) / elapsed:8.0f} commits/s aggregate  server CPU {cpu.per(sum(counts)):5.0f} us/commit")
+
+
+def print_row(name: str, mode: str, results: dict[int, tuple[float, float, float, float]]) -> None:
+    for width, (rate, p50, p99, cpu) in results.items():
+        print(f"  {name:14s} {mode:13s} {width:3d}p {rate:9.0f}/s  p50 {p50 * 1e3:6.3f} ms  p99 {p99 * 1e3:6.3f} ms"
+              f"  server CPU {cpu:5.0f} us/commit")
 
 
 def main() -> None:
@@ -163,23 +172,48 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--only", choices=["confluent", "raw"], help="run one part only")
+    parser.add_argument("--modes", default="group_commit,interval", help="kgc log.flush.mode values to run")
+    parser.add_argument("--baseline", metavar="DIR", help="also run the kgc checked out in DIR (A/B)")
+    parser.add_argument("--no-mock", action="store_true")
     parser.add_argument("--profile", metavar="PATH",
-                        help="run the server under cProfile, write stats to PATH, print the top")
+                        help="run this tree's server under cProfile, write stats to PATH, print the top")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="kgc-commit-bench-") as data_dir:
-        proc, port = start_server(data_dir, args.profile)
-        try:
-            if args.only != "raw":
-                confluent_commits(port, args.seconds, proc.pid)
-            if args.only != "confluent":
-                trio.run(many_connections, port, args.connections, args.seconds, True, proc.pid)
-                trio.run(many_connections, port, args.connections, args.seconds, False, proc.pid)
-        finally:
-            proc.send_signal(signal.SIGINT)  # a clean stop (and cProfile writes its stats)
-            proc.wait(30)
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    trees = [None] + ([args.baseline] if args.baseline else [])
+    with tempfile.TemporaryDirectory(prefix="kgc-commit-bench-") as root:
+        median, p99 = fdatasync_latency(root)
+        print(f"disk: fdatasync after a 200-byte append: median {median * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} ms"
+              f" -> at most {1 / median:,.0f} durable sync commits/s for one client")
+        if args.only != "raw":
+            print("one confluent-kafka consumer, synchronous commits:")
+            for tree in trees:
+                for mode in args.modes.split(","):
+                    data_dir = tempfile.mkdtemp(dir=root)
+                    server = start_kgc(data_dir, settings={"log.flush.mode": mode}, topics={TOPIC: PARTITIONS},
+                                       baseline=tree, profile=args.profile if tree is None else None)
+                    try:
+                        print_row(server.name, mode, confluent_commits(server, args.seconds))
+                    finally:
+                        server.stop()
+            if not args.no_mock:
+                mock = start_mock({TOPIC: PARTITIONS})
+                try:
+                    print_row("mock", "memory", confluent_commits(mock, args.seconds))
+                finally:
+                    mock.stop()
+        if args.only != "confluent":
+            print(f"{args.connections} raw connections (log.flush.mode=group_commit):")
+            for tree in trees:
+                server = start_kgc(tempfile.mkdtemp(dir=root), topics={TOPIC: PARTITIONS}, baseline=tree)
+                try:
+                    trio.run(many_connections, server, args.connections, args.seconds, True)
+                    trio.run(many_connections, server, args.connections, args.seconds, False)
+                finally:
+                    server.stop()
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.profile:
         import pstats
-        pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":

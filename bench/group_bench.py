@@ -11,8 +11,10 @@
    members joined during it, so expect ~2 x 500 ms); "generations" is the most assignments one
    member saw. librdkafka may also rejoin by itself once it has the topic's metadata.
 2. Leave -> stable: 4 members stable (formed with the 500 ms delay, so in one generation), one
-   closes (LeaveGroup v1); time until the other 3 own all 32 partitions. The others only learn of the rebalance from their next heartbeat
-   (REBALANCE_IN_PROGRESS), so expect up to one heartbeat interval plus a join/sync round.
+   closes (LeaveGroup v1); time until the other 3 own all 32 partitions. The others only learn of
+   the rebalance from their next heartbeat (REBALANCE_IN_PROGRESS), so expect up to one heartbeat
+   interval plus a join/sync round. Also: two consumers started 30 ms apart (librdkafka's tests
+   0102 and 0113 expect one generation); --mock runs the same on librdkafka's mock cluster.
 3. Heartbeats: 1,000 members in 100 groups of 10 over 1,000 loopback connections (raw protocol,
    Heartbeat v3 as librdkafka sends it): latency p50/p99 at a paced load (each member every
    300 ms, ~3,300 requests/s offered; --interval-ms 3000 is Kafka's default, ~330/s) and
@@ -27,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import resource
 import statistics
 import struct
@@ -40,6 +41,9 @@ from pathlib import Path
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from servers import start_kgc, start_mock  # noqa: E402
 
 from interop.clients.groups import ConfluentMember, Ownership, close_all  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
@@ -55,18 +59,10 @@ TIMEOUT_S = 60.0
 
 
 # -- the server ---------------------------------------------------------------------------------
-def start_server(data_dir: str, settings: dict[str, object]) -> tuple[subprocess.Popen, int]:
-    args = [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
-            "--log-level", "WARNING"]
-    for name, value in settings.items():
-        args += ["--set", f"{name}={value}"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()  # type: ignore[union-attr]
-    match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
-    if not match:
-        proc.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return proc, int(match.group(1))
+def start_server(data_dir: str, settings: dict[str, object], baseline: str | None = None
+                 ) -> tuple[subprocess.Popen, int]:
+    server = start_kgc(data_dir, settings=settings, baseline=baseline)
+    return server.proc, server.port
 
 
 def stop_server(proc: subprocess.Popen) -> None:
@@ -91,7 +87,12 @@ def server_cpu_seconds(pid: int) -> float:
 _ADMINS: dict[str, object] = {}
 
 
+_MOCK_TOPICS: set[str] = set()
+
+
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    if name in _MOCK_TOPICS:
+        return
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = _ADMINS.setdefault(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "log_level": 3}))
@@ -170,17 +171,50 @@ def describe(values: list[float]) -> str:
             f"max {max(values) * 1000:7.1f}")
 
 
-def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500)) -> None:
-    for delay in delays:
+def pair_30ms_apart(bootstrap: str, trial: int, tag: str) -> tuple[float, int]:
+    """Two consumers started 30 ms apart (librdkafka's tests 0102 and 0113 expect one generation):
+    (seconds to stable, the most assignments one member saw: 1 = one generation)."""
+    topic, group = f"pair-{tag}-{trial}", f"pair-{tag}-{trial}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    ownership = Ownership()
+    members = members_for(bootstrap, group, topic, ownership, 2)
+    start = time.monotonic()
+    try:
+        members[0].start()
+        time.sleep(0.03)
+        members[1].start()
+        wait_for(lambda: settled(ownership, members, topic), TIMEOUT_S, "2 members stable")
+        elapsed = time.monotonic() - start
+        generations = max(m.count("assign") for m in members)
+    finally:
+        close_all(members)
+    return elapsed, generations
+
+
+def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500), sizes: tuple[int, ...] = (1, 4, 16, 64),
+                   mock: bool = False, baseline: str | None = None) -> None:
+    runs_of: list[tuple[str, object]] = [(f"d{d}", d) for d in delays] + ([("mock", None)] if mock else [])
+    for label, delay in runs_of:
         with tempfile.TemporaryDirectory(prefix="kgc-group-bench-") as data:
-            proc, port = start_server(data, {"group.initial.rebalance.delay.ms": delay})
-            bootstrap = f"127.0.0.1:{port}"
+            if delay is None:  # the mock's admin API cannot create topics: it starts with every name used
+                names = [f"form-{label}-{n}-{t}" for n in sizes for t in range(trials)]
+                names += [f"pair-{label}-{t}" for t in range(trials)]
+                server = start_mock({name: PARTITIONS for name in names})
+                proc, bootstrap = server.proc, server.bootstrap
+                _MOCK_TOPICS.update(names)
+            else:
+                proc, port = start_server(data, {"group.initial.rebalance.delay.ms": delay}, baseline)
+                bootstrap = f"127.0.0.1:{port}"
             try:
-                print(f"\n1. subscribe -> stable group, 32 partitions, group.initial.rebalance.delay.ms={delay}")
-                for n in (1, 4, 16, 64):
-                    runs = [formation(bootstrap, n, t, f"d{delay}") for t in range(trials)]
+                what = "librdkafka's mock cluster" if delay is None else f"group.initial.rebalance.delay.ms={delay}"
+                print(f"\n1. subscribe -> stable group, 32 partitions, {what}")
+                for n in sizes:
+                    runs = [formation(bootstrap, n, t, f"{label}") for t in range(trials)]
                     times = [r[0] for r in runs]
-                    print(f"   N={n:3d}: {describe(times)}   generations {[r[1] for r in runs]}")
+                    print(f"   N={n:3d}: {describe(times)}   generations {[r[1] for r in runs]}", flush=True)
+                runs = [pair_30ms_apart(bootstrap, t, label) for t in range(trials)]
+                print(f"   two started 30 ms apart: {describe([r[0] for r in runs])}   generations "
+                      f"{[r[1] for r in runs]}", flush=True)
                 if delay == 500:  # formation in one generation, so nothing else is rebalancing
                     print(f"\n2. close one of 4 -> the other 3 own everything (heartbeat.interval.ms={HEARTBEAT_MS})")
                     runs = [leave_to_stable(bootstrap, t) for t in range(max(trials, 5))]
@@ -190,6 +224,8 @@ def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500)) -> None
                     print(f"   stable again:          {describe([r[3] for r in runs])}")
             finally:
                 stop_server(proc)
+                admin = _ADMINS.pop(bootstrap, None)
+                del admin  # its threads stop reconnecting to the stopped server
 
 
 # -- 3: heartbeats over the raw protocol -----------------------------------------------------------
@@ -344,13 +380,17 @@ def main() -> None:
                              "(Kafka's default is 3000)")
     parser.add_argument("--delays", default="0,100,500",
                         help="group.initial.rebalance.delay.ms values to form groups with (comma-separated)")
+    parser.add_argument("--sizes", default="1,4,16,64", help="group sizes to form (comma-separated)")
+    parser.add_argument("--mock", action="store_true", help="also form groups on librdkafka's mock cluster")
+    parser.add_argument("--baseline", metavar="DIR", help="run the kgc checked out in DIR instead of this tree")
     parser.add_argument("--skip-clients", action="store_true")
     parser.add_argument("--skip-heartbeats", action="store_true")
     args = parser.parse_args()
     # Other work on the machine shows up in every figure here; say how busy it was.
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     if not args.skip_clients:
-        client_benches(args.trials, tuple(int(d) for d in args.delays.split(",")))
+        client_benches(args.trials, tuple(int(d) for d in args.delays.split(",")),
+                       tuple(int(n) for n in args.sizes.split(",")), args.mock, args.baseline)
     if not args.skip_heartbeats:
         heartbeat_bench(args.seconds, args.groups, args.members, args.interval_ms)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

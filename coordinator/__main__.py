@@ -1,32 +1,61 @@
 """The `kgc` command line (also `python -m coordinator`).
 
-    kgc serve [--host H] [--port P] [--brokers N] [--data-dir D] [--create-topic NAME:PARTITIONS]...
-              [--config server.properties] [--set name=value]... [--transcript FILE] [--metrics-port P]
-              [--control-port P]
-    kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder]   (segment, partition or data dir)
+    kgc serve [--host H] [--port P] [--brokers N] [--data-dir D] [--adopt-data-dir]
+              [--create-topic NAME:PARTITIONS]... [--config server.properties] [--set name=value]...
+              [--transcript FILE] [--metrics-port P] [--control-port P] [--log-level LEVEL]
+    kgc settings                                   (every setting with its default)
+    kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder | --transaction-log-decoder]
+                                                   (segment, index, .txnindex, .snapshot, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
     kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT.html]
-                                                   (a --transcript file as a readable timeline or a page)
     kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE]  (PySpark)
     kgc control [--url URL] [--token T] VERB ...   (the control API from a shell: fail, delay, advance, ...)
 
-Settings use Kafka's names (`--set group.initial.rebalance.delay.ms=3000`); `kgc settings` lists
-them with their defaults.
+Every failure is one line on stderr saying what to do, and exit status 2 (`--debug`, anywhere on
+the line, shows the traceback instead); an internal error is one line too, exit 1. A closed pipe
+(`| head`) ends a command quietly. Settings use Kafka's names (`--set group.max.size=3`).
 """
 from __future__ import annotations
 
 import argparse
-import signal
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-import trio
+from coordinator.config import (
+    SETTINGS,
+    Config,
+    ConfigError,
+    check_cluster,
+    parse_assignment,
+    resolve,
+    settings_from_file,
+)
+from coordinator.datadir import DataDirError
+from coordinator.net.bind import bind_listeners
+from coordinator.processes import child_setup, supervise
 
-from coordinator.config import SETTINGS, Config, ConfigError, check_cluster, parse_assignment, read_properties
-from coordinator.observe.logs import get_logger, log_event, setup_logging
-from coordinator.server import serve
+COMMAND_FAILED = 2  # a failure the user can act on (argparse uses 2 for usage errors too)
+INTERNAL_ERROR = 1
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class CommandError(Exception):
+    """A failure to report as one line (the message says what to do), exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (subcommands inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(COMMAND_FAILED, f"{self.prog}: {message} (`{self.prog} --help` shows the options)\n")
 
 
 def _topic_spec(text: str) -> tuple[str, int]:
@@ -36,26 +65,48 @@ def _topic_spec(text: str) -> tuple[str, int]:
     return name, int(count)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0..65535 (0 picks a free one), got {text!r}")
+    return port
+
+
+def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; `serve_only`: just `kgc serve` (a start-up imports none of the
+    other commands' modules)."""
+    parser = _Parser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks (accepted anywhere on the line)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("serve", help="run the server")
     run.add_argument("--host", help="listen and advertise address (default 127.0.0.1)")
-    run.add_argument("--port", type=int, help="port (default 9092; 0 picks a free one); broker i listens on "
+    run.add_argument("--port", type=_port, help="port (default 9092; 0 picks a free one); broker i listens on "
                      "port + i")
     run.add_argument("--brokers", type=int, metavar="N", help="brokers in this process (default 1, at most 64)")
-    run.add_argument("--data-dir", help="data directory (default ./data)")
+    run.add_argument("--processes", action="store_true",
+                     help="run each broker in a process of its own (uses N cores; leaders are static: no broker "
+                     "down/up, leader moves, control plane or topic creation after start)")
+    run.add_argument("--data-dir", help="data directory (default ./data; created if missing)")
+    run.add_argument("--adopt-data-dir", action="store_true",
+                     help="use a non-empty data dir that kgc did not create (it may rewrite what it finds)")
     run.add_argument("--create-topic", type=_topic_spec, action="append", default=[], metavar="NAME:PARTITIONS",
                      help="create this topic if it is missing (repeatable)")
-    run.add_argument("--config", type=Path, help="a Java-style properties file of settings")
+    run.add_argument("--config", type=Path, help="a properties file of settings (Kafka's server.properties "
+                     "works: its names are mapped or reported as ignored)")
     run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
                      help="one setting by its Kafka name (repeatable; wins over --config)")
-    run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
+    run.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS,
+                     help="DEBUG, INFO, WARNING or ERROR (default INFO)")
     run.add_argument("--transcript", metavar="FILE", help="write a JSON-lines protocol transcript here")
-    run.add_argument("--metrics-port", type=int, metavar="P", help="serve Prometheus metrics on this port")
-    run.add_argument("--control-port", type=int, metavar="P",
+    run.add_argument("--metrics-port", type=_port, metavar="P", help="serve Prometheus metrics on this port")
+    run.add_argument("--control-port", type=_port, metavar="P",
                      help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)")
+    if serve_only:
+        return parser
 
     commands.add_parser("settings", help="list every setting with its default")
 
@@ -66,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--index", action="store_true", help="also print (and check) the index files")
     dump.add_argument("--offsets-decoder", action="store_true",
                       help="decode __consumer_offsets records as DumpLogSegments --offsets-decoder does")
+    dump.add_argument("--transaction-log-decoder", action="store_true",
+                      help="decode __transaction_state records as DumpLogSegments --transaction-log-decoder does")
 
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
@@ -73,27 +126,28 @@ def build_parser() -> argparse.ArgumentParser:
     from coordinator.tools import groups_cli, transcript_cli
     groups_cli.add_parser(commands)
     transcript_cli.add_parser(commands)
-    # Listed for --help only: `main` hands `kgc verify ...` to coordinator.verify.cli before
-    # parsing, so the verifier's imports never slow down `kgc serve`.
+    # Listed for --help only: `main` parses `kgc verify ...` with the verifier's own arguments.
     commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
     commands.add_parser("control", help="drive a server's control API (faults, brokers, clock); see kgc control -h")
     return parser
 
 
+# -- commands: each takes the parsed arguments and returns the exit status ------------------------
 def _inspect(args: argparse.Namespace) -> int:
     from storage.dump import check, dump
 
     if not args.path.exists():
-        sys.exit(f"kgc: {args.path}: no such file or directory")
+        raise CommandError(f"{args.path}: no such file or directory: name a segment file, a partition dir "
+                           "or a data dir")
     if args.command == "dump":
-        try:
-            decoder: Any = None
-            if args.offsets_decoder:
-                from coordinator.groups.record_json import decode
-                decoder = decode
-            dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
-        except BrokenPipeError:  # `kgc dump ... | head`
-            pass
+        decoder: Any = None
+        if args.offsets_decoder:
+            from coordinator.groups.record_json import decode
+            decoder = decode
+        elif args.transaction_log_decoder:
+            from coordinator.txn.record_json import decode as decode_txn
+            decoder = decode_txn
+        dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         return 0
     problems = check(args.path)
     for problem in problems:
@@ -103,15 +157,86 @@ def _inspect(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def resolve_config(args: argparse.Namespace) -> Config:
-    overrides: dict[str, str | int] = {}
+def _settings(args: argparse.Namespace) -> int:
+    for setting in SETTINGS:
+        print(f"{setting.name}={setting.default}\n    {setting.help}")
+    return 0
+
+
+def _groups(args: argparse.Namespace) -> int:
+    from coordinator.tools.groups_cli import run
+    return int(run(args))
+
+
+def _transcript(args: argparse.Namespace) -> int:
+    from coordinator.tools.transcript_cli import run
+    return int(run(args))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    notes: list[str] = []
+    config = resolve_config(args, notes)
+    for note in notes:
+        print(f"kgc: {note}", file=sys.stderr)
+    # The ports are bound before trio and the server are imported (coordinator/net/bind.py): they
+    # accept connections ~30 ms after exec, and a client that connects meanwhile waits in the
+    # listen backlog until the server answers.
+    child = child_setup(os.environ)  # one broker of `kgc serve --processes` (coordinator/processes.py)
+    bound: list[Any] = []
+    if child is None:
+        try:
+            bound = bind_listeners(config.host, config.port, config.cluster_brokers)
+        except OSError as exc:
+            from coordinator.serve_cli import explain_os_error  # (imports trio: on this failure only)
+            raise CommandError(explain_os_error(exc, config)) from None
+    if args.processes and child is None:
+        return _serve_processes(args, config, bound)
+    from coordinator.serve_cli import ServeError, run  # trio and the server only for `serve`
+    try:
+        return run(config, dict(args.create_topic), args.log_level, bound=bound or None, child=child)
+    except ServeError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any]) -> int:
+    """--processes: this process holds the data dir's lock, prepares the dir and creates the
+    topics (no broker process may create one later), then runs one process per broker."""
+    from coordinator.broker.topics import TopicRegistry
+    from coordinator.datadir import data_dir_lock, prepare_data_dir
+    from coordinator.observe.logs import setup_logging
+
+    if config.control_enable or config.control_port >= 0:
+        raise CommandError("the control plane needs every broker in one process: it cannot run with --processes")
+    setup_logging(args.log_level)
+    topics = dict(args.create_topic)
+    with data_dir_lock(config.data_dir):
+        data_dir = prepare_data_dir(config, topics)
+        registry = TopicRegistry(data_dir)
+        registry.load()
+        for name, partitions in topics.items():
+            registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
+        argv = [a for a in sys.argv[1:] if a != "--debug"]
+        return supervise(argv, bound, config.host, str(data_dir))
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "serve": _serve, "settings": _settings, "dump": _inspect, "check": _inspect,
+    "groups": _groups, "transcript": _transcript,
+}
+
+
+def resolve_config(args: argparse.Namespace, notes: list[str] | None = None) -> Config:
+    """The settings of `kgc serve`: defaults < --config file < --set < flags. `notes` gets one
+    line per Kafka name the file mapped or kgc ignores."""
+    overrides: dict[str, Any] = {}
     if args.config:
-        overrides.update(read_properties(args.config))
-    for assignment in args.assignments:
-        name, value = parse_assignment(assignment)
-        overrides[name] = value
+        from_file, file_notes = settings_from_file(args.config)
+        overrides.update(from_file)
+        if notes is not None:
+            notes.extend(file_notes)
+    overrides.update(resolve(dict(parse_assignment(a) for a in args.assignments), where="--set: "))
     for name, value in (("host", args.host), ("port", args.port), ("cluster.brokers", args.brokers),
-                        ("data.dir", args.data_dir),
+                        ("data.dir", args.data_dir), ("data.dir.adopt", getattr(args, "adopt_data_dir", None) or None),
                         ("transcript.file", args.transcript), ("metrics.port", args.metrics_port),
                         ("control.port", args.control_port)):
         if value is not None:
@@ -121,55 +246,93 @@ def resolve_config(args: argparse.Namespace) -> Config:
     return config
 
 
-async def _serve_until_signalled(config: Config, topics: dict[str, int]) -> None:
-    log = get_logger("main")
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            server = await nursery.start(serve, config, topics)
-            print(f"kgc: serving bootstrap={server.bootstrap} with data in {config.data_path}", flush=True)
-            tap = server.broker.tap
-            if server.control_url is not None:
-                print(f"kgc: control={server.control_url}", flush=True)
-            if server.metrics_port is not None:
-                print(f"kgc: metrics on http://{config.host}:{server.metrics_port}/metrics", flush=True)
-            if tap is not None and tap.transcript is not None:
-                print(f"kgc: transcript in {tap.transcript.path}", flush=True)
-            async for signum in signals:
-                log_event(log, "server.shutdown", signal=signal.Signals(signum).name)
-                server.stop()
-                break
+# -- kgc verify ------------------------------------------------------------------------------------
+JAVA_NEEDED = 17  # Spark 4 runs on Java 17 or 21
 
 
+def _verify(argv: list[str]) -> int:
+    from coordinator.verify import cli
+
+    parser = _Parser(prog="kgc verify", description=(cli.__doc__ or "").splitlines()[0])
+    cli.add_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.engine == "spark":
+        _require_spark()
+    return int(cli.run(args))
+
+
+def _require_spark() -> None:
+    missing = [m for m in ("pyspark", "pyarrow") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise CommandError(f"verify needs {' and '.join(missing)}: pip install "
+                           f"'kafka-group-coordinator[verify]' (Spark also needs Java {JAVA_NEEDED}+; "
+                           "--engine oracle checks the same rules without Spark)")
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise CommandError(f"verify runs Spark, which needs Java {JAVA_NEEDED} or newer: install it (Debian/"
+                           f"Ubuntu: apt install openjdk-{JAVA_NEEDED}-jre-headless) or set JAVA_HOME "
+                           "(--engine oracle needs no Java)")
+    try:
+        shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CommandError(f"verify cannot run {java} ({exc}): install Java {JAVA_NEEDED}+ or set JAVA_HOME") \
+            from None
+    found = re.search(r'version "(?:1\.)?(\d+)', shown)
+    if found and int(found.group(1)) < JAVA_NEEDED:
+        raise CommandError(f"verify runs Spark 4, which needs Java {JAVA_NEEDED} or newer; {java} is Java "
+                           f"{found.group(1)}: install a newer one and point JAVA_HOME at it")
+
+
+# -- the entry point -------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or bool(os.environ.get("KGC_DEBUG"))
+    argv = [a for a in argv if a != "--debug"]
+    try:
+        status = _dispatch(argv)
+    except BrokenPipeError:  # `kgc ... | head`: the reader has all it wanted
+        _silence_stdout()
+        status = 0
+    except KeyboardInterrupt:
+        status = 130
+    except (CommandError, ConfigError, DataDirError) as exc:
+        if debug:
+            raise
+        print(f"kgc: {exc}", file=sys.stderr)
+        status = COMMAND_FAILED
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"kgc: internal error: {type(exc).__name__}: {exc} (run again with --debug for the traceback, "
+              "and please report it)", file=sys.stderr)
+        status = INTERNAL_ERROR
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    sys.exit(status)
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["verify"]:
-        from coordinator.verify.cli import main as verify_main
-        sys.exit(verify_main(argv[1:]))
+        return _verify(argv[1:])
     if argv[:1] == ["control"]:
         from coordinator.control.cli import main as control_main
-        sys.exit(control_main(argv[1:]))
-    args = build_parser().parse_args(argv)
-    if args.command == "groups":
-        from coordinator.tools.groups_cli import run as run_groups
-        sys.exit(run_groups(args))
-    if args.command == "transcript":
-        from coordinator.tools.transcript_cli import run as run_transcript
-        sys.exit(run_transcript(args))
-    if args.command in ("dump", "check"):
-        sys.exit(_inspect(args))
-    if args.command == "settings":
-        for setting in SETTINGS:
-            print(f"{setting.name}={setting.default}\n    {setting.help}")
-        return
+        return int(control_main(argv[1:]))
+    serve_only = argv[:1] == ["serve"] and not {"-h", "--help"} & set(argv)
+    args = build_parser(serve_only).parse_args(argv)
+    return COMMANDS[args.command](args)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not report the closed pipe."""
     try:
-        config = resolve_config(args)
-    except (ConfigError, OSError) as exc:
-        sys.exit(f"kgc: {exc}")
-    setup_logging(args.log_level)
-    try:
-        trio.run(_serve_until_signalled, config, dict(args.create_topic))
-    except OSError as exc:
-        sys.exit(f"kgc: cannot serve on {config.host}:{config.port}: {exc}")
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

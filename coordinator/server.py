@@ -2,7 +2,8 @@
 
 `serve(config)` is the whole life of a cluster of `cluster.brokers` brokers inside one trio task:
 prepare the data dir, build the topic registry, the data path, the __consumer_offsets writer and
-runtime, the cluster (brokers, leaders, epochs) and its controller, one `BrokerContext` and one
+runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (its markers go
+to the data path and to the group runtime) and the controller, one `BrokerContext` and one
 listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
 `task_status.started` hands back the running `Server` once every broker listens, which is how
 the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
@@ -10,28 +11,39 @@ construction.
 """
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from coordinator.broker.data_path import DataPath
+from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
+from coordinator.datadir import data_dir_lock, prepare_data_dir
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
+from coordinator.groups.txn_offset_commit import OffsetsTxnMarkers
 from coordinator.handlers.request_context import BrokerContext
 from coordinator.net.listener import BrokerListener
+from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
+from coordinator.txn.markers import MarkerChannel
+from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
+from coordinator.txn.service import TxnService
+from coordinator.txn.shard import TxnShard
 from storage.cleaner import CleanerConfig
 from storage.log_manager import LogManager, LogManagerConfig
 
@@ -51,6 +63,8 @@ class Server:
     metrics_port: int | None = None
     control_url: str | None = None
     cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
+    request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
 
     @property
     def broker(self) -> BrokerContext:
@@ -92,10 +106,32 @@ async def serve(
     create_topics: dict[str, int] | None = None,
     *,
     ports: list[int] | None = None,
+    bound: list[list[socket.socket]] | None = None,
+    only_broker: int | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    data_dir = config.data_path
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """`bound`: listening sockets per broker, already bound (the CLI binds before it imports the
+    server, so the ports accept connections at once); their ports are the brokers' ports.
+    `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
+    `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
+    holding its own sockets only; it opens only the logs it leads, and leaders never move. The
+    parent process holds the data dir's lock and prepared the dir for all of them."""
+    if only_broker is not None:
+        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker)
+        return
+    if bound is not None:
+        ports = [group[0].getsockname()[1] for group in bound]
+    with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
+        await _serve_locked(config, create_topics, ports, task_status, bound)
+
+
+async def _serve_locked(config: Config, create_topics: dict[str, int] | None, ports: list[int] | None,
+                        task_status: trio.TaskStatus[Server], bound: list[list[socket.socket]] | None = None,
+                        only_broker: int | None = None) -> None:
+    if only_broker is None:
+        data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
+    else:
+        data_dir = Path(config.data_dir)
     clock = TrioClock()
     topics = TopicRegistry(data_dir)
     topics.load()
@@ -107,41 +143,66 @@ async def serve(
         retention_check_interval_ms=config.log_retention_check_interval_ms,
         cleaner_backoff_ms=config.log_cleaner_backoff_ms,
         cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
-    data = DataPath(config, topics, clock, logs)
-    data.open_all()  # recovers every user-topic log
+    cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)  # leaders: lazily
+    me = None if only_broker is None else nodes[only_broker].node_id
+    owns = None if me is None else (lambda topic, index: cluster.leader(topic, index) == me)
+    producer_ids = None if me is None else ProducerIdManager(data_dir, owner=only_broker)
+    data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
+    data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
     topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
                                    replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
-    cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)
+    topics.register_internal(Topic(TRANSACTION_STATE_TOPIC, config.transaction_state_log_num_partitions,
+                                   TXN_TOPIC_ID, internal=True, replication_factor=min(
+                                       config.transaction_state_log_replication_factor, len(nodes))))
+    txn = txn_runtime(config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)),
+                      leaders=cluster)  # __transaction_state, loaded in run()
+    if me is not None:  # another process leads (and alone reads and writes) the other partitions
+        for topic, internal in ((OFFSETS_TOPIC, runtime), (TRANSACTION_STATE_TOPIC, txn)):
+            for partition in range(internal.num_partitions):
+                if cluster.leader(topic, partition) != me:
+                    internal.relocate(partition, led=False)
     services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
+    txn_services = {node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms)
+                    for node in nodes}
     versions = VersionLimits()
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
         parts = control_parts(config, clock, services, topics, tap)
     brokers = [BrokerContext(config=config, topics=topics, data=data, cluster=cluster, groups=services[node.node_id],
-                             tap=tap, node=node, versions=versions, control=parts.hook if parts else None)
+                             tap=tap, node=node, versions=versions, control=parts.hook if parts else None,
+                             txn=txn_services[node.node_id])
                for node in nodes]
     limiter = trio.CapacityLimiter(config.max_connections)
-    listeners = {b.node_id: BrokerListener(b, config.host, limiter) for b in brokers}
-    controller = Controller(cluster, {OFFSETS_TOPIC: runtime}, dict(listeners), observer=tap)
+    memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
+    if me is None:
+        listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
+                     for i, b in enumerate(brokers)}
+    else:  # the other brokers are other processes: their nodes answer Metadata, nothing listens here
+        listeners = {me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory,
+                                        bound[0] if bound else None)}
+    controller = Controller(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners),
+                            observer=tap)
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl
         control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
-                                group_runtime=runtime, runtimes=[runtime], rules=parts.rules, log=parts.log,
-                                limits=versions, clock=timer_clock)
+                                group_runtime=runtime, runtimes=[runtime, txn], rules=parts.rules, log=parts.log,
+                                transitions=parts.transitions, limits=versions, clock=timer_clock)
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for
         metrics_server = MetricsServer(tap.metrics, runtime, config.host, config.metrics_port)
-    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None)
+    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None,
+                    txn_runtime=txn, request_memory=memory)
     try:
         with server.cancel_scope:
             async with trio.open_nursery() as nursery:
                 await nursery.start(logs.run)  # checkpoints, flushers, cleaner, retention; closes every log
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
+                await nursery.start(txn.run)  # loads __transaction_state; resends undecided markers
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 for listener in listeners.values():
                     await nursery.start(listener.run)

@@ -66,13 +66,20 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.API_VERSIONS: (0, 4),
     ApiKey.CREATE_TOPICS: (2, 7),
     ApiKey.DELETE_TOPICS: (1, 6),
-    ApiKey.INIT_PRODUCER_ID: (0, 4),
+    ApiKey.INIT_PRODUCER_ID: (0, 5),  # v6 (KIP-939 2PC) is not served
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),  # transactions (coordinator/txn)
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 4),
+    ApiKey.END_TXN: (0, 4),  # v5 is KIP-890 part 2 (an epoch bump per transaction): not served
+    ApiKey.TXN_OFFSET_COMMIT: (0, 4),  # v5 likewise
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 2),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
-    # The transaction APIs (24-28, 61, 65, 66) and DescribeCluster (60) have codecs only.
+    # WriteTxnMarkers (27, broker to broker), DescribeProducers (61) and DescribeCluster (60) have
+    # codecs only.
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the
@@ -173,9 +180,11 @@ def is_supported(api_key: int, version: int) -> bool:
     return rng is not None and rng[0] <= version <= rng[1]
 
 
+_API_NAMES: dict[int, str] = {int(k): "".join(part.capitalize() for part in k.name.split("_")) for k in ApiKey}
+
+
 def api_name(key: int) -> str:
-    """`JoinGroup` for 11: Kafka's CamelCase API names (unknown keys: `Api<key>`)."""
-    try:
-        return "".join(part.capitalize() for part in ApiKey(key).name.split("_"))
-    except ValueError:
-        return f"Api{key}"
+    """`JoinGroup` for 11: Kafka's CamelCase API names (unknown keys: `Api<key>`). A dict lookup:
+    the transcript and the control plane name every request."""
+    name = _API_NAMES.get(key)
+    return name if name is not None else f"Api{key}"

@@ -7,30 +7,45 @@ key's latest record; swap each group in with Log.replace_segments (.cleaned -> .
 .deleted); then write cleaner-offset-checkpoint = end.
 Invariants: offsets are never renumbered; a batch is copied byte for byte, rebuilt with its
 base offset, last offset, producer fields and codec, or dropped (kept header-only when it ends
-its group or may be its producer's last batch); control batches and keyless records are kept.
+its group or may be its producer's last batch); control batches and keyless records are kept;
+batches of aborted transactions (the segments' `.txnindex`) are dropped and never enter the map;
+an open transaction bounds the round (cleaner_policy); a cleaned segment keeps the aborted-
+transaction entries of the segments it replaces (their markers are always kept).
 FORMAT.md "Cleaner" lists every rule and simplification.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import trio
 
-from .batch import (BatchHeader, Record, decode_header, empty_batch, encode_batch_and_header,
-                    iter_records, rebuild_kept)
-from .batch.layout import (COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT,
-                           TRANSACTIONAL_BIT, Buffer)
+from .batch import BatchHeader, Record, decode_header, empty_batch, encode_batch_and_header, iter_records, rebuild_kept
+from .batch.layout import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    DELETE_HORIZON_BIT,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    Buffer,
+)
 from .batch.scan import Frame, Frames, KeySpan, key_spans, records_region
-from .cleaner_policy import (CLEANER_CHECKPOINT_FILE, Cleanable, CleanerConfig, CleanStats,
-                             cleanable_info, group_segments_by_size, read_cleaner_checkpoint,
-                             write_cleaner_checkpoint)
+from .cleaner_policy import (
+    CLEANER_CHECKPOINT_FILE,
+    Cleanable,
+    CleanerConfig,
+    CleanStats,
+    cleanable_info,
+    group_segments_by_size,
+    read_cleaner_checkpoint,
+    write_cleaner_checkpoint,
+)
 from .log import Log, LogFailedError
-from .recovery import CorruptLogError
-from .swap import CLEANED
 from .offset_map import OffsetMap, key_digest
+from .recovery import CorruptLogError
 from .segment import LogSegment
+from .swap import CLEANED
 
 __all__ = ["Cleaner", "CleaningRound", "CleanerConfig", "Cleanable", "CleanStats",
            "CLEANER_CHECKPOINT_FILE", "read_cleaner_checkpoint", "write_cleaner_checkpoint"]
@@ -68,7 +83,7 @@ class Cleaner:
             return False
         return info.ratio > log_.config.min_cleanable_dirty_ratio or info.compaction_lag_exceeded
 
-    def start(self, log_: Log, *, force: bool = False) -> "CleaningRound | None":
+    def start(self, log_: Log, *, force: bool = False) -> CleaningRound | None:
         """A round over the current dirty section, or None when there is nothing (or, unless
         `force`, not enough) to clean. `force` also runs a round with no dirty bytes, which
         still recopies the clean section (drops tombstones whose horizon passed)."""
@@ -151,6 +166,10 @@ class CleaningRound:
         self._bits = bytearray()  # bit (o - start) set: offset o is retained (dirty section)
         self._tomb_batches: set[int] = set()  # base offsets of dirty batches with tombstones
         self._producer_last: dict[int, int] = {}  # producer id -> last offset of its last batch
+        self._aborted: dict[int, list[tuple[int, int]]] = {}  # producer id -> [(first, marker offset)]
+        for seg in log_.segments:
+            for txn in seg.txn_index.entries:
+                self._aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
         self.stats = CleanStats(first_dirty=self.start)
 
     # -- pass 1: the offset map (Cleaner.buildOffsetMap) --------------------------------------
@@ -159,7 +178,7 @@ class CleaningRound:
         omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
         bits = bytearray((limit - start) // 8 + 1)
         tombs, producers = self._tomb_batches, self._producer_last
-        put_spans = omap.put_spans
+        put_records = omap.put_records
         end = limit
         for seg in self.log.non_active_segments():
             if seg.base_offset >= limit or end < limit:
@@ -173,13 +192,13 @@ class CleaningRound:
                     break
                 if pid >= 0:
                     producers[pid] = base + ld
-                if attrs & CONTROL_BIT:
+                if attrs & CONTROL_BIT or (attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base)):
                     continue
                 if count > omap.room():  # full: clean up to the last batch that fit
                     end = base
                     break
                 data, pos, stop = records_region(buf, off, length + 12, attrs)
-                has_tomb = put_spans(data, key_spans(data, pos, stop, count), base, start, bits)
+                has_tomb = put_records(data, pos, stop, count, base, start, bits)
                 if has_tomb:
                     tombs.add(base)
                 omap.update_latest_offset(base + ld)
@@ -237,6 +256,9 @@ class CleaningRound:
             for i, seg in enumerate(group):
                 self._recopy(seg, writer, ends_group=i == len(group) - 1)
             writer.flush()
+            aborted = [txn for seg in group for txn in seg.txn_index.entries]
+            if aborted:
+                new.txn_index.rewrite(aborted)
         except BaseException:
             new.delete()
             raise
@@ -282,6 +304,10 @@ class CleaningRound:
                 writer.add(memoryview(buf)[off:off + size], base, last, mts)
                 st.batches_copied += 1
                 continue
+            if attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base):  # every record goes
+                self._emit(writer, buf, off, size, [], [], None,
+                           envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
+                continue
             horizon = bts if attrs & DELETE_HORIZON_BIT else None
             spans: list[KeySpan] = []
             if base >= start:  # wholly dirty: the bitmap says which offsets are latest
@@ -310,6 +336,11 @@ class CleaningRound:
         assert self.map is not None
         mapped = self.map.get(key_digest(key))
         return mapped < 0 or mapped <= offset
+
+    def _is_aborted(self, pid: int, base: int) -> bool:
+        """The batch belongs to a transaction that an ABORT marker ended (LogCleaner's
+        CleanedTransactionMetadata.onBatchRead, from the aborted-transaction indexes)."""
+        return any(first <= base <= last for first, last in self._aborted.get(pid, ()))
 
     def _producer_needs(self, pid: int, last: int) -> bool:
         """Keep an emptied batch that may be its producer's last (producer state survives)."""

@@ -100,13 +100,17 @@ def write_cleaner_checkpoint(directory: str, offset: int) -> None:
 def cleanable_info(log_: Log, now_ms: int, checkpoint: int | None) -> Cleanable:
     """LogCleanerManager.cleanableOffsets: the first dirty offset is the checkpoint (the log
     start if missing or out of range); the first uncleanable one is the active segment's base,
-    or the base of the first dirty segment holding a record newer than now - min.compaction.lag."""
+    the first offset of an open transaction (Kafka: the last stable offset), or the base of the
+    first dirty segment holding a record newer than now - min.compaction.lag."""
     segments = log_.segments
     active = segments[-1]
     first_dirty = checkpoint if checkpoint is not None else log_.log_start_offset
     if not log_.log_start_offset <= first_dirty <= active.base_offset:
         first_dirty = log_.log_start_offset
     first_uncleanable = active.base_offset
+    undecided = log_.producer_state.first_undecided_offset()
+    if undecided is not None:
+        first_uncleanable = min(first_uncleanable, undecided)
     lag = log_.config.min_compaction_lag_ms
     dirty = [s for s in segments[:-1] if s.next_offset > first_dirty]
     if lag > 0:

@@ -1,10 +1,12 @@
 """`kgc dump` and `kgc check`: read-only inspection of segment files, partition dirs, data dirs.
 
-`dump` prints batches (and with deep=True records) in kafka-dump-log.sh's layout
-(DumpLogSegments), or JSON lines; `check` verifies CRCs, record encoding, offset order, file
-names and indexes, and reports the first problem of each partition precisely (file, position,
-offset). Nothing here opens a file for writing: files are mmapped read-only, so it is safe to
-run against a live or crashed directory. Formats: FORMAT.md.
+`dump` prints batches (and with deep=True records; a control record as its end-transaction
+marker) in kafka-dump-log.sh's layout (DumpLogSegments), or JSON lines, and `.txnindex` /
+`.snapshot` files as dumpTxnIndex / dumpProducerIdSnapshot print them; `check` verifies CRCs,
+record encoding, offset order, file names, indexes and aborted-transaction indexes (each entry
+names an ABORT marker of its producer in its segment), and reports the first problem of each
+partition precisely (file, position, offset). Nothing here opens a file for writing: files are
+mmapped read-only, so it is safe to run against a live or crashed directory. Formats: FORMAT.md.
 """
 
 from __future__ import annotations
@@ -14,20 +16,34 @@ import json as jsonlib
 import mmap
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator, TextIO
+from typing import TextIO
 
-from .batch import COMPRESSION_NAMES, BatchHeader, InvalidBatch, Record, crc_matches, iter_records
+from .batch import (
+    COMPRESSION_NAMES,
+    CONTROL_TYPE_NAMES,
+    BatchHeader,
+    InvalidBatch,
+    Record,
+    control_type,
+    crc_matches,
+    iter_records,
+)
+from .batch.control import ABORT, COMMIT
 from .batch.layout import Buffer
 from .batch.scan import Frames
 from .index import OffsetIndex, TimeIndex
+from .producer_snapshot import CorruptSnapshotError, read_snapshot
+from .txn_index import ENTRY as TXN_ENTRY
+from .txn_index import read_entries
 
 __all__ = ["dump", "check", "Problem", "Decoder"]
 
 # (offset, key, value) -> (key text, payload text); how `kgc dump --offsets-decoder` plugs in.
 Decoder = Callable[[int, "bytes | None", "bytes | None"], "tuple[str | None, str | None]"]
 
-_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
+_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)(\.cleaned|\.swap|\.deleted)?$")
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,8 @@ def _partition_dirs(path: str) -> list[str]:
 
 def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bool = False,
          index: bool = False, decoder: Decoder | None = None) -> None:
-    """Print a `.log`/`.index`/`.timeindex` file, a partition dir or a data dir. A `decoder`
+    """Print a `.log`/`.index`/`.timeindex`/`.txnindex`/`.snapshot` file, a partition dir or a
+    data dir (with `index`, each segment's indexes too). A `decoder`
     (offset, key, value) -> (key text, payload text) prints records through it, as
     DumpLogSegments' message parsers do (a None text is left out); it implies deep."""
     path = os.fspath(path)
@@ -91,12 +108,13 @@ def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bo
             for log_file in _segment_files(part):
                 _dump_file(log_file, out, deep, json, decoder)
                 if index:
-                    for ext in (".index", ".timeindex"):
-                        _dump_file(log_file[:-4] + ext, out, deep, json)
+                    for ext in (".index", ".timeindex", ".txnindex"):
+                        if ext != ".txnindex" or os.path.exists(log_file[:-4] + ext):
+                            _dump_file(log_file[:-4] + ext, out, deep, json)
         return
     _dump_file(path, out, deep, json, decoder)
     if index and path.endswith(".log"):
-        for ext in (".index", ".timeindex"):
+        for ext in (".index", ".timeindex", ".txnindex"):
             if os.path.exists(path[:-4] + ext):
                 _dump_file(path[:-4] + ext, out, deep, json)
 
@@ -104,6 +122,9 @@ def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bo
 def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder | None = None) -> None:
     if path.endswith(".index") or path.endswith(".timeindex"):
         _dump_index(path, out, json)
+        return
+    if path.endswith(".txnindex") or path.endswith(".snapshot"):
+        _dump_txn_file(path, out, json)
         return
     if not json:
         out.write(f"Dumping {path}\n")
@@ -169,15 +190,21 @@ def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: D
     key_size = -1 if r.key is None else len(r.key)
     value_size = -1 if r.value is None else len(r.value)
     if json:
+        extra: dict[str, object] = {}
+        if h.is_control:
+            extra = {"control": _control_text(r).strip()}
+        elif decoder is not None:
+            extra = {"decoded": dict(zip(("key", "payload"), decoder(offset, r.key, r.value)))}
         out.write(jsonlib.dumps({
             "type": "record", "offset": r.offset, "timestampType": ts_name, "timestamp": r.timestamp,
             "keySize": key_size, "valueSize": value_size, "sequence": seq,
             "headers": [[k, _b64(v)] for k, v in r.headers], "key": _b64(r.key), "value": _b64(r.value),
-            **({} if decoder is None else {"decoded": dict(zip(("key", "payload"),
-                                                             decoder(offset, r.key, r.value)))})}) + "\n")
+            **extra}) + "\n")
         return
     header_keys = "[" + ",".join(k for k, _ in r.headers) + "]"
-    if decoder is None:
+    if h.is_control:  # DumpLogSegments: the marker, never the parser
+        shown = _control_text(r)
+    elif decoder is None:
         shown = f"key: {_text(r.key)} payload: {_text(r.value)}"
     else:
         key_text, payload_text = decoder(offset, r.key, r.value)
@@ -185,6 +212,52 @@ def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: D
                          if text is not None)
     out.write(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
               f"valueSize: {value_size} sequence: {seq} headerKeys: {header_keys} {shown}\n")
+
+
+def _control_text(r: Record) -> str:
+    kind = control_type(r.key)
+    if kind in (ABORT, COMMIT) and r.value is not None and len(r.value) >= 6:
+        epoch = int.from_bytes(r.value[2:6], "big", signed=True)
+        return f"endTxnMarker: {CONTROL_TYPE_NAMES[kind]} coordinatorEpoch: {epoch}"
+    return f"controlType: {CONTROL_TYPE_NAMES.get(kind, 'UNKNOWN')}({kind})"
+
+
+def _dump_txn_file(path: str, out: TextIO, json: bool) -> None:
+    """DumpLogSegments.dumpTxnIndex / dumpProducerIdSnapshot."""
+    if not json:
+        out.write(f"Dumping {path}\n")
+    if path.endswith(".txnindex"):
+        with open(path, "rb") as f:
+            for t in read_entries(f.read()):
+                if json:
+                    out.write(jsonlib.dumps({"type": "abortedTxn", "version": t.version, "producerId": t.producer_id,
+                                             "firstOffset": t.first_offset, "lastOffset": t.last_offset,
+                                             "lastStableOffset": t.last_stable_offset}) + "\n")
+                else:
+                    out.write(f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+                              f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}\n")
+        return
+    try:
+        entries = read_snapshot(path)
+    except CorruptSnapshotError as exc:
+        out.write(f"{exc}\n")
+        return
+    for e in entries:
+        b = e.batches[-1] if e.batches else None
+        if json:
+            out.write(jsonlib.dumps({"type": "producer", "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
+                                     "coordinatorEpoch": e.coordinator_epoch,
+                                     "currentTxnFirstOffset": e.current_txn_first_offset,
+                                     "lastTimestamp": e.last_timestamp, "lastSequence": b.last_seq if b else -1,
+                                     "lastOffset": b.last_offset if b else -1}) + "\n")
+            continue
+        txn = "OptionalLong.empty" if e.current_txn_first_offset < 0 else f"OptionalLong[{e.current_txn_first_offset}]"
+        line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
+                f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.last_timestamp} ")
+        if b is not None:
+            line += (f"firstSequence: {b.first_seq} lastSequence: {b.last_seq} lastOffset: {b.last_offset} "
+                     f"offsetDelta: {b.offset_delta} timestamp: {b.timestamp}")
+        out.write(line + "\n")
 
 
 def _dump_index(path: str, out: TextIO, json: bool) -> None:
@@ -227,7 +300,7 @@ def _check_partition(part: str) -> list[Problem]:
         if m and m.group(3):
             return [Problem(os.path.join(part, name), None, None,
                             f"leftover {m.group(3)} file of an interrupted cleaner swap")]
-        if name.endswith((".log", ".index", ".timeindex")) and not m:
+        if name.endswith((".log", ".index", ".timeindex", ".txnindex", ".snapshot")) and not m:
             return [Problem(os.path.join(part, name), None, None,
                             "segment file name is not a 20-digit base offset")]
     prev_next: int | None = None
@@ -280,6 +353,32 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
         problems = _check_index(log_file, base, is_time, allow_zero_tail=active)
         if problems:
             return problems
+    return _check_txn_index(log_file)
+
+
+def _check_txn_index(log_file: str) -> list[Problem]:
+    """Every entry of a `.txnindex` names an ABORT marker of its producer in this segment, in
+    increasing order (recovery rewrites the file if a crash lost entries)."""
+    path = log_file[:-4] + ".txnindex"
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) % TXN_ENTRY.size:
+        return [Problem(path, len(data), None, f"size {len(data)} is not a multiple of {TXN_ENTRY.size}")]
+    markers = {}
+    for _, h, view in _Batches(log_file):
+        if h.is_control:
+            for r in iter_records(view):
+                if control_type(r.key) == ABORT:
+                    markers[h.base_offset] = h.producer_id
+    prev = -1
+    for i, t in enumerate(read_entries(data)):
+        if t.last_offset <= prev or t.first_offset > t.last_offset or markers.get(t.last_offset) != t.producer_id:
+            return [Problem(path, i * TXN_ENTRY.size, t.last_offset,
+                            f"aborted transaction entry {i} (producer {t.producer_id}, {t.first_offset}-"
+                            f"{t.last_offset}) has no ABORT marker of its producer there, or is out of order")]
+        prev = t.last_offset
     return []
 
 

@@ -4,28 +4,42 @@ retention, durability (`flush`/`checkpoint`, and `wait_durable` through its Grou
 the cleaner's swap hook `replace_segments`. Invariants: offsets only grow; `log_end_offset` is
 the next offset to assign; after any failed write or fsync the Log refuses further writes
 (LogFailedError) until it is reopened, because the file tail is then unknown and recovery must
-decide it. Everything runs on the caller's (trio) thread except the fsyncs of `wait_durable`
-and `checkpoint`. File grammar and recovery rules: FORMAT.md.
+decide it. Producer state, snapshots and aborted-transaction indexes follow every append
+(`txns`, log_txn.py). Everything runs on the caller's (trio) thread except the fsyncs of
+`wait_durable` and `checkpoint`. File grammar and recovery rules: FORMAT.md.
 """
 
 from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import trio
 
 from . import fsutil
-from .batch import (BatchHeader, InvalidBatch, Record, assign_base_offset,
-                    encode_batch_and_header, iter_records as _batch_records, validate_batch,
-                    verify_crc)
+from .batch import (
+    BatchHeader,
+    InvalidBatch,
+    Record,
+    assign_base_offset,
+    encode_batch_and_header,
+    validate_batch,
+    verify_crc,
+)
+from .batch import iter_records as _batch_records
+from .batch.records import encode_kv_batch
 from .durability import GroupCommitter
 from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
+from .log_txn import LogTransactions
+from .producer_snapshot import write_snapshot_bytes
+from .producer_state import ProducerStateManager
 from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
 from .retention import segments_past_retention
 from .segment import LogSegment
 from .swap import DELETED, check_replacement, new_cleaned, prepare_new, rename_into_place
+from .txn_index import AbortedTxn
 
 __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
            "Record", "CorruptLogError"]
@@ -33,7 +47,8 @@ __all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError
 
 class Log:
     def __init__(self, directory: str, config: LogConfig, clock: Clock, segments: list[LogSegment],
-                 recovery_point: int, *, load_result: LoadResult | None = None) -> None:
+                 recovery_point: int, *, load_result: LoadResult | None = None,
+                 txns: LogTransactions | None = None) -> None:
         self.directory = directory
         self.config = config
         self.clock = clock
@@ -51,10 +66,11 @@ class Log:
             end_offset=lambda: self._next_offset, sync_fd=lambda: os.dup(self._segments[-1].fd),
             check_writable=self._check_writable, fail=self._fail)
         self.load_result = load_result  # what opening/recovery found and did
+        self.txns = txns or LogTransactions(directory, ProducerStateManager(self._next_offset))
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
-             clock: Clock | None = None) -> "Log":
+             clock: Clock | None = None) -> Log:
         """Open or create a partition directory, recovering it if it was not closed cleanly.
         Raises CorruptLogError for damage that recovery must not repair silently."""
         config = config or LogConfig()
@@ -66,7 +82,15 @@ class Log:
                                segment_index_bytes=config.segment_index_bytes)
         for seg in result.segments:
             seg.created_ms = clock.time_ms()
-        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result)
+        try:
+            txns = LogTransactions.load(directory, result.segments, clean=result.clean_shutdown,
+                                        recovery_point=result.recovery_point)
+        except BaseException:
+            for seg in result.segments:
+                seg.close_unclean()
+            raise
+        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result,
+                   txns=txns)
 
     # -- facts --------------------------------------------------------------------------------
     @property
@@ -77,6 +101,18 @@ class Log:
     def log_end_offset(self) -> int:
         """The next offset to assign."""
         return self._next_offset
+
+    @property
+    def producer_state(self) -> ProducerStateManager:
+        return self.txns.state
+
+    def first_unstable_offset(self) -> int | None:
+        """First offset of an open (or not yet stable) transaction, None if there is none."""
+        return self.txns.state.first_unstable_offset()
+
+    def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound) (read_committed fetch)."""
+        return LogTransactions.collect_aborted(self._segments, fetch_offset, upper_bound)
 
     @property
     def durable_offset(self) -> int:
@@ -129,6 +165,16 @@ class Log:
         self._append(batch, header, now)
         return base
 
+    def append_kv(self, pairs: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int | None = None) -> int:
+        """`append_records` for (key, value) pairs (value None: a tombstone), every record
+        stamped `timestamp_ms` or the clock's time: one batch, built without Record objects
+        (a coordinator's append path). Returns its base offset."""
+        now = self.clock.time_ms()
+        base = self._next_offset
+        batch, header = encode_kv_batch(base, pairs, now if timestamp_ms is None else timestamp_ms)
+        self._append(batch, header, now)
+        return base
+
     def append_batch(self, raw_batch: bytes | bytearray | memoryview) -> tuple[int, int]:
         """Validate a client's batch (size, magic, CRC), give it the next offsets and append it
         unchanged otherwise. Returns (base_offset, last_offset)."""
@@ -152,10 +198,12 @@ class Log:
                                self.config.segment_bytes, self.config.segment_ms):
                 seg = self.roll()
             seg.append(batch, header)
+            self._next_offset = header.next_offset
+            if header.producer_id >= 0:
+                self.txns.on_append(batch, header, seg)
         except OSError as exc:
             self._fail(exc)
             raise
-        self._next_offset = header.next_offset
 
     def roll(self) -> LogSegment:
         """Close the active segment for appends and start a new one at the log end offset."""
@@ -177,6 +225,7 @@ class Log:
         self._bases.append(new.base_offset)
         self._committer.advance(new.base_offset)
         self._recovery_point.record(new.base_offset)
+        self.txns.snapshot(new.base_offset, keep=3)
         return new
 
     # -- reads --------------------------------------------------------------------------------
@@ -263,13 +312,16 @@ class Log:
         if target <= self._recovery_point.offset:
             return
         seg = self._segments[-1]  # the thread syncs its own descriptors: a roll may close these
-        fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd)]
+        fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd, seg.txn_index.fd) if fd >= 0]
+        snapshot = self.txns.encode()  # the producer state at `target`, so a crash replays from here
         try:
-            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target)
+            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target,
+                                          (self.directory, snapshot))
         except OSError as exc:
             self._fail(exc)
             raise
         self._committer.advance(target)
+        self.txns.prune()
 
     @property
     def recovery_point(self) -> int:
@@ -294,6 +346,8 @@ class Log:
         count = sum(1 for s in self._segments[1:] if s.base_offset <= offset)
         for _ in range(count):
             self._delete_oldest()
+        if count:
+            self.txns.on_log_start(self.log_start_offset)
         return count
 
     def apply_retention(self, now_ms: int) -> int:
@@ -302,6 +356,8 @@ class Log:
         count = segments_past_retention(self._segments, self.config, now_ms)
         for _ in range(count):
             self._delete_oldest()
+        if count:
+            self.txns.on_log_start(self.log_start_offset)
         return count
 
     def _delete_oldest(self) -> None:
@@ -357,6 +413,7 @@ class Log:
             for seg in self._segments:
                 seg.close()
             self._recovery_point.record(self._next_offset)
+            self.txns.snapshot(self._next_offset, keep=3)
             fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
                                 b'{"version":0,"brokerEpoch":-1}\n')
         except OSError as exc:
@@ -393,6 +450,12 @@ class Log:
             self._failure = exc
 
 
-def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int) -> None:
+def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int,
+                     snapshot: tuple[str, bytes] | None = None) -> None:
     fsutil.fsync_and_close(fds)
     point.record(offset)
+    if snapshot is not None:
+        try:
+            write_snapshot_bytes(snapshot[0], offset, snapshot[1])
+        except OSError:  # a cache: without it a crash replays more of the log
+            pass

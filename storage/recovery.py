@@ -22,7 +22,8 @@ from .batch.scan import FrameProblem, Frames
 from .segment import LogSegment
 from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
-__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments", "scan_segment", "ScanProblem",
+__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments",
+           "scan_segment", "ScanProblem",
            "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
            "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
 

@@ -1,4 +1,5 @@
-"""One log segment: `<20-digit base offset>.log` plus its `.index` and `.timeindex`.
+"""One log segment: `<20-digit base offset>.log` plus its `.index`, `.timeindex` and (once an
+aborted transaction's marker lands in it) `.txnindex`.
 
 Owns appends of whole batches, reads by offset (index floor, then a forward scan of batch
 headers, as Kafka's LogSegment.read / FileRecords.searchForOffsetWithSize), timestamp lookup,
@@ -11,12 +12,13 @@ recovery truncates it); index entries point at batch starts. An optional file su
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from . import fsutil
 from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_size, decode_header, iter_records
 from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches_end
 from .index import OffsetIndex, TimeIndex
+from .txn_index import TransactionIndex
 
 __all__ = ["LogSegment", "segment_file_name", "SCAN_CHUNK"]
 
@@ -44,6 +46,8 @@ class LogSegment:
         self.time_index = TimeIndex(
             os.path.join(directory, segment_file_name(base_offset, ".timeindex", suffix)),
             base_offset, segment_index_bytes)
+        self.txn_index = TransactionIndex(
+            os.path.join(directory, segment_file_name(base_offset, ".txnindex", suffix)), base_offset)
         self.bytes_since_last_index_entry = 0
         self._next_offset: int | None = None
         self._max_timestamp: int | None = None  # max batch timestamp so far
@@ -204,6 +208,7 @@ class LogSegment:
         fsutil.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     # -- reads --------------------------------------------------------------------------------
     def iter_headers(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
@@ -258,6 +263,7 @@ class LogSegment:
                                              best_effort=True)
             self.offset_index.close()
             self.time_index.close()
+            self.txn_index.close()
             os.close(self._fd)
             self._fd = -1
 
@@ -266,15 +272,17 @@ class LogSegment:
         if self._fd >= 0:
             self.offset_index.close_untrimmed()
             self.time_index.close_untrimmed()
+            self.txn_index.close()
             os.close(self._fd)
             self._fd = -1
 
     def paths(self) -> list[str]:
-        return [self.log_path, self.offset_index.path, self.time_index.path]
+        return [self.log_path, self.offset_index.path, self.time_index.path, self.txn_index.path]
 
     def change_suffix(self, new_suffix: str) -> None:
         """Rename all three files from the current suffix to `new_suffix` (fds stay valid)."""
-        for ext, obj in ((".index", self.offset_index), (".timeindex", self.time_index)):
+        for ext, obj in ((".index", self.offset_index), (".timeindex", self.time_index),
+                         (".txnindex", self.txn_index)):
             obj.rename(os.path.join(self.directory, segment_file_name(self.base_offset, ext, new_suffix)))
         new_log = os.path.join(self.directory, segment_file_name(self.base_offset, ".log", new_suffix))
         os.rename(self.log_path, new_log)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import fsutil
 from .segment import LogSegment, segment_file_name
@@ -20,8 +20,8 @@ __all__ = ["CLEANED", "SWAP", "DELETED", "SEGMENT_FILE", "new_cleaned", "check_r
            "rename_into_place", "complete_swaps"]
 
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
-SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
-_EXTS = (".log", ".index", ".timeindex")
+SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)(\.cleaned|\.swap|\.deleted)?$")
+_EXTS = (".log", ".index", ".timeindex", ".txnindex")
 
 
 def new_cleaned(directory: str, base_offset: int, *, index_interval_bytes: int,
@@ -29,8 +29,13 @@ def new_cleaned(directory: str, base_offset: int, *, index_interval_bytes: int,
     """An empty `<base>.log.cleaned` segment (step 0; a stale one from an aborted round goes)."""
     for ext in _EXTS:
         _unlink(os.path.join(directory, segment_file_name(base_offset, ext, CLEANED)))
-    return LogSegment(directory, base_offset, suffix=CLEANED, active=True,
-                      index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes)
+    try:
+        return LogSegment(directory, base_offset, suffix=CLEANED, active=True,
+                          index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes)
+    except OSError:  # (a full disk while creating its files): leave none of them behind
+        for ext in _EXTS:
+            _unlink(os.path.join(directory, segment_file_name(base_offset, ext, CLEANED)))
+        raise
 
 
 def check_replacement(segments: Sequence[LogSegment], old: Sequence[LogSegment],
@@ -110,7 +115,7 @@ def complete_swaps(directory: str) -> None:
     for base in sorted(swap_bases):
         swap_log = os.path.join(directory, segment_file_name(base, ".log", SWAP))
         if not os.path.exists(swap_log):
-            for ext in (".index", ".timeindex"):
+            for ext in (".index", ".timeindex", ".txnindex"):
                 _unlink(os.path.join(directory, segment_file_name(base, ext, SWAP)))
             continue
         swap = LogSegment(directory, base, index_interval_bytes=4096, segment_index_bytes=0, suffix=SWAP)

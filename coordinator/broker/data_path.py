@@ -10,6 +10,7 @@ heals by itself; when cancelled, every log is closed with its clean-shutdown mar
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -29,12 +30,16 @@ _REOPEN_BACKOFF_MS = (1_000, 30_000)  # first and longest wait before reopening 
 
 class DataPath:
     def __init__(self, config: Any, topics: TopicRegistry, clock: Any,
-                 logs: LogManager | None = None) -> None:
+                 logs: LogManager | None = None, owns: Callable[[str, int], bool] | None = None,
+                 producer_ids: ProducerIdManager | None = None) -> None:
         """`logs`: the data dir's LogManager when the composition root shares one with
         `__consumer_offsets`; by default DataPath makes its own. Its logs report to this
-        DataPath (the observer given to each open) either way."""
+        DataPath (the observer given to each open) either way. `owns(topic, partition)`: when
+        brokers run as separate processes (cluster.processes), only the partitions this process
+        leads are opened; the others' logs belong to another process and are never touched."""
         self.config, self.topics, self.clock = config, topics, clock
-        self.producer_ids = ProducerIdManager(topics.data_dir)
+        self._owns = owns
+        self.producer_ids = producer_ids if producer_ids is not None else ProducerIdManager(topics.data_dir)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}  # which incarnation of a name the open logs belong to
         self._reopen_waits: dict[LogKey, list[int]] = {}  # failed: [ms until the next try, wait]
@@ -50,7 +55,8 @@ class DataPath:
         for topic in self.topics.all():
             if not topic.internal:
                 for index in range(topic.partitions):
-                    self.partition(topic.name, index)
+                    if self._owns is None or self._owns(topic.name, index):
+                        self.partition(topic.name, index)
 
     def partition(self, topic_name: str, index: int) -> Partition | None:
         """The served partition, opening its log on first use; None if it does not exist."""
@@ -58,6 +64,8 @@ class DataPath:
         topic = self.topics.get(topic_name)
         if topic is None or topic.internal or not 0 <= index < topic.partitions:
             return None
+        if self._owns is not None and not self._owns(topic_name, index):
+            return None  # another process's log
         if part is not None and self._topic_ids.get(topic_name) == topic.topic_id:
             return part
         if self._closed:
@@ -111,9 +119,6 @@ class DataPath:
                   bytes_out=stats.bytes_out, end_offset=stats.end_offset)
 
     def segments_deleted(self, key: LogKey, log: Log, count: int) -> None:
-        part = self._partitions.get(key)
-        if part is not None and part.log is log:
-            part.producers.evict_before(log.log_start_offset)
         log_event(_log, "data.retention", topic=key[0], partition=key[1], segments_deleted=count)
 
     def reopen_failed(self, elapsed_ms: int) -> list[LogKey]:

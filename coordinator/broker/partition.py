@@ -1,25 +1,38 @@
-"""One served partition: its storage Log, its producer state, its high watermark, its waiters.
+"""One served partition: its storage Log (which keeps the producer state), its high watermark,
+its last stable offset, its waiters.
 
 Invariants: appends run synchronously on the trio thread from check to append to state update,
 so two produces to one partition never interleave inside that step. The high watermark only
 moves after `Log.wait_durable`, so a fetch never hands out bytes a crash could take back, and
-every move wakes the fetches parked on this partition (no polling). Reads stop at the high
-watermark and return whole batches only (Kafka's Partition + UnifiedLog roles for one replica).
+every move wakes the fetches parked on this partition (no polling). The last stable offset is
+the high watermark or the first offset of an open (or not yet durable) transaction, whichever is
+lower; read_committed reads stop there, with the aborted transactions they overlap. Reads return
+whole batches only (Kafka's Partition + UnifiedLog roles for one replica). Transaction markers
+come from the transaction coordinator (`append_marker`), never from clients.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import trio
 
-from coordinator.broker.producer_state import ProducerStateManager
+from coordinator.broker.producer_state import check
 from protocol.errors import ErrorCode
 from storage.batch import (
-    HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, MAGIC, BatchHeader, InvalidBatch, assign_base_offset,
-    decode_header, frame_bounds, peek_frame, validate_batch,
+    HEADER_SIZE,
+    HEADER_SIZE_UP_TO_MAGIC,
+    MAGIC,
+    BatchHeader,
+    InvalidBatch,
+    assign_base_offset,
+    decode_header,
+    encode_marker,
+    frame_bounds,
+    peek_frame,
+    validate_batch,
 )
 from storage.log import Log, LogFailedError
+from storage.producer_state import ProducerStateManager
 
 NO_LEADER_EPOCH = -1
 
@@ -52,7 +65,8 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
             raise AppendError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
                               f"magic {magic} is not supported: only record batch v2 (magic 2)")
         if size < HEADER_SIZE or size > end - pos:
-            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"batch length {size - 12} does not fit the {end - pos} bytes left")
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE,
+                              f"batch length {size - 12} does not fit the {end - pos} bytes left")
         if size > max_message_bytes:
             raise AppendError(ErrorCode.MESSAGE_TOO_LARGE,
                               f"batch of {size} bytes is larger than max.message.bytes {max_message_bytes}")
@@ -65,12 +79,16 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
         except InvalidBatch as exc:
             raise AppendError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
         if base_offset != 0:
-            raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"a producer's batch must have base offset 0, not {base_offset}")
+            raise AppendError(ErrorCode.CORRUPT_MESSAGE,
+                              f"a producer's batch must have base offset 0, not {base_offset}")
         if header.records_count != header.last_offset_delta + 1:
             raise AppendError(ErrorCode.CORRUPT_MESSAGE,
-                              f"batch says {header.records_count} records but last offset delta {header.last_offset_delta}")
-        if header.is_control or header.is_transactional:
-            raise AppendError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, "transactional batches are not served")
+                              f"batch says {header.records_count} records but last offset delta "
+                              f"{header.last_offset_delta}")
+        if header.is_control:  # LogValidator: clients are not allowed to write control records
+            raise AppendError(ErrorCode.INVALID_RECORD, "clients are not allowed to write control records")
+        if header.is_transactional and header.producer_id < 0:
+            raise AppendError(ErrorCode.INVALID_RECORD, "a transactional batch needs a producer id")
         batches.append((header, chunk))
         pos += size
     return batches
@@ -79,15 +97,14 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
 class Partition:
     def __init__(self, topic: str, index: int, log: Log) -> None:
         self.topic, self.index, self.log = topic, index, log
-        self.producers = ProducerStateManager()
         self.high_watermark = log.log_end_offset  # opened from disk: all of it was written before
+        log.producer_state.on_high_watermark(self.high_watermark)
         self._waiters: set[trio.Event] = set()
-        self.producers.rebuild(self._all_headers())
 
-    def _all_headers(self) -> Iterator[BatchHeader]:
-        for segment in self.log.segments:
-            for _, header in segment.iter_headers():
-                yield header
+    @property
+    def producers(self) -> ProducerStateManager:
+        """The log's producer state (kept by storage on every append and across restarts)."""
+        return self.log.producer_state
 
     # -- facts ---------------------------------------------------------------------------------
     @property
@@ -97,6 +114,16 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """UnifiedLog.lastStableOffset: no read_committed consumer reads at or past it."""
+        unstable = self.log.first_unstable_offset()
+        return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
+
+    def has_ongoing_transaction(self, producer_id: int, epoch: int) -> bool:
+        """UnifiedLog.hasOngoingTransaction: the producer (at this epoch) has an open transaction here."""
+        return self.log.producer_state.has_ongoing(producer_id, epoch)
 
     # -- produce -------------------------------------------------------------------------------
     def append_now(self, records: bytes | None, max_message_bytes: int) -> tuple[AppendResult, int]:
@@ -111,7 +138,7 @@ class Partition:
         first_offset, wait_for = -1, -1
         try:
             for header, raw in batches:
-                verdict = self.producers.check(header)
+                verdict = check(self.producers, header)
                 if verdict.error:
                     return AppendResult(verdict.error, -1, self.log_start_offset, verdict.message), wait_for
                 if verdict.duplicate is not None:
@@ -126,7 +153,6 @@ class Partition:
                         base, last = self.log.append_batch(raw)
                     except InvalidBatch as exc:  # the CRC of a lone batch is checked here
                         return AppendResult(ErrorCode.CORRUPT_MESSAGE, -1, self.log_start_offset, str(exc)), wait_for
-                    self.producers.update(header, base)
                 first_offset = base if first_offset < 0 else first_offset
                 wait_for = max(wait_for, last)
         except (LogFailedError, OSError) as exc:
@@ -144,6 +170,23 @@ class Partition:
             return
         self.advance_high_watermark(wait_for + 1)
 
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int) -> tuple[AppendResult, int]:
+        """Append a COMMIT/ABORT control batch for the producer (WriteTxnMarkers, coordinator
+        origin): ProducerAppendInfo.appendEndTxnMarker refuses an epoch older than the
+        producer's. Returns like `append_now`."""
+        entry = self.producers.producers.get(producer_id)
+        if entry is not None and producer_epoch < entry.producer_epoch:
+            return AppendResult(ErrorCode.INVALID_PRODUCER_EPOCH, -1, self.log_start_offset,
+                                f"marker epoch {producer_epoch} is older than producer {producer_id}'s "
+                                f"epoch {entry.producer_epoch}"), -1
+        marker = encode_marker(producer_id, producer_epoch, commit, coordinator_epoch, self.log.clock.time_ms())
+        try:
+            base, _ = self.log.append_batch(marker)
+        except (LogFailedError, OSError) as exc:
+            return AppendResult(ErrorCode.KAFKA_STORAGE_ERROR, -1, self.log_start_offset, str(exc)), -1
+        return AppendResult(ErrorCode.NONE, base, self.log_start_offset), base
+
     async def append(self, records: bytes | None, max_message_bytes: int) -> AppendResult:
         result, wait_for = self.append_now(records, max_message_bytes)
         await self.make_durable(result, wait_for)
@@ -152,14 +195,15 @@ class Partition:
     def advance_high_watermark(self, offset: int) -> None:
         if offset > self.high_watermark:
             self.high_watermark = min(offset, self.log.log_end_offset)
+            self.log.producer_state.on_high_watermark(self.high_watermark)
             self.wake_waiters()
 
     # -- fetch ---------------------------------------------------------------------------------
-    def read(self, offset: int, max_bytes: int, min_one: bool) -> bytes:
-        """Whole batches from the one holding `offset`, below the high watermark, within
-        `max_bytes` unless `min_one` lets a first oversized batch through (KIP-74).
-        The caller checked the offset range."""
-        hw = self.high_watermark
+    def read(self, offset: int, max_bytes: int, min_one: bool, committed: bool = False) -> bytes:
+        """Whole batches from the one holding `offset`, below the high watermark (the last
+        stable offset when `committed`), within `max_bytes` unless `min_one` lets a first
+        oversized batch through (KIP-74). The caller checked the offset range."""
+        hw = self.last_stable_offset if committed else self.high_watermark
         if offset >= hw:
             return b""
         data = self.log.read(offset, max_bytes if max_bytes > 0 else 1)
@@ -171,6 +215,17 @@ class Partition:
                 break
             keep = pos + size
         return data if keep == len(data) else data[:keep]
+
+    def aborted_transactions(self, offset: int, records: bytes) -> list[tuple[int, int]]:
+        """(producer id, first offset) of every aborted transaction overlapping what a
+        read_committed fetch from `offset` returned (UnifiedLog.addAbortedTransactions)."""
+        last = -1
+        for pos, _, _ in frame_bounds(records):
+            last = pos
+        if last < 0:
+            return []
+        upper = decode_header(records, last).next_offset
+        return [(t.producer_id, t.first_offset) for t in self.log.collect_aborted(offset, upper)]
 
     def offset_error(self, offset: int) -> int:
         """OFFSET_OUT_OF_RANGE below the log start or past the log end (UnifiedLog.read);
@@ -193,8 +248,5 @@ class Partition:
 
     # -- retention -------------------------------------------------------------------
     def apply_retention(self, now_ms: int) -> int:
-        deleted = self.log.apply_retention(now_ms)
-        if deleted:
-            self.producers.evict_before(self.log.log_start_offset)
-        return deleted
+        return self.log.apply_retention(now_ms)  # (the log forgets producers whose data went)
 

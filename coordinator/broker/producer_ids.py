@@ -15,12 +15,18 @@ from storage import fsutil
 
 BLOCK_SIZE = 1000  # Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 BLOCK_FILE = "producer-id-block"
+OWNER_SPAN = 1 << 48  # kgc serve --processes: broker process i hands out ids from i * 2^48 on
 
 
 class ProducerIdManager:
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / BLOCK_FILE
+    def __init__(self, data_dir: Path, owner: int | None = None) -> None:
+        """`owner`: the broker index of this process when brokers run as separate processes
+        (cluster.processes): it keeps its own block file and id range, so no two processes ever
+        hand out the same id."""
+        self.path = data_dir / (BLOCK_FILE if owner is None else f"{BLOCK_FILE}-{owner}")
         self._next = self._read_next_block()
+        if owner is not None:
+            self._next = max(self._next, owner * OWNER_SPAN)
         self._block_end = self._next  # nothing reserved yet
 
     def _read_next_block(self) -> int:
@@ -29,7 +35,7 @@ class ProducerIdManager:
         except FileNotFoundError:
             return 0
         except ValueError as exc:
-            raise RuntimeError(f"{self.path} is damaged ({exc}); refusing to risk repeating producer ids")
+            raise RuntimeError(f"{self.path} is damaged ({exc}); refusing to risk repeating producer ids") from exc
 
     def next_id(self) -> int:
         if self._next >= self._block_end:

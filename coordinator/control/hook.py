@@ -21,9 +21,10 @@ from coordinator.control.faults import Decision, FaultRules, GroupStateOf, Reque
 from coordinator.control.request_fields import TopicResolver
 from coordinator.control.tracking import RequestLog
 from coordinator.handlers.request_context import CloseConnection, Handler, RequestContext
+from coordinator.observe import reasons
 from coordinator.observe.transcript import data_request
 from coordinator.runtime.clock import Clock
-from protocol.api import ApiKey
+from protocol.api import ApiKey, api_name
 
 
 class ControlHook:
@@ -39,15 +40,20 @@ class ControlHook:
     async def handle(self, handler: Handler, ctx: RequestContext, request: Any) -> Any:
         header = ctx.header
         key, version = header.api_key, header.api_version
-        received = self._wall.time_ms()
+        received = self._wall.time_ms() if self.log.enabled else 0
         decision: Decision | None = None
         if self.rules.active and self.rules.wants(key):
             decision = self.rules.match(RequestInfo(key, version, ctx.broker.node_id, ctx.client_id,
                                                     ctx.connection_id, request, self._group_state,
                                                     self._resolve_topic))
-        if decision is None:
-            response = await self._run(handler, ctx, request)
-            self._record(ctx, received, request, response, None)
+        if decision is None:  # the common path, kept flat: no rule applies
+            if self._tap is None:
+                reasons.because_request(api_name(key), ctx.client_id, request)
+                response = await handler(ctx, request)
+            else:
+                response = await self._tap.handle(handler, ctx, request)
+            if self.log.enabled:
+                self._record(ctx, received, request, response, None)
             return response
         if decision.close_before:
             self._record(ctx, received, request, None, decision.rule_id)
@@ -71,7 +77,8 @@ class ControlHook:
         return response
 
     async def _run(self, handler: Handler, ctx: RequestContext, request: Any) -> Any:
-        if self._tap is None:
+        if self._tap is None:  # the tap names the cause itself; the live page's transitions need one
+            reasons.because_request(api_name(ctx.header.api_key), ctx.client_id, request)
             return await handler(ctx, request)
         return await self._tap.handle(handler, ctx, request)
 

@@ -21,7 +21,7 @@ from typing import Any
 import trio
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,8 +31,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from coordinator.control.errors import ControlError, bad_request
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultView
+from coordinator.control.live_page import LIVE_PAGE
 from coordinator.control.plane_api import BrokerView, ClockView, ControlPlane, GroupView, PartitionView, to_jsonable
 from coordinator.control.tracking import RequestsPage
+from coordinator.control.transitions import TransitionsPage
 from coordinator.control.versions import VersionView
 
 log = logging.getLogger("kgc.control")
@@ -176,6 +178,16 @@ def _clock_versions_requests(app: FastAPI, plane: ControlPlane) -> None:
     async def snapshot() -> dict[str, Any]:
         snap: dict[str, Any] = to_jsonable(plane.snapshot())
         return snap
+
+    @app.get("/v1/transitions", tags=["state"])
+    async def transitions(since: int = Query(0, ge=0), group: str | None = None,
+                          limit: int = Query(200, ge=1, le=10_000)) -> TransitionsPage:
+        return plane.transitions(since, group, limit)
+
+    @app.get("/", tags=["state"], response_class=HTMLResponse)
+    async def live_page() -> HTMLResponse:
+        """The live page: groups, their state machines, members and assignments, as they change."""
+        return HTMLResponse(LIVE_PAGE)
 
 
 def _errors(app: FastAPI) -> None:

@@ -30,6 +30,7 @@ from coordinator.control.plane_api import (
     to_jsonable,
 )
 from coordinator.control.tracking import RequestLog, RequestsPage
+from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.placement import partition_for
@@ -44,7 +45,7 @@ class ServerControl:
     def __init__(self, *, cluster: Cluster, controller: Controller, topics: TopicRegistry,
                  services: dict[int, GroupService], group_runtime: CoordinatorRuntime[GroupShard],
                  runtimes: Sequence[CoordinatorRuntime[Any]], rules: FaultRules, log: RequestLog,
-                 limits: VersionLimits, clock: TimerClock) -> None:
+                 transitions: TransitionLog, limits: VersionLimits, clock: TimerClock) -> None:
         self._cluster = cluster
         self._controller = controller
         self._topics = topics
@@ -53,6 +54,7 @@ class ServerControl:
         self._runtimes = list(runtimes)
         self.rules = rules
         self.log = log
+        self._transitions = transitions
         self.limits = limits
         self._clock = clock
 
@@ -201,6 +203,9 @@ class ServerControl:
     def clear_requests(self) -> None:
         self.log.clear()
 
+    def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
+        return self._transitions.page(since, group, limit)
+
     def snapshot(self) -> dict[str, Any]:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
@@ -213,9 +218,31 @@ class ServerControl:
         for topic in self._topics.all():
             topics.append({"name": topic.name, "topic_id": topic.topic_id_text, "internal": topic.internal,
                            "replication_factor": topic.replication_factor,
-                           "partitions": [to_jsonable(self._partition(topic.name, p)) for p in range(topic.partitions)]})
+                           "partitions": [to_jsonable(self._partition(topic.name, p))
+                                          for p in range(topic.partitions)]})
         return {"clock": to_jsonable(self.clock()), "brokers": to_jsonable(self.brokers()),
-                "groups": groups, "offsets": offsets, "topics": topics}
+                "groups": groups, "offsets": offsets, "topics": topics, "transactions": self._transactions()}
+
+    def _transactions(self) -> list[dict[str, Any]]:
+        """Every transactional id of the __transaction_state runtime, and the offsets each open
+        transaction holds pending in __consumer_offsets."""
+        pending: dict[int, dict[str, list[str]]] = {}
+        for shard in self._group_runtime.shards():
+            for pid, by_group in list(shard.txn_offsets.pending.items()):
+                for group_id, offsets in by_group.items():
+                    pending.setdefault(pid, {})[group_id] = [f"{t}-{p}" for t, p in sorted(offsets)]
+        out = []
+        for runtime in self._runtimes:
+            if runtime.kind.topic != "__transaction_state":
+                continue
+            for shard in runtime.shards():
+                for meta in list(shard.transactions.values()):
+                    out.append({"transactional_id": meta.transactional_id, "state": str(meta.state),
+                                "producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch,
+                                "timeout_ms": meta.timeout_ms, "start_ms": meta.start_ms,
+                                "partitions": [f"{t}-{p}" for t, p in meta.sorted_partitions()],
+                                "pending_offsets": pending.get(meta.producer_id, {})})
+        return sorted(out, key=lambda t: t["transactional_id"])
 
 
 def group_view(group: Any, coordinator: int) -> GroupView:

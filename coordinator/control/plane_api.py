@@ -16,6 +16,7 @@ from coordinator.control.errors import ControlError
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultView
 from coordinator.control.tracking import RequestsPage
+from coordinator.control.transitions import TransitionsPage
 from coordinator.control.versions import VersionView
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError
@@ -118,6 +119,7 @@ class ControlPlane(Protocol):
     def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
                  limit: int = 100) -> RequestsPage: ...
     def clear_requests(self) -> None: ...
+    def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage: ...
     def snapshot(self) -> dict[str, Any]: ...
 
 

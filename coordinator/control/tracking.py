@@ -31,9 +31,10 @@ class RequestsPage:
 
 class RequestLog:
     def __init__(self, capacity: int = 1000) -> None:
-        if capacity < 1:
-            raise ValueError("capacity must be at least 1")
+        if capacity < 0:
+            raise ValueError("capacity must be 0 (tracking off) or more")
         self.capacity = capacity
+        self.enabled = capacity > 0  # control.requests.max=0: nothing is kept, the hook skips it
         self._ring: list[Entry | None] = [None] * capacity
         self._next = 0  # cursor of the next entry recorded
         self._oldest = 0  # cursor of the oldest entry still held
@@ -46,6 +47,8 @@ class RequestLog:
                received_ms: int, answered_ms: int | None, request: Any, response: Any,
                fault_id: int | None = None) -> None:
         """One answered (or dropped: answered_ms None) request. A tuple into the ring, nothing else."""
+        if not self.enabled:
+            return
         cursor = self._next
         self._ring[cursor % self.capacity] = (cursor, api_key, version, broker, connection_id, client_id,
                                               received_ms, answered_ms, request, response, fault_id)

@@ -10,7 +10,9 @@ from coordinator.broker.topics import TopicRegistry
 from coordinator.control.faults import FaultRules
 from coordinator.control.hook import ControlHook
 from coordinator.control.tracking import RequestLog
+from coordinator.control.transitions import TransitionLog
 from coordinator.groups.service import GroupService
+from coordinator.observe.reasons import observe
 from coordinator.runtime.clock import Clock
 
 
@@ -18,6 +20,7 @@ from coordinator.runtime.clock import Clock
 class ControlParts:
     rules: FaultRules
     log: RequestLog
+    transitions: TransitionLog
     hook: ControlHook
 
 
@@ -36,4 +39,6 @@ def control_parts(config: Any, wall: Clock, services: dict[int, GroupService], t
 
     rules = FaultRules(wall, node_ids=lambda: services)
     log = RequestLog(config.control_requests_max)
-    return ControlParts(rules, log, ControlHook(rules, log, wall, group_state, topic_name, tap))
+    transitions = TransitionLog(wall)
+    observe(transitions)  # every state change of the server's groups (requests and timers alike)
+    return ControlParts(rules, log, transitions, ControlHook(rules, log, wall, group_state, topic_name, tap))

@@ -8,15 +8,17 @@
 
 Both bind loopback on a free port unless told otherwise (`brokers=N`: N brokers, each on its own
 free port; `bootstrap` lists them all). A data dir is created in a temporary directory and removed
-afterwards unless one is given. `restart()` stops the server and starts it again on the same data
-dir and ports, which is how tests show that state survives.
+afterwards unless one is given (it must be empty, new, or kgc's own: see coordinator/datadir.py).
+`stop()`, `start()` and `restart()` (stop, then start on the same data dir and ports) show that
+state survives; while stopped, calls that need the server raise `CoordinatorStopped`.
+`create_topic` creates a missing topic and refuses to change an existing one's partitions.
 """
 from __future__ import annotations
 
 import shutil
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -24,11 +26,29 @@ from typing import Any
 
 import trio
 
-from coordinator.config import Config
+from coordinator.config import Config, canonical_name
 from coordinator.control.facade import Control, thread_call
+from coordinator.datadir import check_partition_cap
 from coordinator.server import Server, serve
 
 START_TIMEOUT_SECONDS = 30
+
+
+class CoordinatorStopped(RuntimeError):
+    """The embedded coordinator is not running (never started, or stopped)."""
+
+
+class CoordinatorStartError(RuntimeError):
+    """The coordinator did not start; the message is the cause's own (a refused data dir, a bad
+    setting, a port in use), the cause is chained."""
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
 
 
 def _config(data_dir: Path, host: str, port: int, settings: Mapping[str, Any] | None,
@@ -82,7 +102,9 @@ class EmbeddedServer:
         self._ports: list[int] | None = None  # fixed by the first start, kept by restarts
         self.data_dir = Path(data_dir or self._temp)  # type: ignore[arg-type]
         self._host, self._port = host, port
-        self._settings = dict(settings or {})
+        # Keys as kgc names them: `group_max_size` and `group.max.size` are the same setting.
+        self._settings = {canonical_name(k) or k: v for k, v in (settings or {}).items()}
+        self._config: Config | None = None
         self._topics = dict(topics or {})
         self._thread: threading.Thread | None = None
         self._server: Server | None = None
@@ -92,8 +114,10 @@ class EmbeddedServer:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> EmbeddedServer:
+        if self._thread is not None:
+            raise RuntimeError("the coordinator is already running (restart() stops it first)")
         started = threading.Event()
-        config = _config(self.data_dir, self._host, self._port, self._settings, self._brokers)
+        config = self._config = _config(self.data_dir, self._host, self._port, self._settings, self._brokers)
 
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
@@ -113,7 +137,12 @@ class EmbeddedServer:
         self._thread = threading.Thread(target=run, name="kgc-server", daemon=True)
         self._thread.start()
         if not started.wait(START_TIMEOUT_SECONDS) or self._server is None:
-            raise RuntimeError(f"coordinator did not start: {self._error!r}")
+            self._thread.join(START_TIMEOUT_SECONDS)
+            self._thread = None
+            if self._error is None:
+                raise CoordinatorStartError(f"the coordinator did not start within {START_TIMEOUT_SECONDS} s")
+            cause = next((e for e in _leaves(self._error) if not isinstance(e, trio.Cancelled)), self._error)
+            raise CoordinatorStartError(str(cause) or repr(cause)) from cause
         self._port = self._server.port  # a restart reuses the same ports
         self._ports = [b.advertised_port for b in self._server.brokers]
         assert self._server.control is not None and self._token is not None
@@ -163,19 +192,60 @@ class EmbeddedServer:
     @property
     def brokers(self) -> list[tuple[int, str, int]]:
         """(node id, host, port) of each broker."""
-        return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require().brokers]
+        return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require("brokers").brokers]
+
+    @property
+    def control_url(self) -> str | None:
+        """The HTTP control API's address (control.port set), else None."""
+        return self._require().control_url
 
     @property
     def settings(self) -> dict[str, Any]:
-        """The settings given at construction (the rest are defaults)."""
+        """The settings given at construction, by kgc's names (the rest are defaults)."""
         return dict(self._settings)
 
-    def create_topic(self, name: str, partitions: int) -> None:
-        self._call(lambda: self._require().create_topic(name, partitions))
+    @property
+    def config(self) -> Config:
+        """The resolved settings of the last start (defaults included)."""
+        if self._config is None:
+            raise CoordinatorStopped("the coordinator was never started: config needs start() first")
+        return self._config
 
-    def _require(self) -> Server:
-        if self._server is None:
-            raise RuntimeError("the coordinator is not running")
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    @property
+    def transcript(self) -> Path | None:
+        """The transcript file, if `transcript.file` is set."""
+        path = self._settings.get("transcript.file")
+        return Path(path) if path else None
+
+    def create_topic(self, name: str, partitions: int) -> None:
+        """Creates the topic if it is missing; an existing one must already have `partitions`
+        (kgc cannot add partitions yet: Kafka's CreatePartitions is not served)."""
+        server = self._require(f"create_topic({name!r}, {partitions})")
+
+        def create() -> None:
+            existing = server.broker.topics.get(name)
+            if existing is not None:
+                if existing.partitions != partitions:
+                    raise ValueError(
+                        f"topic {name!r} already has {existing.partitions} partitions, not {partitions}: kgc "
+                        "cannot change an existing topic's partitions (Kafka's CreatePartitions is not served "
+                        "yet); use a new topic name, or create it with its final count")
+                return
+            assert self._config is not None
+            total = sum(t.partitions for t in server.broker.topics.all() if not t.internal) + partitions
+            check_partition_cap(self._config, total, f"{name}:{partitions}")
+            server.create_topic(name, partitions)
+
+        self._call(create)
+
+    def _require(self, what: str = "this") -> Server:
+        if self._server is None or self._token is None:
+            raise CoordinatorStopped(f"the coordinator is stopped: {what} needs it running; call start() "
+                                     "(or restart()) first")
         return self._server
 
     def _call(self, fn: Any) -> Any:

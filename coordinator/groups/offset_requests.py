@@ -8,6 +8,7 @@ handler (Kafka's KafkaApis does it before the coordinator sees the request), not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from protocol.errors import ErrorCode
 
@@ -18,8 +19,10 @@ INVALID_OFFSET = -1  # Kafka OffsetFetchResponse.INVALID_OFFSET
 
 # -- OffsetCommit (8) -----------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class CommitPartition:
+class CommitPartition(NamedTuple):
+    """A NamedTuple, not a dataclass: a commit builds one per partition, and a frozen dataclass's
+    __init__ costs several times as much."""
+
     partition: int
     offset: int
     leader_epoch: int = -1  # v6+; -1 = unknown

@@ -20,7 +20,10 @@ class OffsetStore:
         self.groups: dict[str, dict[TopicPartition, OffsetCommitRecord]] = {}
 
     def put(self, record: OffsetCommitRecord) -> None:
-        self.groups.setdefault(record.group_id, {})[(record.topic, record.partition)] = record
+        offsets = self.groups.get(record.group_id)
+        if offsets is None:  # (setdefault would build a dict on every call: this is every commit's path)
+            offsets = self.groups[record.group_id] = {}
+        offsets[(record.topic, record.partition)] = record
 
     def delete(self, group_id: str, topic: str, partition: int) -> OffsetCommitRecord | None:
         offsets = self.groups.get(group_id)

@@ -28,6 +28,7 @@ from coordinator.groups.offset_requests import (
     OffsetFetchParams,
 )
 from coordinator.groups.rebalance import reschedule_member_heartbeat
+from coordinator.groups.record_types import offset_commit_record
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
@@ -48,17 +49,18 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     expire = None if p.retention_time_ms == DEFAULT_RETENTION_TIME else now + p.retention_time_ms
     max_bytes = ctx.shard.config.offset_metadata_max_bytes
     topics = []
+    group_id, apply = p.group_id, ctx.apply
     for topic, partitions in p.topics:
         answers = []
         for part in partitions:
-            if part.metadata is not None and _java_length(part.metadata) > max_bytes:
+            # a Java length is at most twice the str's: most metadata needs no exact count
+            if part.metadata and len(part.metadata) * 2 > max_bytes and _java_length(part.metadata) > max_bytes:
                 explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
                         f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
                 answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            record = OffsetCommitRecord(p.group_id, topic, part.partition, part.offset,
-                                        part.leader_epoch, part.metadata or "", now, expire)
-            ctx.apply(record)
+            apply(offset_commit_record(group_id, topic, part.partition, part.offset, part.leader_epoch,
+                                       part.metadata or "", now, expire))
             answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
     return OffsetCommitResult(ErrorCode.NONE, topics)
@@ -127,8 +129,8 @@ def _java_length(text: str) -> int:
 def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]:
     """fetchOffsets / fetchAllOffsets per group. An unknown (or Dead) group is not an error:
     Kafka catches GroupIdNotFoundException and answers -1 for each partition (no partitions
-    when all were asked). No transactions here, so require_stable never yields
-    UNSTABLE_OFFSET_COMMIT."""
+    when all were asked). With require_stable, a partition an open transaction holds an offset
+    of answers UNSTABLE_OFFSET_COMMIT (KIP-447: hasPendingTransactionalOffsets)."""
     answers = []
     store = ctx.shard.offsets
     for request in p.groups:
@@ -143,20 +145,32 @@ def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]
         group = ctx.shard.group(request.group_id)
         known = consumer is not None or (group is not None and not group.is_in(GroupState.DEAD))
         offsets = store.groups.get(request.group_id, {}) if known else {}
+        unstable = _unstable(ctx, request.group_id) if p.require_stable else None
         if request.topics is None:
             by_topic: dict[str, list[FetchedPartition]] = {}
             for (topic, partition), rec in sorted(offsets.items()):
-                by_topic.setdefault(topic, []).append(_fetched(partition, rec))
+                by_topic.setdefault(topic, []).append(_fetched(partition, rec, unstable))
             answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, list(by_topic.items())))
             continue
-        topics = [(topic, [_fetched(partition, offsets.get((topic, partition)))
+        topics = [(topic, [_fetched(partition, offsets.get((topic, partition)), unstable, topic)
                            for partition in partitions])
                   for topic, partitions in request.topics]
         answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, topics))
     return answers
 
 
-def _fetched(partition: int, rec: OffsetCommitRecord | None) -> FetchedPartition:
+def _unstable(ctx: GroupContext, group_id: str) -> set[tuple[str, int]] | None:
+    pending = ctx.shard.txn_offsets.pending_partitions(group_id)
+    return pending or None
+
+
+def _fetched(partition: int, rec: OffsetCommitRecord | None, unstable: set[tuple[str, int]] | None = None,
+             topic: str | None = None) -> FetchedPartition:
+    if unstable is not None and rec is not None:
+        topic = rec.topic
+    if unstable is not None and (topic, partition) in unstable:
+        explain(ErrorCode.UNSTABLE_OFFSET_COMMIT, f"an open transaction holds an offset of {topic}-{partition}")
+        return FetchedPartition(partition, error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
     if rec is None:
         return FetchedPartition(partition)  # offset -1, leader epoch -1, metadata "", NONE
     return FetchedPartition(partition, rec.offset, rec.leader_epoch, rec.metadata)
@@ -199,6 +213,8 @@ def _delete_offsets(ctx: GroupContext, group: ClassicGroup | ConsumerGroup,
 def delete_all_offsets(ctx: GroupContext, group_id: str) -> int:
     """OffsetMetadataManager.deleteAllOffsets (DeleteGroups): a tombstone per committed offset."""
     committed = list(ctx.shard.offsets.group_offsets(group_id))
+    # ...and one per partition only an open transaction holds (its pending offset goes too).
+    committed += sorted(ctx.shard.txn_offsets.pending_partitions(group_id) - set(committed))
     for topic, partition in committed:
         ctx.apply(OffsetTombstone(group_id, topic, partition))
     return len(committed)

@@ -47,14 +47,31 @@ NO_TIMESTAMP = -1  # Kafka's sentinel for "absent" int64 timestamps and leader e
 # -- encoding --------------------------------------------------------------------------------
 
 _I16 = struct.Struct(">h")
+_V3_HEAD = struct.Struct(">hqih").pack  # OffsetCommitValue v3: version, offset, leaderEpoch, metadata length
+_I64_PACK = struct.Struct(">q").pack
+
+
+_OFFSET_KEY_PREFIXES: dict[tuple[str, str], bytes] = {}  # (group, topic) -> key bytes before the partition
+_I32_PACK = struct.Struct(">i").pack
+
+
+def _offset_key(group_id: str, topic: str, partition: int) -> bytes:
+    # A commit writes one key per partition of the same group and topic: their common prefix is
+    # encoded once (the cache is dropped whole when it grows large).
+    prefix = _OFFSET_KEY_PREFIXES.get((group_id, topic))
+    if prefix is None:
+        prefix = p.write_int16(OFFSET_COMMIT_KEY_TYPE) + p.write_string(group_id) + p.write_string(topic)
+        if len(_OFFSET_KEY_PREFIXES) >= 4096:
+            _OFFSET_KEY_PREFIXES.clear()
+        _OFFSET_KEY_PREFIXES[(group_id, topic)] = prefix
+    return prefix + _I32_PACK(partition)
 
 
 def encode_key(obj: Any) -> bytes:
     """The key bytes of a record object (compaction identity: the same key for a record and its
     tombstone)."""
     if isinstance(obj, (OffsetCommitRecord, OffsetTombstone)):
-        return b"".join((p.write_int16(OFFSET_COMMIT_KEY_TYPE), p.write_string(obj.group_id),
-                         p.write_string(obj.topic), p.write_int32(obj.partition)))
+        return _offset_key(obj.group_id, obj.topic, obj.partition)
     if isinstance(obj, (GroupMetadataRecord, GroupTombstone)):
         return p.write_int16(GROUP_METADATA_KEY_TYPE) + p.write_string(obj.group_id)
     if is_consumer_record(obj):
@@ -65,6 +82,14 @@ def encode_key(obj: Any) -> bytes:
 def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     """(key, value) bytes for a GroupMetadataRecord, GroupTombstone, OffsetCommitRecord or
     OffsetTombstone, or any consumer-group record; value None is a tombstone."""
+    if type(obj) is OffsetCommitRecord:  # nearly every record: the commit path, kept short
+        key = _offset_key(obj.group_id, obj.topic, obj.partition)
+        if obj.expire_timestamp_ms is None:
+            meta = obj.metadata.encode()
+            if len(meta) <= 0x7FFF:
+                return key, b"".join((_V3_HEAD(OFFSET_COMMIT_VALUE_VERSION, obj.offset, obj.leader_epoch, len(meta)),
+                                      meta, _I64_PACK(obj.commit_timestamp_ms)))
+        return key, _encode_offset_value(obj)
     if is_consumer_record(obj):
         return consumer_codec.encode_consumer_record(obj)
     key = encode_key(obj)
@@ -144,23 +169,32 @@ def decode_record(key: bytes, value: bytes | None) -> Any:
     return UnknownRecord(key_type)
 
 
+_KEY_NAMES: dict[bytes, tuple[str, str]] = {}  # key minus its partition -> (group, topic)
+
+
 def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | None:
     """The load hot path (what we write for nearly every record), on `struct` directly; same
-    checks as the primitives. None means "take the general path", which reports the error."""
+    checks as the primitives. None means "take the general path", which reports the error.
+    A log repeats each (group, topic) for many partitions and commits: their decoded names are
+    cached by the key bytes before the partition (validated when first seen)."""
     try:
-        (glen,) = _I16.unpack_from(key, 2)
-        pos = 4 + glen
-        (tlen,) = _I16.unpack_from(key, pos)
-        if glen < 0 or tlen < 0 or pos + 2 + tlen + 4 != len(key):
-            return None
-        group = key[4:pos].decode()
-        topic = key[pos + 2:pos + 2 + tlen].decode()
-        (partition,) = _I32.unpack_from(key, pos + 2 + tlen)
+        names = _KEY_NAMES.get(key[:-4])
+        if names is None:
+            (glen,) = _I16.unpack_from(key, 2)
+            pos = 4 + glen
+            (tlen,) = _I16.unpack_from(key, pos)
+            if glen < 0 or tlen < 0 or pos + 2 + tlen + 4 != len(key):
+                return None
+            names = (key[4:pos].decode(), key[pos + 2:pos + 2 + tlen].decode())
+            if len(_KEY_NAMES) >= 65536:
+                _KEY_NAMES.clear()
+            _KEY_NAMES[key[:-4]] = names
+        (partition,) = _I32.unpack_from(key, len(key) - 4)
         offset, epoch, mlen = _FAST_V3.unpack_from(value, 2)
         end = 16 + mlen
         if mlen < 0 or end + 8 != len(value):
             return None
-        metadata = value[16:end].decode()
+        metadata = value[16:end].decode() if mlen else ""
         (commit_ts,) = _I64.unpack_from(value, end)
     except (struct.error, UnicodeDecodeError):
         return None
@@ -168,8 +202,7 @@ def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | N
     # load); filling the instance dict directly builds an identical, equal object.
     rec = _new(OffsetCommitRecord)
     d = rec.__dict__
-    d["group_id"] = group
-    d["topic"] = topic
+    d["group_id"], d["topic"] = names
     d["partition"] = partition
     d["offset"] = offset
     d["leader_epoch"] = epoch

@@ -76,19 +76,21 @@ def cleanup_expired_offsets(ctx: GroupContext, group_id: str) -> bool:
     store = ctx.shard.offsets
     offsets = store.groups.get(group_id)
     if not offsets:
-        return True
+        return not ctx.shard.txn_offsets.has_open_transactions(group_id)
     group = ctx.shard.groups.get(group_id)
     base = None if group is None else expiration_base(group)
     if group is None or base is None:
         return False
     retention_ms = ctx.shard.config.offsets_retention_ms
+    txn = ctx.shard.txn_offsets
     all_expired = True
     for (topic, partition), rec in list(offsets.items()):
-        if group.is_subscribed_to_topic(topic) or not is_expired(rec, base, ctx.now_ms, retention_ms):
+        if group.is_subscribed_to_topic(topic) or not is_expired(rec, base, ctx.now_ms, retention_ms) \
+                or txn.has_pending(group_id, topic, partition):  # not while a transaction holds it
             all_expired = False
             continue
         ctx.apply(OffsetTombstone(group_id, topic, partition))
-    return all_expired
+    return all_expired and not txn.has_open_transactions(group_id)
 
 
 def _maybe_delete_group(ctx: GroupContext, group_id: str) -> None:

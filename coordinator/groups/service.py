@@ -65,6 +65,7 @@ from coordinator.groups.requests import (
 )
 from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.sync import sync_group
+from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams, commit_transactional_offsets
 from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
 from coordinator.runtime.operation import ParkedReply
@@ -130,6 +131,11 @@ class GroupService:
 
     async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
         return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
+
+    async def commit_transactional_offsets(self, p: TxnOffsetCommitParams) -> OffsetCommitResult:
+        """TxnOffsetCommit: pending in the group's partition until the transaction's marker."""
+        return await self._one(p.group_id, commit_transactional_offsets, p,
+                               lambda e: commit_error(OffsetCommitParams(p.group_id, p.topics), e))
 
     async def consumer_group_heartbeat(self, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
         """KIP-848; the request is checked before it is routed, as GroupCoordinatorService does."""

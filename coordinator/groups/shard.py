@@ -6,7 +6,8 @@ the in-memory state the runtime's single writer changes, rebuilt from the partit
 (runtime/operation.py). `groups` holds classic groups and KIP-848 consumer groups under their ids
 (one namespace, as in Kafka); `group()` finds classic ones, `consumer_group()` consumer ones.
 Timers go through the shard's `ShardTimers` view of the runtime's timer queue; `topics` is the
-runtime's read-only topics image. Member ids come from an injectable UUID source.
+runtime's read-only topics image. Member ids come from an injectable UUID source. Offsets of open
+transactions wait in `txn_offsets` for their marker (txn_offsets.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from coordinator.groups.consumer.replay import replay_consumer_record
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.offset_store import OffsetStore
+from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.replay import AnyGroup, replay
 from coordinator.groups.topics_image import TopicsImage
+from coordinator.groups.txn_offsets import TransactionalOffsets
 from coordinator.runtime.operation import OpContext
 from coordinator.runtime.timers import ShardTimers, Timers
 
@@ -53,6 +56,7 @@ class GroupShard:
         self.timers = timers if timers is not None else ShardTimers(Timers(), partition)
         self.groups: dict[str, AnyGroup] = {}
         self.offsets = OffsetStore()
+        self.txn_offsets = TransactionalOffsets()
         self.topics = topics if topics is not None else TopicsImage()
         # The topics image version this shard's groups were last told about (onNewMetadataImage).
         self.topics_seen = self.topics.version
@@ -63,7 +67,28 @@ class GroupShard:
         if is_consumer_record(record):
             replay_consumer_record(self.groups, record, REPLAY_BRIDGE)
             return True
-        return replay(record, self.groups, self.offsets, now_ms)
+        applied = replay(record, self.groups, self.offsets, now_ms)
+        txn = self.txn_offsets
+        if txn.open_by_group:  # open transactions must know what plain commits and deletes did
+            if isinstance(record, OffsetCommitRecord):
+                txn.on_commit(record, txn.next_seq())
+            elif isinstance(record, OffsetTombstone):
+                txn.on_tombstone(record.group_id, record.topic, record.partition)
+        return applied
+
+    def replay_transactional(self, record: Any, producer_id: int, now_ms: int) -> bool:
+        """A record of a transactional batch: an offset commit waits for its marker
+        (OffsetMetadataManager.replay with a producer id); anything else replays as usual."""
+        if not isinstance(record, OffsetCommitRecord):
+            return self.replay(record, now_ms)
+        if record.group_id not in self.groups:  # the commit's simple group, as a plain commit makes it
+            self.groups[record.group_id] = ClassicGroup(record.group_id, now_ms)
+        self.txn_offsets.add(producer_id, record, self.txn_offsets.next_seq())
+        return True
+
+    def replay_end_transaction(self, producer_id: int, commit: bool, now_ms: int) -> None:
+        """A COMMIT/ABORT marker (replayEndTransactionMarker)."""
+        self.txn_offsets.end(producer_id, commit, self.offsets)
 
     def new_member_id(self, prefix: str) -> str:
         """Kafka ClassicGroup.generateMemberId: `<group.instance.id or client.id>-<uuid>`."""

@@ -1,7 +1,12 @@
 """Produce (key 0), v3-v10 (v0-v2 are advertised for old librdkafka but the codec refuses them,
 which closes the connection, as Kafka 4 does: KAFKA-18659).
 
-v3: record batch v2 only; transactional id (we serve no transactions). v5+: log_start_offset.
+v3: record batch v2 only; transactional id (transactional batches need it, else the request is
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED as KafkaApis answers). A producer's first transactional
+batch on a partition is checked with the transaction coordinator (KIP-890 part 1,
+transaction.partition.verification.enable): not added -> INVALID_TXN_STATE, a stale epoch ->
+INVALID_PRODUCER_EPOCH, the coordinator busy -> NOT_ENOUGH_REPLICAS (retriable without a metadata
+refresh, as ReplicaManager answers). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
 v10: NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint (KIP-951).
 A broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER for it (handlers/leadership.py).
@@ -16,6 +21,8 @@ import trio
 from coordinator.broker.partition import AppendResult, Partition
 from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import CloseConnection, RequestContext
+from coordinator.observe.reasons import explain
+from coordinator.txn.ops import AddPartitionsParams
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     LeaderIdAndEpoch,
@@ -25,6 +32,7 @@ from protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
+from storage.batch import HEADER_SIZE, decode_header
 
 VALID_ACKS = (0, 1, -1)
 
@@ -38,6 +46,9 @@ def _response(index: int, result: AppendResult) -> PartitionProduceResponse:
 
 async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
     data = ctx.broker.data
+    if request.transactional_id is None and _has_transactional_batch(request):
+        explain(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional batches without a transactional id")
+        return _all_failed(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     pending: list[tuple[Partition, AppendResult, int]] = []
     results: list[tuple[str, list[tuple[int, AppendResult]]]] = []
     for topic in request.topic_data:
@@ -45,13 +56,12 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
         for pdata in topic.partition_data:
             if request.acks not in VALID_ACKS:
                 result = AppendResult(ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, f"acks={request.acks} is not 0, 1 or -1")
-            elif request.transactional_id is not None:
-                result = AppendResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1,
-                                      "transactions are not served by this broker")
             elif (part := data.partition(topic.name, pdata.index)) is None:
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
             elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
                 result = AppendResult(error, -1, -1)
+            elif (error := _unverified(ctx, request.transactional_id, topic.name, part, pdata.records)):
+                result = AppendResult(error, -1, -1, "the partition was not added to the transaction")
             else:
                 result, wait_for = part.append_now(pdata.records, data.max_message_bytes(part))
                 if wait_for >= 0:
@@ -74,6 +84,54 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
     if ctx.api_version >= 10:
         _name_current_leaders(ctx, response)
     return response
+
+
+# How a failed transaction verification reaches a producer (ReplicaManager.appendRecords and
+# AddPartitionsToTxnManager for Produce <= v10).
+_VERIFY_ERRORS = {
+    ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
+    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
+    ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.NOT_ENOUGH_REPLICAS,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: ErrorCode.NOT_ENOUGH_REPLICAS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: ErrorCode.NOT_ENOUGH_REPLICAS,
+    ErrorCode.NOT_COORDINATOR: ErrorCode.NOT_ENOUGH_REPLICAS,
+}
+
+
+def _unverified(ctx: RequestContext, transactional_id: str | None, topic: str, part: Partition,
+                records: bytes | None) -> int:
+    """UnifiedLog.maybeStartTransactionVerification: a transactional batch of a producer with no
+    open transaction here must belong to a transaction that has this partition."""
+    service = ctx.broker.txn
+    if transactional_id is None or service is None or not records or len(records) < HEADER_SIZE \
+            or not ctx.broker.config.transaction_partition_verification_enable:
+        return ErrorCode.NONE
+    header = decode_header(records)
+    if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
+        return ErrorCode.NONE
+    tp = (topic, part.index)
+    error = service.verify(AddPartitionsParams(transactional_id, header.producer_id, header.producer_epoch, (tp,)),
+                           here_only=False)[tp]
+    return _VERIFY_ERRORS.get(ErrorCode(error), error)
+
+
+def _has_transactional_batch(request: ProduceRequest) -> bool:
+    """ProduceRequest.hasTransactionalRecords (attribute bit 4 of any batch)."""
+    for topic in request.topic_data:
+        for pdata in topic.partition_data:
+            records = pdata.records or b""
+            if len(records) >= HEADER_SIZE and decode_header(records).is_transactional:
+                return True
+    return False
+
+
+def _all_failed(request: ProduceRequest, error: int) -> ProduceResponse | None:
+    if request.acks == 0:
+        raise CloseConnection(f"acks=0 produce failed: {ErrorCode(error).name}")
+    return ProduceResponse(responses=[
+        TopicProduceResponse(name=t.name, partition_responses=[_response(p.index, AppendResult(error, -1, -1))
+                                                               for p in t.partition_data])
+        for t in request.topic_data])
 
 
 def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> None:

@@ -1,8 +1,9 @@
 """Fetch (key 1), v4-v16.
 
-v4: isolation level (READ_COMMITTED reads like READ_UNCOMMITTED: no transactions, so the last
-stable offset is the high watermark; kafkajs asks for it by default), last_stable_offset,
-aborted_transactions. v5+: log_start_offset. v7+: fetch sessions: we never create one (answer
+v4: isolation level (READ_COMMITTED reads up to the last stable offset and gets the aborted
+transactions its batches overlap, UnifiedLog.read with FetchIsolation.TXN_COMMITTED; kafkajs
+asks for it by default), last_stable_offset, aborted_transactions. v5+: log_start_offset.
+v7+: fetch sessions: we never create one (answer
 session_id 0, which every client accepts and then keeps sending full fetches); a non-zero
 session id is FETCH_SESSION_ID_NOT_FOUND. v9+: current_leader_epoch, checked by the leader
 (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); a broker that does not lead a partition answers
@@ -15,14 +16,13 @@ carries the current leader and its endpoint (KIP-951).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from coordinator.broker.fetch import FetchResult, FetchWant, fetch
 from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import (
+    AbortedTransaction,
     FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
@@ -50,11 +50,11 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     ]
     served = [want for want, error in zip(wants, leader_errors) if error == ErrorCode.NONE]
     wait_ms = request.max_wait_ms if len(served) == len(wants) else 0  # an error answers at once
+    committed = request.isolation_level == READ_COMMITTED
     fetched = iter(await fetch(data, served, max_wait_ms=wait_ms, min_bytes=request.min_bytes,
-                               max_bytes=request.max_bytes))
+                               max_bytes=request.max_bytes, committed=committed))
     results = [next(fetched) if error == ErrorCode.NONE else FetchResult(error, -1, -1, b"")
                for error in leader_errors]
-    aborted: list[Any] | None = [] if request.isolation_level == READ_COMMITTED else None
     responses, i = [], 0
     for name, topic in zip(names, request.topics):
         partitions = []
@@ -69,23 +69,32 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
                 _explain(name, p.partition, p.fetch_offset, result)
             partitions.append(PartitionData(
                 partition_index=p.partition, error_code=error,
-                high_watermark=result.high_watermark, last_stable_offset=result.high_watermark,
-                log_start_offset=result.log_start_offset, aborted_transactions=aborted,
+                high_watermark=result.high_watermark, last_stable_offset=result.last_stable_offset,
+                log_start_offset=result.log_start_offset, aborted_transactions=_aborted(result, committed),
                 preferred_read_replica=-1, records=result.records,
             ))
         responses.append(FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
     response = FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
-    if ctx.api_version >= 12:
-        _name_current_leaders(ctx, response, names)
+    if ctx.api_version >= 16:  # as KafkaApis: the leader is named only with its endpoint (kafka-python
+        _name_current_leaders(ctx, response, names)  # 3.0 at v12 follows an id it cannot resolve)
     return response
 
 
+def _aborted(result: FetchResult, committed: bool) -> list[AbortedTransaction] | None:
+    if not committed:
+        return None
+    return [AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in result.aborted or ()]
+
+
+_LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
+
+
 def _name_current_leaders(ctx: RequestContext, response: FetchResponse, names: list[str | None]) -> None:
-    """KIP-951 (v16 endpoints; the tagged leader since v12): who leads a partition we do not."""
+    """KIP-951 (v16): who leads a partition we do not, or whose leader epoch the fetcher is behind."""
     cluster, leaders = ctx.broker.cluster, set()
     for name, topic in zip(names, response.responses):
         for p in topic.partitions:
-            if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and name is not None:
+            if p.error_code in _LEADER_MOVED and name is not None:
                 lead = cluster.leadership(name, p.partition_index)
                 if lead is not None and lead.leader >= 0:
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)

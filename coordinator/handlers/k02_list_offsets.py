@@ -1,8 +1,8 @@
 """ListOffsets (key 2), v1-v7.
 
 v1: one offset and timestamp per partition (v0's old_style_offsets are not served). v2+:
-isolation level and throttle time (READ_COMMITTED answers like READ_UNCOMMITTED: the last stable
-offset is the high watermark). v4+: current_leader_epoch in (checked by the leader), the leader
+isolation level and throttle time (READ_COMMITTED: latest is the last stable offset, and no
+lookup passes it). v4+: current_leader_epoch in (checked by the leader), the leader
 epoch out. v5+: OFFSET_NOT_AVAILABLE exists (never needed here). A broker that does not lead a
 partition answers NOT_LEADER_OR_FOLLOWER for it.
 v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734).
@@ -22,10 +22,12 @@ from protocol.messages.list_offsets import (
 )
 
 MAX_TIMESTAMP = -3
+READ_COMMITTED = 1
 
 
 async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
     data = ctx.broker.data
+    committed = ctx.api_version >= 2 and request.isolation_level == READ_COMMITTED
     topics = []
     for topic in request.topics:
         partitions = []
@@ -41,7 +43,7 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
                 explain(ErrorCode.UNSUPPORTED_VERSION, "the max-timestamp lookup (-3) needs ListOffsets v7+")
                 error, timestamp, offset = ErrorCode.UNSUPPORTED_VERSION, -1, -1
             else:
-                error, timestamp, offset = list_offset(part, p.timestamp)
+                error, timestamp, offset = list_offset(part, p.timestamp, committed)
             partitions.append(ListOffsetsPartitionResponse(
                 partition_index=p.partition_index, error_code=error, timestamp=timestamp, offset=offset,
                 leader_epoch=_epoch(ctx, topic.name, p.partition_index) if error == ErrorCode.NONE else -1,

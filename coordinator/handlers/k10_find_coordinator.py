@@ -3,15 +3,17 @@
 v0: group key only. v1+: key type (0 group, 1 transaction) and error message. v3+: flexible.
 v4+: batched `CoordinatorKeys`, one result each (KIP-699). v6: key type 2 (share groups).
 A group's coordinator is the current leader of its __consumer_offsets partition
-(abs(javaHash(group)) % partitions), whichever broker is asked; a partition with no leader gets
-COORDINATOR_NOT_AVAILABLE. Transactions and share groups are not served, so those keys get
-COORDINATOR_NOT_AVAILABLE with a message saying so.
+(abs(javaHash(group)) % partitions), a transactional id's the leader of its __transaction_state
+partition (abs(javaHash(id)) % transaction.state.log.num.partitions), whichever broker is asked; a
+partition with no leader gets COORDINATOR_NOT_AVAILABLE. Share groups are not served
+(COORDINATOR_NOT_AVAILABLE with a message saying so).
 """
 from __future__ import annotations
 
 from coordinator.cluster.cluster import NO_LEADER, BrokerNode
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.handlers.request_context import RequestContext
+from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import (
     Coordinator,
@@ -20,7 +22,8 @@ from protocol.messages.find_coordinator import (
 )
 
 GROUP_KEY_TYPE = 0
-_KEY_TYPE_NAMES = {1: "transaction", 2: "share group"}
+TRANSACTION_KEY_TYPE = 1
+_KEY_TYPE_NAMES = {2: "share group"}
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[int, str | None, BrokerNode | None]:
@@ -33,6 +36,13 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[int, str | No
             return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                     f"{OFFSETS_TOPIC}-{broker.groups.partition_for(key)} has no leader (its replicas are down)", None)
         return ErrorCode.NONE, None, broker.cluster.node(leader)
+    if key_type == TRANSACTION_KEY_TYPE and ctx.broker.txn is not None:
+        partition = ctx.broker.txn.partition_for(key)
+        leader = ctx.broker.cluster.leader(TRANSACTION_STATE_TOPIC, partition)
+        if leader == NO_LEADER:
+            return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                    f"{TRANSACTION_STATE_TOPIC}-{partition} has no leader (its replicas are down)", None)
+        return ErrorCode.NONE, None, ctx.broker.cluster.node(leader)
     if key_type in _KEY_TYPE_NAMES:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{_KEY_TYPE_NAMES[key_type]} coordinators are not served", None
     return ErrorCode.INVALID_REQUEST, f"unknown key type {key_type}", None

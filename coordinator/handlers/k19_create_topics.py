@@ -40,6 +40,10 @@ def _result(name: str, outcome: CreateOutcome) -> CreatableTopicResult:
     )
 
 
+PROCESSES_REFUSAL = ("topics cannot be created while the brokers run as separate processes (kgc serve "
+                     "--processes): create them at start with --create-topic NAME:PARTITIONS")
+
+
 async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     data = ctx.broker.data
     counts = Counter(t.name for t in request.topics)
@@ -48,6 +52,8 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         if counts[topic.name] > 1:
             outcome = CreateOutcome(ErrorCode.INVALID_REQUEST,
                                     "Create topics request from client contains a duplicate topic name")
+        elif ctx.broker.config.cluster_processes:  # the other processes could not learn of it
+            outcome = CreateOutcome(ErrorCode.POLICY_VIOLATION, PROCESSES_REFUSAL)
         else:
             outcome = create_topic(
                 data, topic.name, topic.num_partitions, topic.replication_factor,

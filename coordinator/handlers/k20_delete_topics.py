@@ -38,6 +38,8 @@ def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
 
 async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
     data = ctx.broker.data
+    if ctx.broker.config.cluster_processes:
+        return _refused(ctx, request)
     if ctx.api_version >= 6:
         responses = []
         for state in request.topics:
@@ -53,3 +55,14 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
     else:
         responses = [_by_name(data, name) for name in request.topic_names]
     return DeleteTopicsResponse(responses=responses)
+
+
+def _refused(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+    """cluster.processes: the other processes could not learn of a deletion."""
+    message = "topics cannot be deleted while the brokers run as separate processes (kgc serve --processes)"
+    if ctx.api_version >= 6:
+        return DeleteTopicsResponse(responses=[DeletableTopicResult(
+            name=t.name, topic_id=t.topic_id, error_code=ErrorCode.POLICY_VIOLATION, error_message=message)
+            for t in request.topics])
+    return DeleteTopicsResponse(responses=[DeletableTopicResult(
+        name=name, error_code=ErrorCode.POLICY_VIOLATION, error_message=message) for name in request.topic_names])

@@ -2,7 +2,7 @@
 
 `BrokerContext` is built by the composition root (coordinator/server.py), one per broker of the
 cluster, and shared by that broker's connections: settings, topics, the data path, the cluster
-(leaders, epochs), the group coordinator as this broker sees it, the observer (the
+(leaders, epochs), the group and transaction coordinators as this broker sees them, the observer (the
 transcript/metrics tap, None when off), and this broker's node (id, host, port). `RequestContext`
 adds the per-request facts Kafka's RequestContext carries: header, client address, connection.
 `CloseConnection` is how any layer says "this connection must go" (the message is logged).
@@ -21,6 +21,7 @@ from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.groups.service import GroupService
 from coordinator.observe.tap import Tap
+from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
@@ -47,6 +48,7 @@ class BrokerContext:
     node: BrokerNode
     versions: VersionLimits  # what ApiVersions advertises and dispatch accepts (the control plane narrows it)
     control: RequestHook | None = None  # fault rules and request tracking; None: off, no cost
+    txn: TxnService | None = None  # the transaction coordinator as this broker sees it
 
     @property
     def node_id(self) -> int:

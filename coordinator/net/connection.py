@@ -1,63 +1,118 @@
 """One task per client connection: bytes in, frames out, responses back in request order.
 
 Like a Kafka broker, a connection handles one request at a time (Kafka mutes the socket until the
-response is queued), so responses leave in request order however the client pipelines. Memory
-per connection is bounded by the frame decoder (one max-size frame). A connection that sends
-nothing for `connections.max.idle.ms` is closed. Anything the connection cannot understand
-closes it, and only it: errors never escape to the server.
+response is queued), so responses leave in request order however the client pipelines; responses
+that are ready together leave with one send (outbox.py). Memory: each frame holds its size in the
+listener's `RequestMemory` (queued.max.request.bytes) from before its body is buffered until it
+has been handled, so all connections together stay within the bound; past it, connections wait.
+`connections.max.idle.ms` closes a connection that is idle or whose frame is still arriving after
+that long (idle.py). Anything the connection cannot understand closes it, and only it: errors
+never escape to the server.
 """
 from __future__ import annotations
 
 import itertools
 import logging
+from dataclasses import dataclass, field
 
 import trio
 
 from coordinator.handlers.request_context import BrokerContext, CloseConnection
 from coordinator.net.dispatch import Connection, dispatch
+from coordinator.net.frame_reader import SCRATCH_BYTES, FrameReader
+from coordinator.net.idle import ConnectionState, ConnectionWatch
+from coordinator.net.outbox import Outbox
+from coordinator.net.request_memory import RequestMemory
+from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.observe.logs import get_logger, log_event
-from protocol.framing import FrameDecoder, FrameError, frame
+from protocol.framing import FrameError, frame
 
-RECEIVE_CHUNK = 65536
 _log = get_logger("connection")
 _ids = itertools.count(1)
 
 
-async def serve_connection(stream: trio.SocketStream, broker: BrokerContext) -> None:
-    conn = Connection(next(_ids), _peer_host(stream))
-    decoder = FrameDecoder(broker.config.socket_request_max_bytes)
-    idle_seconds = broker.config.connections_max_idle_ms / 1000
+@dataclass
+class ListenerShared:
+    """What the connections of one listener share: the request-memory bound (one for the whole
+    server), the idle watch, and the scratch buffer reads go into (one trio loop per listener)."""
+
+    memory: RequestMemory
+    watch: ConnectionWatch
+    scratch: bytearray = field(default_factory=lambda: bytearray(SCRATCH_BYTES))
+
+
+async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, shared: ListenerShared) -> None:
+    state = ConnectionState(next(_ids), _peer_host(stream), trio.current_time())
+    conn = Connection(state.connection_id, state.client_host)
     log_event(_log, "connection.open", logging.DEBUG, conn=conn.connection_id, peer=conn.client_host)
     reason = "client closed"
+    shared.watch.add(state)
     try:
         async with stream:
-            while True:
-                with trio.move_on_after(idle_seconds) as idle:
-                    data = await stream.receive_some(RECEIVE_CHUNK)
-                if idle.cancelled_caught:
-                    reason = "idle"
-                    return
-                if not data:
-                    return
-                for payload in decoder.feed(data):
-                    response = await dispatch(payload, conn, broker)
-                    if response is not None:
-                        await stream.send_all(frame(*response))
-    except FrameError as exc:
-        reason = f"bad frame: {exc}"
-    except CloseConnection as exc:
-        reason = str(exc)
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        reason = "connection lost"
-    except Exception as exc:  # a handler bug must cost one connection, never the server
-        reason = f"internal error: {exc!r}"
-        _log.exception("handler failed on connection %s", conn.connection_id)
+            sock = RawSocket(stream)
+            reader = FrameReader(sock, shared.scratch, broker.config.socket_request_max_bytes, shared.memory, state)
+            try:
+                with state.scope:
+                    async with trio.open_nursery() as nursery:
+                        outbox = Outbox(sock, state, nursery)
+                        reason = await _serve(reader, outbox, conn, broker, shared.memory, state)
+                        nursery.cancel_scope.cancel()  # the sender, idle now
+            finally:
+                reader.release()
+                sock.detach()  # trio's socket closes the descriptor
+            if state.closed_because is not None:
+                reason = state.closed_because
     finally:
+        shared.watch.discard(state)
         level = logging.DEBUG if reason in ("client closed", "connection lost") else logging.WARNING
         log_event(_log, "connection.close", level, conn=conn.connection_id, peer=conn.client_host, reason=reason)
         tap = broker.tap  # the transcript records why a connection ended
         if tap is not None:
             tap.closed(conn.connection_id, conn.client_host, reason)
+
+
+async def _serve(reader: FrameReader, outbox: Outbox, conn: Connection, broker: BrokerContext,
+                 memory: RequestMemory, state: ConnectionState) -> str:
+    """Handle frames until the client closes or something closes the connection; the reason."""
+    try:
+        while True:
+            frames = await reader.read()
+            if frames is None:
+                await outbox.drain()  # answers to everything the client sent before closing
+                return "client closed"
+            last = len(frames) - 1
+            for i, payload in enumerate(frames):
+                reserved = reader.take_reservation()
+                if not reserved:
+                    reserved = len(payload)
+                    if not memory.try_reserve(reserved):
+                        state.waiting_memory = True
+                        try:
+                            await memory.reserve(reserved)
+                        finally:
+                            state.waiting_memory = False
+                state.busy = True
+                try:
+                    response = await dispatch(payload, conn, broker)
+                finally:
+                    state.busy = False
+                    memory.release(reserved)
+                if response is not None:
+                    outbox.send(frame(*response), more_coming=i < last)
+                    state.last_active = trio.current_time()
+            if not reader.yielded:
+                await trio.lowlevel.checkpoint()  # a client that keeps its socket full must not starve others
+    except FrameError as exc:
+        await outbox.drain()  # the answers to the frames before the bad one
+        return f"bad frame: {exc}"
+    except CloseConnection as exc:
+        await outbox.drain()
+        return str(exc)
+    except ConnectionLost:
+        return "connection lost"
+    except Exception as exc:  # a handler bug must cost one connection, never the server
+        _log.exception("handler failed on connection %s", conn.connection_id)
+        return f"internal error: {exc!r}"
 
 
 def _peer_host(stream: trio.SocketStream) -> str:

@@ -4,25 +4,32 @@ A broker that goes down closes its listening socket and every connection it hold
 the connection drop, then connection refused); one that comes back listens again on the same
 port. The first bind reports the real port (port 0 picks a free one) through `task_status`.
 Connections over `max.connections` (counted across the whole process) are refused at once, as
-Kafka refuses them.
+Kafka refuses them. The connections of all listeners share one `RequestMemory`
+(queued.max.request.bytes); each listener watches its own connections for idleness (idle.py).
 """
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import trio
 
 from coordinator.cluster.cluster import BrokerNode
 from coordinator.handlers.request_context import BrokerContext
-from coordinator.net.connection import serve_connection
+from coordinator.net.connection import ListenerShared, serve_connection
+from coordinator.net.idle import ConnectionWatch
+from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
 
 _log = get_logger("listener")
 
 
 class BrokerListener:
-    def __init__(self, broker: BrokerContext, bind_host: str, limiter: trio.CapacityLimiter) -> None:
+    def __init__(self, broker: BrokerContext, bind_host: str, limiter: trio.CapacityLimiter,
+                 memory: RequestMemory, bound: list[socket.socket] | None = None) -> None:
         self.broker = broker
+        self._bound = bound  # sockets the CLI bound before the server was built: the first listen adopts them
+        self.shared = ListenerShared(memory, ConnectionWatch(broker.config.connections_max_idle_ms))
         self.node: BrokerNode = broker.node
         self._bind_host = bind_host
         self._limiter = limiter
@@ -51,7 +58,11 @@ class BrokerListener:
         started = False
         while True:
             await self._up.wait()
-            listeners = await trio.open_tcp_listeners(self.node.port, host=self._bind_host)
+            if self._bound:
+                listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(s)) for s in self._bound]
+                self._bound = None
+            else:
+                listeners = await trio.open_tcp_listeners(self.node.port, host=self._bind_host)
             self.node.port = listeners[0].socket.getsockname()[1]  # port 0: keep what was picked
             with trio.CancelScope() as scope:
                 self._scope = scope
@@ -61,6 +72,7 @@ class BrokerListener:
                     started = True
                     task_status.started()
                 async with trio.open_nursery() as connections:
+                    connections.start_soon(self.shared.watch.run)
                     await trio.serve_listeners(self._on_connection, listeners, handler_nursery=connections)
             self._scope = None
             self._listening = trio.Event()
@@ -72,4 +84,4 @@ class BrokerListener:
             await stream.aclose()  # over max.connections: refuse at once, as Kafka does
             return
         async with self._limiter:
-            await serve_connection(stream, self.broker)
+            await serve_connection(stream, self.broker, self.shared)

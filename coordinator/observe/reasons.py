@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import Any, Protocol
 
 _reasons: ContextVar[list[tuple[int, str]] | None] = ContextVar("kgc_reasons", default=None)
-_cause: ContextVar[str | None] = ContextVar("kgc_cause", default=None)
+_cause: ContextVar[str | _RequestCause | None] = ContextVar("kgc_cause", default=None)
 OBSERVERS: ContextVar[tuple[Observer, ...]] = ContextVar("kgc_observers", default=())
 
 
@@ -61,8 +61,26 @@ def because(text: str) -> None:
     _cause.set(text)
 
 
+class _RequestCause(tuple[str, Any, Any]):
+    """A request as the cause, put into words only when a state change asks (most requests change
+    no state, and this is named for every request)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        api, client_id, request = self
+        member = getattr(request, "member_id", None)
+        return f"{api} from client {client_id!r}" + (f" member {member!r}" if member else "")
+
+
+def because_request(api: str, client_id: str | None, request: Any) -> None:
+    """Name a request as the cause: its API, client and (when it has one) member."""
+    _cause.set(_RequestCause((api, client_id, request)))
+
+
 def cause() -> str | None:
-    return _cause.get()
+    found = _cause.get()
+    return None if found is None else str(found)
 
 
 def observe(observer: Any) -> None:
@@ -70,8 +88,26 @@ def observe(observer: Any) -> None:
     OBSERVERS.set(OBSERVERS.get() + (observer,))
 
 
+def transaction_changed(transactional_id: str, old: Any, new: Any, producer_id: int, producer_epoch: int) -> None:
+    """Tell the observers a transactional id changed state or epoch (the TxnShard's replay);
+    observers without a `transaction` method do not hear it."""
+    if not OBSERVERS.get():
+        return
+    observers = OBSERVERS.get()
+    if not observers:
+        return
+    reason = cause()
+    for observer in observers:
+        hear = getattr(observer, "transaction", None)
+        if hear is not None:
+            hear(transactional_id, str(old), str(new), producer_id, producer_epoch, reason)
+
+
 def transitioned(group_id: str, old: Any, new: Any, generation: int) -> None:
     """Tell the observers a group changed state (called by ClassicGroup.transition_to)."""
-    reason = _cause.get()
-    for observer in OBSERVERS.get():
+    observers = OBSERVERS.get()
+    if not observers:
+        return
+    reason = cause()
+    for observer in observers:
         observer.transition(group_id, str(old), str(new), generation, reason)

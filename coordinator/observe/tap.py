@@ -30,8 +30,7 @@ class Tap:
     async def handle(self, handler: Callable[[Any, Any], Awaitable[Any]], ctx: Any, request: Any) -> Any:
         h = ctx.header
         name = api_name(h.api_key)
-        member = getattr(request, "member_id", None)
-        reasons.because(f"{name} from client {ctx.client_id!r}" + (f" member {member!r}" if member else ""))
+        reasons.because_request(name, ctx.client_id, request)
         if self.transcript is not None:
             self._safely(self.transcript.request, ctx, request)
         start = time.perf_counter()
@@ -64,6 +63,14 @@ class Tap:
             self._safely(self.transcript.transition, group_id, old, new, generation, reason)
         if self.metrics is not None:
             self._safely(self.metrics.transition, old, new)
+
+    def transaction(self, transactional_id: str, old: str, new: str, producer_id: int, producer_epoch: int,
+                    reason: str | None) -> None:
+        """A transactional id changed state (txn/shard.py replay): the transcript says why."""
+        if self.transcript is not None:
+            self._safely(self.transcript.write, {
+                "type": "transaction", "transactional_id": transactional_id, "from": old, "to": new,
+                "producer_id": producer_id, "producer_epoch": producer_epoch, "reason": reason}, True)
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
         if self.transcript is not None:

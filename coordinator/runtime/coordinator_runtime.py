@@ -88,6 +88,7 @@ class CoordinatorRuntime(Generic[S]):
         self._shards: dict[int, S] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
+        self._sleeping_until: float = float("-inf")  # the deadline the timer loop waits for
         self._states_changed = trio.Event()
         self._nursery: trio.Nursery | None = None
         for partition in writer.existing_partitions():
@@ -142,7 +143,8 @@ class CoordinatorRuntime(Generic[S]):
             self.fail(partition, "an operation failed")
             raise
         offset = self._append(partition, ctx)
-        self._timers_changed.set()
+        if self.timers.earliest_new < self._sleeping_until:
+            self._timers_changed.set()
         await self._await_durable(partition, ctx, offset)
         if isinstance(answer, ParkedReply):
             return await _wait_reply(answer)
@@ -151,7 +153,9 @@ class CoordinatorRuntime(Generic[S]):
     def _append(self, partition: int, ctx: OpContext[S]) -> int:
         """Append the op's records now, in the order ops were applied. -2: the append failed."""
         try:
-            return self.writer.append(partition, ctx.records)
+            if ctx.producer is None and ctx.marker is None:
+                return self.writer.append(partition, ctx.records)
+            return self.writer.append(partition, ctx.records, producer=ctx.producer, marker=ctx.marker)
         except LogWriteError as exc:
             self.fail(partition, str(exc))
             return -2
@@ -172,6 +176,16 @@ class CoordinatorRuntime(Generic[S]):
             ctx.abandon(error)
             raise error
         ctx.deliver()
+        self._start_deferred(ctx)
+
+    def _start_deferred(self, ctx: OpContext[S]) -> None:
+        """Start the work an op deferred until its output was durable (a transaction's markers)."""
+        jobs, ctx.deferred = ctx.deferred, []
+        for job in jobs:
+            if self._nursery is None:
+                log.warning("%s: dropping deferred work %r: the runtime is not running", self.kind.topic, job)
+                continue
+            self._nursery.start_soon(job, self)
 
     # -- loading, failing, unloading ------------------------------------------------------------
     async def load_all(self) -> None:
@@ -202,7 +216,9 @@ class CoordinatorRuntime(Generic[S]):
     def _install(self, partition: int, shard: S) -> None:
         self._shards[partition] = shard
         self._set_state(partition, PartitionState.ACTIVE)
-        self.kind.on_loaded(OpContext(shard, self.clock.time_ms()))
+        ctx = OpContext(shard, self.clock.time_ms())
+        self.kind.on_loaded(ctx)
+        self._start_deferred(ctx)  # (the transactions a moved coordinator must complete)
         self._timers_changed.set()
 
     def _unload(self, partition: int, state: PartitionState) -> None:
@@ -288,14 +304,20 @@ class CoordinatorRuntime(Generic[S]):
             self.writer.close()
 
     async def _run_timers(self, nursery: trio.Nursery) -> None:
-        while True:
-            self._fire_due_timers(nursery)
-            self._timers_changed = trio.Event()
-            deadline = self.timers.next_deadline()
-            if deadline is None:
-                await self._timers_changed.wait()
-                continue
-            await self.clock.wait_until(deadline, self._timers_changed)
+        try:
+            while True:
+                self._fire_due_timers(nursery)
+                self._timers_changed = trio.Event()
+                self.timers.earliest_new = float("inf")
+                deadline = self.timers.next_deadline()
+                if deadline is None:
+                    self._sleeping_until = float("inf")
+                    await self._timers_changed.wait()
+                    continue
+                self._sleeping_until = deadline
+                await self.clock.wait_until(deadline, self._timers_changed)
+        finally:
+            self._sleeping_until = float("-inf")
 
     def _fire_due_timers(self, nursery: trio.Nursery) -> int:
         fired = 0

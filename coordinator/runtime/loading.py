@@ -1,11 +1,16 @@
 """Loading one partition of an internal topic into a new shard (Kafka's CoordinatorLoaderImpl).
 
 The partition's log is reopened (recovered if the last stop was unclean) and every record is
-decoded and applied through the shard's `replay`, the same path live operations take. Only the
-last record per key matters, so the keys are collected first (in order of last occurrence) and
-each survivor is decoded once: the result equals a record-by-record replay, except that a simple
-group whose every offset was deleted again does not reappear — the state Kafka itself reaches
-after compaction. The loop yields to trio every `CHECKPOINT_EVERY` records.
+decoded and applied through the shard's `replay`, the same path live operations take. Fast
+path: only the last record per key matters, so the keys are collected first (in order of last
+occurrence) and each survivor is decoded once: the result equals a record-by-record replay,
+except that a simple group whose every offset was deleted again does not reappear — the state
+Kafka itself reaches after compaction. Transactions: at the first transactional or control
+batch the survivors so far are replayed and the rest of the log is replayed in order, each
+record of a transactional batch through `replay_transactional` with its producer id and each
+COMMIT/ABORT marker through `replay_end_transaction` (Kafka's loader does the same for every
+batch), so an offset committed in a transaction counts only once its COMMIT marker is read and
+an aborted one never. The loop yields to trio every `CHECKPOINT_EVERY` records.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from typing import Any
 import trio
 
 from coordinator.runtime.clock import Clock
-from coordinator.runtime.operation import Replayable
+from coordinator.runtime.operation import Replayable, TransactionalReplayable
 from coordinator.runtime.partition_writer import PartitionWriter
-from storage.batch import iter_records
+from storage.batch import InvalidBatch, iter_records, read_marker
+from storage.batch.scan import fold_latest, records_region
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY = 20_000  # records between yields to the event loop while loading
@@ -34,6 +40,7 @@ class LoadStats:
     skipped: int = 0
     batches: int = 0
     seconds: float = 0.0
+    transactional: bool = False  # the log holds transactional batches: replayed in order after the first
 
 
 async def replay_log(writer: PartitionWriter, decode: Callable[[bytes, bytes | None], Any],
@@ -42,28 +49,71 @@ async def replay_log(writer: PartitionWriter, decode: Callable[[bytes, bytes | N
     stats = LoadStats(partition)
     try:
         latest: dict[bytes, bytes | None] = {}
-        pop = latest.pop
         next_yield = CHECKPOINT_EVERY
-        for _, data in writer.iter_batches(partition):
+        batches = writer.iter_batches(partition)
+        for header, data in batches:
+            if header.is_transactional or header.is_control:
+                await _replay_latest(latest, decode, shard, clock, stats)
+                latest = {}
+                await _replay_in_order(header, data, batches, decode, shard, clock, stats)
+                break
             stats.batches += 1
-            for rec in iter_records(data):
-                key = rec.key
-                if key is not None:
-                    pop(key, None)
-                    latest[key] = rec.value
-                    stats.records += 1
+            buf, pos, end = records_region(data, 0, header.size, header.attributes)
+            stats.records += fold_latest(buf, pos, end, header.records_count, latest)
             if stats.records >= next_yield:
                 next_yield = stats.records + CHECKPOINT_EVERY
                 await trio.lowlevel.checkpoint()
-        now_ms = clock.time_ms()
-        replay = shard.replay
-        for done, (key, value) in enumerate(latest.items(), 1):
-            if not replay(decode(key, value), now_ms):
-                stats.skipped += 1
-            if done % CHECKPOINT_EVERY == 0:
-                await trio.lowlevel.checkpoint()
+        await _replay_latest(latest, decode, shard, clock, stats)
     except Exception:
         log.exception("loading %s failed", writer.partition_dir(partition))
         raise
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+async def _replay_latest(latest: dict[bytes, bytes | None], decode: Callable[[bytes, bytes | None], Any],
+                         shard: Replayable, clock: Clock, stats: LoadStats) -> None:
+    now_ms = clock.time_ms()
+    replay = shard.replay
+    for done, (key, value) in enumerate(latest.items(), 1):
+        if not replay(decode(key, value), now_ms):
+            stats.skipped += 1
+        if done % CHECKPOINT_EVERY == 0:
+            await trio.lowlevel.checkpoint()
+
+
+async def _replay_in_order(header: Any, data: bytes, rest: Any, decode: Callable[[bytes, bytes | None], Any],
+                           shard: Replayable, clock: Clock, stats: LoadStats) -> None:
+    """Replay the batch `header`/`data` and every batch of `rest` record by record."""
+    if not isinstance(shard, TransactionalReplayable):
+        raise TypeError(f"{type(shard).__name__} cannot replay transactional batches")
+    stats.transactional = True
+    now_ms = clock.time_ms()
+    next_yield = stats.records + CHECKPOINT_EVERY
+    while True:
+        stats.batches += 1
+        if header.is_control:
+            try:
+                marker = read_marker(data)
+            except InvalidBatch:
+                marker = None
+            if marker is not None:
+                shard.replay_end_transaction(header.producer_id, marker.commit, now_ms)
+        else:
+            transactional = header.is_transactional
+            for rec in iter_records(data):
+                if rec.key is None:
+                    continue
+                stats.records += 1
+                record = decode(rec.key, rec.value)
+                applied = (shard.replay_transactional(record, header.producer_id, now_ms) if transactional
+                           else shard.replay(record, now_ms))
+                if not applied:
+                    stats.skipped += 1
+        if stats.records >= next_yield:
+            next_yield = stats.records + CHECKPOINT_EVERY
+            await trio.lowlevel.checkpoint()
+        nxt = next(rest, None)
+        if nxt is None:
+            return
+        header, data = nxt

@@ -8,13 +8,18 @@ at load (Kafka's replayRecords=true: offsets, tombstones, consumer groups, trans
 `ctx.persist(record)` only writes a record whose source is live state the op has already changed
 (Kafka's replayRecords=false: a classic group's GroupMetadata snapshot). Parked requests are
 answered with `ctx.complete(reply, value)`, and the runtime delivers those values only once the
-op's records are durable: "no reply before the append is durable" lives in one place.
+op's records are durable: "no reply before the append is durable" lives in one place; work that
+must follow a durable write (a transaction's markers) is `ctx.defer(job)`, started then too.
+Transactions (Kafka's scheduleTransactionalWriteOperation / scheduleTransactionCompletion): after
+`ctx.transactional(pid, epoch)` the op's records are one transactional batch of that producer
+and replay through the shard's `replay_transactional`; `ctx.end_transaction(...)` makes the op's
+only output a COMMIT/ABORT control batch, replayed by `replay_end_transaction`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from coordinator.observe.reasons import current_bucket
 
@@ -32,7 +37,27 @@ class Replayable(Protocol):
         ...
 
 
+@runtime_checkable
+class TransactionalReplayable(Protocol):
+    """A shard whose topic carries transactional batches (__consumer_offsets): records of an open
+    transaction wait for its marker (Kafka's replay with a producer id, replayEndTransactionMarker)."""
+
+    def replay_transactional(self, record: Any, producer_id: int, now_ms: int) -> bool: ...
+    def replay_end_transaction(self, producer_id: int, commit: bool, now_ms: int) -> None: ...
+
+
+class EndMarker(NamedTuple):
+    """The control batch an op writes instead of records (WriteTxnMarkers on a coordinator topic)."""
+
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    coordinator_epoch: int
+
+
 S = TypeVar("S", bound=Replayable)
+# Work started once the op's records are durable; it is given the runtime that ran the op.
+Deferred = Callable[[Any], Awaitable[None]]
 
 
 class ParkedReply(Generic[T]):
@@ -95,18 +120,45 @@ class ParkedReply(Generic[T]):
 class OpContext(Generic[S]):
     """One operation's view: its shard, the time it runs at, and what it produced."""
 
-    __slots__ = ("shard", "now_ms", "records", "completions")
+    __slots__ = ("shard", "now_ms", "records", "completions", "producer", "marker", "deferred")
 
     def __init__(self, shard: S, now_ms: int) -> None:
         self.shard = shard
         self.now_ms = now_ms
         self.records: list[Any] = []
         self.completions: list[tuple[ParkedReply[Any], Any]] = []
+        self.producer: tuple[int, int] | None = None  # (id, epoch): the batch is transactional
+        self.marker: EndMarker | None = None
+        self.deferred: list[Deferred] = []
 
     def apply(self, record: Any) -> None:
         """Write the record and apply it to the shard now, through its one replay path."""
+        if self.marker is not None:
+            raise RuntimeError("an op that writes a transaction marker writes nothing else")
         self.records.append(record)
-        self.shard.replay(record, self.now_ms)
+        if self.producer is None:
+            self.shard.replay(record, self.now_ms)
+        else:
+            shard: Any = self.shard
+            shard.replay_transactional(record, self.producer[0], self.now_ms)
+
+    def transactional(self, producer_id: int, producer_epoch: int) -> None:
+        """The op's records are written as one transactional batch of this producer."""
+        if self.records:
+            raise RuntimeError("declare the producer before applying records")
+        self.producer = (producer_id, producer_epoch)
+
+    def end_transaction(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
+        """Write a COMMIT/ABORT marker for the producer (the op's only output) and replay it."""
+        if self.records or self.marker is not None:
+            raise RuntimeError("a transaction marker is an op's only output")
+        self.marker = EndMarker(producer_id, producer_epoch, commit, coordinator_epoch)
+        shard: Any = self.shard
+        shard.replay_end_transaction(producer_id, commit, self.now_ms)
+
+    def defer(self, job: Deferred) -> None:
+        """Start `job(runtime)` once the op's output is durable (never if it was not written)."""
+        self.deferred.append(job)
 
     def persist(self, record: Any) -> None:
         """Write a record that describes state the op already changed (not replayed live)."""
@@ -127,3 +179,4 @@ class OpContext(Generic[S]):
         for reply, _ in self.completions:
             reply.fail(error)
         self.completions.clear()
+        self.deferred.clear()

@@ -4,7 +4,8 @@ One `PartitionWriter` writes the N logs of one internal topic (`__consumer_offse
 `__transaction_state`), which the data dir's LogManager (storage/log_manager.py) opens, recovers,
 checkpoints, flushes (log.flush.mode=interval), compacts and closes like every other log.
 `append(partition, records)` encodes an operation's records for its partition as ONE batch, so
-they are atomic, as Kafka's CoordinatorRuntime appends them; `wait_durable(partition, offset)`
+they are atomic, as Kafka's CoordinatorRuntime appends them (a transactional batch of the op's
+producer, or the control batch of a transaction marker, when the op declared one); `wait_durable(partition, offset)`
 waits through storage's group commit (one fsync covers everything appended while the previous
 one ran). A failed append or fsync raises `LogWriteError`; the runtime then fails the partition
 and reloads it from the log (the log is the truth). `reopen` gives a loading partition a freshly
@@ -14,11 +15,12 @@ opened (recovered) log.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from storage.batch import Record
+from coordinator.runtime.operation import EndMarker
+from storage.batch import Record, encode_marker
 from storage.cleaner import CleanStats
 from storage.log import Log, LogConfig
 from storage.log_manager import LogKey, LogManager
@@ -85,25 +87,37 @@ class PartitionWriter:
         self.logs.resume_cleaning(self.topic, partition)
 
     # -- writing ------------------------------------------------------------------------------
-    def append(self, partition: int, records: Sequence[Any]) -> int:
-        """Append the records as one batch; returns the offset to wait for. With no records,
-        the partition's last appended offset, so an empty op is answered after every earlier
-        write of its partition (-1: nothing to wait for)."""
+    def append(self, partition: int, records: Sequence[Any], *, producer: tuple[int, int] | None = None,
+               marker: EndMarker | None = None) -> int:
+        """Append the records as one batch (transactional if `producer` = (id, epoch) is given),
+        or the `marker`'s control batch; returns the offset to wait for. With neither, the
+        partition's last appended offset, so an empty op is answered after every earlier write
+        of its partition (-1: nothing to wait for)."""
         if self._closed:
             raise LogWriteError(f"{self.topic}-{partition}: writer closed")
         log = self.logs.get(self.topic, partition)
-        if not records:
+        if not records and marker is None:
             return -1 if log is None else log.log_end_offset - 1
-        batch = [Record(key=key, value=value) for key, value in map(self._encode, records)]
+        pairs = list(map(self._encode, records))
         try:
             if log is None:
                 log = self.reopen(partition)
-            base = log.append_records(batch, self.clock.time_ms())
+            now = self.clock.time_ms()
+            if marker is not None:
+                base, _ = log.append_batch(encode_marker(marker.producer_id, marker.producer_epoch, marker.commit,
+                                                         marker.coordinator_epoch, now))
+                return base
+            if producer is not None:  # Kafka's coordinator writes transactional batches at sequence 0
+                base = log.append_records([Record(key=key, value=value) for key, value in pairs], now,
+                                          producer_id=producer[0], producer_epoch=producer[1], base_sequence=0,
+                                          transactional=True)
+            else:
+                base = log.append_kv(pairs, now)
         except Exception as exc:  # OSError, LogFailedError, CorruptLogError on open
             raise LogWriteError(f"{self.topic}-{partition}: append failed: {exc!r}") from exc
         if self._observer is not None:
-            self._observer.records(partition, base, batch)
-        return base + len(batch) - 1
+            self._observer.records(partition, base, [Record(key=key, value=value) for key, value in pairs])
+        return base + len(pairs) - 1
 
     async def wait_durable(self, partition: int, offset: int) -> None:
         if offset < 0:

@@ -34,9 +34,15 @@ class Timers:
         self._by_key: dict[TimerKey, Timer] = {}
         self._heap: list[Timer] = []
         self._seq = itertools.count()
+        # The earliest deadline scheduled since the driver last reset it: the runtime wakes its
+        # timer loop only when a new timer is due before the one it sleeps towards (a heartbeat
+        # pushes a session timer later, which needs no wake-up).
+        self.earliest_new: float = float("inf")
 
     def schedule(self, key: TimerKey, deadline_ms: int, action: Callable[..., Any]) -> Timer:
         """Schedule (or reschedule) the timer for `key`."""
+        if deadline_ms < self.earliest_new:
+            self.earliest_new = deadline_ms
         timer = Timer(deadline_ms, next(self._seq), key, action)
         self._by_key[key] = timer
         heap = self._heap

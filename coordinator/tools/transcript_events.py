@@ -25,6 +25,7 @@ REQUIRED = {
     "record": ("topic", "partition", "offset", "key", "value"),
     "disconnect": ("conn", "reason"),
     "leader": ("topic", "partition", "from", "to", "epoch", "reason"),
+    "transaction": ("transactional_id", "from", "to", "producer_id", "producer_epoch", "reason"),
 }
 
 
@@ -124,6 +125,8 @@ class Selection:
             return self.group is None and not self.apis and self._conns.get(event.get("conn"), not self.narrowed)
         if kind == "leader":  # the cluster moving under everyone: kept unless one client is followed
             return not self.narrowed
+        if kind == "transaction":  # a transactional id's state: kept unless a group or a client is followed
+            return not self.narrowed and self.group is None
         return (not self.narrowed and (self.group is None or event.get("group") == self.group
                                        or self.group in event.get("groups", ())))
 

@@ -76,7 +76,8 @@ def request_text(api: str, body: dict[str, Any], partitions: list[dict[str, Any]
     member = short(body.get("member_id"))
     if api == "JoinGroup":
         topics = sorted({t for p in body["protocols"] for t in
-                         (p["metadata"].get("subscription", {}).get("topics", []) if isinstance(p["metadata"], dict) else [])})
+                         (p["metadata"].get("subscription", {}).get("topics", [])
+                          if isinstance(p["metadata"], dict) else [])})
         return (f"member {member}, protocols {[p['name'] for p in body['protocols']]}, topics {topics}, "
                 f"session {body['session_timeout_ms']} ms")
     if api == "SyncGroup":
@@ -148,7 +149,8 @@ def line(e: dict[str, Any], start: int) -> str:
     t = f"{(e['ts'] - start) / 1000:8.3f}"
     kind = e["type"]
     if kind == "request":
-        text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {request_text(e['api'], e['body'], e.get('partitions'))}"
+        asked = request_text(e['api'], e['body'], e.get('partitions'))
+        text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {asked}"
     elif kind == "response":
         text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
     elif kind == "disconnect":
@@ -156,6 +158,9 @@ def line(e: dict[str, Any], start: int) -> str:
     elif kind == "transition":
         text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
                 f"  because {e['reason'] or 'unknown'}")
+    elif kind == "transaction":
+        text = (f"{'[txn ' + e['transactional_id'] + ']':<12} == {e['from']} -> {e['to']} (producer "
+                f"{e['producer_id']} epoch {e['producer_epoch']})  because {e['reason'] or 'unknown'}")
     elif kind == "leader":
         to = f"broker {e['to']}" if e["to"] >= 0 else "no leader"
         text = (f"{'[cluster]':<12} >> {e['topic']}-{e['partition']} leader broker {e['from']} -> {to} "

@@ -3,20 +3,55 @@
 Layout: FORMAT.md (Kafka's DefaultRecordBatch / DefaultRecord). Modules, one concern each:
 `layout` (header fields, attributes, CRC, varints), `scan` (walking the batches of a file or
 buffer and the records of a batch without building objects: recovery, the cleaner, reads, dump
-and the verifier use it), `records` (Record objects: decode, encode, rebuild), `compression`.
+and the verifier use it), `records` (Record objects: decode, encode, rebuild), `control` (transaction markers),
+`compression`.
 A client's batch is stored byte-for-byte apart from its base offset and leader epoch (outside
 the CRC).
 """
 
-from .layout import (COMPRESSION_GZIP, COMPRESSION_LZ4, COMPRESSION_MASK, COMPRESSION_NAMES,
-                     COMPRESSION_NONE, COMPRESSION_SNAPPY, COMPRESSION_ZSTD, CONTROL_BIT,
-                     DELETE_HORIZON_BIT, HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC,
-                     TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT, peek_frame,
-                     BatchHeader, HeaderFields, InvalidBatch, assign_base_offset, batch_crc, batch_size,
-                     crc_matches, decode_header, empty_batch, validate_batch, verify_crc)
+from .control import ABORT, COMMIT, CONTROL_TYPE_NAMES, Marker, control_type, encode_marker, read_marker
+from .layout import (
+                     COMPRESSION_GZIP,
+                     COMPRESSION_LZ4,
+                     COMPRESSION_MASK,
+                     COMPRESSION_NAMES,
+                     COMPRESSION_NONE,
+                     COMPRESSION_SNAPPY,
+                     COMPRESSION_ZSTD,
+                     CONTROL_BIT,
+                     DELETE_HORIZON_BIT,
+                     HEADER_SIZE,
+                     HEADER_SIZE_UP_TO_MAGIC,
+                     LOG_OVERHEAD,
+                     MAGIC,
+                     TIMESTAMP_TYPE_BIT,
+                     TRANSACTIONAL_BIT,
+                     BatchHeader,
+                     HeaderFields,
+                     InvalidBatch,
+                     assign_base_offset,
+                     batch_crc,
+                     batch_size,
+                     crc_matches,
+                     decode_header,
+                     empty_batch,
+                     peek_frame,
+                     validate_batch,
+                     verify_crc,
+)
 from .records import Record, encode_batch, encode_batch_and_header, iter_records, rebuild_kept
-from .scan import (Frame, FrameProblem, Frames, KeySpan, RecordSpan, frame_bounds, key_spans,
-                   record_spans, records_region, whole_batches_end)
+from .scan import (
+                     Frame,
+                     FrameProblem,
+                     Frames,
+                     KeySpan,
+                     RecordSpan,
+                     frame_bounds,
+                     key_spans,
+                     record_spans,
+                     records_region,
+                     whole_batches_end,
+)
 
 __all__ = [
     "Record", "BatchHeader", "HeaderFields", "InvalidBatch", "HEADER_SIZE", "MAGIC", "LOG_OVERHEAD",
@@ -29,4 +64,5 @@ __all__ = [
     "record_spans", "RecordSpan", "key_spans", "KeySpan",
     "COMPRESSION_NONE", "COMPRESSION_GZIP", "COMPRESSION_SNAPPY", "COMPRESSION_LZ4",
     "COMPRESSION_ZSTD", "COMPRESSION_NAMES",
+    "ABORT", "COMMIT", "CONTROL_TYPE_NAMES", "Marker", "control_type", "encode_marker", "read_marker",
 ]

@@ -8,19 +8,37 @@ batch's CRC and length always describe its bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from crc32c import crc32c
 
 from .compression import compress
-from .layout import (COMPRESSION_MASK, CONTROL_BIT, CRC, CRC_AT, CRC_START, DELETE_HORIZON_BIT,
-                     HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, TIMESTAMP_TYPE_BIT,
-                     TRANSACTIONAL_BIT, BatchHeader, Buffer, HeaderFields, InvalidBatch,
-                     decode_header, pack_header, write_varint)
+from .layout import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    CRC,
+    CRC_AT,
+    CRC_START,
+    DELETE_HORIZON_BIT,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    BatchHeader,
+    Buffer,
+    HeaderFields,
+    InvalidBatch,
+    decode_header,
+    pack_header,
+    write_varint,
+)
 from .scan import KeySpan, decode_headers, record_spans, records_region, timestamp_delta
 
-__all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "rebuild_kept"]
+__all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "encode_kv_batch",
+           "rebuild_kept"]
 
 
 @dataclass(slots=True)
@@ -171,6 +189,52 @@ def encode_batch_and_header(base_offset: int, records: Sequence[Record], *, comp
     fields: HeaderFields = (base_offset, len(out) - LOG_OVERHEAD, partition_leader_epoch, MAGIC, 0,
                             attributes, last_offset_delta, base_ts, max_ts, producer_id,
                             producer_epoch, base_sequence, len(records))
+    HEADER.pack_into(out, 0, *fields)
+    crc = crc32c(memoryview(out)[CRC_START:])
+    CRC.pack_into(out, CRC_AT, crc)
+    return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])
+
+
+def _varint_bytes(n: int) -> bytes:
+    out = bytearray()
+    write_varint(out, n)
+    return bytes(out)
+
+
+_SMALL_VARINTS = [_varint_bytes(n) for n in range(128)]  # ZigZag varints: 0..63 one byte, 64..127 two
+
+
+def encode_kv_batch(base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]], timestamp: int
+                    ) -> tuple[bytes, BatchHeader]:
+    """One uncompressed batch of (key, value) records (value None: a tombstone), all stamped
+    `timestamp`, no headers, no producer: what a coordinator appends for one operation. The
+    same bytes `encode_batch_and_header` writes for the same records, built without `Record`
+    objects (the coordinator's append path)."""
+    if not pairs:
+        raise ValueError("a batch needs at least one record")
+    small = _SMALL_VARINTS
+    varint = _varint_bytes
+    parts: list[bytes] = []
+    append = parts.append
+    for delta, (key, value) in enumerate(pairs):
+        klen = len(key)
+        # attributes 0, timestamp delta 0, offset delta, key length, key, value length, value,
+        # no headers; each record is preceded by the varint length of its body.
+        if value is None:
+            body = b"".join((b"\x00\x00", small[delta] if delta < 128 else varint(delta),
+                             small[klen] if klen < 128 else varint(klen), key, b"\x01\x00"))
+        else:
+            vlen = len(value)
+            body = b"".join((b"\x00\x00", small[delta] if delta < 128 else varint(delta),
+                             small[klen] if klen < 128 else varint(klen), key,
+                             small[vlen] if vlen < 128 else varint(vlen), value, b"\x00"))
+        n = len(body)
+        append(small[n] if n < 128 else varint(n))
+        append(body)
+    out = bytearray(HEADER_SIZE)
+    out += b"".join(parts)
+    fields: HeaderFields = (base_offset, len(out) - LOG_OVERHEAD, -1, MAGIC, 0, 0, len(pairs) - 1,
+                            timestamp, timestamp, -1, -1, -1, len(pairs))
     HEADER.pack_into(out, 0, *fields)
     crc = crc32c(memoryview(out)[CRC_START:])
     CRC.pack_into(out, CRC_AT, crc)

@@ -12,19 +12,29 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from crc32c import crc32c
 
 from .compression import decompress
-from .layout import (COMPRESSION_MASK, CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, Buffer,
-                     HeaderFields, InvalidBatch, read_varint)
+from .layout import (
+    COMPRESSION_MASK,
+    CRC_START,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    Buffer,
+    HeaderFields,
+    InvalidBatch,
+    read_varint,
+)
 
 __all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches_end",
            "find_batch",
            "records_region", "record_spans", "RecordSpan", "key_spans", "KeySpan",
-           "decode_headers", "timestamp_delta"]
+           "decode_headers", "timestamp_delta", "fold_latest"]
 
 SCAN_CHUNK = 1 << 20
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
@@ -365,6 +375,60 @@ def key_spans(buf: Buffer, pos: int, end: int, count: int) -> list[KeySpan]:
     if pos != end:
         raise InvalidBatch(f"records end at {pos}, the batch at {end}")
     return out
+
+
+def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes, bytes | None]) -> int:
+    """A loader's walk: for each keyed record of the batch's records buf[pos:end], in order,
+    `latest[key] = value` (None for a tombstone), the key moved to the end of `latest`, so that
+    after all batches `latest` holds each key's last value in order of last occurrence. Jumps
+    from record to record by its length, like key_spans (the batch's CRC was checked; a key or
+    value running past its record is InvalidBatch). Returns how many keyed records it saw."""
+    pop, keyed = latest.pop, 0
+    try:
+        for _ in range(count):
+            b = buf[pos]
+            if b < 0x80:
+                length, pos = b >> 1, pos + 1
+            elif buf[pos + 1] < 0x80:
+                length, pos = ((b & 0x7F) | (buf[pos + 1] << 7)) >> 1, pos + 2
+            else:
+                length, pos = read_varint(buf, pos)
+            nxt = pos + length
+            p = pos + 1  # record attributes
+            while buf[p] >= 0x80:  # timestampDelta
+                p += 1
+            p += 1
+            while buf[p] >= 0x80:  # offsetDelta
+                p += 1
+            p += 1
+            b = buf[p]
+            if b < 0x80:
+                klen, p = (b >> 1) ^ -(b & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                klen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
+            else:
+                klen, p = read_varint(buf, p)
+            if klen >= 0:
+                key = bytes(buf[p:p + klen])
+                p += klen
+                b = buf[p]
+                if b < 0x80:
+                    vlen, p = (b >> 1) ^ -(b & 1), p + 1
+                elif buf[p + 1] < 0x80:
+                    vlen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
+                else:
+                    vlen, p = read_varint(buf, p)
+                if p + vlen > nxt or nxt > end:
+                    raise IndexError
+                pop(key, None)
+                latest[key] = None if vlen < 0 else bytes(buf[p:p + vlen])
+                keyed += 1
+            pos = nxt
+    except IndexError:
+        raise InvalidBatch("records run past the end of the batch") from None
+    if pos != end:
+        raise InvalidBatch(f"records end at {pos}, the batch at {end}")
+    return keyed
 
 
 def timestamp_delta(buf: Buffer, start: int) -> int:

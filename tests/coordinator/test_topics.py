@@ -43,3 +43,12 @@ def test_topic_id_text_round_trips():
     raw = bytes(range(16))
     assert decode_topic_id(encode_topic_id(raw)) == raw
     assert "=" not in encode_topic_id(raw)
+
+
+def test_the_coordinator_topics_dirs_are_not_user_topics(tmp_path):
+    for name in ("__consumer_offsets-3", "__transaction_state-16"):
+        (tmp_path / name).mkdir()
+    registry = TopicRegistry(tmp_path)
+    registry.load()
+    assert registry.all() == []  # their runtimes own them: no partition dirs 0..15 appear
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["__consumer_offsets-3", "__transaction_state-16"]

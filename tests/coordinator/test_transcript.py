@@ -34,7 +34,8 @@ def join_request(member_id: str = "") -> JoinGroupRequest:
 
 
 def assignment(*partitions: int) -> bytes:
-    return encode_assignment(ConsumerProtocolAssignment(assigned_partitions=[TopicPartition("orders", list(partitions))]))
+    return encode_assignment(ConsumerProtocolAssignment(
+        assigned_partitions=[TopicPartition("orders", list(partitions))]))
 
 
 async def join(client: RawClient, member_id: str = ""):
@@ -211,7 +212,7 @@ async def test_data_path_reasons_and_kafkas_own_error_messages(tmp_path):
         await client.request(ApiKey.FETCH, 12, FetchRequest(replica_id=-1, max_wait_ms=0, max_bytes=1 << 20, topics=[
             FetchTopic(topic="orders", partitions=[FetchPartition(partition=0, fetch_offset=99,
                                                                   partition_max_bytes=1 << 20)])]))
-        await client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="tx", key_type=1))
+        await client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="share", key_type=2))
         await client.aclose()
     answers = {e["api"]: e["errors"] for e in map(json.loads, path.read_text().splitlines())
                if e["type"] == "response"}

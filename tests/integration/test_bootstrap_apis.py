@@ -99,11 +99,11 @@ async def test_find_coordinator_batched_keys(client, server, version):
         ("a", ErrorCode.NONE, 0, server.port), ("b", ErrorCode.NONE, 0, server.port)]
 
 
-async def test_find_coordinator_for_transactions_is_not_available(client):
-    request = FindCoordinatorRequest(key="txn-1", key_type=1)
-    response = await client.request(ApiKey.FIND_COORDINATOR, 2, request)
-    assert response.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
-    assert "transaction" in response.error_message
+async def test_find_coordinator_for_share_groups_is_not_available(client):
+    request = FindCoordinatorRequest(key_type=2, coordinator_keys=["share-1"])
+    response = await client.request(ApiKey.FIND_COORDINATOR, 6, request)
+    assert response.coordinators[0].error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert "share" in response.coordinators[0].error_message
 
 
 async def test_pipelined_requests_are_answered_in_order(client):
@@ -131,5 +131,6 @@ async def test_topics_survive_a_restart(tmp_path):
         assert (kept.partitions, kept.topic_id) == (5, first_id)
         client = await RawClient.connect(second.host, second.port)
         response = await client.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
-        assert [(t.name, len(t.partitions), t.topic_id) for t in response.topics if not t.is_internal] == [("kept", 5, first_id)]
+        assert [(t.name, len(t.partitions), t.topic_id) for t in response.topics if not t.is_internal] == [
+            ("kept", 5, first_id)]
         await client.aclose()

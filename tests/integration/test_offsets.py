@@ -3,17 +3,15 @@ v1/v5/v7/v8 after a restart (offset, metadata, leader epoch); DeleteGroups survi
 COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets loads, on every group API's encoding."""
 from __future__ import annotations
 
-from storage.log_manager import LogManager
-
 from functools import partial
 
 import trio
 
 from coordinator.broker.topics import Topic, TopicRegistry
-from coordinator.config import Config
-from coordinator.embed.embedded import open_server
 from coordinator.cluster.cluster import BrokerNode, Cluster
+from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
+from coordinator.embed.embedded import open_server
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.service import GroupService
@@ -55,6 +53,7 @@ from protocol.messages.offset_fetch import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
 )
+from storage.log_manager import LogManager
 from tests.integration.raw_client import RawClient
 
 NONE, UNKNOWN_TP = ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -130,7 +129,7 @@ async def test_commits_at_each_version_survive_a_restart(tmp_path):
         ]
         r = await c.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
         internal = [(t.name, len(t.partitions)) for t in r.topics if t.is_internal]
-        assert internal == [("__consumer_offsets", 50)]
+        assert sorted(internal) == [("__consumer_offsets", 50), ("__transaction_state", 50)]
         await c.aclose()
 
 

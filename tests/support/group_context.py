@@ -10,6 +10,7 @@ rebalances.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from coordinator.groups.describe import delete_groups, describe_groups, list_groups
@@ -38,6 +39,34 @@ from coordinator.runtime.operation import OpContext, ParkedReply
 from protocol.errors import ErrorCode
 
 PROTOCOLS = [("range", b"range-meta")]
+
+
+@dataclass(frozen=True)
+class InTxn:
+    """A journal entry: a record of a transactional batch of this producer."""
+
+    producer_id: int
+    record: Any
+
+
+@dataclass(frozen=True)
+class EndMark:
+    """A journal entry: the producer's COMMIT (or ABORT) marker."""
+
+    producer_id: int
+    commit: bool
+
+
+def replay_journal(shard: GroupShard, journal: list[tuple[int, Any]]) -> GroupShard:
+    """Replay a journal into `shard` the way the loader replays a log, in order."""
+    for now_ms, entry in journal:
+        if isinstance(entry, InTxn):
+            shard.replay_transactional(entry.record, entry.producer_id, now_ms)
+        elif isinstance(entry, EndMark):
+            shard.replay_end_transaction(entry.producer_id, entry.commit, now_ms)
+        else:
+            shard.replay(entry, now_ms)
+    return shard
 
 # The test's own routing from request type to operation (production code calls each op by name).
 OPERATIONS: dict[type, Any] = {
@@ -82,7 +111,12 @@ class GroupTestContext:
 
     def _finish(self, ctx: OpContext) -> None:
         self.records.extend(ctx.records)
-        self.journal.extend((ctx.now_ms, record) for record in ctx.records)
+        if ctx.marker is not None:
+            self.journal.append((ctx.now_ms, EndMark(ctx.marker.producer_id, ctx.marker.commit)))
+        elif ctx.producer is not None:
+            self.journal.extend((ctx.now_ms, InTxn(ctx.producer[0], record)) for record in ctx.records)
+        else:
+            self.journal.extend((ctx.now_ms, record) for record in ctx.records)
         ctx.deliver()
 
     def take_records(self) -> list[Any]:

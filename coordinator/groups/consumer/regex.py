@@ -9,24 +9,32 @@ pattern Kafka rejects is rejected here. A topic matches when the whole name matc
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
-
-import re2
 
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from protocol.errors import ErrorCode
-
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would print every rejected pattern on stderr
 
 
 class InvalidRegex(ValueError):
     pass
 
 
+@cache
+def _re2() -> tuple[Any, Any]:
+    """(the re2 module, its options), imported on first use: most servers never see a regex
+    subscription, and the import costs start-up tens of milliseconds."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every rejected pattern on stderr
+    return re2, options
+
+
 def compile_regex(regex: str) -> Any:
+    re2, options = _re2()
     try:
-        return re2.compile(regex, _OPTIONS)
+        return re2.compile(regex, options)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else ""
         if isinstance(detail, bytes):

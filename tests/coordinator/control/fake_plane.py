@@ -20,6 +20,7 @@ from coordinator.control.plane_api import (
     to_jsonable,
 )
 from coordinator.control.tracking import RequestLog, RequestsPage
+from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
 
 
@@ -30,6 +31,7 @@ class FakeControlPlane:
         self.brokers_ = {n: BrokerView(n, "127.0.0.1", 9092 + n, True) for n in range(brokers)}
         self.rules = FaultRules(self.clock_, node_ids=lambda: self.brokers_)
         self.log = RequestLog(100)
+        self.transition_log = TransitionLog(self.clock_)
         self.limits = VersionLimits()
         self.load_delay_ms = 0
         self.calls: list[tuple[Any, ...]] = []  # actions, in order, for tests to check
@@ -148,6 +150,9 @@ class FakeControlPlane:
 
     def clear_requests(self) -> None:
         self.log.clear()
+
+    def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
+        return self.transition_log.page(since, group, limit)
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -188,7 +188,7 @@ async def test_openapi_lists_every_endpoint(api: Client) -> None:
         ("POST", "/v1/partitions/{topic}/{partition}/leaderless"),
         ("POST", "/v1/coordinator-load-delay"), ("GET", "/v1/versions"), ("POST", "/v1/versions"),
         ("DELETE", "/v1/versions"), ("GET", "/v1/clock"), ("POST", "/v1/clock/advance"), ("GET", "/v1/requests"),
-        ("DELETE", "/v1/requests"), ("GET", "/v1/snapshot"),
+        ("DELETE", "/v1/requests"), ("GET", "/v1/snapshot"), ("GET", "/v1/transitions"), ("GET", "/"),
     }
     fault_schema = spec["components"]["schemas"]["FaultSpec"]
     assert fault_schema["additionalProperties"] is False and "errors" in fault_schema["properties"]
@@ -225,7 +225,7 @@ async def test_cancelling_the_nursery_stops_the_server(plane: FakeControlPlane) 
 
 async def test_the_docs_describe_every_endpoint(api: Client) -> None:
     docs = (Path(__file__).parents[3] / "docs" / "control-plane.md").read_text()
-    documented = {re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|DELETE) /v1/[^`?]*)", docs)}
+    documented = {re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|DELETE) /(?:v1/)?[^`?]*)", docs)}
     _, spec = await api.call("GET", "/openapi.json")
     served = {f"{method.upper()} {re.sub(r'{[^}]*}', '{}', path)}" for path, item in spec["paths"].items()
               for method in item}

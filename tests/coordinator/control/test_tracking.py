@@ -93,7 +93,15 @@ def test_bad_cursors_and_filters_are_refused() -> None:
             log.page(**kwargs)
         assert refused.value.status == 400
     with pytest.raises(ValueError):
-        RequestLog(0)
+        RequestLog(-1)
+
+
+def test_capacity_zero_turns_tracking_off() -> None:
+    log = RequestLog(0)
+    assert not log.enabled
+    record(log, 3)
+    page = log.page()
+    assert (page.next, page.requests) == (0, [])
 
 
 def test_json_is_rendered_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:

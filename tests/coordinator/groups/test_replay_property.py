@@ -4,10 +4,12 @@ Operations change a shard only through records (offsets, tombstones) or write th
 describes what they changed (a classic group's GroupMetadata snapshot). If one forgets, a
 restart would load something else than what clients were answered. This machine drives random
 joins, rejoins, syncs, heartbeats, leaves, commits, offset deletes, group deletes and time
-(session, rebalance and pending-sync timeouts, the initial delay, retention), and after every
-step replays the whole journal into a fresh shard and compares: committed offsets exactly, and
-every group that is settled (Empty or Stable: what Kafka persists) exactly as its record says.
-Groups in PreparingRebalance/CompletingRebalance are between records, as in Kafka.
+(session, rebalance and pending-sync timeouts, the initial delay, retention), transactional
+offset commits of two producers and their COMMIT/ABORT markers, and after every step replays the
+whole journal into a fresh shard (in order, as the loader replays a log with transactional
+batches) and compares: committed offsets and the offsets pending in open transactions exactly,
+and every group that is settled (Empty or Stable: what Kafka persists) exactly as its record
+says. Groups in PreparingRebalance/CompletingRebalance are between records, as in Kafka.
 """
 from __future__ import annotations
 
@@ -22,10 +24,17 @@ from coordinator.groups.offset_requests import CommitPartition, OffsetCommitPara
 from coordinator.groups.requests import DeleteGroupsParams, LeaveGroupParams, SyncGroupParams
 from coordinator.groups.shard import GroupShard
 from coordinator.groups.state import GroupState
+from coordinator.groups.txn_offset_commit import (
+    MarkerParams,
+    TxnOffsetCommitParams,
+    commit_transactional_offsets,
+    write_txn_marker,
+)
 from protocol.errors import ErrorCode
-from tests.support.group_context import GroupTestContext
+from tests.support.group_context import GroupTestContext, replay_journal
 
 GROUPS = ("g1", "g2")
+PRODUCERS = (100, 101)
 SETTLED = (GroupState.EMPTY, GroupState.STABLE)
 CONFIG = GroupConfig(initial_rebalance_delay_ms=500, offsets_retention_ms=120_000,
                      offsets_retention_check_interval_ms=30_000, new_member_join_timeout_ms=300_000)
@@ -143,6 +152,26 @@ class ReplayMachine(RuleBasedStateMachine):
     def delete_group(self, group):
         self.c.send(DeleteGroupsParams([group]))
 
+    # -- transactions (KIP-447 TxnOffsetCommit, then the coordinator's marker) -----------------
+    @rule(data=st.data(), producer=st.sampled_from(PRODUCERS),
+          partitions=st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True),
+          offset=st.integers(0, 1_000), with_member=st.booleans())
+    def txn_commit(self, data, producer, partitions, offset, with_member):
+        if with_member and self.members:
+            group, member_id, instance = data.draw(st.sampled_from(self.members))
+            live = self.c.shard.group(group)
+            generation = live.generation_id if live else 0
+        else:
+            group, member_id, instance, generation = data.draw(st.sampled_from(GROUPS)), "", None, -1
+        params = TxnOffsetCommitParams(f"tx-{producer}", group, producer, 0,
+                                       [("t", [CommitPartition(n, offset) for n in partitions])],
+                                       generation, member_id, instance)
+        self.c.send(lambda ctx: commit_transactional_offsets(ctx, params))
+
+    @rule(producer=st.sampled_from(PRODUCERS), commit=st.booleans())
+    def txn_end(self, producer, commit):
+        self.c.send(lambda ctx: write_txn_marker(ctx, MarkerParams(producer, 0, commit, 0)))
+
     @rule(ms=st.sampled_from([100, 700, 3_000, 7_000, 12_000, 40_000, 150_000]))
     def time_passes(self, ms):
         self.c.sleep(ms)
@@ -150,11 +179,11 @@ class ReplayMachine(RuleBasedStateMachine):
     # -- the property ----------------------------------------------------------------------
     @invariant()
     def live_equals_replay(self):
-        fresh = GroupShard(0, CONFIG)
-        for now_ms, record in self.c.journal:
-            fresh.replay(record, now_ms)
+        fresh = replay_journal(GroupShard(0, CONFIG), self.c.journal)
         live_offsets, live_groups = persisted_view(self.c.shard)
         assert fresh.offsets.groups == live_offsets
+        assert fresh.txn_offsets.snapshot() == self.c.shard.txn_offsets.snapshot()
+        assert fresh.txn_offsets.open_by_group == self.c.shard.txn_offsets.open_by_group
         replayed_groups = {gid: _comparable(g.snapshot(), g.state) for gid, g in fresh.groups.items()}
         for group_id, snapshot in live_groups.items():
             assert replayed_groups.get(group_id) == snapshot, group_id

@@ -1,0 +1,97 @@
+"""Server CPU of one request without the socket: `dispatch(frame)` on an in-process server, in a
+loop, for Heartbeat v3 and OffsetCommit v8 (32 partitions) of one stable member.
+
+    .venv/bin/python bench/dispatch_bench.py [--n 20000] [--profile] [--mode interval]
+
+What request_bench.py measures minus the socket reads and writes: decode, handler, operation,
+records, batch encode, append, durability hand-off, response encode. Prints us per request (and
+with --profile the top functions by own time). Asserts nothing about speed.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import time
+
+import trio
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from coordinator.embed.embedded import open_server  # noqa: E402
+from coordinator.net.dispatch import Connection, dispatch  # noqa: E402
+from protocol.api import ApiKey  # noqa: E402
+from protocol.codec import decode_response, encode_request  # noqa: E402
+from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
+from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
+from protocol.messages.offset_commit import (  # noqa: E402
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
+
+
+def payload(key: int, version: int, request: object, cid: int = 1) -> bytes:
+    return encode_request_header(RequestHeader(key, version, cid, "bench")) + encode_request(key, version, request)
+
+
+async def call(broker, conn, key, version, request):
+    head, body = await dispatch(payload(key, version, request), conn, broker)
+    data = head + body
+    _, offset = decode_response_header(data, key, version)
+    return decode_response(key, version, data, offset)
+
+
+async def main(n: int, profile: bool, mode: str) -> None:
+    with tempfile.TemporaryDirectory() as data:
+        async with open_server(data, settings={"log.flush.mode": mode}, topics={"bench": 32}) as server:
+            broker, conn = server.broker, Connection(1, "127.0.0.1")
+            group, member = "dispatch-bench", ""
+            for _ in range(3):
+                joined = await call(broker, conn, ApiKey.JOIN_GROUP, 5, JoinGroupRequest(
+                    group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id=member,
+                    protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")]))
+                member = joined.member_id
+                if joined.error_code == 0:
+                    break
+            generation = joined.generation_id
+            await call(broker, conn, ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+                group_id=group, generation_id=generation, member_id=member,
+                assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")]))
+            frames = {
+                "Heartbeat": payload(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
+                    group_id=group, generation_id=generation, member_id=member)),
+                "OffsetCommit 32p": payload(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
+                    group_id=group, generation_id_or_member_epoch=generation, member_id=member, topics=[
+                        OffsetCommitRequestTopic(name="bench", partitions=[
+                            OffsetCommitRequestPartition(partition_index=p, committed_offset=p, committed_metadata="")
+                            for p in range(32)])])),
+            }
+            for name, frame in frames.items():
+                count = n if name == "Heartbeat" else n // 4
+                prof = cProfile.Profile() if profile else None
+                if prof:
+                    prof.enable()
+                t0 = time.process_time()
+                for _ in range(count):
+                    await dispatch(frame, conn, broker)
+                cpu = time.process_time() - t0
+                if prof:
+                    prof.disable()
+                print(f"{name:18s} {cpu / count * 1e6:7.1f} us CPU per request (dispatch only, {count} requests)")
+                if prof:
+                    pstats.Stats(prof).sort_stats("tottime").print_stats(22)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20000)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--mode", default="interval")
+    args = parser.parse_args()
+    trio.run(main, args.n, args.profile, args.mode)

@@ -1,0 +1,350 @@
+"""Soak: many classic-group members heartbeating for a long time against one `kgc serve` process.
+
+    .venv/bin/python bench/soak_bench.py [--minutes 30] [--groups 1000] [--members 10]
+        [--heartbeat-ms 3000] [--commit-s 10] [--churn-s 5] [--sample-s 10] [--baseline DIR]
+
+Every member has its own connection (raw protocol: JoinGroup v5, SyncGroup v3, Heartbeat v3,
+OffsetCommit v8, LeaveGroup v3), heartbeats every --heartbeat-ms and commits one offset every
+--commit-s; a member told REBALANCE_IN_PROGRESS joins and syncs again, as a client does. Every
+--churn-s one member of a random quiet group leaves and a new member joins in its place (a
+deliberate rebalance). A rebalance, fenced member or expired session seen in a group with no
+deliberate churn in progress is spurious. Every --sample-s: server RSS, heartbeats and their
+p50/p99 in the window, commits, deliberate rebalances, spurious ones. At the end: RSS growth after
+the first 5 minutes (or the first third of a shorter run), overall heartbeat p50/p99, spurious
+total. Figures only; asserts nothing (bench/ rule).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import struct
+import sys
+import tempfile
+import time
+
+import trio
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from servers import start_kgc  # noqa: E402
+
+from protocol.api import ApiKey  # noqa: E402
+from protocol.codec import decode_response, encode_request  # noqa: E402
+from protocol.errors import ErrorCode  # noqa: E402
+from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
+from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
+from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity  # noqa: E402
+from protocol.messages.offset_commit import (  # noqa: E402
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
+
+TOPIC = "soak"
+SUBSCRIPTION = struct.pack(">hih4si", 0, 1, 4, b"soak", -1)
+REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.window: list[float] = []
+        self.all: list[float] = []
+        self.commits = 0
+        self.commit_errors = 0
+        self.deliberate = 0
+        self.rejoins = 0  # members that rejoined because of a deliberate rebalance
+        self.spurious = 0
+        self.spurious_detail: list[str] = []
+        self.unexpected: dict[str, int] = {}
+
+    def spurious_event(self, what: str) -> None:
+        self.spurious += 1
+        if len(self.spurious_detail) < 20:
+            self.spurious_detail.append(what)
+
+
+class Conn:
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream, self.buf, self.cid = stream, bytearray(), 0
+
+    async def call(self, key: int, version: int, request: object) -> object:
+        self.cid += 1
+        payload = (encode_request_header(RequestHeader(key, version, self.cid, "soak"))
+                   + encode_request(key, version, request))
+        await self.stream.send_all(struct.pack(">i", len(payload)) + payload)
+        while True:
+            if len(self.buf) >= 4:
+                (size,) = struct.unpack_from(">i", self.buf)
+                if len(self.buf) >= 4 + size:
+                    data = bytes(self.buf[4:4 + size])
+                    del self.buf[:4 + size]
+                    _, offset = decode_response_header(data, key, version)
+                    return decode_response(key, version, data, offset)
+            chunk = await self.stream.receive_some(65536)
+            if not chunk:
+                raise ConnectionError("server closed the connection")
+            self.buf += chunk
+
+
+class Group:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.churning_until = 0.0  # deliberate rebalance in progress until then (monotonic)
+        self.churn_lock = trio.Lock()
+
+    def quiet(self) -> bool:
+        return time.monotonic() >= self.churning_until
+
+
+class Member:
+    def __init__(self, group: Group, index: int, conn: Conn, args: argparse.Namespace, stats: Stats) -> None:
+        self.group, self.index, self.conn, self.args, self.stats = group, index, conn, args, stats
+        self.member_id, self.generation = "", -1
+        self.leave_asked = trio.Event()
+        self.left = trio.Event()
+
+    async def join(self) -> None:
+        """JoinGroup (with the KIP-394 member-id round trip) then SyncGroup, until synced."""
+        for _ in range(50):
+            joined = await self.conn.call(ApiKey.JOIN_GROUP, 5, JoinGroupRequest(
+                group_id=self.group.name, session_timeout_ms=self.args.session_ms,
+                rebalance_timeout_ms=self.args.session_ms, member_id=self.member_id, protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)]))
+            error = joined.error_code  # type: ignore[attr-defined]
+            if error == ErrorCode.MEMBER_ID_REQUIRED:
+                self.member_id = joined.member_id  # type: ignore[attr-defined]
+                continue
+            if error == ErrorCode.UNKNOWN_MEMBER_ID:
+                self.member_id = ""
+                continue
+            if error != ErrorCode.NONE:
+                self.stats.unexpected[f"join {ErrorCode(error).name}"] = self.stats.unexpected.get(
+                    f"join {ErrorCode(error).name}", 0) + 1
+                await trio.sleep(0.1)
+                continue
+            self.member_id, self.generation = joined.member_id, joined.generation_id  # type: ignore[attr-defined]
+            members = joined.members if joined.leader == self.member_id else []  # type: ignore[attr-defined]
+            synced = await self.conn.call(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+                group_id=self.group.name, generation_id=self.generation, member_id=self.member_id,
+                assignments=[SyncGroupRequestAssignment(member_id=m.member_id, assignment=b"") for m in members]))
+            if synced.error_code == ErrorCode.NONE:  # type: ignore[attr-defined]
+                return
+        raise RuntimeError(f"{self.group.name}/{self.index} never synced")
+
+    async def run(self, until: float | list[float]) -> None:
+        box = until if isinstance(until, list) else [until]
+        interval = self.args.heartbeat_ms / 1000
+        next_beat = time.monotonic() + random.uniform(0, interval)
+        next_commit = time.monotonic() + random.uniform(0, self.args.commit_s)
+        offset = 0
+        while True:
+            now = time.monotonic()
+            if now >= box[0]:
+                return
+            wake = min(next_beat, next_commit)
+            if wake > now:
+                with trio.move_on_after(wake - now):
+                    await self.leave_asked.wait()
+            if self.leave_asked.is_set():
+                await self._leave()
+                return
+            if time.monotonic() >= next_commit:
+                next_commit = time.monotonic() + self.args.commit_s  # as a client: no catching up
+                offset += 1
+                response = await self.conn.call(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
+                    group_id=self.group.name, generation_id_or_member_epoch=self.generation,
+                    member_id=self.member_id, topics=[OffsetCommitRequestTopic(name=TOPIC, partitions=[
+                        OffsetCommitRequestPartition(partition_index=self.index, committed_offset=offset)])]))
+                error = response.topics[0].partitions[0].error_code  # type: ignore[attr-defined]
+                if error == ErrorCode.NONE:
+                    self.stats.commits += 1
+                else:
+                    self.stats.commit_errors += 1
+                    await self._trouble(ErrorCode(error), "commit")
+                continue
+            next_beat = time.monotonic() + interval  # the next one an interval after this one is sent
+            sent = time.perf_counter()
+            response = await self.conn.call(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
+                group_id=self.group.name, generation_id=self.generation, member_id=self.member_id))
+            latency = time.perf_counter() - sent
+            self.stats.window.append(latency)
+            error = response.error_code  # type: ignore[attr-defined]
+            if error != ErrorCode.NONE:
+                await self._trouble(ErrorCode(error), "heartbeat")
+
+    async def _trouble(self, error: ErrorCode, where: str) -> None:
+        if not self.group.quiet():
+            if error in REJOIN or error == ErrorCode.UNKNOWN_MEMBER_ID:
+                if error == ErrorCode.UNKNOWN_MEMBER_ID:
+                    self.member_id = ""
+                self.stats.rejoins += 1
+                await self.join()
+            return
+        self.stats.spurious_event(f"{time.strftime('%H:%M:%S')} {self.group.name}/{self.index}: {where} "
+                                  f"got {error.name} in a quiet group")
+        if error == ErrorCode.UNKNOWN_MEMBER_ID:
+            self.member_id = ""
+        await self.join()
+
+    async def _leave(self) -> None:
+        await self.conn.call(ApiKey.LEAVE_GROUP, 3, LeaveGroupRequest(
+            group_id=self.group.name, members=[MemberIdentity(member_id=self.member_id)]))
+        await self.conn.stream.aclose()
+        self.left.set()
+
+
+async def connect(port: int) -> Conn:
+    return Conn(await trio.open_tcp_stream("127.0.0.1", port))
+
+
+async def churn(port: int, groups: list[Group], members: dict[str, list[Member]], args: argparse.Namespace,
+                stats: Stats, until: float, nursery: trio.Nursery) -> None:
+    """One member of a quiet group leaves; a new one joins in its place (a deliberate rebalance)."""
+    rng = random.Random(7)
+    grace = 3 * args.heartbeat_ms / 1000 + 5  # the others hear of it at their next heartbeat, then rejoin
+    while time.monotonic() + args.churn_s < until:
+        await trio.sleep(args.churn_s)
+        group = rng.choice(groups)
+        if not group.quiet():
+            continue
+        group.churning_until = time.monotonic() + grace
+        stats.deliberate += 1
+        index = rng.randrange(len(members[group.name]))
+        old = members[group.name][index]
+        old.leave_asked.set()  # its own task sends LeaveGroup (one request at a time per connection)
+        await old.left.wait()
+        new = Member(group, index, await connect(port), args, stats)
+        members[group.name][index] = new
+        await new.join()
+        group.churning_until = time.monotonic() + grace
+        nursery.start_soon(new.run, until)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+async def sample(server, stats: Stats, args: argparse.Namespace, started: float, until: float,
+                 rss: list[tuple[float, float]]) -> None:
+    print(f"{'t(s)':>6} {'RSS MiB':>8} {'hb/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'commits':>8} {'churns':>6} "
+          f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7}", flush=True)
+    cpu0, own0, t0 = server.cpu_seconds(), time.process_time(), time.monotonic()
+    while time.monotonic() < until:
+        await trio.sleep(args.sample_s)
+        cpu1, own1, t1 = server.cpu_seconds(), time.process_time(), time.monotonic()
+        server_pct, own_pct = (cpu1 - cpu0) / (t1 - t0) * 100, (own1 - own0) / (t1 - t0) * 100
+        cpu0, own0, t0 = cpu1, own1, t1
+        window, stats.window = stats.window, []
+        stats.all.extend(window)
+        t = time.monotonic() - started
+        mib = server.rss_mib()
+        rss.append((t, mib))
+        print(f"{t:6.0f} {mib:8.1f} {len(window) / args.sample_s:7.0f} {percentile(window, 0.5) * 1e3:7.2f} "
+              f"{percentile(window, 0.99) * 1e3:7.2f} {stats.commits:8d} {stats.deliberate:6d} {stats.spurious:8d} "
+              f"{server_pct:6.0f}% {own_pct:6.0f}%", flush=True)
+
+
+async def soak(server, args: argparse.Namespace) -> None:
+    stats = Stats()
+    groups = [Group(f"soak-{g}") for g in range(args.groups)]
+    members: dict[str, list[Member]] = {g.name: [] for g in groups}
+    began = time.monotonic()
+    forming = trio.CapacityLimiter(200)  # groups forming at once (the listen backlog, the join phase)
+    until = float("inf")  # set once every group has formed; members heartbeat from their own formation
+
+    async def form(group: Group, nursery: trio.Nursery) -> None:
+        async with forming:
+            conns = [await connect(server.port) for _ in range(args.members)]
+            ms = [Member(group, i, c, args, stats) for i, c in enumerate(conns)]
+            async with trio.open_nursery() as joining:
+                for m in ms:
+                    joining.start_soon(m.join)
+        members[group.name] = ms
+        for m in ms:
+            nursery.start_soon(m.run, until_box)
+
+    until_box = [until]
+    rss: list[tuple[float, float]] = []
+    async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as formation:
+            for group in groups:
+                formation.start_soon(form, group, nursery)
+        total = sum(len(m) for m in members.values())
+        print(f"{total} members in {len(groups)} groups formed in {time.monotonic() - began:.1f} s "
+              f"(each heartbeats from its own formation on); server RSS {server.rss_mib():.1f} MiB", flush=True)
+        stats.window.clear()
+        started = time.monotonic()
+        # Formation's own rebalances (a member whose second JoinGroup came after its group's first
+        # generation) are not spurious: every group counts as churning for one grace period more.
+        stats.spurious, stats.spurious_detail = 0, []
+        for group in groups:
+            group.churning_until = started + 3 * args.heartbeat_ms / 1000 + 5
+        until_box[0] = started + args.minutes * 60
+        nursery.start_soon(churn, server.port, groups, members, args, stats, until_box[0], nursery)
+        nursery.start_soon(sample, server, stats, args, started, until_box[0], rss)
+    stats.all.extend(stats.window)
+    settle = min(300.0, args.minutes * 60 / 3)
+    after = [mib for t, mib in rss if t >= settle]
+    base = after[0] if after else float("nan")
+    print(f"\nsummary: {args.minutes:g} min, {total} members, {len(groups)} groups, heartbeat every "
+          f"{args.heartbeat_ms} ms, a commit per member every {args.commit_s:g} s, a churn every {args.churn_s:g} s")
+    print(f"  server RSS: {rss[0][1] if rss else float('nan'):.1f} MiB at the first sample, {base:.1f} MiB at "
+          f"{settle:.0f} s, {rss[-1][1] if rss else float('nan'):.1f} MiB at the end "
+          f"(growth after {settle:.0f} s: {(rss[-1][1] / base - 1) * 100 if after else float('nan'):+.1f}%), "
+          f"max {max(m for _, m in rss) if rss else float('nan'):.1f} MiB")
+    print(f"  heartbeats: {len(stats.all)}, p50 {percentile(stats.all, 0.5) * 1e3:.2f} ms, "
+          f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms")
+    print(f"  commits: {stats.commits} ok, {stats.commit_errors} refused (during deliberate rebalances)")
+    print(f"  deliberate rebalances: {stats.deliberate} ({stats.rejoins} members rejoined for them); "
+          f"spurious: {stats.spurious}")
+    for line in stats.spurious_detail:
+        print(f"    {line}")
+    if stats.unexpected:
+        print(f"  unexpected join errors: {stats.unexpected}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--members", type=int, default=10, help="members per group")
+    parser.add_argument("--heartbeat-ms", type=int, default=3000)
+    parser.add_argument("--session-ms", type=int, default=45000)
+    parser.add_argument("--commit-s", type=float, default=10.0)
+    parser.add_argument("--churn-s", type=float, default=5.0)
+    parser.add_argument("--sample-s", type=float, default=10.0)
+    parser.add_argument("--initial-delay-ms", type=int, default=3000)
+    parser.add_argument("--baseline", metavar="DIR")
+    parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stats to PATH)")
+    args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server inherits it
+    needed = args.groups * args.members + 100
+    if hard < needed:
+        raise SystemExit(f"needs {needed} file descriptors, the hard limit is {hard}")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    with tempfile.TemporaryDirectory(prefix="kgc-soak-") as data:
+        # Kafka's default initial delay (3 s): each group's ten members form one generation however
+        # busy the machine is (the 100 ms default here is tuned for test suites' few consumers).
+        server = start_kgc(data, settings={"max.connections": needed + 100,
+                                           "group.initial.rebalance.delay.ms": args.initial_delay_ms},
+                           topics={TOPIC: args.members},
+                           baseline=args.baseline, profile=args.profile)
+        try:
+            trio.run(soak, server, args)
+        finally:
+            server.stop()
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.profile:
+        import pstats
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()

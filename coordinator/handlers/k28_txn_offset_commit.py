@@ -1,0 +1,90 @@
+"""TxnOffsetCommit (key 28), v0-v4.
+
+Offsets committed inside the producer's transaction: kept pending in the group's partition until
+the COMMIT (materialised) or ABORT (dropped) marker. Unknown topics and partitions get
+UNKNOWN_TOPIC_OR_PARTITION each (KafkaApis.handleTxnOffsetCommitRequest). The group's
+__consumer_offsets partition must be in the transaction (AddOffsetsToTxn), checked with the
+transaction coordinator as Kafka's verification guard does (KIP-890 part 1): a stale epoch is
+INVALID_PRODUCER_EPOCH, a partition not added INVALID_TXN_STATE, an unknown producer
+INVALID_PRODUCER_ID_MAPPING. v0-1: COORDINATOR_LOAD_IN_PROGRESS is sent as COORDINATOR_NOT_AVAILABLE
+(KAFKA-7296). v2+: committed leader epoch. v3+: flexible; member id, generation and
+group.instance.id (KIP-447: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; an unknown
+group with generation >= 0 is ILLEGAL_GENERATION). v4: TRANSACTION_ABORTABLE may be answered.
+"""
+from __future__ import annotations
+
+from coordinator.groups.offset_requests import CommitPartition
+from coordinator.groups.placement import OFFSETS_TOPIC
+from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams
+from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.txn_common import txn_service, unknown_partitions
+from coordinator.observe.reasons import explain
+from coordinator.txn.ops import AddPartitionsParams
+from protocol.errors import ErrorCode
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
+
+# How a failed verification reaches a TxnOffsetCommit client (AddPartitionsToTxnManager, then the
+# group coordinator's error mapping: retriable coordinator errors make it look the coordinator up).
+_VERIFY_ERRORS = {
+    ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
+    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
+    ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.NOT_COORDINATOR: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+}
+
+
+async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+    version = ctx.api_version
+    answers: dict[str, list[TxnOffsetCommitResponsePartition]] = {}
+    known: list[tuple[str, list[CommitPartition]]] = []
+    for t in request.topics:
+        missing = unknown_partitions(ctx, t.name, [p.partition_index for p in t.partitions])
+        valid = []
+        for p in t.partitions:
+            if p.partition_index in missing:
+                explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{t.name}-{p.partition_index} does not exist")
+                answers.setdefault(t.name, []).append(TxnOffsetCommitResponsePartition(
+                    p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                valid.append(CommitPartition(p.partition_index, p.committed_offset,
+                                             p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
+        if valid:
+            known.append((t.name, valid))
+    if known:
+        error = _verify(ctx, request)
+        if error is not None:
+            for name, commits in known:
+                answers.setdefault(name, []).extend(TxnOffsetCommitResponsePartition(c.partition, error)
+                                                    for c in commits)
+        else:
+            result = await ctx.broker.groups.commit_transactional_offsets(TxnOffsetCommitParams(
+                request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, known,
+                request.generation_id if version >= 3 else -1, request.member_id if version >= 3 else "",
+                request.group_instance_id if version >= 3 else None, version))
+            for name, outcomes in result.topics:
+                answers.setdefault(name, []).extend(TxnOffsetCommitResponsePartition(n, e) for n, e in outcomes)
+    if version < 2:
+        for answered in answers.values():
+            for a in answered:
+                if a.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                    a.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return TxnOffsetCommitResponse(topics=[TxnOffsetCommitResponseTopic(name=n, partitions=ps)
+                                           for n, ps in answers.items()])
+
+
+def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int | None:
+    """Kafka's verification guard for the group's __consumer_offsets partition (None: in the txn)."""
+    if not ctx.broker.config.transaction_partition_verification_enable:
+        return None
+    tp = (OFFSETS_TOPIC, ctx.broker.groups.partition_for(request.group_id))
+    errors = txn_service(ctx).verify(AddPartitionsParams(
+        request.transactional_id, request.producer_id, request.producer_epoch, (tp,)), here_only=False)
+    error = errors[tp]
+    if error == ErrorCode.NONE:
+        return None
+    return _VERIFY_ERRORS.get(ErrorCode(error), error)

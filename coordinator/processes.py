@@ -1,0 +1,110 @@
+"""`kgc serve --brokers N --processes`: every broker of the cluster in a process of its own.
+
+The parent binds every broker's port (net/bind.py) and creates the --create-topic topics, then
+starts one `python -m coordinator serve` child per broker with the same arguments plus
+cluster.processes=true and auto.create.topics.enable=false. A child inherits only its own
+listening sockets (KGC_LISTEN_FDS), learns every broker's port (KGC_BROKER_PORTS) and its index
+(KGC_PROCESS_BROKER), serves that broker alone on its own trio loop (server.serve only_broker:
+it opens only the logs it leads, under the static placement every process computes the same way,
+and answers Metadata and FindCoordinator for the whole cluster), and writes one byte to
+KGC_READY_FD once it serves. The parent prints the bootstrap line when all are ready, forwards
+SIGINT/SIGTERM, and stops the others (exit 1) if one dies. Nothing is shared but the files each
+child owns, so nothing needs one process: broker down/up, leader moves and the control plane are
+refused at start (config.check_cluster), topic creation and deletion after start by the handlers.
+This module imports neither trio nor the server.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+
+ENV_BROKER, ENV_PORTS, ENV_FDS, ENV_READY = "KGC_PROCESS_BROKER", "KGC_BROKER_PORTS", "KGC_LISTEN_FDS", "KGC_READY_FD"
+
+
+def child_setup(environ: Mapping[str, str]) -> tuple[int, list[int], list[socket.socket], int] | None:
+    """(broker index, every broker's port, this broker's listening sockets, ready fd) when this
+    process is a child of `supervise`, else None."""
+    if ENV_BROKER not in environ:
+        return None
+    sockets = [socket.socket(fileno=int(fd)) for fd in environ[ENV_FDS].split(",")]
+    ports = [int(p) for p in environ[ENV_PORTS].split(",")]
+    return int(environ[ENV_BROKER]), ports, sockets, int(environ[ENV_READY])
+
+
+def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data_dir: str) -> int:
+    """Run one child per broker (each given its own sockets of `bound`) until a signal or a
+    child's death; returns the exit status."""
+    ports = [group[0].getsockname()[1] for group in bound]
+    child_argv = [a for a in argv if a != "--processes"]
+    child_argv += ["--set", "cluster.processes=true", "--set", "auto.create.topics.enable=false"]
+    children: list[subprocess.Popen[bytes]] = []
+    ready_fds: list[int] = []
+    try:
+        for index, sockets in enumerate(bound):
+            read_fd, write_fd = os.pipe()
+            fds = [s.fileno() for s in sockets]
+            env = dict(os.environ, **{ENV_BROKER: str(index), ENV_PORTS: ",".join(map(str, ports)),
+                                      ENV_FDS: ",".join(map(str, fds)), ENV_READY: str(write_fd)})
+            children.append(subprocess.Popen([sys.executable, "-m", "coordinator", *child_argv], env=env,
+                                             pass_fds=(*fds, write_fd)))
+            os.close(write_fd)
+            ready_fds.append(read_fd)
+        for sock in (s for group in bound for s in group):
+            sock.close()  # the children hold them now
+        for child, fd in zip(children, ready_fds):
+            if os.read(fd, 1) != b"\x01":  # the child exited before it served
+                child.wait()
+                return _stop(children, f"kgc: broker process {child.pid} exited with {child.returncode} "
+                                       "before it served")
+            os.close(fd)
+        bootstrap = ",".join(f"{host}:{port}" for port in ports)
+        print(f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)",
+              flush=True)
+        return _wait(children)
+    except BaseException:
+        _stop(children, None)
+        raise
+
+
+def _wait(children: list[subprocess.Popen[bytes]]) -> int:
+    stopping = False
+
+    def forward(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    while True:
+        pid, status = os.wait()
+        child = next((c for c in children if c.pid == pid), None)
+        if child is None:
+            continue
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if stopping:
+            if all(c.poll() is not None for c in children):
+                return 0
+            continue
+        return _stop(children, f"kgc: broker process {pid} exited with {child.returncode}: stopping the others")
+
+
+def _stop(children: list[subprocess.Popen[bytes]], message: str | None) -> int:
+    if message:
+        print(message, file=sys.stderr, flush=True)
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child in children:
+        try:
+            child.wait(30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    return 1

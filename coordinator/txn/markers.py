@@ -1,0 +1,110 @@
+"""Writing a decided transaction's markers (Kafka's TransactionMarkerChannelManager and
+TransactionMarkerRequestCompletionHandler, for brokers that share one process and one copy of
+every log).
+
+A job (ops.MarkerJob) starts once PrepareCommit/PrepareAbort is durable, or when a moved
+coordinator loads a transaction still in one of them. It appends a COMMIT/ABORT control batch to
+every partition of the transaction, in parallel, each waiting until durable: user partitions
+through the data path (Partition.append_marker, whichever broker leads: replicas are logical),
+`__consumer_offsets` partitions through the group coordinator's runtime (their offsets
+materialise or drop). Failed partitions are retried with backoff (a full disk that clears heals);
+a deleted partition is dropped from the transaction, as Kafka drops UNKNOWN_TOPIC_OR_PARTITION.
+When every marker is durable the job writes CompleteCommit/CompleteAbort. If the shard it came
+from is unloaded meanwhile, the job stops: the next coordinator's load sends the markers again
+(a second marker for a completed transaction changes nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+import trio
+
+from coordinator.observe.reasons import because
+from coordinator.runtime.coordinator_runtime import CoordinatorUnavailable
+from coordinator.txn.ops import CompleteParams, MarkerJob, complete
+from protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+
+class MarkerPartition(Protocol):
+    """A user-topic partition (broker/partition.py)."""
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int) -> tuple[Any, int]: ...
+    async def make_durable(self, result: Any, wait_for: int) -> None: ...
+
+
+class DataPartitions(Protocol):
+    """The data path (broker/data_path.py): a served partition, None if it does not exist."""
+
+    def partition(self, topic_name: str, index: int) -> Any: ...
+
+
+class OffsetsMarkers(Protocol):
+    """The group coordinator's side (groups/txn_offset_commit.py OffsetsTxnMarkers)."""
+
+    topic: str
+
+    async def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
+                                   coordinator_epoch: int) -> ErrorCode: ...
+
+
+class MarkerChannel:
+    def __init__(self, data: DataPartitions, offsets: OffsetsMarkers, *, retry_backoff_ms: int = 100,
+                 max_retry_backoff_ms: int = 5_000) -> None:
+        self.data = data
+        self.offsets = offsets
+        self._backoff_ms = (retry_backoff_ms, max_retry_backoff_ms)
+
+    async def send(self, runtime: Any, job: MarkerJob) -> None:
+        result = "COMMIT" if job.commit else "ABORT"
+        pending = set(job.partitions)
+        delay_ms = self._backoff_ms[0]
+        while pending:
+            failed: set[tuple[str, int]] = set()
+            async with trio.open_nursery() as nursery:
+                for tp in pending:
+                    nursery.start_soon(self._write, tp, job, failed)
+            pending = failed
+            if runtime.shard(job.shard.partition) is not job.shard:
+                return  # the coordinator moved: its next load sends the markers again
+            if pending:
+                log.warning("%s markers of %r to %s failed; retrying in %d ms", result, job.transactional_id,
+                            sorted(pending), delay_ms)
+                await trio.sleep(delay_ms / 1000)
+                delay_ms = min(2 * delay_ms, self._backoff_ms[1])
+        because(f"every {result} marker of {job.transactional_id!r} is durable")
+        try:
+            await runtime.run_op(job.shard.partition, complete,
+                                 CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit))
+        except CoordinatorUnavailable:
+            pass  # failed or moved: the load after it resends the markers and completes
+
+    async def _write(self, tp: tuple[str, int], job: MarkerJob, failed: set[tuple[str, int]]) -> None:
+        topic, index = tp
+        try:
+            if topic == self.offsets.topic:
+                error = await self.offsets.complete_transaction(index, job.producer_id, job.producer_epoch,
+                                                                job.commit, job.coordinator_epoch)
+            else:
+                error = await self._write_data(topic, index, job)
+        except Exception:  # never let one partition end the job: retry it
+            log.exception("writing a marker to %s-%s failed", topic, index)
+            error = ErrorCode.UNKNOWN_SERVER_ERROR
+        if error == ErrorCode.INVALID_PRODUCER_EPOCH:
+            log.warning("%s-%s has a newer epoch than %r's marker (%d): skipped", topic, index,
+                        job.transactional_id, job.producer_epoch)
+        elif error != ErrorCode.NONE:
+            failed.add(tp)
+
+    async def _write_data(self, topic: str, index: int, job: MarkerJob) -> ErrorCode:
+        part = self.data.partition(topic, index)
+        if part is None:
+            return ErrorCode.NONE  # deleted meanwhile: Kafka removes it from the transaction
+        result, wait_for = part.append_marker(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch)
+        if result.error == ErrorCode.NONE:
+            await part.make_durable(result, wait_for)
+        return ErrorCode(result.error)

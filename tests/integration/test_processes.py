@@ -1,0 +1,93 @@
+"""kgc serve --brokers N --processes: one process per broker, static leaders, the whole cluster in
+every Metadata answer, each group served by the process that leads its partition."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import trio
+
+from protocol.api import ApiKey
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from protocol.messages.find_coordinator import FindCoordinatorRequest
+from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
+from tests.integration.raw_client import RawClient
+
+DEADLINE = 30  # seconds: a safety net against hangs, never a timing assertion
+
+
+def start(tmp_path, *extra: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    return subprocess.Popen([sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir",
+                             str(tmp_path / "data"), "--log-level", "WARNING", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+        return [int(c) for c in f.read().split()]
+
+
+async def test_brokers_in_processes_serve_the_whole_cluster(tmp_path):
+    proc = start(tmp_path, "--brokers", "2", "--processes", "--create-topic", "orders:4")
+    try:
+        line = await trio.to_thread.run_sync(proc.stdout.readline)
+        match = re.search(r"bootstrap=127\.0\.0\.1:(\d+),127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        ports = [int(match.group(1)), int(match.group(2))]
+        brokers = children(proc.pid)
+        assert len(brokers) == 2  # one process per broker
+        with trio.fail_after(DEADLINE):
+            client = await RawClient.connect("127.0.0.1", ports[0])
+            metadata = await client.request(ApiKey.METADATA, 9, MetadataRequest(
+                topics=[MetadataRequestTopic(name="orders")], allow_auto_topic_creation=False))
+            assert sorted((b.node_id, b.port) for b in metadata.brokers) == [(0, ports[0]), (1, ports[1])]
+            leaders = {p.partition_index: p.leader_id for p in metadata.topics[0].partitions}
+            assert sorted(set(leaders.values())) == [0, 1]  # both brokers lead partitions
+            created = await client.request(ApiKey.CREATE_TOPICS, 4, CreateTopicsRequest(
+                topics=[CreatableTopic(name="later", num_partitions=1, replication_factor=1)], timeout_ms=1000))
+            assert created.topics[0].error_code == ErrorCode.POLICY_VIOLATION
+            served_by = set()
+            for n in range(8):  # groups land on both processes
+                group = f"group-{n}"
+                found = await client.request(ApiKey.FIND_COORDINATOR, 1, FindCoordinatorRequest(key=group))
+                assert found.error_code == ErrorCode.NONE and found.port in ports
+                served_by.add(found.node_id)
+                coordinator = await RawClient.connect("127.0.0.1", found.port)
+                committed = await coordinator.request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
+                    group_id=group, topics=[OffsetCommitRequestTopic(name="orders", partitions=[
+                        OffsetCommitRequestPartition(partition_index=1, committed_offset=40 + n)])]))
+                assert committed.topics[0].partitions[0].error_code == ErrorCode.NONE
+                fetched = await coordinator.request(ApiKey.OFFSET_FETCH, 5, OffsetFetchRequest(
+                    group_id=group, topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[1])]))
+                assert fetched.topics[0].partitions[0].committed_offset == 40 + n
+                await coordinator.aclose()
+                other = await RawClient.connect("127.0.0.1", ports[1 - ports.index(found.port)])
+                elsewhere = await other.request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
+                    group_id=group, topics=[OffsetCommitRequestTopic(name="orders", partitions=[
+                        OffsetCommitRequestPartition(partition_index=1, committed_offset=1)])]))
+                assert elsewhere.topics[0].partitions[0].error_code == ErrorCode.NOT_COORDINATOR
+                await other.aclose()
+            assert served_by == {0, 1}
+            await client.aclose()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await trio.to_thread.run_sync(lambda: proc.wait(DEADLINE)) == 0
+    for pid in brokers:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+async def test_processes_refuse_the_control_plane(tmp_path):
+    proc = start(tmp_path, "--brokers", "2", "--processes", "--control-port", "0")
+    _, err = await trio.to_thread.run_sync(lambda: proc.communicate(timeout=DEADLINE))
+    assert proc.returncode != 0 and "control" in err
