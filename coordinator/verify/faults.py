@@ -139,8 +139,7 @@ def _renumbered_offset(out: str, m: dict, t: int) -> dict:
             p.segments[p.segments.index(base) + 1]
         if h.last_offset + 1 >= nxt:
             continue
-        recs = [Record(r.offset + 1, r.timestamp, r.key, r.value, r.headers)  # type: ignore[operator]
-                for r in iter_records(raw)]
+        recs = [Record(_offset(r) + 1, r.timestamp, r.key, r.value, r.headers) for r in iter_records(raw)]
         batches = [b for _, _, b in listing]
         batches[i] = _reencode(h, recs, base=h.base_offset + 1)
         new_pos = rewrite_segment(p.path, base, batches)[i]
@@ -221,6 +220,11 @@ def _locate(pdir: str, offset: int) -> tuple[str, int]:
     raise LookupError(offset)
 
 
+def _offset(r: Record) -> int:
+    assert r.offset is not None  # records read back from a log always have one
+    return r.offset
+
+
 def _lost_ack_commit(out: str, m: dict, t: int) -> dict:
     from coordinator.groups.records import OffsetCommitRecord, decode_record
     p = _targets(out, t)[0]
@@ -228,7 +232,8 @@ def _lost_ack_commit(out: str, m: dict, t: int) -> dict:
     for base in p.segments:
         for pos, _, raw in iter_batches(segment_path(p.path, base)):
             for r in iter_records(raw):
-                last[r.key] = (segment_path(p.path, base), pos, r)  # type: ignore[index]
+                if r.key is not None:
+                    last[r.key] = (segment_path(p.path, base), pos, r)
     for key in sorted(last):
         file, pos, r = last[key]
         rec = decode_record(key, r.value)

@@ -5,7 +5,7 @@ commit streams with heavy overwrites, group-metadata churn, group deletions (gro
 tombstones) and offset expiry. Two phases: phase 1, a cleaning round (stamps tombstone delete
 horizons), a clock jump past delete.retention.ms, phase 2; then `before/` is copied and the
 second round cleans `after/`. The ledger (ledger.parquet, ledger.py) lists every acknowledged
-commit and deletion. Cleaning uses storage.cleaner when present, else compactor.py (our reference one).
+commit and deletion. Cleaning is storage.cleaner.Cleaner, forced rounds at a chosen time.
 Usage: python -m coordinator.verify.generate OUT_DIR --records N [--fault KIND ...]
 """
 
@@ -30,17 +30,12 @@ from coordinator.groups.record_types import (
 )
 from coordinator.groups.records import encode_record
 from coordinator.runtime.partition_writer import PartitionWriter
-from coordinator.verify.compactor import compact_partition
+from coordinator.verify.faults import FAULTS, inject
 from coordinator.verify.ledger import LedgerWriter, read_events
 from storage.batch import Record
+from storage.cleaner import Cleaner
 from storage.log import Log, LogConfig
 from storage.log_manager import LogManager
-
-try:  # storage's own cleaner when it exists; our reference compactor otherwise
-    from storage.cleaner import Cleaner
-except ImportError:  # pragma: no cover - depends on what storage/ ships
-    Cleaner = None  # type: ignore[assignment,misc]
-from coordinator.verify.faults import FAULTS, inject
 
 __all__ = ["generate", "main", "Clock"]
 
@@ -57,10 +52,7 @@ class Clock:
 
 
 def clean_partition(path: str, now_ms: int, retention_ms: int, segment_bytes: int) -> None:
-    """One forced cleaning round at `now_ms` (storage.cleaner if present, else compactor.py)."""
-    if Cleaner is None:
-        compact_partition(path, now_ms, retention_ms)
-        return
+    """One forced cleaning round at `now_ms` with storage's cleaner."""
     log = Log.open(path, LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
                                    durability="interval", retention_ms=-1,
                                    delete_retention_ms=retention_ms), Clock(now_ms))
@@ -206,8 +198,7 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
     manifest: dict[str, Any] = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.parquet"),
                 "cleaned_at_ms": clean_time, "delete_retention_ms": retention_ms,
                 "records": records, "partitions": partitions, "groups": groups,
-                "cleaner": "coordinator.verify.compactor (storage has no cleaner.py)"
-                if Cleaner is None else "storage.cleaner.Cleaner (forced rounds)",
+                "cleaner": "storage.cleaner.Cleaner (forced rounds)",
                 "faults": []}
     for i, kind in enumerate(faults):  # the i-th fault goes to the i-th biggest partition
         manifest["faults"].append(inject(out, kind, manifest, target=i))

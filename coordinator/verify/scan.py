@@ -219,8 +219,8 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             viol(("S5", log, split.end, None, "split boundary taken from the index is not a batch "
                                               "start of the batch chain"))
     finally:
-        if size:
-            mm.close()  # type: ignore[union-attr]
+        if isinstance(mm, mmap.mmap):
+            mm.close()
     res.keys = {(r, k): a for r in (0, 1) for k, a in by_region[r].items()}
     s.start_entry = _index_checks(split, entries, want, found, size, res.violations, index_path)
     if split.last:

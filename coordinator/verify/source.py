@@ -51,8 +51,9 @@ class _Reader(DataSourceReader):
         return [_SplitPartition(b) for b in pack(splits, self.pack_bytes)] or [_SplitPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        yield from task_rows(partition.splits, engine=self.engine,  # type: ignore[attr-defined]
-                             other_root=self.other, side=self.side, decode=self.decode)
+        assert isinstance(partition, _SplitPartition)  # what partitions() made
+        yield from task_rows(partition.splits, engine=self.engine, other_root=self.other,
+                             side=self.side, decode=self.decode)
 
 
 class KafkaLogDataSource(DataSource):
