@@ -25,7 +25,7 @@ __all__ = ["add_arguments", "run", "main"]
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("data_dir", help="data dir holding <topic>-<partition> dirs (after cleaning)")
     p.add_argument("--before", help="the same data dir before cleaning: enables compaction checks")
-    p.add_argument("--ledger", help="JSON lines of acknowledged commits and deletions")
+    p.add_argument("--ledger", help="acknowledged commits and deletions (Parquet, or JSON lines)")
     p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     p.add_argument("--report", help="write the machine-readable report here (JSON)")
     p.add_argument("--cleaned-at-ms", type=int, default=None,

@@ -3,8 +3,9 @@ and batch envelopes, computed by kernels.py over a memory map of the segment, as
 
 Python keeps what is per split or rare: decompressing compressed batches (their records are
 then walked by the same kernel), the text of each violation, the `.index` and `.timeindex`
-checks (numpy, entry by entry as scan.py states them). A batch whose records the kernel rejects
-gets its message from scan.checked_spans, the reference grammar. Needs numpy and numba
+checks (numpy, entry by entry as scan.py states them), the modes of transactional and control
+batches (txn.py, which reads their markers). A batch whose records the kernel rejects gets its
+message from scan.checked_spans, the reference grammar. Needs numpy and numba
 (kernels.AVAILABLE); tests/verify/test_fast_scan.py holds it equal to scan.py.
 """
 
@@ -20,8 +21,9 @@ import numpy as np
 from coordinator.verify import kernels as kn
 from coordinator.verify.layout import Split, Violation, segment_path
 from coordinator.verify.scan import Summary, checked_spans, g1_message
+from coordinator.verify.txn import PLAIN, TXN_BITS, batch_modes, read_control
 from storage.batch import HEADER_SIZE, InvalidBatch, records_region
-from storage.batch.layout import COMPRESSION_MASK
+from storage.batch.layout import COMPRESSION_MASK, CONTROL_BIT
 
 __all__ = ["FastResult", "scan_split_fast", "map_file", "index_arrays"]
 
@@ -33,13 +35,15 @@ _EMPTY = np.frombuffer(b"", dtype=np.uint8)
 class FastResult:
     violations: list[Violation] = field(default_factory=list)
     summary: Summary | None = None
-    keys: Any = None  # kernels.records' key table (one row per (region, key), K_* columns)
+    keys: Any = None  # kernels.records' key table (one row per (region, key), K_* columns;
+    # deferred transactional records per (region, producer, key): K_PID >= 0)
     key_bytes: Any = None  # the keys, back to back in row order
     value_hash: Any = None  # CRC-32C of each key's last value, -1 for a tombstone
     values: Any = None  # the last values back to back (want_values), ends in value_ends
     value_ends: Any = None
     batches: Any = None  # frame rows (H_* columns) of the trusted batches
     regions: Any = None  # region of each trusted batch
+    markers: list[tuple[int, int, bool]] = field(default_factory=list)  # (offset, producer id, commit)
 
 
 def map_file(path: str) -> tuple[Any, Any, int]:
@@ -101,8 +105,12 @@ def _scan(split: Split, log: str, buf: Any, size: int, res: FastResult, want_val
     codec = hdr[:, kn.H_ATTRS] & COMPRESSION_MASK
     src[work & (codec == 0)] = 0
     aux = _decompress(buf, hdr, np.flatnonzero(work & (codec != 0)), src, rstart, rend, log, out)
+    mode, txn, marker_errors = _modes(buf, hdr, valid, res.markers)
     status, nrec, viol, keys, kbytes, vh, vals, vends = kn.records(
-        buf, aux, hdr, src, rstart, rend, region, split.is_offsets_topic, want_values)
+        buf, aux, hdr, src, rstart, rend, region, mode, split.is_offsets_topic, want_values)
+    for row, why in marker_errors.items():  # as scan.py: only where the records parse
+        if src[row] >= 0 and not status[row]:
+            out.append(("S1", log, int(pos[row]), int(base[row]), why))
     for i in np.flatnonzero(status):
         data = buf if src[i] == 0 else aux
         try:
@@ -130,6 +138,7 @@ def _scan(split: Split, log: str, buf: Any, size: int, res: FastResult, want_val
         s.batches = len(vi)
         s.max_timestamp = max(-1, int(hdr[vi, kn.H_MAX_TS].max()))
     s.records = int(nrec.sum())
+    s.txn_batches = txn
     _problem(split, log, prob, s, out)
     s.start_entry = _index_checks(split, hdr, valid, size, out)
     if split.last:
@@ -138,6 +147,27 @@ def _scan(split: Split, log: str, buf: Any, size: int, res: FastResult, want_val
     res.keys, res.key_bytes, res.value_hash = keys, kbytes, vh
     res.values, res.value_ends = (vals, vends) if want_values else (None, None)
     res.batches, res.regions = hdr[vi], region[vi]
+
+
+def _modes(buf: Any, hdr: Any, valid: Any, markers: list[tuple[int, int, bool]]) -> tuple[Any, int, dict[int, str]]:
+    """txn.py's mode of every batch (PLAIN unless transactional or control), how many trusted
+    transactional and control batches there are, and the markers that do not parse (by row)."""
+    mode = np.full(len(hdr), PLAIN, np.int8)
+    rows = np.flatnonzero(valid & ((hdr[:, kn.H_ATTRS] & TXN_BITS) != 0))
+    errors: dict[int, str] = {}
+    if not len(rows):
+        return mode, 0, errors
+    found: list[tuple[int, int, bool | None]] = []
+    cols = hdr[rows][:, [kn.H_POS, kn.H_SIZE, kn.H_ATTRS, kn.H_PID, kn.H_BASE]].tolist()
+    for i, (p, n, attrs, pid, base) in zip(rows.tolist(), cols):
+        marker, error = read_control(bytes(buf[p:p + n])) if attrs & CONTROL_BIT else (None, None)
+        if marker is not None:
+            markers.append((base, pid, marker))
+        if error is not None:
+            errors[i] = error
+        found.append((pid, attrs, marker))
+    mode[rows] = batch_modes(found)
+    return mode, len(rows), errors
 
 
 def _decompress(buf: Any, hdr: Any, rows: Any, src: Any, rstart: Any, rend: Any, log: str,
@@ -273,7 +303,8 @@ def key_columns(res: FastResult) -> dict[str, Any]:
             "first_pos": pa.array(k[:, kn.K_FIRST_POS]), "last_offset": pa.array(k[:, kn.K_LAST_OFF]),
             "last_pos": pa.array(k[:, kn.K_LAST_POS]), "timestamp": pa.array(k[:, kn.K_TS]),
             "value_hash": pa.array(res.value_hash), "tombstone": pa.array(k[:, kn.K_VLEN] < 0),
-            "delete_horizon": pa.array(k[:, kn.K_HOR], mask=k[:, kn.K_HAS_HOR] == 0)}
+            "delete_horizon": pa.array(k[:, kn.K_HOR], mask=k[:, kn.K_HAS_HOR] == 0),
+            "producer_id": pa.array(k[:, kn.K_PID], mask=k[:, kn.K_PID] < 0)}
 
 
 def last_values(res: FastResult) -> list[bytes | None]:

@@ -2,8 +2,9 @@
 
 `frame` walks the batch chain of a byte range (Frames' rules: magic 2, size >= 61, whole
 batch inside the file) and CRC-checks each batch; `records` validates the records of every
-trusted batch with storage's record grammar (record_spans) and aggregates them per
-(region, key) in an open-addressing table, in file order. Both mirror scan.py's pure-Python
+trusted batch with storage's record grammar (record_spans) and, as each batch's mode says
+(txn.py), checks G1 and aggregates them per (region, key), or per (region, producer, key) for
+deferred transactional records, in an open-addressing table, in file order. Both mirror scan.py's pure-Python
 path exactly (tests/verify/test_fast_scan.py compares the two); what they cannot phrase
 (decompression, the text of a record error) is left to the caller. Sums (base + delta) wrap
 at 64 bits. Importing this module without numba sets AVAILABLE = False and defines nothing.
@@ -35,8 +36,10 @@ H = 15
 P_KIND, P_POS, P_BASE, P_HAS_BASE, P_LEFT, P_MAGIC, P_LENGTH = range(7)
 # Columns of records()'s key table.
 K_REGION, K_NULL, K_KOFF, K_KLEN, K_COUNT, K_FIRST_OFF, K_FIRST_POS, K_LAST_OFF, K_LAST_POS, \
-    K_TS, K_VSRC, K_VPOS, K_VLEN, K_HOR, K_HAS_HOR, K_HASH = range(16)
-K = 16
+    K_TS, K_VSRC, K_VPOS, K_VLEN, K_HOR, K_HAS_HOR, K_HASH, K_PID = range(17)
+K = 17  # K_PID: the producer of a deferred row, -1 for the aggregate of counted records
+# Mode bits (txn.py's AGGREGATE, G1, DEFER).
+M_AGGREGATE, M_G1, M_DEFER = 1, 2, 4
 # records()'s violation kinds.
 V_S2, V_G1 = 0, 1
 
@@ -229,9 +232,9 @@ if AVAILABLE:
 
     @njit(cache=True, nogil=True)
     def records(b: Any, aux: Any, hdr: Any, src: Any, rstart: Any, rend: Any, region: Any,
-                is_off: bool, want_values: bool) -> Any:
+                mode: Any, is_off: bool, want_values: bool) -> Any:
         """Records of the batches with src >= 0 (0: in b, 1: in aux) between rstart and rend,
-        in row order; see the module docstring. Returns (status per batch: 1 where the records
+        in row order, each as its mode says; see the module docstring. Returns (status per batch: 1 where the records
         do not parse, records per batch, violations (kind, batch row, offset, code, key type,
         value version), key table, key bytes, last-value CRC per key, last values, their ends)."""
         n = hdr.shape[0]
@@ -263,11 +266,14 @@ if AVAILABLE:
             log_append = hdr[i, H_ATTRS] & 0x08
             has_hor = 1 if hdr[i, H_ATTRS] & 0x40 else 0
             reg = region[i]
+            m = mode[i]
+            collect = (m & (M_AGGREGATE | M_DEFER)) != 0
+            pid = hdr[i, H_PID] if m & M_DEFER else -1
             prev_od = -1
             for j in range(count):
                 od, tsd, kp, kl, vp, vl = sp[j, 0], sp[j, 1], sp[j, 2], sp[j, 3], sp[j, 4], sp[j, 5]
                 code, kt, vv = 0, 0, 0
-                if is_off:
+                if is_off and m & M_G1:
                     code, kt, vv = _g1(buf, kp, kl, vp, vl)
                 bad_od = od <= prev_od or od > lod
                 prev_od = od
@@ -284,17 +290,20 @@ if AVAILABLE:
                         viol[nv, 0], viol[nv, 1], viol[nv, 2] = V_G1, i, off
                         viol[nv, 3], viol[nv, 4], viol[nv, 5] = code, kt, vv
                         nv += 1
+                if not collect:
+                    continue
                 ts = hdr[i, H_MAX_TS] if log_append else hdr[i, H_BASE_TS] + tsd
                 null = 1 if kl < 0 else 0
                 klen = 0 if kl < 0 else kl
-                h = _hash(buf, kp, klen, reg * 2 + null)
+                h = _hash(buf, kp, klen, reg * 2 + null + ((pid + 1) << 2))
                 slot = h & tmask
                 while True:
                     kid = table[slot]
                     if kid < 0:
                         break
                     if (kv[kid, K_HASH] == h and kv[kid, K_REGION] == reg and kv[kid, K_NULL] == null
-                            and kv[kid, K_KLEN] == klen and _same(arena, kv[kid, K_KOFF], buf, kp, klen)):
+                            and kv[kid, K_PID] == pid and kv[kid, K_KLEN] == klen
+                            and _same(arena, kv[kid, K_KOFF], buf, kp, klen)):
                         break
                     slot = (slot + 1) & tmask
                 if kid < 0:
@@ -311,6 +320,7 @@ if AVAILABLE:
                     nk += 1
                     r = kv[kid]
                     r[K_REGION], r[K_NULL], r[K_KOFF], r[K_KLEN], r[K_HASH] = reg, null, used, klen, h
+                    r[K_PID] = pid
                     r[K_COUNT], r[K_FIRST_OFF], r[K_FIRST_POS] = 0, off, pos
                     used += klen
                     table[slot] = kid

@@ -3,10 +3,12 @@
 Row kinds, told apart by `kind`: V = violation (exact file, position, offset: structure, and
 C4/C5 from envelopes.py), S = split summary (how the batch chain starts and ends, for the
 cross-split checks), K = one key's records in one split and region (count, first and last
-occurrence; with `decode`, the last one decoded). Engines: "compiled" (fastscan.py, numba)
-and "python" (scan.py + envelopes.py); "auto" takes the compiled one when numba is there. Both
-give the same rows (tests/verify/test_fast_scan.py). K rows carry no dir (the name is the key;
-the driver maps names to dirs), to keep the shuffle small.
+occurrence; with `decode`, the last one decoded), M = an end-transaction marker (producer,
+offset, commit). A K row with a producer_id holds transactional records whose marker is beyond
+their split (txn.py): the driver keeps it only if that producer's next marker is a COMMIT.
+Engines: "compiled" (fastscan.py, numba) and "python" (scan.py + envelopes.py); "auto" takes
+the compiled one when numba is there. Both give the same rows (tests/verify/test_fast_scan.py).
+K rows carry no dir (the name is the key; the driver maps names to dirs): a smaller shuffle.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from coordinator.verify import kernels
 from coordinator.verify.envelopes import as_batches, envelope_checks
@@ -39,6 +42,9 @@ _COLUMNS: list[tuple[str, Any, str]] = [
     ("batches", pa.int64(), "bigint"), ("records", pa.int64(), "bigint"),
     ("max_timestamp", pa.int64(), "bigint"), ("log_end", pa.int64(), "bigint"),
     ("entry_pos", pa.int64(), "bigint"), ("entry_offset", pa.int64(), "bigint"),
+    ("txn_batches", pa.int64(), "bigint"),
+    # K (deferred) and M
+    ("producer_id", pa.int64(), "bigint"), ("commit", pa.bool_(), "boolean"),
     # K (last_offset/last_pos/first_pos shared with S)
     ("region", pa.int32(), "int"), ("key", pa.binary(), "binary"),
     ("count", pa.int64(), "bigint"), ("first_offset", pa.int64(), "bigint"),
@@ -95,7 +101,13 @@ def _summary(split: Split, s: Summary) -> pa.RecordBatch:
         "last_offset": [s.last_offset], "last_pos": [s.last_pos], "batches": [s.batches],
         "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end],
         "entry_pos": [s.start_entry[0] if s.start_entry else None],
-        "entry_offset": [s.start_entry[1] if s.start_entry else None]}, split)
+        "entry_offset": [s.start_entry[1] if s.start_entry else None],
+        "txn_batches": [s.txn_batches]}, split)
+
+
+def _markers(split: Split, markers: list[tuple[int, int, bool]]) -> pa.RecordBatch:
+    offsets, pids, commits = zip(*markers)
+    return _batch("M", {"offset": list(offsets), "producer_id": list(pids), "commit": list(commits)}, split)
 
 
 # Per-key aggregates of one split, or merged over the splits of one task (the K rows before
@@ -105,7 +117,8 @@ _KEYS = pa.schema([("name", pa.string()), ("region", pa.int32()), ("key", pa.bin
                    ("first_segment", pa.int64()), ("last_offset", pa.int64()),
                    ("last_pos", pa.int64()), ("segment", pa.int64()), ("timestamp", pa.int64()),
                    ("value_hash", pa.int64()), ("tombstone", pa.bool_()),
-                   ("delete_horizon", pa.int64()), ("value", pa.binary()), ("decode", pa.bool_())])
+                   ("delete_horizon", pa.int64()), ("producer_id", pa.int64()), ("value", pa.binary()),
+                   ("decode", pa.bool_())])
 _AGGREGATES = ("count", "first_offset", "first_pos", "last_offset", "last_pos", "timestamp",
                "value_hash", "tombstone", "delete_horizon")
 
@@ -122,10 +135,12 @@ def _key_table(split: Split, cols: dict[str, Any], values: list[bytes | None] | 
                                  else pa.array(full[f.name], f.type) for f in _KEYS], schema=_KEYS)
 
 
-def _scan(split: Split, engine: str, other_root: str | None, side: str,
-          decode: bool) -> tuple[list[Violation], Summary | None, pa.Table | None]:
-    """One split: its violations (structure, and C4/C5 against `other_root`), its summary and
-    its per-key aggregates."""
+_Scanned = tuple[list[Violation], "Summary | None", "pa.Table | None", list[tuple[int, int, bool]]]
+
+
+def _scan(split: Split, engine: str, other_root: str | None, side: str, decode: bool) -> _Scanned:
+    """One split: its violations (structure, and C4/C5 against `other_root`), its summary, its
+    per-key aggregates (deferred transactional ones included) and its markers."""
     decode = decode and split.is_offsets_topic
     other = os.path.join(other_root, split.name) if other_root is not None else None
     if engine_for(engine) == "compiled":
@@ -136,29 +151,37 @@ def _scan(split: Split, engine: str, other_root: str | None, side: str,
             violations += fastscan.envelope_checks_fast(side, res.batches, res.regions,
                                                         split.log_path, other)
         if res.keys is None or not len(res.keys):
-            return violations, summary, None
+            return violations, summary, None, res.markers
         values = fastscan.last_values(res) if decode else None
-        return violations, summary, _key_table(split, fastscan.key_columns(res), values, decode)
+        return (violations, summary, _key_table(split, fastscan.key_columns(res), values, decode),
+                res.markers)
     py = scan_split(split, emit_batches=other is not None)
     if other is not None:
         py.violations += envelope_checks(side, as_batches(py.batches, [b[9] for b in py.batches],
                                                           split.log_path), other)
-    if not py.keys:
-        return py.violations, py.summary, None
-    items = list(py.keys.items())
-    cols: dict[str, Any] = {"region": [k[0] for k, _ in items], "key": [k[1] for k, _ in items]}
+    items: list[tuple[int, int | None, bytes | None, list[Any]]] = [(r, None, k, a) for (r, k), a in py.keys.items()]
+    items += [(r, p, k, a) for (r, p, k), a in py.deferred.items()]
+    if not items:
+        return py.violations, py.summary, None, py.markers
+    cols: dict[str, Any] = {"region": [i[0] for i in items], "producer_id": [i[1] for i in items],
+                            "key": [i[2] for i in items]}
     for j, name in enumerate(_AGGREGATES):
-        cols[name] = [a[j] for _, a in items]
-    values = [a[9] for _, a in items] if decode else None
-    return py.violations, py.summary, _key_table(split, cols, values, decode)
+        cols[name] = [i[3][j] for i in items]
+    values = [i[3][9] for i in items] if decode else None
+    return py.violations, py.summary, _key_table(split, cols, values, decode), py.markers
 
 
 def _merge(tables: list[pa.Table]) -> pa.Table:
     """Per (name, region, key) over splits given in log order: counts add up, the first
-    occurrence is the earliest split's, the last (and its value) the latest split's."""
+    occurrence is the earliest split's, the last (and its value) the latest split's. Deferred
+    rows stay as they are (each split's may end differently)."""
     t = pa.concat_tables(tables)
     if len(tables) == 1:
         return t
+    deferred = pc.is_valid(t["producer_id"])
+    rest = None
+    if pc.any(deferred).as_py():
+        t, rest = t.filter(pc.invert(deferred)), t.filter(deferred)
     t = t.append_column("_i", pa.array(range(len(t)), pa.int64()))
     g = t.group_by(["name", "region", "key"], use_threads=False).aggregate(
         [("_i", "min"), ("_i", "max"), ("count", "sum")])
@@ -166,7 +189,8 @@ def _merge(tables: list[pa.Table]) -> pa.Table:
     cols = {f.name: last[f.name] for f in _KEYS}
     cols.update(count=g["count_sum"], first_offset=first["first_offset"],
                 first_pos=first["first_pos"], first_segment=first["first_segment"])
-    return pa.table({f.name: cols[f.name] for f in _KEYS}, schema=_KEYS)
+    merged = pa.table({f.name: cols[f.name] for f in _KEYS}, schema=_KEYS)
+    return merged if rest is None else pa.concat_tables([merged, rest])
 
 
 def task_rows(splits: list[Split], *, engine: str = "auto", other_root: str | None = None,
@@ -177,18 +201,20 @@ def task_rows(splits: list[Split], *, engine: str = "auto", other_root: str | No
     __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits."""
     tables = []
     for split in splits:
-        violations, summary, keys = _scan(split, engine, other_root, side, decode)
+        violations, summary, keys, markers = _scan(split, engine, other_root, side, decode)
         if violations:
             yield _violations(split, violations)
         if summary is not None:
             yield _summary(split, summary)
+        if markers:
+            yield _markers(split, markers)
         if keys is not None:
             tables.append(keys)
     if not tables:
         return
     t = _merge(tables)
     cols: dict[str, Any] = {c: t[c] for c in ("name", "segment", "region", "key", "first_segment",
-                                              *_AGGREGATES)}
+                                              "producer_id", *_AGGREGATES)}
     which = t["decode"].to_pylist()
     if any(which):
         keys, values = t["key"].to_pylist(), t["value"].to_pylist()

@@ -19,7 +19,7 @@ from coordinator.verify.ledger import read_events
 __all__ = ["continuity", "replay_ledger", "Report", "CHECKS"]
 
 CHECKS = {
-    "S1": "batch parses: magic 2, length, CRC-32C, record framing",
+    "S1": "batch parses: magic 2, length, CRC-32C, record framing, end-transaction markers",
     "S2": "offsets strictly increasing within and across batches and segments",
     "S3": "segment bounds and file names",
     "S4": "no torn tail: .log size is the sum of its batches",

@@ -3,7 +3,9 @@
 Stage 1 (the only pass over the bytes) runs the scan in the workers and is persisted: structure
 (S1-S6, G1) and the batch-envelope checks (C4/C5, against the other log, envelopes.py) come out
 as violation rows there, with no shuffle; split summaries are collected and joined across
-splits on the driver by rules.continuity. Stage 2 groups the per-split key aggregates per key
+splits on the driver by rules.continuity. Transactional records whose marker lies beyond their
+split count only if their producer's next marker (a window over the markers) is a COMMIT; a log
+without transactions skips that step. Stage 2 groups the per-split key aggregates per key
 (latest, first, count) and checks them with joins: against the replayed ledger (G2/G3, the
 ledger read as Parquet), against the before image (C1-C3, C6). Violation locations are exact
 (file, position, offset) and identical to oracle.py's, which the tests assert.
@@ -83,10 +85,26 @@ def _read_ledger(spark: SparkSession, ledger: str) -> DataFrame:
     return spark.read.schema(SPARK_SCHEMA).json(ledger)
 
 
-def _post_keys(post: DataFrame) -> DataFrame:
-    """Per (name, key) of the after log, in one aggregation (persisted: both check groups use
-    it): the latest record, decoded (l), and over region 0 only: count, first (f0), latest (l0)."""
-    K = post.where(F.col("kind") == "K")
+def _counted(df: DataFrame, transactions: bool) -> DataFrame:
+    """The K rows of records that count (txn.py): plain and locally resolved rows, and deferred
+    rows whose producer's next marker (the nearest M row at a higher offset) is a COMMIT."""
+    K = df.where(F.col("kind") == "K")
+    if not transactions:
+        return K
+    kind = F.col("kind")
+    t = df.where((kind == "M") | ((kind == "K") & F.col("producer_id").isNotNull()))
+    # Descending, so "the nearest marker above" is a growing frame (linear, not quadratic).
+    w = (Window.partitionBy("name", "producer_id").orderBy(F.coalesce("last_offset", "offset").desc())
+         .rowsBetween(Window.unboundedPreceding, -1))
+    committed = (t.withColumn("_commit", F.last("commit", ignorenulls=True).over(w))
+                 .where((kind == "K") & F.col("_commit")).drop("_commit"))
+    return K.where(F.col("producer_id").isNull()).unionByName(committed)
+
+
+def _post_keys(K: DataFrame) -> DataFrame:
+    """Per (name, key) of the after log's counted K rows, in one aggregation (persisted: both
+    check groups use it): the latest record, decoded (l), and over region 0 only: count, first
+    (f0), latest (l0)."""
     first = F.struct(F.col("first_offset").alias("offset"), F.col("first_segment").alias("segment"),
                      F.col("first_pos").alias("pos"))
     K = K.withColumn("_r0", F.col("region") == 0)
@@ -162,8 +180,9 @@ def _offsets(keys: DataFrame, spark: SparkSession, ledger: str | None, placement
 
 
 def _compaction(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
-    """C1-C3 and C6: the before log's latest record per key (region 0) against the after log's."""
-    p = (pre.where((F.col("kind") == "K") & (F.col("region") == 0)).groupBy("name", "key")
+    """C1-C3 and C6: the before log's latest counted record per key (region 0, from its counted
+    K rows `pre`) against the after log's."""
+    p = (pre.where(F.col("region") == 0).groupBy("name", "key")
          .agg(F.max_by(_last(), "last_offset").alias("P")).alias("p"))
     a = keys.where(F.col("l0").isNotNull()).select(
         "name", "key", F.col("count0").alias("count"), F.col("f0").alias("f"),
@@ -207,7 +226,7 @@ def _summaries(dfs: list[DataFrame]) -> list[tuple[list[dict[str, Any]], dict[st
         summaries: list[dict[str, Any]] = []
         dirs: dict[str, str] = {}
         max_ts = -1
-        stats = {"bytes": 0, "records": 0, "batches": 0, "splits": 0}
+        stats = {"bytes": 0, "records": 0, "batches": 0, "splits": 0, "txn_batches": 0}
         for d in rows:
             if d["_side"] != i:
                 continue
@@ -220,6 +239,7 @@ def _summaries(dfs: list[DataFrame]) -> list[tuple[list[dict[str, Any]], dict[st
             stats["bytes"] += d["end_pos"] - d["start"]
             stats["records"] += d["records"]
             stats["batches"] += d["batches"]
+            stats["txn_batches"] += d["txn_batches"] or 0
             stats["splits"] += 1
         out.append((summaries, dirs, max_ts, stats))
     return out
@@ -254,13 +274,13 @@ def run(spark: SparkSession, data_dir: str, *, before: str | None = None,
     report.stats.update(stats)
     t1 = time.perf_counter()
     phase("keys")
-    keys = _post_keys(post)
+    keys = _post_keys(_counted(post, stats["txn_batches"] > 0))
     frames = [_offsets(keys, spark, ledger, placement=num_partitions > 0)]
     if pre is not None:
         _, _, pre_max, pre_stats = results[1]
         report.stats.update({f"before_{k}": v for k, v in pre_stats.items()})
         now = cleaned_at_ms if cleaned_at_ms is not None else max(max_ts, pre_max)
-        frames.append(_compaction(pre, keys, now))
+        frames.append(_compaction(_counted(pre, pre_stats["txn_batches"] > 0), keys, now))
         leo, pre_leo = leos
         for name in sorted(set(pre_leo) | set(leo)):
             if pre_leo.get(name) != leo.get(name):
