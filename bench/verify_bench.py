@@ -6,7 +6,9 @@ builds datasets of the requested sizes by hard-linking the seed's partition dirs
 sit in "wrong" partitions, every other check runs). Sizes count before/ + after/ bytes. Each
 engine runs as its own process through the CLI; figures come from its JSON report. Prints
 figures only, never passes/fails on time. Files are read warm from the page cache.
-Usage: .venv/bin/python bench/verify_bench.py [--sizes 1 5] [--masters local[2] local[1]]
+Spark runs once per master and record scan (--scans: compiled numba kernels, pure Python); CPU
+seconds of each run's whole process tree are sampled from /proc (steadier than wall time here).
+Usage: .venv/bin/python bench/verify_bench.py [--sizes 1 5] [--masters local[2]] [--scans compiled]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 from coordinator.verify.generate import generate
@@ -45,32 +48,81 @@ def build(seed: dict, out: str, gib: float) -> dict:
             "copies": copies, "bytes": per_copy * copies}
 
 
-def run_engine(ds: dict, engine: str, master: str, report: str) -> dict:
+class _TreeCpu:
+    """CPU seconds of a process and all its descendants (driver, JVM, Python workers), sampled
+    from /proc: steadier than wall time on a shared machine. A process that lives shorter than
+    the sampling period is missed (Spark's workers are long-lived)."""
+
+    def __init__(self, root: int, every: float = 0.25) -> None:
+        self.root, self.every, self.seen = root, every, {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        parent, cpu = {}, {}
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parent[int(pid)] = int(fields[1])
+            cpu[int(pid)] = (int(fields[11]) + int(fields[12])) / tick
+        for pid in cpu:
+            p = pid
+            while p in parent and p != self.root:
+                p = parent[p]
+            if p == self.root:
+                self.seen[pid] = max(self.seen.get(pid, 0.0), cpu[pid])
+
+    def _loop(self) -> None:
+        while not self._done.wait(self.every):
+            self._sample()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def total(self) -> float:
+        return sum(self.seen.values())
+
+
+def run_engine(ds: dict, engine: str, master: str, scan: str, report: str) -> dict:
     cmd = [sys.executable, "-m", "coordinator.verify.cli", ds["after"], "--before", ds["before"],
            "--ledger", ds["ledger"], "--cleaned-at-ms", str(ds["cleaned_at_ms"]),
            "--offsets-partitions", "0", "--engine", engine, "--report", report, "--quiet"]
     if engine == "spark":
-        cmd += ["--master", master]
+        cmd += ["--master", master, "--scan", scan]
+    if os.path.exists(report):
+        os.unlink(report)
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        cpu = _TreeCpu(proc.pid)
+        out, err = proc.communicate()
+        cpu.stop()
     wall = time.monotonic() - t0
-    if proc.returncode not in (0, 1):
-        print(proc.stdout[-2000:], proc.stderr[-4000:], file=sys.stderr)
+    if proc.returncode not in (0, 1) or not os.path.exists(report):
+        print(out[-2000:], err[-4000:], file=sys.stderr)
         raise SystemExit(f"{engine} {master} failed with exit code {proc.returncode}")
     with open(report) as f:
         doc = json.load(f)
     s = doc["stats"]
-    return {"engine": engine, "master": master if engine == "spark" else "-", "wall_s": wall,
+    return {"engine": engine, "master": master if engine == "spark" else "-",
+            "scan": scan if engine == "spark" else "-", "wall_s": wall,
             "bytes": s["bytes"] + s.get("before_bytes", 0),
             "records": s["records"] + s.get("before_records", 0),
             "violations": sum(doc["counts"].values()), "phases": s.get("phases", {}),
-            "elapsed_s": s["elapsed_s"]}
+            "elapsed_s": s["elapsed_s"], "cpu_s": max(cpu.total(), 1e-3), "load": os.getloadavg()[0]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1.0], help="GiB (before+after)")
     ap.add_argument("--masters", nargs="+", default=["local[2]", "local[1]"])
+    ap.add_argument("--scans", nargs="+", default=["compiled", "python"], choices=("compiled", "python"),
+                    help="record scans to run in Spark's workers (kgc verify --scan)")
     ap.add_argument("--work", default="/tmp/kgc-verify-bench")
     ap.add_argument("--seed-records", type=int, default=4_000_000)
     ap.add_argument("--no-oracle", action="store_true")
@@ -94,16 +146,18 @@ def main() -> int:
         ds = build(seed, os.path.join(a.work, f"ds-{gib:g}G"), gib)
         print(f"\n== {ds['bytes'] / (1 << 30):.2f} GiB ({ds['copies']} hard-linked copies of the "
               f"seed's {seed['partitions']} partitions, before+after)")
-        engines = ([] if a.no_oracle else [("oracle", "-")]) + [("spark", m) for m in a.masters]
-        for engine, master in engines:
-            r = run_engine(ds, engine, master, os.path.join(a.work, "report.json"))
+        engines = ([] if a.no_oracle else [("oracle", "-", "-")]) + [
+            ("spark", m, scan) for m in a.masters for scan in a.scans]
+        for engine, master, scan in engines:
+            r = run_engine(ds, engine, master, scan, os.path.join(a.work, "report.json"))
             r["gib"] = gib
             rows.append(r)
             mib = r["bytes"] / (1 << 20)
-            print(f"{engine:<7} {r['master']:<9} {mib:8.0f} MiB {r['records']:>11,} rec "
+            print(f"{engine:<7} {r['master']:<9} {r['scan']:<8} {mib:8.0f} MiB {r['records']:>11,} rec "
                   f"{r['wall_s']:7.1f}s wall  {mib / r['wall_s']:6.1f} MiB/s "
-                  f"{r['records'] / r['wall_s']:>9,.0f} rec/s  violations={r['violations']}  "
-                  f"phases={r['phases']}", flush=True)
+                  f"{r['records'] / r['wall_s']:>9,.0f} rec/s  cpu {r['cpu_s']:6.1f}s "
+                  f"({mib / r['cpu_s']:5.1f} MiB per cpu-s)  load {r['load']:.1f}  "
+                  f"violations={r['violations']}  phases={r['phases']}", flush=True)
         if not a.keep:
             shutil.rmtree(os.path.join(a.work, f"ds-{gib:g}G"))
     print(json.dumps(rows, indent=1))

@@ -1,4 +1,4 @@
-"""`kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE.json]`.
+"""`kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--conf K=V]... [--report FILE]`.
 
 Wiring: `add_arguments(subparser)` + `run(args)`, or `main(argv)`; also runnable as a script
 (`spark-submit coordinator/verify/cli.py DATA_DIR ...` or `python -m coordinator.verify.cli`).
@@ -25,7 +25,7 @@ __all__ = ["add_arguments", "run", "main"]
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("data_dir", help="data dir holding <topic>-<partition> dirs (after cleaning)")
     p.add_argument("--before", help="the same data dir before cleaning: enables compaction checks")
-    p.add_argument("--ledger", help="JSON lines of acknowledged commits and deletions")
+    p.add_argument("--ledger", help="acknowledged commits and deletions (Parquet, or JSON lines)")
     p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     p.add_argument("--report", help="write the machine-readable report here (JSON)")
     p.add_argument("--cleaned-at-ms", type=int, default=None,
@@ -44,6 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--local-dir", default=None, help="spark.local.dir (shuffle spill)")
     p.add_argument("--max-examples", type=int, default=1000,
                    help="violations listed per check (all are counted)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting (repeatable), e.g. spark.executor.memory=4g")
+    p.add_argument("--scan", choices=("auto", "compiled", "python"), default="auto",
+                   help="record scan in the workers: compiled (numba) or pure Python "
+                        "(default: compiled when numba is installed)")
     p.add_argument("--engine", choices=("spark", "oracle"), default="spark")
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -117,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
         if not os.path.isdir(path):
             print(f"kgc verify: {path} is not a directory", file=sys.stderr)
             return 2
+    if any("=" not in c for c in args.conf):
+        print("kgc verify: --conf takes KEY=VALUE", file=sys.stderr)
+        return 2
     if args.ledger and not os.path.isfile(args.ledger):
         print(f"kgc verify: ledger {args.ledger} not found", file=sys.stderr)
         return 2
@@ -130,8 +138,10 @@ def run(args: argparse.Namespace) -> int:
         from coordinator.verify.session import get_session
         if not args.quiet:
             print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
+        conf = dict(c.split("=", 1) for c in args.conf)
         spark = get_session(args.master, driver_memory=args.driver_memory,
-                            shuffle_partitions=args.shuffle_partitions, local_dir=args.local_dir)
+                            shuffle_partitions=args.shuffle_partitions, local_dir=args.local_dir,
+                            extra=conf)
         session_s = time.monotonic() - t0
         with _Progress(spark, args.quiet) as progress:
             report = spark_checks.run(spark, args.data_dir, before=args.before,
@@ -139,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
                                       num_partitions=args.offsets_partitions,
                                       split_bytes=args.split_bytes,
                                       pack_bytes=args.pack_bytes,
-                                      max_examples=args.max_examples, phase=progress.set_phase)
+                                      max_examples=args.max_examples, engine=args.scan,
+                                      phase=progress.set_phase)
     elapsed = time.monotonic() - t0
     report.stats["elapsed_s"] = round(elapsed, 3)
     if args.engine == "spark":

@@ -18,7 +18,7 @@ from storage.batch import HEADER_SIZE
 from storage.batch.scan import Frames
 from storage.index import OffsetIndex
 
-__all__ = ["Split", "PartitionDir", "list_partition_dirs", "plan_splits", "segment_path",
+__all__ = ["Split", "PartitionDir", "list_partition_dirs", "plan_splits", "pack", "segment_path",
            "active_bases", "Violation", "OFFSETS_TOPIC"]
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -183,3 +183,20 @@ def plan_splits(data_dir: str, *, split_bytes: int = 64 << 20,
                                 False, None, rend, pdir.topic == OFFSETS_TOPIC,
                                 num_offsets_partitions, notes))
     return splits
+
+
+def pack(splits: list[Split], pack_bytes: int) -> list[list[Split]]:
+    """Consecutive splits (log order, so a task's splits are mostly of one partition and its
+    key aggregates merge, rows.task_rows) into bins of about `pack_bytes`; biggest bins first,
+    so that on few cores a large one does not start last."""
+    bins: list[list[Split]] = []
+    sizes: list[int] = []
+    for s in splits:
+        n = s.end - s.start
+        if not bins or sizes[-1] + n > pack_bytes:
+            bins.append([])
+            sizes.append(0)
+        bins[-1].append(s)
+        sizes[-1] += n
+    order = sorted(range(len(bins)), key=lambda i: -sizes[i])
+    return [bins[i] for i in order]

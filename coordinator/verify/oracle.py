@@ -4,13 +4,18 @@ Structure comes from the shared scan (one split per segment, so no cross-split j
 segment boundaries); records are decoded independently with storage.batch.iter_records and
 groups.records.decode_record (not scan.py's fast decoder), streamed one partition at a time.
 Batch trust rules match scan.py: framing stops at the first unframeable batch; CRC-bad or
-unparseable batches contribute nothing.
+unparseable batches contribute nothing. Transactions: a first pass over each partition lists
+its end-transaction markers (storage's read_marker); a transactional batch counts only if the
+first marker of its producer at a higher offset is a COMMIT (Kafka's OffsetMetadataManager
+replay and its cleaner's aborted-transaction rule); control batches are never records.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +24,7 @@ from crc32c import crc32c
 from coordinator.verify.layout import active_bases, list_partition_dirs, plan_splits, segment_path
 from coordinator.verify.rules import Report, continuity, offsets_dir, replay_ledger
 from coordinator.verify.scan import decode_latest, scan_split
-from storage.batch import InvalidBatch, decode_header, iter_records, verify_crc
+from storage.batch import BatchHeader, InvalidBatch, decode_header, iter_records, read_marker, verify_crc
 
 __all__ = ["verify", "LogView"]
 
@@ -40,19 +45,60 @@ class LogView:
     bytes: int = 0
 
 
-def _walk(path: str, rend: int, name: str, view: LogView) -> None:
+def _trusted(path: str, view: LogView | None = None) -> Iterator[tuple[int, BatchHeader, bytes]]:
+    """The CRC-valid batches (non-negative lastOffsetDelta and count) of a segment, up to the
+    first one that cannot be framed."""
     with open(path, "rb") as f:
         data = f.read()
-    view.bytes += len(data)
+    if view is not None:
+        view.bytes += len(data)
     pos, size = 0, len(data)
     while size - pos >= 61:
         h = decode_header(data, pos)
         if h.magic != 2 or h.size < 61 or pos + h.size > size:
             return
         raw = data[pos:pos + h.size]
-        if not verify_crc(raw) or h.last_offset_delta < 0 or h.records_count < 0:
-            pos += h.size
-            continue
+        if verify_crc(raw) and h.last_offset_delta >= 0 and h.records_count >= 0:
+            yield pos, h, raw
+        pos += h.size
+
+
+Markers = dict[int, tuple[list[int], list[bool]]]  # producer id -> (marker offsets, commit flags)
+
+
+def _markers(paths: list[str]) -> Markers:
+    out: Markers = {}
+    for path in paths:
+        for _, h, raw in _trusted(path):
+            if h.is_control:
+                try:
+                    marker = read_marker(raw)
+                except (InvalidBatch, IndexError, ValueError):
+                    continue
+                if marker is not None:
+                    offsets, commits = out.setdefault(h.producer_id, ([], []))
+                    offsets.append(h.base_offset)
+                    commits.append(marker.commit)
+    for offsets, commits in out.values():
+        order = sorted(range(len(offsets)), key=offsets.__getitem__)
+        offsets[:], commits[:] = [offsets[i] for i in order], [commits[i] for i in order]
+    return out
+
+
+def _counts(h: BatchHeader, markers: Markers) -> bool:
+    """The batch's records are data that counts: plain, or in a transaction whose producer's
+    next marker is a COMMIT."""
+    if h.is_control:
+        return False
+    if not h.is_transactional:
+        return True
+    offsets, commits = markers.get(h.producer_id, ([], []))
+    i = bisect_right(offsets, h.last_offset)
+    return i < len(offsets) and commits[i]
+
+
+def _walk(path: str, rend: int, name: str, view: LogView, markers: Markers) -> None:
+    for pos, h, raw in _trusted(path, view):
         region = 1 if h.base_offset >= rend else 0
         view.batches[(name, h.base_offset)] = (h.last_offset, h.crc, h.size, h.producer_id,
                                                h.producer_epoch, h.base_sequence, region, path, pos)
@@ -60,7 +106,9 @@ def _walk(path: str, rend: int, name: str, view: LogView) -> None:
         try:
             recs = list(iter_records(raw))
         except InvalidBatch:
-            pos += h.size
+            continue
+        view.records += len(recs)
+        if not _counts(h, markers):
             continue
         horizon = h.delete_horizon_ms
         for r in recs:
@@ -76,8 +124,6 @@ def _walk(path: str, rend: int, name: str, view: LogView) -> None:
                 else:
                     a[0] += 1
                     a[2] = info
-        view.records += len(recs)
-        pos += h.size
 
 
 def _scan_log(root: str, region_end: dict[str, int] | None, nparts: int, report: Report) -> LogView:
@@ -98,8 +144,10 @@ def _scan_log(root: str, region_end: dict[str, int] | None, nparts: int, report:
         if pdir.path in leo:
             view.leo[pdir.name] = leo[pdir.path]
         rend = (region_end or {}).get(pdir.name, pdir.segments[-1] if pdir.segments else 0)
-        for base in pdir.segments:
-            _walk(segment_path(pdir.path, base), rend, pdir.name, view)
+        paths = [segment_path(pdir.path, base) for base in pdir.segments]
+        markers = _markers(paths)
+        for path in paths:
+            _walk(path, rend, pdir.name, view, markers)
     return view
 
 

@@ -8,18 +8,18 @@ position, offset); messages are for people and may differ between the two implem
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from coordinator.verify.layout import Violation, segment_path
+from coordinator.verify.ledger import read_events
 
 __all__ = ["continuity", "replay_ledger", "Report", "CHECKS"]
 
 CHECKS = {
-    "S1": "batch parses: magic 2, length, CRC-32C, record framing",
+    "S1": "batch parses: magic 2, length, CRC-32C, record framing, end-transaction markers",
     "S2": "offsets strictly increasing within and across batches and segments",
     "S3": "segment bounds and file names",
     "S4": "no torn tail: .log size is the sum of its batches",
@@ -80,12 +80,7 @@ def replay_ledger(path: str) -> dict[tuple[str, str, int], tuple[str, int, str]]
     """(group, topic, partition) -> (group, offset, metadata) that clients were told is
     committed: the last acknowledged commit, unless an offset deletion (expiry, OffsetDelete)
     or a group deletion was acknowledged after it. Events apply in `seq` order."""
-    events = []
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                events.append(json.loads(line))
-    events.sort(key=lambda e: e["seq"])
+    events = sorted(read_events(path), key=lambda e: e["seq"])
     state: dict[tuple[str, str, int], tuple[str, int, str]] = {}
     by_group: dict[str, set[tuple[str, str, int]]] = {}
     for e in events:

@@ -7,6 +7,9 @@ contributes no records; framing stops at the first batch that cannot be framed (
 length, or a torn tail), because a length-prefixed log cannot be resynchronised.
 Records are aggregated per (region, key): count, first and last occurrence; the last record of
 each key is decoded with groups/records.py, so full decoding costs one call per key per split.
+Transactions (txn.py): only plain and committed records are aggregated; records whose marker
+lies beyond the split are aggregated apart per (region, producer, key), and the split's
+end-transaction markers are listed, for the driver to resolve them.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ from typing import Any
 
 from crc32c import crc32c
 
+from coordinator.verify.layout import Split, Violation, read_index, segment_path
+from coordinator.verify.txn import AGGREGATE, CONTROL, DEFER, G1, PLAIN, TXN_BITS, batch_modes, read_control
 from storage.batch import InvalidBatch, crc_matches
-from storage.batch.layout import DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT
-from storage.batch.scan import Frames, record_spans, records_region
+from storage.batch.layout import CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, Buffer
+from storage.batch.scan import Frames, RecordSpan, record_spans, records_region
 from storage.index import TimeIndex
 
-from coordinator.verify.layout import Split, Violation, read_index, segment_path
-from storage.batch import HEADER_SIZE, InvalidBatch, iter_records
-
-__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "KEY_FIELDS"]
+__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message",
+           "KEY_FIELDS"]
 
 _TIME_ENTRY = TimeIndex.ENTRY
 
@@ -55,6 +58,7 @@ class Summary:
     batches: int = 0
     records: int = 0
     max_timestamp: int = -1
+    txn_batches: int = 0  # trusted transactional and control batches
     log_end: int | None = None  # nextOffset of the last CRC-valid batch (log end offset)
     # (index file position, entry offset) of an index entry at `start` > 0: its "every earlier
     # batch ends below the entry" half of S5 needs the previous split's last offset.
@@ -66,25 +70,53 @@ class ScanResult:
     violations: list[Violation] = field(default_factory=list)
     summary: Summary | None = None
     keys: dict[tuple[int, bytes | None], list[Any]] = field(default_factory=dict)
+    # (region, producer id, key) -> aggregate of records whose marker is beyond the split
+    deferred: dict[tuple[int, int, bytes | None], list[Any]] = field(default_factory=dict)
+    markers: list[tuple[int, int, bool]] = field(default_factory=list)  # (offset, producer id, commit)
     batches: list[tuple] = field(default_factory=list)  # (pos, base, last, crc, size, count, pid, epoch, seq, region)
+
+
+G1_MESSAGES = {
+    1: "record has no key or a key shorter than its int16 type",
+    2: "value of key type {kt} is shorter than its int16 version",
+    3: "value version {vv} is outside 0-4 for key type {kt}",
+    4: "unknown key type {kt}",
+}
+
+
+def g1_message(code: int, kt: int, vv: int) -> str:
+    return G1_MESSAGES[code].format(kt=kt, vv=vv)
 
 
 def _g1(key: bytes | None, value: bytes | None) -> str | None:
     """Cheap per-record schema check of a __consumer_offsets record (G1)."""
     if key is None or len(key) < 2:
-        return "record has no key or a key shorter than its int16 type"
+        return g1_message(1, 0, 0)
     kt = int.from_bytes(key[:2], "big", signed=True)
     if 0 <= kt <= 2:
         if value is not None:
             if len(value) < 2:
-                return f"value of key type {kt} is shorter than its int16 version"
+                return g1_message(2, kt, 0)
             vv = int.from_bytes(value[:2], "big", signed=True)
             if not 0 <= vv <= 4:
-                return f"value version {vv} is outside 0-4 for key type {kt}"
+                return g1_message(3, kt, vv)
         return None
     if 3 <= kt <= 16:  # KIP-848/KIP-932 types: valid Kafka records this coordinator never writes
         return None
-    return f"unknown key type {kt}"
+    return g1_message(4, kt, 0)
+
+
+_I64 = 1 << 63
+
+
+def checked_spans(data: Buffer, pos: int, stop: int, count: int) -> list[RecordSpan]:
+    """storage's record_spans, plus: offset and timestamp deltas fit in 64 bits (the Arrow
+    columns and the compiled path hold them as int64). Raises InvalidBatch."""
+    spans = record_spans(data, pos, stop, count)
+    for od, tsd, *_ in spans:
+        if not (-_I64 <= od < _I64 and -_I64 <= tsd < _I64):
+            raise InvalidBatch(f"offset delta {od} or timestamp delta {tsd} is outside int64")
+    return spans
 
 
 def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
@@ -105,11 +137,13 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
     found: dict[int, tuple[int, int | None] | None] = {}  # entry position -> (base, prev last)
     s = Summary(split.name, split.dir, split.segment, split.start, split.end, split.start, False)
     by_region: tuple[dict, dict] = ({}, {})
+    deferred: dict[tuple[int, int], dict] = {}
     rend, is_off = split.region_end, split.is_offsets_topic
     prev_last: int | None = None
     pos, end = split.start, split.end
-    frames = Frames(mm, pos, size)  # framing only: a CRC-bad batch is reported, then skipped
+    txn: dict[int, tuple[int, str | None]] | None = None  # built at the first such batch
     try:
+        frames = Frames(mm, pos, size)  # framing only: a CRC-bad batch is reported, then skipped
         for pos, _, _, (base, blen, _, _, crc, attrs, lod, base_ts, max_ts, pid, pep, bseq,
                         count) in frames:
             if pos >= end:
@@ -139,6 +173,12 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                 s.max_timestamp = max_ts
             horizon = base_ts if attrs & DELETE_HORIZON_BIT else None
             region = 1 if base >= rend else 0
+            mode, marker_error = PLAIN, None
+            if attrs & TXN_BITS:
+                s.txn_batches += 1
+                if txn is None:
+                    txn = _transactions(mm, pos, end, size, res.markers)
+                mode, marker_error = txn[pos]
             if emit_batches:
                 res.batches.append((pos, base, last, crc, bsize, count, pid, pep, bseq, region,
                                     horizon))
@@ -146,45 +186,54 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                 continue
             try:
                 data, rpos, rstop = records_region(mm[pos:pos + bsize], 0, bsize, attrs)
-                spans = record_spans(data, rpos, rstop, count)
+                assert isinstance(data, bytes)  # the batch's bytes, or a decompressed blob
+                spans = checked_spans(data, rpos, rstop, count)
             except InvalidBatch as exc:
                 viol(("S1", log, pos, base, f"records do not parse: {exc}"))
                 continue
+            s.records += len(spans)
+            if marker_error is not None:
+                viol(("S1", log, pos, base, marker_error))
             log_append = attrs & TIMESTAMP_TYPE_BIT
-            kd = by_region[region]  # one dict per region: no tuple key per record
+            # One dict per region (and producer, for deferred records): no tuple key per record.
+            kd = by_region[region] if mode & AGGREGATE else deferred.setdefault((region, pid), {})
+            check_g1, collect = is_off and mode & G1, mode & (AGGREGATE | DEFER)
             prev_od = -1
             for od, tsd, kp, kl, vp, vl, _, _, _ in spans:
-                key = None if kl < 0 else data[kp:kp + kl]
-                value = None if vl < 0 else data[vp:vp + vl]
                 if od <= prev_od or od > lod:
                     viol(("S2", log, pos, base + od, f"record offset delta {od} is not increasing "
                                                      f"within [0, {lod}]"))
                 prev_od = od
+                if mode == CONTROL:
+                    continue
+                key = None if kl < 0 else data[kp:kp + kl]
+                value = None if vl < 0 else data[vp:vp + vl]
                 off = base + od
                 ts = max_ts if log_append else base_ts + tsd
                 # Fast path for what this coordinator writes (key type 0-2, value version 0-4);
                 # anything else takes the full check.
-                if is_off and not (key is not None and len(key) > 1 and key[0] == 0
-                                   and key[1] <= 2 and (value is None or (
-                                       len(value) > 1 and value[0] == 0 and value[1] <= 4))):
+                if check_g1 and not (key is not None and len(key) > 1 and key[0] == 0
+                                     and key[1] <= 2 and (value is None or (
+                                         len(value) > 1 and value[0] == 0 and value[1] <= 4))):
                     why = _g1(key, value)
                     if why:
                         viol(("G1", log, pos, off, why))
+                if not collect:
+                    continue
                 tomb = value is None
                 a = kd.get(key)
                 if a is None:
-                    kd[key] = [1, off, pos, off, pos, ts, -1 if tomb else crc32c(value), tomb,
+                    kd[key] = [1, off, pos, off, pos, ts, -1 if value is None else crc32c(value), tomb,
                                horizon, value]
                 else:
                     a[0] += 1
                     a[3] = off
                     a[4] = pos
                     a[5] = ts
-                    a[6] = -1 if tomb else crc32c(value)
+                    a[6] = -1 if value is None else crc32c(value)
                     a[7] = tomb
                     a[8] = horizon
                     a[9] = value
-            s.records += len(spans)
         problem = frames.problem
         if problem is not None and problem.position < end:
             # Framing stopped: a torn tail (S4) or bytes that are not a batch (S1).
@@ -194,14 +243,35 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             viol(("S5", log, split.end, None, "split boundary taken from the index is not a batch "
                                               "start of the batch chain"))
     finally:
-        if size:
-            mm.close()  # type: ignore[union-attr]
+        if isinstance(mm, mmap.mmap):
+            mm.close()
     res.keys = {(r, k): a for r in (0, 1) for k, a in by_region[r].items()}
+    res.deferred = {(r, p, k): a for (r, p), d in deferred.items() for k, a in d.items()}
     s.start_entry = _index_checks(split, entries, want, found, size, res.violations, index_path)
     if split.last:
         _time_index_checks(split, s, res.violations)
     res.summary = s
     return res
+
+
+def _transactions(mm: Any, start: int, end: int, size: int,
+                  markers: list[tuple[int, int, bool]]) -> dict[int, tuple[int, str | None]]:
+    """A framing pass from the split's first trusted transactional or control batch (`start`)
+    to its end: position -> (mode, marker error) of each such batch; appends the split's markers
+    (fastscan does the same over its batch table). A split without them never runs it."""
+    rows: list[tuple[int, int, bool | None]] = []
+    where: list[tuple[int, str | None]] = []
+    for pos, _, _, (base, blen, _, _, crc, attrs, lod, _, _, pid, _, _, count) in Frames(mm, start, size):
+        if pos >= end:
+            break
+        if not attrs & TXN_BITS or lod < 0 or count < 0 or not crc_matches(mm, pos, blen + 12, crc):
+            continue
+        marker, error = read_control(mm[pos:pos + blen + 12]) if attrs & CONTROL_BIT else (None, None)
+        if marker is not None:
+            markers.append((base, pid, marker))
+        rows.append((pid, attrs, marker))
+        where.append((pos, error))
+    return {pos: (mode, error) for (pos, error), mode in zip(where, batch_modes(rows))}
 
 
 def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, int],
@@ -229,11 +299,12 @@ def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, 
     deferred = None
     for pos, i in want.items():
         off = seg + entries[i][0]
-        hit = found.get(pos, False)
-        if hit is False:
+        if pos not in found:
             out.append(("S5", path, i * 8, off,
                         f"entry points at log position {pos}, which is not a batch start"))
-        elif hit is not None:
+            continue
+        hit = found[pos]
+        if hit is not None:
             base, prev_last = hit
             if base > off:
                 out.append(("S5", path, i * 8, off, f"entry offset {off} is below the base "

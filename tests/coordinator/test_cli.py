@@ -84,7 +84,7 @@ def test_verify_is_reachable_from_kgc(tmp_path, capsys, fault, status):
              + (["--fault", fault] if fault else []))
     capsys.readouterr()
     code = run(["verify", str(out / "after"), "--before", str(out / "before"), "--ledger",
-                str(out / "ledger.jsonl"), "--engine", "oracle", "--offsets-partitions", "2", "--quiet"])
+                str(out / "ledger.parquet"), "--engine", "oracle", "--offsets-partitions", "2", "--quiet"])
     assert code == status, capsys.readouterr()
 
 

@@ -1,6 +1,7 @@
 """Verifier fixtures: small generated datasets (once per session) and one shared SparkSession.
 
-`clean` is a generated data dir (before/after/ledger) cleaned by storage's cleaner; `faulty`
+`clean` is a generated data dir (before/after/ledger) cleaned by storage's cleaner, a fifth of
+its commits in transactions (committed, aborted, some left open); `faulty`
 is a copy with every fault kind injected, each into a different partition dir, so one Spark run
 covers all of them. Spark costs ~10 s to start, so the session is shared by every test.
 """
@@ -17,7 +18,7 @@ from coordinator.verify.faults import FAULTS, inject
 from coordinator.verify.generate import generate
 
 GEN = dict(records=30_000, partitions=10, groups=100, segment_bytes=32 << 10, workers=2,
-           user_topic_records=2_000, seed=7)
+           user_topic_records=2_000, seed=7, transactions=0.2)
 SPLIT_BYTES = 16 << 10  # smaller than a segment: exercises index-aligned sub-ranges
 FAULT_KINDS = sorted(FAULTS)
 

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from coordinator.verify import cli
+from coordinator.verify import cli, kernels
 from coordinator.verify.faults import iter_batches
-from coordinator.verify.layout import Split, plan_splits, segment_path
+from coordinator.verify.layout import plan_splits, segment_path
 from coordinator.verify.rules import continuity, replay_ledger
 from coordinator.verify.scan import scan_split
 
@@ -59,24 +59,45 @@ def test_split_points_are_batch_starts_even_with_a_corrupt_index(faulty):
         assert s.start in starts
 
 
-def test_scanning_in_sub_splits_equals_scanning_whole_segments(clean):
-    whole = plan_splits(clean["before"], split_bytes=1 << 62)
+def _counted(rows: list[dict]) -> dict:
+    """Per (name, region, key): (count, first offset, last offset, last value hash) of the
+    counted records, deferred rows resolved against the M rows (as the Spark job does)."""
+    markers: dict = {}
+    for r in sorted((r for r in rows if r["kind"] == "M"), key=lambda r: r["offset"]):
+        markers.setdefault((r["name"], r["producer_id"]), []).append((r["offset"], r["commit"]))
+    out: dict = {}
+    for r in (r for r in rows if r["kind"] == "K"):
+        if r["producer_id"] is not None:
+            after = [c for o, c in markers.get((r["name"], r["producer_id"]), []) if o > r["last_offset"]]
+            if not after or not after[0]:
+                continue
+        k = (r["name"], r["region"], r["key"])
+        a = out.get(k)
+        if a is None or r["last_offset"] > a[2]:
+            a, b = (r["count"], r["first_offset"], r["last_offset"], r["value_hash"]), a
+        else:
+            a, b = a, (r["count"], r["first_offset"], r["last_offset"], r["value_hash"])
+        out[k] = a if b is None else (a[0] + b[0], min(a[1], b[1]), a[2], a[3])
+    return out
+
+
+@pytest.mark.parametrize("engine", ["python", pytest.param("compiled", marks=pytest.mark.skipif(
+    not kernels.AVAILABLE, reason="numba is not installed"))])
+def test_key_rows_merged_over_sub_splits_equal_whole_segments(clean, engine):
+    import pyarrow as pa
+
+    from coordinator.verify.rows import task_rows
+    whole = plan_splits(clean["before"], split_bytes=1 << 40)
     parts = plan_splits(clean["before"], split_bytes=SPLIT_BYTES)
     assert len(parts) > len(whole)
 
-    def keys(splits: list[Split]) -> dict:
-        out: dict = {}
-        for s in splits:
-            for (region, key), a in scan_split(s).keys.items():
-                k = (s.name, region, key)
-                prev = out.get(k)
-                if prev is None or a[3] > prev[1]:
-                    out[k] = (prev[0] + a[0] if prev else a[0], a[3], a[6])
-                else:
-                    out[k] = (prev[0] + a[0], prev[1], prev[2])
-        return out
+    def rows(splits):
+        return pa.Table.from_batches(list(task_rows(splits, engine=engine))).to_pylist()
 
-    assert keys(parts) == keys(whole)
+    got, want = rows(parts), rows(whole)
+    deferred = sum(r["kind"] == "K" and r["producer_id"] is not None for r in got)
+    assert deferred > sum(r["kind"] == "K" and r["producer_id"] is not None for r in want) > 0
+    assert _counted(got) == _counted(want) and len(_counted(got)) > 1000
 
 
 def test_continuity_flags_offsets_overlapping_the_next_segment():
@@ -124,6 +145,10 @@ def test_cli_oracle_engine_exit_codes_and_report(clean, faulty, tmp_path, capsys
 
 def test_cli_rejects_a_missing_dir(tmp_path):
     assert cli.main([str(tmp_path / "nope"), "--engine", "oracle", "--quiet"]) == 2
+
+
+def test_cli_rejects_a_conf_without_a_value(tmp_path):
+    assert cli.main([str(tmp_path), "--conf", "spark.executor.memory", "--quiet"]) == 2
 
 
 def _segment_with_index(tmp_path, entries_for) -> str:

@@ -18,14 +18,21 @@ def _key(f: dict) -> tuple:
     return (f["check"], f["file"], f["position"], f["offset"])
 
 
-def test_spark_cli_passes_clean_logs(spark, clean, tmp_path):
+@pytest.mark.parametrize("scan", ["python", "auto"])
+def test_spark_cli_passes_clean_logs(spark, clean, tmp_path, scan):
     report = tmp_path / "report.json"
-    rc = cli.main([clean["after"], "--before", clean["before"], "--ledger", clean["ledger"],
-                   "--master", "local[2]", "--shuffle-partitions", "4",
-                   "--split-bytes", str(SPLIT_BYTES), "--pack-bytes", str(1 << 20),
-                   "--cleaned-at-ms", str(clean["cleaned_at_ms"]),
-                   "--offsets-partitions", str(clean["partitions"]), "--report", str(report),
-                   "--quiet"])
+    try:
+        # getOrCreate hands back the shared session: --conf still sets its runtime SQL settings.
+        rc = cli.main([clean["after"], "--before", clean["before"], "--ledger", clean["ledger"],
+                       "--master", "local[2]", "--shuffle-partitions", "4", "--scan", scan,
+                       "--conf", "spark.sql.shuffle.partitions=3",
+                       "--split-bytes", str(SPLIT_BYTES), "--pack-bytes", str(1 << 20),
+                       "--cleaned-at-ms", str(clean["cleaned_at_ms"]),
+                       "--offsets-partitions", str(clean["partitions"]), "--report", str(report),
+                       "--quiet"])
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "4")
     doc = json.loads(report.read_text())
     assert (rc, doc["ok"], doc["violations"]) == (0, True, [])
     assert doc["stats"]["splits"] > 0
