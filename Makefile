@@ -37,6 +37,7 @@ install-dev: $(STAMP)-dev
 # mypy's default strictness). CI runs it before the tests.
 check: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict protocol storage
 	$(BIN)/mypy coordinator
 

@@ -14,6 +14,7 @@ Each cell is "min / median" wall time in ms over repeated runs (at least 5, up t
 seconds per cell): the minimum is the run least disturbed by other processes on the machine.
 Prints figures; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,8 +79,10 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.3, help="seconds of repeats per cell")
     args = parser.parse_args()
 
-    print(f"{'assignor':8} {'subscriptions':13} {'partitions':>10} {'members':>7} "
-          f"{'full ms (min / med)':>21} {'steady ms':>21} {'join ms':>21}")
+    print(
+        f"{'assignor':8} {'subscriptions':13} {'partitions':>10} {'members':>7} "
+        f"{'full ms (min / med)':>21} {'steady ms':>21} {'join ms':>21}"
+    )
     for name in args.assignors.split(","):
         assignor = ASSIGNORS[name]
         for homogeneous in (True, False):
@@ -94,11 +97,15 @@ def main() -> None:
                     joined = dict(subs)
                     joined["member-new"] = next(iter(subs.values()))
                     join = GroupSpec(joined, kind, current)
-                    figures = [timed(lambda s=s, a=assignor, t=topics: a.assign(s, t), args.budget)  # type: ignore[misc]
-                               for s in (empty, steady, join)]
+                    figures = [
+                        timed(lambda s=s, a=assignor, t=topics: a.assign(s, t), args.budget)  # type: ignore[misc]
+                        for s in (empty, steady, join)
+                    ]
                     label = "homogeneous" if homogeneous else "heterogeneous"
-                    print(f"{name:8} {label:13} {partitions:>10} {members:>7} "
-                          + " ".join(f"{f:>21}" for f in figures), flush=True)
+                    print(
+                        f"{name:8} {label:13} {partitions:>10} {members:>7} " + " ".join(f"{f:>21}" for f in figures),
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -58,8 +58,7 @@ def generate(path: str, size: int, pattern: str, value_bytes: int, batch: int, s
         else:
             stream = [rng.randrange(keys) for _ in range(keys)]
         for i in range(0, len(stream), batch):
-            recs = [Record(key=(key_fmt % (k, k % 97, k % 50)).encode(), value=value)
-                    for k in stream[i:i + batch]]
+            recs = [Record(key=(key_fmt % (k, k % 97, k % 50)).encode(), value=value) for k in stream[i : i + batch]]
             log.append_records(recs)
             written += len(recs)
             if log.size_bytes >= size:
@@ -78,6 +77,7 @@ def clean_only(path: str, dedupe_mib: int, profile: bool) -> None:
     if profile:
         import cProfile
         import pstats
+
         prof = cProfile.Profile(time.process_time)
         stats = prof.runcall(cleaner.clean, log, force=True)
         pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(15)
@@ -91,16 +91,26 @@ def clean_only(path: str, dedupe_mib: int, profile: bool) -> None:
         for line in f:
             if line.startswith("VmHWM:"):
                 hwm = int(line.split()[1]) * 1024
-    print(json.dumps({
-        "input_mib": round(size_in / 2**20, 1), "output_mib": round(size_out / 2**20, 1),
-        "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-        "mib_per_s": round(size_in / 2**20 / wall, 1),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "vm_hwm_mib": round(hwm / 2**20, 1),
-        "copied": stats.batches_copied, "rebuilt": stats.batches_rebuilt,
-        "dropped": stats.batches_dropped, "emptied": stats.batches_emptied,
-        "map_entries": stats.map_entries, "segments_in": stats.segments_in,
-        "segments_out": stats.segments_out}))
+    print(
+        json.dumps(
+            {
+                "input_mib": round(size_in / 2**20, 1),
+                "output_mib": round(size_out / 2**20, 1),
+                "wall_s": round(wall, 2),
+                "cpu_s": round(cpu, 2),
+                "mib_per_s": round(size_in / 2**20 / wall, 1),
+                "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "vm_hwm_mib": round(hwm / 2**20, 1),
+                "copied": stats.batches_copied,
+                "rebuilt": stats.batches_rebuilt,
+                "dropped": stats.batches_dropped,
+                "emptied": stats.batches_emptied,
+                "map_entries": stats.map_entries,
+                "segments_in": stats.segments_in,
+                "segments_out": stats.segments_out,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -112,8 +122,7 @@ def main() -> None:
     ap.add_argument("--dedupe-mib", type=int, default=128)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--clean-only", metavar="DIR")
-    ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it (for --clean-only A/B runs "
-                    "on copies)")
+    ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it (for --clean-only A/B runs on copies)")
     args = ap.parse_args()
     if args.clean_only:
         clean_only(args.clean_only, args.dedupe_mib, args.profile)
@@ -122,12 +131,20 @@ def main() -> None:
     path = os.path.join(root, "__consumer_offsets-0")
     try:
         gen = generate(path, args.size_mib << 20, args.pattern, args.value_bytes, args.batch)
-        print(json.dumps({"pattern": args.pattern, "value_bytes": args.value_bytes,
-                          "batch": args.batch, **gen}), flush=True)
+        print(
+            json.dumps({"pattern": args.pattern, "value_bytes": args.value_bytes, "batch": args.batch, **gen}),
+            flush=True,
+        )
         if args.keep:
             return
-        cmd = [sys.executable, os.path.abspath(__file__), "--clean-only", path,
-               "--dedupe-mib", str(args.dedupe_mib)] + (["--profile"] if args.profile else [])
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--clean-only",
+            path,
+            "--dedupe-mib",
+            str(args.dedupe_mib),
+        ] + (["--profile"] if args.profile else [])
         subprocess.run(cmd, check=True)
     finally:
         if not args.keep:

@@ -15,6 +15,7 @@ earlier kgc checkout with --baseline), every server in its own process, in the s
    each), all in one group and then each in its own group: aggregate commits/s (kgc only).
 Prints figures; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -89,8 +90,15 @@ def confluent_commits(server: Running, seconds: float) -> dict[int, tuple[float,
     """width -> (commits/s, p50 s, p99 s, server CPU us per commit)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "bench-confluent",
-                         "enable.auto.commit": False, "session.timeout.ms": 30000, "log_level": 3})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": server.bootstrap,
+            "group.id": "bench-confluent",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 30000,
+            "log_level": 3,
+        }
+    )
     consumer.subscribe([TOPIC])
     deadline = time.monotonic() + 60
     while len(consumer.assignment()) < PARTITIONS:
@@ -109,17 +117,33 @@ def confluent_commits(server: Running, seconds: float) -> dict[int, tuple[float,
                 started = time.perf_counter()
                 consumer.commit(offsets=offsets, asynchronous=False)
                 latencies.append(time.perf_counter() - started)
-        results[width] = (len(latencies) / sum(latencies), statistics.median(latencies),
-                          _percentile(latencies, 0.99), cpu.per(len(latencies)))
+        results[width] = (
+            len(latencies) / sum(latencies),
+            statistics.median(latencies),
+            _percentile(latencies, 0.99),
+            cpu.per(len(latencies)),
+        )
     consumer.close()
     return results
 
 
 def commit_frame(group: str, offset: int) -> bytes:
     header = encode_request_header(RequestHeader(ApiKey.OFFSET_COMMIT, 8, offset, "bench"))
-    body = encode_request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(group_id=group, topics=[
-        OffsetCommitRequestTopic(name=TOPIC, partitions=[
-            OffsetCommitRequestPartition(partition_index=offset % PARTITIONS, committed_offset=offset)])]))
+    body = encode_request(
+        ApiKey.OFFSET_COMMIT,
+        8,
+        OffsetCommitRequest(
+            group_id=group,
+            topics=[
+                OffsetCommitRequestTopic(
+                    name=TOPIC,
+                    partitions=[
+                        OffsetCommitRequestPartition(partition_index=offset % PARTITIONS, committed_offset=offset)
+                    ],
+                )
+            ],
+        ),
+    )
     payload = header + body
     return struct.pack(">i", len(payload)) + payload
 
@@ -136,7 +160,7 @@ async def one_connection(port: int, group: str, seconds: float, counts: list[int
             if len(buffer) >= 4:
                 size = struct.unpack_from(">i", buffer)[0]
                 if len(buffer) >= 4 + size:
-                    del buffer[:4 + size]
+                    del buffer[: 4 + size]
                     break
             data = await stream.receive_some(1 << 16)
             if not data:
@@ -157,14 +181,18 @@ async def many_connections(server: Running, connections: int, seconds: float, sa
                 nursery.start_soon(one_connection, server.port, group, seconds, counts)
     elapsed = trio.current_time() - started
     where = "one group" if same_group else f"{connections} groups"
-    print(f"  {server.name:14s} {connections} connections, 1 partition per commit, {where:10s}: "
-          f"{sum(counts) / elapsed:8.0f} commits/s aggregate  server CPU {cpu.per(sum(counts)):5.0f} us/commit")
+    print(
+        f"  {server.name:14s} {connections} connections, 1 partition per commit, {where:10s}: "
+        f"{sum(counts) / elapsed:8.0f} commits/s aggregate  server CPU {cpu.per(sum(counts)):5.0f} us/commit"
+    )
 
 
 def print_row(name: str, mode: str, results: dict[int, tuple[float, float, float, float]]) -> None:
     for width, (rate, p50, p99, cpu) in results.items():
-        print(f"  {name:14s} {mode:13s} {width:3d}p {rate:9.0f}/s  p50 {p50 * 1e3:6.3f} ms  p99 {p99 * 1e3:6.3f} ms"
-              f"  server CPU {cpu:5.0f} us/commit")
+        print(
+            f"  {name:14s} {mode:13s} {width:3d}p {rate:9.0f}/s  p50 {p50 * 1e3:6.3f} ms  p99 {p99 * 1e3:6.3f} ms"
+            f"  server CPU {cpu:5.0f} us/commit"
+        )
 
 
 def main() -> None:
@@ -175,22 +203,30 @@ def main() -> None:
     parser.add_argument("--modes", default="group_commit,interval", help="kgc log.flush.mode values to run")
     parser.add_argument("--baseline", metavar="DIR", help="also run the kgc checked out in DIR (A/B)")
     parser.add_argument("--no-mock", action="store_true")
-    parser.add_argument("--profile", metavar="PATH",
-                        help="run this tree's server under cProfile, write stats to PATH, print the top")
+    parser.add_argument(
+        "--profile", metavar="PATH", help="run this tree's server under cProfile, write stats to PATH, print the top"
+    )
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     trees = [None] + ([args.baseline] if args.baseline else [])
     with tempfile.TemporaryDirectory(prefix="kgc-commit-bench-") as root:
         median, p99 = fdatasync_latency(root)
-        print(f"disk: fdatasync after a 200-byte append: median {median * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} ms"
-              f" -> at most {1 / median:,.0f} durable sync commits/s for one client")
+        print(
+            f"disk: fdatasync after a 200-byte append: median {median * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} ms"
+            f" -> at most {1 / median:,.0f} durable sync commits/s for one client"
+        )
         if args.only != "raw":
             print("one confluent-kafka consumer, synchronous commits:")
             for tree in trees:
                 for mode in args.modes.split(","):
                     data_dir = tempfile.mkdtemp(dir=root)
-                    server = start_kgc(data_dir, settings={"log.flush.mode": mode}, topics={TOPIC: PARTITIONS},
-                                       baseline=tree, profile=args.profile if tree is None else None)
+                    server = start_kgc(
+                        data_dir,
+                        settings={"log.flush.mode": mode},
+                        topics={TOPIC: PARTITIONS},
+                        baseline=tree,
+                        profile=args.profile if tree is None else None,
+                    )
                     try:
                         print_row(server.name, mode, confluent_commits(server, args.seconds))
                     finally:
@@ -213,6 +249,7 @@ def main() -> None:
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.profile:
         import pstats
+
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(30)
 
 

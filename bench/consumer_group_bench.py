@@ -16,6 +16,7 @@ real `kgc serve` processes.
    the 2 cores with the server.
 Prints figures; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,14 +63,19 @@ def covered(ownership: Ownership, members: list[ConfluentMember], topic: str) ->
     return owned == [(topic, p) for p in range(PARTITIONS)] and all(snap.get(m.name) for m in members)
 
 
-def make_members(protocol: str, bootstrap: str, group: str, topic: str, ownership: Ownership, n: int,
-                 prefix: str = "m") -> list[ConfluentMember]:
+def make_members(
+    protocol: str, bootstrap: str, group: str, topic: str, ownership: Ownership, n: int, prefix: str = "m"
+) -> list[ConfluentMember]:
     if protocol == "consumer":
-        return [ConsumerProtocolMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, poll_timeout=0.01)
-                for i in range(n)]
+        return [
+            ConsumerProtocolMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, poll_timeout=0.01)
+            for i in range(n)
+        ]
     config = {"heartbeat.interval.ms": HEARTBEAT_MS, "session.timeout.ms": 6000}
-    return [ConfluentMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, config, poll_timeout=0.01)
-            for i in range(n)]
+    return [
+        ConfluentMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, config, poll_timeout=0.01)
+        for i in range(n)
+    ]
 
 
 def formation(protocol: str, bootstrap: str, n: int, trial: int, tag: str) -> float:
@@ -106,9 +112,11 @@ def leave_to_stable(protocol: str, bootstrap: str, trial: int, tag: str) -> floa
 
 
 def client_benches(trials: int) -> None:
-    runs = (("classic", {"group.initial.rebalance.delay.ms": 0}, "classic, initial delay 0"),
-            ("classic", {"group.initial.rebalance.delay.ms": 500}, "classic, initial delay 500 ms"),
-            ("consumer", {}, "consumer protocol (KIP-848)"))
+    runs = (
+        ("classic", {"group.initial.rebalance.delay.ms": 0}, "classic, initial delay 0"),
+        ("classic", {"group.initial.rebalance.delay.ms": 500}, "classic, initial delay 500 ms"),
+        ("consumer", {}, "consumer protocol (KIP-848)"),
+    )
     for protocol, settings, label in runs:
         with tempfile.TemporaryDirectory(prefix="kgc-kip848-bench-") as data:
             proc, port = start_server(data, {**SERVER, **settings})
@@ -133,20 +141,38 @@ async def form_consumer_group(port: int, group: str, size: int, out: list[RawMem
     epochs: dict[int, int] = {}
     for i, m in enumerate(members):
         m.member_id = f"{group}-m{i}"
-        joined = await m.client.request(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, ConsumerGroupHeartbeatRequest(
-            group_id=group, member_id=m.member_id, member_epoch=0, rebalance_timeout_ms=30_000,
-            subscribed_topic_names=["bench"], topic_partitions=[]))
+        joined = await m.client.request(
+            ApiKey.CONSUMER_GROUP_HEARTBEAT,
+            1,
+            ConsumerGroupHeartbeatRequest(
+                group_id=group,
+                member_id=m.member_id,
+                member_epoch=0,
+                rebalance_timeout_ms=30_000,
+                subscribed_topic_names=["bench"],
+                topic_partitions=[],
+            ),
+        )
         assert joined.error_code == 0, joined
         epochs[i] = joined.member_epoch
     for _ in range(5):  # everyone catches up with the last epoch
         for i, m in enumerate(members):
-            beat = await m.client.request(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, ConsumerGroupHeartbeatRequest(
-                group_id=group, member_id=m.member_id, member_epoch=epochs[i], topic_partitions=[]))
+            beat = await m.client.request(
+                ApiKey.CONSUMER_GROUP_HEARTBEAT,
+                1,
+                ConsumerGroupHeartbeatRequest(
+                    group_id=group, member_id=m.member_id, member_epoch=epochs[i], topic_partitions=[]
+                ),
+            )
             assert beat.error_code == 0, beat
             epochs[i] = beat.member_epoch
     for i, m in enumerate(members):
-        _, m.frame = m.client.encode(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, ConsumerGroupHeartbeatRequest(
-            group_id=group, member_id=m.member_id, member_epoch=epochs[i]), correlation_id=7)
+        _, m.frame = m.client.encode(
+            ApiKey.CONSUMER_GROUP_HEARTBEAT,
+            1,
+            ConsumerGroupHeartbeatRequest(group_id=group, member_id=m.member_id, member_epoch=epochs[i]),
+            correlation_id=7,
+        )
     out.extend(members)
 
 
@@ -171,8 +197,10 @@ async def beat(member: RawMember, until: float, error_at: int, latencies: list[f
 
 async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: float) -> None:
     # size | correlation id | (v1 response header: tagged fields) | throttle_time_ms | error_code
-    kinds = (("classic Heartbeat v3", form_group, 4 + 4 + 4),
-             ("ConsumerGroupHeartbeat v1", form_consumer_group, 4 + 4 + 1 + 4))
+    kinds = (
+        ("classic Heartbeat v3", form_group, 4 + 4 + 4),
+        ("ConsumerGroupHeartbeat v1", form_consumer_group, 4 + 4 + 1 + 4),
+    )
     for label, form, error_at in kinds:
         members: list[RawMember] = []
         async with trio.open_nursery() as nursery:
@@ -186,9 +214,11 @@ async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: f
                 nursery.start_soon(beat, m, began + seconds, error_at, latencies, errors)
         wall = time.perf_counter() - began
         cpu = server_cpu_seconds(pid) - cpu0
-        print(f"   {label:26s}: {len(latencies) / wall:7.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms"
-              f"   p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU per request "
-              f"{cpu / max(1, len(latencies)) * 1e6:5.0f} us   errors {len(errors)}")
+        print(
+            f"   {label:26s}: {len(latencies) / wall:7.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms"
+            f"   p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU per request "
+            f"{cpu / max(1, len(latencies)) * 1e6:5.0f} us   errors {len(errors)}"
+        )
         for m in members:
             await m.client.aclose()
 

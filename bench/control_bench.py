@@ -14,6 +14,7 @@ Prints microseconds per request (best of --repeat runs of --n requests); figures
 
     .venv/bin/python bench/control_bench.py --n 200000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,15 @@ from coordinator.runtime.clock import FakeClock, TrioClock
 from protocol.api import ApiKey
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 
-REQUEST = OffsetCommitRequest(group_id="bench", member_id="m", topics=[OffsetCommitRequestTopic(
-    name="t", partitions=[OffsetCommitRequestPartition(partition_index=p) for p in range(4)])])
+REQUEST = OffsetCommitRequest(
+    group_id="bench",
+    member_id="m",
+    topics=[
+        OffsetCommitRequestTopic(
+            name="t", partitions=[OffsetCommitRequestPartition(partition_index=p) for p in range(4)]
+        )
+    ],
+)
 KEY = int(ApiKey.OFFSET_COMMIT)
 
 
@@ -47,15 +55,18 @@ def per_request_us(step: Callable[[], object], n: int, repeat: int) -> float:
 
 def dispatcher_step(rules: FaultRules) -> Callable[[], object]:
     """What the dispatcher does per request: the check, then (only with rules) info + match."""
+
     def step() -> object:
         if rules.active:
             return rules.match(RequestInfo(KEY, 8, 0, "client", 1, REQUEST))
         return None
+
     return step
 
 
 def hook_overhead_us(n: int, repeat: int, tracked: int = 1000) -> tuple[float, float]:
     """(direct, through the hook) µs per request for a handler that answers at once."""
+
     async def handler(ctx: object, request: object) -> object:
         return request
 
@@ -74,6 +85,7 @@ def hook_overhead_us(n: int, repeat: int, tracked: int = 1000) -> tuple[float, f
                 await hook.handle(handler, ctx, REQUEST)  # type: ignore[arg-type]
             best_hook = min(best_hook, time.perf_counter() - start)
         return best_direct / n * 1e6, best_hook / n * 1e6
+
     return trio.run(run)
 
 
@@ -122,10 +134,14 @@ def main() -> None:
         print(f"  {name:<40} {per_request_us(step, args.n, args.repeat):8.3f} us")
     for label, tracked in (("the whole hook, no rule", 1000), ("the hook, no rule, tracking off", 0)):
         direct, hooked = hook_overhead_us(args.n, args.repeat, tracked)
-        print(f"  {label:<40} {hooked - direct:8.3f} us   (minus the handler awaited directly: {direct:.3f} us"
-              f" vs {hooked:.3f} us)")
-    assert all(rules.match(RequestInfo(KEY, 8, 0, "client", 1, REQUEST)) is None
-               for rules in (empty, other_apis, other_groups, other_clients))
+        print(
+            f"  {label:<40} {hooked - direct:8.3f} us   (minus the handler awaited directly: {direct:.3f} us"
+            f" vs {hooked:.3f} us)"
+        )
+    assert all(
+        rules.match(RequestInfo(KEY, 8, 0, "client", 1, REQUEST)) is None
+        for rules in (empty, other_apis, other_groups, other_clients)
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ case). Rules are installed over the HTTP control API. The two servers run side b
 measured alternately; prints requests/s (best round) and the cost per request relative to
 "off"; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,18 @@ VERSION = 3
 
 
 def start(data_dir: str, control: bool) -> tuple[subprocess.Popen, int, str | None]:
-    argv = [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
-            "--log-level", "WARNING"]
+    argv = [
+        sys.executable,
+        "-m",
+        "coordinator",
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        data_dir,
+        "--log-level",
+        "WARNING",
+    ]
     if control:
         argv += ["--control-port", "0"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
@@ -70,11 +81,13 @@ def main() -> None:
             http = httpx.Client(base_url=url)
             rules = {
                 "on, no rule": [],
-                "on, 100 rules on other APIs": [{"api": "OffsetCommit", "group": f"other-{i}",
-                                                 "error": "NOT_COORDINATOR"} for i in range(100)],
+                "on, 100 rules on other APIs": [
+                    {"api": "OffsetCommit", "group": f"other-{i}", "error": "NOT_COORDINATOR"} for i in range(100)
+                ],
                 "on, 100 ApiVersions rules, other client ids": [
                     {"api": "ApiVersions", "client_id": f"other-{i}", "error": "UNKNOWN_SERVER_ERROR"}
-                    for i in range(100)],
+                    for i in range(100)
+                ],
             }
             results: dict[str, tuple[float, float]] = {}  # variant -> (best off, best on) of its rounds
             for name, specs in rules.items():
@@ -92,12 +105,16 @@ def main() -> None:
             for proc in (off, on):
                 proc.terminate()
                 proc.wait(10)
-    print(f"ApiVersions v{VERSION}, 1 connection, {args.window} in flight, {args.seconds:g} s rounds, off and on "
-          f"alternately, best of {args.repeat} rounds each")
+    print(
+        f"ApiVersions v{VERSION}, 1 connection, {args.window} in flight, {args.seconds:g} s rounds, off and on "
+        f"alternately, best of {args.repeat} rounds each"
+    )
     print(f"{'variant':<46} {'off req/s':>10} {'on req/s':>10} {'off us':>8} {'on us':>8} {'added us':>9}")
     for name, (off_rate, on_rate) in results.items():
-        print(f"{name:<46} {off_rate:>10,.0f} {on_rate:>10,.0f} {1e6 / off_rate:>8.2f} {1e6 / on_rate:>8.2f} "
-              f"{1e6 / on_rate - 1e6 / off_rate:>+9.2f}")
+        print(
+            f"{name:<46} {off_rate:>10,.0f} {on_rate:>10,.0f} {1e6 / off_rate:>8.2f} {1e6 / on_rate:>8.2f} "
+            f"{1e6 / on_rate - 1e6 / off_rate:>+9.2f}"
+        )
 
 
 if __name__ == "__main__":

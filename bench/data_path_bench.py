@@ -10,6 +10,7 @@ consumer) p50/p99, one message in flight at a time. The server's CPU seconds per
 /proc) and the time the client spent inside produce() calls show where the time goes.
 Asserts nothing: it reports.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,18 @@ TIMEOUT_SECONDS = 120
 
 
 def start_server(data_dir: str, topics: list[str], settings: list[str]) -> tuple[subprocess.Popen, int]:
-    args = [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
-            "--log-level", "WARNING"]
+    args = [
+        sys.executable,
+        "-m",
+        "coordinator",
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        data_dir,
+        "--log-level",
+        "WARNING",
+    ]
     for setting in settings:
         args += ["--set", setting]
     for topic in topics:
@@ -55,11 +66,17 @@ def server_cpu_seconds(pid: int) -> float:
 
 def produce(bootstrap: str, topic: str, count: int, size: int) -> tuple[float, float]:
     """(seconds until every message was acknowledged, seconds spent in the produce() loop)."""
-    producer = Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5,
-        "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
-        "queue.buffering.max.kbytes": 2_000_000,
-    })
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 2_000_000,
+        }
+    )
     value = b"x" * size
     start = time.perf_counter()
     for i in range(count):
@@ -78,8 +95,9 @@ def produce(bootstrap: str, topic: str, count: int, size: int) -> tuple[float, f
 
 
 def consume(bootstrap: str, topic: str, count: int) -> float:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-                         "fetch.wait.max.ms": 100})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False, "fetch.wait.max.ms": 100}
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     seen, start = 0, time.perf_counter()
     deadline = time.monotonic() + TIMEOUT_SECONDS
@@ -96,8 +114,15 @@ def consume(bootstrap: str, topic: str, count: int) -> float:
 
 def latency(bootstrap: str, topic: str, samples: int) -> list[float]:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False,
-                         "fetch.wait.max.ms": 500, "fetch.min.bytes": 1})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-latency",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 500,
+            "fetch.min.bytes": 1,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     consumer.poll(0.5)  # connect and start the long poll before the first sample
     results = []
@@ -137,18 +162,24 @@ def main() -> None:
                 seconds, loop = produce(bootstrap, topic, count, size)
                 cpu = server_cpu_seconds(proc.pid) - cpu
                 mib = count * size / (1 << 20)
-                print(f"produce {size:>5} B values acks=all: {count / seconds:>10,.0f} msg/s "
-                      f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s, "
-                      f"client produce() loop {loop:.2f}s)")
+                print(
+                    f"produce {size:>5} B values acks=all: {count / seconds:>10,.0f} msg/s "
+                    f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s, "
+                    f"client produce() loop {loop:.2f}s)"
+                )
                 cpu = server_cpu_seconds(proc.pid)
                 seconds = consume(bootstrap, topic, count)
                 cpu = server_cpu_seconds(proc.pid) - cpu
-                print(f"consume {size:>5} B values:          {count / seconds:>10,.0f} msg/s "
-                      f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s)")
+                print(
+                    f"consume {size:>5} B values:          {count / seconds:>10,.0f} msg/s "
+                    f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s)"
+                )
             samples = latency(bootstrap, "latency", args.latency_samples)
-            print(f"end-to-end latency (acks=all, long-polling consumer, {len(samples)} samples): "
-                  f"p50 {percentile(samples, 0.5):.2f} ms, p99 {percentile(samples, 0.99):.2f} ms, "
-                  f"mean {statistics.mean(samples):.2f} ms")
+            print(
+                f"end-to-end latency (acks=all, long-polling consumer, {len(samples)} samples): "
+                f"p50 {percentile(samples, 0.5):.2f} ms, p99 {percentile(samples, 0.99):.2f} ms, "
+                f"mean {statistics.mean(samples):.2f} ms"
+            )
         finally:
             proc.terminate()
             proc.wait(10)

@@ -7,6 +7,7 @@ What request_bench.py measures minus the socket reads and writes: decode, handle
 records, batch encode, append, durability hand-off, response encode. Prints us per request (and
 with --profile the top functions by own time). Asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,24 +54,60 @@ async def main(n: int, profile: bool, mode: str) -> None:
             broker, conn = server.broker, Connection(1, "127.0.0.1")
             group, member = "dispatch-bench", ""
             for _ in range(3):
-                joined = await call(broker, conn, ApiKey.JOIN_GROUP, 5, JoinGroupRequest(
-                    group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id=member,
-                    protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")]))
+                joined = await call(
+                    broker,
+                    conn,
+                    ApiKey.JOIN_GROUP,
+                    5,
+                    JoinGroupRequest(
+                        group_id=group,
+                        session_timeout_ms=30000,
+                        rebalance_timeout_ms=30000,
+                        member_id=member,
+                        protocol_type="consumer",
+                        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+                    ),
+                )
                 member = joined.member_id
                 if joined.error_code == 0:
                     break
             generation = joined.generation_id
-            await call(broker, conn, ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-                group_id=group, generation_id=generation, member_id=member,
-                assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")]))
+            await call(
+                broker,
+                conn,
+                ApiKey.SYNC_GROUP,
+                3,
+                SyncGroupRequest(
+                    group_id=group,
+                    generation_id=generation,
+                    member_id=member,
+                    assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
+                ),
+            )
             frames = {
-                "Heartbeat": payload(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
-                    group_id=group, generation_id=generation, member_id=member)),
-                "OffsetCommit 32p": payload(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-                    group_id=group, generation_id_or_member_epoch=generation, member_id=member, topics=[
-                        OffsetCommitRequestTopic(name="bench", partitions=[
-                            OffsetCommitRequestPartition(partition_index=p, committed_offset=p, committed_metadata="")
-                            for p in range(32)])])),
+                "Heartbeat": payload(
+                    ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member)
+                ),
+                "OffsetCommit 32p": payload(
+                    ApiKey.OFFSET_COMMIT,
+                    8,
+                    OffsetCommitRequest(
+                        group_id=group,
+                        generation_id_or_member_epoch=generation,
+                        member_id=member,
+                        topics=[
+                            OffsetCommitRequestTopic(
+                                name="bench",
+                                partitions=[
+                                    OffsetCommitRequestPartition(
+                                        partition_index=p, committed_offset=p, committed_metadata=""
+                                    )
+                                    for p in range(32)
+                                ],
+                            )
+                        ],
+                    ),
+                ),
             }
             for name, frame in frames.items():
                 count = n if name == "Heartbeat" else n // 4

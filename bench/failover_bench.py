@@ -22,6 +22,7 @@ rd_kafka_mock_partition_set_leader for each partition the downed broker led. A c
 cannot serve is reported with its error. Prints min/median/max seconds per client and cluster;
 asserts nothing about time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,12 @@ from interop.clients.group_members import (  # noqa: E402
 from interop.clients.waiting import wait_until  # noqa: E402
 
 TOPIC, GROUP, PARTITIONS = "failover", "failover-group", 6
-MEMBERS = {"confluent-kafka": ConfluentKafkaMember, "kafka-python": KafkaPythonMember,
-           "aiokafka": AiokafkaMember, "kafkajs": KafkajsClusterMember}
+MEMBERS = {
+    "confluent-kafka": ConfluentKafkaMember,
+    "kafka-python": KafkaPythonMember,
+    "aiokafka": AiokafkaMember,
+    "kafkajs": KafkajsClusterMember,
+}
 
 
 class Kgc:
@@ -60,9 +65,28 @@ class Kgc:
 
     def __init__(self) -> None:
         self.data = tempfile.TemporaryDirectory()
-        argv = [sys.executable, "-m", "coordinator", "serve", "--brokers", "3", "--port", "0", "--control-port", "0",
-                "--data-dir", self.data.name, "--log-level", "WARNING", "--create-topic", f"{TOPIC}:{PARTITIONS}",
-                "--set", "default.replication.factor=3", "--set", "group.initial.rebalance.delay.ms=300"]
+        argv = [
+            sys.executable,
+            "-m",
+            "coordinator",
+            "serve",
+            "--brokers",
+            "3",
+            "--port",
+            "0",
+            "--control-port",
+            "0",
+            "--data-dir",
+            self.data.name,
+            "--log-level",
+            "WARNING",
+            "--create-topic",
+            f"{TOPIC}:{PARTITIONS}",
+            "--set",
+            "default.replication.factor=3",
+            "--set",
+            "group.initial.rebalance.delay.ms=300",
+        ]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         self.bootstrap = self.url = ""
         while not (self.bootstrap and self.url):
@@ -95,12 +119,17 @@ def _librdkafka() -> ctypes.CDLL:
     lib = ctypes.CDLL(glob.glob(os.path.join(libs, "librdkafka*.so*"))[0])
     p, i, s = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
     for name, restype, argtypes in (
-        ("rd_kafka_conf_new", p, []), ("rd_kafka_new", p, [i, p, s, ctypes.c_size_t]),
-        ("rd_kafka_destroy", None, [p]), ("rd_kafka_mock_cluster_new", p, [p, i]),
-        ("rd_kafka_mock_cluster_destroy", None, [p]), ("rd_kafka_mock_cluster_bootstraps", s, [p]),
-        ("rd_kafka_mock_topic_create", i, [p, s, i, i]), ("rd_kafka_mock_coordinator_set", i, [p, s, s, i]),
+        ("rd_kafka_conf_new", p, []),
+        ("rd_kafka_new", p, [i, p, s, ctypes.c_size_t]),
+        ("rd_kafka_destroy", None, [p]),
+        ("rd_kafka_mock_cluster_new", p, [p, i]),
+        ("rd_kafka_mock_cluster_destroy", None, [p]),
+        ("rd_kafka_mock_cluster_bootstraps", s, [p]),
+        ("rd_kafka_mock_topic_create", i, [p, s, i, i]),
+        ("rd_kafka_mock_coordinator_set", i, [p, s, s, i]),
         ("rd_kafka_mock_group_initial_rebalance_delay_ms", None, [p, i]),
-        ("rd_kafka_mock_broker_set_down", i, [p, i]), ("rd_kafka_mock_partition_set_leader", i, [p, s, i, i]),
+        ("rd_kafka_mock_broker_set_down", i, [p, i]),
+        ("rd_kafka_mock_partition_set_leader", i, [p, s, i, i]),
     ):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, argtypes
@@ -178,8 +207,9 @@ def trial(backend_class: type, client: str) -> float:
         probe = Consumer({"bootstrap.servers": backend.bootstrap, "group.id": GROUP, "client.id": "failover-probe"})
         producer = Producer({"bootstrap.servers": backend.bootstrap, "acks": "all", "linger.ms": 0})
         kwargs = {} if client == "kafkajs" else {"commit": True}
-        members = [MEMBERS[client](f"{client}-{i}", backend.bootstrap, GROUP, TOPIC, **kwargs).start()
-                   for i in range(3)]
+        members = [
+            MEMBERS[client](f"{client}-{i}", backend.bootstrap, GROUP, TOPIC, **kwargs).start() for i in range(3)
+        ]
         wait_until(lambda: group_owns_all(members, PARTITIONS), 45, message="the group forms")
         ends = _produce_one_each(producer)
         wait_until(lambda: _committed_at_least(probe, ends), 30, interval=0.02, message="the first commits")
@@ -187,8 +217,12 @@ def trial(backend_class: type, client: str) -> float:
         start = time.monotonic()
         backend.down(node)
         ends = _produce_one_each(producer)
-        wait_until(lambda: group_owns_all(members, PARTITIONS) and _committed_at_least(probe, ends), 60,
-                   interval=0.02, message="every partition owned and its marker committed")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS) and _committed_at_least(probe, ends),
+            60,
+            interval=0.02,
+            message="every partition owned and its marker committed",
+        )
         return time.monotonic() - start
     finally:
         stop_all(members)
@@ -215,14 +249,18 @@ def main() -> None:
                         break
             rows.append((client, backend_class.name, times, failures))
             print(f"  {client} on {backend_class.name}: {[round(t, 2) for t in times]} {failures}", file=sys.stderr)
-    print(f"coordinator broker down -> every partition owned and a new message committed on each "
-          f"({args.trials} trials; seconds)")
+    print(
+        f"coordinator broker down -> every partition owned and a new message committed on each "
+        f"({args.trials} trials; seconds)"
+    )
     print(f"{'client':<16} {'cluster':<16} {'min':>6} {'median':>7} {'max':>6}")
     for client, backend, times, failures in rows:
         failed = f"  {len(failures)} failed: {failures[0]}" if failures else ""
         if times:
-            print(f"{client:<16} {backend:<16} {min(times):>6.2f} {statistics.median(times):>7.2f} {max(times):>6.2f}"
-                  f"{failed}")
+            print(
+                f"{client:<16} {backend:<16} {min(times):>6.2f} {statistics.median(times):>7.2f} {max(times):>6.2f}"
+                f"{failed}"
+            )
         else:
             print(f"{client:<16} {backend:<16} {'n/a':>6}{failed}")
 

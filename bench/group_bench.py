@@ -24,6 +24,7 @@
 Targets (brief): N=16 stable <= 0.5 s; leave -> stable <= heartbeat interval + 0.2 s;
 heartbeat p99 <= 5 ms at 1,000 members. Prints figures; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,9 @@ TIMEOUT_S = 60.0
 
 
 # -- the server ---------------------------------------------------------------------------------
-def start_server(data_dir: str, settings: dict[str, object], baseline: str | None = None
-                 ) -> tuple[subprocess.Popen, int]:
+def start_server(
+    data_dir: str, settings: dict[str, object], baseline: str | None = None
+) -> tuple[subprocess.Popen, int]:
     server = start_kgc(data_dir, settings=settings, baseline=baseline)
     return server.proc, server.port
 
@@ -120,8 +122,10 @@ def settled(ownership: Ownership, members: list[ConfluentMember], topic: str) ->
 
 def members_for(bootstrap: str, group: str, topic: str, ownership: Ownership, n: int, prefix: str = "m"):
     config = {"heartbeat.interval.ms": HEARTBEAT_MS, "session.timeout.ms": 6000}
-    return [ConfluentMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, config, poll_timeout=0.01)
-            for i in range(n)]
+    return [
+        ConfluentMember(f"{prefix}{i}", bootstrap, group, [topic], ownership, config, poll_timeout=0.01)
+        for i in range(n)
+    ]
 
 
 def formation(bootstrap: str, n: int, trial: int, tag: str) -> tuple[float, int]:
@@ -157,8 +161,11 @@ def leave_to_stable(bootstrap: str, trial: int) -> tuple[float, float, float, fl
         members[0].close()
         closed = time.monotonic() - start
         rest = members[1:]
-        wait_for(lambda: settled(ownership, rest, topic) and all(m.count("assign") >= 2 for m in rest),
-                 TIMEOUT_S, "3 members stable after a leave")
+        wait_for(
+            lambda: settled(ownership, rest, topic) and all(m.count("assign") >= 2 for m in rest),
+            TIMEOUT_S,
+            "3 members stable after a leave",
+        )
         stable = time.monotonic() - start
         heard = [next(e.at for e in m.events if e.kind == "revoke" and e.at >= start) - start for m in rest]
         return closed, min(heard), max(heard), stable
@@ -167,8 +174,10 @@ def leave_to_stable(bootstrap: str, trial: int) -> tuple[float, float, float, fl
 
 
 def describe(values: list[float]) -> str:
-    return (f"median {statistics.median(values) * 1000:7.1f} ms   min {min(values) * 1000:7.1f}   "
-            f"max {max(values) * 1000:7.1f}")
+    return (
+        f"median {statistics.median(values) * 1000:7.1f} ms   min {min(values) * 1000:7.1f}   "
+        f"max {max(values) * 1000:7.1f}"
+    )
 
 
 def pair_30ms_apart(bootstrap: str, trial: int, tag: str) -> tuple[float, int]:
@@ -191,8 +200,13 @@ def pair_30ms_apart(bootstrap: str, trial: int, tag: str) -> tuple[float, int]:
     return elapsed, generations
 
 
-def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500), sizes: tuple[int, ...] = (1, 4, 16, 64),
-                   mock: bool = False, baseline: str | None = None) -> None:
+def client_benches(
+    trials: int,
+    delays: tuple[int, ...] = (0, 100, 500),
+    sizes: tuple[int, ...] = (1, 4, 16, 64),
+    mock: bool = False,
+    baseline: str | None = None,
+) -> None:
     runs_of: list[tuple[str, object]] = [(f"d{d}", d) for d in delays] + ([("mock", None)] if mock else [])
     for label, delay in runs_of:
         with tempfile.TemporaryDirectory(prefix="kgc-group-bench-") as data:
@@ -213,8 +227,11 @@ def client_benches(trials: int, delays: tuple[int, ...] = (0, 100, 500), sizes: 
                     times = [r[0] for r in runs]
                     print(f"   N={n:3d}: {describe(times)}   generations {[r[1] for r in runs]}", flush=True)
                 runs = [pair_30ms_apart(bootstrap, t, label) for t in range(trials)]
-                print(f"   two started 30 ms apart: {describe([r[0] for r in runs])}   generations "
-                      f"{[r[1] for r in runs]}", flush=True)
+                print(
+                    f"   two started 30 ms apart: {describe([r[0] for r in runs])}   generations "
+                    f"{[r[1] for r in runs]}",
+                    flush=True,
+                )
                 if delay == 500:  # formation in one generation, so nothing else is rebalancing
                     print(f"\n2. close one of 4 -> the other 3 own everything (heartbeat.interval.ms={HEARTBEAT_MS})")
                     runs = [leave_to_stable(bootstrap, t) for t in range(max(trials, 5))]
@@ -243,9 +260,14 @@ async def form_group(port: int, group: str, size: int, out: list[RawMember]) -> 
     members = [RawMember(await RawClient.connect("127.0.0.1", port), group) for _ in range(size)]
 
     def join(member: RawMember) -> JoinGroupRequest:
-        return JoinGroupRequest(group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000,
-                                member_id=member.member_id, protocol_type="consumer",
-                                protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)])
+        return JoinGroupRequest(
+            group_id=group,
+            session_timeout_ms=30000,
+            rebalance_timeout_ms=30000,
+            member_id=member.member_id,
+            protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)],
+        )
 
     joined: dict[int, object] = {}
 
@@ -271,24 +293,36 @@ async def form_group(port: int, group: str, size: int, out: list[RawMember]) -> 
     leader = joined[0].leader  # type: ignore[attr-defined]
 
     async def sync_one(member: RawMember) -> None:
-        assignments = ([SyncGroupRequestAssignment(member_id=m.member_id, assignment=b"") for m in members]
-                       if member.member_id == leader else [])
-        synced = await member.client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-            group_id=group, generation_id=member.generation, member_id=member.member_id,
-            assignments=assignments))
+        assignments = (
+            [SyncGroupRequestAssignment(member_id=m.member_id, assignment=b"") for m in members]
+            if member.member_id == leader
+            else []
+        )
+        synced = await member.client.request(
+            ApiKey.SYNC_GROUP,
+            3,
+            SyncGroupRequest(
+                group_id=group, generation_id=member.generation, member_id=member.member_id, assignments=assignments
+            ),
+        )
         assert synced.error_code == ErrorCode.NONE, synced
 
     async with trio.open_nursery() as nursery:
         for m in members:
             nursery.start_soon(sync_one, m)
     for m in members:
-        _, m.frame = m.client.encode(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
-            group_id=group, generation_id=m.generation, member_id=m.member_id), correlation_id=7)
+        _, m.frame = m.client.encode(
+            ApiKey.HEARTBEAT,
+            3,
+            HeartbeatRequest(group_id=group, generation_id=m.generation, member_id=m.member_id),
+            correlation_id=7,
+        )
     out.extend(members)
 
 
-async def beat(member: RawMember, until: float, interval: float | None, latencies: list[float],
-               errors: list[int]) -> None:
+async def beat(
+    member: RawMember, until: float, interval: float | None, latencies: list[float], errors: list[int]
+) -> None:
     stream = member.client.stream
     buffer = bytearray()
     # Real members heartbeat out of phase with each other; starting them all at once would
@@ -334,8 +368,7 @@ async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: f
     async with trio.open_nursery() as nursery:
         for g in range(groups):
             nursery.start_soon(form_group, port, f"hb-{g}", size, members)
-    print(f"\n3. heartbeats: {len(members)} members in {groups} groups formed in "
-          f"{time.perf_counter() - start:.2f} s")
+    print(f"\n3. heartbeats: {len(members)} members in {groups} groups formed in {time.perf_counter() - start:.2f} s")
     for label, interval in ((f"paced, every {interval_ms} ms", interval_ms / 1000), ("back-to-back", None)):
         latencies: list[float] = []
         errors: list[int] = []
@@ -349,12 +382,16 @@ async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: f
         wall = time.perf_counter() - began
         cpu = server_cpu_seconds(pid) - cpu0
         own = _own_cpu_seconds() - own0
-        print(f"   {label:22s}: {len(latencies) / wall:8.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms   "
-              f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   max {max(latencies) * 1000:6.1f} ms   "
-              f"CPU: server {cpu / wall * 100:3.0f}% load generator {own / wall * 100:3.0f}%   errors {len(errors)}")
+        print(
+            f"   {label:22s}: {len(latencies) / wall:8.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms   "
+            f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   max {max(latencies) * 1000:6.1f} ms   "
+            f"CPU: server {cpu / wall * 100:3.0f}% load generator {own / wall * 100:3.0f}%   errors {len(errors)}"
+        )
         # CPU per request does not depend on how busy the machine is; it bounds req/s per core.
-        print(f"   {'':22s}  server CPU per heartbeat {cpu / max(1, len(latencies)) * 1e6:6.0f} us "
-              f"(~{len(latencies) / cpu if cpu else float('inf'):,.0f} req/s per core)")
+        print(
+            f"   {'':22s}  server CPU per heartbeat {cpu / max(1, len(latencies)) * 1e6:6.0f} us "
+            f"(~{len(latencies) / cpu if cpu else float('inf'):,.0f} req/s per core)"
+        )
     for m in members:
         await m.client.aclose()
 
@@ -375,11 +412,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each heartbeat phase")
     parser.add_argument("--groups", type=int, default=100, help="heartbeat bench: groups")
     parser.add_argument("--members", type=int, default=10, help="heartbeat bench: members per group")
-    parser.add_argument("--interval-ms", type=int, default=HEARTBEAT_MS,
-                        help="heartbeat bench: each member's heartbeat interval in the paced phase "
-                             "(Kafka's default is 3000)")
-    parser.add_argument("--delays", default="0,100,500",
-                        help="group.initial.rebalance.delay.ms values to form groups with (comma-separated)")
+    parser.add_argument(
+        "--interval-ms",
+        type=int,
+        default=HEARTBEAT_MS,
+        help="heartbeat bench: each member's heartbeat interval in the paced phase (Kafka's default is 3000)",
+    )
+    parser.add_argument(
+        "--delays",
+        default="0,100,500",
+        help="group.initial.rebalance.delay.ms values to form groups with (comma-separated)",
+    )
     parser.add_argument("--sizes", default="1,4,16,64", help="group sizes to form (comma-separated)")
     parser.add_argument("--mock", action="store_true", help="also form groups on librdkafka's mock cluster")
     parser.add_argument("--baseline", metavar="DIR", help="run the kgc checked out in DIR instead of this tree")
@@ -389,8 +432,13 @@ def main() -> None:
     # Other work on the machine shows up in every figure here; say how busy it was.
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     if not args.skip_clients:
-        client_benches(args.trials, tuple(int(d) for d in args.delays.split(",")),
-                       tuple(int(n) for n in args.sizes.split(",")), args.mock, args.baseline)
+        client_benches(
+            args.trials,
+            tuple(int(d) for d in args.delays.split(",")),
+            tuple(int(n) for n in args.sizes.split(",")),
+            args.mock,
+            args.baseline,
+        )
     if not args.skip_heartbeats:
         heartbeat_bench(args.seconds, args.groups, args.members, args.interval_ms)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

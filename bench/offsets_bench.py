@@ -26,8 +26,7 @@ from coordinator.runtime.clock import SystemClock
 from storage.log_manager import LogManager
 
 
-async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: int,
-                ops_per_fsync: int) -> float:
+async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: int, ops_per_fsync: int) -> float:
     config = Config({"data.dir": str(data_dir)})
     clock = SystemClock()
     writer = group_runtime(config, clock, LogManager(data_dir, clock)).writer
@@ -36,9 +35,19 @@ async def write(data_dir: Path, records: int, groups: int, topics: int, per_op: 
     while written < records:
         group = f"group-{op_index % groups}"
         base = (op_index // groups) * per_op
-        op = [OffsetCommitRecord(group, f"topic-{(base + i) // 16 % topics}", (base + i) % 16,
-                                 op_index, -1, "", 1_700_000_000_000 + op_index, None)
-              for i in range(min(per_op, records - written))]
+        op = [
+            OffsetCommitRecord(
+                group,
+                f"topic-{(base + i) // 16 % topics}",
+                (base + i) % 16,
+                op_index,
+                -1,
+                "",
+                1_700_000_000_000 + op_index,
+                None,
+            )
+            for i in range(min(per_op, records - written))
+        ]
         partition = partition_for(group)
         pending.append((partition, writer.append(partition, op)))
         written += len(op)
@@ -97,12 +106,16 @@ async def main() -> None:
         data_dir = root / "data"
         w = await write(data_dir, args.records, args.groups, args.topics, args.per_op, args.ops_per_fsync)
         size = sum(f.stat().st_size for f in data_dir.rglob("*.log"))
-        print(f"write: {args.records} records in {w:.2f} s = {args.records / w:,.0f} records/s "
-              f"({args.per_op} per batch, {size / 2**20:.1f} MiB of .log)")
+        print(
+            f"write: {args.records} records in {w:.2f} s = {args.records / w:,.0f} records/s "
+            f"({args.per_op} per batch, {size / 2**20:.1f} MiB of .log)"
+        )
         elapsed, cpu, total, live, n_groups = await load(data_dir)
-        print(f"load:  {total} records in {elapsed:.2f} s = {total / elapsed:,.0f} records/s wall, "
-              f"{cpu:.2f} s CPU = {total / cpu:,.0f} records/s per CPU second "
-              f"({live} live offsets, {n_groups} groups, 50 partitions)")
+        print(
+            f"load:  {total} records in {elapsed:.2f} s = {total / elapsed:,.0f} records/s wall, "
+            f"{cpu:.2f} s CPU = {total / cpu:,.0f} records/s per CPU second "
+            f"({live} live offsets, {n_groups} groups, 50 partitions)"
+        )
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -10,6 +10,7 @@ for `--seconds`. The clients run in `--workers` processes of their own (trio, ra
 the load generator does not sit on one core. Prints aggregate commits/s and the server's CPU
 (every process of it) per commit. Figures only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,8 @@ async def read_frame(stream: trio.SocketStream, buffer: bytearray) -> bytes:
         if len(buffer) >= 4:
             (size,) = struct.unpack_from(">i", buffer)
             if len(buffer) >= 4 + size:
-                data = bytes(buffer[4:4 + size])
-                del buffer[:4 + size]
+                data = bytes(buffer[4 : 4 + size])
+                del buffer[: 4 + size]
                 return data
         chunk = await stream.receive_some(1 << 16)
         if not chunk:
@@ -72,10 +73,23 @@ async def client(bootstrap_port: int, group: str, until: float, counts: list[int
     if found.port != bootstrap_port:
         await stream.aclose()
         stream = await trio.open_tcp_stream("127.0.0.1", found.port)
-    commits = [frame(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(group_id=group, topics=[
-        OffsetCommitRequestTopic(name=TOPIC, partitions=[
-            OffsetCommitRequestPartition(partition_index=n % PARTITIONS, committed_offset=n)])]), n)
-        for n in range(1, 257)]
+    commits = [
+        frame(
+            ApiKey.OFFSET_COMMIT,
+            8,
+            OffsetCommitRequest(
+                group_id=group,
+                topics=[
+                    OffsetCommitRequestTopic(
+                        name=TOPIC,
+                        partitions=[OffsetCommitRequestPartition(partition_index=n % PARTITIONS, committed_offset=n)],
+                    )
+                ],
+            ),
+            n,
+        )
+        for n in range(1, 257)
+    ]
     done = 0
     while time.time() < until:
         await stream.send_all(commits[done % len(commits)])
@@ -108,9 +122,21 @@ def tree_cpu(pid: int) -> float:
 def run(port: int, pid: int, connections: int, workers: int, seconds: float) -> tuple[float, float]:
     until = time.time() + 1.0 + seconds  # every worker starts within the second before
     groups = [f"bench-group-{i}" for i in range(connections)]
-    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(port), str(until),
-                               json.dumps(groups[w::workers])], stdout=subprocess.PIPE, text=True)
-             for w in range(workers)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--worker",
+                str(port),
+                str(until),
+                json.dumps(groups[w::workers]),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(workers)
+    ]
     time.sleep(max(0.0, until - seconds - time.time()))
     cpu0 = tree_cpu(pid)
     total = sum(int(p.communicate()[0].strip() or 0) for p in procs)
@@ -141,9 +167,11 @@ def main() -> None:
                 finally:
                     server.stop()
                 where = f"{args.brokers} processes" if processes else "one process"
-                print(f"  {args.brokers} brokers in {where:12s} log.flush.mode={mode:12s}: {rate:8.0f} commits/s "
-                      f"({args.connections} clients, {args.connections} groups)  server CPU {cpu:5.0f} us/commit",
-                      flush=True)
+                print(
+                    f"  {args.brokers} brokers in {where:12s} log.flush.mode={mode:12s}: {rate:8.0f} commits/s "
+                    f"({args.connections} clients, {args.connections} groups)  server CPU {cpu:5.0f} us/commit",
+                    flush=True,
+                )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

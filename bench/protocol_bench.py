@@ -19,12 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from protocol.codec import (
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-)
+from protocol.codec import decode_request, decode_response, encode_request, encode_response
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -52,61 +47,125 @@ def record_batch(n_bytes: int) -> bytes:
 
 def cases() -> list[tuple[str, int, int, bool, Any]]:
     jg_req = join_group.JoinGroupRequest(
-        group_id="orders-consumer-group", session_timeout_ms=45000, rebalance_timeout_ms=300000,
-        member_id=MEMBER, group_instance_id=None, protocol_type="consumer",
-        protocols=[join_group.JoinGroupRequestProtocol(name, SUBSCRIPTION)
-                   for name in ("range", "roundrobin", "cooperative-sticky")],
+        group_id="orders-consumer-group",
+        session_timeout_ms=45000,
+        rebalance_timeout_ms=300000,
+        member_id=MEMBER,
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=[
+            join_group.JoinGroupRequestProtocol(name, SUBSCRIPTION)
+            for name in ("range", "roundrobin", "cooperative-sticky")
+        ],
         reason="rebalance failed due to MemberIdRequiredException",
     )
     jg_resp = join_group.JoinGroupResponse(
-        generation_id=12, protocol_type="consumer", protocol_name="range", leader=MEMBER, member_id=MEMBER,
+        generation_id=12,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader=MEMBER,
+        member_id=MEMBER,
         members=[join_group.JoinGroupResponseMember(m, None, SUBSCRIPTION) for m in MEMBERS],
     )
     sg_req = sync_group.SyncGroupRequest(
-        group_id="orders-consumer-group", generation_id=12, member_id=MEMBER,
+        group_id="orders-consumer-group",
+        generation_id=12,
+        member_id=MEMBER,
         assignments=[sync_group.SyncGroupRequestAssignment(m, assignment([i, i + 3])) for i, m in enumerate(MEMBERS)],
     )
     sg_resp = sync_group.SyncGroupResponse(assignment=assignment([0, 3]))
     hb_req = heartbeat.HeartbeatRequest(group_id="orders-consumer-group", generation_id=12, member_id=MEMBER)
     hb_resp = heartbeat.HeartbeatResponse()
     oc_req = offset_commit.OffsetCommitRequest(
-        group_id="orders-consumer-group", generation_id_or_member_epoch=12, member_id=MEMBER,
-        topics=[offset_commit.OffsetCommitRequestTopic(TOPIC, partitions=[
-            offset_commit.OffsetCommitRequestPartition(p, 1000 + p, -1, -1, "") for p in range(3)])],
+        group_id="orders-consumer-group",
+        generation_id_or_member_epoch=12,
+        member_id=MEMBER,
+        topics=[
+            offset_commit.OffsetCommitRequestTopic(
+                TOPIC,
+                partitions=[offset_commit.OffsetCommitRequestPartition(p, 1000 + p, -1, -1, "") for p in range(3)],
+            )
+        ],
     )
-    oc_resp = offset_commit.OffsetCommitResponse(topics=[offset_commit.OffsetCommitResponseTopic(
-        TOPIC, partitions=[offset_commit.OffsetCommitResponsePartition(p, 0) for p in range(3)])])
+    oc_resp = offset_commit.OffsetCommitResponse(
+        topics=[
+            offset_commit.OffsetCommitResponseTopic(
+                TOPIC, partitions=[offset_commit.OffsetCommitResponsePartition(p, 0) for p in range(3)]
+            )
+        ]
+    )
     # issue 16's 32-partition commit (one topic), as a consumer with 32 partitions sends it
     oc32_req = offset_commit.OffsetCommitRequest(
-        group_id="orders-consumer-group", generation_id_or_member_epoch=12, member_id=MEMBER,
-        topics=[offset_commit.OffsetCommitRequestTopic(TOPIC, partitions=[
-            offset_commit.OffsetCommitRequestPartition(p, 1000 + p, 7, -1, "") for p in range(32)])],
+        group_id="orders-consumer-group",
+        generation_id_or_member_epoch=12,
+        member_id=MEMBER,
+        topics=[
+            offset_commit.OffsetCommitRequestTopic(
+                TOPIC,
+                partitions=[offset_commit.OffsetCommitRequestPartition(p, 1000 + p, 7, -1, "") for p in range(32)],
+            )
+        ],
     )
-    oc32_resp = offset_commit.OffsetCommitResponse(topics=[offset_commit.OffsetCommitResponseTopic(
-        TOPIC, partitions=[offset_commit.OffsetCommitResponsePartition(p, 0) for p in range(32)])])
+    oc32_resp = offset_commit.OffsetCommitResponse(
+        topics=[
+            offset_commit.OffsetCommitResponseTopic(
+                TOPIC, partitions=[offset_commit.OffsetCommitResponsePartition(p, 0) for p in range(32)]
+            )
+        ]
+    )
     f_req = fetch.FetchRequest(
-        max_wait_ms=500, min_bytes=1, max_bytes=52428800, isolation_level=1, session_id=0, session_epoch=-1,
-        topics=[fetch.FetchTopic(TOPIC, partitions=[
-            fetch.FetchPartition(p, -1, 1000 + p, -1, -1, 1048576) for p in range(3)])],
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=52428800,
+        isolation_level=1,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            fetch.FetchTopic(
+                TOPIC, partitions=[fetch.FetchPartition(p, -1, 1000 + p, -1, -1, 1048576) for p in range(3)]
+            )
+        ],
         rack_id="",
     )
     f_resp = fetch.FetchResponse(
-        responses=[fetch.FetchableTopicResponse(TOPIC, partitions=[
-            fetch.PartitionData(partition_index=p, high_watermark=2000, last_stable_offset=2000, log_start_offset=0,
-                                aborted_transactions=None, records=record_batch(1024) if p == 0 else b"")
-            for p in range(3)])],
+        responses=[
+            fetch.FetchableTopicResponse(
+                TOPIC,
+                partitions=[
+                    fetch.PartitionData(
+                        partition_index=p,
+                        high_watermark=2000,
+                        last_stable_offset=2000,
+                        log_start_offset=0,
+                        aborted_transactions=None,
+                        records=record_batch(1024) if p == 0 else b"",
+                    )
+                    for p in range(3)
+                ],
+            )
+        ]
     )
     return [
-        ("JoinGroup", 11, 5, False, jg_req), ("JoinGroup", 11, 5, True, jg_resp),
-        ("JoinGroup", 11, 9, False, jg_req), ("JoinGroup", 11, 9, True, jg_resp),
-        ("SyncGroup", 14, 3, False, sg_req), ("SyncGroup", 14, 3, True, sg_resp),
-        ("SyncGroup", 14, 5, False, sg_req), ("SyncGroup", 14, 5, True, sg_resp),
-        ("Heartbeat", 12, 3, False, hb_req), ("Heartbeat", 12, 3, True, hb_resp),
-        ("Heartbeat", 12, 4, False, hb_req), ("Heartbeat", 12, 4, True, hb_resp),
-        ("OffsetCommit", 8, 8, False, oc_req), ("OffsetCommit", 8, 8, True, oc_resp),
-        ("OffsetCommit", 8, 2, False, oc32_req), ("OffsetCommit", 8, 2, True, oc32_resp),
-        ("OffsetCommit", 8, 9, False, oc32_req), ("OffsetCommit", 8, 9, True, oc32_resp),
-        ("Fetch", 1, 12, False, f_req), ("Fetch", 1, 12, True, f_resp),
+        ("JoinGroup", 11, 5, False, jg_req),
+        ("JoinGroup", 11, 5, True, jg_resp),
+        ("JoinGroup", 11, 9, False, jg_req),
+        ("JoinGroup", 11, 9, True, jg_resp),
+        ("SyncGroup", 14, 3, False, sg_req),
+        ("SyncGroup", 14, 3, True, sg_resp),
+        ("SyncGroup", 14, 5, False, sg_req),
+        ("SyncGroup", 14, 5, True, sg_resp),
+        ("Heartbeat", 12, 3, False, hb_req),
+        ("Heartbeat", 12, 3, True, hb_resp),
+        ("Heartbeat", 12, 4, False, hb_req),
+        ("Heartbeat", 12, 4, True, hb_resp),
+        ("OffsetCommit", 8, 8, False, oc_req),
+        ("OffsetCommit", 8, 8, True, oc_resp),
+        ("OffsetCommit", 8, 2, False, oc32_req),
+        ("OffsetCommit", 8, 2, True, oc32_resp),
+        ("OffsetCommit", 8, 9, False, oc32_req),
+        ("OffsetCommit", 8, 9, True, oc32_resp),
+        ("Fetch", 1, 12, False, f_req),
+        ("Fetch", 1, 12, True, f_resp),
     ]
 
 
@@ -130,8 +189,13 @@ def kafka_python_timer(key: int, version: int, resp: bool, data: bytes) -> tuple
             continue
         mod = importlib.import_module(info.name)
         for v in vars(mod).values():
-            if (isinstance(v, type) and issubclass(v, ApiMessage) and getattr(v, "_json", None)
-                    and key == v.API_KEY and v.type == ("response" if resp else "request")):
+            if (
+                isinstance(v, type)
+                and issubclass(v, ApiMessage)
+                and getattr(v, "_json", None)
+                and key == v.API_KEY
+                and v.type == ("response" if resp else "request")
+            ):
                 obj = v.decode(data, version=version)
                 obj._header = None  # decoded objects lack it; encode() reads it
                 return partial(v.decode, data, version=version), partial(obj.encode, version=version)

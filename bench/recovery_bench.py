@@ -40,14 +40,23 @@ def config() -> LogConfig:
 
 def template() -> bytes:
     """A batch like one OffsetCommit operation: 5 records of ~110 bytes (about 700 bytes)."""
-    return encode_batch(0, [Record(None, 1_700_000_000_000, b"\x00\x01\x00\x08group-%03d\x00\x05topic\x00\x00\x00%c"
-                                   % (i, i), b"\x00\x03" + b"\x00" * 90) for i in range(5)])
+    return encode_batch(
+        0,
+        [
+            Record(
+                None,
+                1_700_000_000_000,
+                b"\x00\x01\x00\x08group-%03d\x00\x05topic\x00\x00\x00%c" % (i, i),
+                b"\x00\x03" + b"\x00" * 90,
+            )
+            for i in range(5)
+        ],
+    )
 
 
 def open_all(root: str, partitions: int) -> tuple[list[Log], float]:
     t0 = time.perf_counter()
-    logs = [Log.open(os.path.join(root, f"__consumer_offsets-{n}"), config(), WallClock())
-            for n in range(partitions)]
+    logs = [Log.open(os.path.join(root, f"__consumer_offsets-{n}"), config(), WallClock()) for n in range(partitions)]
     return logs, time.perf_counter() - t0
 
 
@@ -63,9 +72,11 @@ def run(root: str, size: int, partitions: int, tail: int, checkpoint: bool) -> N
     write(logs, size // partitions, batch)
     checkpointed = checkpoint and hasattr(Log, "checkpoint")
     if checkpointed:
+
         async def all_checkpoints() -> None:
             for log in logs:
                 await log.checkpoint()  # type: ignore[attr-defined]
+
         trio.run(all_checkpoints)
     write(logs, tail, batch)
     on_disk = sum(log.size_bytes for log in logs)
@@ -77,10 +88,13 @@ def run(root: str, size: int, partitions: int, tail: int, checkpoint: bool) -> N
     logs, clean = open_all(root, partitions)
     for log in logs:
         log.close()
-    print(f"{on_disk / MiB:8.1f} MiB in {partitions} partitions "
-          f"({'checkpoint' if checkpointed else 'no checkpoint'}, {tail // 1024} KiB after it per partition): "
-          f"unclean {unclean * 1000:8.1f} ms   clean {clean * 1000:8.1f} ms   "
-          f"ratio {unclean / clean:5.2f}", flush=True)
+    print(
+        f"{on_disk / MiB:8.1f} MiB in {partitions} partitions "
+        f"({'checkpoint' if checkpointed else 'no checkpoint'}, {tail // 1024} KiB after it per partition): "
+        f"unclean {unclean * 1000:8.1f} ms   clean {clean * 1000:8.1f} ms   "
+        f"ratio {unclean / clean:5.2f}",
+        flush=True,
+    )
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ no fsync on the reply path, the setting the issue's CPU targets name). Prints re
 and server CPU per request (utime+stime of the server process / requests): the last is robust on a
 busy machine. Asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,9 @@ class Client:
 
     def frame(self, key: int, version: int, request: object) -> bytes:
         self.cid += 1
-        payload = (encode_request_header(RequestHeader(key, version, self.cid, "bench"))
-                   + encode_request(key, version, request))
+        payload = encode_request_header(RequestHeader(key, version, self.cid, "bench")) + encode_request(
+            key, version, request
+        )
         return struct.pack(">i", len(payload)) + payload
 
     def read(self) -> bytes:
@@ -63,8 +65,8 @@ class Client:
             if len(self.buf) >= 4:
                 (size,) = struct.unpack_from(">i", self.buf)
                 if len(self.buf) >= 4 + size:
-                    payload = bytes(self.buf[4:4 + size])
-                    del self.buf[:4 + size]
+                    payload = bytes(self.buf[4 : 4 + size])
+                    del self.buf[: 4 + size]
                     return payload
             data = self.sock.recv(1 << 16)
             if not data:
@@ -81,26 +83,43 @@ class Client:
 def join(client: Client, group: str) -> tuple[str, int]:
     member = ""
     for _ in range(5):
-        response = client.call(ApiKey.JOIN_GROUP, 5, JoinGroupRequest(
-            group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id=member,
-            protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)]))
+        response = client.call(
+            ApiKey.JOIN_GROUP,
+            5,
+            JoinGroupRequest(
+                group_id=group,
+                session_timeout_ms=30000,
+                rebalance_timeout_ms=30000,
+                member_id=member,
+                protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)],
+            ),
+        )
         if response.error_code == ErrorCode.MEMBER_ID_REQUIRED:  # type: ignore[attr-defined]
             member = response.member_id  # type: ignore[attr-defined]
             continue
         if response.error_code != ErrorCode.NONE:  # type: ignore[attr-defined]
             raise SystemExit(f"JoinGroup: {response}")
         member, generation = response.member_id, response.generation_id  # type: ignore[attr-defined]
-        synced = client.call(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-            group_id=group, generation_id=generation, member_id=member,
-            assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")]))
+        synced = client.call(
+            ApiKey.SYNC_GROUP,
+            3,
+            SyncGroupRequest(
+                group_id=group,
+                generation_id=generation,
+                member_id=member,
+                assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
+            ),
+        )
         if synced.error_code != ErrorCode.NONE:  # type: ignore[attr-defined]
             raise SystemExit(f"SyncGroup: {synced}")
         return member, generation
     raise SystemExit("JoinGroup never succeeded")
 
 
-def run_phase(server: Running, client: Client, frames: list[bytes], seconds: float, window: int
-              ) -> tuple[float, float, float, float]:
+def run_phase(
+    server: Running, client: Client, frames: list[bytes], seconds: float, window: int
+) -> tuple[float, float, float, float]:
     """(requests/s, p50 s, p99 s, server CPU us/request), `window` in flight."""
     latencies: list[float] = []
     cpu0 = server.cpu_seconds()
@@ -131,16 +150,37 @@ def bench_server(server: Running, seconds: float, window: int) -> dict[str, tupl
     client = Client(server.port)
     group = f"request-bench-{time.monotonic_ns()}"
     member, generation = join(client, group)
-    heartbeats = [client.frame(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
-        group_id=group, generation_id=generation, member_id=member)) for _ in range(64)]
-    commits = [client.frame(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-        group_id=group, generation_id_or_member_epoch=generation, member_id=member, topics=[
-            OffsetCommitRequestTopic(name=TOPIC, partitions=[
-                OffsetCommitRequestPartition(partition_index=p, committed_offset=i * 100 + p,
-                                             committed_metadata="bench")
-                for p in range(PARTITIONS)])])) for i in range(64)]
-    results = {"Heartbeat": run_phase(server, client, heartbeats, seconds, window),
-               "OffsetCommit 32p": run_phase(server, client, commits, seconds, window)}
+    heartbeats = [
+        client.frame(ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member))
+        for _ in range(64)
+    ]
+    commits = [
+        client.frame(
+            ApiKey.OFFSET_COMMIT,
+            8,
+            OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=generation,
+                member_id=member,
+                topics=[
+                    OffsetCommitRequestTopic(
+                        name=TOPIC,
+                        partitions=[
+                            OffsetCommitRequestPartition(
+                                partition_index=p, committed_offset=i * 100 + p, committed_metadata="bench"
+                            )
+                            for p in range(PARTITIONS)
+                        ],
+                    )
+                ],
+            ),
+        )
+        for i in range(64)
+    ]
+    results = {
+        "Heartbeat": run_phase(server, client, heartbeats, seconds, window),
+        "OffsetCommit 32p": run_phase(server, client, commits, seconds, window),
+    }
     client.sock.close()
     return results
 
@@ -155,16 +195,30 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="run every server this many times")
     parser.add_argument("--profile", metavar="PATH", help="run this tree's server under cProfile")
     args = parser.parse_args()
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs); "
-          f"window {args.window}, kgc log.flush.mode={args.mode}")
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs); "
+        f"window {args.window}, kgc log.flush.mode={args.mode}"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="kgc-request-bench-") as root:
         for _ in range(args.repeat):
-            servers = [lambda: start_kgc(tempfile.mkdtemp(dir=root), settings={"log.flush.mode": args.mode},
-                                         topics={TOPIC: PARTITIONS}, profile=args.profile)]
+            servers = [
+                lambda: start_kgc(
+                    tempfile.mkdtemp(dir=root),
+                    settings={"log.flush.mode": args.mode},
+                    topics={TOPIC: PARTITIONS},
+                    profile=args.profile,
+                )
+            ]
             if args.baseline:
-                servers.append(lambda: start_kgc(tempfile.mkdtemp(dir=root), settings={"log.flush.mode": args.mode},
-                                                 topics={TOPIC: PARTITIONS}, baseline=args.baseline))
+                servers.append(
+                    lambda: start_kgc(
+                        tempfile.mkdtemp(dir=root),
+                        settings={"log.flush.mode": args.mode},
+                        topics={TOPIC: PARTITIONS},
+                        baseline=args.baseline,
+                    )
+                )
             if not args.no_mock:
                 servers.append(lambda: start_mock({TOPIC: PARTITIONS}))
             for start in servers:
@@ -172,13 +226,17 @@ def main() -> None:
                 try:
                     for what, (rate, p50, p99, cpu) in bench_server(server, args.seconds, args.window).items():
                         rows.append((server.name, what, rate, p50, p99, cpu))
-                        print(f"  {server.name:16s} {what:17s} {rate:8.0f}/s  p50 {p50 * 1e3:6.3f} ms  "
-                              f"p99 {p99 * 1e3:6.3f} ms  server CPU {cpu:6.1f} us/request", flush=True)
+                        print(
+                            f"  {server.name:16s} {what:17s} {rate:8.0f}/s  p50 {p50 * 1e3:6.3f} ms  "
+                            f"p99 {p99 * 1e3:6.3f} ms  server CPU {cpu:6.1f} us/request",
+                            flush=True,
+                        )
                 finally:
                     server.stop()
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.profile:
         import pstats
+
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(35)
 
 

@@ -7,6 +7,7 @@ Kafka answers) at the same time, as fast as the server reads them; every one is 
 server's peak RSS (VmHWM) is printed for this tree with the default queued.max.request.bytes, for
 this tree without the bound (-1), and for --baseline. Figures only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,8 +66,10 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="DIR")
     args = parser.parse_args()
     size = args.mib << 20
-    runs: list[tuple[str, dict[str, object], str | None]] = [("default bound", {}, None),
-                                                             ("no bound (-1)", {"queued.max.request.bytes": -1}, None)]
+    runs: list[tuple[str, dict[str, object], str | None]] = [
+        ("default bound", {}, None),
+        ("no bound (-1)", {"queued.max.request.bytes": -1}, None),
+    ]
     if args.baseline:
         runs.append(("baseline", {}, args.baseline))
     for label, settings, tree in runs:
@@ -75,9 +78,12 @@ def main() -> None:
             try:
                 before = server.rss_mib()
                 took = trio.run(load, server, args.connections, size)
-                print(f"{server.name:14s} {label:14s}: {args.connections} x {args.mib} MiB frames answered in "
-                      f"{took:5.1f} s; server RSS before {before:6.1f} MiB, peak {hwm_mib(server.pid):7.1f} MiB, "
-                      f"after {server.rss_mib():6.1f} MiB", flush=True)
+                print(
+                    f"{server.name:14s} {label:14s}: {args.connections} x {args.mib} MiB frames answered in "
+                    f"{took:5.1f} s; server RSS before {before:6.1f} MiB, peak {hwm_mib(server.pid):7.1f} MiB, "
+                    f"after {server.rss_mib():6.1f} MiB",
+                    flush=True,
+                )
             finally:
                 server.stop()
 

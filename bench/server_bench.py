@@ -6,6 +6,7 @@ The server runs in its own process (as users run it); the load comes from this p
 loopback with raw frames, with `window` requests in flight per connection (pipelining), over 1
 and over 16 connections. Prints requests/s; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,8 @@ from protocol.messages.api_versions import ApiVersionsRequest
 def start_server(data_dir: str) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir, "--log-level", "WARNING"],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     line = proc.stdout.readline()
     match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
@@ -39,8 +41,9 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen, int]:
 
 def request_frame(version: int, correlation_id: int) -> bytes:
     header = encode_request_header(RequestHeader(ApiKey.API_VERSIONS, version, correlation_id, "bench"))
-    body = encode_request(ApiKey.API_VERSIONS, version, ApiVersionsRequest(
-        client_software_name="bench", client_software_version="1"))
+    body = encode_request(
+        ApiKey.API_VERSIONS, version, ApiVersionsRequest(client_software_name="bench", client_software_version="1")
+    )
     payload = header + body
     return struct.pack(">i", len(payload)) + payload
 

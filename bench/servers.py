@@ -10,6 +10,7 @@ cluster (inside the confluent-kafka wheel, driven through ctypes in a child proc
 `python bench/servers.py mock --topic bench:32` runs the mock alone (prints its bootstrap line).
 Figures only: nothing here asserts on time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,8 +83,15 @@ def kgc_command(baseline: str | None = None) -> tuple[list[str], dict[str, str],
     return [sys.executable, "-m", "coordinator"], env, cwd
 
 
-def start_kgc(data_dir: str, *, settings: dict[str, object] | None = None, topics: dict[str, int] | None = None,
-              baseline: str | None = None, extra: list[str] | None = None, profile: str | None = None) -> Running:
+def start_kgc(
+    data_dir: str,
+    *,
+    settings: dict[str, object] | None = None,
+    topics: dict[str, int] | None = None,
+    baseline: str | None = None,
+    extra: list[str] | None = None,
+    profile: str | None = None,
+) -> Running:
     prefix, env, cwd = kgc_command(baseline)
     if profile:
         prefix = [prefix[0], "-m", "cProfile", "-o", profile, *prefix[1:]]
@@ -123,8 +131,13 @@ def _librdkafka() -> ctypes.CDLL:
         raise SystemExit("librdkafka not found next to the confluent_kafka package")
     lib = ctypes.CDLL(libs[0])
     lib.rd_kafka_conf_new.restype = ctypes.c_void_p
-    lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                      ctypes.c_size_t]
+    lib.rd_kafka_conf_set.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+    ]
     lib.rd_kafka_new.restype = ctypes.c_void_p
     lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p

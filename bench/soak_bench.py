@@ -13,6 +13,7 @@ p50/p99 in the window, commits, deliberate rebalances, spurious ones. At the end
 the first 5 minutes (or the first third of a shorter run), overall heartbeat p50/p99, spurious
 total. Figures only; asserts nothing (bench/ rule).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,15 +75,16 @@ class Conn:
 
     async def call(self, key: int, version: int, request: object) -> object:
         self.cid += 1
-        payload = (encode_request_header(RequestHeader(key, version, self.cid, "soak"))
-                   + encode_request(key, version, request))
+        payload = encode_request_header(RequestHeader(key, version, self.cid, "soak")) + encode_request(
+            key, version, request
+        )
         await self.stream.send_all(struct.pack(">i", len(payload)) + payload)
         while True:
             if len(self.buf) >= 4:
                 (size,) = struct.unpack_from(">i", self.buf)
                 if len(self.buf) >= 4 + size:
-                    data = bytes(self.buf[4:4 + size])
-                    del self.buf[:4 + size]
+                    data = bytes(self.buf[4 : 4 + size])
+                    del self.buf[: 4 + size]
                     _, offset = decode_response_header(data, key, version)
                     return decode_response(key, version, data, offset)
             chunk = await self.stream.receive_some(65536)
@@ -111,10 +113,18 @@ class Member:
     async def join(self) -> None:
         """JoinGroup (with the KIP-394 member-id round trip) then SyncGroup, until synced."""
         for _ in range(50):
-            joined = await self.conn.call(ApiKey.JOIN_GROUP, 5, JoinGroupRequest(
-                group_id=self.group.name, session_timeout_ms=self.args.session_ms,
-                rebalance_timeout_ms=self.args.session_ms, member_id=self.member_id, protocol_type="consumer",
-                protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)]))
+            joined = await self.conn.call(
+                ApiKey.JOIN_GROUP,
+                5,
+                JoinGroupRequest(
+                    group_id=self.group.name,
+                    session_timeout_ms=self.args.session_ms,
+                    rebalance_timeout_ms=self.args.session_ms,
+                    member_id=self.member_id,
+                    protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)],
+                ),
+            )
             error = joined.error_code  # type: ignore[attr-defined]
             if error == ErrorCode.MEMBER_ID_REQUIRED:
                 self.member_id = joined.member_id  # type: ignore[attr-defined]
@@ -123,15 +133,23 @@ class Member:
                 self.member_id = ""
                 continue
             if error != ErrorCode.NONE:
-                self.stats.unexpected[f"join {ErrorCode(error).name}"] = self.stats.unexpected.get(
-                    f"join {ErrorCode(error).name}", 0) + 1
+                self.stats.unexpected[f"join {ErrorCode(error).name}"] = (
+                    self.stats.unexpected.get(f"join {ErrorCode(error).name}", 0) + 1
+                )
                 await trio.sleep(0.1)
                 continue
             self.member_id, self.generation = joined.member_id, joined.generation_id  # type: ignore[attr-defined]
             members = joined.members if joined.leader == self.member_id else []  # type: ignore[attr-defined]
-            synced = await self.conn.call(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-                group_id=self.group.name, generation_id=self.generation, member_id=self.member_id,
-                assignments=[SyncGroupRequestAssignment(member_id=m.member_id, assignment=b"") for m in members]))
+            synced = await self.conn.call(
+                ApiKey.SYNC_GROUP,
+                3,
+                SyncGroupRequest(
+                    group_id=self.group.name,
+                    generation_id=self.generation,
+                    member_id=self.member_id,
+                    assignments=[SyncGroupRequestAssignment(member_id=m.member_id, assignment=b"") for m in members],
+                ),
+            )
             if synced.error_code == ErrorCode.NONE:  # type: ignore[attr-defined]
                 return
         raise RuntimeError(f"{self.group.name}/{self.index} never synced")
@@ -156,10 +174,23 @@ class Member:
             if time.monotonic() >= next_commit:
                 next_commit = time.monotonic() + self.args.commit_s  # as a client: no catching up
                 offset += 1
-                response = await self.conn.call(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-                    group_id=self.group.name, generation_id_or_member_epoch=self.generation,
-                    member_id=self.member_id, topics=[OffsetCommitRequestTopic(name=TOPIC, partitions=[
-                        OffsetCommitRequestPartition(partition_index=self.index, committed_offset=offset)])]))
+                response = await self.conn.call(
+                    ApiKey.OFFSET_COMMIT,
+                    8,
+                    OffsetCommitRequest(
+                        group_id=self.group.name,
+                        generation_id_or_member_epoch=self.generation,
+                        member_id=self.member_id,
+                        topics=[
+                            OffsetCommitRequestTopic(
+                                name=TOPIC,
+                                partitions=[
+                                    OffsetCommitRequestPartition(partition_index=self.index, committed_offset=offset)
+                                ],
+                            )
+                        ],
+                    ),
+                )
                 error = response.topics[0].partitions[0].error_code  # type: ignore[attr-defined]
                 if error == ErrorCode.NONE:
                     self.stats.commits += 1
@@ -169,8 +200,11 @@ class Member:
                 continue
             next_beat = time.monotonic() + interval  # the next one an interval after this one is sent
             sent = time.perf_counter()
-            response = await self.conn.call(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
-                group_id=self.group.name, generation_id=self.generation, member_id=self.member_id))
+            response = await self.conn.call(
+                ApiKey.HEARTBEAT,
+                3,
+                HeartbeatRequest(group_id=self.group.name, generation_id=self.generation, member_id=self.member_id),
+            )
             latency = time.perf_counter() - sent
             self.stats.window.append(latency)
             error = response.error_code  # type: ignore[attr-defined]
@@ -185,15 +219,19 @@ class Member:
                 self.stats.rejoins += 1
                 await self.join()
             return
-        self.stats.spurious_event(f"{time.strftime('%H:%M:%S')} {self.group.name}/{self.index}: {where} "
-                                  f"got {error.name} in a quiet group")
+        self.stats.spurious_event(
+            f"{time.strftime('%H:%M:%S')} {self.group.name}/{self.index}: {where} got {error.name} in a quiet group"
+        )
         if error == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
         await self.join()
 
     async def _leave(self) -> None:
-        await self.conn.call(ApiKey.LEAVE_GROUP, 3, LeaveGroupRequest(
-            group_id=self.group.name, members=[MemberIdentity(member_id=self.member_id)]))
+        await self.conn.call(
+            ApiKey.LEAVE_GROUP,
+            3,
+            LeaveGroupRequest(group_id=self.group.name, members=[MemberIdentity(member_id=self.member_id)]),
+        )
         await self.conn.stream.aclose()
         self.left.set()
 
@@ -202,8 +240,15 @@ async def connect(port: int) -> Conn:
     return Conn(await trio.open_tcp_stream("127.0.0.1", port))
 
 
-async def churn(port: int, groups: list[Group], members: dict[str, list[Member]], args: argparse.Namespace,
-                stats: Stats, until: float, nursery: trio.Nursery) -> None:
+async def churn(
+    port: int,
+    groups: list[Group],
+    members: dict[str, list[Member]],
+    args: argparse.Namespace,
+    stats: Stats,
+    until: float,
+    nursery: trio.Nursery,
+) -> None:
     """One member of a quiet group leaves; a new one joins in its place (a deliberate rebalance)."""
     rng = random.Random(7)
     grace = 3 * args.heartbeat_ms / 1000 + 5  # the others hear of it at their next heartbeat, then rejoin
@@ -230,10 +275,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-async def sample(server, stats: Stats, args: argparse.Namespace, started: float, until: float,
-                 rss: list[tuple[float, float]]) -> None:
-    print(f"{'t(s)':>6} {'RSS MiB':>8} {'hb/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'commits':>8} {'churns':>6} "
-          f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7}", flush=True)
+async def sample(
+    server, stats: Stats, args: argparse.Namespace, started: float, until: float, rss: list[tuple[float, float]]
+) -> None:
+    print(
+        f"{'t(s)':>6} {'RSS MiB':>8} {'hb/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'commits':>8} {'churns':>6} "
+        f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7}",
+        flush=True,
+    )
     cpu0, own0, t0 = server.cpu_seconds(), time.process_time(), time.monotonic()
     while time.monotonic() < until:
         await trio.sleep(args.sample_s)
@@ -245,9 +294,12 @@ async def sample(server, stats: Stats, args: argparse.Namespace, started: float,
         t = time.monotonic() - started
         mib = server.rss_mib()
         rss.append((t, mib))
-        print(f"{t:6.0f} {mib:8.1f} {len(window) / args.sample_s:7.0f} {percentile(window, 0.5) * 1e3:7.2f} "
-              f"{percentile(window, 0.99) * 1e3:7.2f} {stats.commits:8d} {stats.deliberate:6d} {stats.spurious:8d} "
-              f"{server_pct:6.0f}% {own_pct:6.0f}%", flush=True)
+        print(
+            f"{t:6.0f} {mib:8.1f} {len(window) / args.sample_s:7.0f} {percentile(window, 0.5) * 1e3:7.2f} "
+            f"{percentile(window, 0.99) * 1e3:7.2f} {stats.commits:8d} {stats.deliberate:6d} {stats.spurious:8d} "
+            f"{server_pct:6.0f}% {own_pct:6.0f}%",
+            flush=True,
+        )
 
 
 async def soak(server, args: argparse.Namespace) -> None:
@@ -276,8 +328,11 @@ async def soak(server, args: argparse.Namespace) -> None:
             for group in groups:
                 formation.start_soon(form, group, nursery)
         total = sum(len(m) for m in members.values())
-        print(f"{total} members in {len(groups)} groups formed in {time.monotonic() - began:.1f} s "
-              f"(each heartbeats from its own formation on); server RSS {server.rss_mib():.1f} MiB", flush=True)
+        print(
+            f"{total} members in {len(groups)} groups formed in {time.monotonic() - began:.1f} s "
+            f"(each heartbeats from its own formation on); server RSS {server.rss_mib():.1f} MiB",
+            flush=True,
+        )
         stats.window.clear()
         started = time.monotonic()
         # Formation's own rebalances (a member whose second JoinGroup came after its group's first
@@ -292,17 +347,25 @@ async def soak(server, args: argparse.Namespace) -> None:
     settle = min(300.0, args.minutes * 60 / 3)
     after = [mib for t, mib in rss if t >= settle]
     base = after[0] if after else float("nan")
-    print(f"\nsummary: {args.minutes:g} min, {total} members, {len(groups)} groups, heartbeat every "
-          f"{args.heartbeat_ms} ms, a commit per member every {args.commit_s:g} s, a churn every {args.churn_s:g} s")
-    print(f"  server RSS: {rss[0][1] if rss else float('nan'):.1f} MiB at the first sample, {base:.1f} MiB at "
-          f"{settle:.0f} s, {rss[-1][1] if rss else float('nan'):.1f} MiB at the end "
-          f"(growth after {settle:.0f} s: {(rss[-1][1] / base - 1) * 100 if after else float('nan'):+.1f}%), "
-          f"max {max(m for _, m in rss) if rss else float('nan'):.1f} MiB")
-    print(f"  heartbeats: {len(stats.all)}, p50 {percentile(stats.all, 0.5) * 1e3:.2f} ms, "
-          f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms")
+    print(
+        f"\nsummary: {args.minutes:g} min, {total} members, {len(groups)} groups, heartbeat every "
+        f"{args.heartbeat_ms} ms, a commit per member every {args.commit_s:g} s, a churn every {args.churn_s:g} s"
+    )
+    print(
+        f"  server RSS: {rss[0][1] if rss else float('nan'):.1f} MiB at the first sample, {base:.1f} MiB at "
+        f"{settle:.0f} s, {rss[-1][1] if rss else float('nan'):.1f} MiB at the end "
+        f"(growth after {settle:.0f} s: {(rss[-1][1] / base - 1) * 100 if after else float('nan'):+.1f}%), "
+        f"max {max(m for _, m in rss) if rss else float('nan'):.1f} MiB"
+    )
+    print(
+        f"  heartbeats: {len(stats.all)}, p50 {percentile(stats.all, 0.5) * 1e3:.2f} ms, "
+        f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms"
+    )
     print(f"  commits: {stats.commits} ok, {stats.commit_errors} refused (during deliberate rebalances)")
-    print(f"  deliberate rebalances: {stats.deliberate} ({stats.rejoins} members rejoined for them); "
-          f"spurious: {stats.spurious}")
+    print(
+        f"  deliberate rebalances: {stats.deliberate} ({stats.rejoins} members rejoined for them); "
+        f"spurious: {stats.spurious}"
+    )
     for line in stats.spurious_detail:
         print(f"    {line}")
     if stats.unexpected:
@@ -332,10 +395,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kgc-soak-") as data:
         # Kafka's default initial delay (3 s): each group's ten members form one generation however
         # busy the machine is (the 100 ms default here is tuned for test suites' few consumers).
-        server = start_kgc(data, settings={"max.connections": needed + 100,
-                                           "group.initial.rebalance.delay.ms": args.initial_delay_ms},
-                           topics={TOPIC: args.members},
-                           baseline=args.baseline, profile=args.profile)
+        server = start_kgc(
+            data,
+            settings={"max.connections": needed + 100, "group.initial.rebalance.delay.ms": args.initial_delay_ms},
+            topics={TOPIC: args.members},
+            baseline=args.baseline,
+            profile=args.profile,
+        )
         try:
             trio.run(soak, server, args)
         finally:
@@ -343,6 +409,7 @@ def main() -> None:
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.profile:
         import pstats
+
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(30)
 
 

@@ -10,6 +10,7 @@ librdkafka's mock cluster in its own Python process (ctypes, bench/servers.py): 
 bootstrap line, Python's own start-up included, and to its first ApiVersions answer. Prints
 min/median/max in milliseconds; asserts nothing (bench/ rule).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,9 +63,13 @@ def time_kgc(baseline: str | None) -> tuple[float, float]:
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="kgc-startup-") as data:
         t0 = time.monotonic()
-        proc = subprocess.Popen([*prefix, "serve", "--port", str(port), "--data-dir", os.path.join(data, "d"),
-                                 "--log-level", "WARNING"], env=env, cwd=cwd,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*prefix, "serve", "--port", str(port), "--data-dir", os.path.join(data, "d"), "--log-level", "WARNING"],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             sock = _connect(port, t0 + 30)
             accepted = time.monotonic() - t0
@@ -80,8 +85,7 @@ def time_kgc(baseline: str | None) -> tuple[float, float]:
 def time_mock() -> tuple[float, float]:
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers.py")
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, script, "mock"], stdout=subprocess.PIPE, stdin=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([sys.executable, script, "mock"], stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         listening = time.monotonic() - t0
@@ -108,8 +112,10 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="DIR", help="also time the kgc checked out in DIR")
     parser.add_argument("--no-mock", action="store_true")
     args = parser.parse_args()
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 CPUs); "
-          f"{args.runs} runs each, min / median / max")
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 CPUs); "
+        f"{args.runs} runs each, min / median / max"
+    )
     rows: dict[str, list[tuple[float, float]]] = {"kgc": []}
     if args.baseline:
         rows[f"kgc@{os.path.basename(os.path.normpath(args.baseline))}"] = []

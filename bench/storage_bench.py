@@ -39,8 +39,12 @@ class WallClock:
 
 def small_record(i: int) -> list[Record]:
     # About the size of an OffsetCommit record in __consumer_offsets.
-    return [Record(key=b"\x00\x01\x00\x08group-%03d\x00\x05topic\x00\x00\x00\x07" % (i % 1000),
-                   value=b"\x00\x03" + b"\x00" * 8 + b"\xff\xff\xff\xff\x00\x00" + b"\x00" * 8)]
+    return [
+        Record(
+            key=b"\x00\x01\x00\x08group-%03d\x00\x05topic\x00\x00\x00\x07" % (i % 1000),
+            value=b"\x00\x03" + b"\x00" * 8 + b"\xff\xff\xff\xff\x00\x00" + b"\x00" * 8,
+        )
+    ]
 
 
 def bench_every_append(tmp: str, n: int) -> None:
@@ -55,8 +59,10 @@ def bench_every_append(tmp: str, n: int) -> None:
     dt = time.perf_counter() - t0
     size = log.size_bytes
     log.close()
-    print(f"append, fsync per append:        {n / dt:10,.0f} batches/s  {size / MiB / dt:7.2f} MiB/s  "
-          f"({n} batches of {size // n} B)")
+    print(
+        f"append, fsync per append:        {n / dt:10,.0f} batches/s  {size / MiB / dt:7.2f} MiB/s  "
+        f"({n} batches of {size // n} B)"
+    )
 
 
 def bench_append_only(tmp: str, n: int) -> None:
@@ -71,13 +77,14 @@ def bench_append_only(tmp: str, n: int) -> None:
     print(f"append only (no fsync/trio): {n / dt:10,.0f} batches/s  {cpu / n * 1e6:.1f} CPU-µs/batch")
 
 
-def bench_group_commit(tmp: str, appenders: int, per_appender: int, profile: bool,
-                       label: str = "") -> None:
-    log = Log.open(os.path.join(tmp, "group" + label.replace(" ", "-")), LogConfig(durability="group_commit"),
-                   WallClock())
+def bench_group_commit(tmp: str, appenders: int, per_appender: int, profile: bool, label: str = "") -> None:
+    log = Log.open(
+        os.path.join(tmp, "group" + label.replace(" ", "-")), LogConfig(durability="group_commit"), WallClock()
+    )
     fsyncs = 0
     fsync_seconds = 0.0
     from storage import fsutil
+
     real = fsutil.fdatasync
 
     def counting(fd: int) -> None:
@@ -110,10 +117,12 @@ def bench_group_commit(tmp: str, appenders: int, per_appender: int, profile: boo
     n = appenders * per_appender
     size = log.size_bytes
     log.close()
-    print(f"append, group commit{label}: {n / dt:10,.0f} batches/s  {size / MiB / dt:7.2f} MiB/s  "
-          f"{cpu / n * 1e6:.1f} CPU-µs/batch  "
-          f"({appenders} appenders x {per_appender}, {fsyncs} fsyncs, {n / max(fsyncs, 1):.0f} batches/fsync, "
-          f"fsync avg {fsync_seconds / max(fsyncs, 1) * 1000:.1f} ms = {fsync_seconds / dt:.0%} of wall time)")
+    print(
+        f"append, group commit{label}: {n / dt:10,.0f} batches/s  {size / MiB / dt:7.2f} MiB/s  "
+        f"{cpu / n * 1e6:.1f} CPU-µs/batch  "
+        f"({appenders} appenders x {per_appender}, {fsyncs} fsyncs, {n / max(fsyncs, 1):.0f} batches/fsync, "
+        f"fsync avg {fsync_seconds / max(fsyncs, 1) * 1000:.1f} ms = {fsync_seconds / dt:.0%} of wall time)"
+    )
     if prof:
         pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 
@@ -131,8 +140,10 @@ def bench_read_and_lookup(tmp: str) -> None:
         total += len(chunk)
         offset = _next_offset_after(chunk)
     dt = time.perf_counter() - t0
-    print(f"read (1 MiB fetches):       {total / MiB / dt:10.1f} MiB/s  "
-          f"({size / MiB:.0f} MiB, {len(log.segments)} segments)")
+    print(
+        f"read (1 MiB fetches):       {total / MiB / dt:10.1f} MiB/s  "
+        f"({size / MiB:.0f} MiB, {len(log.segments)} segments)"
+    )
     seg = log.segments[0]
     rng = random.Random(1)
     targets = [rng.randrange(seg.base_offset, seg.next_offset) for _ in range(100_000)]
@@ -151,6 +162,7 @@ def bench_read_and_lookup(tmp: str) -> None:
 
 def _next_offset_after(chunk: bytes) -> int:
     from storage.batch import decode_header
+
     pos, nxt = 0, 0
     while pos < len(chunk):
         h = decode_header(chunk, pos)
@@ -190,10 +202,12 @@ def bench_recovery(tmp: str, mib: int, batch_records: int, value_size: int, prof
         prof.disable()
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert again.log_end_offset == offset, (again.log_end_offset, offset)
-    print(f"recovery (unclean, CRC):    {size / MiB / dt:10.1f} MiB/s wall, "
-          f"{size / MiB / cpu:.1f} MiB/s per CPU-second  "
-          f"({size / MiB:.0f} MiB in {dt:.2f} s, "
-          f"{count:,} batches of {len(template)} B, {len(again.active_segment.offset_index):,} index entries)")
+    print(
+        f"recovery (unclean, CRC):    {size / MiB / dt:10.1f} MiB/s wall, "
+        f"{size / MiB / cpu:.1f} MiB/s per CPU-second  "
+        f"({size / MiB:.0f} MiB in {dt:.2f} s, "
+        f"{count:,} batches of {len(template)} B, {len(again.active_segment.offset_index):,} index entries)"
+    )
     again.close()
     shutil.rmtree(path)
     if prof:

@@ -6,6 +6,7 @@ in a loop for `--seconds`. Same data-dir settings for every run; prints figures 
 
     .venv/bin/python bench/transcript_bench.py --seconds 5 --clients 4
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,11 +18,7 @@ from pathlib import Path
 from coordinator.embed.embedded import EmbeddedServer
 from coordinator.tools.kafka_client import Connection
 from protocol.api import ApiKey
-from protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 
 
 def client_loop(bootstrap: str, group: str, partitions: int, stop_at: float, counts: list[int], i: int) -> None:
@@ -30,10 +27,24 @@ def client_loop(bootstrap: str, group: str, partitions: int, stop_at: float, cou
     n = 0
     while time.perf_counter() < stop_at:
         n += 1
-        resp = conn.send(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-            group_id=group, generation_id_or_member_epoch=-1, member_id="",
-            topics=[OffsetCommitRequestTopic(name="bench", partitions=[
-                OffsetCommitRequestPartition(partition_index=p, committed_offset=n) for p in range(partitions)])]))
+        resp = conn.send(
+            ApiKey.OFFSET_COMMIT,
+            8,
+            OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=-1,
+                member_id="",
+                topics=[
+                    OffsetCommitRequestTopic(
+                        name="bench",
+                        partitions=[
+                            OffsetCommitRequestPartition(partition_index=p, committed_offset=n)
+                            for p in range(partitions)
+                        ],
+                    )
+                ],
+            ),
+        )
         assert resp.topics[0].partitions[0].error_code == 0, resp
     counts[i] = n
     conn.close()
@@ -43,12 +54,19 @@ def run(label: str, settings: dict, args: argparse.Namespace) -> float:
     with tempfile.TemporaryDirectory(prefix="kgc-bench-") as tmp:
         if "transcript.file" in settings:
             settings = {**settings, "transcript.file": str(Path(tmp) / "transcript.jsonl")}
-        with EmbeddedServer(Path(tmp) / "data", topics={"bench": args.partitions},
-                            settings={**settings, "log.flush.mode": args.flush_mode}) as server:
+        with EmbeddedServer(
+            Path(tmp) / "data",
+            topics={"bench": args.partitions},
+            settings={**settings, "log.flush.mode": args.flush_mode},
+        ) as server:
             counts = [0] * args.clients
             stop_at = time.perf_counter() + args.seconds
-            threads = [threading.Thread(target=client_loop, args=(server.bootstrap, f"bench-{i}", args.partitions,
-                                                                   stop_at, counts, i)) for i in range(args.clients)]
+            threads = [
+                threading.Thread(
+                    target=client_loop, args=(server.bootstrap, f"bench-{i}", args.partitions, stop_at, counts, i)
+                )
+                for i in range(args.clients)
+            ]
             start = time.perf_counter()
             for t in threads:
                 t.start()
@@ -70,13 +88,17 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=3, help="offsets per commit request")
     parser.add_argument("--flush-mode", default="group_commit", choices=("group_commit", "every_append", "interval"))
     args = parser.parse_args()
-    print(f"{args.clients} clients x {args.partitions} offsets per OffsetCommit v8, {args.seconds:g} s each, "
-          f"log.flush.mode={args.flush_mode}")
+    print(
+        f"{args.clients} clients x {args.partitions} offsets per OffsetCommit v8, {args.seconds:g} s each, "
+        f"log.flush.mode={args.flush_mode}"
+    )
     off = run("transcript off", {}, args)
     on = run("transcript on", {"transcript.file": ""}, args)
     both = run("transcript + metrics on", {"transcript.file": "", "metrics.port": 0}, args)
-    print(f"transcript costs {100 * (1 - on / off):.0f}% of the commit rate; with metrics too "
-          f"{100 * (1 - both / off):.0f}%")
+    print(
+        f"transcript costs {100 * (1 - on / off):.0f}% of the commit rate; with metrics too "
+        f"{100 * (1 - both / off):.0f}%"
+    )
 
 
 if __name__ == "__main__":

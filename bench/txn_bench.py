@@ -11,6 +11,7 @@ moment commit_transaction returned (kgc answers EndTxn once PrepareCommit is dur
 the markers after, as Kafka does, so the lag is the marker round). Figures only: nothing here
 asserts on time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,26 @@ TOPIC, PARTITIONS = "txn-bench", 3
 
 def start_kgc(data_dir: str, flush_mode: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir, "--log-level",
-         "WARNING", "--create-topic", f"{TOPIC}:{PARTITIONS}", "--set", f"log.flush.mode={flush_mode}"],
-        stdout=subprocess.PIPE, text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        [
+            sys.executable,
+            "-m",
+            "coordinator",
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            data_dir,
+            "--log-level",
+            "WARNING",
+            "--create-topic",
+            f"{TOPIC}:{PARTITIONS}",
+            "--set",
+            f"log.flush.mode={flush_mode}",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert proc.stdout is not None
     match = re.search(r"bootstrap=(\S+)", proc.stdout.readline())
     if not match:
@@ -75,9 +93,15 @@ class Reader(threading.Thread):
         super().__init__(daemon=True)
         from confluent_kafka import OFFSET_END, Consumer, TopicPartition
 
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"lso-{time.monotonic_ns()}",
-                                  "isolation.level": "read_committed", "enable.auto.commit": False,
-                                  "fetch.wait.max.ms": 10})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"lso-{time.monotonic_ns()}",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "fetch.wait.max.ms": 10,
+            }
+        )
         self.consumer.assign([TopicPartition(TOPIC, p, OFFSET_END) for p in range(PARTITIONS)])
         self.seen: dict[int, float] = {}
         self.stop = threading.Event()
@@ -95,8 +119,9 @@ def run_size(bootstrap: str, size: int, seconds: float) -> dict[str, Any]:
 
     reader = Reader(bootstrap)
     reader.start()
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"bench-{size}-{time.monotonic_ns()}",
-                        "linger.ms": 0})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "transactional.id": f"bench-{size}-{time.monotonic_ns()}", "linger.ms": 0}
+    )
     producer.init_transactions(30)
     committed: dict[int, float] = {}
     latencies = []
@@ -106,8 +131,9 @@ def run_size(bootstrap: str, size: int, seconds: float) -> dict[str, Any]:
         producer.begin_transaction()
         for i in range(size):
             last = i == size - 1
-            producer.produce(TOPIC, key=b"%d" % txn, value=b"x" * 100 + (b"!last" if last else b""),
-                             partition=txn % PARTITIONS)
+            producer.produce(
+                TOPIC, key=b"%d" % txn, value=b"x" * 100 + (b"!last" if last else b""), partition=txn % PARTITIONS
+            )
         began = time.perf_counter()
         producer.commit_transaction(30)
         committed[txn] = time.perf_counter()
@@ -120,19 +146,26 @@ def run_size(bootstrap: str, size: int, seconds: float) -> dict[str, Any]:
     reader.stop.set()
     reader.join(5)
     lags = sorted(reader.seen[t] - committed[t] for t in committed if t in reader.seen)
-    return {"txns": txn, "txn_per_s": txn / elapsed, "msg_per_s": txn * size / elapsed,
-            "commit_p50_ms": 1000 * statistics.median(latencies),
-            "commit_p99_ms": 1000 * sorted(latencies)[int(0.99 * (len(latencies) - 1))],
-            "lso_lag_p50_ms": 1000 * statistics.median(lags) if lags else float("nan"),
-            "lso_lag_p99_ms": 1000 * lags[int(0.99 * (len(lags) - 1))] if lags else float("nan"),
-            "seen": len(lags)}
+    return {
+        "txns": txn,
+        "txn_per_s": txn / elapsed,
+        "msg_per_s": txn * size / elapsed,
+        "commit_p50_ms": 1000 * statistics.median(latencies),
+        "commit_p99_ms": 1000 * sorted(latencies)[int(0.99 * (len(latencies) - 1))],
+        "lso_lag_p50_ms": 1000 * statistics.median(lags) if lags else float("nan"),
+        "lso_lag_p99_ms": 1000 * lags[int(0.99 * (len(lags) - 1))] if lags else float("nan"),
+        "seen": len(lags),
+    }
 
 
 def report(server: str, size: int, r: dict[str, Any]) -> None:
-    print(f"{server:<24} {size:>4} msg/txn  {r['txn_per_s']:8.1f} txn/s {r['msg_per_s']:9.0f} msg/s  "
-          f"commit p50 {r['commit_p50_ms']:6.2f} ms p99 {r['commit_p99_ms']:6.2f} ms  "
-          f"LSO lag p50 {r['lso_lag_p50_ms']:6.2f} ms p99 {r['lso_lag_p99_ms']:6.2f} ms  "
-          f"({r['seen']}/{r['txns']} seen)", flush=True)
+    print(
+        f"{server:<24} {size:>4} msg/txn  {r['txn_per_s']:8.1f} txn/s {r['msg_per_s']:9.0f} msg/s  "
+        f"commit p50 {r['commit_p50_ms']:6.2f} ms p99 {r['commit_p99_ms']:6.2f} ms  "
+        f"LSO lag p50 {r['lso_lag_p50_ms']:6.2f} ms p99 {r['lso_lag_p99_ms']:6.2f} ms  "
+        f"({r['seen']}/{r['txns']} seen)",
+        flush=True,
+    )
 
 
 def main() -> None:

@@ -27,8 +27,7 @@ from coordinator.verify.layout import list_partition_dirs
 
 
 def _dir_bytes(path: str) -> int:
-    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs
-               if f.endswith(".log"))
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs if f.endswith(".log"))
 
 
 def build(seed: dict, out: str, gib: float) -> dict:
@@ -44,8 +43,13 @@ def build(seed: dict, out: str, gib: float) -> dict:
                 os.makedirs(dst)
                 for f in os.listdir(p.path):
                     os.link(os.path.join(p.path, f), os.path.join(dst, f))
-    return {**seed, "before": os.path.join(out, "before"), "after": os.path.join(out, "after"),
-            "copies": copies, "bytes": per_copy * copies}
+    return {
+        **seed,
+        "before": os.path.join(out, "before"),
+        "after": os.path.join(out, "after"),
+        "copies": copies,
+        "bytes": per_copy * copies,
+    }
 
 
 class _TreeCpu:
@@ -90,9 +94,25 @@ class _TreeCpu:
 
 
 def run_engine(ds: dict, engine: str, master: str, scan: str, report: str) -> dict:
-    cmd = [sys.executable, "-m", "coordinator.verify.cli", ds["after"], "--before", ds["before"],
-           "--ledger", ds["ledger"], "--cleaned-at-ms", str(ds["cleaned_at_ms"]),
-           "--offsets-partitions", "0", "--engine", engine, "--report", report, "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "coordinator.verify.cli",
+        ds["after"],
+        "--before",
+        ds["before"],
+        "--ledger",
+        ds["ledger"],
+        "--cleaned-at-ms",
+        str(ds["cleaned_at_ms"]),
+        "--offsets-partitions",
+        "0",
+        "--engine",
+        engine,
+        "--report",
+        report,
+        "--quiet",
+    ]
     if engine == "spark":
         cmd += ["--master", master, "--scan", scan]
     if os.path.exists(report):
@@ -109,20 +129,32 @@ def run_engine(ds: dict, engine: str, master: str, scan: str, report: str) -> di
     with open(report) as f:
         doc = json.load(f)
     s = doc["stats"]
-    return {"engine": engine, "master": master if engine == "spark" else "-",
-            "scan": scan if engine == "spark" else "-", "wall_s": wall,
-            "bytes": s["bytes"] + s.get("before_bytes", 0),
-            "records": s["records"] + s.get("before_records", 0),
-            "violations": sum(doc["counts"].values()), "phases": s.get("phases", {}),
-            "elapsed_s": s["elapsed_s"], "cpu_s": max(cpu.total(), 1e-3), "load": os.getloadavg()[0]}
+    return {
+        "engine": engine,
+        "master": master if engine == "spark" else "-",
+        "scan": scan if engine == "spark" else "-",
+        "wall_s": wall,
+        "bytes": s["bytes"] + s.get("before_bytes", 0),
+        "records": s["records"] + s.get("before_records", 0),
+        "violations": sum(doc["counts"].values()),
+        "phases": s.get("phases", {}),
+        "elapsed_s": s["elapsed_s"],
+        "cpu_s": max(cpu.total(), 1e-3),
+        "load": os.getloadavg()[0],
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1.0], help="GiB (before+after)")
     ap.add_argument("--masters", nargs="+", default=["local[2]", "local[1]"])
-    ap.add_argument("--scans", nargs="+", default=["compiled", "python"], choices=("compiled", "python"),
-                    help="record scans to run in Spark's workers (kgc verify --scan)")
+    ap.add_argument(
+        "--scans",
+        nargs="+",
+        default=["compiled", "python"],
+        choices=("compiled", "python"),
+        help="record scans to run in Spark's workers (kgc verify --scan)",
+    )
     ap.add_argument("--work", default="/tmp/kgc-verify-bench")
     ap.add_argument("--seed-records", type=int, default=4_000_000)
     ap.add_argument("--no-oracle", action="store_true")
@@ -138,26 +170,38 @@ def main() -> int:
         print(f"reusing seed dataset {seed_dir}")
     else:
         t0 = time.monotonic()
-        seed = generate(seed_dir, records=a.seed_records, partitions=8, groups=2000,
-                        segment_bytes=16 << 20, workers=os.cpu_count() or 1)
+        seed = generate(
+            seed_dir,
+            records=a.seed_records,
+            partitions=8,
+            groups=2000,
+            segment_bytes=16 << 20,
+            workers=os.cpu_count() or 1,
+        )
         print(f"generated seed ({a.seed_records} records written) in {time.monotonic() - t0:.0f}s")
     rows = []
     for gib in a.sizes:
         ds = build(seed, os.path.join(a.work, f"ds-{gib:g}G"), gib)
-        print(f"\n== {ds['bytes'] / (1 << 30):.2f} GiB ({ds['copies']} hard-linked copies of the "
-              f"seed's {seed['partitions']} partitions, before+after)")
+        print(
+            f"\n== {ds['bytes'] / (1 << 30):.2f} GiB ({ds['copies']} hard-linked copies of the "
+            f"seed's {seed['partitions']} partitions, before+after)"
+        )
         engines = ([] if a.no_oracle else [("oracle", "-", "-")]) + [
-            ("spark", m, scan) for m in a.masters for scan in a.scans]
+            ("spark", m, scan) for m in a.masters for scan in a.scans
+        ]
         for engine, master, scan in engines:
             r = run_engine(ds, engine, master, scan, os.path.join(a.work, "report.json"))
             r["gib"] = gib
             rows.append(r)
             mib = r["bytes"] / (1 << 20)
-            print(f"{engine:<7} {r['master']:<9} {r['scan']:<8} {mib:8.0f} MiB {r['records']:>11,} rec "
-                  f"{r['wall_s']:7.1f}s wall  {mib / r['wall_s']:6.1f} MiB/s "
-                  f"{r['records'] / r['wall_s']:>9,.0f} rec/s  cpu {r['cpu_s']:6.1f}s "
-                  f"({mib / r['cpu_s']:5.1f} MiB per cpu-s)  load {r['load']:.1f}  "
-                  f"violations={r['violations']}  phases={r['phases']}", flush=True)
+            print(
+                f"{engine:<7} {r['master']:<9} {r['scan']:<8} {mib:8.0f} MiB {r['records']:>11,} rec "
+                f"{r['wall_s']:7.1f}s wall  {mib / r['wall_s']:6.1f} MiB/s "
+                f"{r['records'] / r['wall_s']:>9,.0f} rec/s  cpu {r['cpu_s']:6.1f}s "
+                f"({mib / r['cpu_s']:5.1f} MiB per cpu-s)  load {r['load']:.1f}  "
+                f"violations={r['violations']}  phases={r['phases']}",
+                flush=True,
+            )
         if not a.keep:
             shutil.rmtree(os.path.join(a.work, f"ds-{gib:g}G"))
     print(json.dumps(rows, indent=1))

@@ -16,6 +16,7 @@ Every failure is one line on stderr saying what to do, and exit status 2 (`--deb
 the line, shows the traceback instead); an internal error is one line too, exit 1. A closed pipe
 (`| head`) ends a command quietly. Settings use Kafka's names (`--set group.max.size=3`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -84,27 +85,57 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
 
     run = commands.add_parser("serve", help="run the server")
     run.add_argument("--host", help="listen and advertise address (default 127.0.0.1)")
-    run.add_argument("--port", type=_port, help="port (default 9092; 0 picks a free one); broker i listens on "
-                     "port + i")
+    run.add_argument("--port", type=_port, help="port (default 9092; 0 picks a free one); broker i listens on port + i")
     run.add_argument("--brokers", type=int, metavar="N", help="brokers in this process (default 1, at most 64)")
-    run.add_argument("--processes", action="store_true",
-                     help="run each broker in a process of its own (uses N cores; leaders are static: no broker "
-                     "down/up, leader moves, control plane or topic creation after start)")
+    run.add_argument(
+        "--processes",
+        action="store_true",
+        help="run each broker in a process of its own (uses N cores; leaders are static: no broker "
+        "down/up, leader moves, control plane or topic creation after start)",
+    )
     run.add_argument("--data-dir", help="data directory (default ./data; created if missing)")
-    run.add_argument("--adopt-data-dir", action="store_true",
-                     help="use a non-empty data dir that kgc did not create (it may rewrite what it finds)")
-    run.add_argument("--create-topic", type=_topic_spec, action="append", default=[], metavar="NAME:PARTITIONS",
-                     help="create this topic if it is missing (repeatable)")
-    run.add_argument("--config", type=Path, help="a properties file of settings (Kafka's server.properties "
-                     "works: its names are mapped or reported as ignored)")
-    run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
-                     help="one setting by its Kafka name (repeatable; wins over --config)")
-    run.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS,
-                     help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    run.add_argument(
+        "--adopt-data-dir",
+        action="store_true",
+        help="use a non-empty data dir that kgc did not create (it may rewrite what it finds)",
+    )
+    run.add_argument(
+        "--create-topic",
+        type=_topic_spec,
+        action="append",
+        default=[],
+        metavar="NAME:PARTITIONS",
+        help="create this topic if it is missing (repeatable)",
+    )
+    run.add_argument(
+        "--config",
+        type=Path,
+        help="a properties file of settings (Kafka's server.properties "
+        "works: its names are mapped or reported as ignored)",
+    )
+    run.add_argument(
+        "--set",
+        dest="assignments",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="one setting by its Kafka name (repeatable; wins over --config)",
+    )
+    run.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="DEBUG, INFO, WARNING or ERROR (default INFO)",
+    )
     run.add_argument("--transcript", metavar="FILE", help="write a JSON-lines protocol transcript here")
     run.add_argument("--metrics-port", type=_port, metavar="P", help="serve Prometheus metrics on this port")
-    run.add_argument("--control-port", type=_port, metavar="P",
-                     help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)")
+    run.add_argument(
+        "--control-port",
+        type=_port,
+        metavar="P",
+        help="serve the HTTP/JSON control API on this port (0 picks a free one; loopback only)",
+    )
     if serve_only:
         return parser
 
@@ -115,15 +146,22 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     dump.add_argument("--deep", action="store_true", help="one line per record, with key and payload")
     dump.add_argument("--json", action="store_true", help="JSON lines instead of text")
     dump.add_argument("--index", action="store_true", help="also print (and check) the index files")
-    dump.add_argument("--offsets-decoder", action="store_true",
-                      help="decode __consumer_offsets records as DumpLogSegments --offsets-decoder does")
-    dump.add_argument("--transaction-log-decoder", action="store_true",
-                      help="decode __transaction_state records as DumpLogSegments --transaction-log-decoder does")
+    dump.add_argument(
+        "--offsets-decoder",
+        action="store_true",
+        help="decode __consumer_offsets records as DumpLogSegments --offsets-decoder does",
+    )
+    dump.add_argument(
+        "--transaction-log-decoder",
+        action="store_true",
+        help="decode __transaction_state records as DumpLogSegments --transaction-log-decoder does",
+    )
 
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
 
     from coordinator.tools import groups_cli, transcript_cli
+
     groups_cli.add_parser(commands)
     transcript_cli.add_parser(commands)
     # Listed for --help only: `main` parses `kgc verify ...` with the verifier's own arguments.
@@ -137,15 +175,18 @@ def _inspect(args: argparse.Namespace) -> int:
     from storage.dump import check, dump
 
     if not args.path.exists():
-        raise CommandError(f"{args.path}: no such file or directory: name a segment file, a partition dir "
-                           "or a data dir")
+        raise CommandError(
+            f"{args.path}: no such file or directory: name a segment file, a partition dir or a data dir"
+        )
     if args.command == "dump":
         decoder: Any = None
         if args.offsets_decoder:
             from coordinator.groups.record_json import decode
+
             decoder = decode
         elif args.transaction_log_decoder:
             from coordinator.txn.record_json import decode as decode_txn
+
             decoder = decode_txn
         dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         return 0
@@ -165,11 +206,13 @@ def _settings(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     from coordinator.tools.groups_cli import run
+
     return int(run(args))
 
 
 def _transcript(args: argparse.Namespace) -> int:
     from coordinator.tools.transcript_cli import run
+
     return int(run(args))
 
 
@@ -188,10 +231,12 @@ def _serve(args: argparse.Namespace) -> int:
             bound = bind_listeners(config.host, config.port, config.cluster_brokers)
         except OSError as exc:
             from coordinator.serve_cli import explain_os_error  # (imports trio: on this failure only)
+
             raise CommandError(explain_os_error(exc, config)) from None
     if args.processes and child is None:
         return _serve_processes(args, config, bound)
     from coordinator.serve_cli import ServeError, run  # trio and the server only for `serve`
+
     try:
         return run(config, dict(args.create_topic), args.log_level, bound=bound or None, child=child)
     except ServeError as exc:
@@ -220,8 +265,12 @@ def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any])
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "serve": _serve, "settings": _settings, "dump": _inspect, "check": _inspect,
-    "groups": _groups, "transcript": _transcript,
+    "serve": _serve,
+    "settings": _settings,
+    "dump": _inspect,
+    "check": _inspect,
+    "groups": _groups,
+    "transcript": _transcript,
 }
 
 
@@ -235,10 +284,16 @@ def resolve_config(args: argparse.Namespace, notes: list[str] | None = None) -> 
         if notes is not None:
             notes.extend(file_notes)
     overrides.update(resolve(dict(parse_assignment(a) for a in args.assignments), where="--set: "))
-    for name, value in (("host", args.host), ("port", args.port), ("cluster.brokers", args.brokers),
-                        ("data.dir", args.data_dir), ("data.dir.adopt", getattr(args, "adopt_data_dir", None) or None),
-                        ("transcript.file", args.transcript), ("metrics.port", args.metrics_port),
-                        ("control.port", args.control_port)):
+    for name, value in (
+        ("host", args.host),
+        ("port", args.port),
+        ("cluster.brokers", args.brokers),
+        ("data.dir", args.data_dir),
+        ("data.dir.adopt", getattr(args, "adopt_data_dir", None) or None),
+        ("transcript.file", args.transcript),
+        ("metrics.port", args.metrics_port),
+        ("control.port", args.control_port),
+    ):
         if value is not None:
             overrides[name] = value
     config = Config(overrides)
@@ -264,24 +319,29 @@ def _verify(argv: list[str]) -> int:
 def _require_spark() -> None:
     missing = [m for m in ("pyspark", "pyarrow") if importlib.util.find_spec(m) is None]
     if missing:
-        raise CommandError(f"verify needs {' and '.join(missing)}: pip install "
-                           f"'kafka-group-coordinator[verify]' (Spark also needs Java {JAVA_NEEDED}+; "
-                           "--engine oracle checks the same rules without Spark)")
+        raise CommandError(
+            f"verify needs {' and '.join(missing)}: pip install "
+            f"'kafka-group-coordinator[verify]' (Spark also needs Java {JAVA_NEEDED}+; "
+            "--engine oracle checks the same rules without Spark)"
+        )
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     if not java or not os.path.exists(java):
-        raise CommandError(f"verify runs Spark, which needs Java {JAVA_NEEDED} or newer: install it (Debian/"
-                           f"Ubuntu: apt install openjdk-{JAVA_NEEDED}-jre-headless) or set JAVA_HOME "
-                           "(--engine oracle needs no Java)")
+        raise CommandError(
+            f"verify runs Spark, which needs Java {JAVA_NEEDED} or newer: install it (Debian/"
+            f"Ubuntu: apt install openjdk-{JAVA_NEEDED}-jre-headless) or set JAVA_HOME "
+            "(--engine oracle needs no Java)"
+        )
     try:
         shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CommandError(f"verify cannot run {java} ({exc}): install Java {JAVA_NEEDED}+ or set JAVA_HOME") \
-            from None
+        raise CommandError(f"verify cannot run {java} ({exc}): install Java {JAVA_NEEDED}+ or set JAVA_HOME") from None
     found = re.search(r'version "(?:1\.)?(\d+)', shown)
     if found and int(found.group(1)) < JAVA_NEEDED:
-        raise CommandError(f"verify runs Spark 4, which needs Java {JAVA_NEEDED} or newer; {java} is Java "
-                           f"{found.group(1)}: install a newer one and point JAVA_HOME at it")
+        raise CommandError(
+            f"verify runs Spark 4, which needs Java {JAVA_NEEDED} or newer; {java} is Java "
+            f"{found.group(1)}: install a newer one and point JAVA_HOME at it"
+        )
 
 
 # -- the entry point -------------------------------------------------------------------------------
@@ -304,8 +364,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if debug:
             raise
-        print(f"kgc: internal error: {type(exc).__name__}: {exc} (run again with --debug for the traceback, "
-              "and please report it)", file=sys.stderr)
+        print(
+            f"kgc: internal error: {type(exc).__name__}: {exc} (run again with --debug for the traceback, "
+            "and please report it)",
+            file=sys.stderr,
+        )
         status = INTERNAL_ERROR
     try:
         sys.stdout.flush()
@@ -319,6 +382,7 @@ def _dispatch(argv: list[str]) -> int:
         return _verify(argv[1:])
     if argv[:1] == ["control"]:
         from coordinator.control.cli import main as control_main
+
         return int(control_main(argv[1:]))
     serve_only = argv[:1] == ["serve"] and not {"-h", "--help"} & set(argv)
     args = build_parser(serve_only).parse_args(argv)

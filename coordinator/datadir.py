@@ -10,6 +10,7 @@ limit first). `data_dir_lock` holds `.lock` while a server runs. The meta file i
 directory.id): its own name, so a Kafka broker's log dir (whose `meta.properties` says so) is
 never mistaken for ours.
 """
+
 from __future__ import annotations
 
 import base64
@@ -54,8 +55,12 @@ def prepare_data_dir(config: Any, create_topics: Mapping[str, int] | None = None
     meta = _read_meta(path / META_FILE)
     if meta is None:
         _refuse_foreign(path, adopt=bool(config.data_dir_adopt))
-        meta = {"version": str(META_VERSION), "cluster.id": config.cluster_id,
-                "node.id": str(config.node_id), "directory.id": _directory_id()}
+        meta = {
+            "version": str(META_VERSION),
+            "cluster.id": config.cluster_id,
+            "node.id": str(config.node_id),
+            "directory.id": _directory_id(),
+        }
     else:
         _verify_meta(path, meta, config)
     _write_meta(path, meta)  # every start: proves the directory writable before anything is served
@@ -63,9 +68,16 @@ def prepare_data_dir(config: Any, create_topics: Mapping[str, int] | None = None
     wanted = {name: n for name, n in (create_topics or {}).items() if name not in existing}
     for name, n in (create_topics or {}).items():
         if name in existing and existing[name] != n:
-            log_event(_log, "topic.exists", level=logging.WARNING, topic=name, partitions=existing[name], asked=n,
-                      note="kept as it is: kgc does not change an existing topic's partitions (a creation "
-                      "cut short keeps those it made)")
+            log_event(
+                _log,
+                "topic.exists",
+                level=logging.WARNING,
+                topic=name,
+                partitions=existing[name],
+                asked=n,
+                note="kept as it is: kgc does not change an existing topic's partitions (a creation "
+                "cut short keeps those it made)",
+            )
     total = sum(existing.values()) + sum(wanted.values())
     if wanted:
         check_partition_cap(config, total, ", ".join(f"{name}:{n}" for name, n in wanted.items()))
@@ -81,7 +93,8 @@ def check_partition_cap(config: Any, total: int, creating: str) -> None:
         raise DataDirError(
             f"creating {creating} would make {total} user-topic partitions, more than max.partitions="
             f"{config.max_partitions}: create fewer, or raise the cap (--set max.partitions={total}; each "
-            f"partition costs about {FILES_PER_PARTITION} open files and a few ms to create and to close)")
+            f"partition costs about {FILES_PER_PARTITION} open files and a few ms to create and to close)"
+        )
 
 
 # -- the directory -------------------------------------------------------------------------------
@@ -102,8 +115,9 @@ def data_dir_lock(data_dir: str | Path) -> Iterator[Path]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
-            raise DataDirError(f"data dir {path} is in use by another kgc (pid {holder}): stop it, or choose "
-                               "another --data-dir") from None
+            raise DataDirError(
+                f"data dir {path} is in use by another kgc (pid {holder}): stop it, or choose another --data-dir"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield path
@@ -113,13 +127,15 @@ def data_dir_lock(data_dir: str | Path) -> Iterator[Path]:
 
 def _ensure_directory(path: Path) -> None:
     if path.exists() and not path.is_dir():
-        raise DataDirError(f"data dir {path} is a file, not a directory: name a directory "
-                           "(--data-dir; it is created if missing)")
+        raise DataDirError(
+            f"data dir {path} is a file, not a directory: name a directory (--data-dir; it is created if missing)"
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DataDirError(f"cannot create data dir {path}: {_why(exc)}: choose a directory you can "
-                           "write (--data-dir)") from None
+        raise DataDirError(
+            f"cannot create data dir {path}: {_why(exc)}: choose a directory you can write (--data-dir)"
+        ) from None
 
 
 def _refuse_foreign(path: Path, adopt: bool) -> None:
@@ -134,7 +150,8 @@ def _refuse_foreign(path: Path, adopt: bool) -> None:
             f"data dir {path} is a Kafka broker's log dir (meta.properties: cluster.id="
             f"{kafka.get('cluster.id', '?')}, node.id={kafka.get('node.id', kafka.get('broker.id', '?'))}): "
             "kgc does not write into it; choose another --data-dir, or pass --adopt-data-dir "
-            "to use it anyway (kgc may rewrite what it finds there)")
+            "to use it anyway (kgc may rewrite what it finds there)"
+        )
     if (path / "__consumer_offsets-0" / "partition.metadata").is_file():
         # written by a kgc from before the meta file: __consumer_offsets is there and no Kafka
         # meta.properties, so it is ours; claimed without asking (./data of an earlier checkout)
@@ -144,7 +161,8 @@ def _refuse_foreign(path: Path, adopt: bool) -> None:
     raise DataDirError(
         f"data dir {path} is not empty ({shown}) and kgc did not create it (no {META_FILE}): "
         "choose an empty or new directory, or pass --adopt-data-dir to use this one "
-        "(kgc may rewrite or truncate what it finds there)")
+        "(kgc may rewrite or truncate what it finds there)"
+    )
 
 
 def _why(exc: OSError) -> str:
@@ -180,16 +198,22 @@ def _read_meta(path: Path) -> dict[str, str] | None:
 def _verify_meta(path: Path, meta: dict[str, str], config: Any) -> None:
     where = path / META_FILE
     if meta.get("version") != str(META_VERSION):
-        raise DataDirError(f"{where} has version {meta.get('version')!r}; this kgc reads version {META_VERSION}: "
-                           "use a kgc that wrote it, or another --data-dir")
+        raise DataDirError(
+            f"{where} has version {meta.get('version')!r}; this kgc reads version {META_VERSION}: "
+            "use a kgc that wrote it, or another --data-dir"
+        )
     if meta.get("cluster.id") != str(config.cluster_id):
-        raise DataDirError(f"{where} belongs to cluster.id {meta.get('cluster.id')!r}, not {config.cluster_id!r} "
-                           f"(as Kafka, kgc refuses to mix clusters): set cluster.id={meta.get('cluster.id')} "
-                           "or use another --data-dir")
+        raise DataDirError(
+            f"{where} belongs to cluster.id {meta.get('cluster.id')!r}, not {config.cluster_id!r} "
+            f"(as Kafka, kgc refuses to mix clusters): set cluster.id={meta.get('cluster.id')} "
+            "or use another --data-dir"
+        )
     if meta.get("node.id") != str(config.node_id):
-        raise DataDirError(f"{where} was written by node.id {meta.get('node.id')}, not {config.node_id} (as "
-                           f"Kafka, kgc refuses a moved node's data): set node.id={meta.get('node.id')} "
-                           "or use another --data-dir")
+        raise DataDirError(
+            f"{where} was written by node.id {meta.get('node.id')}, not {config.node_id} (as "
+            f"Kafka, kgc refuses a moved node's data): set node.id={meta.get('node.id')} "
+            "or use another --data-dir"
+        )
     if not meta.get("directory.id"):
         meta["directory.id"] = _directory_id()
 
@@ -220,8 +244,10 @@ def _write_meta(path: Path, meta: dict[str, str]) -> None:
         finally:
             os.close(dir_fd)
     except OSError as exc:
-        raise DataDirError(f"data dir {path} is not writable ({_why(exc)}): choose a directory you can "
-                           "write (--data-dir), or make this one writable") from None
+        raise DataDirError(
+            f"data dir {path} is not writable ({_why(exc)}): choose a directory you can "
+            "write (--data-dir), or make this one writable"
+        ) from None
 
 
 # -- partitions and open files -------------------------------------------------------------------
@@ -248,8 +274,10 @@ def _ensure_open_files(partitions: int) -> None:
     if soft == resource.RLIM_INFINITY or soft >= needed:
         return
     if hard != resource.RLIM_INFINITY and hard < needed:
-        raise DataDirError(f"{partitions} partitions need about {needed} open files and the limit is {hard} "
-                           f"(ulimit -Hn): raise it (e.g. ulimit -n {needed}) or create fewer partitions")
+        raise DataDirError(
+            f"{partitions} partitions need about {needed} open files and the limit is {hard} "
+            f"(ulimit -Hn): raise it (e.g. ulimit -n {needed}) or create fewer partitions"
+        )
     resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
     log_event(_log, "datadir.open_files", limit=needed, was=soft)
 
@@ -277,8 +305,14 @@ class _CreationProgress(threading.Thread):
                 return
             rate = done / elapsed if elapsed else 0
             left = f"{(total - done) / rate:.0f}" if rate else "?"
-            log_event(_log, "topic.creating", topics=",".join(self.wanted), partitions=f"{done}/{total}",
-                      seconds_left=left, stop="Ctrl-C or SIGTERM stops it")
+            log_event(
+                _log,
+                "topic.creating",
+                topics=",".join(self.wanted),
+                partitions=f"{done}/{total}",
+                seconds_left=left,
+                stop="Ctrl-C or SIGTERM stops it",
+            )
 
     def _created(self, name: str, n: int) -> int:
         """Partitions 0..k-1 of `name` finished (binary search on partition.metadata)."""

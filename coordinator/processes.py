@@ -13,6 +13,7 @@ child owns, so nothing needs one process: broker down/up, leader moves and the c
 refused at start (config.check_cluster), topic creation and deletion after start by the handlers.
 This module imports neither trio nor the server.
 """
+
 from __future__ import annotations
 
 import os
@@ -47,10 +48,18 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
         for index, sockets in enumerate(bound):
             read_fd, write_fd = os.pipe()
             fds = [s.fileno() for s in sockets]
-            env = dict(os.environ, **{ENV_BROKER: str(index), ENV_PORTS: ",".join(map(str, ports)),
-                                      ENV_FDS: ",".join(map(str, fds)), ENV_READY: str(write_fd)})
-            children.append(subprocess.Popen([sys.executable, "-m", "coordinator", *child_argv], env=env,
-                                             pass_fds=(*fds, write_fd)))
+            env = dict(
+                os.environ,
+                **{
+                    ENV_BROKER: str(index),
+                    ENV_PORTS: ",".join(map(str, ports)),
+                    ENV_FDS: ",".join(map(str, fds)),
+                    ENV_READY: str(write_fd),
+                },
+            )
+            children.append(
+                subprocess.Popen([sys.executable, "-m", "coordinator", *child_argv], env=env, pass_fds=(*fds, write_fd))
+            )
             os.close(write_fd)
             ready_fds.append(read_fd)
         for sock in (s for group in bound for s in group):
@@ -58,12 +67,14 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
         for child, fd in zip(children, ready_fds):
             if os.read(fd, 1) != b"\x01":  # the child exited before it served
                 child.wait()
-                return _stop(children, f"kgc: broker process {child.pid} exited with {child.returncode} "
-                                       "before it served")
+                return _stop(
+                    children, f"kgc: broker process {child.pid} exited with {child.returncode} before it served"
+                )
             os.close(fd)
         bootstrap = ",".join(f"{host}:{port}" for port in ports)
-        print(f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)",
-              flush=True)
+        print(
+            f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)", flush=True
+        )
         return _wait(children)
     except BaseException:
         _stop(children, None)

@@ -8,6 +8,7 @@ recovered at the next start). While serving, the first SIGINT/SIGTERM stops clea
 closed); another one during that stops at once. Errors (raised inside trio's exception groups)
 come back as CommandError/DataDirError/ConfigError for __main__ to print, exit 2.
 """
+
 from __future__ import annotations
 
 import errno
@@ -42,9 +43,14 @@ class _Phase:
     signals: list[int] = field(default_factory=list)  # SIGTERMs seen while acting as Ctrl-C
 
 
-def run(config: Config, create_topics: dict[str, int], log_level: str, *,
-        bound: list[list[socket.socket]] | None = None,
-        child: tuple[int, list[int], list[socket.socket], int] | None = None) -> int:
+def run(
+    config: Config,
+    create_topics: dict[str, int],
+    log_level: str,
+    *,
+    bound: list[list[socket.socket]] | None = None,
+    child: tuple[int, list[int], list[socket.socket], int] | None = None,
+) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (128 + signal for a start-up cut short).
     `bound`: the brokers' listening sockets, bound by the CLI; `child`: (broker index, every
     broker's port, its sockets, the fd to tell readiness on) for one broker of --processes."""
@@ -58,17 +64,22 @@ def run(config: Config, create_topics: dict[str, int], log_level: str, *,
     return 0
 
 
-async def _serve_until_signalled(config: Config, create_topics: dict[str, int], phase: _Phase,
-                                 bound: list[list[socket.socket]] | None = None,
-                                 child: tuple[int, list[int], list[socket.socket], int] | None = None) -> None:
+async def _serve_until_signalled(
+    config: Config,
+    create_topics: dict[str, int],
+    phase: _Phase,
+    bound: list[list[socket.socket]] | None = None,
+    child: tuple[int, list[int], list[socket.socket], int] | None = None,
+) -> None:
     log = get_logger("main")
     async with trio.open_nursery() as nursery:
         if child is None:
             server = await nursery.start(partial(serve, config, create_topics, bound=bound))
         else:  # one broker of `kgc serve --processes` (coordinator/processes.py)
             index, ports, sockets, ready_fd = child
-            server = await nursery.start(partial(serve, config, create_topics, ports=ports, bound=[sockets],
-                                                 only_broker=index))
+            server = await nursery.start(
+                partial(serve, config, create_topics, ports=ports, bound=[sockets], only_broker=index)
+            )
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             phase.serving = True
             if child is None:
@@ -88,8 +99,12 @@ async def _serve_until_signalled(config: Config, create_topics: dict[str, int], 
                 phase.stopping = True
                 partitions = sum(t.partitions for t in server.broker.topics.all())
                 if partitions >= LONG_STOP_PARTITIONS:
-                    print(f"kgc: stopping: closing {partitions} partition logs cleanly (Ctrl-C or SIGTERM again "
-                          "stops at once; the next start then recovers them)", file=sys.stderr, flush=True)
+                    print(
+                        f"kgc: stopping: closing {partitions} partition logs cleanly (Ctrl-C or SIGTERM again "
+                        "stops at once; the next start then recovers them)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 server.stop()
                 break
 
@@ -98,6 +113,7 @@ async def _serve_until_signalled(config: Config, create_topics: dict[str, int], 
 def _terminate_as_interrupt(seen: list[int]) -> Iterator[None]:
     """SIGTERM handled as SIGINT is at that moment: by trio's Ctrl-C handler inside trio.run
     (KeyboardInterrupt where it is safe to raise, else at the next checkpoint), else Python's."""
+
     def forward(signum: int, frame: FrameType | None) -> None:
         seen.append(signum)
         handler = signal.getsignal(signal.SIGINT)
@@ -125,11 +141,16 @@ def _failed(exc: BaseException, config: Config, phase: _Phase) -> int:
     if any(isinstance(e, KeyboardInterrupt) for e in leaves):
         name = "SIGTERM" if phase.signals else "SIGINT"
         if phase.stopping:
-            print(f"kgc: {name} again: stopped at once; logs not closed cleanly are recovered at the next start",
-                  file=sys.stderr)
+            print(
+                f"kgc: {name} again: stopped at once; logs not closed cleanly are recovered at the next start",
+                file=sys.stderr,
+            )
         elif not phase.serving:
-            print(f"kgc: {name}: stopped while starting; what was done is kept (a topic cut short keeps the "
-                  "partitions it made, unclosed logs are recovered at the next start)", file=sys.stderr)
+            print(
+                f"kgc: {name}: stopped while starting; what was done is kept (a topic cut short keeps the "
+                "partitions it made, unclosed logs are recovered at the next start)",
+                file=sys.stderr,
+            )
         return 128 + (signal.SIGTERM if phase.signals else signal.SIGINT)
     for leaf in leaves:
         if isinstance(leaf, (ConfigError, DataDirError)):
@@ -152,8 +173,10 @@ def _os_error(exc: OSError, config: Config) -> str:
     if exc.errno == errno.EADDRINUSE:
         busy = _busy_port(host, [first + i for i in range(n)]) if first else None
         which = f"port {busy}" if busy is not None else f"port {ports}"
-        return (f"cannot listen on {host}:{which[5:]}: {which} is in use (another kgc or Kafka?): stop it, or "
-                "choose another --port (0 picks a free one)")
+        return (
+            f"cannot listen on {host}:{which[5:]}: {which} is in use (another kgc or Kafka?): stop it, or "
+            "choose another --port (0 picks a free one)"
+        )
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"cannot listen on {host}: not an address of this machine: use --host 127.0.0.1 or one of its own"
     if exc.errno in (errno.EACCES, errno.EPERM) and exc.filename is None:
@@ -161,8 +184,9 @@ def _os_error(exc: OSError, config: Config) -> str:
     if exc.errno == errno.EMFILE:
         return "too many open files: raise the limit (ulimit -n) or serve fewer partitions"
     if exc.errno == errno.ENOSPC:
-        return f"no space left on the device of {exc.filename or config.data_path}: free some, or use another " \
-               "--data-dir"
+        return (
+            f"no space left on the device of {exc.filename or config.data_path}: free some, or use another --data-dir"
+        )
     where = f" ({exc.filename})" if exc.filename else ""
     return f"{exc.strerror or exc}{where}: check the data dir ({config.data_path}) and the address"
 

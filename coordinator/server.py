@@ -9,6 +9,7 @@ listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP u
 the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
 construction.
 """
+
 from __future__ import annotations
 
 import socket
@@ -125,9 +126,14 @@ async def serve(
         await _serve_locked(config, create_topics, ports, task_status, bound)
 
 
-async def _serve_locked(config: Config, create_topics: dict[str, int] | None, ports: list[int] | None,
-                        task_status: trio.TaskStatus[Server], bound: list[list[socket.socket]] | None = None,
-                        only_broker: int | None = None) -> None:
+async def _serve_locked(
+    config: Config,
+    create_topics: dict[str, int] | None,
+    ports: list[int] | None,
+    task_status: trio.TaskStatus[Server],
+    bound: list[list[socket.socket]] | None = None,
+    only_broker: int | None = None,
+) -> None:
     if only_broker is None:
         data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
     else:
@@ -139,10 +145,15 @@ async def _serve_locked(config: Config, create_topics: dict[str, int] | None, po
     for name, partitions in (create_topics or {}).items():
         topics.ensure(name, partitions, min(config.default_replication_factor, len(nodes)))
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
-    logs = LogManager(data_dir, clock, LogManagerConfig(  # every log of the data dir, internal or not
-        retention_check_interval_ms=config.log_retention_check_interval_ms,
-        cleaner_backoff_ms=config.log_cleaner_backoff_ms,
-        cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
+    logs = LogManager(
+        data_dir,
+        clock,
+        LogManagerConfig(  # every log of the data dir, internal or not
+            retention_check_interval_ms=config.log_retention_check_interval_ms,
+            cleaner_backoff_ms=config.log_cleaner_backoff_ms,
+            cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size),
+        ),
+    )
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)  # leaders: lazily
     me = None if only_broker is None else nodes[only_broker].node_id
     owns = None if me is None else (lambda topic, index: cluster.leader(topic, index) == me)
@@ -151,52 +162,103 @@ async def _serve_locked(config: Config, create_topics: dict[str, int] | None, po
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
-    topics.register_internal(Topic(OFFSETS_TOPIC, runtime.num_partitions, OFFSETS_TOPIC_ID, internal=True,
-                                   replication_factor=min(config.offsets_topic_replication_factor, len(nodes))))
-    topics.register_internal(Topic(TRANSACTION_STATE_TOPIC, config.transaction_state_log_num_partitions,
-                                   TXN_TOPIC_ID, internal=True, replication_factor=min(
-                                       config.transaction_state_log_replication_factor, len(nodes))))
-    txn = txn_runtime(config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)),
-                      leaders=cluster)  # __transaction_state, loaded in run()
+    topics.register_internal(
+        Topic(
+            OFFSETS_TOPIC,
+            runtime.num_partitions,
+            OFFSETS_TOPIC_ID,
+            internal=True,
+            replication_factor=min(config.offsets_topic_replication_factor, len(nodes)),
+        )
+    )
+    topics.register_internal(
+        Topic(
+            TRANSACTION_STATE_TOPIC,
+            config.transaction_state_log_num_partitions,
+            TXN_TOPIC_ID,
+            internal=True,
+            replication_factor=min(config.transaction_state_log_replication_factor, len(nodes)),
+        )
+    )
+    txn = txn_runtime(
+        config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)), leaders=cluster
+    )  # __transaction_state, loaded in run()
     if me is not None:  # another process leads (and alone reads and writes) the other partitions
         for topic, internal in ((OFFSETS_TOPIC, runtime), (TRANSACTION_STATE_TOPIC, txn)):
             for partition in range(internal.num_partitions):
                 if cluster.leader(topic, partition) != me:
                     internal.relocate(partition, led=False)
     services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
-    txn_services = {node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms)
-                    for node in nodes}
+    txn_services = {
+        node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
+    }
     versions = VersionLimits()
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
+
         parts = control_parts(config, clock, services, topics, tap)
-    brokers = [BrokerContext(config=config, topics=topics, data=data, cluster=cluster, groups=services[node.node_id],
-                             tap=tap, node=node, versions=versions, control=parts.hook if parts else None,
-                             txn=txn_services[node.node_id])
-               for node in nodes]
+    brokers = [
+        BrokerContext(
+            config=config,
+            topics=topics,
+            data=data,
+            cluster=cluster,
+            groups=services[node.node_id],
+            tap=tap,
+            node=node,
+            versions=versions,
+            control=parts.hook if parts else None,
+            txn=txn_services[node.node_id],
+        )
+        for node in nodes
+    ]
     limiter = trio.CapacityLimiter(config.max_connections)
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
     if me is None:
-        listeners = {b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
-                     for i, b in enumerate(brokers)}
+        listeners = {
+            b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
+            for i, b in enumerate(brokers)
+        }
     else:  # the other brokers are other processes: their nodes answer Metadata, nothing listens here
-        listeners = {me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory,
-                                        bound[0] if bound else None)}
-    controller = Controller(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners),
-                            observer=tap)
+        listeners = {
+            me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None)
+        }
+    controller = Controller(
+        cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners), observer=tap
+    )
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl
-        control = ServerControl(cluster=cluster, controller=controller, topics=topics, services=services,
-                                group_runtime=runtime, runtimes=[runtime, txn], rules=parts.rules, log=parts.log,
-                                transitions=parts.transitions, limits=versions, clock=timer_clock)
+
+        control = ServerControl(
+            cluster=cluster,
+            controller=controller,
+            topics=topics,
+            services=services,
+            group_runtime=runtime,
+            runtimes=[runtime, txn],
+            rules=parts.rules,
+            log=parts.log,
+            transitions=parts.transitions,
+            limits=versions,
+            clock=timer_clock,
+        )
     metrics_server = None
     if tap is not None and tap.metrics is not None:
         from coordinator.observe.metrics import MetricsServer  # prometheus_client only when asked for
+
         metrics_server = MetricsServer(tap.metrics, runtime, config.host, config.metrics_port)
-    server = Server(brokers, cluster, controller, runtime, control, metrics_server.port if metrics_server else None,
-                    txn_runtime=txn, request_memory=memory)
+    server = Server(
+        brokers,
+        cluster,
+        controller,
+        runtime,
+        control,
+        metrics_server.port if metrics_server else None,
+        txn_runtime=txn,
+        request_memory=memory,
+    )
     try:
         with server.cancel_scope:
             async with trio.open_nursery() as nursery:
@@ -208,8 +270,10 @@ async def _serve_locked(config: Config, create_topics: dict[str, int] | None, po
                     await nursery.start(listener.run)
                 if control is not None and config.control_port >= 0:
                     from coordinator.control.http_api import serve_control  # the HTTP stack only when asked for
-                    http = await nursery.start(serve_control, control, config.control_host, config.control_port,
-                                               config.control_token or None)
+
+                    http = await nursery.start(
+                        serve_control, control, config.control_host, config.control_port, config.control_token or None
+                    )
                     server.control_url = http.url
                 log_event(_log, "server.listening", bootstrap=server.bootstrap, data_dir=str(data_dir))
                 task_status.started(server)

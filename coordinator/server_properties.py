@@ -7,6 +7,7 @@ into kgc settings (listeners -> port/host, log.dirs -> data.dir, broker.id -> no
 log.retention.hours -> log.retention.ms, ...), with a note per mapping, and hands back the names
 it does not know. It imports nothing of the project: config.py decides what is ours.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
@@ -94,7 +95,7 @@ def _unescape(text: str) -> str:
             nxt = text[i + 1]
             if nxt == "u" and i + 6 <= len(text):
                 try:
-                    out.append(chr(int(text[i + 2:i + 6], 16)))
+                    out.append(chr(int(text[i + 2 : i + 6], 16)))
                     i += 6
                     continue
                 except ValueError:
@@ -157,8 +158,7 @@ def _alias_value(entry: Entry, notes: list[str]) -> str:
     if entry.name == "log.dirs":
         dirs = [d.strip() for d in entry.value.split(",") if d.strip()]
         if len(dirs) > 1:
-            notes.append(f"{entry.where}log.dirs: kgc keeps one data dir: using {dirs[0]}, "
-                         f"not {', '.join(dirs[1:])}")
+            notes.append(f"{entry.where}log.dirs: kgc keeps one data dir: using {dirs[0]}, not {', '.join(dirs[1:])}")
         return dirs[0] if dirs else entry.value
     if entry.name in _MS_PER:
         try:
@@ -205,8 +205,10 @@ def _listeners(by_name: Mapping[str, Entry], result: Translation) -> None:
     plaintext = [lst for lst in every if lst.name not in controllers and protocols.get(lst.name) == "PLAINTEXT"]
     if not plaintext:
         names = ", ".join(f"{lst.name} ({protocols.get(lst.name, 'unknown protocol')})" for lst in every)
-        raise PropertiesError(f"{source.where}{source.name}: kgc serves PLAINTEXT only and no client listener "
-                              f"is PLAINTEXT ({names or 'none'}): add one, e.g. PLAINTEXT://:9092")
+        raise PropertiesError(
+            f"{source.where}{source.name}: kgc serves PLAINTEXT only and no client listener "
+            f"is PLAINTEXT ({names or 'none'}): add one, e.g. PLAINTEXT://:9092"
+        )
     inter = by_name.get("inter.broker.listener.name")
     chosen = next((lst for lst in plaintext if inter and lst.name == inter.value.strip().upper()), plaintext[0])
     host = None if chosen.host in _ANY_ADDRESS else chosen.host
@@ -216,14 +218,21 @@ def _listeners(by_name: Mapping[str, Entry], result: Translation) -> None:
         if match is not None and match.host not in _ANY_ADDRESS:
             host = match.host
         if match is not None and match.port != chosen.port:
-            result.notes.append(f"{advertised.where}advertised.listeners: kgc advertises the port it listens "
-                                f"on, {chosen.port}, not {match.port}")
+            result.notes.append(
+                f"{advertised.where}advertised.listeners: kgc advertises the port it listens "
+                f"on, {chosen.port}, not {match.port}"
+            )
     settings = {"port": str(chosen.port), **({"host": host} if host is not None else {})}
     for name, value in settings.items():
         result.settings.setdefault(name, value)  # our own host/port, given in the same place, win
     skipped = sorted({lst.name for lst in every} - {chosen.name})
-    result.notes.append(f"{source.where}{source.name}: serving {chosen.name} -> "
-                        + " ".join(f"{k}={v}" for k, v in settings.items())
-                        + (f" (not serving {', '.join(skipped)})" if skipped else "")
-                        + ("" if host is not None else "; host stays as set (kgc listens on and advertises "
-                           "one address, 127.0.0.1 unless set)"))
+    result.notes.append(
+        f"{source.where}{source.name}: serving {chosen.name} -> "
+        + " ".join(f"{k}={v}" for k, v in settings.items())
+        + (f" (not serving {', '.join(skipped)})" if skipped else "")
+        + (
+            ""
+            if host is not None
+            else "; host stays as set (kgc listens on and advertises one address, 127.0.0.1 unless set)"
+        )
+    )

@@ -124,8 +124,13 @@ def _coordinator_of(control, group):
 
 def _group_on(control, group, node, members):
     view = _view(control, group)
-    return (view is not None and view.coordinator == node and view.state == "Stable" and len(view.members) == 3
-            and group_owns_all(members, PARTITIONS))
+    return (
+        view is not None
+        and view.coordinator == node
+        and view.state == "Stable"
+        and len(view.members) == 3
+        and group_owns_all(members, PARTITIONS)
+    )
 
 
 def _fetched_offsets(control, since, group, topic):
@@ -135,8 +140,14 @@ def _fetched_offsets(control, since, group, topic):
     for entry in requests_since(control, since, api="OffsetFetch", group=group):
         response = entry["response"] or {}
         groups = response.get("groups") or [{"topics": response.get("topics") or []}]  # v8+ batches groups
-        out += [(p["partition_index"], p["committed_offset"]) for g in groups for t in g["topics"]
-                if t["name"] == topic for p in t["partitions"] if p["error_code"] == 0]
+        out += [
+            (p["partition_index"], p["committed_offset"])
+            for g in groups
+            for t in g["topics"]
+            if t["name"] == topic
+            for p in t["partitions"]
+            if p["error_code"] == 0
+        ]
     return out
 
 
@@ -154,9 +165,14 @@ def _wait_caught_up(client, members, producer, start=None):
     """Production goes on and the group consumes every acknowledged message from `start` on
     (partition -> offset; default all), with no gap."""
     wait_acked(producer, len(producer.acked()) + 2 * PARTITIONS, DEADLINE)
-    wait_until(lambda: _consumed_all(members, producer, start), DEADLINE,
-               message=lambda: f"{client} consumed every acknowledged message; "
-                               f"{_describe_missing(members, producer, start)}\n{describe_group(members)}")
+    wait_until(
+        lambda: _consumed_all(members, producer, start),
+        DEADLINE,
+        message=lambda: (
+            f"{client} consumed every acknowledged message; "
+            f"{_describe_missing(members, producer, start)}\n{describe_group(members)}"
+        ),
+    )
 
 
 def _check_resumed_at(members, resume):
@@ -178,11 +194,19 @@ def test_coordinator_broker_down_then_up_under_a_consuming_group(tmp_path, topic
         members = _start(client, server.bootstrap, group, topic_name, "m")
         started = time.monotonic()
         try:
-            wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                       message=lambda: f"3 {client} members own {PARTITIONS} partitions\n{describe_group(members)}")
-            wait_until(lambda: len(_server_offsets(control, group, topic_name)) == PARTITIONS, DEADLINE,
-                       message=lambda: f"commits on every partition: {_server_offsets(control, group, topic_name)}"
-                                       f"\n{describe_group(members)}")
+            wait_until(
+                lambda: group_owns_all(members, PARTITIONS),
+                DEADLINE,
+                message=lambda: f"3 {client} members own {PARTITIONS} partitions\n{describe_group(members)}",
+            )
+            wait_until(
+                lambda: len(_server_offsets(control, group, topic_name)) == PARTITIONS,
+                DEADLINE,
+                message=lambda: (
+                    f"commits on every partition: {_server_offsets(control, group, topic_name)}"
+                    f"\n{describe_group(members)}"
+                ),
+            )
             old = control.group(group).coordinator
             before = _server_offsets(control, group, topic_name)  # what the old coordinator holds
             cursor = log_end(control)
@@ -194,9 +218,11 @@ def test_coordinator_broker_down_then_up_under_a_consuming_group(tmp_path, topic
             # owned, and consumption goes on with nothing skipped.
             new = _coordinator_of(control, group)
             assert new not in (old, -1), f"{group} still coordinated by {new} after broker {old} went down"
-            wait_until(lambda: _group_on(control, group, new, members), DEADLINE,
-                       message=lambda: f"{group} Stable on broker {new}: {_view(control, group)}\n"
-                                       f"{describe_group(members)}")
+            wait_until(
+                lambda: _group_on(control, group, new, members),
+                DEADLINE,
+                message=lambda: f"{group} Stable on broker {new}: {_view(control, group)}\n{describe_group(members)}",
+            )
             _wait_caught_up(client, members, producer)
             reformed = time.monotonic() - down_at
 
@@ -214,37 +240,55 @@ def test_coordinator_broker_down_then_up_under_a_consuming_group(tmp_path, topic
             assert all(resume[p] >= before[p] for p in range(PARTITIONS)), (before, resume)
             cursor = log_end(control)
             members = _start(client, server.bootstrap, group, topic_name, "n")
-            wait_until(lambda: _group_on(control, group, new, members), DEADLINE,
-                       message=lambda: f"a new {group} Stable on broker {new}: {_view(control, group)}\n"
-                                       f"{describe_group(members)}")
+            wait_until(
+                lambda: _group_on(control, group, new, members),
+                DEADLINE,
+                message=lambda: (
+                    f"a new {group} Stable on broker {new}: {_view(control, group)}\n{describe_group(members)}"
+                ),
+            )
             _wait_caught_up(client, members, producer, resume)
             _check_resumed_at(members, resume)
-            _check_fetched_at_least(control, cursor, group, topic_name, resume, "the members closed",
-                                    every_partition=True)
+            _check_fetched_at_least(
+                control, cursor, group, topic_name, resume, "the members closed", every_partition=True
+            )
 
             # The broker comes back: it leads its preferred partitions again, the coordinator moves
             # back to it, and the group follows and keeps consuming.
             control.broker(old).up()
-            wait_until(lambda: _group_on(control, group, old, members), DEADLINE,
-                       message=lambda: f"{group} back on broker {old}: {_view(control, group)}\n"
-                                       f"{describe_group(members)}")
-            leaders = {p["leader"] for t in control.snapshot()["topics"] if t["name"] == topic_name
-                       for p in t["partitions"]}
+            wait_until(
+                lambda: _group_on(control, group, old, members),
+                DEADLINE,
+                message=lambda: f"{group} back on broker {old}: {_view(control, group)}\n{describe_group(members)}",
+            )
+            leaders = {
+                p["leader"] for t in control.snapshot()["topics"] if t["name"] == topic_name for p in t["partitions"]
+            }
             assert old in leaders, f"broker {old} leads none of {topic_name} again: {leaders}"
             _wait_caught_up(client, members, producer, resume)
             producer.stop()
             assert producer.failed() == [], producer.describe()
-            wait_until(lambda: _consumed_all(members, producer, resume), DEADLINE,
-                       message=lambda: f"{client} consumed every acknowledged message after the broker came back; "
-                                       f"{_describe_missing(members, producer, resume)}\n{describe_group(members)}")
+            wait_until(
+                lambda: _consumed_all(members, producer, resume),
+                DEADLINE,
+                message=lambda: (
+                    f"{client} consumed every acknowledged message after the broker came back; "
+                    f"{_describe_missing(members, producer, resume)}\n{describe_group(members)}"
+                ),
+            )
             ends = {p: max(o for q, o, _v in producer.acked() if q == p) + 1 for p in range(PARTITIONS)}
             final = lambda: committed_offsets(server.bootstrap, group, topic_name, PARTITIONS)  # noqa: E731
-            wait_until(lambda: final() == ends, DEADLINE,
-                       message=lambda: f"final commits {final()} cover everything produced {ends}")
+            wait_until(
+                lambda: final() == ends,
+                DEADLINE,
+                message=lambda: f"final commits {final()} cover everything produced {ends}",
+            )
             assert stop_all(members) == []
             record_property("down_to_reformed_s", round(reformed, 3))
-            print(f"{client}: broker {old} down -> group Stable on {new} and caught up in {reformed:.2f} s; "
-                  f"whole scenario {time.monotonic() - started:.1f} s")
+            print(
+                f"{client}: broker {old} down -> group Stable on {new} and caught up in {reformed:.2f} s; "
+                f"whole scenario {time.monotonic() - started:.1f} s"
+            )
         finally:
             stop_all(members)
             try:

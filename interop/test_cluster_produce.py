@@ -34,8 +34,13 @@ SETTINGS = {"default.replication.factor": 3}
 
 
 def _leader(control, topic, partition):
-    return next(p for t in control.snapshot()["topics"] if t["name"] == topic
-                for p in t["partitions"] if p["partition"] == partition)
+    return next(
+        p
+        for t in control.snapshot()["topics"]
+        if t["name"] == topic
+        for p in t["partitions"]
+        if p["partition"] == partition
+    )
 
 
 @pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
@@ -43,8 +48,9 @@ def test_partition_leader_down_and_up_during_idempotent_produce(tmp_path, topic_
     with EmbeddedServer(tmp_path / "data", brokers=3, settings=SETTINGS, topics={topic_name: PARTITIONS}) as server:
         control = server.control
         first = _leader(control, topic_name, 0)
-        producer = KeepProducing(client, server.bootstrap, topic_name, PARTITIONS, f"idem-{client}",
-                                 rate_per_s=1000).start()
+        producer = KeepProducing(
+            client, server.bootstrap, topic_name, PARTITIONS, f"idem-{client}", rate_per_s=1000
+        ).start()
         try:
             wait_acked(producer, 300, DEADLINE)
             control.broker(first["leader"]).down()

@@ -53,8 +53,9 @@ def _start(client, server, group, topic, count, **kwargs):  # kwargs: control_me
 
 
 def _wait_owned(members, what):
-    wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-               message=lambda: f"{what}\n{describe_group(members)}")
+    wait_until(
+        lambda: group_owns_all(members, PARTITIONS), DEADLINE, message=lambda: f"{what}\n{describe_group(members)}"
+    )
 
 
 def _produce(bootstrap, topic, count):
@@ -96,9 +97,13 @@ def test_not_coordinator_on_one_offset_commit(server, topic_name, client):
         cursor = log_end(control)
         rule = control.fail("OffsetCommit", errors=["NOT_COORDINATOR"], count=1, group=group)
         ends = _produce(server.bootstrap, topic_name, 30)
-        wait_until(lambda: _committed(control, group, topic_name) == ends, DEADLINE,
-                   message=lambda: f"commits reach {ends}: {_committed(control, group, topic_name)}\n"
-                                   f"{describe_group(members)}")
+        wait_until(
+            lambda: _committed(control, group, topic_name) == ends,
+            DEADLINE,
+            message=lambda: (
+                f"commits reach {ends}: {_committed(control, group, topic_name)}\n{describe_group(members)}"
+            ),
+        )
         assert _hits(control, rule) == 1
         me = client_id(members[0].name)
         commits = _entries(control, cursor, "OffsetCommit", me)
@@ -106,8 +111,9 @@ def test_not_coordinator_on_one_offset_commit(server, topic_name, client):
         assert [x["name"] for x in faulted["errors"]] == ["NOT_COORDINATOR"]
         rediscovered = [e for e in _entries(control, cursor, "FindCoordinator", me) if e["cursor"] > faulted["cursor"]]
         assert rediscovered, "the client did not ask FindCoordinator after NOT_COORDINATOR"
-        assert any(e["cursor"] > rediscovered[0]["cursor"] and not e["errors"] for e in commits), \
+        assert any(e["cursor"] > rediscovered[0]["cursor"] and not e["errors"] for e in commits), (
             "no OffsetCommit succeeded after the rediscovery"
+        )
         assert stop_all(members) == []
     finally:
         stop_all(members)
@@ -142,16 +148,27 @@ def test_rebalance_in_progress_on_a_heartbeat_while_stable(server, topic_name, c
         # The leader's heartbeat: a follower that rejoins a Stable group with unchanged metadata
         # is handed the current generation back without a rebalance (Kafka's ClassicGroup does
         # the same), while the leader's rejoin always starts one.
-        rule = control.fail("Heartbeat", error="REBALANCE_IN_PROGRESS", group_state="Stable", count=1, group=group,
-                            member=view.leader)
+        rule = control.fail(
+            "Heartbeat", error="REBALANCE_IN_PROGRESS", group_state="Stable", count=1, group=group, member=view.leader
+        )
 
         def rebalanced():
             view = control.group(group)
-            return (view.state == "Stable" and view.generation > generation and len(view.members) == 2
-                    and all(m.assigns() > n for m, n in zip(members, assigns)) and group_owns_all(members, PARTITIONS))
+            return (
+                view.state == "Stable"
+                and view.generation > generation
+                and len(view.members) == 2
+                and all(m.assigns() > n for m, n in zip(members, assigns))
+                and group_owns_all(members, PARTITIONS)
+            )
 
-        wait_until(rebalanced, DEADLINE, message=lambda: f"a rebalance after the faulted heartbeat: "
-                                                         f"{control.group(group)}\n{describe_group(members)}")
+        wait_until(
+            rebalanced,
+            DEADLINE,
+            message=lambda: (
+                f"a rebalance after the faulted heartbeat: {control.group(group)}\n{describe_group(members)}"
+            ),
+        )
         assert _hits(control, rule) == 1
         assert stop_all(members) == []
     finally:
@@ -172,8 +189,9 @@ def test_a_dropped_sync_group_response(server, topic_name, client):
         syncs = _entries(control, 0, "SyncGroup", me)
         dropped = next(e for e in syncs if e["fault"] == rule)
         assert dropped["answered_ms"] is None and dropped["response"]["error_code"] == 0  # applied, not answered
-        assert any(e["cursor"] > dropped["cursor"] and e["answered_ms"] is not None and not e["errors"]
-                   for e in syncs), "no SyncGroup answered after the dropped one"
+        assert any(
+            e["cursor"] > dropped["cursor"] and e["answered_ms"] is not None and not e["errors"] for e in syncs
+        ), "no SyncGroup answered after the dropped one"
         assert stop_all(members) == []
     finally:
         stop_all(members)
@@ -200,15 +218,21 @@ def test_500_ms_on_every_fetch(server, topic_name, client):
         delayed.append(rule)
         cursor = log_end(control)
         ends = _produce(server.bootstrap, topic_name, 30)
-        wait_until(lambda: _committed(control, group, topic_name) == ends, DEADLINE,
-                   message=lambda: f"everything consumed and committed: {_committed(control, group, topic_name)}")
+        wait_until(
+            lambda: _committed(control, group, topic_name) == ends,
+            DEADLINE,
+            message=lambda: f"everything consumed and committed: {_committed(control, group, topic_name)}",
+        )
         fetches = [e for e in _entries(control, cursor, "Fetch", me) if e["fault"] == rule]
         assert fetches, "no Fetch met the rule"
         took = [e["answered_ms"] - e["received_ms"] for e in fetches]
         assert min(took) >= 500, f"a faulted Fetch answered sooner than 500 ms: {took}"
         if client == "confluent-kafka":
-            wait_until(lambda: rtts and max(rtts) >= 500_000, DEADLINE,
-                       message=lambda: f"librdkafka's own rtt reaches 500 ms: {rtts[-5:]} us")
+            wait_until(
+                lambda: rtts and max(rtts) >= 500_000,
+                DEADLINE,
+                message=lambda: f"librdkafka's own rtt reaches 500 ms: {rtts[-5:]} us",
+            )
         assert stop_all(members) == []
     finally:
         stop_all(members)
@@ -231,8 +255,10 @@ def test_manual_clock_past_one_members_session_expires_it_at_once(server, topic_
     members = [quick]
     try:
         _wait_owned(members, "member 0 owns every partition")
-        members += [member(client, f"{group}-{i}", server.bootstrap, group, topic_name, session_ms=60000).start()
-                    for i in (1, 2)]
+        members += [
+            member(client, f"{group}-{i}", server.bootstrap, group, topic_name, session_ms=60000).start()
+            for i in (1, 2)
+        ]
         rest = members[1:]
         _wait_owned(members, "three members own every partition")
         wait_until(lambda: control.group(group).state == "Stable", DEADLINE, message="the group is Stable")
@@ -251,11 +277,18 @@ def test_manual_clock_past_one_members_session_expires_it_at_once(server, topic_
         def rebalanced():
             fail_if_any_died(rest)
             now = control.group(group)
-            return (now.state == "Stable" and len(now.members) == 2 and now.generation > generation
-                    and group_owns_all(rest, PARTITIONS))
+            return (
+                now.state == "Stable"
+                and len(now.members) == 2
+                and now.generation > generation
+                and group_owns_all(rest, PARTITIONS)
+            )
 
-        wait_until(rebalanced, DEADLINE, message=lambda: f"the other two rebalance: {control.group(group)}\n"
-                                                         f"{describe_group(rest)}")
+        wait_until(
+            rebalanced,
+            DEADLINE,
+            message=lambda: f"the other two rebalance: {control.group(group)}\n{describe_group(rest)}",
+        )
         assert control.clock.now_ms == after.now_ms  # no timer moved the clock: nothing waited on it
         assert stop_all(rest) == []
     finally:

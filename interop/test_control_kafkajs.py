@@ -35,8 +35,9 @@ SETTINGS = {"group.initial.rebalance.delay.ms": 200, "group.min.session.timeout.
 
 def _run(tmp_path, topic, group, scenario, **settings):
     with EmbeddedServer(tmp_path / "data", settings={**SETTINGS, **settings}, topics={topic: PARTITIONS}) as server:
-        result, run = run_node("kafkajs-control.mjs", server.control_url, server.bootstrap, topic, group, scenario,
-                               timeout=45)
+        result, run = run_node(
+            "kafkajs-control.mjs", server.control_url, server.bootstrap, topic, group, scenario, timeout=45
+        )
         return result, run, server.control.faults()
 
 
@@ -68,8 +69,9 @@ def test_a_dropped_sync_group_response(tmp_path, topic_name):
     assert result["hits"] == 1, run.describe()
     dropped = next(e for e in result["syncs"] if e["fault"] == result["rule"])
     assert dropped["answered_ms"] is None and dropped["response"]["error_code"] == 0  # applied, never answered
-    assert any(e["cursor"] > dropped["cursor"] and e["answered_ms"] is not None and not e["errors"]
-               for e in result["syncs"]), run.describe()
+    assert any(
+        e["cursor"] > dropped["cursor"] and e["answered_ms"] is not None and not e["errors"] for e in result["syncs"]
+    ), run.describe()
 
 
 def test_500_ms_on_every_fetch(tmp_path, topic_name):
@@ -79,8 +81,13 @@ def test_500_ms_on_every_fetch(tmp_path, topic_name):
 
 
 def test_manual_clock_past_one_members_session_expires_it_at_once(tmp_path, topic_name):
-    result, run, _ = _run(tmp_path, topic_name, "kjs-clock", "manual_clock",
-                          **{"clock.mode": "manual", "group.initial.rebalance.delay.ms": 0})
+    result, run, _ = _run(
+        tmp_path,
+        topic_name,
+        "kjs-clock",
+        "manual_clock",
+        **{"clock.mode": "manual", "group.initial.rebalance.delay.ms": 0},
+    )
     assert result["quick"] in {m["client_id"] for m in result["held"]["members"]}, "its LeaveGroup was applied"
     assert result["clockBefore"]["mode"] == "manual"
     assert result["clockAfter"]["now_ms"] - result["clockBefore"]["now_ms"] == 6001

@@ -43,16 +43,26 @@ def _seed(bootstrap, topic, count):
 
 
 def _consumer(bootstrap, group, **conf):
-    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": f"kgc-interop-{group}",
-                     "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": HEARTBEAT_MS,
-                     "auto.offset.reset": "earliest", **conf})
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "client.id": f"kgc-interop-{group}",
+            "session.timeout.ms": SESSION_MS,
+            "heartbeat.interval.ms": HEARTBEAT_MS,
+            "auto.offset.reset": "earliest",
+            **conf,
+        }
+    )
 
 
 def _poll_until(consumer, predicate, timeout, what):
     """Serve the consumer (its callbacks run inside poll) until `predicate()` holds."""
+
     def step():
         consumer.poll(0.05)
         return predicate()
+
     wait_until(step, timeout, interval=0.0, message=what)
 
 
@@ -100,8 +110,11 @@ def test_0106_session_timeout(tmp_path, topic_name, commit_type):
                 positions = consumer.position(partitions)
                 member_id = consumer.memberid()
                 if expect["commit"] == KafkaError.UNKNOWN_MEMBER_ID:
-                    wait_until(lambda: _member_gone(control, group, member_id), 10,
-                               message="the coordinator times the member out too")
+                    wait_until(
+                        lambda: _member_gone(control, group, member_id),
+                        10,
+                        message="the coordinator times the member out too",
+                    )
                 try:
                     consumer.commit(offsets=positions, asynchronous=commit_type == "async")
                 except KafkaException as exc:
@@ -115,8 +128,9 @@ def test_0106_session_timeout(tmp_path, topic_name, commit_type):
             _poll_until(consumer, lambda: ("assign", 1) in events, 7, "initial assignment")
             _consume(consumer, 10, 10)
             expect["commit"] = KafkaError.UNKNOWN_MEMBER_ID
-            _poll_until(consumer, lambda: any(kind == "revoke" for kind, _ in events), 2 + 5 + 2,
-                        "session timeout revoke")
+            _poll_until(
+                consumer, lambda: any(kind == "revoke" for kind, _ in events), 2 + 5 + 2, "session timeout revoke"
+            )
             revoke = next(result for kind, result in events if kind == "revoke")
             assert revoke == (KafkaError.UNKNOWN_MEMBER_ID if commit_type == "sync" else None), events
             _poll_until(consumer, lambda: [k for k, _ in events].count("assign") == 2, 5 + 2, "second assignment")
@@ -155,8 +169,9 @@ def test_0106_commit_on_lost(tmp_path, topic_name):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with EmbeddedServer(tmp_path_factory.mktemp("kgc-0116"), brokers=3, settings=SETTINGS,
-                        topics={"some_topic": 1}) as server:
+    with EmbeddedServer(
+        tmp_path_factory.mktemp("kgc-0116"), brokers=3, settings=SETTINGS, topics={"some_topic": 1}
+    ) as server:
         _seed(server.bootstrap, "some_topic", 10)
         yield server
 
@@ -175,9 +190,16 @@ def test_0116_consumer_close(cluster, do_subscribe, do_unsubscribe, do_close):
     ends with no member."""
     group = f"mygroup-{int(do_subscribe)}{int(do_unsubscribe)}{int(do_close)}"
     control = cluster.control
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "client.id": f"kgc-{group}",
-                         "auto.offset.reset": "beginning", "session.timeout.ms": 1000,
-                         "heartbeat.interval.ms": 300})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": group,
+            "client.id": f"kgc-{group}",
+            "auto.offset.reset": "beginning",
+            "session.timeout.ms": 1000,
+            "heartbeat.interval.ms": 300,
+        }
+    )
     if do_subscribe:
         consumer.subscribe(["some_topic"])
     received = 0
@@ -201,5 +223,6 @@ def test_0116_consumer_close(cluster, do_subscribe, do_unsubscribe, do_close):
     if do_subscribe:
         wait_until(lambda: control.group(group).members == [], 10, message=f"{group} has no member left")
     if do_subscribe and do_close:
-        assert [e for e in requests_since(control, 0, api="LeaveGroup", group=group) if not e["errors"]], \
+        assert [e for e in requests_since(control, 0, api="LeaveGroup", group=group) if not e["errors"]], (
             f"{group} closed without LeaveGroup"
+        )

@@ -49,8 +49,9 @@ INITIAL_DELAY = {"group.initial.rebalance.delay.ms": 500}
 # a member assigned pt(0..5) in generation 3 still consumed pt-1 after generation 5 gave it to
 # another member), so its group must form in one generation; its node processes start ~3.5 s
 # apart under load, so 500 ms is not always enough. A client bug, not the coordinator's.
-PLATFORMATIC = pytest.param("platformatic", marks=pytest.mark.kafka_settings(
-    {"group.initial.rebalance.delay.ms": 4000}))
+PLATFORMATIC = pytest.param(
+    "platformatic", marks=pytest.mark.kafka_settings({"group.initial.rebalance.delay.ms": 4000})
+)
 
 MEMBERS = {
     "confluent-kafka": ConfluentKafkaMember,
@@ -65,8 +66,7 @@ MEMBERS = {
 def _start_group(client, coordinator, group, topic, phase):
     member_class = MEMBERS[client]
     kwargs = {"commit": True} if client in ("confluent-kafka", "kafka-python", "aiokafka") else {}
-    members = [member_class(f"{client}-{phase}-{i}", coordinator.bootstrap, group, topic, **kwargs)
-               for i in range(3)]
+    members = [member_class(f"{client}-{phase}-{i}", coordinator.bootstrap, group, topic, **kwargs) for i in range(3)]
     for m in members:
         m.start()
     return members
@@ -77,8 +77,11 @@ def _consume_phase(client, coordinator, group, topic, prefix, count):
     expected = expected_messages(prefix, count, CODECS[client])
     members = _start_group(client, coordinator, group, topic, prefix)
     try:
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"3 {client} members share the topic\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"3 {client} members share the topic\n{describe_group(members)}",
+        )
         produced = produce(client, coordinator.bootstrap, topic, prefix, count)
         assert produced == len(expected)
 
@@ -86,9 +89,14 @@ def _consume_phase(client, coordinator, group, topic, prefix, count):
             fail_if_any_died(members)
             return {row[3] for m in members for row in m.consumed()}
 
-        wait_until(lambda: values() >= set(expected), DEADLINE,
-                   message=lambda: f"every {prefix} message consumed: {len(values() & set(expected))} of "
-                                   f"{len(expected)}\n{describe_group(members)}")
+        wait_until(
+            lambda: values() >= set(expected),
+            DEADLINE,
+            message=lambda: (
+                f"every {prefix} message consumed: {len(values() & set(expected))} of "
+                f"{len(expected)}\n{describe_group(members)}"
+            ),
+        )
     finally:
         failures = stop_all(members)
     assert failures == [], failures
@@ -104,7 +112,8 @@ def _check_exactly_once(expected, rows, what):
     missing = set(expected) - set(counts)
     assert not repeated and not unexpected and not missing, (
         f"{what}: {len(repeated)} repeated (e.g. {list(repeated.items())[:5]}), "
-        f"{len(unexpected)} unexpected (e.g. {sorted(unexpected)[:5]}), {len(missing)} missing")
+        f"{len(unexpected)} unexpected (e.g. {sorted(unexpected)[:5]}), {len(missing)} missing"
+    )
     partitions_of_key: dict[str, set[int]] = {}
     for partition, _, key, value in rows:
         assert key == expected[value], f"{value} came with key {key!r}, sent with {expected[value]!r}"
@@ -145,8 +154,11 @@ def test_a_live_group_rides_through_a_restart(kafka_coordinator, topic_name, cli
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     members = _start_group(client, kafka_coordinator, f"e2e-live-{client}", topic_name, "live")
     try:
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"3 members share the topic\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"3 members share the topic\n{describe_group(members)}",
+        )
         before = expected_messages("before", 50, CODECS[client])
         produce(client, kafka_coordinator.bootstrap, topic_name, "before", 50)
 
@@ -159,8 +171,11 @@ def test_a_live_group_rides_through_a_restart(kafka_coordinator, topic_name, cli
         after = expected_messages("after", 50, CODECS[client])
         produce(client, kafka_coordinator.bootstrap, topic_name, "after", 50)
         wait_until(lambda: values() >= set(after), DEADLINE, message=lambda: describe_group(members))
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"the group is whole after the restart\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"the group is whole after the restart\n{describe_group(members)}",
+        )
     finally:
         failures = stop_all(members)
     assert failures == []

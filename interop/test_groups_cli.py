@@ -9,6 +9,7 @@ member id, host and client id. Then the group is stopped, `--reset-offsets --to-
 offsets can send it to 0) starts every partition at offset 0. A second scenario runs a group
 with the transcript on and checks that every error code a response carried has its reason.
 """
+
 from __future__ import annotations
 
 import io
@@ -44,9 +45,17 @@ class Member(threading.Thread):
     def __init__(self, bootstrap: str, group: str, topic: str, n: int) -> None:
         super().__init__(daemon=True, name=f"member-{n}")
         self.topic, self.client_id = topic, f"member-{n}"
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": self.client_id,
-                                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                                  "session.timeout.ms": 10000, "heartbeat.interval.ms": 500})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": self.client_id,
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "session.timeout.ms": 10000,
+                "heartbeat.interval.ms": 500,
+            }
+        )
         self.consumer.subscribe([topic])
         self.quiesce, self.paused, self.stop = threading.Event(), threading.Event(), threading.Event()
         self.positions: dict[int, int] = {}  # partition -> next offset to read
@@ -64,12 +73,21 @@ class Member(threading.Thread):
             if msg is not None and not msg.error():
                 self.positions[msg.partition()] = msg.offset() + 1
             self.assigned = {tp.partition for tp in self.consumer.assignment()}
-            if self.quiesce.is_set() and self.assigned and all(
-                    self.positions.get(p, 0) >= self.ends[p] for p in self.assigned):
-                self.consumer.commit(offsets=[TopicPartition(self.topic, p, self.positions.get(p, 0))
-                                              for p in sorted(self.assigned)], asynchronous=False)
-                self.committed = {tp.partition: tp.offset for tp in self.consumer.committed(
-                    [TopicPartition(self.topic, p) for p in sorted(self.assigned)], timeout=10)}
+            if (
+                self.quiesce.is_set()
+                and self.assigned
+                and all(self.positions.get(p, 0) >= self.ends[p] for p in self.assigned)
+            ):
+                self.consumer.commit(
+                    offsets=[TopicPartition(self.topic, p, self.positions.get(p, 0)) for p in sorted(self.assigned)],
+                    asynchronous=False,
+                )
+                self.committed = {
+                    tp.partition: tp.offset
+                    for tp in self.consumer.committed(
+                        [TopicPartition(self.topic, p) for p in sorted(self.assigned)], timeout=10
+                    )
+                }
                 self.member_id = self.consumer.memberid()
                 self.paused.set()
         self.consumer.close()
@@ -104,8 +122,11 @@ def test_describe_matches_the_clients_and_reset_rewinds_them(kafka_coordinator, 
         for m in members:
             m.ends = dict(enumerate(produced))
             m.quiesce.set()
-        wait_until(lambda: all(m.paused.is_set() for m in members), DEADLINE,
-                   message=lambda: f"consumers caught up: {[m.positions for m in members]} vs {produced}")
+        wait_until(
+            lambda: all(m.paused.is_set() for m in members),
+            DEADLINE,
+            message=lambda: f"consumers caught up: {[m.positions for m in members]} vs {produced}",
+        )
         for _ in range(EXTRA):
             produce_round()
 
@@ -125,9 +146,16 @@ def test_describe_matches_the_clients_and_reset_rewinds_them(kafka_coordinator, 
         # The table view prints the same numbers in Kafka's columns.
         code, table = kgc_groups(bootstrap, "--describe", "--group", group)
         assert code == 0 and table.splitlines()[1].split()[:6] == [
-            "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
-        code, refused = kgc_groups(bootstrap, "--reset-offsets", "--group", group, "--topic", topic_name,
-                                   "--to-earliest", "--execute")
+            "GROUP",
+            "TOPIC",
+            "PARTITION",
+            "CURRENT-OFFSET",
+            "LOG-END-OFFSET",
+            "LAG",
+        ]
+        code, refused = kgc_groups(
+            bootstrap, "--reset-offsets", "--group", group, "--topic", topic_name, "--to-earliest", "--execute"
+        )
         assert code == 1 and "is inactive, but the current state is Stable" in refused
     finally:
         for m in members:
@@ -135,16 +163,23 @@ def test_describe_matches_the_clients_and_reset_rewinds_them(kafka_coordinator, 
         for m in members:
             m.join(30)
 
-    wait_until(lambda: json.loads(kgc_groups(bootstrap, "--describe", "--group", group, "--output",
-                                             "json")[1])["state"] == "Empty", DEADLINE, message="group empty")
-    code, out = kgc_groups(bootstrap, "--reset-offsets", "--group", group, "--topic", topic_name,
-                           "--to-earliest", "--execute")
+    wait_until(
+        lambda: (
+            json.loads(kgc_groups(bootstrap, "--describe", "--group", group, "--output", "json")[1])["state"] == "Empty"
+        ),
+        DEADLINE,
+        message="group empty",
+    )
+    code, out = kgc_groups(
+        bootstrap, "--reset-offsets", "--group", group, "--topic", topic_name, "--to-earliest", "--execute"
+    )
     assert code == 0, out
     assert [r.split()[2:] for r in out.strip().splitlines()[1:]] == [[str(p), "0"] for p in range(PARTITIONS)]
 
     first: dict[int, int] = {}
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "latest",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "latest", "enable.auto.commit": False}
+    )
     consumer.subscribe([topic_name])
     try:
         deadline = time.monotonic() + DEADLINE
@@ -168,10 +203,19 @@ def test_a_real_groups_transcript_explains_every_error(tmp_path, topic_name):
     path = tmp_path / "t.jsonl"
     group = f"{topic_name}-t"
     with EmbeddedServer(tmp_path / "data", topics={topic_name: 3}, settings={"transcript.file": str(path)}) as server:
+
         def consumer(name: str) -> Consumer:
-            c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": group, "client.id": name,
-                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                          "heartbeat.interval.ms": 300, "session.timeout.ms": 6000})
+            c = Consumer(
+                {
+                    "bootstrap.servers": server.bootstrap,
+                    "group.id": group,
+                    "client.id": name,
+                    "auto.offset.reset": "earliest",
+                    "enable.auto.commit": False,
+                    "heartbeat.interval.ms": 300,
+                    "session.timeout.ms": 6000,
+                }
+            )
             c.subscribe([topic_name])
             return c
 
@@ -179,6 +223,7 @@ def test_a_real_groups_transcript_explains_every_error(tmp_path, topic_name):
             for c in cs:
                 c.poll(0.05)
             return [len(c.assignment()) for c in cs]
+
         a = consumer("alice")
         wait_until(lambda: owned(a) == [3], DEADLINE, message="alice owns everything")
         b = consumer("bob")
@@ -190,8 +235,14 @@ def test_a_real_groups_transcript_explains_every_error(tmp_path, topic_name):
     errors = [(e["api"], err) for e in events if e["type"] == "response" for err in e["errors"]]
     assert {err["error"] for _, err in errors} >= {"MEMBER_ID_REQUIRED", "REBALANCE_IN_PROGRESS"}
     assert [(api, err) for api, err in errors if not err["reason"]] == []
-    causes = [e["reason"] for e in events if e["type"] == "transition" and e["group"] == group
-              and e["from"] == "Stable" and e["to"] == "PreparingRebalance"]
+    causes = [
+        e["reason"]
+        for e in events
+        if e["type"] == "transition"
+        and e["group"] == group
+        and e["from"] == "Stable"
+        and e["to"] == "PreparingRebalance"
+    ]
     assert causes[0].startswith("JoinGroup from client 'bob'") and causes[1].startswith("LeaveGroup from client 'bob'")
     out = io.StringIO()
     with open(path, encoding="utf-8") as f:

@@ -47,17 +47,24 @@ CLIENTS = {
 def test_a_group_of_three_forms_and_survives_a_leave(kafka_coordinator, topic_name, client):
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     member_class = CLIENTS[client]
-    members = [member_class(f"{client}-{i}", kafka_coordinator.bootstrap, f"three-{client}", topic_name)
-               for i in range(3)]
+    members = [
+        member_class(f"{client}-{i}", kafka_coordinator.bootstrap, f"three-{client}", topic_name) for i in range(3)
+    ]
     try:
         for m in members:
             m.start()
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"3 {client} members share {PARTITIONS} partitions\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"3 {client} members share {PARTITIONS} partitions\n{describe_group(members)}",
+        )
         leaving, rest = members[0], members[1:]
         leaving.stop()
-        wait_until(lambda: group_owns_all(rest, PARTITIONS), DEADLINE,
-                   message=lambda: f"2 {client} members own everything after a leave\n{describe_group(rest)}")
+        wait_until(
+            lambda: group_owns_all(rest, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"2 {client} members own everything after a leave\n{describe_group(rest)}",
+        )
         assert all(m.assigns() >= 2 for m in rest), describe_group(rest)
         assert stop_all(members) == []
     finally:
@@ -74,20 +81,31 @@ def test_a_mixed_group_of_confluent_kafka_python_and_aiokafka_agrees_on_roundrob
 
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     group = "mixed-python"
-    members = [cls(f"{name}-mixed", kafka_coordinator.bootstrap, group, topic_name)
-               for name, cls in (("confluent", ConfluentKafkaMember), ("kafka-python", KafkaPythonMember),
-                                 ("aiokafka", AiokafkaMember))]
+    members = [
+        cls(f"{name}-mixed", kafka_coordinator.bootstrap, group, topic_name)
+        for name, cls in (
+            ("confluent", ConfluentKafkaMember),
+            ("kafka-python", KafkaPythonMember),
+            ("aiokafka", AiokafkaMember),
+        )
+    ]
     try:
         for m in members:
             m.start()
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"3 different clients share {PARTITIONS} partitions\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"3 different clients share {PARTITIONS} partitions\n{describe_group(members)}",
+        )
         # roundrobin over one topic with 6 partitions and 3 members: 2 each, interleaved.
         shares = sorted(sorted(m.owned()) for m in members)
         assert shares == [[0, 3], [1, 4], [2, 5]], f"not a roundrobin split: {shares}"
         members[0].stop()
-        wait_until(lambda: group_owns_all(members[1:], PARTITIONS), DEADLINE,
-                   message=lambda: f"2 members own everything after a leave\n{describe_group(members[1:])}")
+        wait_until(
+            lambda: group_owns_all(members[1:], PARTITIONS),
+            DEADLINE,
+            message=lambda: f"2 members own everything after a leave\n{describe_group(members[1:])}",
+        )
         assert stop_all(members) == []
     finally:
         stop_all(members)
@@ -103,21 +121,32 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
     member_class = CLIENTS[client]
 
     def static(i, suffix=""):
-        return member_class(f"{client}-static-{i}{suffix}", kafka_coordinator.bootstrap, f"static-{client}",
-                            topic_name, config={"group_instance_id": f"instance-{i}", "session_timeout_ms": 10000})
+        return member_class(
+            f"{client}-static-{i}{suffix}",
+            kafka_coordinator.bootstrap,
+            f"static-{client}",
+            topic_name,
+            config={"group_instance_id": f"instance-{i}", "session_timeout_ms": 10000},
+        )
 
     members = [static(i) for i in range(3)]
     try:
         for m in members:
             m.start()
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"3 static members stable\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"3 static members stable\n{describe_group(members)}",
+        )
         before = members[1].owned()
         members[1].stop()
         successor = static(1, "-again").start()
         members.append(successor)
-        wait_until(lambda: successor.assigns() >= 1, DEADLINE,
-                   message=lambda: f"the successor is assigned\n{describe_group(members)}")
+        wait_until(
+            lambda: successor.assigns() >= 1,
+            DEADLINE,
+            message=lambda: f"the successor is assigned\n{describe_group(members)}",
+        )
         assert successor.owned() == before, describe_group(members)
         others = [members[0], members[2]]
         assert [m.assigns() for m in others] == [1, 1], describe_group(others)
@@ -136,8 +165,11 @@ def test_kafkajs_joining_a_confluent_group_gets_inconsistent_group_protocol(kafk
     first = _confluent(kafka_coordinator, "confluent", group, topic_name).start()
     later = KafkajsMember("kafkajs", kafka_coordinator.bootstrap, group, topic_name)
     try:
-        wait_until(lambda: len(first.owned) == PARTITIONS, DEADLINE,
-                   message=lambda: f"confluent member owns everything\n{first.ownership.describe()}")
+        wait_until(
+            lambda: len(first.owned) == PARTITIONS,
+            DEADLINE,
+            message=lambda: f"confluent member owns everything\n{first.ownership.describe()}",
+        )
         later.start()
         crash = later.client.wait_for(lambda c: later.crashes(), DEADLINE, "kafkajs reports a crash")
         assert crash[0]["type"] == "INCONSISTENT_GROUP_PROTOCOL", later.describe()
@@ -155,11 +187,17 @@ def test_confluent_joining_a_kafkajs_group_gets_inconsistent_group_protocol(kafk
     later = _confluent(kafka_coordinator, "confluent", group, topic_name)
     try:
         first.start()
-        wait_until(lambda: len(first.owned()) == PARTITIONS, DEADLINE,
-                   message=lambda: f"kafkajs member owns everything\n{first.describe()}")
+        wait_until(
+            lambda: len(first.owned()) == PARTITIONS,
+            DEADLINE,
+            message=lambda: f"kafkajs member owns everything\n{first.describe()}",
+        )
         later.start()
-        wait_until(lambda: any("INCONSISTENT_GROUP_PROTOCOL" in e for e in later.errors), DEADLINE,
-                   message=lambda: f"confluent-kafka reports INCONSISTENT_GROUP_PROTOCOL; errors: {later.errors}")
+        wait_until(
+            lambda: any("INCONSISTENT_GROUP_PROTOCOL" in e for e in later.errors),
+            DEADLINE,
+            message=lambda: f"confluent-kafka reports INCONSISTENT_GROUP_PROTOCOL; errors: {later.errors}",
+        )
         assert later.count("assign") == 0
         assert first.assigns() == 1 and len(first.owned()) == PARTITIONS, first.describe()
     finally:
@@ -186,31 +224,45 @@ def test_admin_clients_describe_list_and_shrink_a_live_group(kafka_coordinator, 
 
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     group = "admin-view"
-    members = [ConfluentKafkaMember(f"admin-{i}", kafka_coordinator.bootstrap, group, topic_name, commit=True,
-                                    config={"group.instance.id": f"instance-{i}", "session.timeout.ms": 30000})
-               for i in range(3)]
+    members = [
+        ConfluentKafkaMember(
+            f"admin-{i}",
+            kafka_coordinator.bootstrap,
+            group,
+            topic_name,
+            commit=True,
+            config={"group.instance.id": f"instance-{i}", "session.timeout.ms": 30000},
+        )
+        for i in range(3)
+    ]
     confluent_admin = AdminClient({"bootstrap.servers": kafka_coordinator.bootstrap})
     kp_admin = KafkaAdminClient(bootstrap_servers=kafka_coordinator.bootstrap, client_id="kgc-interop-admin")
     try:
         for m in members:
             m.start()
-        wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                   message=lambda: f"3 static members stable\n{describe_group(members)}")
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS),
+            DEADLINE,
+            message=lambda: f"3 static members stable\n{describe_group(members)}",
+        )
         owned_by_id = {m.member_id: m.owned() for m in members}
 
         described = confluent_admin.describe_consumer_groups([group])[group].result(DEADLINE)
         assert (described.state, described.partition_assignor) == (ConsumerGroupState.STABLE, "range")
-        assert {d.member_id: frozenset(tp.partition for tp in d.assignment.topic_partitions)
-                for d in described.members} == owned_by_id
+        assert {
+            d.member_id: frozenset(tp.partition for tp in d.assignment.topic_partitions) for d in described.members
+        } == owned_by_id
         assert sorted(d.group_instance_id for d in described.members) == ["instance-0", "instance-1", "instance-2"]
 
         raw = kp_admin.describe_groups([group])[group]
         assert (raw["group_state"], raw["protocol_type"], raw["protocol_data"]) == ("Stable", "consumer", "range")
-        assert {d["member_id"]: frozenset(p for a in d["member_assignment"]["assigned_partitions"]
-                                          for p in a["partitions"])
-                for d in raw["members"]} == owned_by_id
+        assert {
+            d["member_id"]: frozenset(p for a in d["member_assignment"]["assigned_partitions"] for p in a["partitions"])
+            for d in raw["members"]
+        } == owned_by_id
         assert {"group_id": group, "group_state": "Stable"}.items() <= next(
-            g for g in kp_admin.list_groups() if g["group_id"] == group).items()
+            g for g in kp_admin.list_groups() if g["group_id"] == group
+        ).items()
 
         produce("confluent-kafka", kafka_coordinator.bootstrap, topic_name, "admin", 20)
         total = 20 * 5  # one round per codec
@@ -219,16 +271,22 @@ def test_admin_clients_describe_list_and_shrink_a_live_group(kafka_coordinator, 
             offsets = kp_admin.list_group_offsets({group: None})[group]
             return sum(o.offset for tp, o in offsets.items() if tp.topic == topic_name) == total
 
-        wait_until(committed_by_kafka_python, DEADLINE,
-                   message=lambda: f"commits cover all {total} messages: {kp_admin.list_group_offsets({group: None})}")
+        wait_until(
+            committed_by_kafka_python,
+            DEADLINE,
+            message=lambda: f"commits cover all {total} messages: {kp_admin.list_group_offsets({group: None})}",
+        )
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic_name, p) for p in range(PARTITIONS)])
         listed = confluent_admin.list_consumer_group_offsets([request])[group].result(DEADLINE)
         assert sum(tp.offset for tp in listed.topic_partitions) == total
 
         members[0].stop()  # static: no LeaveGroup, so the coordinator still counts it
         kp_admin.remove_group_members(group, [MemberToRemove(group_instance_id="instance-0")])
-        wait_until(lambda: group_owns_all(members[1:], PARTITIONS), 15.0,
-                   message=lambda: f"2 members own everything after the admin removal\n{describe_group(members[1:])}")
+        wait_until(
+            lambda: group_owns_all(members[1:], PARTITIONS),
+            15.0,
+            message=lambda: f"2 members own everything after the admin removal\n{describe_group(members[1:])}",
+        )
         assert stop_all(members) == []
 
         # Static members stay after close (no LeaveGroup), so the group is not empty: Kafka refuses

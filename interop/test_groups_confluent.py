@@ -37,15 +37,15 @@ INITIAL_DELAY = {"group.initial.rebalance.delay.ms": 500}
 
 
 def _members(coordinator, group, topic, ownership, n, *, prefix="m", config=None):
-    return [
-        ConfluentMember(f"{prefix}{i}", coordinator.bootstrap, group, [topic], ownership, config)
-        for i in range(n)
-    ]
+    return [ConfluentMember(f"{prefix}{i}", coordinator.bootstrap, group, [topic], ownership, config) for i in range(n)]
 
 
 def _wait_stable(ownership, topic, members, what, deadline=FORM_DEADLINE):
-    wait_until(stable_group(ownership, topic, PARTITIONS, members), deadline,
-               message=lambda: f"{what}\n{ownership.describe()}\n{_errors(members)}")
+    wait_until(
+        stable_group(ownership, topic, PARTITIONS, members),
+        deadline,
+        message=lambda: f"{what}\n{ownership.describe()}\n{_errors(members)}",
+    )
 
 
 def _errors(members):
@@ -59,8 +59,7 @@ def _report(record_property, name, seconds):
 
 @pytest.mark.kafka_settings(INITIAL_DELAY)
 @pytest.mark.parametrize("n", [1, 4, 16])
-def test_group_of_n_forms_once_with_every_partition_owned_once(kafka_coordinator, topic_name, n,
-                                                                 record_property):
+def test_group_of_n_forms_once_with_every_partition_owned_once(kafka_coordinator, topic_name, n, record_property):
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     ownership = Ownership()
     members = _members(kafka_coordinator, f"form-{n}", topic_name, ownership, n)
@@ -72,8 +71,9 @@ def test_group_of_n_forms_once_with_every_partition_owned_once(kafka_coordinator
         _report(record_property, f"subscribe_to_stable_n{n}", time.monotonic() - start)
         assert ownership.violations == []
         # One generation: each member was assigned once and never revoked on the way.
-        assert [(m.count("assign"), m.count("revoke"), m.count("lost")) for m in members] == [(1, 0, 0)] * n, \
+        assert [(m.count("assign"), m.count("revoke"), m.count("lost")) for m in members] == [(1, 0, 0)] * n, (
             ownership.describe()
+        )
         shares = sorted(len(m.owned) for m in members)
         assert shares[-1] - shares[0] <= 1, f"range/roundrobin spread 32 over {n} evenly: {shares}"
         assert all(m.errors == [] for m in members), _errors(members)
@@ -82,8 +82,7 @@ def test_group_of_n_forms_once_with_every_partition_owned_once(kafka_coordinator
 
 
 @pytest.mark.kafka_settings(INITIAL_DELAY)
-def test_a_member_that_closes_hands_its_partitions_to_the_rest(kafka_coordinator, topic_name,
-                                                                 record_property):
+def test_a_member_that_closes_hands_its_partitions_to_the_rest(kafka_coordinator, topic_name, record_property):
     """close() sends LeaveGroup v1; the others learn of the rebalance on their next heartbeat."""
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     ownership = Ownership()
@@ -95,8 +94,9 @@ def test_a_member_that_closes_hands_its_partitions_to_the_rest(kafka_coordinator
         leaving, rest = members[0], members[1:]
         start = time.monotonic()
         leaving.close()
-        _wait_stable(ownership, topic_name, rest, "3 remaining members own everything after a LeaveGroup",
-                     deadline=15.0)
+        _wait_stable(
+            ownership, topic_name, rest, "3 remaining members own everything after a LeaveGroup", deadline=15.0
+        )
         _report(record_property, "leave_to_stable_s", time.monotonic() - start)
         print(f"(heartbeat.interval.ms = {HEARTBEAT_MS})")
         assert ownership.violations == []
@@ -106,35 +106,51 @@ def test_a_member_that_closes_hands_its_partitions_to_the_rest(kafka_coordinator
 
 
 @pytest.mark.kafka_settings(INITIAL_DELAY)
-def test_a_killed_member_is_taken_over_after_its_session_timeout(kafka_coordinator, topic_name,
-                                                                  record_property):
+def test_a_killed_member_is_taken_over_after_its_session_timeout(kafka_coordinator, topic_name, record_property):
     """SIGKILL: no LeaveGroup, so the coordinator only notices when the session (6 s) expires."""
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     ownership = Ownership()
     group = "killed"
     members = _members(kafka_coordinator, group, topic_name, ownership, 2)
     child_config = {"heartbeat.interval.ms": HEARTBEAT_MS, "session.timeout.ms": SESSION_MS}
-    argv = [sys.executable, "-m", "interop.clients.groups", kafka_coordinator.bootstrap, group, topic_name,
-            json.dumps(child_config)]
+    argv = [
+        sys.executable,
+        "-m",
+        "interop.clients.groups",
+        kafka_coordinator.bootstrap,
+        group,
+        topic_name,
+        json.dumps(child_config),
+    ]
     with BackgroundClient(argv, cwd=REPO, name="confluent-child", deadline=60) as child:
         try:
             for m in members:
                 m.start()
-            child.wait_for(lambda c: any(e["event"] == "assign" for e in c.events()), FORM_DEADLINE,
-                           "the child member is assigned")
+            child.wait_for(
+                lambda c: any(e["event"] == "assign" for e in c.events()), FORM_DEADLINE, "the child member is assigned"
+            )
 
             def three_way_split():
                 child_owned = {tuple(tp) for e in child.events() if e["event"] == "assign" for tp in e["partitions"]}
                 ours = {tp for m in members for tp in m.owned}
                 everything = {(topic_name, p) for p in range(PARTITIONS)}
-                return (child_owned and all(m.owned for m in members) and not child_owned & ours
-                        and child_owned | ours == everything)
+                return (
+                    child_owned
+                    and all(m.owned for m in members)
+                    and not child_owned & ours
+                    and child_owned | ours == everything
+                )
 
             wait_until(three_way_split, FORM_DEADLINE, message=lambda: f"3-way split\n{ownership.describe()}")
             start = time.monotonic()
             child.kill()
-            _wait_stable(ownership, topic_name, members, "the 2 survivors own everything after the session timeout",
-                         deadline=SESSION_MS / 1000 + 15)
+            _wait_stable(
+                ownership,
+                topic_name,
+                members,
+                "the 2 survivors own everything after the session timeout",
+                deadline=SESSION_MS / 1000 + 15,
+            )
             _report(record_property, "kill_to_stable_s", time.monotonic() - start)
             print(f"(session.timeout.ms = {SESSION_MS})")
             assert ownership.violations == []
@@ -150,8 +166,14 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
     ownership = Ownership()
 
     def static(i, suffix=""):
-        return ConfluentMember(f"s{i}{suffix}", kafka_coordinator.bootstrap, "static", [topic_name], ownership,
-                               {"group.instance.id": f"instance-{i}", "session.timeout.ms": 10000})
+        return ConfluentMember(
+            f"s{i}{suffix}",
+            kafka_coordinator.bootstrap,
+            "static",
+            [topic_name],
+            ownership,
+            {"group.instance.id": f"instance-{i}", "session.timeout.ms": 10000},
+        )
 
     members = [static(i) for i in range(3)]
     try:
@@ -163,13 +185,15 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
         restarted.close()
         successor = static(1, "-again").start()
         members.append(successor)
-        wait_until(lambda: successor.count("assign") >= 1, FORM_DEADLINE,
-                   message=lambda: f"the successor is assigned\n{ownership.describe()}\n{_errors(members)}")
+        wait_until(
+            lambda: successor.count("assign") >= 1,
+            FORM_DEADLINE,
+            message=lambda: f"the successor is assigned\n{ownership.describe()}\n{_errors(members)}",
+        )
         assert successor.owned == before, ownership.describe()
         assert successor.member_id not in (None, old_id), "the coordinator gave the successor a new member id"
         others = [members[0], members[2]]
-        assert [(m.count("assign"), m.count("revoke")) for m in others] == [(1, 0), (1, 0)], \
-            [m.events for m in others]
+        assert [(m.count("assign"), m.count("revoke")) for m in others] == [(1, 0), (1, 0)], [m.events for m in others]
         _wait_stable(ownership, topic_name, [members[0], successor, members[2]], "the same split again")
         assert ownership.violations == []
     finally:

@@ -29,8 +29,10 @@ from interop.clients.waiting import wait_until
 
 SESSION_MS = 3000
 FAST = {
-    "group.consumer.heartbeat.interval.ms": 300, "group.consumer.min.heartbeat.interval.ms": 100,
-    "group.consumer.session.timeout.ms": SESSION_MS, "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.heartbeat.interval.ms": 300,
+    "group.consumer.min.heartbeat.interval.ms": 100,
+    "group.consumer.session.timeout.ms": SESSION_MS,
+    "group.consumer.min.session.timeout.ms": 1000,
     "group.consumer.regex.batch.refresh.min.interval.ms": 500,
 }
 pytestmark = [pytest.mark.interop, pytest.mark.kafka_settings(FAST)]
@@ -39,16 +41,32 @@ PARTITIONS = 32
 DEADLINE = 30.0
 
 
-def _members(coordinator: Any, group: str, topics: list[str], ownership: Ownership, n: int, prefix: str = "m",
-             config: dict[str, Any] | None = None) -> list[ConsumerProtocolMember]:
-    return [ConsumerProtocolMember(f"{prefix}{i}", coordinator.bootstrap, group, topics, ownership, config)
-            for i in range(n)]
+def _members(
+    coordinator: Any,
+    group: str,
+    topics: list[str],
+    ownership: Ownership,
+    n: int,
+    prefix: str = "m",
+    config: dict[str, Any] | None = None,
+) -> list[ConsumerProtocolMember]:
+    return [
+        ConsumerProtocolMember(f"{prefix}{i}", coordinator.bootstrap, group, topics, ownership, config)
+        for i in range(n)
+    ]
 
 
-def _wait_stable(ownership: Ownership, topic: str, members: list[Any], what: str, partitions: int = PARTITIONS,
-                 deadline: float = DEADLINE) -> None:
-    wait_until(stable_group(ownership, topic, partitions, members), deadline,
-               message=lambda: f"{what}\n{ownership.describe()}")
+def _wait_stable(
+    ownership: Ownership,
+    topic: str,
+    members: list[Any],
+    what: str,
+    partitions: int = PARTITIONS,
+    deadline: float = DEADLINE,
+) -> None:
+    wait_until(
+        stable_group(ownership, topic, partitions, members), deadline, message=lambda: f"{what}\n{ownership.describe()}"
+    )
 
 
 def _settled(coordinator: Any, group: str, expected: dict[str, frozenset[Any]]) -> bool:
@@ -68,8 +86,11 @@ def _settled(coordinator: Any, group: str, expected: dict[str, frozenset[Any]]) 
 
 
 def _holds(coordinator: Any, group: str, members: list[ConsumerProtocolMember]) -> None:
-    wait_until(lambda: _settled(coordinator, group, {m.member_id: m.owned for m in members}), DEADLINE,
-               message=lambda: f"the coordinator's view of {group}: {describe_group(coordinator.bootstrap, group)}")
+    wait_until(
+        lambda: _settled(coordinator, group, {m.member_id: m.owned for m in members}),
+        DEADLINE,
+        message=lambda: f"the coordinator's view of {group}: {describe_group(coordinator.bootstrap, group)}",
+    )
 
 
 @pytest.mark.parametrize("n", [1, 4, 16])
@@ -117,14 +138,22 @@ def test_a_killed_member_is_taken_over_after_its_session_timeout(kafka_coordinat
     ownership = Ownership()
     group = "kip848-killed"
     members = _members(kafka_coordinator, group, [topic_name], ownership, 2)
-    argv = [sys.executable, "-m", "interop.clients.consumer_protocol", kafka_coordinator.bootstrap, group,
-            topic_name, json.dumps({})]
+    argv = [
+        sys.executable,
+        "-m",
+        "interop.clients.consumer_protocol",
+        kafka_coordinator.bootstrap,
+        group,
+        topic_name,
+        json.dumps({}),
+    ]
     with BackgroundClient(argv, cwd=REPO, name="kip848-child", deadline=60) as child:
         try:
             for m in members:
                 m.start()
-            child.wait_for(lambda c: any(e["event"] == "assign" for e in c.events()), DEADLINE,
-                           "the child member is assigned")
+            child.wait_for(
+                lambda c: any(e["event"] == "assign" for e in c.events()), DEADLINE, "the child member is assigned"
+            )
 
             def three_way_split() -> bool:
                 child_owned = set()
@@ -132,14 +161,23 @@ def test_a_killed_member_is_taken_over_after_its_session_timeout(kafka_coordinat
                     tps = {tuple(tp) for tp in e.get("partitions", [])}
                     child_owned = child_owned | tps if e["event"] == "assign" else child_owned - tps
                 ours = {tp for m in members for tp in m.owned}
-                return bool(child_owned) and all(m.owned for m in members) and not child_owned & ours \
+                return (
+                    bool(child_owned)
+                    and all(m.owned for m in members)
+                    and not child_owned & ours
                     and child_owned | ours == {(topic_name, p) for p in range(PARTITIONS)}
+                )
 
             wait_until(three_way_split, DEADLINE, message=lambda: f"3-way split\n{ownership.describe()}")
             start = time.monotonic()
             child.kill()
-            _wait_stable(ownership, topic_name, members, "the 2 survivors own everything after the session timeout",
-                         deadline=SESSION_MS / 1000 + 20)
+            _wait_stable(
+                ownership,
+                topic_name,
+                members,
+                "the 2 survivors own everything after the session timeout",
+                deadline=SESSION_MS / 1000 + 20,
+            )
             record_property("kill_to_stable_s", round(time.monotonic() - start, 3))
             assert ownership.violations == []
         finally:
@@ -153,8 +191,14 @@ def test_a_static_member_restarted_keeps_its_partitions(kafka_coordinator, topic
     ownership = Ownership()
 
     def static(i: int, suffix: str = "") -> ConsumerProtocolMember:
-        return ConsumerProtocolMember(f"s{i}{suffix}", kafka_coordinator.bootstrap, "kip848-static", [topic_name],
-                                      ownership, {"group.instance.id": f"instance-{i}"})
+        return ConsumerProtocolMember(
+            f"s{i}{suffix}",
+            kafka_coordinator.bootstrap,
+            "kip848-static",
+            [topic_name],
+            ownership,
+            {"group.instance.id": f"instance-{i}"},
+        )
 
     members = [static(i) for i in range(3)]
     try:
@@ -168,8 +212,11 @@ def test_a_static_member_restarted_keeps_its_partitions(kafka_coordinator, topic
         restarted.close()
         successor = static(1, "-again").start()
         members.append(successor)
-        wait_until(lambda: successor.owned == before, DEADLINE,
-                   message=lambda: f"the successor owns {sorted(before)}\n{ownership.describe()}")
+        wait_until(
+            lambda: successor.owned == before,
+            DEADLINE,
+            message=lambda: f"the successor owns {sorted(before)}\n{ownership.describe()}",
+        )
         assert [(m.count("assign"), m.count("revoke")) for m in others] == callbacks, [m.events for m in others]
         _holds(kafka_coordinator, "kip848-static", [members[0], successor, members[2]])
         assert ownership.violations == []
@@ -183,12 +230,21 @@ def test_a_regex_subscription_picks_up_a_new_matching_topic(kafka_coordinator, t
     kafka_coordinator.create_topic(f"{topic_name}-a", 2)
     kafka_coordinator.create_topic("unrelated", 2)
     ownership = Ownership()
-    member = ConsumerProtocolMember("r0", kafka_coordinator.bootstrap, "kip848-regex", [f"^{topic_name}-.*"],
-                                    ownership, {"topic.metadata.refresh.interval.ms": 500})
+    member = ConsumerProtocolMember(
+        "r0",
+        kafka_coordinator.bootstrap,
+        "kip848-regex",
+        [f"^{topic_name}-.*"],
+        ownership,
+        {"topic.metadata.refresh.interval.ms": 500},
+    )
     try:
         member.start()
-        wait_until(lambda: member.owned == {(f"{topic_name}-a", 0), (f"{topic_name}-a", 1)}, DEADLINE,
-                   message=lambda: ownership.describe())
+        wait_until(
+            lambda: member.owned == {(f"{topic_name}-a", 0), (f"{topic_name}-a", 1)},
+            DEADLINE,
+            message=lambda: ownership.describe(),
+        )
         admin = AdminClient({"bootstrap.servers": kafka_coordinator.bootstrap})
         admin.create_topics([NewTopic(f"{topic_name}-b", 3, 1)])[f"{topic_name}-b"].result(10)
         wanted = {(f"{topic_name}-{t}", p) for t, n in (("a", 2), ("b", 3)) for p in range(n)}
@@ -203,14 +259,18 @@ def test_the_range_assignor_gives_co_partitioned_ranges(kafka_coordinator, topic
     for t in topics:
         kafka_coordinator.create_topic(t, 4)
     ownership = Ownership()
-    members = _members(kafka_coordinator, "kip848-range", topics, ownership, 2,
-                       config={"group.remote.assignor": "range"})
+    members = _members(
+        kafka_coordinator, "kip848-range", topics, ownership, 2, config={"group.remote.assignor": "range"}
+    )
     try:
         for m in members:
             m.start()
         everything = {(t, p) for t in topics for p in range(4)}
-        wait_until(lambda: {tp for m in members for tp in m.owned} == everything and all(m.owned for m in members),
-                   DEADLINE, message=lambda: ownership.describe())
+        wait_until(
+            lambda: {tp for m in members for tp in m.owned} == everything and all(m.owned for m in members),
+            DEADLINE,
+            message=lambda: ownership.describe(),
+        )
         for m in members:
             by_topic = {t: sorted(p for tt, p in m.owned if tt == t) for t in topics}
             assert by_topic[topics[0]] == by_topic[topics[1]] and len(by_topic[topics[0]]) == 2, ownership.describe()
@@ -222,10 +282,13 @@ def test_the_range_assignor_gives_co_partitioned_ranges(kafka_coordinator, topic
 
 # -- classic members and consumer-protocol members in one group ---------------------------------
 
+
 def _classic_members(coordinator: Any, group: str, topic: str) -> list[Any]:
-    return [ConfluentKafkaMember("classic-confluent", coordinator.bootstrap, group, topic),
-            KafkaPythonMember("classic-kafka-python", coordinator.bootstrap, group, topic),
-            AiokafkaMember("classic-aiokafka", coordinator.bootstrap, group, topic)]
+    return [
+        ConfluentKafkaMember("classic-confluent", coordinator.bootstrap, group, topic),
+        KafkaPythonMember("classic-kafka-python", coordinator.bootstrap, group, topic),
+        AiokafkaMember("classic-aiokafka", coordinator.bootstrap, group, topic),
+    ]
 
 
 def _cover(members: list[Any], partitions: int) -> bool:
@@ -260,8 +323,9 @@ def test_classic_group_upgraded_by_a_consumer_member_then_downgraded(kafka_coord
         wait_until(lambda: _cover(classic, partitions), DEADLINE, message=lambda: _describe(classic))
         assert describe_group(kafka_coordinator.bootstrap, group).type.name == "CLASSIC"
         modern.start()
-        wait_until(lambda: _cover([*classic, modern], partitions), DEADLINE,
-                   message=lambda: _describe([*classic, modern]))
+        wait_until(
+            lambda: _cover([*classic, modern], partitions), DEADLINE, message=lambda: _describe([*classic, modern])
+        )
         described = describe_group(kafka_coordinator.bootstrap, group)
         assert described.type.name == "CONSUMER" and len(described.members) == 4
         modern.close()
@@ -288,8 +352,9 @@ def test_classic_members_join_a_consumer_group(kafka_coordinator, topic_name):
         _wait_stable(ownership, topic_name, modern, "2 consumer-protocol members", partitions=partitions)
         for m in classic:
             m.start()
-        wait_until(lambda: _cover([*modern, *classic], partitions), DEADLINE,
-                   message=lambda: _describe([*modern, *classic]))
+        wait_until(
+            lambda: _cover([*modern, *classic], partitions), DEADLINE, message=lambda: _describe([*modern, *classic])
+        )
         described = describe_group(kafka_coordinator.bootstrap, group)
         assert described.type.name == "CONSUMER" and len(described.members) == 5
         assert ownership.violations == []
@@ -299,8 +364,20 @@ def test_classic_members_join_a_consumer_group(kafka_coordinator, topic_name):
 
 
 def _server(data_dir: str, log: Any) -> tuple[subprocess.Popen[str], str]:
-    argv = [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir, "--create-topic",
-            "kept:4", "--log-level", "WARNING"]
+    argv = [
+        sys.executable,
+        "-m",
+        "coordinator",
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        data_dir,
+        "--create-topic",
+        "kept:4",
+        "--log-level",
+        "WARNING",
+    ]
     for name, value in FAST.items():
         argv += ["--set", f"{name}={value}"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
@@ -320,8 +397,14 @@ def test_offsets_committed_under_the_consumer_protocol_survive_kill_9_and_every_
     wanted = {0: 11, 1: 22, 2: 33, 3: 44}
     with open(tmp_path / "server.log", "a") as log:
         proc, bootstrap = _server(data_dir, log)
-        committer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kip848-kept", "group.protocol": "consumer",
-                              "enable.auto.commit": False})
+        committer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "kip848-kept",
+                "group.protocol": "consumer",
+                "enable.auto.commit": False,
+            }
+        )
         try:
             committer.subscribe(["kept"])
             # OffsetCommit v9 carrying the member's epoch, once it is a member with partitions.

@@ -7,6 +7,7 @@ Stable lit in its state machine, both members with their assignments, then after
 Stable with their causes. The page fetches nothing but its own control API and logs no error.
 Every wait is on a condition under a deadline; a screenshot is kept in the test's tmp_path.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,8 +47,11 @@ def test_the_live_page_follows_a_group_forming_and_rebalancing(kafka_coordinator
             try:
                 for m in members:
                     m.start()
-                wait_until(lambda: group_owns_all(members, PARTITIONS), DEADLINE,
-                           message=lambda: "two members own four partitions\n" + describe_group(members))
+                wait_until(
+                    lambda: group_owns_all(members, PARTITIONS),
+                    DEADLINE,
+                    message=lambda: "two members own four partitions\n" + describe_group(members),
+                )
                 card = tab.locator(f'.group[data-group="{GROUP}"][data-state="Stable"]')
                 card.wait_for(timeout=WAIT_MS)
                 card.locator("tr[data-member]").nth(1).wait_for(timeout=WAIT_MS)
@@ -61,13 +65,18 @@ def test_the_live_page_follows_a_group_forming_and_rebalancing(kafka_coordinator
 
                 leaver, stayer = members
                 leaver.stop()  # consumer.close(): LeaveGroup
-                wait_until(lambda: group_owns_all([stayer], PARTITIONS), DEADLINE,
-                           message=lambda: "the stayer owns four partitions\n" + describe_group([stayer]))
+                wait_until(
+                    lambda: group_owns_all([stayer], PARTITIONS),
+                    DEADLINE,
+                    message=lambda: "the stayer owns four partitions\n" + describe_group([stayer]),
+                )
                 # the page's CSP forbids eval, so the waits are CSS: Stable again, one member row,
                 # and the way through PreparingRebalance in the list
-                tab.locator(f'.group[data-group="{GROUP}"][data-state="Stable"]'
-                            ':has(li[data-transition="PreparingRebalance"])'
-                            ':not(:has(tr[data-member] ~ tr[data-member]))').wait_for(timeout=WAIT_MS)
+                tab.locator(
+                    f'.group[data-group="{GROUP}"][data-state="Stable"]'
+                    ':has(li[data-transition="PreparingRebalance"])'
+                    ":not(:has(tr[data-member] ~ tr[data-member]))"
+                ).wait_for(timeout=WAIT_MS)
                 card = tab.locator(f'.group[data-group="{GROUP}"]')
                 assert card.locator("tr[data-member]").get_attribute("data-member") == stayer.member_id
                 went = card.locator('li[data-transition="PreparingRebalance"]').first.inner_text()

@@ -9,6 +9,7 @@ page itself, a lane per member and the coordinator's, the three rebalance states
 leaver's LeaveGroup arrow, error responses whose recorded reason shows on hover and on click.
 A screenshot is kept in the test's tmp_path. Every wait is on a condition under a deadline.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,16 @@ pytestmark = pytest.mark.interop
 GROUP = "timeline"
 PARTITIONS = 6
 DEADLINE = 30.0  # seconds: a safety net, never a timing assertion
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -44,12 +53,15 @@ def transcript(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 def events(path: Path) -> list[dict]:
     """The complete lines so far (the server may be writing the last one)."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines() if line.strip()]
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
 def stable_generations(path: Path) -> list[int]:
-    return [e["generation"] for e in events(path)
-            if e["type"] == "transition" and e["group"] == GROUP and e["to"] == "Stable"]
+    return [
+        e["generation"]
+        for e in events(path)
+        if e["type"] == "transition" and e["group"] == GROUP and e["to"] == "Stable"
+    ]
 
 
 def ok_heartbeats_since_stable(path: Path) -> dict[str, int]:
@@ -72,25 +84,34 @@ def chromium() -> str:
 # One generation for the three (the initial delay restarts as each arrives): the picture then
 # shows one formation and one rebalance.
 @pytest.mark.kafka_settings({"group.initial.rebalance.delay.ms": 300})
-def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(kafka_coordinator, topic_name,
-                                                                          transcript, tmp_path):
+def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(
+    kafka_coordinator, topic_name, transcript, tmp_path
+):
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
-    members = [ConfluentKafkaMember(f"timeline-{i}", kafka_coordinator.bootstrap, GROUP, topic_name)
-               for i in range(3)]
+    members = [ConfluentKafkaMember(f"timeline-{i}", kafka_coordinator.bootstrap, GROUP, topic_name) for i in range(3)]
     try:
         for m in members:
             m.start()
-        wait_until(lambda: group_owns_all(members, PARTITIONS) and stable_generations(transcript), DEADLINE,
-                   message=lambda: "three members own six partitions\n" + describe_group(members))
+        wait_until(
+            lambda: group_owns_all(members, PARTITIONS) and stable_generations(transcript),
+            DEADLINE,
+            message=lambda: "three members own six partitions\n" + describe_group(members),
+        )
         formed = stable_generations(transcript)[-1]
         leaver, stayers = members[0], members[1:]
         leaver_id = leaver.member_id
         leaver.stop()  # consumer.close(): LeaveGroup
-        wait_until(lambda: group_owns_all(stayers, PARTITIONS) and stable_generations(transcript)[-1] > formed,
-                   DEADLINE, message=lambda: "the other two own six partitions\n" + describe_group(stayers))
+        wait_until(
+            lambda: group_owns_all(stayers, PARTITIONS) and stable_generations(transcript)[-1] > formed,
+            DEADLINE,
+            message=lambda: "the other two own six partitions\n" + describe_group(stayers),
+        )
         # a little of the new generation's Stable life in the picture: two heartbeats each
-        wait_until(lambda: all(ok_heartbeats_since_stable(transcript).get(m.config["client.id"], 0) >= 2
-                               for m in stayers), DEADLINE, message="the two heartbeat in the new generation")
+        wait_until(
+            lambda: all(ok_heartbeats_since_stable(transcript).get(m.config["client.id"], 0) >= 2 for m in stayers),
+            DEADLINE,
+            message="the two heartbeat in the new generation",
+        )
         page = tmp_path / "timeline.html"
         with pytest.raises(SystemExit) as exit_info:
             main(["transcript", str(transcript), "--group", GROUP, "--html", str(page)])
@@ -98,8 +119,9 @@ def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(kafka
     finally:
         assert stop_all(members) == []
     recorded = events(transcript)
-    reasons = {err["reason"] for e in recorded if e["type"] == "response" and GROUP in e["groups"]
-               for err in e["errors"]}
+    reasons = {
+        err["reason"] for e in recorded if e["type"] == "response" and GROUP in e["groups"] for err in e["errors"]
+    }
     assert reasons and None not in reasons  # every error response carries the coordinator's reason
 
     with Browser(page) as tab:
@@ -119,8 +141,11 @@ def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(kafka
 
         assert tab.locator(".arrow.response.error").count() >= 1
         marks = tab.locator(".err-mark")
-        rebalancing = [i for i in range(marks.count())
-                       if "REBALANCE_IN_PROGRESS" in json.dumps(_exchange(tab, marks.nth(i))["errors"])]
+        rebalancing = [
+            i
+            for i in range(marks.count())
+            if "REBALANCE_IN_PROGRESS" in json.dumps(_exchange(tab, marks.nth(i))["errors"])
+        ]
         mark = marks.nth(rebalancing[0] if rebalancing else 0)
         box = mark.bounding_box()
         assert box is not None

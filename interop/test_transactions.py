@@ -36,8 +36,15 @@ def test_confluent_consume_transform_produce_is_exactly_once(kafka_coordinator):
     for i in range(60):
         source.produce("eos-in", key=b"%d" % i, value=b"v%d" % i, partition=i % 3)
     source.flush(DEADLINE)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "eos", "isolation.level": "read_committed",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "eos",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "eos-pipeline"})
     producer.init_transactions(DEADLINE)
     consumer.subscribe(["eos-in"])
@@ -52,8 +59,9 @@ def test_confluent_consume_transform_produce_is_exactly_once(kafka_coordinator):
             producer.begin_transaction()
             for m in batch:
                 producer.produce("eos-out", key=m.key(), value=b"T-" + m.value(), partition=m.partition())
-            producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
-                                                 consumer.consumer_group_metadata(), DEADLINE)
+            producer.send_offsets_to_transaction(
+                consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), DEADLINE
+            )
             if not aborted_once:  # the first batch is aborted once: re-read and re-sent, never doubled
                 producer.flush(DEADLINE)
                 producer.abort_transaction(DEADLINE)
@@ -82,16 +90,18 @@ def test_transactional_producers_commit_and_abort(kafka_coordinator, client):
     bootstrap = kafka_coordinator.bootstrap
     topic = f"txn-{client}"
     kafka_coordinator.create_topic(topic, 2)
-    plan = [(True, [f"{client}-a{i}" for i in range(4)]), (False, [f"{client}-x{i}" for i in range(3)]),
-            (True, [f"{client}-b{i}" for i in range(4)])]
+    plan = [
+        (True, [f"{client}-a{i}" for i in range(4)]),
+        (False, [f"{client}-x{i}" for i in range(3)]),
+        (True, [f"{client}-b{i}" for i in range(4)]),
+    ]
     run_transactions(client, bootstrap, topic, f"txn-id-{client}", plan, partitions=2)
     committed, aborted = every_value(plan)
     own = read_values(client, bootstrap, topic, 2, "read_committed", len(committed))
     assert sorted(own) == sorted(committed)
     confluent = read_values("confluent-kafka", bootstrap, topic, 2, "read_committed", len(committed))
     assert sorted(confluent) == sorted(own)  # the readers agree
-    everything = read_values("confluent-kafka", bootstrap, topic, 2, "read_uncommitted",
-                             len(committed) + len(aborted))
+    everything = read_values("confluent-kafka", bootstrap, topic, 2, "read_uncommitted", len(committed) + len(aborted))
     assert sorted(everything) == sorted(committed + aborted)
 
 
@@ -110,8 +120,11 @@ def test_a_zombie_producer_is_fenced(kafka_coordinator):
     with pytest.raises(KafkaException) as failed:
         first.commit_transaction(DEADLINE)
     error = failed.value.args[0]
-    assert error.fatal() and error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED,
-                                              KafkaError.INVALID_PRODUCER_EPOCH), error
+    assert error.fatal() and error.code() in (
+        KafkaError._FENCED,
+        KafkaError.PRODUCER_FENCED,
+        KafkaError.INVALID_PRODUCER_EPOCH,
+    ), error
     second.begin_transaction()
     second.produce("zombie", value=b"from-the-new-one")
     second.commit_transaction(DEADLINE)
@@ -144,8 +157,7 @@ def test_a_hung_transaction_is_aborted_by_its_timeout(kafka_coordinator):
 
     bootstrap = kafka_coordinator.bootstrap
     kafka_coordinator.create_topic("hung", 1)
-    hung = Producer({"bootstrap.servers": bootstrap, "transactional.id": "hung-id",
-                     "transaction.timeout.ms": 1500})
+    hung = Producer({"bootstrap.servers": bootstrap, "transactional.id": "hung-id", "transaction.timeout.ms": 1500})
     hung.init_transactions(DEADLINE)
     hung.begin_transaction()
     hung.produce("hung", value=b"never-committed")
@@ -154,8 +166,10 @@ def test_a_hung_transaction_is_aborted_by_its_timeout(kafka_coordinator):
     plain.produce("hung", value=b"after")
     plain.flush(DEADLINE)
     # A read_committed reader is held at the hung transaction until the coordinator aborts it.
-    seen = wait_until(lambda: read_values("confluent-kafka", bootstrap, "hung", 1, "read_committed", 1,
-                                          timeout=2.0), DEADLINE, message="the LSO to move past the hung txn")
+    seen = wait_until(
+        lambda: read_values("confluent-kafka", bootstrap, "hung", 1, "read_committed", 1, timeout=2.0),
+        DEADLINE,
+        message="the LSO to move past the hung txn",
+    )
     assert seen == ["after"]
-    assert read_values("confluent-kafka", bootstrap, "hung", 1, "read_uncommitted", 2) == ["never-committed",
-                                                                                          "after"]
+    assert read_values("confluent-kafka", bootstrap, "hung", 1, "read_uncommitted", 2) == ["never-committed", "after"]

@@ -19,8 +19,18 @@ from .schema import FIXED_FORMATS, ZERO, Field, Message
 
 FIXED_WIDTH = {t: struct.calcsize(">" + f) for t, f in FIXED_FORMATS.items()}
 SCALAR_ZEROS: dict[str, Any] = {
-    "int8": 0, "int16": 0, "uint16": 0, "int32": 0, "uint32": 0, "int64": 0, "float64": 0.0,
-    "bool": False, "string": "", "bytes": b"", "records": None, "uuid": ZERO_UUID,
+    "int8": 0,
+    "int16": 0,
+    "uint16": 0,
+    "int32": 0,
+    "uint32": 0,
+    "int64": 0,
+    "float64": 0.0,
+    "bool": False,
+    "string": "",
+    "bytes": b"",
+    "records": None,
+    "uuid": ZERO_UUID,
 }
 # One-byte uvarints, indexed by value: a compact length below 128 costs a tuple index.
 SMALL_UVARINTS = tuple(bytes((i,)) for i in range(128))

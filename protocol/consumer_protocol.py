@@ -131,7 +131,9 @@ def encode_subscription(sub: ConsumerProtocolSubscription) -> bytes:
 
 def encode_assignment(assignment: ConsumerProtocolAssignment) -> bytes:
     def parts() -> list[bytes]:
-        return [write_array(assignment.assigned_partitions, _write_topic_partition),
-                write_nullable_bytes(assignment.user_data)]
+        return [
+            write_array(assignment.assigned_partitions, _write_topic_partition),
+            write_nullable_bytes(assignment.user_data),
+        ]
 
     return _encode(assignment.version, parts, "assignment")

@@ -66,8 +66,9 @@ class FrameDecoder:
             while n - pos >= 4:
                 (size,) = unpack_from(view, pos)
                 if size < 0 or size > limit:
-                    error = (f"negative frame size {size}" if size < 0
-                             else f"frame size {size} exceeds the maximum {limit}")
+                    error = (
+                        f"negative frame size {size}" if size < 0 else f"frame size {size} exceeds the maximum {limit}"
+                    )
                     break
                 end = pos + 4 + size
                 if end > n:

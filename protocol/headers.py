@@ -104,9 +104,7 @@ def encode_response_header(correlation_id: int, api_key: int, api_version: int) 
     return _CORR.pack(correlation_id)
 
 
-def decode_response_header(
-    data: bytes, api_key: int, api_version: int, offset: int = 0
-) -> tuple[ResponseHeader, int]:
+def decode_response_header(data: bytes, api_key: int, api_version: int, offset: int = 0) -> tuple[ResponseHeader, int]:
     """Decode the response header for a request of (api_key, api_version)."""
     if len(data) - offset < 4:
         raise DecodeError("response header truncated")

@@ -33,7 +33,7 @@ PRIMITIVE_TYPES = frozenset(FIXED_FORMATS) | VARIABLE_TYPES
 
 
 def parse_versions(spec: str | None) -> tuple[int, int] | None:
-    """"3+" -> (3, MAX_VERSION); "0-7" -> (0, 7); "5" -> (5, 5); "none"/None -> None."""
+    """ "3+" -> (3, MAX_VERSION); "0-7" -> (0, 7); "5" -> (5, 5); "none"/None -> None."""
     if spec is None or spec == "none":
         return None
     if spec.endswith("+"):

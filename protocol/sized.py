@@ -171,9 +171,7 @@ def read_array(data: Buf, offset: int, read_item: Reader[T]) -> tuple[list[T], i
     return _read_items(data, pos, n, read_item)
 
 
-def read_nullable_array(
-    data: Buf, offset: int, read_item: Reader[T]
-) -> tuple[list[T] | None, int]:
+def read_nullable_array(data: Buf, offset: int, read_item: Reader[T]) -> tuple[list[T] | None, int]:
     n, pos = _classic_len(data, offset, I32, True, "array")
     if n == -1:
         return None, pos
@@ -185,9 +183,7 @@ def read_compact_array(data: Buf, offset: int, read_item: Reader[T]) -> tuple[li
     return _read_items(data, pos, n, read_item)
 
 
-def read_compact_nullable_array(
-    data: Buf, offset: int, read_item: Reader[T]
-) -> tuple[list[T] | None, int]:
+def read_compact_nullable_array(data: Buf, offset: int, read_item: Reader[T]) -> tuple[list[T] | None, int]:
     n, pos = _compact_len(data, offset, True, "compact array")
     if n == -1:
         return None, pos

@@ -47,8 +47,16 @@ from .recovery import CorruptLogError
 from .segment import LogSegment
 from .swap import CLEANED
 
-__all__ = ["Cleaner", "CleaningRound", "CleanerConfig", "Cleanable", "CleanStats",
-           "CLEANER_CHECKPOINT_FILE", "read_cleaner_checkpoint", "write_cleaner_checkpoint"]
+__all__ = [
+    "Cleaner",
+    "CleaningRound",
+    "CleanerConfig",
+    "Cleanable",
+    "CleanStats",
+    "CLEANER_CHECKPOINT_FILE",
+    "read_cleaner_checkpoint",
+    "write_cleaner_checkpoint",
+]
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +128,6 @@ class Cleaner:
         return round_.stats
 
 
-
 class _ChunkWriter:
     """Appends retained batches to a `.cleaned` segment in chunks; each chunk is one
     LogSegment.append, so an index entry may cover several batches starting at its position
@@ -146,8 +153,9 @@ class _ChunkWriter:
         if not self.buf:
             return
         # Only base/last offset, size and max timestamp of this header are used by append.
-        header = BatchHeader(self.first, len(self.buf) - 12, -1, 2, 0, 0, self.last - self.first,
-                             -1, self.max_ts, -1, -1, -1, 0)
+        header = BatchHeader(
+            self.first, len(self.buf) - 12, -1, 2, 0, 0, self.last - self.first, -1, self.max_ts, -1, -1, -1, 0
+        )
         self.seg.append(bytes(self.buf), header)
         self.bytes_out += len(self.buf)
         self.buf = bytearray()
@@ -215,8 +223,12 @@ class CleaningRound:
         self.stats.end_offset, self.stats.map_entries = end, omap.size
         self.stats.map_full = end < limit
         if end == start and limit > start:
-            log.warning("%s: the offset map (%d entries) cannot hold the first dirty batch at "
-                        "%d; raise dedupe_buffer_size", self.log.directory, omap.max_entries, start)
+            log.warning(
+                "%s: the offset map (%d entries) cannot hold the first dirty batch at %d; raise dedupe_buffer_size",
+                self.log.directory,
+                omap.max_entries,
+                start,
+            )
 
     def groups(self) -> list[list[LogSegment]]:
         """Non-active segments below `end`, grouped (the clean part is recopied too)."""
@@ -301,22 +313,29 @@ class CleaningRound:
         for _, buf, off, (base, length, _, _, _, attrs, ld, bts, mts, pid, _, _, count) in _batches(seg):
             last, size = base + ld, length + 12
             if base >= end or attrs & CONTROL_BIT:  # beyond this round / control: as is
-                writer.add(memoryview(buf)[off:off + size], base, last, mts)
+                writer.add(memoryview(buf)[off : off + size], base, last, mts)
                 st.batches_copied += 1
                 continue
             if attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base):  # every record goes
-                self._emit(writer, buf, off, size, [], [], None,
-                           envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
+                self._emit(
+                    writer,
+                    buf,
+                    off,
+                    size,
+                    [],
+                    [],
+                    None,
+                    envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last),
+                )
                 continue
             horizon = bts if attrs & DELETE_HORIZON_BIT else None
             spans: list[KeySpan] = []
             if base >= start:  # wholly dirty: the bitmap says which offsets are latest
                 lo, hi = base - start, last - start
-                mask = (int.from_bytes(bits[lo >> 3:(hi >> 3) + 1], "little") >> (lo & 7)) \
-                    & ((1 << (ld + 1)) - 1)
+                mask = (int.from_bytes(bits[lo >> 3 : (hi >> 3) + 1], "little") >> (lo & 7)) & ((1 << (ld + 1)) - 1)
                 n = mask.bit_count()
                 if n == count and count and (base not in tombs or (horizon is not None and self.now_ms < horizon)):
-                    writer.add(memoryview(buf)[off:off + size], base, last, mts)
+                    writer.add(memoryview(buf)[off : off + size], base, last, mts)
                     st.batches_copied += 1
                     continue
                 if n:
@@ -326,9 +345,17 @@ class CleaningRound:
             else:  # clean section (or straddling the checkpoint): ask the map per key
                 data, pos, stop = records_region(buf, off, size, attrs)
                 spans = key_spans(data, pos, stop, count)
-                keep = [kl < 0 or self._latest(base + d, data[kp:kp + kl]) for d, kp, kl, _, _ in spans]
-            self._emit(writer, buf, off, size, spans, keep, horizon,
-                       envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last))
+                keep = [kl < 0 or self._latest(base + d, data[kp : kp + kl]) for d, kp, kl, _, _ in spans]
+            self._emit(
+                writer,
+                buf,
+                off,
+                size,
+                spans,
+                keep,
+                horizon,
+                envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last),
+            )
 
     def _latest(self, offset: int, key: Buffer) -> bool:
         """Cleaner.shouldRetainRecord for a keyed record below `end` (keyless records are
@@ -346,8 +373,18 @@ class CleaningRound:
         """Keep an emptied batch that may be its producer's last (producer state survives)."""
         return pid >= 0 and self._producer_last.get(pid, last) == last
 
-    def _emit(self, writer: _ChunkWriter, buf: Buffer, off: int, size: int, spans: Sequence[KeySpan],
-              keep: list[bool], horizon: int | None, *, envelope: bool) -> None:
+    def _emit(
+        self,
+        writer: _ChunkWriter,
+        buf: Buffer,
+        off: int,
+        size: int,
+        spans: Sequence[KeySpan],
+        keep: list[bool],
+        horizon: int | None,
+        *,
+        envelope: bool,
+    ) -> None:
         """Write the batch as is, rebuilt with only the kept records, header-only, or not at
         all. Tombstones: dropped once the batch's delete horizon has passed; a kept tombstone
         in a batch without a horizon stamps now + delete.retention.ms (KIP-534)."""
@@ -366,13 +403,19 @@ class CleaningRound:
         need_horizon = has_tomb and horizon is None
         st = self.stats
         if kept and len(kept) == h.records_count and not need_horizon:
-            writer.add(memoryview(buf)[off:off + size], base, base + ld, mts)
+            writer.add(memoryview(buf)[off : off + size], base, base + ld, mts)
             st.batches_copied += 1
             return
         if not kept:
             if envelope:
-                writer.add(empty_batch(base, ld, h.partition_leader_epoch, attrs, mts, h.producer_id,
-                                       h.producer_epoch, h.base_sequence), base, base + ld, mts)
+                writer.add(
+                    empty_batch(
+                        base, ld, h.partition_leader_epoch, attrs, mts, h.producer_id, h.producer_epoch, h.base_sequence
+                    ),
+                    base,
+                    base + ld,
+                    mts,
+                )
                 st.batches_emptied += 1
             else:
                 st.batches_dropped += 1
@@ -382,7 +425,7 @@ class CleaningRound:
             writer.add(data, base, base + ld, max_ts)
             st.batches_rebuilt += 1
             return
-        records = list(iter_records(buf[off:off + size]))
+        records = list(iter_records(buf[off : off + size]))
         if horizon is None and has_tomb:
             horizon = self.now_ms + self.log.config.delete_retention_ms
         data, rebuilt = _encode(h, [records[i] for i in kept], horizon)
@@ -395,9 +438,16 @@ def _encode(h: BatchHeader, records: list[Record], horizon: int | None) -> tuple
     (MemoryRecords.buildRetainedRecordsInto with overrideLastOffset)."""
     attrs = h.attributes
     return encode_batch_and_header(
-        h.base_offset, records, compression=attrs & COMPRESSION_MASK, producer_id=h.producer_id,
-        producer_epoch=h.producer_epoch, base_sequence=h.base_sequence,
-        transactional=bool(attrs & TRANSACTIONAL_BIT), control=False,
+        h.base_offset,
+        records,
+        compression=attrs & COMPRESSION_MASK,
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
+        base_sequence=h.base_sequence,
+        transactional=bool(attrs & TRANSACTIONAL_BIT),
+        control=False,
         timestamp_type=1 if attrs & TIMESTAMP_TYPE_BIT else 0,
-        partition_leader_epoch=h.partition_leader_epoch, last_offset_delta=h.last_offset_delta,
-        delete_horizon_ms=horizon)
+        partition_leader_epoch=h.partition_leader_epoch,
+        last_offset_delta=h.last_offset_delta,
+        delete_horizon_ms=horizon,
+    )

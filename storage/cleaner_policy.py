@@ -16,9 +16,16 @@ from . import fsutil
 from .log import Log
 from .segment import LogSegment
 
-__all__ = ["CleanerConfig", "Cleanable", "CleanStats", "CLEANER_CHECKPOINT_FILE",
-           "read_cleaner_checkpoint", "write_cleaner_checkpoint", "cleanable_info",
-           "group_segments_by_size"]
+__all__ = [
+    "CleanerConfig",
+    "Cleanable",
+    "CleanStats",
+    "CLEANER_CHECKPOINT_FILE",
+    "read_cleaner_checkpoint",
+    "write_cleaner_checkpoint",
+    "cleanable_info",
+    "group_segments_by_size",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +77,7 @@ class CleanStats:
 
 # -- cleaner-offset-checkpoint --------------------------------------------------------------------
 
+
 def read_cleaner_checkpoint(directory: str) -> int | None:
     """First dirty offset from `cleaner-offset-checkpoint` (OffsetCheckpointFile text), or None
     if the file is missing or unreadable."""
@@ -91,11 +99,13 @@ def write_cleaner_checkpoint(directory: str, offset: int) -> None:
     topic, sep, partition = name.rpartition("-")
     if not sep or not partition.isdigit():
         topic, partition = name, "0"
-    fsutil.atomic_write(os.path.join(directory, CLEANER_CHECKPOINT_FILE),
-                        f"0\n1\n{topic} {partition} {offset}\n".encode("ascii"))
+    fsutil.atomic_write(
+        os.path.join(directory, CLEANER_CHECKPOINT_FILE), f"0\n1\n{topic} {partition} {offset}\n".encode("ascii")
+    )
 
 
 # -- what to clean --------------------------------------------------------------------------------
+
 
 def cleanable_info(log_: Log, now_ms: int, checkpoint: int | None) -> Cleanable:
     """LogCleanerManager.cleanableOffsets: the first dirty offset is the checkpoint (the log
@@ -124,13 +134,11 @@ def cleanable_info(log_: Log, now_ms: int, checkpoint: int | None) -> Cleanable:
     lag_exceeded = False
     if dirty_bytes and log_.config.max_compaction_lag_ms < 2**62:
         first_ts = dirty[0].first_batch_timestamp
-        lag_exceeded = first_ts is not None and first_ts >= 0 and \
-            now_ms - first_ts > log_.config.max_compaction_lag_ms
+        lag_exceeded = first_ts is not None and first_ts >= 0 and now_ms - first_ts > log_.config.max_compaction_lag_ms
     return Cleanable(first_dirty, first_uncleanable, clean_bytes, dirty_bytes, lag_exceeded)
 
 
-def group_segments_by_size(segments: list[LogSegment], max_bytes: int, max_index_bytes: int
-                           ) -> list[list[LogSegment]]:
+def group_segments_by_size(segments: list[LogSegment], max_bytes: int, max_index_bytes: int) -> list[list[LogSegment]]:
     """Cleaner.groupSegmentsBySize: consecutive segments share one output segment while the
     summed .log sizes stay <= segment.bytes, each summed index <= segment.index.bytes, and
     every offset stays within int32 of the group's base."""
@@ -143,10 +151,12 @@ def group_segments_by_size(segments: list[LogSegment], max_bytes: int, max_index
         time_index = group[0].time_index.size_bytes
         while rest:
             nxt = rest[0]
-            if (size + nxt.size > max_bytes
-                    or index + nxt.offset_index.size_bytes > max_index_bytes
-                    or time_index + nxt.time_index.size_bytes > max_index_bytes
-                    or nxt.next_offset - 1 - group[0].base_offset > _MAX_RELATIVE):
+            if (
+                size + nxt.size > max_bytes
+                or index + nxt.offset_index.size_bytes > max_index_bytes
+                or time_index + nxt.time_index.size_bytes > max_index_bytes
+                or nxt.next_offset - 1 - group[0].base_offset > _MAX_RELATIVE
+            ):
                 break
             group.append(rest.pop(0))
             size += nxt.size

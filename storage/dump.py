@@ -74,28 +74,37 @@ class _Batches:
         frames = Frames(self.data)
         for pos, _, _, fields in frames:
             h = BatchHeader._make(fields)
-            yield pos, h, view[pos:pos + h.size]
+            yield pos, h, view[pos : pos + h.size]
         if frames.problem is not None:
             p = frames.problem
             self.problem = Problem(self.path, p.position, p.offset, p.reason)
 
 
 def _segment_files(path: str) -> list[str]:
-    return sorted(os.path.join(path, n) for n in os.listdir(path)
-                  if (m := _NAME.match(n)) and m.group(2) == "log" and not m.group(3))
+    return sorted(
+        os.path.join(path, n)
+        for n in os.listdir(path)
+        if (m := _NAME.match(n)) and m.group(2) == "log" and not m.group(3)
+    )
 
 
 def _partition_dirs(path: str) -> list[str]:
     if _segment_files(path) or any(_NAME.match(n) for n in os.listdir(path)):
         return [path]
-    return sorted(os.path.join(path, n) for n in os.listdir(path)
-                  if os.path.isdir(os.path.join(path, n)))
+    return sorted(os.path.join(path, n) for n in os.listdir(path) if os.path.isdir(os.path.join(path, n)))
 
 
 # -- dump ---------------------------------------------------------------------------------------
 
-def dump(path: str | os.PathLike[str], out: TextIO, deep: bool = False, json: bool = False,
-         index: bool = False, decoder: Decoder | None = None) -> None:
+
+def dump(
+    path: str | os.PathLike[str],
+    out: TextIO,
+    deep: bool = False,
+    json: bool = False,
+    index: bool = False,
+    decoder: Decoder | None = None,
+) -> None:
     """Print a `.log`/`.index`/`.timeindex`/`.txnindex`/`.snapshot` file, a partition dir or a
     data dir (with `index`, each segment's indexes too). A `decoder`
     (offset, key, value) -> (key text, payload text) prints records through it, as
@@ -142,26 +151,55 @@ def _dump_file(path: str, out: TextIO, deep: bool, json: bool, decoder: Decoder 
                 out.write(f"| bad records: {exc}\n")
     if batches.problem is not None:
         if json:
-            out.write(jsonlib.dumps({"type": "problem", "file": path, "position": batches.problem.position,
-                                     "reason": batches.problem.reason}) + "\n")
+            out.write(
+                jsonlib.dumps(
+                    {
+                        "type": "problem",
+                        "file": path,
+                        "position": batches.problem.position,
+                        "reason": batches.problem.reason,
+                    }
+                )
+                + "\n"
+            )
         else:
-            out.write(f"Found {batches.size - (batches.problem.position or 0)} invalid bytes at the end of "
-                      f"{os.path.basename(path)} ({batches.problem.reason})\n")
+            out.write(
+                f"Found {batches.size - (batches.problem.position or 0)} invalid bytes at the end of "
+                f"{os.path.basename(path)} ({batches.problem.reason})\n"
+            )
 
 
 def _print_batch(out: TextIO, pos: int, h: BatchHeader, valid: bool, json: bool) -> None:
     ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
     horizon = h.delete_horizon_ms
     if json:
-        out.write(jsonlib.dumps({
-            "type": "batch", "baseOffset": h.base_offset, "lastOffset": h.last_offset,
-            "count": h.records_count, "baseSequence": h.base_sequence, "lastSequence": h.last_sequence,
-            "producerId": h.producer_id, "producerEpoch": h.producer_epoch,
-            "partitionLeaderEpoch": h.partition_leader_epoch, "isTransactional": h.is_transactional,
-            "isControl": h.is_control, "deleteHorizonMs": horizon, "position": pos,
-            "timestampType": ts_name, "maxTimestamp": h.max_timestamp, "size": h.size,
-            "magic": h.magic, "compresscodec": COMPRESSION_NAMES.get(h.compression, "unknown"),
-            "crc": h.crc, "isvalid": valid}) + "\n")
+        out.write(
+            jsonlib.dumps(
+                {
+                    "type": "batch",
+                    "baseOffset": h.base_offset,
+                    "lastOffset": h.last_offset,
+                    "count": h.records_count,
+                    "baseSequence": h.base_sequence,
+                    "lastSequence": h.last_sequence,
+                    "producerId": h.producer_id,
+                    "producerEpoch": h.producer_epoch,
+                    "partitionLeaderEpoch": h.partition_leader_epoch,
+                    "isTransactional": h.is_transactional,
+                    "isControl": h.is_control,
+                    "deleteHorizonMs": horizon,
+                    "position": pos,
+                    "timestampType": ts_name,
+                    "maxTimestamp": h.max_timestamp,
+                    "size": h.size,
+                    "magic": h.magic,
+                    "compresscodec": COMPRESSION_NAMES.get(h.compression, "unknown"),
+                    "crc": h.crc,
+                    "isvalid": valid,
+                }
+            )
+            + "\n"
+        )
         return
     out.write(
         f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.records_count} "
@@ -172,7 +210,8 @@ def _print_batch(out: TextIO, pos: int, h: BatchHeader, valid: bool, json: bool)
         f"deleteHorizonMs: {'OptionalLong.empty' if horizon is None else f'OptionalLong[{horizon}]'} "
         f"position: {pos} {ts_name}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
         f"compresscodec: {COMPRESSION_NAMES.get(h.compression, 'unknown')} crc: {h.crc} "
-        f"isvalid: {str(valid).lower()}\n")
+        f"isvalid: {str(valid).lower()}\n"
+    )
 
 
 def _b64(blob: bytes | None) -> str | None:
@@ -195,11 +234,24 @@ def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: D
             extra = {"control": _control_text(r).strip()}
         elif decoder is not None:
             extra = {"decoded": dict(zip(("key", "payload"), decoder(offset, r.key, r.value)))}
-        out.write(jsonlib.dumps({
-            "type": "record", "offset": r.offset, "timestampType": ts_name, "timestamp": r.timestamp,
-            "keySize": key_size, "valueSize": value_size, "sequence": seq,
-            "headers": [[k, _b64(v)] for k, v in r.headers], "key": _b64(r.key), "value": _b64(r.value),
-            **extra}) + "\n")
+        out.write(
+            jsonlib.dumps(
+                {
+                    "type": "record",
+                    "offset": r.offset,
+                    "timestampType": ts_name,
+                    "timestamp": r.timestamp,
+                    "keySize": key_size,
+                    "valueSize": value_size,
+                    "sequence": seq,
+                    "headers": [[k, _b64(v)] for k, v in r.headers],
+                    "key": _b64(r.key),
+                    "value": _b64(r.value),
+                    **extra,
+                }
+            )
+            + "\n"
+        )
         return
     header_keys = "[" + ",".join(k for k, _ in r.headers) + "]"
     if h.is_control:  # DumpLogSegments: the marker, never the parser
@@ -208,10 +260,13 @@ def _print_record(out: TextIO, h: BatchHeader, r: Record, json: bool, decoder: D
         shown = f"key: {_text(r.key)} payload: {_text(r.value)}"
     else:
         key_text, payload_text = decoder(offset, r.key, r.value)
-        shown = " ".join(f"{name}: {text}" for name, text in (("key", key_text), ("payload", payload_text))
-                         if text is not None)
-    out.write(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
-              f"valueSize: {value_size} sequence: {seq} headerKeys: {header_keys} {shown}\n")
+        shown = " ".join(
+            f"{name}: {text}" for name, text in (("key", key_text), ("payload", payload_text)) if text is not None
+        )
+    out.write(
+        f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {key_size} "
+        f"valueSize: {value_size} sequence: {seq} headerKeys: {header_keys} {shown}\n"
+    )
 
 
 def _control_text(r: Record) -> str:
@@ -230,12 +285,24 @@ def _dump_txn_file(path: str, out: TextIO, json: bool) -> None:
         with open(path, "rb") as f:
             for t in read_entries(f.read()):
                 if json:
-                    out.write(jsonlib.dumps({"type": "abortedTxn", "version": t.version, "producerId": t.producer_id,
-                                             "firstOffset": t.first_offset, "lastOffset": t.last_offset,
-                                             "lastStableOffset": t.last_stable_offset}) + "\n")
+                    out.write(
+                        jsonlib.dumps(
+                            {
+                                "type": "abortedTxn",
+                                "version": t.version,
+                                "producerId": t.producer_id,
+                                "firstOffset": t.first_offset,
+                                "lastOffset": t.last_offset,
+                                "lastStableOffset": t.last_stable_offset,
+                            }
+                        )
+                        + "\n"
+                    )
                 else:
-                    out.write(f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
-                              f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}\n")
+                    out.write(
+                        f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+                        f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}\n"
+                    )
         return
     try:
         entries = read_snapshot(path)
@@ -245,18 +312,32 @@ def _dump_txn_file(path: str, out: TextIO, json: bool) -> None:
     for e in entries:
         b = e.batches[-1] if e.batches else None
         if json:
-            out.write(jsonlib.dumps({"type": "producer", "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
-                                     "coordinatorEpoch": e.coordinator_epoch,
-                                     "currentTxnFirstOffset": e.current_txn_first_offset,
-                                     "lastTimestamp": e.last_timestamp, "lastSequence": b.last_seq if b else -1,
-                                     "lastOffset": b.last_offset if b else -1}) + "\n")
+            out.write(
+                jsonlib.dumps(
+                    {
+                        "type": "producer",
+                        "producerId": e.producer_id,
+                        "producerEpoch": e.producer_epoch,
+                        "coordinatorEpoch": e.coordinator_epoch,
+                        "currentTxnFirstOffset": e.current_txn_first_offset,
+                        "lastTimestamp": e.last_timestamp,
+                        "lastSequence": b.last_seq if b else -1,
+                        "lastOffset": b.last_offset if b else -1,
+                    }
+                )
+                + "\n"
+            )
             continue
         txn = "OptionalLong.empty" if e.current_txn_first_offset < 0 else f"OptionalLong[{e.current_txn_first_offset}]"
-        line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
-                f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.last_timestamp} ")
+        line = (
+            f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
+            f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.last_timestamp} "
+        )
         if b is not None:
-            line += (f"firstSequence: {b.first_seq} lastSequence: {b.last_seq} lastOffset: {b.last_offset} "
-                     f"offsetDelta: {b.offset_delta} timestamp: {b.timestamp}")
+            line += (
+                f"firstSequence: {b.first_seq} lastSequence: {b.last_seq} lastOffset: {b.last_offset} "
+                f"offsetDelta: {b.offset_delta} timestamp: {b.timestamp}"
+            )
         out.write(line + "\n")
 
 
@@ -269,7 +350,7 @@ def _dump_index(path: str, out: TextIO, json: bool) -> None:
         data = f.read()
     if not json:
         out.write(f"Dumping {path}\n")
-    for a, b in entry.iter_unpack(data[:len(data) - len(data) % entry.size]):
+    for a, b in entry.iter_unpack(data[: len(data) - len(data) % entry.size]):
         if json:
             row = {"timestamp": a, "offset": base + b} if is_time else {"offset": base + a, "position": b}
             out.write(jsonlib.dumps({"type": "timeindex" if is_time else "index", **row}) + "\n")
@@ -277,11 +358,12 @@ def _dump_index(path: str, out: TextIO, json: bool) -> None:
             out.write(f"timestamp: {a} offset: {base + b}\n")
         else:
             out.write(f"offset: {base + a} position: {b}\n")
-    for problem in _check_index(path[:path.rindex(".")] + ".log", base, is_time):
+    for problem in _check_index(path[: path.rindex(".")] + ".log", base, is_time):
         out.write(f"Index problem: {problem}\n")
 
 
 # -- check --------------------------------------------------------------------------------------
+
 
 def check(path: str | os.PathLike[str]) -> list[Problem]:
     """First problem of each partition dir under `path` (or of the single file), [] if sound."""
@@ -298,11 +380,13 @@ def _check_partition(part: str) -> list[Problem]:
     for name in sorted(os.listdir(part)):
         m = _NAME.match(name)
         if m and m.group(3):
-            return [Problem(os.path.join(part, name), None, None,
-                            f"leftover {m.group(3)} file of an interrupted cleaner swap")]
+            return [
+                Problem(
+                    os.path.join(part, name), None, None, f"leftover {m.group(3)} file of an interrupted cleaner swap"
+                )
+            ]
         if name.endswith((".log", ".index", ".timeindex", ".txnindex", ".snapshot")) and not m:
-            return [Problem(os.path.join(part, name), None, None,
-                            "segment file name is not a 20-digit base offset")]
+            return [Problem(os.path.join(part, name), None, None, "segment file name is not a 20-digit base offset")]
     prev_next: int | None = None
     files = _segment_files(part)
     for log_file in files:
@@ -328,23 +412,30 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
         return [Problem(log_file, None, None, "segment file name is not a 20-digit base offset")]
     base = int(m.group(1))
     if prev_next is not None and base < prev_next:
-        return [Problem(log_file, 0, base, f"segment base {base} is below the previous segment's "
-                                           f"next offset {prev_next}")]
+        return [
+            Problem(log_file, 0, base, f"segment base {base} is below the previous segment's next offset {prev_next}")
+        ]
     expected = max(base, prev_next or 0)
     batches = _Batches(log_file)
     for pos, h, view in batches:
         if not crc_matches(view, 0, h.size, h.crc):
             return [Problem(log_file, pos, h.base_offset, "CRC-32C mismatch")]
         if h.base_offset < expected or h.last_offset_delta < 0:
-            return [Problem(log_file, pos, h.base_offset,
-                            f"offsets go backwards: base {h.base_offset} < expected {expected}")]
+            return [
+                Problem(
+                    log_file, pos, h.base_offset, f"offsets go backwards: base {h.base_offset} < expected {expected}"
+                )
+            ]
         try:
             records = list(iter_records(view))
         except InvalidBatch as exc:
             return [Problem(log_file, pos, h.base_offset, f"bad records: {exc}")]
         offsets = [r.offset for r in records if r.offset is not None]
-        if len(records) != h.records_count or offsets != sorted(set(offsets)) or \
-                (offsets and (offsets[0] < h.base_offset or offsets[-1] > h.last_offset)):
+        if (
+            len(records) != h.records_count
+            or offsets != sorted(set(offsets))
+            or (offsets and (offsets[0] < h.base_offset or offsets[-1] > h.last_offset))
+        ):
             return [Problem(log_file, pos, h.base_offset, "record offsets are outside the batch or unordered")]
         expected = h.next_offset
     if batches.problem is not None:
@@ -375,9 +466,15 @@ def _check_txn_index(log_file: str) -> list[Problem]:
     prev = -1
     for i, t in enumerate(read_entries(data)):
         if t.last_offset <= prev or t.first_offset > t.last_offset or markers.get(t.last_offset) != t.producer_id:
-            return [Problem(path, i * TXN_ENTRY.size, t.last_offset,
-                            f"aborted transaction entry {i} (producer {t.producer_id}, {t.first_offset}-"
-                            f"{t.last_offset}) has no ABORT marker of its producer there, or is out of order")]
+            return [
+                Problem(
+                    path,
+                    i * TXN_ENTRY.size,
+                    t.last_offset,
+                    f"aborted transaction entry {i} (producer {t.producer_id}, {t.first_offset}-"
+                    f"{t.last_offset}) has no ABORT marker of its producer there, or is out of order",
+                )
+            ]
         prev = t.last_offset
     return []
 
@@ -401,8 +498,14 @@ def _check_index(log_file: str, base: int, is_time: bool, allow_zero_tail: bool 
         at = i * entry.size
         if is_time:
             if a <= prev[0] and i or b < prev[1] or not base <= base + b < max(last_next, base + 1):
-                return [Problem(path, at, base + b, f"time index entry {i} ({a}, {base + b}) is "
-                                                    f"out of order or outside the segment")]
+                return [
+                    Problem(
+                        path,
+                        at,
+                        base + b,
+                        f"time index entry {i} ({a}, {base + b}) is out of order or outside the segment",
+                    )
+                ]
         else:
             if a <= prev[0] or b <= prev[1]:
                 return [Problem(path, at, base + a, f"index entry {i} does not increase")]

@@ -24,9 +24,17 @@ DurabilityMode = Literal["every_append", "group_commit", "interval"]
 
 
 class GroupCommitter:
-    def __init__(self, mode: DurabilityMode, flush_interval_ms: int, *, durable_offset: int,
-                 end_offset: Callable[[], int], sync_fd: Callable[[], int],
-                 check_writable: Callable[[], None], fail: Callable[[BaseException], None]) -> None:
+    def __init__(
+        self,
+        mode: DurabilityMode,
+        flush_interval_ms: int,
+        *,
+        durable_offset: int,
+        end_offset: Callable[[], int],
+        sync_fd: Callable[[], int],
+        check_writable: Callable[[], None],
+        fail: Callable[[BaseException], None],
+    ) -> None:
         """`end_offset()`: the log end offset now; `sync_fd()`: a new descriptor (the committer
         closes it) of the file whose fdatasync makes everything below `end_offset()` durable;
         `check_writable()`: raises if the log is failed or closed; `fail(exc)`: fails the log."""

@@ -43,8 +43,7 @@ class _Index:
         self.zero_tail_entries = count - used  # zero-filled entries at the end: untrimmed
         if used:
             # One C-level unpack instead of a Python loop per entry.
-            flat = struct.unpack(">" + self.ENTRY.format.lstrip(">") * used,
-                                 os.pread(self._fd, used * entry, 0))
+            flat = struct.unpack(">" + self.ENTRY.format.lstrip(">") * used, os.pread(self._fd, used * entry, 0))
             self.keys = array(self.KEY_TYPE, flat[0::2])
             self.values = array(self.VALUE_TYPE, flat[1::2])
         self._on_disk = used  # entries [0, _on_disk) are in the file at their place
@@ -122,7 +121,7 @@ class _Index:
         count = len(self.keys)
         if count > self._on_disk:
             fmt = ">" + self.ENTRY.format.lstrip(">") * (count - self._on_disk)
-            flat = [x for pair in zip(self.keys[self._on_disk:], self.values[self._on_disk:]) for x in pair]
+            flat = [x for pair in zip(self.keys[self._on_disk :], self.values[self._on_disk :]) for x in pair]
             os.pwrite(self._fd, struct.pack(fmt, *flat), self._on_disk * entry)
         os.ftruncate(self._fd, count * entry)
         self._on_disk, self._deferred = count, False
@@ -171,8 +170,10 @@ class OffsetIndex(_Index):
     def append(self, offset: int, position: int) -> None:
         rel = offset - self.base_offset
         if self.keys and (rel <= self.keys[-1] or position <= self.values[-1]):
-            raise ValueError(f"index entry ({offset}, {position}) is not above the last one "
-                             f"({self.base_offset + self.keys[-1]}, {self.values[-1]}) in {self.path}")
+            raise ValueError(
+                f"index entry ({offset}, {position}) is not above the last one "
+                f"({self.base_offset + self.keys[-1]}, {self.values[-1]}) in {self.path}"
+            )
         self._put(rel, position)
 
     def lookup(self, offset: int) -> tuple[int, int]:
@@ -200,8 +201,7 @@ class OffsetIndex(_Index):
         prev_rel, prev_pos = -1, -1
         for i, (rel, pos) in enumerate(zip(self.keys, self.values)):
             if rel <= prev_rel or pos <= prev_pos:
-                return (f"entry {i} ({rel}, {pos}) does not increase after "
-                        f"({prev_rel}, {prev_pos})")
+                return f"entry {i} ({rel}, {pos}) does not increase after ({prev_rel}, {prev_pos})"
             if pos < 0 or pos >= max(log_size, 1):
                 return f"entry {i} position {pos} is outside the log ({log_size} bytes)"
             prev_rel, prev_pos = rel, pos

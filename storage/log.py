@@ -41,14 +41,30 @@ from .segment import LogSegment
 from .swap import DELETED, check_replacement, new_cleaned, prepare_new, rename_into_place
 from .txn_index import AbortedTxn
 
-__all__ = ["Log", "LogConfig", "Clock", "LogFailedError", "OffsetOutOfRangeError", "InvalidBatch",
-           "Record", "CorruptLogError"]
+__all__ = [
+    "Log",
+    "LogConfig",
+    "Clock",
+    "LogFailedError",
+    "OffsetOutOfRangeError",
+    "InvalidBatch",
+    "Record",
+    "CorruptLogError",
+]
 
 
 class Log:
-    def __init__(self, directory: str, config: LogConfig, clock: Clock, segments: list[LogSegment],
-                 recovery_point: int, *, load_result: LoadResult | None = None,
-                 txns: LogTransactions | None = None) -> None:
+    def __init__(
+        self,
+        directory: str,
+        config: LogConfig,
+        clock: Clock,
+        segments: list[LogSegment],
+        recovery_point: int,
+        *,
+        load_result: LoadResult | None = None,
+        txns: LogTransactions | None = None,
+    ) -> None:
         self.directory = directory
         self.config = config
         self.clock = clock
@@ -62,15 +78,19 @@ class Log:
         # The clean-shutdown marker's unlink is made durable before the first write.
         self._dir_unsynced = load_result is not None and load_result.marker_removed
         self._committer = GroupCommitter(
-            config.durability, config.flush_interval_ms, durable_offset=durable,
-            end_offset=lambda: self._next_offset, sync_fd=lambda: os.dup(self._segments[-1].fd),
-            check_writable=self._check_writable, fail=self._fail)
+            config.durability,
+            config.flush_interval_ms,
+            durable_offset=durable,
+            end_offset=lambda: self._next_offset,
+            sync_fd=lambda: os.dup(self._segments[-1].fd),
+            check_writable=self._check_writable,
+            fail=self._fail,
+        )
         self.load_result = load_result  # what opening/recovery found and did
         self.txns = txns or LogTransactions(directory, ProducerStateManager(self._next_offset))
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None,
-             clock: Clock | None = None) -> Log:
+    def open(cls, path: str | os.PathLike[str], config: LogConfig | None = None, clock: Clock | None = None) -> Log:
         """Open or create a partition directory, recovering it if it was not closed cleanly.
         Raises CorruptLogError for damage that recovery must not repair silently."""
         config = config or LogConfig()
@@ -78,19 +98,20 @@ class Log:
             raise ValueError("Log.open needs a clock (an object with time_ms())")
         directory = os.fspath(path)
         os.makedirs(directory, exist_ok=True)
-        result = load_segments(directory, index_interval_bytes=config.index_interval_bytes,
-                               segment_index_bytes=config.segment_index_bytes)
+        result = load_segments(
+            directory, index_interval_bytes=config.index_interval_bytes, segment_index_bytes=config.segment_index_bytes
+        )
         for seg in result.segments:
             seg.created_ms = clock.time_ms()
         try:
-            txns = LogTransactions.load(directory, result.segments, clean=result.clean_shutdown,
-                                        recovery_point=result.recovery_point)
+            txns = LogTransactions.load(
+                directory, result.segments, clean=result.clean_shutdown, recovery_point=result.recovery_point
+            )
         except BaseException:
             for seg in result.segments:
                 seg.close_unclean()
             raise
-        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result,
-                   txns=txns)
+        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result, txns=txns)
 
     # -- facts --------------------------------------------------------------------------------
     @property
@@ -150,8 +171,7 @@ class Log:
         return sum(s.size for s in self._segments)
 
     # -- appends ------------------------------------------------------------------------------
-    def append_records(self, records: Sequence[Record], timestamp_ms: int | None = None,
-                       **batch_options: Any) -> int:
+    def append_records(self, records: Sequence[Record], timestamp_ms: int | None = None, **batch_options: Any) -> int:
         """Encode `records` as one batch at the log end and append it; returns its base offset.
         Records without a timestamp get `timestamp_ms` or the clock's time."""
         if not records:
@@ -180,8 +200,9 @@ class Log:
         unchanged otherwise. Returns (base_offset, last_offset)."""
         header = validate_batch(raw_batch)
         if header.size > self.config.max_message_bytes:
-            raise InvalidBatch(f"batch of {header.size} bytes exceeds max.message.bytes "
-                               f"{self.config.max_message_bytes}")
+            raise InvalidBatch(
+                f"batch of {header.size} bytes exceeds max.message.bytes {self.config.max_message_bytes}"
+            )
         base = self._next_offset
         batch = assign_base_offset(raw_batch, base) if header.base_offset != base else bytes(raw_batch)
         header = header._replace(base_offset=base)
@@ -193,9 +214,14 @@ class Log:
             self._begin_write()
         try:
             seg = self._segments[-1]
-            if seg.should_roll(len(batch), header.last_offset, header.max_timestamp,
-                               self.clock.time_ms() if now_ms is None else now_ms,
-                               self.config.segment_bytes, self.config.segment_ms):
+            if seg.should_roll(
+                len(batch),
+                header.last_offset,
+                header.max_timestamp,
+                self.clock.time_ms() if now_ms is None else now_ms,
+                self.config.segment_bytes,
+                self.config.segment_ms,
+            ):
                 seg = self.roll()
             seg.append(batch, header)
             self._next_offset = header.next_offset
@@ -213,10 +239,14 @@ class Log:
             return old
         try:
             old.become_inactive()  # fsyncs: only the last segment may ever have a torn tail
-            new = LogSegment(self.directory, self._next_offset,
-                             index_interval_bytes=self.config.index_interval_bytes,
-                             segment_index_bytes=self.config.segment_index_bytes, active=True,
-                             created_ms=self.clock.time_ms())
+            new = LogSegment(
+                self.directory,
+                self._next_offset,
+                index_interval_bytes=self.config.index_interval_bytes,
+                segment_index_bytes=self.config.segment_index_bytes,
+                active=True,
+                created_ms=self.clock.time_ms(),
+            )
             fsutil.fsync_dir(self.directory)
         except OSError as exc:
             self._fail(exc)
@@ -237,11 +267,10 @@ class Log:
         when compaction removed it), up to `max_bytes` but always at least one batch.
         Returns b"" at or past the log end."""
         if offset < self.log_start_offset:
-            raise OffsetOutOfRangeError(f"offset {offset} is below the log start offset "
-                                        f"{self.log_start_offset}")
+            raise OffsetOutOfRangeError(f"offset {offset} is below the log start offset {self.log_start_offset}")
         if offset >= self._next_offset:
             return b""
-        for seg in self._segments[self._segment_index_for(offset):]:
+        for seg in self._segments[self._segment_index_for(offset) :]:
             pos = seg.find_position(offset)
             if pos is not None:
                 return seg.read(pos, max_bytes)
@@ -315,8 +344,9 @@ class Log:
         fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd, seg.txn_index.fd) if fd >= 0]
         snapshot = self.txns.encode()  # the producer state at `target`, so a crash replays from here
         try:
-            await trio.to_thread.run_sync(_sync_and_record, fds, self._recovery_point, target,
-                                          (self.directory, snapshot))
+            await trio.to_thread.run_sync(
+                _sync_and_record, fds, self._recovery_point, target, (self.directory, snapshot)
+            )
         except OSError as exc:
             self._fail(exc)
             raise
@@ -338,7 +368,6 @@ class Log:
     async def sync(self) -> None:
         """fdatasync everything appended so far now (one step of an interval flusher)."""
         await self._committer.sync()
-
 
     # -- retention ----------------------------------------------------------------------------
     def delete_segments_before(self, offset: int) -> int:
@@ -375,8 +404,12 @@ class Log:
     # -- the cleaner's swap (LocalLog.replaceSegments) ------------------------------------------
     def new_cleaned_segment(self, base_offset: int) -> LogSegment:
         """An empty `<base>.log.cleaned` segment for the cleaner to append batches to."""
-        return new_cleaned(self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
-                           segment_index_bytes=self.config.segment_index_bytes)
+        return new_cleaned(
+            self.directory,
+            base_offset,
+            index_interval_bytes=self.config.index_interval_bytes,
+            segment_index_bytes=self.config.segment_index_bytes,
+        )
 
     def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
         """Swap cleaned segments `new` (suffix .cleaned, from `new_cleaned_segment`) in for the
@@ -396,7 +429,7 @@ class Log:
             # finish or discard it (FORMAT.md "Swap").
             self._fail(exc)
             raise
-        self._segments[first:last + 1] = new
+        self._segments[first : last + 1] = new
         self._bases = [s.base_offset for s in self._segments]
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -414,8 +447,7 @@ class Log:
                 seg.close()
             self._recovery_point.record(self._next_offset)
             self.txns.snapshot(self._next_offset, keep=3)
-            fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE),
-                                b'{"version":0,"brokerEpoch":-1}\n')
+            fsutil.atomic_write(os.path.join(self.directory, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}\n')
         except OSError as exc:
             self._fail(exc)
             self.abandon()
@@ -440,8 +472,9 @@ class Log:
 
     def _check_writable(self) -> None:
         if self._failure is not None:
-            raise LogFailedError(f"log {self.directory} is unusable after an earlier I/O error "
-                                 f"({self._failure}); reopen it to recover") from self._failure
+            raise LogFailedError(
+                f"log {self.directory} is unusable after an earlier I/O error ({self._failure}); reopen it to recover"
+            ) from self._failure
         if self._closed:
             raise LogFailedError(f"log {self.directory} is closed")
 
@@ -450,8 +483,9 @@ class Log:
             self._failure = exc
 
 
-def _sync_and_record(fds: list[int], point: RecoveryPoint, offset: int,
-                     snapshot: tuple[str, bytes] | None = None) -> None:
+def _sync_and_record(
+    fds: list[int], point: RecoveryPoint, offset: int, snapshot: tuple[str, bytes] | None = None
+) -> None:
     fsutil.fsync_and_close(fds)
     point.record(offset)
     if snapshot is not None:

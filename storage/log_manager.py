@@ -76,8 +76,13 @@ class _Entry:
 
 
 class LogManager:
-    def __init__(self, data_dir: str | os.PathLike[str], clock: Clock,
-                 config: LogManagerConfig | None = None, observer: LogObserver | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        clock: Clock,
+        config: LogManagerConfig | None = None,
+        observer: LogObserver | None = None,
+    ) -> None:
         """`observer` hears about every log opened without one of its own (see `open`)."""
         self.data_dir = Path(data_dir)
         self.clock = clock
@@ -95,8 +100,7 @@ class LogManager:
     def partition_dir(self, topic: str, partition: int) -> Path:
         return self.data_dir / f"{topic}-{partition}"
 
-    def open(self, topic: str, partition: int, config: LogConfig, *,
-             observer: LogObserver | None = None) -> Log:
+    def open(self, topic: str, partition: int, config: LogConfig, *, observer: LogObserver | None = None) -> Log:
         """The open log of (topic, partition), opening (and, after an unclean stop, recovering)
         it first if needed. Raises CorruptLogError for damage recovery must not repair, OSError
         (e.g. a full disk while rebuilding indexes: nothing is registered, call again later),
@@ -277,8 +281,12 @@ class LogManager:
         return entry.error is None and not entry.log.failed and not entry.log.closed
 
     def _cleanable(self, key: LogKey, entry: _Entry) -> bool:
-        return (entry.log.config.cleanup_policy == "compact" and key not in self._paused
-                and key not in self._cleaning and self._usable(entry))
+        return (
+            entry.log.config.cleanup_policy == "compact"
+            and key not in self._paused
+            and key not in self._cleaning
+            and self._usable(entry)
+        )
 
     def _report(self, key: LogKey, entry: _Entry, exc: BaseException, what: str) -> None:
         text = f"{what} failed: {exc!r}"
@@ -321,4 +329,3 @@ class LogManager:
             except Exception as exc:
                 self._report(key, entry, exc, "interval flush")
                 return
-

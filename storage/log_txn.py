@@ -57,8 +57,9 @@ class LogTransactions:
 
     # -- opening --------------------------------------------------------------------------------
     @classmethod
-    def load(cls, directory: str, segments: Sequence[LogSegment], *, clean: bool,
-             recovery_point: int | None) -> LogTransactions:
+    def load(
+        cls, directory: str, segments: Sequence[LogSegment], *, clean: bool, recovery_point: int | None
+    ) -> LogTransactions:
         log_start, log_end = segments[0].base_offset, segments[-1].next_offset
         delete_snapshots(directory, above=log_end, below=log_start)  # stale after a truncation
         state, start = None, log_start
@@ -99,7 +100,7 @@ class LogTransactions:
                     continue
                 marker = None
                 if h.attributes & CONTROL_BIT:
-                    marker = marker_of(memoryview(buf)[off:off + fields[1] + LOG_OVERHEAD], h)
+                    marker = marker_of(memoryview(buf)[off : off + fields[1] + LOG_OVERHEAD], h)
                 completed = state.apply(h, marker)
                 if completed is not None:
                     entry = state.complete_txn(completed)

@@ -74,8 +74,9 @@ class OffsetMap:
         """The latest offset of every mapped key (in first-insertion order of the keys)."""
         return iter(self._map.values())
 
-    def put_records(self, buf: Buffer, pos: int, end: int, count: int, base: int, start: int,
-                    keyless_bits: bytearray) -> bool:
+    def put_records(
+        self, buf: Buffer, pos: int, end: int, count: int, base: int, start: int, keyless_bits: bytearray
+    ) -> bool:
         """Map every keyed record of one batch (its `count` records in buf[pos:end], base offset
         `base`) whose offset is >= start; set the bit (offset - start) of keyless records in
         `keyless_bits`. Returns True if a tombstone was seen. This is the cleaner's hottest loop
@@ -123,7 +124,7 @@ class OffsetMap:
                     continue
                 if buf[p + klen] == 0x01:
                     has_tomb = True
-                the_map[md5_(buf[p:p + klen]).digest()] = o
+                the_map[md5_(buf[p : p + klen]).digest()] = o
                 latest = o  # offsets only grow within a batch and across calls
         except IndexError:
             raise InvalidBatch("records run past the end of the batch") from None

@@ -20,8 +20,18 @@ from crc32c import crc32c
 from . import fsutil
 from .producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager
 
-__all__ = ["CorruptSnapshotError", "SNAPSHOT_SUFFIX", "snapshot_path", "list_snapshots", "encode_snapshot",
-           "write_snapshot", "write_snapshot_bytes", "read_snapshot", "delete_snapshots", "delete_snapshot"]
+__all__ = [
+    "CorruptSnapshotError",
+    "SNAPSHOT_SUFFIX",
+    "snapshot_path",
+    "list_snapshots",
+    "encode_snapshot",
+    "write_snapshot",
+    "write_snapshot_bytes",
+    "read_snapshot",
+    "delete_snapshots",
+    "delete_snapshot",
+]
 
 SNAPSHOT_SUFFIX = ".snapshot"
 _NAME = re.compile(r"^(\d{20})\.snapshot$")
@@ -48,9 +58,16 @@ def encode_snapshot(state: ProducerStateManager) -> bytes:
     out = bytearray(_HEAD.size)
     for pid, e in state.producers.items():
         last = e.batches[-1] if e.batches else None
-        out += _ENTRY.pack(pid, e.producer_epoch, last.last_seq if last else -1,
-                           last.last_offset if last else -1, last.offset_delta if last else 0,
-                           e.last_timestamp, e.coordinator_epoch, e.current_txn_first_offset)
+        out += _ENTRY.pack(
+            pid,
+            e.producer_epoch,
+            last.last_seq if last else -1,
+            last.last_offset if last else -1,
+            last.offset_delta if last else 0,
+            e.last_timestamp,
+            e.coordinator_epoch,
+            e.current_txn_first_offset,
+        )
     _HEAD.pack_into(out, 0, _VERSION, 0, len(state.producers))
     crc = crc32c(memoryview(out)[_CRC_FROM:])
     struct.pack_into(">I", out, 2, crc)
@@ -93,7 +110,7 @@ def read_snapshot(path: str) -> list[ProducerStateEntry]:
     if computed != crc:
         raise CorruptSnapshotError(f"{path}: CRC is no longer valid (stored {crc}, computed {computed})")
     entries = []
-    for pid, epoch, last_seq, last_offset, delta, ts, coord_epoch, txn_first in _ENTRY.iter_unpack(data[_HEAD.size:]):
+    for pid, epoch, last_seq, last_offset, delta, ts, coord_epoch, txn_first in _ENTRY.iter_unpack(data[_HEAD.size :]):
         entry = ProducerStateEntry(pid, epoch, coord_epoch, ts, txn_first)
         if last_offset >= 0:
             entry.batches.append(BatchMetadata(last_seq, last_offset, delta, ts))
@@ -101,8 +118,9 @@ def read_snapshot(path: str) -> list[ProducerStateEntry]:
     return entries
 
 
-def delete_snapshots(directory: str, keep: set[int] | None = None, *, above: int | None = None,
-                     below: int | None = None) -> None:
+def delete_snapshots(
+    directory: str, keep: set[int] | None = None, *, above: int | None = None, below: int | None = None
+) -> None:
     """Delete snapshot files with offset > `above` or < `below` (and not in `keep`)."""
     for offset in list_snapshots(directory):
         if keep is not None and offset in keep:

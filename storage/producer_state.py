@@ -20,8 +20,14 @@ from .batch.control import Marker
 from .batch.layout import CONTROL_BIT, TRANSACTIONAL_BIT, BatchHeader
 from .txn_index import AbortedTxn
 
-__all__ = ["BatchMetadata", "ProducerStateEntry", "CompletedTxn", "ProducerStateManager",
-           "NUM_BATCHES_TO_RETAIN", "NO_PRODUCER_ID"]
+__all__ = [
+    "BatchMetadata",
+    "ProducerStateEntry",
+    "CompletedTxn",
+    "ProducerStateManager",
+    "NUM_BATCHES_TO_RETAIN",
+    "NO_PRODUCER_ID",
+]
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_ID = -1
@@ -102,8 +108,11 @@ class ProducerStateManager:
 
     def has_ongoing(self, producer_id: int, epoch: int | None = None) -> bool:
         entry = self.producers.get(producer_id)
-        return entry is not None and entry.current_txn_first_offset >= 0 and (
-            epoch is None or entry.producer_epoch == epoch)
+        return (
+            entry is not None
+            and entry.current_txn_first_offset >= 0
+            and (epoch is None or entry.producer_epoch == epoch)
+        )
 
     # -- changes ----------------------------------------------------------------------------------
     def apply(self, h: BatchHeader, marker: Marker | None = None) -> CompletedTxn | None:
@@ -148,8 +157,9 @@ class ProducerStateManager:
         LSO is computed before it leaves the open set, as Kafka's updateTxnIndex does)."""
         entry = None
         if completed.is_aborted:
-            entry = AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset,
-                               self.last_stable_offset(completed))
+            entry = AbortedTxn(
+                completed.producer_id, completed.first_offset, completed.last_offset, self.last_stable_offset(completed)
+            )
         self.ongoing.pop(completed.first_offset, None)
         self.unreplicated[completed.first_offset] = (completed.producer_id, completed.last_offset)
         return entry
@@ -163,8 +173,11 @@ class ProducerStateManager:
     def evict_before(self, log_start_offset: int) -> None:
         """ProducerStateManager.truncateHead: forget producers whose every batch is gone (an
         open transaction keeps its producer)."""
-        gone = [pid for pid, e in self.producers.items()
-                if e.current_txn_first_offset < 0 and e.last_data_offset < log_start_offset]
+        gone = [
+            pid
+            for pid, e in self.producers.items()
+            if e.current_txn_first_offset < 0 and e.last_data_offset < log_start_offset
+        ]
         for pid in gone:
             del self.producers[pid]
         self.on_high_watermark(log_start_offset)

@@ -22,10 +22,24 @@ from .batch.scan import FrameProblem, Frames
 from .segment import LogSegment
 from .swap import CLEANED, DELETED, SEGMENT_FILE, SWAP, complete_swaps
 
-__all__ = ["CorruptLogError", "RecoveryPoint", "Resume", "resume_point", "LoadResult", "load_segments",
-           "scan_segment", "ScanProblem",
-           "CLEAN_SHUTDOWN_FILE", "RECOVERY_POINT_FILE", "read_recovery_point",
-           "write_recovery_point", "complete_swaps", "CLEANED", "SWAP", "DELETED"]
+__all__ = [
+    "CorruptLogError",
+    "RecoveryPoint",
+    "Resume",
+    "resume_point",
+    "LoadResult",
+    "load_segments",
+    "scan_segment",
+    "ScanProblem",
+    "CLEAN_SHUTDOWN_FILE",
+    "RECOVERY_POINT_FILE",
+    "read_recovery_point",
+    "write_recovery_point",
+    "complete_swaps",
+    "CLEANED",
+    "SWAP",
+    "DELETED",
+]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +74,7 @@ class LoadResult:
 
 
 # -- checkpoint and marker files ------------------------------------------------------------------
+
 
 def read_recovery_point(directory: str) -> int:
     """Kafka's OffsetCheckpointFile text: version 0, entry count, `topic partition offset`."""
@@ -100,11 +115,13 @@ def write_recovery_point(directory: str, offset: int) -> None:
     topic, sep, partition = name.rpartition("-")
     if not sep or not partition.isdigit():
         topic, partition = name, "0"
-    fsutil.atomic_write(os.path.join(directory, RECOVERY_POINT_FILE),
-                        f"0\n1\n{topic} {partition} {offset}\n".encode("ascii"))
+    fsutil.atomic_write(
+        os.path.join(directory, RECOVERY_POINT_FILE), f"0\n1\n{topic} {partition} {offset}\n".encode("ascii")
+    )
 
 
 # -- scanning -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Resume:
@@ -150,8 +167,7 @@ def resume_point(seg: LogSegment, recovery_point: int) -> Resume | None:
     return Resume(pos, ts, seg.base_offset + trel)
 
 
-def scan_segment(seg: LogSegment, *, rebuild: bool, resume: Resume | None = None
-                 ) -> tuple[int, ScanProblem | None]:
+def scan_segment(seg: LogSegment, *, rebuild: bool, resume: Resume | None = None) -> tuple[int, ScanProblem | None]:
     """Walk every batch of `seg` from position 0 (or from `resume`) checking size, magic, CRC
     and offset order. Returns (bytes of valid batches, first problem or None). With `rebuild`,
     the indexes and in-memory facts are rebuilt from the valid batches (LogSegment.recover);
@@ -176,9 +192,14 @@ def scan_segment(seg: LogSegment, *, rebuild: bool, resume: Resume | None = None
     for pos, _, _, (base_offset, length, _, _, _, _, last_delta, _, batch_max_ts, _, _, _, _) in frames:
         last = base_offset + last_delta
         if base_offset < prev_next or last_delta < 0 or last > max_rel:
-            problem = ScanProblem(pos, base_offset, f"offsets [{base_offset}, {last}] go backwards "
-                                                    f"(previous next offset {prev_next}) or overflow "
-                                                    f"the segment", False)
+            problem = ScanProblem(
+                pos,
+                base_offset,
+                f"offsets [{base_offset}, {last}] go backwards "
+                f"(previous next offset {prev_next}) or overflow "
+                f"the segment",
+                False,
+            )
             break
         prev_next = last + 1
         batch_size = length + 12
@@ -196,14 +217,18 @@ def scan_segment(seg: LogSegment, *, rebuild: bool, resume: Resume | None = None
     else:
         problem = frames.problem
     if rebuild:
-        seg.set_rebuilt_facts(next_offset=prev_next, max_timestamp=max_ts,
-                              offset_of_max_timestamp=offset_of_max,
-                              first_batch_timestamp=None if resume else first_ts,
-                              bytes_since_last_index_entry=since)
+        seg.set_rebuilt_facts(
+            next_offset=prev_next,
+            max_timestamp=max_ts,
+            offset_of_max_timestamp=offset_of_max,
+            first_batch_timestamp=None if resume else first_ts,
+            bytes_since_last_index_entry=since,
+        )
     return valid, problem
 
 
 # -- loading ------------------------------------------------------------------------------------
+
 
 def load_segments(directory: str, *, index_interval_bytes: int, segment_index_bytes: int) -> LoadResult:
     """Open (and if needed recover) every segment of a partition directory."""
@@ -212,15 +237,18 @@ def load_segments(directory: str, *, index_interval_bytes: int, segment_index_by
     clean = os.path.exists(marker)
     recovery_point = read_recovery_point(directory)
     names = os.listdir(directory)
-    bases = sorted(int(m.group(1)) for m in map(_SEGMENT_FILE.match, names)
-                   if m and m.group(2) == "log" and not m.group(3))
+    bases = sorted(
+        int(m.group(1)) for m in map(_SEGMENT_FILE.match, names) if m and m.group(2) == "log" and not m.group(3)
+    )
     # An index without its .log (left by a crash between two unlinks) must not be picked up
     # by a future segment with the same base.
     for m in map(_SEGMENT_FILE.match, names):
         if m and m.group(2) != "log" and not m.group(3) and int(m.group(1)) not in bases:
             os.unlink(os.path.join(directory, m.group(0)))
-    segments = [LogSegment(directory, b, index_interval_bytes=index_interval_bytes,
-                           segment_index_bytes=segment_index_bytes) for b in bases]
+    segments = [
+        LogSegment(directory, b, index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes)
+        for b in bases
+    ]
     result = LoadResult(segments, recovery_point, clean)
     try:
         _check_and_recover(result, directory)
@@ -229,8 +257,9 @@ def load_segments(directory: str, *, index_interval_bytes: int, segment_index_by
             seg.close_unclean()
         raise
     if not result.segments:
-        result.segments.append(LogSegment(directory, 0, index_interval_bytes=index_interval_bytes,
-                                          segment_index_bytes=segment_index_bytes))
+        result.segments.append(
+            LogSegment(directory, 0, index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes)
+        )
     result.segments[-1].make_active()
     if clean:
         # A later crash must not look clean: the owner fsyncs the directory before its first
@@ -261,16 +290,24 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
             if problem is not None:
                 if not is_last:
                     raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
-                log.warning("truncating %s at position %d (%s): %d bytes dropped",
-                            seg.log_path, problem.position, problem.reason, seg.size - valid)
+                log.warning(
+                    "truncating %s at position %d (%s): %d bytes dropped",
+                    seg.log_path,
+                    problem.position,
+                    problem.reason,
+                    seg.size - valid,
+                )
                 result.truncated_bytes += seg.size - valid
                 seg.truncate_to_size(valid)
             seg.offset_index.persist()  # a full disk raises here: the open fails as a whole
             seg.time_index.persist()
         if next_base is not None and seg.next_offset > next_base:
-            raise CorruptLogError(seg.log_path, seg.size, seg.next_offset,
-                                  f"segment ends at offset {seg.next_offset}, past the next "
-                                  f"segment's base {next_base}")
+            raise CorruptLogError(
+                seg.log_path,
+                seg.size,
+                seg.next_offset,
+                f"segment ends at offset {seg.next_offset}, past the next segment's base {next_base}",
+            )
         i += 1
 
 

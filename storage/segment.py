@@ -29,9 +29,17 @@ def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
 
 
 class LogSegment:
-    def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int,
-                 segment_index_bytes: int, suffix: str = "", active: bool = False,
-                 created_ms: int = 0) -> None:
+    def __init__(
+        self,
+        directory: str,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        segment_index_bytes: int,
+        suffix: str = "",
+        active: bool = False,
+        created_ms: int = 0,
+    ) -> None:
         self.directory = directory
         self.created_ms = created_ms  # Log passes its clock's time (Kafka: LogSegment.created)
         self.base_offset = base_offset
@@ -41,13 +49,16 @@ class LogSegment:
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._fd).st_size
         self.offset_index = OffsetIndex(
-            os.path.join(directory, segment_file_name(base_offset, ".index", suffix)),
-            base_offset, segment_index_bytes)
+            os.path.join(directory, segment_file_name(base_offset, ".index", suffix)), base_offset, segment_index_bytes
+        )
         self.time_index = TimeIndex(
             os.path.join(directory, segment_file_name(base_offset, ".timeindex", suffix)),
-            base_offset, segment_index_bytes)
+            base_offset,
+            segment_index_bytes,
+        )
         self.txn_index = TransactionIndex(
-            os.path.join(directory, segment_file_name(base_offset, ".txnindex", suffix)), base_offset)
+            os.path.join(directory, segment_file_name(base_offset, ".txnindex", suffix)), base_offset
+        )
         self.bytes_since_last_index_entry = 0
         self._next_offset: int | None = None
         self._max_timestamp: int | None = None  # max batch timestamp so far
@@ -102,8 +113,15 @@ class LogSegment:
     def make_active(self) -> None:
         self.active = True
 
-    def should_roll(self, incoming_size: int, incoming_last_offset: int, incoming_max_timestamp: int,
-                    now_ms: int, segment_bytes: int, segment_ms: int) -> bool:
+    def should_roll(
+        self,
+        incoming_size: int,
+        incoming_last_offset: int,
+        incoming_max_timestamp: int,
+        now_ms: int,
+        segment_bytes: int,
+        segment_ms: int,
+    ) -> bool:
         """LogSegment.shouldRoll (no jitter). Age is measured like timeWaitedForRoll: the
         incoming batch's max timestamp minus the first batch's, or, when the segment has no
         timestamped batch, wall time since the segment was created/loaded."""
@@ -178,8 +196,15 @@ class LogSegment:
         self._offset_of_max_timestamp = self.base_offset
         self._first_batch_timestamp = None
 
-    def set_rebuilt_facts(self, *, next_offset: int, max_timestamp: int, offset_of_max_timestamp: int,
-                          first_batch_timestamp: int | None, bytes_since_last_index_entry: int) -> None:
+    def set_rebuilt_facts(
+        self,
+        *,
+        next_offset: int,
+        max_timestamp: int,
+        offset_of_max_timestamp: int,
+        first_batch_timestamp: int | None,
+        bytes_since_last_index_entry: int,
+    ) -> None:
         """Install what a recovery scan learned (see recovery.scan_segment)."""
         self._next_offset = next_offset
         self._max_timestamp = max_timestamp
@@ -197,8 +222,7 @@ class LogSegment:
         """On roll: final time-index entry (onBecomeInactiveSegment), trim indexes, fsync so
         that a torn batch can only ever be in the last segment (recovery relies on it)."""
         if self.max_timestamp >= 0:
-            self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp,
-                                         best_effort=True)
+            self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp, best_effort=True)
         self.offset_index.trim()
         self.time_index.trim()
         self.active = False
@@ -211,20 +235,22 @@ class LogSegment:
         self.txn_index.flush()
 
     # -- reads --------------------------------------------------------------------------------
-    def iter_headers(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
-                     ) -> Iterator[tuple[int, BatchHeader]]:
+    def iter_headers(
+        self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
+    ) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each whole batch from `start`; stops at a torn tail."""
         end = self.size if end is None else min(end, self.size)
         for pos, _, _, fields in Frames(self._fd, start, end, chunk=chunk):
             yield pos, BatchHeader._make(fields)
 
-    def iter_batches(self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
-                     ) -> Iterator[tuple[int, BatchHeader, bytes]]:
+    def iter_batches(
+        self, start: int = 0, end: int | None = None, *, chunk: int = SCAN_CHUNK
+    ) -> Iterator[tuple[int, BatchHeader, bytes]]:
         """(position, header, batch bytes) of each whole batch in [start, end). Reads `chunk`
         bytes at a time. Stops silently where fewer than a whole batch remains."""
         end = self.size if end is None else min(end, self.size)
         for pos, buf, off, fields in Frames(self._fd, start, end, chunk=chunk):
-            yield pos, BatchHeader._make(fields), bytes(buf[off:off + fields[1] + LOG_OVERHEAD])
+            yield pos, BatchHeader._make(fields), bytes(buf[off : off + fields[1] + LOG_OVERHEAD])
 
     def find_position(self, offset: int) -> int | None:
         """Position of the first batch with lastOffset >= offset, or None if past the end."""
@@ -250,8 +276,12 @@ class LogSegment:
         for _, h, data in self.iter_batches(pos):
             if h.max_timestamp >= timestamp and h.last_offset >= start_offset:
                 for rec in iter_records(data):
-                    if rec.offset is not None and rec.timestamp is not None and \
-                            rec.timestamp >= timestamp and rec.offset >= start_offset:
+                    if (
+                        rec.offset is not None
+                        and rec.timestamp is not None
+                        and rec.timestamp >= timestamp
+                        and rec.offset >= start_offset
+                    ):
                         return rec.offset
         return None
 
@@ -259,8 +289,7 @@ class LogSegment:
     def close(self) -> None:
         if self._fd >= 0:
             if self.active and self.max_timestamp >= 0:
-                self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp,
-                                             best_effort=True)
+                self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp, best_effort=True)
             self.offset_index.close()
             self.time_index.close()
             self.txn_index.close()
@@ -281,8 +310,7 @@ class LogSegment:
 
     def change_suffix(self, new_suffix: str) -> None:
         """Rename all three files from the current suffix to `new_suffix` (fds stay valid)."""
-        for ext, obj in ((".index", self.offset_index), (".timeindex", self.time_index),
-                         (".txnindex", self.txn_index)):
+        for ext, obj in ((".index", self.offset_index), (".timeindex", self.time_index), (".txnindex", self.txn_index)):
             obj.rename(os.path.join(self.directory, segment_file_name(self.base_offset, ext, new_suffix)))
         new_log = os.path.join(self.directory, segment_file_name(self.base_offset, ".log", new_suffix))
         os.rename(self.log_path, new_log)

@@ -16,30 +16,45 @@ from collections.abc import Sequence
 from . import fsutil
 from .segment import LogSegment, segment_file_name
 
-__all__ = ["CLEANED", "SWAP", "DELETED", "SEGMENT_FILE", "new_cleaned", "check_replacement", "prepare_new",
-           "rename_into_place", "complete_swaps"]
+__all__ = [
+    "CLEANED",
+    "SWAP",
+    "DELETED",
+    "SEGMENT_FILE",
+    "new_cleaned",
+    "check_replacement",
+    "prepare_new",
+    "rename_into_place",
+    "complete_swaps",
+]
 
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)(\.cleaned|\.swap|\.deleted)?$")
 _EXTS = (".log", ".index", ".timeindex", ".txnindex")
 
 
-def new_cleaned(directory: str, base_offset: int, *, index_interval_bytes: int,
-                segment_index_bytes: int) -> LogSegment:
+def new_cleaned(directory: str, base_offset: int, *, index_interval_bytes: int, segment_index_bytes: int) -> LogSegment:
     """An empty `<base>.log.cleaned` segment (step 0; a stale one from an aborted round goes)."""
     for ext in _EXTS:
         _unlink(os.path.join(directory, segment_file_name(base_offset, ext, CLEANED)))
     try:
-        return LogSegment(directory, base_offset, suffix=CLEANED, active=True,
-                          index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes)
+        return LogSegment(
+            directory,
+            base_offset,
+            suffix=CLEANED,
+            active=True,
+            index_interval_bytes=index_interval_bytes,
+            segment_index_bytes=segment_index_bytes,
+        )
     except OSError:  # (a full disk while creating its files): leave none of them behind
         for ext in _EXTS:
             _unlink(os.path.join(directory, segment_file_name(base_offset, ext, CLEANED)))
         raise
 
 
-def check_replacement(segments: Sequence[LogSegment], old: Sequence[LogSegment],
-                      new: Sequence[LogSegment]) -> tuple[int, int]:
+def check_replacement(
+    segments: Sequence[LogSegment], old: Sequence[LogSegment], new: Sequence[LogSegment]
+) -> tuple[int, int]:
     """Check that `new` (sorted by base) may replace `old` in `segments`; returns the index range
     [first, last] of `old` in `segments`. Raises ValueError otherwise. Every old base must lie
     in some new segment's [base, next offset), so that recovery can tell which old segments a
@@ -53,8 +68,10 @@ def check_replacement(segments: Sequence[LogSegment], old: Sequence[LogSegment],
         raise ValueError("new must be .cleaned segments starting at old[0]'s base offset")
     for o in old:
         if not any(n.base_offset <= o.base_offset < max(n.next_offset, n.base_offset + 1) for n in new):
-            raise ValueError(f"old segment {o.base_offset} is not covered by any new segment's "
-                             f"offset range; keep its last batch (possibly empty)")
+            raise ValueError(
+                f"old segment {o.base_offset} is not covered by any new segment's "
+                f"offset range; keep its last batch (possibly empty)"
+            )
     if new[-1].next_offset > segments[idx[-1] + 1].base_offset:
         raise ValueError("new segments overlap the segment after the replaced ones")
     return idx[0], idx[-1]

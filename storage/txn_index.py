@@ -31,14 +31,13 @@ class AbortedTxn(NamedTuple):
     version: int = CURRENT_VERSION
 
     def pack(self) -> bytes:
-        return ENTRY.pack(self.version, self.producer_id, self.first_offset, self.last_offset,
-                          self.last_stable_offset)
+        return ENTRY.pack(self.version, self.producer_id, self.first_offset, self.last_offset, self.last_stable_offset)
 
 
 def read_entries(data: bytes) -> list[AbortedTxn]:
     """Whole entries of a `.txnindex` file's bytes (a torn last entry is ignored)."""
     out = []
-    for version, pid, first, last, lso in ENTRY.iter_unpack(data[:len(data) - len(data) % ENTRY.size]):
+    for version, pid, first, last, lso in ENTRY.iter_unpack(data[: len(data) - len(data) % ENTRY.size]):
         out.append(AbortedTxn(pid, first, last, lso, version))
     return out
 
@@ -66,8 +65,10 @@ class TransactionIndex:
     def append(self, txn: AbortedTxn) -> None:
         """TransactionIndex.append: lastOffset must grow."""
         if self.entries and txn.last_offset <= self.entries[-1].last_offset:
-            raise ValueError(f"aborted transaction last offset {txn.last_offset} does not follow "
-                             f"{self.entries[-1].last_offset} in {self.path}")
+            raise ValueError(
+                f"aborted transaction last offset {txn.last_offset} does not follow "
+                f"{self.entries[-1].last_offset} in {self.path}"
+            )
         fsutil.write_all(self._open(), txn.pack())
         self.entries.append(txn)
 

@@ -7,6 +7,7 @@ checkpoints, retention, compaction) and tells DataPath what happened (it is each
 observer). `run()` reopens partitions whose log failed, with backoff, so a full disk that clears
 heals by itself; when cancelled, every log is closed with its clean-shutdown marker.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -29,9 +30,15 @@ _REOPEN_BACKOFF_MS = (1_000, 30_000)  # first and longest wait before reopening 
 
 
 class DataPath:
-    def __init__(self, config: Any, topics: TopicRegistry, clock: Any,
-                 logs: LogManager | None = None, owns: Callable[[str, int], bool] | None = None,
-                 producer_ids: ProducerIdManager | None = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        topics: TopicRegistry,
+        clock: Any,
+        logs: LogManager | None = None,
+        owns: Callable[[str, int], bool] | None = None,
+        producer_ids: ProducerIdManager | None = None,
+    ) -> None:
         """`logs`: the data dir's LogManager when the composition root shares one with
         `__consumer_offsets`; by default DataPath makes its own. Its logs report to this
         DataPath (the observer given to each open) either way. `owns(topic, partition)`: when
@@ -45,10 +52,19 @@ class DataPath:
         self._reopen_waits: dict[LogKey, list[int]] = {}  # failed: [ms until the next try, wait]
         self._closed = False
         self._owns_logs = logs is None  # then run() and close() are the manager's too
-        self.logs = logs if logs is not None else LogManager(topics.data_dir, clock, LogManagerConfig(
-            retention_check_interval_ms=config.log_retention_check_interval_ms,
-            cleaner_backoff_ms=config.log_cleaner_backoff_ms,
-            cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)))
+        self.logs = (
+            logs
+            if logs is not None
+            else LogManager(
+                topics.data_dir,
+                clock,
+                LogManagerConfig(
+                    retention_check_interval_ms=config.log_retention_check_interval_ms,
+                    cleaner_backoff_ms=config.log_cleaner_backoff_ms,
+                    cleaner=CleanerConfig(dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size),
+                ),
+            )
+        )
 
     # -- partitions ----------------------------------------------------------------------------
     def open_all(self) -> None:
@@ -81,13 +97,11 @@ class DataPath:
         self._partitions[(topic.name, index)] = part
         return part
 
-
     def max_message_bytes(self, part: Partition) -> int:
         return part.log.config.max_message_bytes
 
     # -- topics --------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int, configs: dict[str, str],
-                     replication_factor: int = 1) -> Topic:
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str], replication_factor: int = 1) -> Topic:
         topic = self.topics.create(name, partitions, configs, replication_factor)
         for index in range(partitions):
             self.partition(name, index)
@@ -115,8 +129,15 @@ class DataPath:
         log_event(_log, "data.log_failed", topic=key[0], partition=key[1], reason=repr(error))
 
     def log_cleaned(self, key: LogKey, log: Log, stats: CleanStats) -> None:
-        log_event(_log, "data.cleaned", topic=key[0], partition=key[1], bytes_in=stats.bytes_in,
-                  bytes_out=stats.bytes_out, end_offset=stats.end_offset)
+        log_event(
+            _log,
+            "data.cleaned",
+            topic=key[0],
+            partition=key[1],
+            bytes_in=stats.bytes_in,
+            bytes_out=stats.bytes_out,
+            end_offset=stats.end_offset,
+        )
 
     def segments_deleted(self, key: LogKey, log: Log, count: int) -> None:
         log_event(_log, "data.retention", topic=key[0], partition=key[1], segments_deleted=count)

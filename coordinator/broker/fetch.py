@@ -8,6 +8,7 @@ except that the first partition with data returns at least one batch however big
 consumer never stalls on a batch larger than its limits. read_committed (isolation level 1) reads
 up to the last stable offset and lists the aborted transactions the returned batches overlap.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,8 +38,9 @@ class FetchResult:
     aborted: list[tuple[int, int]] | None = None  # (producer id, first offset); read_committed only
 
 
-def read_once(data: DataPath, wants: list[FetchWant], max_bytes: int,
-              committed: bool = False) -> tuple[list[FetchResult], int, bool]:
+def read_once(
+    data: DataPath, wants: list[FetchWant], max_bytes: int, committed: bool = False
+) -> tuple[list[FetchResult], int, bool]:
     """One pass over the asked partitions: (results, bytes returned, whether any partition erred)."""
     results: list[FetchResult] = []
     remaining, min_one, total, errored = max_bytes, True, 0, False
@@ -50,8 +52,11 @@ def read_once(data: DataPath, wants: list[FetchWant], max_bytes: int,
             continue
         error = part.offset_error(want.offset)
         if error:
-            results.append(FetchResult(error, part.high_watermark, part.log_start_offset,
-                                       last_stable_offset=part.last_stable_offset))
+            results.append(
+                FetchResult(
+                    error, part.high_watermark, part.log_start_offset, last_stable_offset=part.last_stable_offset
+                )
+            )
             errored = True
             continue
         limit = min(want.max_bytes, remaining)
@@ -61,13 +66,17 @@ def read_once(data: DataPath, wants: list[FetchWant], max_bytes: int,
         remaining = max(0, remaining - len(records))
         total += len(records)
         aborted = part.aborted_transactions(want.offset, records) if committed else None
-        results.append(FetchResult(ErrorCode.NONE, part.high_watermark, part.log_start_offset, records,
-                                   part.last_stable_offset, aborted))
+        results.append(
+            FetchResult(
+                ErrorCode.NONE, part.high_watermark, part.log_start_offset, records, part.last_stable_offset, aborted
+            )
+        )
     return results, total, errored
 
 
-async def fetch(data: DataPath, wants: list[FetchWant], *, max_wait_ms: int, min_bytes: int,
-                max_bytes: int, committed: bool = False) -> list[FetchResult]:
+async def fetch(
+    data: DataPath, wants: list[FetchWant], *, max_wait_ms: int, min_bytes: int, max_bytes: int, committed: bool = False
+) -> list[FetchResult]:
     results, total, errored = read_once(data, wants, max_bytes, committed)
     if total >= min_bytes or errored or max_wait_ms <= 0 or not wants:
         return results

@@ -6,6 +6,7 @@ timestamp. t >= 0: the first record whose timestamp is >= t, via the time index,
 record's timestamp; none -> offset -1, timestamp -1. The offset never passes the high watermark
 (the last stable offset under read_committed: UnifiedLog.fetchOffsetByTimestamp's isolation).
 """
+
 from __future__ import annotations
 
 from coordinator.broker.partition import Partition

@@ -10,6 +10,7 @@ lower; read_committed reads stop there, with the aborted transactions they overl
 whole batches only (Kafka's Partition + UnifiedLog roles for one replica). Transaction markers
 come from the transaction coordinator (`append_marker`), never from clients.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,15 +63,20 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
             raise AppendError(ErrorCode.CORRUPT_MESSAGE, f"{end - pos} trailing bytes are not a batch")
         base_offset, size, magic = peek_frame(view, pos)
         if magic != MAGIC:
-            raise AppendError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
-                              f"magic {magic} is not supported: only record batch v2 (magic 2)")
+            raise AppendError(
+                ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                f"magic {magic} is not supported: only record batch v2 (magic 2)",
+            )
         if size < HEADER_SIZE or size > end - pos:
-            raise AppendError(ErrorCode.CORRUPT_MESSAGE,
-                              f"batch length {size - 12} does not fit the {end - pos} bytes left")
+            raise AppendError(
+                ErrorCode.CORRUPT_MESSAGE, f"batch length {size - 12} does not fit the {end - pos} bytes left"
+            )
         if size > max_message_bytes:
-            raise AppendError(ErrorCode.MESSAGE_TOO_LARGE,
-                              f"batch of {size} bytes is larger than max.message.bytes {max_message_bytes}")
-        chunk = view[pos:pos + size]
+            raise AppendError(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"batch of {size} bytes is larger than max.message.bytes {max_message_bytes}",
+            )
+        chunk = view[pos : pos + size]
         try:
             # One batch (what every client sends per partition): Log.append_batch checks the
             # CRC anyway, so only a multi-batch request pays for a check up front, which keeps
@@ -79,12 +85,14 @@ def split_batches(records: bytes, max_message_bytes: int) -> list[tuple[BatchHea
         except InvalidBatch as exc:
             raise AppendError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
         if base_offset != 0:
-            raise AppendError(ErrorCode.CORRUPT_MESSAGE,
-                              f"a producer's batch must have base offset 0, not {base_offset}")
+            raise AppendError(
+                ErrorCode.CORRUPT_MESSAGE, f"a producer's batch must have base offset 0, not {base_offset}"
+            )
         if header.records_count != header.last_offset_delta + 1:
-            raise AppendError(ErrorCode.CORRUPT_MESSAGE,
-                              f"batch says {header.records_count} records but last offset delta "
-                              f"{header.last_offset_delta}")
+            raise AppendError(
+                ErrorCode.CORRUPT_MESSAGE,
+                f"batch says {header.records_count} records but last offset delta {header.last_offset_delta}",
+            )
         if header.is_control:  # LogValidator: clients are not allowed to write control records
             raise AppendError(ErrorCode.INVALID_RECORD, "clients are not allowed to write control records")
         if header.is_transactional and header.producer_id < 0:
@@ -170,16 +178,20 @@ class Partition:
             return
         self.advance_high_watermark(wait_for + 1)
 
-    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
-                      coordinator_epoch: int) -> tuple[AppendResult, int]:
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+    ) -> tuple[AppendResult, int]:
         """Append a COMMIT/ABORT control batch for the producer (WriteTxnMarkers, coordinator
         origin): ProducerAppendInfo.appendEndTxnMarker refuses an epoch older than the
         producer's. Returns like `append_now`."""
         entry = self.producers.producers.get(producer_id)
         if entry is not None and producer_epoch < entry.producer_epoch:
-            return AppendResult(ErrorCode.INVALID_PRODUCER_EPOCH, -1, self.log_start_offset,
-                                f"marker epoch {producer_epoch} is older than producer {producer_id}'s "
-                                f"epoch {entry.producer_epoch}"), -1
+            return AppendResult(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                -1,
+                self.log_start_offset,
+                f"marker epoch {producer_epoch} is older than producer {producer_id}'s epoch {entry.producer_epoch}",
+            ), -1
         marker = encode_marker(producer_id, producer_epoch, commit, coordinator_epoch, self.log.clock.time_ms())
         try:
             base, _ = self.log.append_batch(marker)
@@ -249,4 +261,3 @@ class Partition:
     # -- retention -------------------------------------------------------------------
     def apply_retention(self, now_ms: int) -> int:
         return self.log.apply_retention(now_ms)  # (the log forgets producers whose data went)
-

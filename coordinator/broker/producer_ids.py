@@ -6,6 +6,7 @@ any id of the current block is handed out, so a crash can skip ids but never rep
 Epochs start at 0 for every new id: an idempotent producer always gets a fresh id, as Kafka's
 TransactionCoordinator.handleInitProducerId does for a null transactional id.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ ProducerAppendInfo.checkProducerEpoch / checkSequence (Kafka 3.x/4.x, client ori
 duplicate answer of a retried batch (ProducerStateEntry.findDuplicateBatch), and appendDataBatch's
 transaction rule (a producer with an open transaction may only write transactional batches).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ INT32_MAX = 2**31 - 1
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The outcome of checking one batch: append it, answer with an earlier copy, or refuse."""
+
     error: int = ErrorCode.NONE
     message: str | None = None
     duplicate: BatchMetadata | None = None
@@ -51,20 +53,27 @@ def check(state: ProducerStateManager, header: BatchHeader) -> Verdict:
         if duplicate is not None:
             return Verdict(duplicate=duplicate)
     if epoch < entry.producer_epoch:
-        return Verdict(ErrorCode.INVALID_PRODUCER_EPOCH,
-                       f"Epoch of producer {pid} is {epoch}, which is smaller than the last seen epoch "
-                       f"{entry.producer_epoch}")
+        return Verdict(
+            ErrorCode.INVALID_PRODUCER_EPOCH,
+            f"Epoch of producer {pid} is {epoch}, which is smaller than the last seen epoch {entry.producer_epoch}",
+        )
     if epoch != entry.producer_epoch:
         if first_seq != 0 and entry.producer_epoch != -1:
-            return Verdict(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                           f"Invalid sequence number for new epoch of producer {pid}: {epoch} "
-                           f"(request epoch), {first_seq} (seq. number), {entry.producer_epoch} (current epoch)")
+            return Verdict(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Invalid sequence number for new epoch of producer {pid}: {epoch} "
+                f"(request epoch), {first_seq} (seq. number), {entry.producer_epoch} (current epoch)",
+            )
     elif not in_sequence(entry.last_seq, first_seq):
-        return Verdict(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                       f"Out of order sequence number for producer {pid}: {first_seq} "
-                       f"(incoming seq. number), {entry.last_seq} (current end sequence number)")
+        return Verdict(
+            ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            f"Out of order sequence number for producer {pid}: {first_seq} "
+            f"(incoming seq. number), {entry.last_seq} (current end sequence number)",
+        )
     if entry.current_txn_first_offset >= 0 and not header.is_transactional:
-        return Verdict(ErrorCode.INVALID_TXN_STATE,
-                       f"Expected transactional write from producer {pid}: its transaction started at "
-                       f"offset {entry.current_txn_first_offset} is still open")
+        return Verdict(
+            ErrorCode.INVALID_TXN_STATE,
+            f"Expected transactional write from producer {pid}: its transaction started at "
+            f"offset {entry.current_txn_first_offset} is still open",
+        )
     return ACCEPT

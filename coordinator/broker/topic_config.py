@@ -6,6 +6,7 @@ written as a Java properties file `topic.properties` in every partition dir, bef
 override, else the broker setting it falls back to (Kafka's LogConfig/ServerTopicConfigSynonyms),
 else Kafka's default. Unknown names or unparseable values raise TopicConfigError (INVALID_CONFIG).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -56,6 +57,7 @@ def _positive(parse: Callable[[str], int]) -> Callable[[str], int]:
         if value < 1:
             raise ValueError("must be at least 1")
         return value
+
     return check
 
 

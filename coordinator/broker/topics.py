@@ -9,6 +9,7 @@ if created with configs, `topic.properties` (topic_config.py), written first; al
 replication factor (which Kafka keeps in its cluster metadata) is kept in one file at the data
 dir's root, `replication-factors.properties` (`name=factor`); a topic missing there has 1.
 """
+
 from __future__ import annotations
 
 import base64
@@ -103,9 +104,13 @@ class TopicRegistry:
         factors = _read_factors(self.data_dir / REPLICATION_FILE)
         for name, partitions in found.items():
             count = max(partitions) + 1
-            topic = Topic(name, count, ids.get(name) or new_topic_id(),
-                          configs=tuple(sorted(configs.get(name, {}).items())),
-                          replication_factor=factors.get(name, 1))
+            topic = Topic(
+                name,
+                count,
+                ids.get(name) or new_topic_id(),
+                configs=tuple(sorted(configs.get(name, {}).items())),
+                replication_factor=factors.get(name, 1),
+            )
             # Complete a topic whose creation was cut short: every partition dir and id file.
             self._write_partition_dirs(topic)
             self._topics[name] = topic
@@ -125,15 +130,21 @@ class TopicRegistry:
                 return topic
         return None
 
-    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
-               replication_factor: int = 1) -> Topic:
+    def create(
+        self, name: str, partitions: int, configs: dict[str, str] | None = None, replication_factor: int = 1
+    ) -> Topic:
         validate_topic_name(name)
         if partitions < 1:
             raise InvalidTopicError(f"partition count must be at least 1, got {partitions}")
         if name in self._topics:
             raise FileExistsError(f"topic {name!r} already exists")
-        topic = Topic(name, partitions, new_topic_id(), configs=tuple(sorted((configs or {}).items())),
-                      replication_factor=replication_factor)
+        topic = Topic(
+            name,
+            partitions,
+            new_topic_id(),
+            configs=tuple(sorted((configs or {}).items())),
+            replication_factor=replication_factor,
+        )
         if replication_factor != 1:
             self._write_factors({**self._factors(), name: replication_factor})
         self._write_partition_dirs(topic)
@@ -163,13 +174,15 @@ class TopicRegistry:
         return existing if existing is not None else self.create(name, partitions, None, replication_factor)
 
     def _factors(self) -> dict[str, int]:
-        return {t.name: t.replication_factor for t in self._topics.values()
-                if not t.internal and t.replication_factor != 1}
+        return {
+            t.name: t.replication_factor for t in self._topics.values() if not t.internal and t.replication_factor != 1
+        }
 
     def _write_factors(self, factors: dict[str, int]) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        _write_durably(self.data_dir / REPLICATION_FILE,
-                       "".join(f"{name}={factor}\n" for name, factor in sorted(factors.items())))
+        _write_durably(
+            self.data_dir / REPLICATION_FILE, "".join(f"{name}={factor}\n" for name, factor in sorted(factors.items()))
+        )
 
     def partition_dir(self, name: str, partition: int) -> Path:
         return self.data_dir / f"{name}-{partition}"

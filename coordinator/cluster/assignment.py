@@ -7,11 +7,13 @@ deliberate difference: tests get repeatable leaders). Partition p's first replic
 (p + start) % N, and each later replica is shifted as Kafka shifts it, so leaders and followers
 spread evenly over the brokers.
 """
+
 from __future__ import annotations
 
 
-def assign_replicas(partitions: int, replication_factor: int, brokers: list[int], start: int,
-                    first_partition: int = 0) -> list[tuple[int, ...]]:
+def assign_replicas(
+    partitions: int, replication_factor: int, brokers: list[int], start: int, first_partition: int = 0
+) -> list[tuple[int, ...]]:
     """The replica list of partitions first_partition .. first_partition + partitions - 1."""
     n = len(brokers)
     if not 1 <= replication_factor <= n:

@@ -9,6 +9,7 @@ sets in motion (listeners closing, a coordinator reloading its partition) is con
 Leaderships are computed on first use from the topic registry and kept while the topic (same
 id) lives; an unknown topic or partition is None.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -98,8 +99,9 @@ class Cluster:
             ids = sorted(self.nodes)
             rf = max(1, min(topic.replication_factor, len(ids)))
             start = kafka_abs(java_string_hash(topic.name)) % len(ids) if not topic.internal else 0
-            for replicas in assign_replicas(topic.partitions - len(entry.partitions), rf, ids, start,
-                                            first_partition=len(entry.partitions)):
+            for replicas in assign_replicas(
+                topic.partitions - len(entry.partitions), rf, ids, start, first_partition=len(entry.partitions)
+            ):
                 entry.partitions.append(Leadership(replicas, self._first_live(replicas)))
         return entry
 
@@ -109,13 +111,12 @@ class Cluster:
     def _all(self) -> list[tuple[str, int, Leadership]]:
         out = []
         for topic in self.topics.all():
-            for index, leadership in enumerate(self._topic_leaders(topic).partitions[:topic.partitions]):
+            for index, leadership in enumerate(self._topic_leaders(topic).partitions[: topic.partitions]):
                 out.append((topic.name, index, leadership))
         return out
 
     # -- changing --------------------------------------------------------------------------------
-    def _set_leader(self, topic: str, partition: int, leadership: Leadership, leader: int,
-                    cause: str) -> LeaderChange:
+    def _set_leader(self, topic: str, partition: int, leadership: Leadership, leader: int, cause: str) -> LeaderChange:
         old = leadership.leader
         leadership.leader = leader
         leadership.epoch += 1  # every leader change, as Kafka's controller bumps it
@@ -127,8 +128,11 @@ class Cluster:
             return []
         node.up = False
         cause = f"broker {node_id} went down"
-        return [self._set_leader(t, p, lead, self._first_live(lead.replicas), cause)
-                for t, p, lead in self._all() if lead.leader == node_id]
+        return [
+            self._set_leader(t, p, lead, self._first_live(lead.replicas), cause)
+            for t, p, lead in self._all()
+            if lead.leader == node_id
+        ]
 
     def broker_up(self, node_id: int) -> list[LeaderChange]:
         node = self.node(node_id)
@@ -140,8 +144,15 @@ class Cluster:
             if lead.leader == NO_LEADER and node_id in lead.replicas:
                 changes.append(self._set_leader(t, p, lead, node_id, f"broker {node_id} came back"))
             elif self.auto_leader_rebalance and lead.replicas[0] == node_id and lead.leader != node_id:
-                changes.append(self._set_leader(t, p, lead, node_id, f"broker {node_id} came back: preferred "
-                                                                     "leader again (auto.leader.rebalance.enable)"))
+                changes.append(
+                    self._set_leader(
+                        t,
+                        p,
+                        lead,
+                        node_id,
+                        f"broker {node_id} came back: preferred leader again (auto.leader.rebalance.enable)",
+                    )
+                )
         return changes
 
     def move_leader(self, topic: str, partition: int, node_id: int, cause: str) -> LeaderChange:

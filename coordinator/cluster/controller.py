@@ -7,6 +7,7 @@ __consumer_offsets partition moves its groups' coordinator: the runtime drops th
 new leader loads it from the log. Every change is logged and told to the observer with its cause.
 The control plane calls these methods; so do tests and the embedded server.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -39,8 +40,13 @@ class ChangeObserver(Protocol):
 
 
 class Controller:
-    def __init__(self, cluster: Cluster, coordinators: dict[str, Relocatable], listeners: dict[int, Switch],
-                 observer: ChangeObserver | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        coordinators: dict[str, Relocatable],
+        listeners: dict[int, Switch],
+        observer: ChangeObserver | None = None,
+    ) -> None:
         self.cluster = cluster
         self.coordinators = coordinators  # internal topic -> the runtime serving it
         self.listeners = listeners
@@ -83,8 +89,16 @@ class Controller:
 
     def _apply(self, changes: Sequence[LeaderChange]) -> None:
         for change in changes:
-            log_event(_log, "partition.leader", topic=change.topic, partition=change.partition,
-                      old=change.old_leader, new=change.new_leader, epoch=change.epoch, cause=change.cause)
+            log_event(
+                _log,
+                "partition.leader",
+                topic=change.topic,
+                partition=change.partition,
+                old=change.old_leader,
+                new=change.new_leader,
+                epoch=change.epoch,
+                cause=change.cause,
+            )
             if self.observer is not None:
                 self.observer.leader_changed(change)
             runtime = self.coordinators.get(change.topic)

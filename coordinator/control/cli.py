@@ -9,6 +9,7 @@ and token also come from KGC_CONTROL_URL and KGC_CONTROL_TOKEN (the `control=` l
     kgc control delay Fetch 500 --count 10
     kgc control advance 30000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,14 @@ def _q(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgc control", description="Drive a kgc server's control API.")
-    parser.add_argument("--url", default=os.environ.get("KGC_CONTROL_URL"),
-                        help="the control API (default $KGC_CONTROL_URL), e.g. http://127.0.0.1:9644")
-    parser.add_argument("--token", default=os.environ.get("KGC_CONTROL_TOKEN"),
-                        help="bearer token (default $KGC_CONTROL_TOKEN)")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("KGC_CONTROL_URL"),
+        help="the control API (default $KGC_CONTROL_URL), e.g. http://127.0.0.1:9644",
+    )
+    parser.add_argument(
+        "--token", default=os.environ.get("KGC_CONTROL_TOKEN"), help="bearer token (default $KGC_CONTROL_TOKEN)"
+    )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     def verb(name: str, help_text: str, build: Callable[[argparse.Namespace], Call]) -> argparse.ArgumentParser:
@@ -46,10 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     verb("brokers", "list brokers", lambda a: ("GET", "/v1/brokers", None))
-    verb("broker-down", "take a broker down", lambda a: ("POST", f"/v1/brokers/{a.node}/down", None)) \
-        .add_argument("node", type=int)
-    verb("broker-up", "bring a broker back", lambda a: ("POST", f"/v1/brokers/{a.node}/up", None)) \
-        .add_argument("node", type=int)
+    verb("broker-down", "take a broker down", lambda a: ("POST", f"/v1/brokers/{a.node}/down", None)).add_argument(
+        "node", type=int
+    )
+    verb("broker-up", "bring a broker back", lambda a: ("POST", f"/v1/brokers/{a.node}/up", None)).add_argument(
+        "node", type=int
+    )
 
     fail = verb("fail", "answer matching requests with error codes (a FIFO list, one per request)", _fail)
     fail.add_argument("api", help="Kafka's API name (OffsetCommit) or key")
@@ -71,47 +78,70 @@ def build_parser() -> argparse.ArgumentParser:
     close.add_argument("api")
     close.add_argument("--after", action="store_true", help="apply the request first (default: refuse it)")
     _matchers(close)
-    verb("rule", "add a rule given as JSON (the POST /v1/faults body)", lambda a: ("POST", "/v1/faults",
-                                                                                   _json_arg(a.json))) \
-        .add_argument("json")
+    verb(
+        "rule",
+        "add a rule given as JSON (the POST /v1/faults body)",
+        lambda a: ("POST", "/v1/faults", _json_arg(a.json)),
+    ).add_argument("json")
     verb("faults", "list fault rules with their hits", lambda a: ("GET", "/v1/faults", None))
-    verb("unfault", "remove a fault rule", lambda a: ("DELETE", f"/v1/faults/{a.id}", None)) \
-        .add_argument("id", type=int)
+    verb("unfault", "remove a fault rule", lambda a: ("DELETE", f"/v1/faults/{a.id}", None)).add_argument(
+        "id", type=int
+    )
     verb("clear-faults", "remove every fault rule", lambda a: ("DELETE", "/v1/faults", None))
 
     verb("group", "show a group", lambda a: ("GET", f"/v1/groups/{_q(a.group)}", None)).add_argument("group")
-    move = verb("move-coordinator", "move a group's coordinator",
-                lambda a: ("POST", f"/v1/groups/{_q(a.group)}/coordinator", {"node_id": a.node}))
+    move = verb(
+        "move-coordinator",
+        "move a group's coordinator",
+        lambda a: ("POST", f"/v1/groups/{_q(a.group)}/coordinator", {"node_id": a.node}),
+    )
     move.add_argument("group")
     move.add_argument("node", type=int)
-    expire = verb("expire", "expire a member now",
-                  lambda a: ("POST", f"/v1/groups/{_q(a.group)}/members/{_q(a.member)}/expire", None))
+    expire = verb(
+        "expire",
+        "expire a member now",
+        lambda a: ("POST", f"/v1/groups/{_q(a.group)}/members/{_q(a.member)}/expire", None),
+    )
     expire.add_argument("group")
     expire.add_argument("member")
-    verb("rebalance", "rebalance a group now", lambda a: ("POST", f"/v1/groups/{_q(a.group)}/rebalance", None)) \
-        .add_argument("group")
-    leader = verb("move-leader", "move a partition's leader",
-                  lambda a: ("POST", f"/v1/partitions/{_q(a.topic)}/{a.partition}/leader", {"node_id": a.node}))
+    verb(
+        "rebalance", "rebalance a group now", lambda a: ("POST", f"/v1/groups/{_q(a.group)}/rebalance", None)
+    ).add_argument("group")
+    leader = verb(
+        "move-leader",
+        "move a partition's leader",
+        lambda a: ("POST", f"/v1/partitions/{_q(a.topic)}/{a.partition}/leader", {"node_id": a.node}),
+    )
     leader.add_argument("topic")
     leader.add_argument("partition", type=int)
     leader.add_argument("node", type=int)
-    leaderless = verb("leaderless", "leave a partition without a leader",
-                      lambda a: ("POST", f"/v1/partitions/{_q(a.topic)}/{a.partition}/leaderless", None))
+    leaderless = verb(
+        "leaderless",
+        "leave a partition without a leader",
+        lambda a: ("POST", f"/v1/partitions/{_q(a.topic)}/{a.partition}/leaderless", None),
+    )
     leaderless.add_argument("topic")
     leaderless.add_argument("partition", type=int)
-    verb("load-delay", "make coordinators take this long to load",
-         lambda a: ("POST", "/v1/coordinator-load-delay", {"ms": a.ms})).add_argument("ms", type=int)
+    verb(
+        "load-delay",
+        "make coordinators take this long to load",
+        lambda a: ("POST", "/v1/coordinator-load-delay", {"ms": a.ms}),
+    ).add_argument("ms", type=int)
 
     verb("versions", "list advertised API versions", lambda a: ("GET", "/v1/versions", None))
-    limit = verb("limit-version", "advertise at most this version of an API (-1 withdraws it)",
-                 lambda a: ("POST", "/v1/versions", {"api": a.api, "max_version": a.max_version}))
+    limit = verb(
+        "limit-version",
+        "advertise at most this version of an API (-1 withdraws it)",
+        lambda a: ("POST", "/v1/versions", {"api": a.api, "max_version": a.max_version}),
+    )
     limit.add_argument("api")
     limit.add_argument("max_version", type=int)
     verb("clear-versions", "advertise every served version again", lambda a: ("DELETE", "/v1/versions", None))
 
     verb("clock", "show the server clock", lambda a: ("GET", "/v1/clock", None))
-    verb("advance", "advance the manual clock", lambda a: ("POST", "/v1/clock/advance", {"ms": a.ms})) \
-        .add_argument("ms", type=int)
+    verb("advance", "advance the manual clock", lambda a: ("POST", "/v1/clock/advance", {"ms": a.ms})).add_argument(
+        "ms", type=int
+    )
     requests = verb("requests", "requests the server answered, from a cursor on", _requests)
     requests.add_argument("--since", type=int, default=0)
     requests.add_argument("--api")
@@ -136,9 +166,20 @@ def _matchers(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--max-version", type=int)
 
 
-_MATCH_FIELDS = {"count": "count", "nth": "nth", "for_ms": "for_ms", "group": "group", "member": "member",
-                 "client_id": "client_id", "broker": "broker", "topic": "topic", "partition": "partition",
-                 "state": "group_state", "min_version": "min_version", "max_version": "max_version"}
+_MATCH_FIELDS = {
+    "count": "count",
+    "nth": "nth",
+    "for_ms": "for_ms",
+    "group": "group",
+    "member": "member",
+    "client_id": "client_id",
+    "broker": "broker",
+    "topic": "topic",
+    "partition": "partition",
+    "state": "group_state",
+    "min_version": "min_version",
+    "max_version": "max_version",
+}
 
 
 def _rule(args: argparse.Namespace, **action: Any) -> Call:
@@ -159,6 +200,7 @@ def _fail(args: argparse.Namespace) -> Call:
 def _action(fields: dict[str, Any]) -> Callable[[argparse.Namespace], Call]:
     def build(args: argparse.Namespace) -> Call:
         return _rule(args, **{k: getattr(args, v) if isinstance(v, str) else v for k, v in fields.items()})
+
     return build
 
 

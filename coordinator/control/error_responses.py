@@ -7,6 +7,7 @@ Fetch < v13, ListOffsets, OffsetCommit, ...), per-group or per-key entries for b
 elsewhere. Fields a version lacks are simply not encoded, so one builder serves every version.
 Produce with acks=0 gets None, as in Kafka: no response at all.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -69,88 +70,166 @@ def _produce(version: int, req: Any, code: int, message: str | None) -> Any:
     if req.acks == 0:
         return None
     m = produce
-    return m.ProduceResponse(responses=[
-        m.TopicProduceResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
-            m.PartitionProduceResponse(index=p.index, error_code=code, base_offset=-1, log_append_time_ms=-1,
-                                       log_start_offset=-1, record_errors=[], error_message=message)
-            for p in t.partition_data])
-        for t in req.topic_data])
+    return m.ProduceResponse(
+        responses=[
+            m.TopicProduceResponse(
+                name=t.name,
+                topic_id=t.topic_id,
+                partition_responses=[
+                    m.PartitionProduceResponse(
+                        index=p.index,
+                        error_code=code,
+                        base_offset=-1,
+                        log_append_time_ms=-1,
+                        log_start_offset=-1,
+                        record_errors=[],
+                        error_message=message,
+                    )
+                    for p in t.partition_data
+                ],
+            )
+            for t in req.topic_data
+        ]
+    )
 
 
 def _fetch(version: int, req: Any, code: int, message: str | None) -> Any:
     # v13+: the top-level code only; before: also every partition (v4-6 have no top-level code).
     m = fetch
-    topics = [] if version >= 13 else [
-        m.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
-            m.PartitionData(partition_index=p.partition, error_code=code, high_watermark=-1,
-                            aborted_transactions=None, records=b"")
-            for p in t.partitions])
-        for t in req.topics]
+    topics = (
+        []
+        if version >= 13
+        else [
+            m.FetchableTopicResponse(
+                topic=t.topic,
+                topic_id=t.topic_id,
+                partitions=[
+                    m.PartitionData(
+                        partition_index=p.partition,
+                        error_code=code,
+                        high_watermark=-1,
+                        aborted_transactions=None,
+                        records=b"",
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in req.topics
+        ]
+    )
     return m.FetchResponse(error_code=code, session_id=req.session_id, responses=topics)
 
 
 def _list_offsets(version: int, req: Any, code: int, message: str | None) -> Any:
     m = list_offsets
-    return m.ListOffsetsResponse(topics=[
-        m.ListOffsetsTopicResponse(name=t.name, partitions=[
-            m.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=code, timestamp=-1,
-                                           offset=-1, leader_epoch=-1)
-            for p in t.partitions])
-        for t in req.topics])
+    return m.ListOffsetsResponse(
+        topics=[
+            m.ListOffsetsTopicResponse(
+                name=t.name,
+                partitions=[
+                    m.ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index, error_code=code, timestamp=-1, offset=-1, leader_epoch=-1
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in req.topics
+        ]
+    )
 
 
 def _metadata(version: int, req: Any, code: int, message: str | None) -> Any:
     # Kafka answers topic-level codes only: a request for all topics (null) gets no topic at all.
     m = metadata
-    return m.MetadataResponse(topics=[
-        m.MetadataResponseTopic(error_code=code, name=t.name or "", topic_id=t.topic_id, is_internal=False)
-        for t in req.topics or ()])
+    return m.MetadataResponse(
+        topics=[
+            m.MetadataResponseTopic(error_code=code, name=t.name or "", topic_id=t.topic_id, is_internal=False)
+            for t in req.topics or ()
+        ]
+    )
 
 
 def _offset_commit(version: int, req: Any, code: int, message: str | None) -> Any:
     m = offset_commit
-    return m.OffsetCommitResponse(topics=[
-        m.OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
-            m.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code)
-            for p in t.partitions])
-        for t in req.topics])
+    return m.OffsetCommitResponse(
+        topics=[
+            m.OffsetCommitResponseTopic(
+                name=t.name,
+                topic_id=t.topic_id,
+                partitions=[
+                    m.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code)
+                    for p in t.partitions
+                ],
+            )
+            for t in req.topics
+        ]
+    )
 
 
 def _offset_fetch(version: int, req: Any, code: int, message: str | None) -> Any:
     m = offset_fetch
     if version >= 8:
-        return m.OffsetFetchResponse(groups=[
-            m.OffsetFetchResponseGroup(group_id=g.group_id, error_code=code) for g in req.groups])
+        return m.OffsetFetchResponse(
+            groups=[m.OffsetFetchResponseGroup(group_id=g.group_id, error_code=code) for g in req.groups]
+        )
     if version >= 2:
         return m.OffsetFetchResponse(error_code=code)
-    return m.OffsetFetchResponse(topics=[  # v1: no top-level code, so every partition carries it
-        m.OffsetFetchResponseTopic(name=t.name, partitions=[
-            m.OffsetFetchResponsePartition(partition_index=p, committed_offset=-1, committed_leader_epoch=-1,
-                                           metadata="", error_code=code)
-            for p in t.partition_indexes])
-        for t in req.topics or ()])
+    return m.OffsetFetchResponse(
+        topics=[  # v1: no top-level code, so every partition carries it
+            m.OffsetFetchResponseTopic(
+                name=t.name,
+                partitions=[
+                    m.OffsetFetchResponsePartition(
+                        partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=code
+                    )
+                    for p in t.partition_indexes
+                ],
+            )
+            for t in req.topics or ()
+        ]
+    )
 
 
 def _find_coordinator(version: int, req: Any, code: int, message: str | None) -> Any:
     m = find_coordinator  # Node.noNode(): id -1, host "", port -1
     if version < 4:
         return m.FindCoordinatorResponse(error_code=code, error_message=message, node_id=-1, host="", port=-1)
-    return m.FindCoordinatorResponse(coordinators=[
-        m.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=code, error_message=message)
-        for key in req.coordinator_keys])
+    return m.FindCoordinatorResponse(
+        coordinators=[
+            m.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=code, error_message=message)
+            for key in req.coordinator_keys
+        ]
+    )
 
 
 def _join_group(version: int, req: Any, code: int, message: str | None) -> Any:
-    return join_group.JoinGroupResponse(error_code=code, generation_id=-1, leader="", member_id="", members=[],
-                                        protocol_name=None if version >= 7 else "")
+    return join_group.JoinGroupResponse(
+        error_code=code,
+        generation_id=-1,
+        leader="",
+        member_id="",
+        members=[],
+        protocol_name=None if version >= 7 else "",
+    )
 
 
 def _describe_groups(version: int, req: Any, code: int, message: str | None) -> Any:
     m = describe_groups
-    return m.DescribeGroupsResponse(groups=[
-        m.DescribedGroup(error_code=code, error_message=message, group_id=g, group_state="", protocol_type="",
-                         protocol_data="", members=[], authorized_operations=_AUTHORIZED_OPERATIONS_OMITTED)
-        for g in req.groups])
+    return m.DescribeGroupsResponse(
+        groups=[
+            m.DescribedGroup(
+                error_code=code,
+                error_message=message,
+                group_id=g,
+                group_state="",
+                protocol_type="",
+                protocol_data="",
+                members=[],
+                authorized_operations=_AUTHORIZED_OPERATIONS_OMITTED,
+            )
+            for g in req.groups
+        ]
+    )
 
 
 def _api_versions(version: int, req: Any, code: int, message: str | None) -> Any:
@@ -164,19 +243,28 @@ def _api_versions(version: int, req: Any, code: int, message: str | None) -> Any
 
 def _create_topics(version: int, req: Any, code: int, message: str | None) -> Any:
     m = create_topics
-    return m.CreateTopicsResponse(topics=[
-        m.CreatableTopicResult(name=t.name, error_code=code, error_message=message, configs=None)
-        for t in req.topics])
+    return m.CreateTopicsResponse(
+        topics=[
+            m.CreatableTopicResult(name=t.name, error_code=code, error_message=message, configs=None)
+            for t in req.topics
+        ]
+    )
 
 
 def _delete_topics(version: int, req: Any, code: int, message: str | None) -> Any:
     m = delete_topics
     if version >= 6:
-        return m.DeleteTopicsResponse(responses=[
-            m.DeletableTopicResult(name=t.name, topic_id=t.topic_id, error_code=code, error_message=message)
-            for t in req.topics])
-    return m.DeleteTopicsResponse(responses=[
-        m.DeletableTopicResult(name=name, error_code=code, error_message=message) for name in req.topic_names])
+        return m.DeleteTopicsResponse(
+            responses=[
+                m.DeletableTopicResult(name=t.name, topic_id=t.topic_id, error_code=code, error_message=message)
+                for t in req.topics
+            ]
+        )
+    return m.DeleteTopicsResponse(
+        responses=[
+            m.DeletableTopicResult(name=name, error_code=code, error_message=message) for name in req.topic_names
+        ]
+    )
 
 
 def _init_producer_id(version: int, req: Any, code: int, message: str | None) -> Any:
@@ -185,74 +273,119 @@ def _init_producer_id(version: int, req: Any, code: int, message: str | None) ->
 
 def _offset_for_leader_epoch(version: int, req: Any, code: int, message: str | None) -> Any:
     m = offset_for_leader_epoch
-    return m.OffsetForLeaderEpochResponse(topics=[
-        m.OffsetForLeaderTopicResult(topic=t.topic, partitions=[
-            m.EpochEndOffset(error_code=code, partition=p.partition, leader_epoch=-1, end_offset=-1)
-            for p in t.partitions])
-        for t in req.topics])
+    return m.OffsetForLeaderEpochResponse(
+        topics=[
+            m.OffsetForLeaderTopicResult(
+                topic=t.topic,
+                partitions=[
+                    m.EpochEndOffset(error_code=code, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                    for p in t.partitions
+                ],
+            )
+            for t in req.topics
+        ]
+    )
 
 
 def _add_partitions_to_txn(version: int, req: Any, code: int, message: str | None) -> Any:
     m = add_partitions_to_txn  # v4+ (broker-to-broker batches): the top-level code
     if version >= 4:
         return m.AddPartitionsToTxnResponse(error_code=code)
-    return m.AddPartitionsToTxnResponse(results_by_topic_v3_and_below=[
-        m.AddPartitionsToTxnTopicResult(name=t.name, results_by_partition=[
-            m.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=code)
-            for p in t.partitions])
-        for t in req.v3_and_below_topics])
+    return m.AddPartitionsToTxnResponse(
+        results_by_topic_v3_and_below=[
+            m.AddPartitionsToTxnTopicResult(
+                name=t.name,
+                results_by_partition=[
+                    m.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=code)
+                    for p in t.partitions
+                ],
+            )
+            for t in req.v3_and_below_topics
+        ]
+    )
 
 
 def _write_txn_markers(version: int, req: Any, code: int, message: str | None) -> Any:
     m = write_txn_markers
-    return m.WriteTxnMarkersResponse(markers=[
-        m.WritableTxnMarkerResult(producer_id=marker.producer_id, topics=[
-            m.WritableTxnMarkerTopicResult(name=t.name, partitions=[
-                m.WritableTxnMarkerPartitionResult(partition_index=p, error_code=code) for p in t.partition_indexes])
-            for t in marker.topics])
-        for marker in req.markers])
+    return m.WriteTxnMarkersResponse(
+        markers=[
+            m.WritableTxnMarkerResult(
+                producer_id=marker.producer_id,
+                topics=[
+                    m.WritableTxnMarkerTopicResult(
+                        name=t.name,
+                        partitions=[
+                            m.WritableTxnMarkerPartitionResult(partition_index=p, error_code=code)
+                            for p in t.partition_indexes
+                        ],
+                    )
+                    for t in marker.topics
+                ],
+            )
+            for marker in req.markers
+        ]
+    )
 
 
 def _txn_offset_commit(version: int, req: Any, code: int, message: str | None) -> Any:
     m = txn_offset_commit
-    return m.TxnOffsetCommitResponse(topics=[
-        m.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
-            m.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code)
-            for p in t.partitions])
-        for t in req.topics])
+    return m.TxnOffsetCommitResponse(
+        topics=[
+            m.TxnOffsetCommitResponseTopic(
+                name=t.name,
+                partitions=[
+                    m.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code)
+                    for p in t.partitions
+                ],
+            )
+            for t in req.topics
+        ]
+    )
 
 
 def _delete_groups(version: int, req: Any, code: int, message: str | None) -> Any:
     m = delete_groups
-    return m.DeleteGroupsResponse(results=[m.DeletableGroupResult(group_id=g, error_code=code)
-                                           for g in req.groups_names])
+    return m.DeleteGroupsResponse(
+        results=[m.DeletableGroupResult(group_id=g, error_code=code) for g in req.groups_names]
+    )
 
 
 def _describe_producers(version: int, req: Any, code: int, message: str | None) -> Any:
     m = describe_producers
-    return m.DescribeProducersResponse(topics=[
-        m.TopicResponse(name=t.name, partitions=[
-            m.PartitionResponse(partition_index=p, error_code=code, error_message=message)
-            for p in t.partition_indexes])
-        for t in req.topics])
+    return m.DescribeProducersResponse(
+        topics=[
+            m.TopicResponse(
+                name=t.name,
+                partitions=[
+                    m.PartitionResponse(partition_index=p, error_code=code, error_message=message)
+                    for p in t.partition_indexes
+                ],
+            )
+            for t in req.topics
+        ]
+    )
 
 
 def _describe_transactions(version: int, req: Any, code: int, message: str | None) -> Any:
     m = describe_transactions
-    return m.DescribeTransactionsResponse(transaction_states=[
-        m.TransactionState(error_code=code, transactional_id=tid) for tid in req.transactional_ids])
+    return m.DescribeTransactionsResponse(
+        transaction_states=[m.TransactionState(error_code=code, transactional_id=tid) for tid in req.transactional_ids]
+    )
 
 
 def _consumer_group_describe(version: int, req: Any, code: int, message: str | None) -> Any:
     m = consumer_group_describe
-    return m.ConsumerGroupDescribeResponse(groups=[
-        m.DescribedGroup(error_code=code, error_message=message, group_id=g) for g in req.group_ids])
+    return m.ConsumerGroupDescribeResponse(
+        groups=[m.DescribedGroup(error_code=code, error_message=message, group_id=g) for g in req.group_ids]
+    )
 
 
 def _top_level(cls: type, with_message: bool = False) -> _Builder:
     """APIs whose error answer is the top-level code alone (Kafka leaves the other fields default)."""
+
     def build(version: int, req: Any, code: int, message: str | None) -> Any:
         return cls(error_code=code, error_message=message) if with_message else cls(error_code=code)
+
     return build
 
 
@@ -286,7 +419,8 @@ _BUILDERS: dict[int, _Builder] = {
     ApiKey.DESCRIBE_PRODUCERS: _describe_producers,
     ApiKey.DESCRIBE_TRANSACTIONS: _describe_transactions,
     ApiKey.LIST_TRANSACTIONS: _top_level(list_transactions.ListTransactionsResponse),
-    ApiKey.CONSUMER_GROUP_HEARTBEAT: _top_level(consumer_group_heartbeat.ConsumerGroupHeartbeatResponse,
-                                                with_message=True),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: _top_level(
+        consumer_group_heartbeat.ConsumerGroupHeartbeatResponse, with_message=True
+    ),
     ApiKey.CONSUMER_GROUP_DESCRIBE: _consumer_group_describe,
 }

@@ -4,6 +4,7 @@ It carries the HTTP status the control API answers with (400 bad input, 404 unkn
 409 not possible in the current state) and a one-line reason, so the same refusal reads the
 same from HTTP, from `kgc control` and from Python.
 """
+
 from __future__ import annotations
 
 

@@ -11,6 +11,7 @@ the server's own loop uses the plane directly (`await plane.advance_clock(ms)`).
     control.clock.advance(30_000)
     control.requests(api="JoinGroup").requests
 """
+
 from __future__ import annotations
 
 import inspect
@@ -30,11 +31,14 @@ Call = Callable[..., Any]  # call(fn, *args) -> fn's result, run (and awaited) i
 
 def thread_call(token: trio.lowlevel.TrioToken) -> Call:
     """A `call` for code on another thread than the server's trio loop."""
+
     def call(fn: Callable[..., Any], *args: Any) -> Any:
         async def run() -> Any:
             result = fn(*args)
             return await result if inspect.isawaitable(result) else result
+
         return trio.from_thread.run(run, trio_token=token)
+
     return call
 
 
@@ -72,8 +76,14 @@ class Control:
         self.clock = Clock(self)
 
     # -- fault rules: keyword arguments are FaultSpec's matchers and lifetime (group=, count=, ...)
-    def fail(self, api: str | int, errors: list[str | int] | str | int | None = None, *,
-             error: str | int | None = None, **match: Any) -> int:
+    def fail(
+        self,
+        api: str | int,
+        errors: list[str | int] | str | int | None = None,
+        *,
+        error: str | int | None = None,
+        **match: Any,
+    ) -> int:
         """Answer matching requests with `errors` (FIFO, one per request) or `error` (every time)."""
         fifo = None if errors is None else errors if isinstance(errors, list) else [errors]
         return self.rule(FaultSpec(api=api, errors=fifo, error=error, **match))
@@ -137,8 +147,9 @@ class Control:
         self._call(self.plane.clear_versions)
 
     # -- what happened
-    def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
-                 limit: int = 100) -> RequestsPage:
+    def requests(
+        self, since: int = 0, api: str | int | None = None, group: str | None = None, limit: int = 100
+    ) -> RequestsPage:
         return self._call(self.plane.requests, since, api, group, limit)
 
     def snapshot(self) -> dict[str, Any]:

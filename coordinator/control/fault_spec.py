@@ -7,6 +7,7 @@ with a one-line ControlError, anything unknown or anything that could never matc
 fails at add time instead of silently never firing. The FIFO `errors` list copies
 rd_kafka_mock_push_request_errors: one code per matching request, the rule ends when it is empty.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,19 +29,58 @@ GROUP_STATES: dict[str, str] = {s.value.lower(): s.value for s in (*GroupState, 
 
 # APIs whose requests name a group / a member / a topic: a rule that asks for one of these on
 # any other API can never match.
-GROUP_APIS = frozenset(int(k) for k in (
-    ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT,
-    ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
-    ApiKey.TXN_OFFSET_COMMIT, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.CONSUMER_GROUP_HEARTBEAT,
-    ApiKey.CONSUMER_GROUP_DESCRIBE))
-MEMBER_APIS = frozenset(int(k) for k in (
-    ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
-    ApiKey.SYNC_GROUP, ApiKey.TXN_OFFSET_COMMIT, ApiKey.CONSUMER_GROUP_HEARTBEAT))
-TOPIC_APIS = frozenset(int(k) for k in (
-    ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.METADATA, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH,
-    ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.OFFSET_FOR_LEADER_EPOCH, ApiKey.ADD_PARTITIONS_TO_TXN,
-    ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT, ApiKey.OFFSET_DELETE, ApiKey.DESCRIBE_PRODUCERS,
-    ApiKey.CONSUMER_GROUP_HEARTBEAT))
+GROUP_APIS = frozenset(
+    int(k)
+    for k in (
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.FIND_COORDINATOR,
+        ApiKey.JOIN_GROUP,
+        ApiKey.HEARTBEAT,
+        ApiKey.LEAVE_GROUP,
+        ApiKey.SYNC_GROUP,
+        ApiKey.DESCRIBE_GROUPS,
+        ApiKey.DELETE_GROUPS,
+        ApiKey.OFFSET_DELETE,
+        ApiKey.TXN_OFFSET_COMMIT,
+        ApiKey.ADD_OFFSETS_TO_TXN,
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        ApiKey.CONSUMER_GROUP_DESCRIBE,
+    )
+)
+MEMBER_APIS = frozenset(
+    int(k)
+    for k in (
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.JOIN_GROUP,
+        ApiKey.HEARTBEAT,
+        ApiKey.LEAVE_GROUP,
+        ApiKey.SYNC_GROUP,
+        ApiKey.TXN_OFFSET_COMMIT,
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+    )
+)
+TOPIC_APIS = frozenset(
+    int(k)
+    for k in (
+        ApiKey.PRODUCE,
+        ApiKey.FETCH,
+        ApiKey.LIST_OFFSETS,
+        ApiKey.METADATA,
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.CREATE_TOPICS,
+        ApiKey.DELETE_TOPICS,
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        ApiKey.WRITE_TXN_MARKERS,
+        ApiKey.TXN_OFFSET_COMMIT,
+        ApiKey.OFFSET_DELETE,
+        ApiKey.DESCRIBE_PRODUCERS,
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+    )
+)
 
 
 @dataclass
@@ -73,8 +113,11 @@ class FaultSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The fields that were set (the rule as listed back)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if getattr(self, f.name) not in (None, False)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) not in (None, False)
+        }
 
 
 # Pydantic (the HTTP layer) reads this: unknown keys in a posted rule are an error, not ignored.
@@ -132,8 +175,13 @@ def _non_negative(name: str, value: int | None) -> None:
         raise bad_request(f"{name} must be a non-negative integer, got {value!r}")
 
 
-def compile_rule(rule_id: int, spec: FaultSpec, now_ms: int, served: Mapping[int, tuple[int, int]],
-                 node_ids: Callable[[], Collection[int]] | None = None) -> CompiledRule:
+def compile_rule(
+    rule_id: int,
+    spec: FaultSpec,
+    now_ms: int,
+    served: Mapping[int, tuple[int, int]],
+    node_ids: Callable[[], Collection[int]] | None = None,
+) -> CompiledRule:
     """Validate `spec` against what this server serves; a ControlError(400) says what is wrong."""
     api_key = ANY_API if spec.api is None else api_key_of(spec.api)
     name = "any API" if api_key == ANY_API else API_NAMES[api_key]
@@ -143,16 +191,35 @@ def compile_rule(rule_id: int, spec: FaultSpec, now_ms: int, served: Mapping[int
     for field_name in ("delay_ms", "throttle_ms", "count", "for_ms", "nth", "until_ms"):
         _non_negative(field_name, getattr(spec, field_name))
     if spec.close not in (None, "before", "after"):
-        raise bad_request(f"close must be \"before\" or \"after\", got {spec.close!r}")
+        raise bad_request(f'close must be "before" or "after", got {spec.close!r}')
     _actions(spec, errors, error)
     remaining = _count(spec, errors)
     until = _until(spec, now_ms)
     return CompiledRule(
-        rule_id, spec, api_key, lo, hi, spec.broker, spec.client_id, spec.group, spec.member, spec.topic,
-        spec.partition, spec.group_state.lower() if spec.group_state else None, spec.nth or 1, errors, error,
-        spec.delay_ms or 0, spec.drop_response, spec.close == "before", spec.close == "after", spec.throttle_ms,
-        remaining, until,
-        deep=any(v is not None for v in (spec.group, spec.member, spec.topic, spec.group_state)))
+        rule_id,
+        spec,
+        api_key,
+        lo,
+        hi,
+        spec.broker,
+        spec.client_id,
+        spec.group,
+        spec.member,
+        spec.topic,
+        spec.partition,
+        spec.group_state.lower() if spec.group_state else None,
+        spec.nth or 1,
+        errors,
+        error,
+        spec.delay_ms or 0,
+        spec.drop_response,
+        spec.close == "before",
+        spec.close == "after",
+        spec.throttle_ms,
+        remaining,
+        until,
+        deep=any(v is not None for v in (spec.group, spec.member, spec.topic, spec.group_state)),
+    )
 
 
 def _versions(spec: FaultSpec, api_key: int, name: str, served: Mapping[int, tuple[int, int]]) -> tuple[int, int]:
@@ -186,8 +253,12 @@ def _matchers(spec: FaultSpec, api_key: int, name: str, node_ids: Callable[[], C
         raise bad_request(f"unknown group state {spec.group_state!r} (one of {', '.join(GROUP_STATES.values())})")
     if api_key == ANY_API:
         return
-    needs = [("group", spec.group, GROUP_APIS), ("group_state", spec.group_state, GROUP_APIS),
-             ("member", spec.member, MEMBER_APIS), ("topic", spec.topic, TOPIC_APIS)]
+    needs = [
+        ("group", spec.group, GROUP_APIS),
+        ("group_state", spec.group_state, GROUP_APIS),
+        ("member", spec.member, MEMBER_APIS),
+        ("topic", spec.topic, TOPIC_APIS),
+    ]
     for field_name, value, apis in needs:
         if value is not None and api_key not in apis:
             raise bad_request(f"{name} requests never name a {field_name.split('_')[0]}: the rule could never match")
@@ -213,11 +284,11 @@ def _actions(spec: FaultSpec, errors: list[int] | None, error: int | None) -> No
     if not (answers or spec.delay_ms or spec.drop_response or spec.close or spec.throttle_ms is not None):
         raise bad_request("a rule needs an action: errors, error, delay_ms, drop_response, close or throttle_ms")
     if spec.close == "before" and (answers or spec.delay_ms or spec.drop_response or spec.throttle_ms is not None):
-        raise bad_request("close \"before\" closes without answering: it takes no other action")
+        raise bad_request('close "before" closes without answering: it takes no other action')
     if spec.drop_response and (answers or spec.close):
         raise bad_request("drop_response applies the request and answers nothing: no errors or close with it")
     if spec.close == "after" and answers:
-        raise bad_request("close \"after\" applies the request: use close \"before\" to refuse it")
+        raise bad_request('close "after" applies the request: use close "before" to refuse it')
 
 
 def _count(spec: FaultSpec, errors: list[int] | None) -> int | None:
@@ -227,8 +298,9 @@ def _count(spec: FaultSpec, errors: list[int] | None) -> int | None:
         raise bad_request("nth counts from 1")
     if errors is not None:
         if spec.count is not None and spec.count > len(errors):
-            raise bad_request(f"count {spec.count} exceeds the {len(errors)} errors listed "
-                              "(use error for one code every time)")
+            raise bad_request(
+                f"count {spec.count} exceeds the {len(errors)} errors listed (use error for one code every time)"
+            )
         return spec.count or len(errors)
     if spec.count is None and spec.nth is not None:
         return 1  # "the n-th request": that one only

@@ -7,6 +7,7 @@ and evaluates them in the order they were added; the first one whose conditions 
 and the rest are not consulted. A rule that ends (count, FIFO errors used up, time) stays
 listed with its hits until removed, but leaves the index.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,12 +34,31 @@ class RequestInfo:
     """One request as rules see it. Groups, members and partitions are extracted on first use,
     and the group state is asked (through `group_state`) only when a rule names a state."""
 
-    __slots__ = ("api_key", "version", "broker", "client_id", "connection_id", "request", "group_state",
-                 "resolve_topic", "_groups", "_members", "_partitions")
+    __slots__ = (
+        "api_key",
+        "version",
+        "broker",
+        "client_id",
+        "connection_id",
+        "request",
+        "group_state",
+        "resolve_topic",
+        "_groups",
+        "_members",
+        "_partitions",
+    )
 
-    def __init__(self, api_key: int, version: int, broker: int, client_id: str, connection_id: int,
-                 request: Any, group_state: GroupStateOf | None = None,
-                 resolve_topic: TopicResolver | None = None) -> None:
+    def __init__(
+        self,
+        api_key: int,
+        version: int,
+        broker: int,
+        client_id: str,
+        connection_id: int,
+        request: Any,
+        group_state: GroupStateOf | None = None,
+        resolve_topic: TopicResolver | None = None,
+    ) -> None:
         self.api_key = api_key
         self.version = version
         self.broker = broker
@@ -110,8 +130,12 @@ class _ApiRules:
 
 
 class FaultRules:
-    def __init__(self, clock: Clock, served: Mapping[int, tuple[int, int]] | None = None,
-                 node_ids: Callable[[], Collection[int]] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        served: Mapping[int, tuple[int, int]] | None = None,
+        node_ids: Callable[[], Collection[int]] | None = None,
+    ) -> None:
         self._clock = clock
         self._served = {int(k): v for k, v in (served or SUPPORTED_VERSIONS).items()}
         self._node_ids = node_ids
@@ -157,8 +181,9 @@ class FaultRules:
             for r in rules:
                 if r.group is not None:
                     by_group.setdefault(r.group, []).append(r)
-            index[key] = _ApiRules(tuple(r for r in rules if r.group is None),
-                                   {g: tuple(rs) for g, rs in by_group.items()})
+            index[key] = _ApiRules(
+                tuple(r for r in rules if r.group is None), {g: tuple(rs) for g, rs in by_group.items()}
+            )
         self._index = index
         self.active = bool(index)
 
@@ -211,8 +236,9 @@ class FaultRules:
             rule.remaining -= 1
             if rule.remaining <= 0:
                 self._end(rule)
-        return Decision(rule.id, code, rule.delay_ms, rule.drop_response, rule.close_before, rule.close_after,
-                        rule.throttle_ms)
+        return Decision(
+            rule.id, code, rule.delay_ms, rule.drop_response, rule.close_before, rule.close_after, rule.throttle_ms
+        )
 
 
 def _matches(rule: CompiledRule, info: RequestInfo) -> bool:
@@ -222,7 +248,8 @@ def _matches(rule: CompiledRule, info: RequestInfo) -> bool:
     if rule.member is not None and rule.member not in info.members:
         return False
     if rule.topic is not None and not any(
-            t == rule.topic and (rule.partition is None or p == rule.partition) for t, p in info.partitions):
+        t == rule.topic and (rule.partition is None or p == rule.partition) for t, p in info.partitions
+    ):
         return False
     if rule.group_state is not None:
         groups = (rule.group,) if rule.group is not None else info.groups
@@ -239,5 +266,13 @@ def _rule_id(rule: CompiledRule) -> int:
 
 
 def _view(rule: CompiledRule) -> FaultView:
-    return FaultView(rule.id, rule.spec.to_json(), None if rule.api_key == ANY_API else API_NAMES[rule.api_key],
-                     rule.hits, rule.matched, rule.remaining, rule.until_ms, rule.active)
+    return FaultView(
+        rule.id,
+        rule.spec.to_json(),
+        None if rule.api_key == ANY_API else API_NAMES[rule.api_key],
+        rule.hits,
+        rule.matched,
+        rule.remaining,
+        rule.until_ms,
+        rule.active,
+    )

@@ -9,6 +9,7 @@ exist to exercise client timeouts); close instead of answering; drop the answer;
 throttle_time_ms. Record bytes are never held by the log: a Produce request is tracked by its
 per-partition summary and a Fetch response without its records.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,15 @@ from protocol.api import ApiKey, api_name
 
 
 class ControlHook:
-    def __init__(self, rules: FaultRules, log: RequestLog, wall: Clock, group_state: GroupStateOf,
-                 resolve_topic: TopicResolver, tap: Any | None) -> None:
+    def __init__(
+        self,
+        rules: FaultRules,
+        log: RequestLog,
+        wall: Clock,
+        group_state: GroupStateOf,
+        resolve_topic: TopicResolver,
+        tap: Any | None,
+    ) -> None:
         self.rules = rules
         self.log = log
         self._wall = wall
@@ -43,9 +51,18 @@ class ControlHook:
         received = self._wall.time_ms() if self.log.enabled else 0
         decision: Decision | None = None
         if self.rules.active and self.rules.wants(key):
-            decision = self.rules.match(RequestInfo(key, version, ctx.broker.node_id, ctx.client_id,
-                                                    ctx.connection_id, request, self._group_state,
-                                                    self._resolve_topic))
+            decision = self.rules.match(
+                RequestInfo(
+                    key,
+                    version,
+                    ctx.broker.node_id,
+                    ctx.client_id,
+                    ctx.connection_id,
+                    request,
+                    self._group_state,
+                    self._resolve_topic,
+                )
+            )
         if decision is None:  # the common path, kept flat: no rule applies
             if self._tap is None:
                 reasons.because_request(api_name(key), ctx.client_id, request)
@@ -59,8 +76,7 @@ class ControlHook:
             self._record(ctx, received, request, None, decision.rule_id)
             raise CloseConnection(f"fault rule {decision.rule_id}: close without applying")
         if decision.error_code is not None:
-            response = error_response(key, version, request, decision.error_code,
-                                      f"fault rule {decision.rule_id}")
+            response = error_response(key, version, request, decision.error_code, f"fault rule {decision.rule_id}")
         else:
             response = await self._run(handler, ctx, request)
         if decision.delay_ms:
@@ -82,19 +98,40 @@ class ControlHook:
             return await handler(ctx, request)
         return await self._tap.handle(handler, ctx, request)
 
-    def _record(self, ctx: RequestContext, received: int, request: Any, response: Any, rule_id: int | None,
-                answered: bool = True) -> None:
+    def _record(
+        self,
+        ctx: RequestContext,
+        received: int,
+        request: Any,
+        response: Any,
+        rule_id: int | None,
+        answered: bool = True,
+    ) -> None:
         key = ctx.header.api_key
         if key == ApiKey.PRODUCE:
             request = {"acks": request.acks, "partitions": data_request(ctx, key, request)}
         elif key == ApiKey.FETCH and response is not None and not isinstance(response, bytes):
             response = _without_records(response)
-        self.log.record(key, ctx.header.api_version, ctx.broker.node_id, ctx.connection_id, ctx.client_id,
-                        received, self._wall.time_ms() if answered else None, request, response, rule_id)
+        self.log.record(
+            key,
+            ctx.header.api_version,
+            ctx.broker.node_id,
+            ctx.connection_id,
+            ctx.client_id,
+            received,
+            self._wall.time_ms() if answered else None,
+            request,
+            response,
+            rule_id,
+        )
 
 
 def _without_records(response: Any) -> Any:
     """A Fetch response as tracked: every partition's fields but its record bytes."""
-    return dataclasses.replace(response, responses=[
-        dataclasses.replace(topic, partitions=[dataclasses.replace(p, records=None) for p in topic.partitions])
-        for topic in response.responses])
+    return dataclasses.replace(
+        response,
+        responses=[
+            dataclasses.replace(topic, partitions=[dataclasses.replace(p, records=None) for p in topic.partitions])
+            for topic in response.responses
+        ],
+    )

@@ -9,6 +9,7 @@ status; malformed JSON and validation failures are 400. Security: loopback unles
 given, and a non-loopback host needs a token; with a token, every request (openapi.json too)
 needs `Authorization: Bearer <token>` or gets 401 before anything runs.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -66,8 +67,13 @@ class ControlServer:
 
 
 def build_app(plane: ControlPlane, token: str | None = None) -> FastAPI:
-    app = FastAPI(title="kgc control plane", version="1", docs_url=None, redoc_url=None,
-                  description="Fault injection, cluster actions, a manual clock and request tracking for kgc.")
+    app = FastAPI(
+        title="kgc control plane",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        description="Fault injection, cluster actions, a manual clock and request tracking for kgc.",
+    )
     _errors(app)
     _brokers_and_faults(app, plane)
     _groups_and_partitions(app, plane)
@@ -165,8 +171,12 @@ def _clock_versions_requests(app: FastAPI, plane: ControlPlane) -> None:
         return await plane.advance_clock(body.ms)
 
     @app.get("/v1/requests", tags=["requests"])
-    async def requests(since: int = Query(0, ge=0), api: str | None = None, group: str | None = None,
-                       limit: int = Query(100, ge=1, le=10_000)) -> RequestsPage:
+    async def requests(
+        since: int = Query(0, ge=0),
+        api: str | None = None,
+        group: str | None = None,
+        limit: int = Query(100, ge=1, le=10_000),
+    ) -> RequestsPage:
         return plane.requests(since, api, group, limit)
 
     @app.delete("/v1/requests", tags=["requests"])
@@ -180,8 +190,9 @@ def _clock_versions_requests(app: FastAPI, plane: ControlPlane) -> None:
         return snap
 
     @app.get("/v1/transitions", tags=["state"])
-    async def transitions(since: int = Query(0, ge=0), group: str | None = None,
-                          limit: int = Query(200, ge=1, le=10_000)) -> TransitionsPage:
+    async def transitions(
+        since: int = Query(0, ge=0), group: str | None = None, limit: int = Query(200, ge=1, le=10_000)
+    ) -> TransitionsPage:
         return plane.transitions(since, group, limit)
 
     @app.get("/", tags=["state"], response_class=HTMLResponse)
@@ -230,8 +241,9 @@ class _BearerToken:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or ()).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
-                response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
-                                        headers={"WWW-Authenticate": "Bearer"})
+                response = JSONResponse(
+                    {"error": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -246,8 +258,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-async def serve_control(plane: ControlPlane, host: str | None = None, port: int = 0, token: str | None = None,
-                        *, task_status: trio.TaskStatus[ControlServer] = trio.TASK_STATUS_IGNORED) -> None:
+async def serve_control(
+    plane: ControlPlane,
+    host: str | None = None,
+    port: int = 0,
+    token: str | None = None,
+    *,
+    task_status: trio.TaskStatus[ControlServer] = trio.TASK_STATUS_IGNORED,
+) -> None:
     """Serve the control API until cancelled; reports the bound address (port 0 = a free port)."""
     host = host or "127.0.0.1"
     if not is_loopback(host) and not token:
@@ -263,4 +281,3 @@ async def serve_control(plane: ControlPlane, host: str | None = None, port: int 
         binds: list[str] = await nursery.start(partial(serve, app, config, mode="asgi"))  # type: ignore[arg-type]
         url = binds[0]
         task_status.started(ControlServer(host, int(url.rsplit(":", 1)[1]), url))
-

@@ -6,6 +6,7 @@ One self-contained page (inline CSS and JS, no network but its own API): a learn
 groups form and rebalance while clients run. Text is only ever inserted as text. When the API
 needs a token, give it in the page's address as #token=... .
 """
+
 from __future__ import annotations
 
 LIVE_PAGE = r"""<!doctype html>

@@ -8,6 +8,7 @@ clock. A manual clock advances in steps, from timer deadline to deadline across 
 firing each timer at its own time and waiting for its records, so `advance` returns with every
 effect in place. Refusals are ControlError with one line (404 unknown, 409 not possible now).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -42,10 +43,21 @@ from protocol.errors import ErrorCode
 
 
 class ServerControl:
-    def __init__(self, *, cluster: Cluster, controller: Controller, topics: TopicRegistry,
-                 services: dict[int, GroupService], group_runtime: CoordinatorRuntime[GroupShard],
-                 runtimes: Sequence[CoordinatorRuntime[Any]], rules: FaultRules, log: RequestLog,
-                 transitions: TransitionLog, limits: VersionLimits, clock: TimerClock) -> None:
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        controller: Controller,
+        topics: TopicRegistry,
+        services: dict[int, GroupService],
+        group_runtime: CoordinatorRuntime[GroupShard],
+        runtimes: Sequence[CoordinatorRuntime[Any]],
+        rules: FaultRules,
+        log: RequestLog,
+        transitions: TransitionLog,
+        limits: VersionLimits,
+        clock: TimerClock,
+    ) -> None:
         self._cluster = cluster
         self._controller = controller
         self._topics = topics
@@ -196,8 +208,9 @@ class ServerControl:
         return self.clock()
 
     # -- request log and state ---------------------------------------------------------------------
-    def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
-                 limit: int = 100) -> RequestsPage:
+    def requests(
+        self, since: int = 0, api: str | int | None = None, group: str | None = None, limit: int = 100
+    ) -> RequestsPage:
         return self.log.page(since, api, group, limit)
 
     def clear_requests(self) -> None:
@@ -212,16 +225,29 @@ class ServerControl:
             for group_id, group in list(shard.groups.items()):
                 groups.append(to_jsonable(group_view(group, self._coordinator(group_id))))
             for group_id, committed in list(shard.offsets.groups.items()):
-                offsets[group_id] = {f"{t}-{p}": {"offset": r.offset, "leader_epoch": r.leader_epoch,
-                                                  "metadata": r.metadata} for (t, p), r in sorted(committed.items())}
+                offsets[group_id] = {
+                    f"{t}-{p}": {"offset": r.offset, "leader_epoch": r.leader_epoch, "metadata": r.metadata}
+                    for (t, p), r in sorted(committed.items())
+                }
         topics = []
         for topic in self._topics.all():
-            topics.append({"name": topic.name, "topic_id": topic.topic_id_text, "internal": topic.internal,
-                           "replication_factor": topic.replication_factor,
-                           "partitions": [to_jsonable(self._partition(topic.name, p))
-                                          for p in range(topic.partitions)]})
-        return {"clock": to_jsonable(self.clock()), "brokers": to_jsonable(self.brokers()),
-                "groups": groups, "offsets": offsets, "topics": topics, "transactions": self._transactions()}
+            topics.append(
+                {
+                    "name": topic.name,
+                    "topic_id": topic.topic_id_text,
+                    "internal": topic.internal,
+                    "replication_factor": topic.replication_factor,
+                    "partitions": [to_jsonable(self._partition(topic.name, p)) for p in range(topic.partitions)],
+                }
+            )
+        return {
+            "clock": to_jsonable(self.clock()),
+            "brokers": to_jsonable(self.brokers()),
+            "groups": groups,
+            "offsets": offsets,
+            "topics": topics,
+            "transactions": self._transactions(),
+        }
 
     def _transactions(self) -> list[dict[str, Any]]:
         """Every transactional id of the __transaction_state runtime, and the offsets each open
@@ -237,26 +263,59 @@ class ServerControl:
                 continue
             for shard in runtime.shards():
                 for meta in list(shard.transactions.values()):
-                    out.append({"transactional_id": meta.transactional_id, "state": str(meta.state),
-                                "producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch,
-                                "timeout_ms": meta.timeout_ms, "start_ms": meta.start_ms,
-                                "partitions": [f"{t}-{p}" for t, p in meta.sorted_partitions()],
-                                "pending_offsets": pending.get(meta.producer_id, {})})
+                    out.append(
+                        {
+                            "transactional_id": meta.transactional_id,
+                            "state": str(meta.state),
+                            "producer_id": meta.producer_id,
+                            "producer_epoch": meta.producer_epoch,
+                            "timeout_ms": meta.timeout_ms,
+                            "start_ms": meta.start_ms,
+                            "partitions": [f"{t}-{p}" for t, p in meta.sorted_partitions()],
+                            "pending_offsets": pending.get(meta.producer_id, {}),
+                        }
+                    )
         return sorted(out, key=lambda t: t["transactional_id"])
 
 
 def group_view(group: Any, coordinator: int) -> GroupView:
     """A classic group as the control plane shows it (members' consumer-protocol data decoded)."""
     if isinstance(group, ClassicGroup):
-        members = [MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout_ms,
-                              m.rebalance_timeout_ms,
-                              consumer_subscription(m.metadata(group.protocol_name)) if group.protocol_name else None,
-                              consumer_assignment(m.assignment))
-                   for m in group.members.values()]
-        return GroupView(group.group_id, "classic", str(group.state), group.generation_id, coordinator,
-                         group.protocol_type, group.protocol_name, group.leader_id, members)
-    return GroupView(getattr(group, "group_id", "?"), "consumer", str(getattr(group, "state", "?")),
-                     int(getattr(group, "group_epoch", 0)), coordinator, "consumer", None, None, [])
+        members = [
+            MemberView(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.session_timeout_ms,
+                m.rebalance_timeout_ms,
+                consumer_subscription(m.metadata(group.protocol_name)) if group.protocol_name else None,
+                consumer_assignment(m.assignment),
+            )
+            for m in group.members.values()
+        ]
+        return GroupView(
+            group.group_id,
+            "classic",
+            str(group.state),
+            group.generation_id,
+            coordinator,
+            group.protocol_type,
+            group.protocol_name,
+            group.leader_id,
+            members,
+        )
+    return GroupView(
+        getattr(group, "group_id", "?"),
+        "consumer",
+        str(getattr(group, "state", "?")),
+        int(getattr(group, "group_epoch", 0)),
+        coordinator,
+        "consumer",
+        None,
+        None,
+        [],
+    )
 
 
 __all__ = ["ServerControl", "group_view"]

@@ -6,6 +6,7 @@ refusal is a ControlError(status, one-line message): 400 bad input, 404 unknown 
 member, topic, partition or rule, 409 impossible now (a move to a down broker, advancing a
 system clock). Results are frozen dataclasses; `to_jsonable` turns any of them into JSON values.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,9 +23,21 @@ from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError
 
 __all__ = [
-    "BrokerView", "ClockView", "ControlError", "ControlPlane", "FaultSpec", "FaultView", "GroupView", "MemberView",
-    "PartitionView", "RequestsPage", "TopicPartitions", "VersionView", "consumer_assignment",
-    "consumer_subscription", "to_jsonable",
+    "BrokerView",
+    "ClockView",
+    "ControlError",
+    "ControlPlane",
+    "FaultSpec",
+    "FaultView",
+    "GroupView",
+    "MemberView",
+    "PartitionView",
+    "RequestsPage",
+    "TopicPartitions",
+    "VersionView",
+    "consumer_assignment",
+    "consumer_subscription",
+    "to_jsonable",
 ]
 
 
@@ -116,8 +129,9 @@ class ControlPlane(Protocol):
     async def advance_clock(self, ms: int) -> ClockView: ...
 
     # -- request log and state
-    def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
-                 limit: int = 100) -> RequestsPage: ...
+    def requests(
+        self, since: int = 0, api: str | int | None = None, group: str | None = None, limit: int = 100
+    ) -> RequestsPage: ...
     def clear_requests(self) -> None: ...
     def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage: ...
     def snapshot(self) -> dict[str, Any]: ...

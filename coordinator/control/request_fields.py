@@ -6,6 +6,7 @@ uses throughout (group_id, member_id, group_instance_id, topics[].name/topic/top
 partitions[].partition_index/partition/index). Nothing here runs unless a rule or a reader asks.
 API names are Kafka's (ApiKeys.name: "OffsetCommit"); lookups also take the key or the enum name.
 """
+
 from __future__ import annotations
 
 import uuid

@@ -6,6 +6,7 @@ renderer. Every entry has a cursor (its sequence number since start); cursors ke
 across wrap-around and `clear()`, so a reader that fell behind is told how many it missed
 instead of silently skipping them. Cost: the ring holds references, so capacity bounds memory.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,15 +44,36 @@ class RequestLog:
     def next_cursor(self) -> int:
         return self._next
 
-    def record(self, api_key: int, version: int, broker: int, connection_id: int, client_id: str,
-               received_ms: int, answered_ms: int | None, request: Any, response: Any,
-               fault_id: int | None = None) -> None:
+    def record(
+        self,
+        api_key: int,
+        version: int,
+        broker: int,
+        connection_id: int,
+        client_id: str,
+        received_ms: int,
+        answered_ms: int | None,
+        request: Any,
+        response: Any,
+        fault_id: int | None = None,
+    ) -> None:
         """One answered (or dropped: answered_ms None) request. A tuple into the ring, nothing else."""
         if not self.enabled:
             return
         cursor = self._next
-        self._ring[cursor % self.capacity] = (cursor, api_key, version, broker, connection_id, client_id,
-                                              received_ms, answered_ms, request, response, fault_id)
+        self._ring[cursor % self.capacity] = (
+            cursor,
+            api_key,
+            version,
+            broker,
+            connection_id,
+            client_id,
+            received_ms,
+            answered_ms,
+            request,
+            response,
+            fault_id,
+        )
         self._next = cursor + 1
         if cursor - self._oldest >= self.capacity:
             self._oldest = cursor - self.capacity + 1
@@ -61,8 +83,9 @@ class RequestLog:
         self._ring = [None] * self.capacity
         self._oldest = self._next
 
-    def page(self, since: int = 0, api: str | int | None = None, group: str | None = None,
-             limit: int = 100) -> RequestsPage:
+    def page(
+        self, since: int = 0, api: str | int | None = None, group: str | None = None, limit: int = 100
+    ) -> RequestsPage:
         """Entries from cursor `since` on that match the filters, at most `limit`, oldest first."""
         if since < 0 or since > self._next:
             raise bad_request(f"cursor {since} is outside 0..{self._next}")

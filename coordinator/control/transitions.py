@@ -4,6 +4,7 @@ its observers (group, from, to, generation, cause), read by cursor like the requ
 Registered as an observer of the server's task (observe/reasons.py), so every state change of
 every group reaches it, from requests and timers alike; recording is one tuple append.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class TransitionLog:
             if entry is None or (group is not None and entry[2] != group):
                 continue
             c, ts, g, old, new, generation, reason = entry
-            out.append({"cursor": c, "ts": ts, "group": g, "from": old, "to": new, "generation": generation,
-                        "reason": reason})
+            out.append(
+                {"cursor": c, "ts": ts, "group": g, "from": old, "to": new, "generation": generation, "reason": reason}
+            )
         return TransitionsPage(cursor, start - since, out)

@@ -6,6 +6,7 @@ dispatcher accepts); it is a new dict after every change, so readers may keep a 
 request. A max of -1 withdraws the API entirely (librdkafka: MinVersion = MaxVersion = -1).
 Limits only narrow: a range beyond what the server implements is refused.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -48,8 +49,10 @@ class VersionLimits:
         else:
             new_lo = lo if min_version is None else min_version
             if not lo <= new_lo <= max_version <= hi:
-                raise bad_request(f"{name} v{new_lo}-v{max_version} is not within the served v{lo}-v{hi} "
-                                  "(limits only narrow; max_version -1 withdraws the API)")
+                raise bad_request(
+                    f"{name} v{new_lo}-v{max_version} is not within the served v{lo}-v{hi} "
+                    "(limits only narrow; max_version -1 withdraws the API)"
+                )
             self._limits[key] = (new_lo, max_version)
         self._rebuild()
         return self._view(key)

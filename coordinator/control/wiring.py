@@ -1,6 +1,7 @@
 """The control plane's request-path parts, as the composition root builds them: fault rules,
 the request log and the hook the dispatcher calls (control/hook.py). On when control.enable or
 control.port is set; off, nothing of it exists and dispatch pays nothing."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,9 @@ class ControlParts:
     hook: ControlHook
 
 
-def control_parts(config: Any, wall: Clock, services: dict[int, GroupService], topics: TopicRegistry,
-                  tap: Any | None) -> ControlParts:
+def control_parts(
+    config: Any, wall: Clock, services: dict[int, GroupService], topics: TopicRegistry, tap: Any | None
+) -> ControlParts:
     any_service = next(iter(services.values()))
 
     def group_state(group_id: str) -> str | None:

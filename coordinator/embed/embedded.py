@@ -13,6 +13,7 @@ afterwards unless one is given (it must be empty, new, or kgc's own: see coordin
 state survives; while stopped, calls that need the server raise `CoordinatorStopped`.
 `create_topic` creates a missing topic and refuses to change an existing one's partitions.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -51,8 +52,9 @@ def _leaves(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-def _config(data_dir: Path, host: str, port: int, settings: Mapping[str, Any] | None,
-            brokers: int | None = None) -> Config:
+def _config(
+    data_dir: Path, host: str, port: int, settings: Mapping[str, Any] | None, brokers: int | None = None
+) -> Config:
     # The control plane is on in process (`.control`), without its HTTP port unless asked for.
     fixed: dict[str, Any] = {"data.dir": str(data_dir), "host": host, "port": port, "control.enable": True}
     if brokers is not None:  # else settings may carry cluster.brokers
@@ -233,7 +235,8 @@ class EmbeddedServer:
                     raise ValueError(
                         f"topic {name!r} already has {existing.partitions} partitions, not {partitions}: kgc "
                         "cannot change an existing topic's partitions (Kafka's CreatePartitions is not served "
-                        "yet); use a new topic name, or create it with its final count")
+                        "yet); use a new topic name, or create it with its final count"
+                    )
                 return
             assert self._config is not None
             total = sum(t.partitions for t in server.broker.topics.all() if not t.internal) + partitions
@@ -244,8 +247,9 @@ class EmbeddedServer:
 
     def _require(self, what: str = "this") -> Server:
         if self._server is None or self._token is None:
-            raise CoordinatorStopped(f"the coordinator is stopped: {what} needs it running; call start() "
-                                     "(or restart()) first")
+            raise CoordinatorStopped(
+                f"the coordinator is stopped: {what} needs it running; call start() (or restart()) first"
+            )
         return self._server
 
     def _call(self, fn: Any) -> Any:

@@ -13,6 +13,7 @@ gets a "kgc timeline" section: the transcript as `kgc transcript` renders it, an
 (ini `kafka_coordinator_transcript = false` turns the transcript off). Loading this plugin imports
 nothing of the server: that happens when a test first asks for the fixture.
 """
+
 from __future__ import annotations
 
 import io
@@ -28,14 +29,20 @@ _REPORTED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini("kafka_coordinator_transcript", type="bool", default=True,
-                  help="kafka_coordinator: write a transcript and show it as a timeline when a test fails")
+    parser.addini(
+        "kafka_coordinator_transcript",
+        type="bool",
+        default=True,
+        help="kafka_coordinator: write a transcript and show it as a timeline when a test fails",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "kafka_settings(mapping=None, /, **settings): settings for the kafka_coordinator fixture, "
-        "by Kafka name (a mapping) or as keywords with underscores for dots")
+        "markers",
+        "kafka_settings(mapping=None, /, **settings): settings for the kafka_coordinator fixture, "
+        "by Kafka name (a mapping) or as keywords with underscores for dots",
+    )
 
 
 def marked_settings(node: pytest.Item) -> dict[str, Any]:
@@ -46,8 +53,9 @@ def marked_settings(node: pytest.Item) -> dict[str, Any]:
             if mark.name != "kafka_settings":
                 continue
             if len(mark.args) > 1 or (mark.args and not isinstance(mark.args[0], dict)):
-                raise pytest.UsageError(f"{node.nodeid}: kafka_settings takes one dict and/or keywords, "
-                                        f"got {mark.args!r}")
+                raise pytest.UsageError(
+                    f"{node.nodeid}: kafka_settings takes one dict and/or keywords, got {mark.args!r}"
+                )
             settings.update(mark.args[0] if mark.args else {})
             settings.update({name.replace("_", "."): value for name, value in mark.kwargs.items()})
     return settings

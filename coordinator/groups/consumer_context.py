@@ -10,6 +10,7 @@ resized topic recomputes its metadata on its next heartbeat). While someone obse
 metrics), every record that changes a group's state or epoch is reported as a transition whose
 reason is the operation's last note (an epoch bump's explanation) or its cause (request, timer).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -138,7 +139,8 @@ def deliver_topic_changes(ctx: ShardConsumerContext) -> None:
         return
     changed = image.changed_since(shard.topics_seen)
     if changed is None:  # too far behind: every subscribed topic counts as changed
-        changed = frozenset(name for g in shard.groups.values() if isinstance(g, ConsumerGroup)
-                            for name in g.subscribed_topic_names)
+        changed = frozenset(
+            name for g in shard.groups.values() if isinstance(g, ConsumerGroup) for name in g.subscribed_topic_names
+        )
     on_topics_changed(ctx, changed)
     shard.topics_seen = image.version

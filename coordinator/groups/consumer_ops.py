@@ -5,6 +5,7 @@ operation, with the classic bridge that converts groups between protocols (migra
 request checks Kafka's GroupCoordinatorService makes before routing (INVALID_REQUEST,
 UNSUPPORTED_ASSIGNOR) are in `validate_heartbeat`, which the service calls first.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,16 @@ from coordinator.groups.shard import GroupContext
 from coordinator.observe.reasons import because, explain
 from protocol.errors import ErrorCode
 
-__all__ = ["ConsumerDescribeParams", "ConsumerHeartbeatParams", "ConsumerHeartbeatResult", "DescribedConsumerGroup",
-           "consumer_group_describe", "consumer_heartbeat", "fence_member", "validate_heartbeat"]
+__all__ = [
+    "ConsumerDescribeParams",
+    "ConsumerHeartbeatParams",
+    "ConsumerHeartbeatResult",
+    "DescribedConsumerGroup",
+    "consumer_group_describe",
+    "consumer_heartbeat",
+    "fence_member",
+    "validate_heartbeat",
+]
 
 
 @dataclass(frozen=True)

@@ -65,14 +65,16 @@ def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[Describe
             )
             for m in group.members.values()
         ]
-        described.append(DescribedGroup(
-            group_id=group_id,
-            error=ErrorCode.NONE,
-            state=str(group.state),
-            protocol_type=group.protocol_type or "",
-            protocol_data=(group.protocol_name or "") if stable else "",
-            members=members,
-        ))
+        described.append(
+            DescribedGroup(
+                group_id=group_id,
+                error=ErrorCode.NONE,
+                state=str(group.state),
+                protocol_type=group.protocol_type or "",
+                protocol_data=(group.protocol_name or "") if stable else "",
+                members=members,
+            )
+        )
     return described
 
 
@@ -107,8 +109,11 @@ def delete_groups(ctx: GroupContext, p: DeleteGroupsParams) -> list[DeletedGroup
             explain(error, f"group {group_id!r} does not exist")
         elif not group.is_in(GroupState.EMPTY):
             error = ErrorCode.NON_EMPTY_GROUP
-            explain(error, f"group {group_id!r} is {group.state} with {len(group.members)} member(s); "
-                           "only an Empty group can be deleted")
+            explain(
+                error,
+                f"group {group_id!r} is {group.state} with {len(group.members)} member(s); "
+                "only an Empty group can be deleted",
+            )
         else:
             error = ErrorCode.NONE
             # Kafka GroupCoordinatorShard.deleteGroups: offset tombstones, then the group's.
@@ -127,8 +132,11 @@ def _delete_consumer_group(ctx: GroupContext, group: ConsumerGroup) -> ErrorCode
     try:
         consumer_describe.validate_delete_group(group)
     except ConsumerGroupError as exc:
-        explain(exc.code, f"consumer group {group.group_id!r} is {group.state} with {group.num_members()} "
-                          "member(s); only an Empty group can be deleted")
+        explain(
+            exc.code,
+            f"consumer group {group.group_id!r} is {group.state} with {group.num_members()} "
+            "member(s); only an Empty group can be deleted",
+        )
         return exc.code
     delete_all_offsets(ctx, group.group_id)
     for record in consumer_describe.group_tombstones(group):

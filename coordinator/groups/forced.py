@@ -36,8 +36,10 @@ def rebalance(ctx: GroupContext, group_id: str) -> ErrorCode:
         explain(ErrorCode.GROUP_ID_NOT_FOUND, f"group {group_id!r} does not exist")
         return ErrorCode.GROUP_ID_NOT_FOUND
     if not group.members or not group.state.can_rebalance:
-        explain(ErrorCode.REBALANCE_IN_PROGRESS if group.members else ErrorCode.NONE,
-                f"group {group_id!r} is {group.state}: nothing to start")
+        explain(
+            ErrorCode.REBALANCE_IN_PROGRESS if group.members else ErrorCode.NONE,
+            f"group {group_id!r} is {group.state}: nothing to start",
+        )
         return ErrorCode.REBALANCE_IN_PROGRESS if group.members else ErrorCode.NONE
     because(f"control: group {group_id!r} rebalanced on request")
     prepare_rebalance(ctx, group)

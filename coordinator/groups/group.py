@@ -62,8 +62,12 @@ class ClassicGroup:
     def is_simple(self) -> bool:
         """Kafka ClassicGroup.isSimpleGroup: made by an offset commit, never joined (no records of
         its own), so a consumer-group record may replace it."""
-        return self.protocol_type is None and not self.members and not self.pending_join_members \
+        return (
+            self.protocol_type is None
+            and not self.members
+            and not self.pending_join_members
             and self.state is GroupState.EMPTY
+        )
 
     # -- membership -------------------------------------------------------------------------
 
@@ -99,9 +103,7 @@ class ClassicGroup:
         self.pending_sync_members.pop(member_id, None)
         return member
 
-    def update_protocols(
-        self, member: ClassicMember, protocols: Protocols, rebalance_ms: int, session_ms: int
-    ) -> None:
+    def update_protocols(self, member: ClassicMember, protocols: Protocols, rebalance_ms: int, session_ms: int) -> None:
         self._supported_protocols.subtract(member.protocol_names)
         member.protocols = list(protocols)
         self._supported_protocols.update(member.protocol_names)
@@ -123,8 +125,7 @@ class ClassicGroup:
             assignment=old.assignment,
         )
         # Rebuild the dict so the new id keeps the old one's position (join order).
-        self.members = {(new_id if k == old_id else k): (new if k == old_id else m)
-                        for k, m in self.members.items()}
+        self.members = {(new_id if k == old_id else k): (new if k == old_id else m) for k, m in self.members.items()}
         if self.is_leader(old_id):
             self.leader_id = new_id
         self.static_members[instance_id] = new_id
@@ -132,8 +133,7 @@ class ClassicGroup:
             self.pending_sync_members[new_id] = None
         return new
 
-    def validate_generation_member(self, member_id: str, instance_id: str | None,
-                                   generation_id: int) -> int | None:
+    def validate_generation_member(self, member_id: str, instance_id: str | None, generation_id: int) -> int | None:
         """The checks Heartbeat and SyncGroup share, in Kafka's order: Dead, member (incl. static
         fencing), generation. ErrorCode code (with its reason explained) or None."""
         if self.is_in(GroupState.DEAD):
@@ -143,8 +143,10 @@ class ClassicGroup:
         if error is not None:
             return error
         if generation_id != self.generation_id:
-            explain(ErrorCode.ILLEGAL_GENERATION, f"request generation {generation_id}, group generation "
-                                              f"{self.generation_id}")
+            explain(
+                ErrorCode.ILLEGAL_GENERATION,
+                f"request generation {generation_id}, group generation {self.generation_id}",
+            )
             return ErrorCode.ILLEGAL_GENERATION
         return None
 
@@ -153,17 +155,24 @@ class ClassicGroup:
         if instance_id is None:
             if member_id in self.members:
                 return None
-            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"member {member_id!r} is not in group {self.group_id!r} "
-                                             f"(state {self.state}, generation {self.generation_id})")
+            explain(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"member {member_id!r} is not in group {self.group_id!r} "
+                f"(state {self.state}, generation {self.generation_id})",
+            )
             return ErrorCode.UNKNOWN_MEMBER_ID
         current = self.static_members.get(instance_id)
         if current is None:
-            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"no static member with group.instance.id {instance_id!r} "
-                                             f"in group {self.group_id!r}")
+            explain(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"no static member with group.instance.id {instance_id!r} in group {self.group_id!r}",
+            )
             return ErrorCode.UNKNOWN_MEMBER_ID
         if current != member_id:
-            explain(ErrorCode.FENCED_INSTANCE_ID, f"group.instance.id {instance_id!r} now belongs to member "
-                                              f"{current!r}, not {member_id!r}")
+            explain(
+                ErrorCode.FENCED_INSTANCE_ID,
+                f"group.instance.id {instance_id!r} now belongs to member {current!r}, not {member_id!r}",
+            )
             return ErrorCode.FENCED_INSTANCE_ID
         return None
 
@@ -266,10 +275,7 @@ class ClassicGroup:
 
     def leader_view(self) -> list[tuple[str, str | None, bytes]]:
         """What the leader's JoinGroup answer lists: (member id, instance id, metadata)."""
-        return [
-            (m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
-            for m in self.members.values()
-        ]
+        return [(m.member_id, m.group_instance_id, m.metadata(self.protocol_name)) for m in self.members.values()]
 
     # -- records ----------------------------------------------------------------------------
 

@@ -89,20 +89,30 @@ class GroupConfig:
 def _check_consumer_settings(c: ConsumerGroupSettings) -> None:
     """GroupCoordinatorConfig's requirements on the group.consumer.* timeouts (refused at start)."""
     checks = (
-        (c.min_session_timeout_ms <= c.max_session_timeout_ms,
-         "group.consumer.max.session.timeout.ms must be greater than or equal to "
-         "group.consumer.min.session.timeout.ms"),
-        (c.min_session_timeout_ms <= c.session_timeout_ms <= c.max_session_timeout_ms,
-         "group.consumer.session.timeout.ms must be between group.consumer.min.session.timeout.ms and "
-         "group.consumer.max.session.timeout.ms"),
-        (c.min_heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
-         "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
-         "group.consumer.min.heartbeat.interval.ms"),
-        (c.min_heartbeat_interval_ms <= c.heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
-         "group.consumer.heartbeat.interval.ms must be between group.consumer.min.heartbeat.interval.ms and "
-         "group.consumer.max.heartbeat.interval.ms"),
-        (c.heartbeat_interval_ms < c.session_timeout_ms,
-         "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+        (
+            c.min_session_timeout_ms <= c.max_session_timeout_ms,
+            "group.consumer.max.session.timeout.ms must be greater than or equal to "
+            "group.consumer.min.session.timeout.ms",
+        ),
+        (
+            c.min_session_timeout_ms <= c.session_timeout_ms <= c.max_session_timeout_ms,
+            "group.consumer.session.timeout.ms must be between group.consumer.min.session.timeout.ms and "
+            "group.consumer.max.session.timeout.ms",
+        ),
+        (
+            c.min_heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
+            "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
+            "group.consumer.min.heartbeat.interval.ms",
+        ),
+        (
+            c.min_heartbeat_interval_ms <= c.heartbeat_interval_ms <= c.max_heartbeat_interval_ms,
+            "group.consumer.heartbeat.interval.ms must be between group.consumer.min.heartbeat.interval.ms and "
+            "group.consumer.max.heartbeat.interval.ms",
+        ),
+        (
+            c.heartbeat_interval_ms < c.session_timeout_ms,
+            "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms",
+        ),
         (c.max_size >= 1, "group.consumer.max.size must be at least 1"),
     )
     for ok, message in checks:

@@ -33,7 +33,9 @@ def heartbeat(ctx: GroupContext, p: HeartbeatParams) -> HeartbeatResult:
         return HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID)
     reschedule_member_heartbeat(ctx, group, group.members[p.member_id])
     if group.is_in(GroupState.PREPARING_REBALANCE):
-        explain(ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: generation "
-                                             f"{group.generation_id} is ending, rejoin")
+        explain(
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            f"group {p.group_id!r} is PreparingRebalance: generation {group.generation_id} is ending, rejoin",
+        )
         return HeartbeatResult(ErrorCode.REBALANCE_IN_PROGRESS)
     return HeartbeatResult(ErrorCode.NONE)

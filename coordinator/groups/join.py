@@ -16,11 +16,7 @@ from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.migration.classic_members import join_consumer_group
-from coordinator.groups.rebalance import (
-    maybe_prepare_rebalance_or_complete_join,
-    schedule_heartbeat,
-    set_awaiting_join,
-)
+from coordinator.groups.rebalance import maybe_prepare_rebalance_or_complete_join, schedule_heartbeat, set_awaiting_join
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
 from coordinator.groups.shard import GroupContext
@@ -36,9 +32,11 @@ JoinAnswer = JoinGroupResult | ParkedReply[JoinGroupResult]
 def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
     config = ctx.shard.config
     if not config.min_session_timeout_ms <= p.session_timeout_ms <= config.max_session_timeout_ms:
-        explain(ErrorCode.INVALID_SESSION_TIMEOUT,
-                f"session timeout {p.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
-                f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]")
+        explain(
+            ErrorCode.INVALID_SESSION_TIMEOUT,
+            f"session timeout {p.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
+            f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]",
+        )
         return JoinGroupResult(ErrorCode.INVALID_SESSION_TIMEOUT, p.member_id)
     if p.rebalance_timeout_ms < 0:  # JoinGroup v0 carries no rebalance timeout
         p = _with_rebalance_timeout(p, p.session_timeout_ms)
@@ -60,15 +58,20 @@ def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
     created = False
     if group is None:
         if not is_unknown_member:
-            explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist, so member "
-                                             f"{p.member_id!r} cannot be in it; join with an empty member id")
+            explain(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"group {p.group_id!r} does not exist, so member "
+                f"{p.member_id!r} cannot be in it; join with an empty member id",
+            )
             return JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, p.member_id)
         group = ctx.shard.create_group(p.group_id, ctx.now_ms)
         created = True
 
     if not _accepts_joining_member(group, p.member_id, config.max_size):
-        explain(ErrorCode.GROUP_MAX_SIZE_REACHED, f"group {p.group_id!r} already has group.max.size="
-                                              f"{config.max_size} members")
+        explain(
+            ErrorCode.GROUP_MAX_SIZE_REACHED,
+            f"group {p.group_id!r} already has group.max.size={config.max_size} members",
+        )
         answer: JoinAnswer = JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED, p.member_id)
     elif is_unknown_member:
         answer = _join_new_member(ctx, group, p)
@@ -107,17 +110,17 @@ def _join_new_member(ctx: GroupContext, group: ClassicGroup, p: JoinGroupParams)
     if p.group_instance_id is not None:
         existing_id = group.static_members.get(p.group_instance_id)
         if existing_id is not None:
-            return update_static_member_then_rebalance_or_complete_join(
-                ctx, group, p, existing_id, new_member_id
-            )
+            return update_static_member_then_rebalance_or_complete_join(ctx, group, p, existing_id, new_member_id)
         return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
     if p.request_version >= 4:
         # KIP-394: hand out the id and wait for the member to come back with it. The id
         # expires after the session timeout if it never does.
         group.pending_join_members[new_member_id] = None
         schedule_heartbeat(ctx, group, new_member_id, p.session_timeout_ms)
-        explain(ErrorCode.MEMBER_ID_REQUIRED, f"JoinGroup v{p.request_version} without a member id: "
-                                          f"rejoin with member id {new_member_id!r} (KIP-394)")
+        explain(
+            ErrorCode.MEMBER_ID_REQUIRED,
+            f"JoinGroup v{p.request_version} without a member id: rejoin with member id {new_member_id!r} (KIP-394)",
+        )
         return JoinGroupResult(ErrorCode.MEMBER_ID_REQUIRED, new_member_id)
     return add_member_then_rebalance_or_complete_join(ctx, group, p, new_member_id)
 
@@ -132,8 +135,9 @@ def _join_existing_member(ctx: GroupContext, group: ClassicGroup, p: JoinGroupPa
     if group.is_pending_member(p.member_id):
         if p.group_instance_id is not None:
             # Pending ids are only handed to dynamic members (Kafka: IllegalStateException).
-            explain(ErrorCode.UNKNOWN_SERVER_ERROR, f"pending member id {p.member_id!r} came back with a "
-                                                f"group.instance.id")
+            explain(
+                ErrorCode.UNKNOWN_SERVER_ERROR, f"pending member id {p.member_id!r} came back with a group.instance.id"
+            )
             return JoinGroupResult(ErrorCode.UNKNOWN_SERVER_ERROR, p.member_id)
         return add_member_then_rebalance_or_complete_join(ctx, group, p, p.member_id)
 
@@ -156,16 +160,20 @@ def _join_existing_member(ctx: GroupContext, group: ClassicGroup, p: JoinGroupPa
             return update_member_then_rebalance_or_complete_join(ctx, group, member, p)
         return current_generation(group, member.member_id)
     # Empty: the member is stale; it must reset its generation and join again.
-    explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group.group_id!r} is Empty: member {p.member_id!r} is stale "
-                                     "and must join again without a member id")
+    explain(
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        f"group {group.group_id!r} is Empty: member {p.member_id!r} is stale and must join again without a member id",
+    )
     return JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, p.member_id)
 
 
 def _explain_inconsistent(group: ClassicGroup, p: JoinGroupParams) -> None:
-    explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-            f"protocol type {p.protocol_type!r} with protocols {[n for n, _ in p.protocols]} does not match "
-            f"group {group.group_id!r} (type {group.protocol_type!r}, protocols every member supports: "
-            f"{group.candidate_protocols() if group.members else []})")
+    explain(
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        f"protocol type {p.protocol_type!r} with protocols {[n for n, _ in p.protocols]} does not match "
+        f"group {group.group_id!r} (type {group.protocol_type!r}, protocols every member supports: "
+        f"{group.candidate_protocols() if group.members else []})",
+    )
 
 
 def current_generation(group: ClassicGroup, member_id: str) -> JoinGroupResult:
@@ -214,4 +222,3 @@ def update_member_then_rebalance_or_complete_join(
     set_awaiting_join(ctx, member, reply)
     maybe_prepare_rebalance_or_complete_join(ctx, group)
     return reply
-

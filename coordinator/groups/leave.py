@@ -29,9 +29,10 @@ def leave_group(ctx: GroupContext, p: LeaveGroupParams) -> LeaveGroupResult:
     group = ctx.shard.group(p.group_id)
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
-        return LeaveGroupResult(ErrorCode.NONE, [
-            LeftMember(m.member_id, m.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID) for m in p.members
-        ])
+        return LeaveGroupResult(
+            ErrorCode.NONE,
+            [LeftMember(m.member_id, m.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID) for m in p.members],
+        )
     if group.is_in(GroupState.DEAD):
         explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
         return LeaveGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)

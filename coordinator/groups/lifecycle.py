@@ -44,8 +44,9 @@ OFFSETS_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, "kgc:" + OFFSETS_TOPIC)
 class GroupShards:
     topic = OFFSETS_TOPIC
 
-    def __init__(self, config: GroupConfig, uuid_source: Callable[[], str] | None = None,
-                 topics: TopicsImage | None = None) -> None:
+    def __init__(
+        self, config: GroupConfig, uuid_source: Callable[[], str] | None = None, topics: TopicsImage | None = None
+    ) -> None:
         self.config = config
         self._uuid_source = uuid_source
         self.topics = topics if topics is not None else TopicsImage()
@@ -75,9 +76,10 @@ class GroupShards:
             if not isinstance(group, ClassicGroup):
                 continue  # consumer groups park nothing
             for member in group.members.values():
-                for reply, value in ((member.awaiting_join,
-                                      JoinGroupResult(ErrorCode.NOT_COORDINATOR, UNKNOWN_MEMBER_ID)),
-                                     (member.awaiting_sync, SyncGroupResult(ErrorCode.NOT_COORDINATOR))):
+                for reply, value in (
+                    (member.awaiting_join, JoinGroupResult(ErrorCode.NOT_COORDINATOR, UNKNOWN_MEMBER_ID)),
+                    (member.awaiting_sync, SyncGroupResult(ErrorCode.NOT_COORDINATOR)),
+                ):
                     if reply is not None and not reply.done:
                         reply.resolve(value)
                 member.awaiting_join = member.awaiting_sync = None
@@ -98,11 +100,27 @@ def offsets_log_config(config: Any) -> LogConfig:
     )
 
 
-def group_runtime(config: Any, clock: TimerClock, logs: LogManager, observer: WriterObserver | None = None,
-                  topics: TopicSource | None = None) -> CoordinatorRuntime[GroupShard]:
+def group_runtime(
+    config: Any,
+    clock: TimerClock,
+    logs: LogManager,
+    observer: WriterObserver | None = None,
+    topics: TopicSource | None = None,
+) -> CoordinatorRuntime[GroupShard]:
     """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime;
     `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
-    writer = PartitionWriter(OFFSETS_TOPIC, logs, config.offsets_topic_num_partitions,
-                             offsets_log_config(config), clock, encode_record, observer)
-    return CoordinatorRuntime(GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
-                              writer, clock, load_delay_ms=config.coordinator_load_delay_ms)
+    writer = PartitionWriter(
+        OFFSETS_TOPIC,
+        logs,
+        config.offsets_topic_num_partitions,
+        offsets_log_config(config),
+        clock,
+        encode_record,
+        observer,
+    )
+    return CoordinatorRuntime(
+        GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
+        writer,
+        clock,
+        load_delay_ms=config.coordinator_load_delay_ms,
+    )

@@ -19,6 +19,7 @@ INVALID_OFFSET = -1  # Kafka OffsetFetchResponse.INVALID_OFFSET
 
 # -- OffsetCommit (8) -----------------------------------------------------------------------
 
+
 class CommitPartition(NamedTuple):
     """A NamedTuple, not a dataclass: a commit builds one per partition, and a frozen dataclass's
     __init__ costs several times as much."""
@@ -51,6 +52,7 @@ class OffsetCommitResult:
 
 # -- OffsetFetch (9) ------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class FetchGroup:
     group_id: str
@@ -65,8 +67,9 @@ class OffsetFetchParams:
     require_stable: bool = False  # v7+; no transactions here, so it changes nothing
 
     @classmethod
-    def single(cls, group_id: str, topics: list[tuple[str, list[int]]] | None,
-               require_stable: bool = False) -> OffsetFetchParams:
+    def single(
+        cls, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool = False
+    ) -> OffsetFetchParams:
         return cls([FetchGroup(group_id, topics)], require_stable)
 
 
@@ -87,6 +90,7 @@ class FetchedGroup:
 
 
 # -- OffsetDelete (47) ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class OffsetDeleteParams:

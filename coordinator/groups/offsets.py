@@ -37,6 +37,7 @@ from protocol.errors import ErrorCode
 
 # -- OffsetCommit ----------------------------------------------------------------------------
 
+
 def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResult:
     group, error = _validate_commit(ctx, p)
     if error is not None:
@@ -55,12 +56,18 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
         for part in partitions:
             # a Java length is at most twice the str's: most metadata needs no exact count
             if part.metadata and len(part.metadata) * 2 > max_bytes and _java_length(part.metadata) > max_bytes:
-                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
-                        f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
+                explain(
+                    ErrorCode.OFFSET_METADATA_TOO_LARGE,
+                    f"metadata of {topic}-{part.partition} is "
+                    f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}",
+                )
                 answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            apply(offset_commit_record(group_id, topic, part.partition, part.offset, part.leader_epoch,
-                                       part.metadata or "", now, expire))
+            apply(
+                offset_commit_record(
+                    group_id, topic, part.partition, part.offset, part.leader_epoch, part.metadata or "", now, expire
+                )
+            )
             answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
     return OffsetCommitResult(ErrorCode.NONE, topics)
@@ -73,8 +80,9 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
     consumer = ctx.shard.consumer_group(p.group_id)
     if consumer is not None:
         try:
-            validate_offset_commit(consumer, p.member_id, p.group_instance_id, p.generation_id,
-                                   api_version=p.request_version)
+            validate_offset_commit(
+                consumer, p.member_id, p.group_instance_id, p.generation_id, api_version=p.request_version
+            )
         except ConsumerGroupError as exc:
             explain(exc.code, exc.message)
             return None, exc.code
@@ -84,8 +92,10 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
         if p.generation_id < 0:
             return None, None
         # v9 answers GROUP_ID_NOT_FOUND; older versions keep ILLEGAL_GENERATION.
-        explain(ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 9 else ErrorCode.ILLEGAL_GENERATION,
-                f"group {p.group_id!r} does not exist, yet the commit names generation {p.generation_id}")
+        explain(
+            ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 9 else ErrorCode.ILLEGAL_GENERATION,
+            f"group {p.group_id!r} does not exist, yet the commit names generation {p.generation_id}",
+        )
         return None, ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 9 else ErrorCode.ILLEGAL_GENERATION
     if group.is_in(GroupState.DEAD):
         explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
@@ -97,26 +107,32 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
         if error is not None:
             return None, ErrorCode(error)
         if p.generation_id != group.generation_id:
-            explain(ErrorCode.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
-                                              f"{group.generation_id}")
+            explain(
+                ErrorCode.ILLEGAL_GENERATION,
+                f"request generation {p.generation_id}, group generation {group.generation_id}",
+            )
             return None, ErrorCode.ILLEGAL_GENERATION
     elif not group.is_in(GroupState.EMPTY):
         # No member id and no generation: only an empty group takes such commits.
-        explain(ErrorCode.UNKNOWN_MEMBER_ID, f"a commit without member id and generation, but group "
-                                         f"{p.group_id!r} is {group.state} (only an Empty group takes one)")
+        explain(
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            f"a commit without member id and generation, but group "
+            f"{p.group_id!r} is {group.state} (only an Empty group takes one)",
+        )
         return None, ErrorCode.UNKNOWN_MEMBER_ID
     if group.is_in(GroupState.COMPLETING_REBALANCE):
         # The member has its generation but not its assignment yet: let it finish the sync.
-        explain(ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is CompletingRebalance: finish "
-                                             "SyncGroup before committing")
+        explain(
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            f"group {p.group_id!r} is CompletingRebalance: finish SyncGroup before committing",
+        )
         return None, ErrorCode.REBALANCE_IN_PROGRESS
     return group, None
 
 
 def commit_error(p: OffsetCommitParams, error: ErrorCode) -> OffsetCommitResult:
     """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
-    return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts])
-                                      for t, parts in p.topics])
+    return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts]) for t, parts in p.topics])
 
 
 def _java_length(text: str) -> int:
@@ -125,6 +141,7 @@ def _java_length(text: str) -> int:
 
 
 # -- OffsetFetch -----------------------------------------------------------------------------
+
 
 def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]:
     """fetchOffsets / fetchAllOffsets per group. An unknown (or Dead) group is not an error:
@@ -152,9 +169,10 @@ def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]
                 by_topic.setdefault(topic, []).append(_fetched(partition, rec, unstable))
             answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, list(by_topic.items())))
             continue
-        topics = [(topic, [_fetched(partition, offsets.get((topic, partition)), unstable, topic)
-                           for partition in partitions])
-                  for topic, partitions in request.topics]
+        topics = [
+            (topic, [_fetched(partition, offsets.get((topic, partition)), unstable, topic) for partition in partitions])
+            for topic, partitions in request.topics
+        ]
         answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, topics))
     return answers
 
@@ -164,8 +182,12 @@ def _unstable(ctx: GroupContext, group_id: str) -> set[tuple[str, int]] | None:
     return pending or None
 
 
-def _fetched(partition: int, rec: OffsetCommitRecord | None, unstable: set[tuple[str, int]] | None = None,
-             topic: str | None = None) -> FetchedPartition:
+def _fetched(
+    partition: int,
+    rec: OffsetCommitRecord | None,
+    unstable: set[tuple[str, int]] | None = None,
+    topic: str | None = None,
+) -> FetchedPartition:
     if unstable is not None and rec is not None:
         topic = rec.topic
     if unstable is not None and (topic, partition) in unstable:
@@ -177,6 +199,7 @@ def _fetched(partition: int, rec: OffsetCommitRecord | None, unstable: set[tuple
 
 
 # -- OffsetDelete ----------------------------------------------------------------------------
+
 
 def delete_offsets(ctx: GroupContext, p: OffsetDeleteParams) -> OffsetDeleteResult:
     group: ClassicGroup | ConsumerGroup | None = ctx.shard.consumer_group(p.group_id) or ctx.shard.group(p.group_id)
@@ -193,14 +216,14 @@ def delete_offsets(ctx: GroupContext, p: OffsetDeleteParams) -> OffsetDeleteResu
     return _delete_offsets(ctx, group, p)
 
 
-def _delete_offsets(ctx: GroupContext, group: ClassicGroup | ConsumerGroup,
-                    p: OffsetDeleteParams) -> OffsetDeleteResult:
+def _delete_offsets(
+    ctx: GroupContext, group: ClassicGroup | ConsumerGroup, p: OffsetDeleteParams
+) -> OffsetDeleteResult:
     store = ctx.shard.offsets
     topics = []
     for topic, partitions in p.topics:
         if group.is_subscribed_to_topic(topic):
-            explain(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, f"members of group {p.group_id!r} are subscribed to "
-                                                     f"{topic!r}")
+            explain(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, f"members of group {p.group_id!r} are subscribed to {topic!r}")
             topics.append((topic, [(n, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for n in partitions]))
             continue
         for n in partitions:

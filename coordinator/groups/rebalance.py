@@ -125,18 +125,14 @@ def prepare_rebalance(ctx: GroupContext, group: ClassicGroup) -> None:
         _schedule_initial_delay(ctx, group_id, delay_ms, remaining_ms)
         return
     ctx.shard.timers.schedule(
-        join_key(group_id),
-        ctx.now_ms + group.rebalance_timeout_ms(),
-        lambda c: _complete_join_by_id(c, group_id),
+        join_key(group_id), ctx.now_ms + group.rebalance_timeout_ms(), lambda c: _complete_join_by_id(c, group_id)
     )
     maybe_complete_join_phase(ctx, group)
 
 
 def _schedule_initial_delay(ctx: GroupContext, group_id: str, delay_ms: int, remaining_ms: int) -> None:
     ctx.shard.timers.schedule(
-        join_key(group_id),
-        ctx.now_ms + delay_ms,
-        lambda c: try_complete_initial_rebalance(c, group_id, remaining_ms),
+        join_key(group_id), ctx.now_ms + delay_ms, lambda c: try_complete_initial_rebalance(c, group_id, remaining_ms)
     )
 
 
@@ -192,9 +188,7 @@ def complete_join(ctx: GroupContext, group: ClassicGroup) -> None:
         # Only static members that did not rejoin are left: wait another rebalance timeout.
         group_id = group.group_id
         timers.schedule(
-            join_key(group_id),
-            ctx.now_ms + group.rebalance_timeout_ms(),
-            lambda c: _complete_join_by_id(c, group_id),
+            join_key(group_id), ctx.now_ms + group.rebalance_timeout_ms(), lambda c: _complete_join_by_id(c, group_id)
         )
         return
     group.init_next_generation(ctx.now_ms)
@@ -228,8 +222,11 @@ def set_awaiting_join(ctx: GroupContext, member: ClassicMember, reply: ParkedRep
     """Park a JoinGroup. A JoinGroup already parked for the member is answered
     REBALANCE_IN_PROGRESS (Kafka silently drops it, leaving the client to time out)."""
     if member.awaiting_join is not None:
-        explain_parked(member.awaiting_join, ErrorCode.REBALANCE_IN_PROGRESS,
-                       f"a newer JoinGroup from member {member.member_id!r} replaced this one")
+        explain_parked(
+            member.awaiting_join,
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            f"a newer JoinGroup from member {member.member_id!r} replaced this one",
+        )
         ctx.complete(member.awaiting_join, JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
     member.awaiting_join = reply
 
@@ -263,8 +260,10 @@ def expire_pending_sync(ctx: GroupContext, group_id: str, generation_id: int) ->
 
 def remove_pending_sync_member(ctx: GroupContext, group: ClassicGroup, member_id: str) -> None:
     group.pending_sync_members.pop(member_id, None)
-    if not group.is_in(GroupState.COMPLETING_REBALANCE, GroupState.STABLE) or \
-            group.has_received_sync_from_all_members():
+    if (
+        not group.is_in(GroupState.COMPLETING_REBALANCE, GroupState.STABLE)
+        or group.has_received_sync_from_all_members()
+    ):
         ctx.shard.timers.cancel(sync_key(group.group_id))
 
 
@@ -275,14 +274,18 @@ def propagate_assignment(ctx: GroupContext, group: ClassicGroup, error: ErrorCod
     for member in group.members.values():
         if member.awaiting_sync is not None:
             if not ok:
-                explain_parked(member.awaiting_sync, error, f"a new rebalance of group {group.group_id!r} "
-                               f"started before the leader's assignment arrived ({cause() or 'unknown cause'})")
-            ctx.complete(member.awaiting_sync, SyncGroupResult(
-                error,
-                group.protocol_type if ok else None,
-                group.protocol_name if ok else None,
-                member.assignment,
-            ))
+                explain_parked(
+                    member.awaiting_sync,
+                    error,
+                    f"a new rebalance of group {group.group_id!r} "
+                    f"started before the leader's assignment arrived ({cause() or 'unknown cause'})",
+                )
+            ctx.complete(
+                member.awaiting_sync,
+                SyncGroupResult(
+                    error, group.protocol_type if ok else None, group.protocol_name if ok else None, member.assignment
+                ),
+            )
             member.awaiting_sync = None
             reschedule_member_heartbeat(ctx, group, member)
 

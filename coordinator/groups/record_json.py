@@ -10,6 +10,7 @@ assignment are decoded into JSON too (left as base64 if they do not parse). KIP-
 records (key types 3-8, 16) are rendered by consumer/record_json.py. Unknown record types
 and unparseable records become one explanatory key text, as Kafka's parser reports them.
 """
+
 from __future__ import annotations
 
 import base64
@@ -48,15 +49,18 @@ def _b64(blob: bytes | None) -> str | None:
 def decode(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
     """(key text, payload text) for one record, as OffsetsMessageParser.parse returns them."""
     key_json, value_json = decode_json(offset, key, value)
-    return (key_json if isinstance(key_json, str) else _json(key_json),
-            value_json if value_json is None or isinstance(value_json, str) else _json(value_json))
+    return (
+        key_json if isinstance(key_json, str) else _json(key_json),
+        value_json if value_json is None or isinstance(value_json, str) else _json(value_json),
+    )
 
 
 def decode_json(offset: int, key: bytes | None, value: bytes | None) -> tuple[Any, Any]:
     """`decode` before the JSON is printed: dicts, or the explanatory/`<DELETE>` texts."""
     if key is None:
-        raise ValueError(f"Failed to decode message at offset {offset} using the specified decoder "
-                         "(message had a missing key)")
+        raise ValueError(
+            f"Failed to decode message at offset {offset} using the specified decoder (message had a missing key)"
+        )
     try:
         record = decode_record(key, value)
     except (RecordDecodeError, DecodeError, struct.error, UnicodeDecodeError) as exc:
@@ -67,8 +71,10 @@ def decode_json(offset: int, key: bytes | None, value: bytes | None) -> tuple[An
     if isinstance(record, UnknownRecord):
         if record.value_version is None:
             return f"Unknown record type {record.key_type} at offset {offset}, skipping.", None
-        return (f"Error at offset {offset}, skipping. Unknown version {record.value_version} "
-                f"of record type {record.key_type}"), None
+        return (
+            f"Error at offset {offset}, skipping. Unknown version {record.value_version} "
+            f"of record type {record.key_type}"
+        ), None
     key_json = {"type": str(key_type), "data": key_data(record)}
     if value is None:
         return key_json, DELETE
@@ -88,7 +94,7 @@ def key_group(key: bytes | None) -> str | None:
         return None
     (n,) = struct.unpack_from(">h", key, 2)
     try:
-        return key[4:4 + n].decode("utf-8") if 0 <= n <= len(key) - 4 else None
+        return key[4 : 4 + n].decode("utf-8") if 0 <= n <= len(key) - 4 else None
     except UnicodeDecodeError:
         return None
 
@@ -121,8 +127,12 @@ def offset_value(r: OffsetCommitRecord, version: int) -> dict[str, Any]:
 def group_value(g: GroupMetadataRecord, version: int) -> dict[str, Any]:
     """GroupMetadataValue.json: currentStateTimestamp v2+; per member rebalanceTimeout v1+,
     groupInstanceId v3+."""
-    data: dict[str, Any] = {"protocolType": g.protocol_type, "generation": g.generation_id,
-                            "protocol": g.protocol_name, "leader": g.leader}
+    data: dict[str, Any] = {
+        "protocolType": g.protocol_type,
+        "generation": g.generation_id,
+        "protocol": g.protocol_name,
+        "leader": g.leader,
+    }
     if version >= 2:
         data["currentStateTimestamp"] = -1 if g.current_state_timestamp_ms is None else g.current_state_timestamp_ms
     consumer = g.protocol_type == "consumer"
@@ -170,10 +180,10 @@ def assignment_json(blob: bytes) -> Any:
         return _b64(blob)
     if a.version > MAX_VERSION:
         return _b64(blob)
-    return {"assignedPartitions": [{"topic": tp.topic, "partitions": tp.partitions}
-                                   for tp in a.assigned_partitions],
-            "userData": _b64(a.user_data)}
+    return {
+        "assignedPartitions": [{"topic": tp.topic, "partitions": tp.partitions} for tp in a.assigned_partitions],
+        "userData": _b64(a.user_data),
+    }
 
 
-__all__ = ["decode", "DELETE", "LEGACY_OFFSET_COMMIT_KEY_TYPE", "OFFSET_COMMIT_KEY_TYPE",
-           "GROUP_METADATA_KEY_TYPE"]
+__all__ = ["decode", "DELETE", "LEGACY_OFFSET_COMMIT_KEY_TYPE", "OFFSET_COMMIT_KEY_TYPE", "GROUP_METADATA_KEY_TYPE"]

@@ -64,16 +64,30 @@ class OffsetCommitRecord:
 _new = object.__new__
 
 
-def offset_commit_record(group_id: str, topic: str, partition: int, offset: int, leader_epoch: int,
-                         metadata: str, commit_timestamp_ms: int,
-                         expire_timestamp_ms: int | None) -> OffsetCommitRecord:
+def offset_commit_record(
+    group_id: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    leader_epoch: int,
+    metadata: str,
+    commit_timestamp_ms: int,
+    expire_timestamp_ms: int | None,
+) -> OffsetCommitRecord:
     """`OffsetCommitRecord(...)` for the hot paths (a commit, a load): a frozen dataclass's
     __init__ pays object.__setattr__ per field; filling the instance dict directly builds an
     identical, equal object in a third of the time."""
     rec = _new(OffsetCommitRecord)
-    rec.__dict__.update(group_id=group_id, topic=topic, partition=partition, offset=offset,
-                        leader_epoch=leader_epoch, metadata=metadata, commit_timestamp_ms=commit_timestamp_ms,
-                        expire_timestamp_ms=expire_timestamp_ms)
+    rec.__dict__.update(
+        group_id=group_id,
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        leader_epoch=leader_epoch,
+        metadata=metadata,
+        commit_timestamp_ms=commit_timestamp_ms,
+        expire_timestamp_ms=expire_timestamp_ms,
+    )
     return rec
 
 

@@ -30,9 +30,16 @@ from protocol import primitives as p
 from protocol.errors import DecodeError
 
 __all__ = [
-    "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
-    "encode_record", "decode_record", "encode_key", "OFFSET_COMMIT_KEY_TYPE",
-    "LEGACY_OFFSET_COMMIT_KEY_TYPE", "GROUP_METADATA_KEY_TYPE",
+    "OffsetCommitRecord",
+    "OffsetTombstone",
+    "UnknownRecord",
+    "RecordDecodeError",
+    "encode_record",
+    "decode_record",
+    "encode_key",
+    "OFFSET_COMMIT_KEY_TYPE",
+    "LEGACY_OFFSET_COMMIT_KEY_TYPE",
+    "GROUP_METADATA_KEY_TYPE",
 ]
 
 LEGACY_OFFSET_COMMIT_KEY_TYPE = 0
@@ -87,8 +94,13 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
         if obj.expire_timestamp_ms is None:
             meta = obj.metadata.encode()
             if len(meta) <= 0x7FFF:
-                return key, b"".join((_V3_HEAD(OFFSET_COMMIT_VALUE_VERSION, obj.offset, obj.leader_epoch, len(meta)),
-                                      meta, _I64_PACK(obj.commit_timestamp_ms)))
+                return key, b"".join(
+                    (
+                        _V3_HEAD(OFFSET_COMMIT_VALUE_VERSION, obj.offset, obj.leader_epoch, len(meta)),
+                        meta,
+                        _I64_PACK(obj.commit_timestamp_ms),
+                    )
+                )
         return key, _encode_offset_value(obj)
     if is_consumer_record(obj):
         return consumer_codec.encode_consumer_record(obj)
@@ -103,27 +115,54 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
 def _encode_offset_value(r: OffsetCommitRecord) -> bytes:
     # MetadataVersion.offsetCommitValueVersion: v1 only to carry a client-given expiry.
     if r.expire_timestamp_ms is not None:
-        return b"".join((p.write_int16(OFFSET_COMMIT_VALUE_WITH_EXPIRY), p.write_int64(r.offset),
-                         p.write_string(r.metadata), p.write_int64(r.commit_timestamp_ms),
-                         p.write_int64(r.expire_timestamp_ms)))
-    return b"".join((p.write_int16(OFFSET_COMMIT_VALUE_VERSION), p.write_int64(r.offset),
-                     p.write_int32(r.leader_epoch), p.write_string(r.metadata),
-                     p.write_int64(r.commit_timestamp_ms)))
+        return b"".join(
+            (
+                p.write_int16(OFFSET_COMMIT_VALUE_WITH_EXPIRY),
+                p.write_int64(r.offset),
+                p.write_string(r.metadata),
+                p.write_int64(r.commit_timestamp_ms),
+                p.write_int64(r.expire_timestamp_ms),
+            )
+        )
+    return b"".join(
+        (
+            p.write_int16(OFFSET_COMMIT_VALUE_VERSION),
+            p.write_int64(r.offset),
+            p.write_int32(r.leader_epoch),
+            p.write_string(r.metadata),
+            p.write_int64(r.commit_timestamp_ms),
+        )
+    )
 
 
 def _encode_member_v3(m: MemberSnapshot) -> bytes:
-    return b"".join((p.write_string(m.member_id), p.write_nullable_string(m.group_instance_id),
-                     p.write_string(m.client_id), p.write_string(m.client_host),
-                     p.write_int32(m.rebalance_timeout_ms), p.write_int32(m.session_timeout_ms),
-                     p.write_bytes(m.subscription), p.write_bytes(m.assignment)))
+    return b"".join(
+        (
+            p.write_string(m.member_id),
+            p.write_nullable_string(m.group_instance_id),
+            p.write_string(m.client_id),
+            p.write_string(m.client_host),
+            p.write_int32(m.rebalance_timeout_ms),
+            p.write_int32(m.session_timeout_ms),
+            p.write_bytes(m.subscription),
+            p.write_bytes(m.assignment),
+        )
+    )
 
 
 def _encode_group_value(g: GroupMetadataRecord) -> bytes:
     ts = NO_TIMESTAMP if g.current_state_timestamp_ms is None else g.current_state_timestamp_ms
-    return b"".join((p.write_int16(GROUP_METADATA_VALUE_VERSION), p.write_string(g.protocol_type),
-                     p.write_int32(g.generation_id), p.write_nullable_string(g.protocol_name),
-                     p.write_nullable_string(g.leader), p.write_int64(ts),
-                     p.write_array(g.members, _encode_member_v3)))
+    return b"".join(
+        (
+            p.write_int16(GROUP_METADATA_VALUE_VERSION),
+            p.write_string(g.protocol_type),
+            p.write_int32(g.generation_id),
+            p.write_nullable_string(g.protocol_name),
+            p.write_nullable_string(g.leader),
+            p.write_int64(ts),
+            p.write_array(g.members, _encode_member_v3),
+        )
+    )
 
 
 # -- decoding --------------------------------------------------------------------------------
@@ -185,7 +224,7 @@ def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | N
             (tlen,) = _I16.unpack_from(key, pos)
             if glen < 0 or tlen < 0 or pos + 2 + tlen + 4 != len(key):
                 return None
-            names = (key[4:pos].decode(), key[pos + 2:pos + 2 + tlen].decode())
+            names = (key[4:pos].decode(), key[pos + 2 : pos + 2 + tlen].decode())
             if len(_KEY_NAMES) >= 65536:
                 _KEY_NAMES.clear()
             _KEY_NAMES[key[:-4]] = names
@@ -241,8 +280,7 @@ def _decode_offset_value(group: str, topic: str, partition: int, value: bytes) -
     if version >= 4:
         pos = p.skip_tagged_fields(value, pos)
     _end(value, pos, f"OffsetCommitValue v{version}")
-    return OffsetCommitRecord(group, topic, partition, offset, leader_epoch, metadata, commit_ts,
-                              expire_ts)
+    return OffsetCommitRecord(group, topic, partition, offset, leader_epoch, metadata, commit_ts, expire_ts)
 
 
 def _decode_group_value(group: str, value: bytes) -> Any:
@@ -270,9 +308,16 @@ def _decode_group_value(group: str, value: bytes) -> Any:
         if flexible:
             at = p.skip_tagged_fields(data, at)
         # v0 had no rebalance timeout; Kafka's old GroupMetadataManager used the session timeout.
-        return MemberSnapshot(member_id, instance_id, client_id, client_host,
-                              session_ms if rebalance_ms is None else rebalance_ms, session_ms,
-                              subscription, assignment), at
+        return MemberSnapshot(
+            member_id,
+            instance_id,
+            client_id,
+            client_host,
+            session_ms if rebalance_ms is None else rebalance_ms,
+            session_ms,
+            subscription,
+            assignment,
+        ), at
 
     protocol_type, pos = rd_str(value, pos)
     generation, pos = p.read_int32(value, pos)
@@ -288,5 +333,4 @@ def _decode_group_value(group: str, value: bytes) -> Any:
     if flexible:
         pos = p.skip_tagged_fields(value, pos)
     _end(value, pos, f"GroupMetadataValue v{version}")
-    return GroupMetadataRecord(group, protocol_type, generation, protocol, leader, state_ts,
-                               tuple(members))
+    return GroupMetadataRecord(group, protocol_type, generation, protocol, leader, state_ts, tuple(members))

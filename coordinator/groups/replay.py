@@ -31,16 +31,23 @@ AnyGroup = ClassicGroup | ConsumerGroup
 
 def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
     """Kafka ClassicGroup.fromRecord."""
-    group = ClassicGroup(record.group_id, now_ms,
-                         GroupState.STABLE if record.members else GroupState.EMPTY)
+    group = ClassicGroup(record.group_id, now_ms, GroupState.STABLE if record.members else GroupState.EMPTY)
     protocol_type = record.protocol_type or None
     for m in record.members:
         protocols = [] if record.protocol_name is None else [(record.protocol_name, m.subscription)]
-        group.add(ClassicMember(
-            member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-            client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout_ms,
-            session_timeout_ms=m.session_timeout_ms, protocol_type=protocol_type or "",
-            protocols=protocols, assignment=m.assignment))
+        group.add(
+            ClassicMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.session_timeout_ms,
+                protocol_type=protocol_type or "",
+                protocols=protocols,
+                assignment=m.assignment,
+            )
+        )
     group.generation_id = record.generation_id
     group.protocol_type = protocol_type
     group.protocol_name = record.protocol_name
@@ -69,4 +76,3 @@ def replay(record: object, groups: dict[str, AnyGroup], offsets: OffsetStore, no
     else:
         raise TypeError(f"cannot replay {type(record).__name__}")
     return True
-

@@ -18,6 +18,7 @@ NO_GENERATION = -1
 
 # -- JoinGroup (11) -------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class JoinGroupParams:
     group_id: str
@@ -48,6 +49,7 @@ class JoinGroupResult:
 
 # -- SyncGroup (14) -------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SyncGroupParams:
     group_id: str
@@ -70,6 +72,7 @@ class SyncGroupResult:
 
 # -- Heartbeat (12) -------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class HeartbeatParams:
     group_id: str
@@ -84,6 +87,7 @@ class HeartbeatResult:
 
 
 # -- LeaveGroup (13) ------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LeavingMember:
@@ -125,6 +129,7 @@ class LeaveGroupResult:
 
 
 # -- DescribeGroups (15), ListGroups (16), DeleteGroups (42) --------------------------------
+
 
 @dataclass(frozen=True)
 class DescribeGroupsParams:

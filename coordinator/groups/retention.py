@@ -31,8 +31,7 @@ def retention_key() -> tuple[str]:
 
 def schedule_offset_expiration(shard: GroupShard, now_ms: int) -> None:
     """Kafka scheduleGroupMetadataExpiration: first check one interval after load."""
-    shard.timers.schedule(
-        retention_key(), now_ms + shard.config.offsets_retention_check_interval_ms, _on_timer)
+    shard.timers.schedule(retention_key(), now_ms + shard.config.offsets_retention_check_interval_ms, _on_timer)
 
 
 def _on_timer(ctx: GroupContext) -> None:
@@ -57,8 +56,7 @@ def expiration_base(group: ClassicGroup | ConsumerGroup) -> BaseTimestamp | None
         # state timestamp: then from each commit).
         since = group.state_timestamp_ms
         return lambda rec: rec.commit_timestamp_ms if since is None else since
-    if group.uses_consumer_protocol and group.subscribed_topics is not None \
-            and group.is_in(GroupState.STABLE):
+    if group.uses_consumer_protocol and group.subscribed_topics is not None and group.is_in(GroupState.STABLE):
         # Members exist: offsets of topics nobody subscribes to expire from their commit.
         return lambda rec: rec.commit_timestamp_ms
     return None
@@ -85,8 +83,11 @@ def cleanup_expired_offsets(ctx: GroupContext, group_id: str) -> bool:
     txn = ctx.shard.txn_offsets
     all_expired = True
     for (topic, partition), rec in list(offsets.items()):
-        if group.is_subscribed_to_topic(topic) or not is_expired(rec, base, ctx.now_ms, retention_ms) \
-                or txn.has_pending(group_id, topic, partition):  # not while a transaction holds it
+        if (
+            group.is_subscribed_to_topic(topic)
+            or not is_expired(rec, base, ctx.now_ms, retention_ms)
+            or txn.has_pending(group_id, topic, partition)
+        ):  # not while a transaction holds it
             all_expired = False
             continue
         ctx.apply(OffsetTombstone(group_id, topic, partition))

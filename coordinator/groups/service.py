@@ -102,8 +102,12 @@ class GroupService:
         if leader == self.node_id:
             return None
         where = f"broker {leader}" if leader >= 0 else "no broker (the partition has no leader)"
-        return CoordinatorUnavailable(OFFSETS_TOPIC, partition, ErrorCode.NOT_COORDINATOR,
-                                      f"this is broker {self.node_id}; {where} coordinates its groups")
+        return CoordinatorUnavailable(
+            OFFSETS_TOPIC,
+            partition,
+            ErrorCode.NOT_COORDINATOR,
+            f"this is broker {self.node_id}; {where} coordinates its groups",
+        )
 
     def shard_for(self, group_id: str) -> GroupShard | None:
         """The live shard holding the group (None while its partition loads or is failed): for
@@ -134,8 +138,12 @@ class GroupService:
 
     async def commit_transactional_offsets(self, p: TxnOffsetCommitParams) -> OffsetCommitResult:
         """TxnOffsetCommit: pending in the group's partition until the transaction's marker."""
-        return await self._one(p.group_id, commit_transactional_offsets, p,
-                               lambda e: commit_error(OffsetCommitParams(p.group_id, p.topics), e))
+        return await self._one(
+            p.group_id,
+            commit_transactional_offsets,
+            p,
+            lambda e: commit_error(OffsetCommitParams(p.group_id, p.topics), e),
+        )
 
     async def consumer_group_heartbeat(self, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
         """KIP-848; the request is checked before it is routed, as GroupCoordinatorService does."""
@@ -144,8 +152,9 @@ class GroupService:
         invalid = validate_heartbeat(self.config, p)
         if invalid is not None:
             return invalid
-        return await self._one(p.group_id, consumer_heartbeat, p,
-                               lambda e: ConsumerHeartbeatResult(error_code=e), empty_id_ok=True)
+        return await self._one(
+            p.group_id, consumer_heartbeat, p, lambda e: ConsumerHeartbeatResult(error_code=e), empty_id_ok=True
+        )
 
     async def expire_member(self, group_id: str, member_id: str) -> ErrorCode:
         """As if the member's session timed out now (the control plane)."""
@@ -155,8 +164,15 @@ class GroupService:
         """Start a rebalance now (the control plane)."""
         return await self._one(group_id, forced.rebalance, group_id, lambda e: e)
 
-    async def _one(self, group_id: str, op: GroupOp[P, R], params: P,
-                   error_result: Callable[[ErrorCode], R], *, empty_id_ok: bool = False) -> R:
+    async def _one(
+        self,
+        group_id: str,
+        op: GroupOp[P, R],
+        params: P,
+        error_result: Callable[[ErrorCode], R],
+        *,
+        empty_id_ok: bool = False,
+    ) -> R:
         if not group_id and not empty_id_ok:
             explain(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
             return error_result(ErrorCode.INVALID_GROUP_ID)
@@ -171,28 +187,47 @@ class GroupService:
 
     # -- several groups per request -----------------------------------------------------------
     async def describe_groups(self, p: DescribeGroupsParams) -> list[DescribedGroup]:
-        return await self._many(p.group_ids, str, describe_groups,
-                                lambda ids: dataclasses.replace(p, group_ids=ids),
-                                lambda gid, e: DescribedGroup(gid, e, "", "", ""))
+        return await self._many(
+            p.group_ids,
+            str,
+            describe_groups,
+            lambda ids: dataclasses.replace(p, group_ids=ids),
+            lambda gid, e: DescribedGroup(gid, e, "", "", ""),
+        )
 
     async def delete_groups(self, p: DeleteGroupsParams) -> list[DeletedGroup]:
-        return await self._many(p.group_ids, str, delete_groups,
-                                lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup)
+        return await self._many(
+            p.group_ids, str, delete_groups, lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup
+        )
 
     async def consumer_group_describe(self, group_ids: list[str]) -> list[DescribedConsumerGroup]:
         if not self.config.consumer_protocol_enabled:
             return [_unsupported(partial(DescribedConsumerGroup, gid)) for gid in group_ids]
-        return await self._many(group_ids, str, consumer_group_describe, ConsumerDescribeParams,
-                                lambda gid, e: DescribedConsumerGroup(gid, e))
+        return await self._many(
+            group_ids,
+            str,
+            consumer_group_describe,
+            ConsumerDescribeParams,
+            lambda gid, e: DescribedConsumerGroup(gid, e),
+        )
 
     async def fetch_offsets(self, p: OffsetFetchParams) -> list[FetchedGroup]:
-        return await self._many(p.groups, _group_id, fetch_offsets,
-                                lambda groups: dataclasses.replace(p, groups=groups),
-                                lambda g, e: FetchedGroup(g.group_id, e))
+        return await self._many(
+            p.groups,
+            _group_id,
+            fetch_offsets,
+            lambda groups: dataclasses.replace(p, groups=groups),
+            lambda g, e: FetchedGroup(g.group_id, e),
+        )
 
-    async def _many(self, items: list[Item], group_id: Callable[[Item], str],
-                    op: GroupOp[P, list[R]], params_for: Callable[[list[Item]], P],
-                    error_result: Callable[[Item, ErrorCode], R]) -> list[R]:
+    async def _many(
+        self,
+        items: list[Item],
+        group_id: Callable[[Item], str],
+        op: GroupOp[P, list[R]],
+        params_for: Callable[[list[Item]], P],
+        error_result: Callable[[Item, ErrorCode], R],
+    ) -> list[R]:
         """Serve each partition's items in one op; the others get their error; request order."""
         by_partition: dict[int, list[Item]] = {}
         for item in items:
@@ -230,6 +265,8 @@ def _group_id(group: FetchGroup) -> str:
 
 def _unsupported(result: Callable[..., R]) -> R:
     """KafkaApis: the consumer protocol is not enabled (group.coordinator.rebalance.protocols)."""
-    explain(ErrorCode.UNSUPPORTED_VERSION, "the consumer rebalance protocol is not enabled "
-            "(group.coordinator.rebalance.protocols has no 'consumer')")
+    explain(
+        ErrorCode.UNSUPPORTED_VERSION,
+        "the consumer rebalance protocol is not enabled (group.coordinator.rebalance.protocols has no 'consumer')",
+    )
     return result(error_code=ErrorCode.UNSUPPORTED_VERSION)

@@ -64,16 +64,20 @@ def update_static_member_then_rebalance_or_complete_join(
                 leader, members = group.leader_id, group.leader_view() if skip else []
             else:
                 leader, skip, members = current_leader, False, []
-            complete_join_reply(ctx, member, JoinGroupResult(
-                error=ErrorCode.NONE,
-                member_id=new_member_id,
-                generation_id=group.generation_id,
-                protocol_type=group.protocol_type,
-                protocol_name=group.protocol_name,
-                leader=leader or "",
-                skip_assignment=skip,
-                members=members,
-            ))
+            complete_join_reply(
+                ctx,
+                member,
+                JoinGroupResult(
+                    error=ErrorCode.NONE,
+                    member_id=new_member_id,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=leader or "",
+                    skip_assignment=skip,
+                    members=members,
+                ),
+            )
         else:
             maybe_prepare_rebalance_or_complete_join(ctx, group)
     elif group.is_in(GroupState.COMPLETING_REBALANCE):

@@ -38,14 +38,17 @@ def sync_group(ctx: GroupContext, p: SyncGroupParams) -> SyncAnswer:
     error = group.validate_generation_member(p.member_id, p.group_instance_id, p.generation_id)
     if error is not None:
         return SyncGroupResult(ErrorCode(error))
-    if _inconsistent(p.protocol_type, group.protocol_type) or \
-            _inconsistent(p.protocol_name, group.protocol_name):
-        explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"request protocol {p.protocol_type}/{p.protocol_name}, "
-                                                   f"group protocol {group.protocol_type}/{group.protocol_name}")
+    if _inconsistent(p.protocol_type, group.protocol_type) or _inconsistent(p.protocol_name, group.protocol_name):
+        explain(
+            ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+            f"request protocol {p.protocol_type}/{p.protocol_name}, "
+            f"group protocol {group.protocol_type}/{group.protocol_name}",
+        )
         return SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     if group.is_in(GroupState.PREPARING_REBALANCE):
-        explain(ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: join again "
-                                             f"before syncing")
+        explain(
+            ErrorCode.REBALANCE_IN_PROGRESS, f"group {p.group_id!r} is PreparingRebalance: join again before syncing"
+        )
         return SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS)
 
     member = group.members[p.member_id]
@@ -58,8 +61,11 @@ def sync_group(ctx: GroupContext, p: SyncGroupParams) -> SyncAnswer:
     if member.awaiting_sync is not None:
         # A repeated SyncGroup replaces the parked one; Kafka drops the old silently, we answer
         # it so no request hangs.
-        explain_parked(member.awaiting_sync, ErrorCode.REBALANCE_IN_PROGRESS,
-                       f"a newer SyncGroup from member {p.member_id!r} replaced this one")
+        explain_parked(
+            member.awaiting_sync,
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            f"a newer SyncGroup from member {p.member_id!r} replaced this one",
+        )
         ctx.complete(member.awaiting_sync, SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS))
     member.awaiting_sync = reply
     remove_pending_sync_member(ctx, group, p.member_id)

@@ -10,6 +10,7 @@ Kafka's version is a metadata-log offset, which grows across restarts; ours is t
 (never less than the last version + 1), so a regex resolved before a restart is older than any
 image after it, as in Kafka.
 """
+
 from __future__ import annotations
 
 import uuid

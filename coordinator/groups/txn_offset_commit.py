@@ -52,12 +52,18 @@ def commit_transactional_offsets(ctx: GroupContext, p: TxnOffsetCommitParams) ->
         for part in partitions:
             metadata = part.metadata or ""
             if len(metadata) > max_bytes:
-                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
-                        f"{len(metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
+                explain(
+                    ErrorCode.OFFSET_METADATA_TOO_LARGE,
+                    f"metadata of {topic}-{part.partition} is "
+                    f"{len(metadata)} chars, offset.metadata.max.bytes is {max_bytes}",
+                )
                 answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            ctx.apply(OffsetCommitRecord(p.group_id, topic, part.partition, part.offset, part.leader_epoch,
-                                         metadata, ctx.now_ms, None))
+            ctx.apply(
+                OffsetCommitRecord(
+                    p.group_id, topic, part.partition, part.offset, part.leader_epoch, metadata, ctx.now_ms, None
+                )
+            )
             answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
     return OffsetCommitResult(ErrorCode.NONE, topics)
@@ -69,8 +75,14 @@ def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
     consumer = shard.consumer_group(p.group_id)
     if consumer is not None:
         try:
-            validate_offset_commit(consumer, p.member_id, p.group_instance_id, p.generation_id,
-                                   is_transactional=True, api_version=p.request_version)
+            validate_offset_commit(
+                consumer,
+                p.member_id,
+                p.group_instance_id,
+                p.generation_id,
+                is_transactional=True,
+                api_version=p.request_version,
+            )
         except ConsumerGroupError as exc:
             # StaleMemberEpochException becomes ILLEGAL_GENERATION for TxnOffsetCommit.
             code = ErrorCode.ILLEGAL_GENERATION if exc.code == ErrorCode.STALE_MEMBER_EPOCH else exc.code
@@ -81,8 +93,10 @@ def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
     if group is None:
         if p.generation_id < 0:
             return None  # a simple group: replaying the first record creates it
-        explain(ErrorCode.ILLEGAL_GENERATION, f"group {p.group_id!r} does not exist, yet the commit names "
-                f"generation {p.generation_id}")
+        explain(
+            ErrorCode.ILLEGAL_GENERATION,
+            f"group {p.group_id!r} does not exist, yet the commit names generation {p.generation_id}",
+        )
         return ErrorCode.ILLEGAL_GENERATION
     if group.is_in(GroupState.DEAD):
         explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {p.group_id!r} is Dead (being deleted)")
@@ -94,8 +108,10 @@ def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
         if error is not None:
             return ErrorCode(error)
         if p.generation_id != group.generation_id:
-            explain(ErrorCode.ILLEGAL_GENERATION, f"request generation {p.generation_id}, group generation "
-                    f"{group.generation_id}")
+            explain(
+                ErrorCode.ILLEGAL_GENERATION,
+                f"request generation {p.generation_id}, group generation {group.generation_id}",
+            )
             return ErrorCode.ILLEGAL_GENERATION
     return None
 
@@ -126,10 +142,12 @@ class OffsetsTxnMarkers:
     def __init__(self, runtime: CoordinatorRuntime[GroupShard]) -> None:
         self.runtime = runtime
 
-    async def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
-                                   coordinator_epoch: int) -> ErrorCode:
+    async def complete_transaction(
+        self, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+    ) -> ErrorCode:
         try:
-            return await self.runtime.run_op(partition, write_txn_marker,
-                                             MarkerParams(producer_id, producer_epoch, commit, coordinator_epoch))
+            return await self.runtime.run_op(
+                partition, write_txn_marker, MarkerParams(producer_id, producer_epoch, commit, coordinator_epoch)
+            )
         except CoordinatorUnavailable as exc:
             return exc.error_code

@@ -97,5 +97,7 @@ class TransactionalOffsets:
 
     def snapshot(self) -> dict[int, dict[str, dict[TopicPartition, OffsetCommitRecord]]]:
         """The pending offsets without sequence numbers (tests compare live and reloaded state)."""
-        return {pid: {g: {tp: rec for tp, (rec, _) in offs.items()} for g, offs in groups.items()}
-                for pid, groups in self.pending.items()}
+        return {
+            pid: {g: {tp: rec for tp, (rec, _) in offs.items()} for g, offs in groups.items()}
+            for pid, groups in self.pending.items()
+        }

@@ -4,6 +4,7 @@ A handler is `async def handle(ctx: RequestContext, request) -> response | None`
 calls the part of the broker that owns the behaviour, and builds the response object; the
 dispatcher does headers, versions and bytes.
 """
+
 from __future__ import annotations
 
 from coordinator.handlers import (  # classic groups  # offsets  # the data path

@@ -14,6 +14,7 @@ acks 0 gets no response (a failure closes the connection, as Kafka does); acks 1
 once the append is durable under log.flush.mode (replicas are logical, one copy: acks=all is
 acks=1); any other value is INVALID_REQUIRED_ACKS.
 """
+
 from __future__ import annotations
 
 import trio
@@ -39,8 +40,12 @@ VALID_ACKS = (0, 1, -1)
 
 def _response(index: int, result: AppendResult) -> PartitionProduceResponse:
     return PartitionProduceResponse(
-        index=index, error_code=result.error, base_offset=result.base_offset,
-        log_append_time_ms=-1, log_start_offset=result.log_start_offset, error_message=result.message,
+        index=index,
+        error_code=result.error,
+        base_offset=result.base_offset,
+        log_append_time_ms=-1,
+        log_start_offset=result.log_start_offset,
+        error_message=result.message,
     )
 
 
@@ -60,7 +65,7 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
             elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
                 result = AppendResult(error, -1, -1)
-            elif (error := _unverified(ctx, request.transactional_id, topic.name, part, pdata.records)):
+            elif error := _unverified(ctx, request.transactional_id, topic.name, part, pdata.records):
                 result = AppendResult(error, -1, -1, "the partition was not added to the transaction")
             else:
                 result, wait_for = part.append_now(pdata.records, data.max_message_bytes(part))
@@ -77,10 +82,12 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
 
             raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
-    response = ProduceResponse(responses=[
-        TopicProduceResponse(name=name, partition_responses=[_response(i, r) for i, r in answers])
-        for name, answers in results
-    ])
+    response = ProduceResponse(
+        responses=[
+            TopicProduceResponse(name=name, partition_responses=[_response(i, r) for i, r in answers])
+            for name, answers in results
+        ]
+    )
     if ctx.api_version >= 10:
         _name_current_leaders(ctx, response)
     return response
@@ -98,20 +105,27 @@ _VERIFY_ERRORS = {
 }
 
 
-def _unverified(ctx: RequestContext, transactional_id: str | None, topic: str, part: Partition,
-                records: bytes | None) -> int:
+def _unverified(
+    ctx: RequestContext, transactional_id: str | None, topic: str, part: Partition, records: bytes | None
+) -> int:
     """UnifiedLog.maybeStartTransactionVerification: a transactional batch of a producer with no
     open transaction here must belong to a transaction that has this partition."""
     service = ctx.broker.txn
-    if transactional_id is None or service is None or not records or len(records) < HEADER_SIZE \
-            or not ctx.broker.config.transaction_partition_verification_enable:
+    if (
+        transactional_id is None
+        or service is None
+        or not records
+        or len(records) < HEADER_SIZE
+        or not ctx.broker.config.transaction_partition_verification_enable
+    ):
         return ErrorCode.NONE
     header = decode_header(records)
     if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
         return ErrorCode.NONE
     tp = (topic, part.index)
-    error = service.verify(AddPartitionsParams(transactional_id, header.producer_id, header.producer_epoch, (tp,)),
-                           here_only=False)[tp]
+    error = service.verify(
+        AddPartitionsParams(transactional_id, header.producer_id, header.producer_epoch, (tp,)), here_only=False
+    )[tp]
     return _VERIFY_ERRORS.get(ErrorCode(error), error)
 
 
@@ -128,10 +142,15 @@ def _has_transactional_batch(request: ProduceRequest) -> bool:
 def _all_failed(request: ProduceRequest, error: int) -> ProduceResponse | None:
     if request.acks == 0:
         raise CloseConnection(f"acks=0 produce failed: {ErrorCode(error).name}")
-    return ProduceResponse(responses=[
-        TopicProduceResponse(name=t.name, partition_responses=[_response(p.index, AppendResult(error, -1, -1))
-                                                               for p in t.partition_data])
-        for t in request.topic_data])
+    return ProduceResponse(
+        responses=[
+            TopicProduceResponse(
+                name=t.name,
+                partition_responses=[_response(p.index, AppendResult(error, -1, -1)) for p in t.partition_data],
+            )
+            for t in request.topic_data
+        ]
+    )
 
 
 def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> None:
@@ -144,8 +163,9 @@ def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> Non
                 if lead is not None and lead.leader >= 0:
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
                     leaders.add(lead.leader)
-    response.node_endpoints = [NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None)
-                               for n in sorted(leaders)]
+    response.node_endpoints = [
+        NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None) for n in sorted(leaders)
+    ]
 
 
 async def _make_durable(pending: list[tuple[Partition, AppendResult, int]]) -> None:

@@ -14,6 +14,7 @@ librdkafka fetches at v16 when Metadata gave it topic ids, and @platformatic/kaf
 correctly with them. v15: replica state (tagged, followers only). v16: NOT_LEADER_OR_FOLLOWER
 carries the current leader and its endpoint (KIP-951).
 """
+
 from __future__ import annotations
 
 from coordinator.broker.fetch import FetchResult, FetchWant, fetch
@@ -37,24 +38,38 @@ READ_COMMITTED = 1
 async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     data = ctx.broker.data
     if request.session_id != 0:
-        explain(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, f"fetch session {request.session_id} does not exist "
-                "(this broker never creates sessions: send full fetches with session id 0)")
+        explain(
+            ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+            f"fetch session {request.session_id} does not exist "
+            "(this broker never creates sessions: send full fetches with session id 0)",
+        )
         return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     by_id = ctx.api_version >= 13
     names = [_topic_name(ctx, topic.topic_id) if by_id else topic.topic for topic in request.topics]
-    leader_errors = [leader_error(ctx, name, p.partition, p.current_leader_epoch) if name else ErrorCode.NONE
-                     for name, topic in zip(names, request.topics) for p in topic.partitions]
+    leader_errors = [
+        leader_error(ctx, name, p.partition, p.current_leader_epoch) if name else ErrorCode.NONE
+        for name, topic in zip(names, request.topics)
+        for p in topic.partitions
+    ]
     wants = [
         FetchWant(name or "", p.partition, p.fetch_offset, p.partition_max_bytes)
-        for name, topic in zip(names, request.topics) for p in topic.partitions
+        for name, topic in zip(names, request.topics)
+        for p in topic.partitions
     ]
     served = [want for want, error in zip(wants, leader_errors) if error == ErrorCode.NONE]
     wait_ms = request.max_wait_ms if len(served) == len(wants) else 0  # an error answers at once
     committed = request.isolation_level == READ_COMMITTED
-    fetched = iter(await fetch(data, served, max_wait_ms=wait_ms, min_bytes=request.min_bytes,
-                               max_bytes=request.max_bytes, committed=committed))
-    results = [next(fetched) if error == ErrorCode.NONE else FetchResult(error, -1, -1, b"")
-               for error in leader_errors]
+    fetched = iter(
+        await fetch(
+            data,
+            served,
+            max_wait_ms=wait_ms,
+            min_bytes=request.min_bytes,
+            max_bytes=request.max_bytes,
+            committed=committed,
+        )
+    )
+    results = [next(fetched) if error == ErrorCode.NONE else FetchResult(error, -1, -1, b"") for error in leader_errors]
     responses, i = [], 0
     for name, topic in zip(names, request.topics):
         partitions = []
@@ -67,12 +82,18 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
                 explain(error, f"no topic has id {topic.topic_id}")
             elif error:
                 _explain(name, p.partition, p.fetch_offset, result)
-            partitions.append(PartitionData(
-                partition_index=p.partition, error_code=error,
-                high_watermark=result.high_watermark, last_stable_offset=result.last_stable_offset,
-                log_start_offset=result.log_start_offset, aborted_transactions=_aborted(result, committed),
-                preferred_read_replica=-1, records=result.records,
-            ))
+            partitions.append(
+                PartitionData(
+                    partition_index=p.partition,
+                    error_code=error,
+                    high_watermark=result.high_watermark,
+                    last_stable_offset=result.last_stable_offset,
+                    log_start_offset=result.log_start_offset,
+                    aborted_transactions=_aborted(result, committed),
+                    preferred_read_replica=-1,
+                    records=result.records,
+                )
+            )
         responses.append(FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=partitions))
     response = FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=responses)
     if ctx.api_version >= 16:  # as KafkaApis: the leader is named only with its endpoint (kafka-python
@@ -100,8 +121,9 @@ def _name_current_leaders(ctx: RequestContext, response: FetchResponse, names: l
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
                     leaders.add(lead.leader)
     if ctx.api_version >= 16:
-        response.node_endpoints = [NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None)
-                                   for n in sorted(leaders)]
+        response.node_endpoints = [
+            NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None) for n in sorted(leaders)
+        ]
 
 
 def _topic_name(ctx: RequestContext, topic_id) -> str | None:
@@ -111,7 +133,10 @@ def _topic_name(ctx: RequestContext, topic_id) -> str | None:
 
 def _explain(topic: str, partition: int, offset: int, result) -> None:
     if result.error == ErrorCode.OFFSET_OUT_OF_RANGE:
-        explain(result.error, f"fetch offset {offset} of {topic}-{partition} is outside "
-                              f"[log start {result.log_start_offset}, high watermark {result.high_watermark}]")
+        explain(
+            result.error,
+            f"fetch offset {offset} of {topic}-{partition} is outside "
+            f"[log start {result.log_start_offset}, high watermark {result.high_watermark}]",
+        )
     elif result.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
         explain(result.error, f"{topic}-{partition} does not exist")

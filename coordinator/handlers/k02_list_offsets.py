@@ -7,6 +7,7 @@ epoch out. v5+: OFFSET_NOT_AVAILABLE exists (never needed here). A broker that d
 partition answers NOT_LEADER_OR_FOLLOWER for it.
 v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734).
 """
+
 from __future__ import annotations
 
 from coordinator.broker.offsets import list_offset
@@ -37,17 +38,22 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
             if part is None:
                 explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic.name}-{p.partition_index} does not exist")
                 error, timestamp, offset = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
-            elif (error := leader_error(ctx, topic.name, p.partition_index, p.current_leader_epoch)):
+            elif error := leader_error(ctx, topic.name, p.partition_index, p.current_leader_epoch):
                 timestamp, offset = -1, -1
             elif p.timestamp == MAX_TIMESTAMP and ctx.api_version < 7:
                 explain(ErrorCode.UNSUPPORTED_VERSION, "the max-timestamp lookup (-3) needs ListOffsets v7+")
                 error, timestamp, offset = ErrorCode.UNSUPPORTED_VERSION, -1, -1
             else:
                 error, timestamp, offset = list_offset(part, p.timestamp, committed)
-            partitions.append(ListOffsetsPartitionResponse(
-                partition_index=p.partition_index, error_code=error, timestamp=timestamp, offset=offset,
-                leader_epoch=_epoch(ctx, topic.name, p.partition_index) if error == ErrorCode.NONE else -1,
-            ))
+            partitions.append(
+                ListOffsetsPartitionResponse(
+                    partition_index=p.partition_index,
+                    error_code=error,
+                    timestamp=timestamp,
+                    offset=offset,
+                    leader_epoch=_epoch(ctx, topic.name, p.partition_index) if error == ErrorCode.NONE else -1,
+                )
+            )
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return ListOffsetsResponse(topics=topics)
 

@@ -10,6 +10,7 @@ with no live replica has leader -1 and LEADER_NOT_AVAILABLE. The controller is t
 broker. Auto-created topics get default.replication.factor (INVALID_REPLICATION_FACTOR if more
 brokers than live are needed).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -36,15 +37,17 @@ def _partitions(cluster: Cluster, topic: Topic) -> list[MetadataResponsePartitio
         lead = cluster.leadership(topic.name, index)
         assert lead is not None  # the topic exists with this partition
         isr = cluster.in_sync(lead)
-        out.append(MetadataResponsePartition(
-            error_code=ErrorCode.NONE if lead.leader != NO_LEADER else ErrorCode.LEADER_NOT_AVAILABLE,
-            partition_index=index,
-            leader_id=lead.leader,
-            leader_epoch=lead.epoch,
-            replica_nodes=list(lead.replicas),
-            isr_nodes=isr,
-            offline_replicas=[r for r in lead.replicas if r not in isr],
-        ))
+        out.append(
+            MetadataResponsePartition(
+                error_code=ErrorCode.NONE if lead.leader != NO_LEADER else ErrorCode.LEADER_NOT_AVAILABLE,
+                partition_index=index,
+                leader_id=lead.leader,
+                leader_epoch=lead.epoch,
+                replica_nodes=list(lead.replicas),
+                isr_nodes=isr,
+                offline_replicas=[r for r in lead.replicas if r not in isr],
+            )
+        )
     return out
 
 
@@ -74,14 +77,19 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
     if topic is not None:
         return _describe(ctx, topic)
     if not auto_create:
-        explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist and is not auto-created "
-                "(allow_auto_topic_creation false, or auto.create.topics.enable=false)")
+        explain(
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            f"topic {name!r} does not exist and is not auto-created "
+            "(allow_auto_topic_creation false, or auto.create.topics.enable=false)",
+        )
         return _missing(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     factor = ctx.broker.config.default_replication_factor
     live = len(ctx.broker.cluster.live_nodes())
     if factor > live:
-        explain(ErrorCode.INVALID_REPLICATION_FACTOR, f"auto-creating {name!r} needs default.replication.factor="
-                f"{factor} brokers, {live} are live")
+        explain(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"auto-creating {name!r} needs default.replication.factor={factor} brokers, {live} are live",
+        )
         return _missing(name, ZERO_UUID, ErrorCode.INVALID_REPLICATION_FACTOR)
     try:
         topic = registry.create(name, ctx.broker.config.num_partitions, None, factor)
@@ -101,8 +109,9 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         topics = [_resolve(ctx, t.name, t.topic_id, allow) for t in request.topics]
     cluster = broker.cluster
     return MetadataResponse(
-        brokers=[MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=None)
-                 for n in cluster.live_nodes()],
+        brokers=[
+            MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=None) for n in cluster.live_nodes()
+        ],
         cluster_id=broker.config.cluster_id,
         controller_id=cluster.controller_id(),
         topics=topics,

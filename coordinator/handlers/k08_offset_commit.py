@@ -9,6 +9,7 @@ members must use v9+, UNSUPPORTED_VERSION otherwise).
 Unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION each, before the group sees the
 rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself does not check).
 """
+
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams
@@ -33,29 +34,39 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         valid = []
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.partitions:
-                explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {t.name!r} " + (
-                    "does not exist" if topic is None else f"has no partition {p.partition_index}"))
-                answers.setdefault(t.name, []).append(OffsetCommitResponsePartition(
-                    p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                explain(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"topic {t.name!r} "
+                    + ("does not exist" if topic is None else f"has no partition {p.partition_index}"),
+                )
+                answers.setdefault(t.name, []).append(
+                    OffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                )
             else:
-                valid.append(CommitPartition(p.partition_index, p.committed_offset,
-                                             p.committed_leader_epoch if version >= 6 else -1,
-                                             p.committed_metadata))
+                valid.append(
+                    CommitPartition(
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch if version >= 6 else -1,
+                        p.committed_metadata,
+                    )
+                )
         if valid:
             known.append((t.name, valid))
     if known:
-        result = await ctx.broker.groups.commit_offsets(OffsetCommitParams(
-            group_id=request.group_id,
-            topics=known,
-            generation_id=request.generation_id_or_member_epoch,
-            member_id=request.member_id,
-            group_instance_id=request.group_instance_id if version >= 7 else None,
-            retention_time_ms=request.retention_time_ms if version <= 4 else -1,
-            request_version=version,
-        ))
+        result = await ctx.broker.groups.commit_offsets(
+            OffsetCommitParams(
+                group_id=request.group_id,
+                topics=known,
+                generation_id=request.generation_id_or_member_epoch,
+                member_id=request.member_id,
+                group_instance_id=request.group_instance_id if version >= 7 else None,
+                retention_time_ms=request.retention_time_ms if version <= 4 else -1,
+                request_version=version,
+            )
+        )
         for name, partitions in result.topics:
-            answers.setdefault(name, []).extend(
-                OffsetCommitResponsePartition(n, error) for n, error in partitions)
-    return OffsetCommitResponse(topics=[
-        OffsetCommitResponseTopic(name=name, partitions=partitions) for name, partitions in answers.items()
-    ])
+            answers.setdefault(name, []).extend(OffsetCommitResponsePartition(n, error) for n, error in partitions)
+    return OffsetCommitResponse(
+        topics=[OffsetCommitResponseTopic(name=name, partitions=partitions) for name, partitions in answers.items()]
+    )

@@ -8,6 +8,7 @@ partition (abs(javaHash(id)) % transaction.state.log.num.partitions), whichever 
 partition with no leader gets COORDINATOR_NOT_AVAILABLE. Share groups are not served
 (COORDINATOR_NOT_AVAILABLE with a message saying so).
 """
+
 from __future__ import annotations
 
 from coordinator.cluster.cluster import NO_LEADER, BrokerNode
@@ -15,11 +16,7 @@ from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.handlers.request_context import RequestContext
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from protocol.errors import ErrorCode
-from protocol.messages.find_coordinator import (
-    Coordinator,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-)
+from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
@@ -33,15 +30,21 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[int, str | No
         broker = ctx.broker
         leader = broker.cluster.leader(OFFSETS_TOPIC, broker.groups.partition_for(key))
         if leader == NO_LEADER:
-            return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    f"{OFFSETS_TOPIC}-{broker.groups.partition_for(key)} has no leader (its replicas are down)", None)
+            return (
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                f"{OFFSETS_TOPIC}-{broker.groups.partition_for(key)} has no leader (its replicas are down)",
+                None,
+            )
         return ErrorCode.NONE, None, broker.cluster.node(leader)
     if key_type == TRANSACTION_KEY_TYPE and ctx.broker.txn is not None:
         partition = ctx.broker.txn.partition_for(key)
         leader = ctx.broker.cluster.leader(TRANSACTION_STATE_TOPIC, partition)
         if leader == NO_LEADER:
-            return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    f"{TRANSACTION_STATE_TOPIC}-{partition} has no leader (its replicas are down)", None)
+            return (
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                f"{TRANSACTION_STATE_TOPIC}-{partition} has no leader (its replicas are down)",
+                None,
+            )
         return ErrorCode.NONE, None, ctx.broker.cluster.node(leader)
     if key_type in _KEY_TYPE_NAMES:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{_KEY_TYPE_NAMES[key_type]} coordinators are not served", None
@@ -53,14 +56,16 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
         coordinators = []
         for key in request.coordinator_keys:
             error, message, node = _lookup(ctx, key, request.key_type)
-            coordinators.append(Coordinator(
-                key=key,
-                node_id=node.node_id if node else -1,
-                host=node.host if node else "",
-                port=node.port if node else -1,
-                error_code=error,
-                error_message=message,
-            ))
+            coordinators.append(
+                Coordinator(
+                    key=key,
+                    node_id=node.node_id if node else -1,
+                    host=node.host if node else "",
+                    port=node.port if node else -1,
+                    error_code=error,
+                    error_message=message,
+                )
+            )
         return FindCoordinatorResponse(coordinators=coordinators)
     error, message, node = _lookup(ctx, request.key, request.key_type)
     return FindCoordinatorResponse(

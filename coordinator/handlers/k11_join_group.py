@@ -6,6 +6,7 @@ group.instance.id (KIP-345). v6+: flexible. v7+: protocol type in the response a
 protocol name. v8+: reason (KIP-800). v9: skip_assignment (only for KIP-848 upgrades; always
 false here). The reply parks until the join phase completes (see coordinator/groups/join.py).
 """
+
 from __future__ import annotations
 
 from coordinator.groups.requests import JoinGroupParams
@@ -15,19 +16,21 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, Jo
 
 async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.api_version
-    result = await ctx.broker.groups.join_group(JoinGroupParams(
-        group_id=request.group_id,
-        member_id=request.member_id,
-        session_timeout_ms=request.session_timeout_ms,
-        rebalance_timeout_ms=request.rebalance_timeout_ms if version >= 1 else -1,
-        protocol_type=request.protocol_type,
-        protocols=[(p.name, p.metadata) for p in request.protocols],
-        group_instance_id=request.group_instance_id,
-        client_id=ctx.client_id,
-        client_host=ctx.client_address,
-        reason=request.reason,
-        request_version=version,
-    ))
+    result = await ctx.broker.groups.join_group(
+        JoinGroupParams(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            session_timeout_ms=request.session_timeout_ms,
+            rebalance_timeout_ms=request.rebalance_timeout_ms if version >= 1 else -1,
+            protocol_type=request.protocol_type,
+            protocols=[(p.name, p.metadata) for p in request.protocols],
+            group_instance_id=request.group_instance_id,
+            client_id=ctx.client_id,
+            client_host=ctx.client_address,
+            reason=request.reason,
+            request_version=version,
+        )
+    )
     protocol_name = result.protocol_name
     if protocol_name is None and version < 7:
         protocol_name = ""  # not nullable before v7

@@ -3,6 +3,7 @@
 v0: group, generation, member. v1+: throttle time. v3+: group.instance.id (KIP-345).
 v4+: flexible. What each group state answers is in coordinator/groups/heartbeat.py.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.requests import HeartbeatParams
@@ -11,10 +12,12 @@ from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 
 
 async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
-    result = await ctx.broker.groups.heartbeat(HeartbeatParams(
-        group_id=request.group_id,
-        generation_id=request.generation_id,
-        member_id=request.member_id,
-        group_instance_id=request.group_instance_id,
-    ))
+    result = await ctx.broker.groups.heartbeat(
+        HeartbeatParams(
+            group_id=request.group_id,
+            generation_id=request.generation_id,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
+        )
+    )
     return HeartbeatResponse(error_code=result.error)

@@ -4,6 +4,7 @@ v0-v2: one member id, one error. v3+: a batch of members, each with group.instan
 own error (KIP-345, used by admin `removeMembersFromConsumerGroup`). v4+: flexible.
 v5+: a reason per member (KIP-800).
 """
+
 from __future__ import annotations
 
 from coordinator.groups.requests import LeaveGroupParams, LeavingMember
@@ -26,6 +27,8 @@ async def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupR
         return LeaveGroupResponse(error_code=result.legacy_error())
     return LeaveGroupResponse(
         error_code=result.error,
-        members=[MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error)
-                 for m in result.members],
+        members=[
+            MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error)
+            for m in result.members
+        ],
     )

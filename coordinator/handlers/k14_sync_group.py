@@ -5,6 +5,7 @@ v5+: protocol type and name in request and response, both mandatory (KafkaApis a
 INCONSISTENT_GROUP_PROTOCOL when either is null) and checked against the group's
 (INCONSISTENT_GROUP_PROTOCOL on mismatch). Followers park until the leader's assignment is in.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.requests import SyncGroupParams
@@ -20,16 +21,18 @@ async def handle(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupRes
         # SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent
         explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup v5+ must carry protocol type and name")
         return SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    result = await ctx.broker.groups.sync_group(SyncGroupParams(
-        group_id=request.group_id,
-        generation_id=request.generation_id,
-        member_id=request.member_id,
-        group_instance_id=request.group_instance_id,
-        protocol_type=request.protocol_type if version >= 5 else None,
-        protocol_name=request.protocol_name if version >= 5 else None,
-        assignments=[(a.member_id, a.assignment) for a in request.assignments],
-        request_version=version,
-    ))
+    result = await ctx.broker.groups.sync_group(
+        SyncGroupParams(
+            group_id=request.group_id,
+            generation_id=request.generation_id,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
+            protocol_type=request.protocol_type if version >= 5 else None,
+            protocol_name=request.protocol_name if version >= 5 else None,
+            assignments=[(a.member_id, a.assignment) for a in request.assignments],
+            request_version=version,
+        )
+    )
     return SyncGroupResponse(
         error_code=result.error,
         protocol_type=result.protocol_type,

@@ -3,6 +3,7 @@
 v1+: throttle time. v3+: flexible. v4+: states filter and each group's state (KIP-518).
 v5+: types filter and each group's type ("classic" here).
 """
+
 from __future__ import annotations
 
 from coordinator.groups.requests import ListGroupsParams
@@ -12,12 +13,19 @@ from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGr
 
 async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
     version = ctx.api_version
-    error, listed = await ctx.broker.groups.list_groups(ListGroupsParams(
-        states_filter=list(request.states_filter) if version >= 4 else [],
-        types_filter=list(request.types_filter) if version >= 5 else [],
-    ))
+    error, listed = await ctx.broker.groups.list_groups(
+        ListGroupsParams(
+            states_filter=list(request.states_filter) if version >= 4 else [],
+            types_filter=list(request.types_filter) if version >= 5 else [],
+        )
+    )
     # A loading or failed partition fails the whole list (Kafka's listGroups).
-    return ListGroupsResponse(error_code=error, groups=[
-        ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
-        for g in listed
-    ])
+    return ListGroupsResponse(
+        error_code=error,
+        groups=[
+            ListedGroup(
+                group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type
+            )
+            for g in listed
+        ],
+    )

@@ -8,6 +8,7 @@ The ranges come from the one table in protocol/api.py, narrowed where the contro
 an API (broker.versions); every client opens every connection with this request, so each
 (version, error) body is encoded once per table and reused.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,18 +33,20 @@ def encoded_api_versions(versions: VersionLimits, version: int, error: int) -> b
     if body is None:
         if len(_ENCODED) > 64:  # old generations of a limited table
             _ENCODED.clear()
-        entries = [ApiVersion(api_key=api, min_version=low, max_version=high)
-                   for api, (low, high) in sorted(versions.table.items())]
-        body = _ENCODED[key] = encode_response(ApiKey.API_VERSIONS, version,
-                                               ApiVersionsResponse(error_code=error, api_keys=entries))
+        entries = [
+            ApiVersion(api_key=api, min_version=low, max_version=high)
+            for api, (low, high) in sorted(versions.table.items())
+        ]
+        body = _ENCODED[key] = encode_response(
+            ApiKey.API_VERSIONS, version, ApiVersionsResponse(error_code=error, api_keys=entries)
+        )
     return body
 
 
 async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
     error = ErrorCode.NONE
     if ctx.api_version >= 3 and not (
-        _SOFTWARE.match(request.client_software_name or "")
-        and _SOFTWARE.match(request.client_software_version or "")
+        _SOFTWARE.match(request.client_software_name or "") and _SOFTWARE.match(request.client_software_version or "")
     ):
         error = ErrorCode.INVALID_REQUEST
     return encoded_api_versions(ctx.broker.versions, ctx.api_version, error)

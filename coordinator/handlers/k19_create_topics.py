@@ -6,6 +6,7 @@ carry num_partitions, replication_factor and the effective configs (KIP-525), nu
 v6: THROTTLING_QUOTA_EXCEEDED exists (no quotas here). v7: topic id.
 The rules and their order are in coordinator/broker/admin.py.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -33,15 +34,20 @@ def _result(name: str, outcome: CreateOutcome) -> CreatableTopicResult:
         num_partitions=outcome.num_partitions if ok else -1,
         replication_factor=outcome.replication_factor if ok else -1,
         configs=[
-            CreatableTopicConfigs(name=key, value=render(value), read_only=False, config_source=source,
-                                  is_sensitive=False)
+            CreatableTopicConfigs(
+                name=key, value=render(value), read_only=False, config_source=source, is_sensitive=False
+            )
             for key, (value, source) in sorted(outcome.configs.items())
-        ] if ok else None,
+        ]
+        if ok
+        else None,
     )
 
 
-PROCESSES_REFUSAL = ("topics cannot be created while the brokers run as separate processes (kgc serve "
-                     "--processes): create them at start with --create-topic NAME:PARTITIONS")
+PROCESSES_REFUSAL = (
+    "topics cannot be created while the brokers run as separate processes (kgc serve "
+    "--processes): create them at start with --create-topic NAME:PARTITIONS"
+)
 
 
 async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
@@ -50,15 +56,20 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     results = []
     for topic in request.topics:
         if counts[topic.name] > 1:
-            outcome = CreateOutcome(ErrorCode.INVALID_REQUEST,
-                                    "Create topics request from client contains a duplicate topic name")
+            outcome = CreateOutcome(
+                ErrorCode.INVALID_REQUEST, "Create topics request from client contains a duplicate topic name"
+            )
         elif ctx.broker.config.cluster_processes:  # the other processes could not learn of it
             outcome = CreateOutcome(ErrorCode.POLICY_VIOLATION, PROCESSES_REFUSAL)
         else:
             outcome = create_topic(
-                data, topic.name, topic.num_partitions, topic.replication_factor,
+                data,
+                topic.name,
+                topic.num_partitions,
+                topic.replication_factor,
                 [(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
-                {c.name: c.value for c in topic.configs}, request.validate_only,
+                {c.name: c.value for c in topic.configs},
+                request.validate_only,
                 [node.node_id for node in ctx.broker.cluster.live_nodes()],
             )
         results.append(_result(topic.name, outcome))

@@ -5,6 +5,7 @@ v1: throttle time. v4+: flexible. v5+: error_message. v6: topics named by name o
 Deleting closes the partitions' logs and removes their dirs before the answer (one broker: no
 pending deletion to report); internal topics are refused.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -20,18 +21,24 @@ from protocol.primitives import ZERO_UUID
 def _by_name(data: DataPath, name: str) -> DeletableTopicResult:
     topic = data.topics.get(name)
     if topic is None:
-        return DeletableTopicResult(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                    error_message="This server does not host this topic-partition.")
+        return DeletableTopicResult(
+            name=name,
+            error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            error_message="This server does not host this topic-partition.",
+        )
     error, message = delete_topic(data, topic)
-    return DeletableTopicResult(name=name, topic_id=topic.topic_id, error_code=error,
-                                error_message=message)
+    return DeletableTopicResult(name=name, topic_id=topic.topic_id, error_code=error, error_message=message)
 
 
 def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
     topic = data.topics.by_id(topic_id)
     if topic is None:
-        return DeletableTopicResult(name=None, topic_id=topic_id, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
-                                    error_message="This server does not host this topic ID.")
+        return DeletableTopicResult(
+            name=None,
+            topic_id=topic_id,
+            error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+            error_message="This server does not host this topic ID.",
+        )
     error, message = delete_topic(data, topic)
     return DeletableTopicResult(name=topic.name, topic_id=topic_id, error_code=error, error_message=message)
 
@@ -48,10 +55,14 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
             elif state.name is None and state.topic_id != ZERO_UUID:
                 responses.append(_by_id(data, state.topic_id))
             else:
-                responses.append(DeletableTopicResult(
-                    name=state.name, topic_id=state.topic_id, error_code=ErrorCode.INVALID_REQUEST,
-                    error_message="give either a topic name or a topic id",
-                ))
+                responses.append(
+                    DeletableTopicResult(
+                        name=state.name,
+                        topic_id=state.topic_id,
+                        error_code=ErrorCode.INVALID_REQUEST,
+                        error_message="give either a topic name or a topic id",
+                    )
+                )
     else:
         responses = [_by_name(data, name) for name in request.topic_names]
     return DeleteTopicsResponse(responses=responses)
@@ -61,8 +72,17 @@ def _refused(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsR
     """cluster.processes: the other processes could not learn of a deletion."""
     message = "topics cannot be deleted while the brokers run as separate processes (kgc serve --processes)"
     if ctx.api_version >= 6:
-        return DeleteTopicsResponse(responses=[DeletableTopicResult(
-            name=t.name, topic_id=t.topic_id, error_code=ErrorCode.POLICY_VIOLATION, error_message=message)
-            for t in request.topics])
-    return DeleteTopicsResponse(responses=[DeletableTopicResult(
-        name=name, error_code=ErrorCode.POLICY_VIOLATION, error_message=message) for name in request.topic_names])
+        return DeleteTopicsResponse(
+            responses=[
+                DeletableTopicResult(
+                    name=t.name, topic_id=t.topic_id, error_code=ErrorCode.POLICY_VIOLATION, error_message=message
+                )
+                for t in request.topics
+            ]
+        )
+    return DeleteTopicsResponse(
+        responses=[
+            DeletableTopicResult(name=name, error_code=ErrorCode.POLICY_VIOLATION, error_message=message)
+            for name in request.topic_names
+        ]
+    )

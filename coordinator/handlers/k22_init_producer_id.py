@@ -9,6 +9,7 @@ before). v5: TRANSACTION_ABORTABLE exists (never answered here). A transactional
 transaction coordinator (NOT_COORDINATOR on another broker, INVALID_REQUEST if empty,
 INVALID_TRANSACTION_TIMEOUT outside (0, transaction.max.timeout.ms]).
 """
+
 from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
@@ -21,13 +22,18 @@ from protocol.messages.init_producer_id import InitProducerIdRequest, InitProduc
 
 async def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
     if request.transactional_id is None:
-        return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=ctx.broker.data.producer_ids.next_id(),
-                                      producer_epoch=0)
+        return InitProducerIdResponse(
+            error_code=ErrorCode.NONE, producer_id=ctx.broker.data.producer_ids.next_id(), producer_epoch=0
+        )
     pid, epoch = (request.producer_id, request.producer_epoch) if ctx.api_version >= 3 else (-1, -1)
     if (pid == -1) != (epoch == -1):
         explain(ErrorCode.INVALID_REQUEST, f"producer id {pid} and epoch {epoch}: give both or neither")
         return InitProducerIdResponse(error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)
     result = await txn_service(ctx).init_producer_id(
-        InitPidParams(request.transactional_id, request.transaction_timeout_ms, pid, epoch))
-    return InitProducerIdResponse(error_code=fenced_for(result.error, ctx.api_version, 4),
-                                  producer_id=result.producer_id, producer_epoch=result.producer_epoch)
+        InitPidParams(request.transactional_id, request.transaction_timeout_ms, pid, epoch)
+    )
+    return InitProducerIdResponse(
+        error_code=fenced_for(result.error, ctx.api_version, 4),
+        producer_id=result.producer_id,
+        producer_epoch=result.producer_epoch,
+    )

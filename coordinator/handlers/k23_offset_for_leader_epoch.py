@@ -9,6 +9,7 @@ the high watermark: the answer is the current leader epoch with end_offset = hig
 client validating its position never needs to truncate). Unknown partitions get
 UNKNOWN_TOPIC_OR_PARTITION.
 """
+
 from __future__ import annotations
 
 from coordinator.handlers.leadership import current_leader, leader_error
@@ -30,15 +31,27 @@ async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> O
         for p in topic.partitions:
             part = data.partition(topic.topic, p.partition)
             if part is None:
-                partitions.append(EpochEndOffset(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                                 partition=p.partition, leader_epoch=-1, end_offset=-1))
-            elif (error := leader_error(ctx, topic.topic, p.partition, p.current_leader_epoch)):
-                partitions.append(EpochEndOffset(error_code=error, partition=p.partition,
-                                                 leader_epoch=-1, end_offset=-1))
+                partitions.append(
+                    EpochEndOffset(
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        partition=p.partition,
+                        leader_epoch=-1,
+                        end_offset=-1,
+                    )
+                )
+            elif error := leader_error(ctx, topic.topic, p.partition, p.current_leader_epoch):
+                partitions.append(
+                    EpochEndOffset(error_code=error, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                )
             else:
                 lead = current_leader(ctx, topic.topic, p.partition)
-                partitions.append(EpochEndOffset(error_code=ErrorCode.NONE, partition=p.partition,
-                                                 leader_epoch=lead.epoch if lead else -1,
-                                                 end_offset=part.high_watermark))
+                partitions.append(
+                    EpochEndOffset(
+                        error_code=ErrorCode.NONE,
+                        partition=p.partition,
+                        leader_epoch=lead.epoch if lead else -1,
+                        end_offset=part.high_watermark,
+                    )
+                )
         topics.append(OffsetForLeaderTopicResult(topic=topic.topic, partitions=partitions))
     return OffsetForLeaderEpochResponse(topics=topics)

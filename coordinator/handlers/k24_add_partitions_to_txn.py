@@ -8,6 +8,7 @@ transactions, each either added or, with verify_only, checked (KIP-890 part 1: N
 partition in the transaction, TRANSACTION_ABORTABLE for one that is not); a top-level error code.
 v5: TRANSACTION_ABORTABLE may be answered.
 """
+
 from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
@@ -29,16 +30,22 @@ from protocol.messages.add_partitions_to_txn import (
 async def handle(ctx: RequestContext, request: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
     version = ctx.api_version
     if version < 4:
-        one = AddPartitionsToTxnTransaction(request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
-                                            request.v3_and_below_producer_epoch, False, request.v3_and_below_topics)
+        one = AddPartitionsToTxnTransaction(
+            request.v3_and_below_transactional_id,
+            request.v3_and_below_producer_id,
+            request.v3_and_below_producer_epoch,
+            False,
+            request.v3_and_below_topics,
+        )
         result = await _transaction(ctx, one, version)
         return AddPartitionsToTxnResponse(results_by_topic_v3_and_below=result.topic_results)
     results = [await _transaction(ctx, txn, version) for txn in request.transactions]
     return AddPartitionsToTxnResponse(error_code=ErrorCode.NONE, results_by_transaction=results)
 
 
-async def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction, version: int
-                       ) -> AddPartitionsToTxnResult:
+async def _transaction(
+    ctx: RequestContext, txn: AddPartitionsToTxnTransaction, version: int
+) -> AddPartitionsToTxnResult:
     partitions = [(t.name, p) for t in txn.topics for p in t.partitions]
     missing = {(t.name, p): e for t in txn.topics for p, e in unknown_partitions(ctx, t.name, t.partitions).items()}
     errors: dict[tuple[str, int], int]
@@ -56,7 +63,12 @@ async def _transaction(ctx: RequestContext, txn: AddPartitionsToTxnTransaction, 
     return AddPartitionsToTxnResult(txn.transactional_id, _by_topic(txn.topics, errors))
 
 
-def _by_topic(topics: list[AddPartitionsToTxnTopic], errors: dict[tuple[str, int], int]
-              ) -> list[AddPartitionsToTxnTopicResult]:
-    return [AddPartitionsToTxnTopicResult(t.name, [AddPartitionsToTxnPartitionResult(p, errors[(t.name, p)])
-                                                   for p in t.partitions]) for t in topics]
+def _by_topic(
+    topics: list[AddPartitionsToTxnTopic], errors: dict[tuple[str, int], int]
+) -> list[AddPartitionsToTxnTopicResult]:
+    return [
+        AddPartitionsToTxnTopicResult(
+            t.name, [AddPartitionsToTxnPartitionResult(p, errors[(t.name, p)]) for p in t.partitions]
+        )
+        for t in topics
+    ]

@@ -5,6 +5,7 @@ to the transaction, so that its TxnOffsetCommit records and their marker belong 
 (KafkaApis.handleAddOffsetsToTxnRequest). v1: same as v0. v2+: PRODUCER_FENCED
 (INVALID_PRODUCER_EPOCH before). v3+: flexible. v4: TRANSACTION_ABORTABLE may be answered.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.placement import OFFSETS_TOPIC
@@ -16,6 +17,9 @@ from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffs
 
 async def handle(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
     partition = ctx.broker.groups.partition_for(request.group_id)
-    error = await txn_service(ctx).add_partitions(AddPartitionsParams(
-        request.transactional_id, request.producer_id, request.producer_epoch, ((OFFSETS_TOPIC, partition),)))
+    error = await txn_service(ctx).add_partitions(
+        AddPartitionsParams(
+            request.transactional_id, request.producer_id, request.producer_epoch, ((OFFSETS_TOPIC, partition),)
+        )
+    )
     return AddOffsetsToTxnResponse(error_code=fenced_for(error, ctx.api_version, 2))

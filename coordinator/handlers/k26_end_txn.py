@@ -8,6 +8,7 @@ v1: same as v0. v2+: PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before). v3+: flexi
 TRANSACTION_ABORTABLE may be answered. (v5, KIP-890 part 2's epoch bump per transaction, is not
 served, as Kafka does not without transaction.version 2.)
 """
+
 from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
@@ -17,6 +18,7 @@ from protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 
 
 async def handle(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse:
-    error = await txn_service(ctx).end_txn(EndTxnParams(
-        request.transactional_id, request.producer_id, request.producer_epoch, request.committed))
+    error = await txn_service(ctx).end_txn(
+        EndTxnParams(request.transactional_id, request.producer_id, request.producer_epoch, request.committed)
+    )
     return EndTxnResponse(error_code=fenced_for(error, ctx.api_version, 2), producer_id=-1, producer_epoch=-1)

@@ -11,6 +11,7 @@ INVALID_PRODUCER_ID_MAPPING. v0-1: COORDINATOR_LOAD_IN_PROGRESS is sent as COORD
 group.instance.id (KIP-447: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; an unknown
 group with generation >= 0 is ILLEGAL_GENERATION). v4: TRANSACTION_ABORTABLE may be answered.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import CommitPartition
@@ -48,24 +49,41 @@ async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOff
         for p in t.partitions:
             if p.partition_index in missing:
                 explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{t.name}-{p.partition_index} does not exist")
-                answers.setdefault(t.name, []).append(TxnOffsetCommitResponsePartition(
-                    p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                answers.setdefault(t.name, []).append(
+                    TxnOffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                )
             else:
-                valid.append(CommitPartition(p.partition_index, p.committed_offset,
-                                             p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
+                valid.append(
+                    CommitPartition(
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch if version >= 2 else -1,
+                        p.committed_metadata,
+                    )
+                )
         if valid:
             known.append((t.name, valid))
     if known:
         error = _verify(ctx, request)
         if error is not None:
             for name, commits in known:
-                answers.setdefault(name, []).extend(TxnOffsetCommitResponsePartition(c.partition, error)
-                                                    for c in commits)
+                answers.setdefault(name, []).extend(
+                    TxnOffsetCommitResponsePartition(c.partition, error) for c in commits
+                )
         else:
-            result = await ctx.broker.groups.commit_transactional_offsets(TxnOffsetCommitParams(
-                request.transactional_id, request.group_id, request.producer_id, request.producer_epoch, known,
-                request.generation_id if version >= 3 else -1, request.member_id if version >= 3 else "",
-                request.group_instance_id if version >= 3 else None, version))
+            result = await ctx.broker.groups.commit_transactional_offsets(
+                TxnOffsetCommitParams(
+                    request.transactional_id,
+                    request.group_id,
+                    request.producer_id,
+                    request.producer_epoch,
+                    known,
+                    request.generation_id if version >= 3 else -1,
+                    request.member_id if version >= 3 else "",
+                    request.group_instance_id if version >= 3 else None,
+                    version,
+                )
+            )
             for name, outcomes in result.topics:
                 answers.setdefault(name, []).extend(TxnOffsetCommitResponsePartition(n, e) for n, e in outcomes)
     if version < 2:
@@ -73,8 +91,9 @@ async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOff
             for a in answered:
                 if a.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                     a.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-    return TxnOffsetCommitResponse(topics=[TxnOffsetCommitResponseTopic(name=n, partitions=ps)
-                                           for n, ps in answers.items()])
+    return TxnOffsetCommitResponse(
+        topics=[TxnOffsetCommitResponseTopic(name=n, partitions=ps) for n, ps in answers.items()]
+    )
 
 
 def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int | None:
@@ -82,8 +101,10 @@ def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int | None:
     if not ctx.broker.config.transaction_partition_verification_enable:
         return None
     tp = (OFFSETS_TOPIC, ctx.broker.groups.partition_for(request.group_id))
-    errors = txn_service(ctx).verify(AddPartitionsParams(
-        request.transactional_id, request.producer_id, request.producer_epoch, (tp,)), here_only=False)
+    errors = txn_service(ctx).verify(
+        AddPartitionsParams(request.transactional_id, request.producer_id, request.producer_epoch, (tp,)),
+        here_only=False,
+    )
     error = errors[tp]
     if error == ErrorCode.NONE:
         return None

@@ -3,6 +3,7 @@
 v1+: throttle time. v2+: flexible. Groups with members get NON_EMPTY_GROUP, unknown groups
 GROUP_ID_NOT_FOUND; deleted groups become Dead and their records are tombstoned.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.requests import DeleteGroupsParams
@@ -12,6 +13,6 @@ from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRe
 
 async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
     deleted = await ctx.broker.groups.delete_groups(DeleteGroupsParams(list(request.groups_names)))
-    return DeleteGroupsResponse(results=[
-        DeletableGroupResult(group_id=g.group_id, error_code=g.error) for g in deleted
-    ])
+    return DeleteGroupsResponse(
+        results=[DeletableGroupResult(group_id=g.group_id, error_code=g.error) for g in deleted]
+    )

@@ -5,6 +5,7 @@ not a consumer group), coordinator errors; then no topics. Per partition:
 GROUP_SUBSCRIBED_TO_TOPIC, and UNKNOWN_TOPIC_OR_PARTITION for topics or partitions the broker
 does not have (checked here, before the group, as Kafka's KafkaApis does).
 """
+
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import OffsetDeleteParams
@@ -28,10 +29,14 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDel
         valid = []
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.partitions:
-                explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {t.name!r} " + (
-                    "does not exist" if topic is None else f"has no partition {p.partition_index}"))
-                answers.setdefault(t.name, []).append(OffsetDeleteResponsePartition(
-                    p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                explain(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"topic {t.name!r} "
+                    + ("does not exist" if topic is None else f"has no partition {p.partition_index}"),
+                )
+                answers.setdefault(t.name, []).append(
+                    OffsetDeleteResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                )
             else:
                 valid.append(p.partition_index)
         if valid:
@@ -41,6 +46,6 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDel
         return OffsetDeleteResponse(error_code=result.error)
     for name, partitions in result.topics:
         answers.setdefault(name, []).extend(OffsetDeleteResponsePartition(n, e) for n, e in partitions)
-    return OffsetDeleteResponse(topics=[
-        OffsetDeleteResponseTopic(name=name, partitions=partitions) for name, partitions in answers.items()
-    ])
+    return OffsetDeleteResponse(
+        topics=[OffsetDeleteResponseTopic(name=name, partitions=partitions) for name, partitions in answers.items()]
+    )

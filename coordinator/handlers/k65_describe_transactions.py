@@ -4,6 +4,7 @@ Each transactional id's state, producer id and epoch, timeout, start time and pa
 coordinator (TransactionCoordinator.handleDescribeTransactions): NOT_COORDINATOR on another broker,
 TRANSACTIONAL_ID_NOT_FOUND for an unknown id, INVALID_REQUEST for an empty one.
 """
+
 from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
@@ -29,9 +30,16 @@ async def handle(ctx: RequestContext, request: DescribeTransactionsRequest) -> D
         by_topic: dict[str, list[int]] = {}
         for topic, partition in meta.sorted_partitions():
             by_topic.setdefault(topic, []).append(partition)
-        states.append(TransactionState(
-            error_code=ErrorCode.NONE, transactional_id=txn_id, transaction_state=str(meta.state),
-            transaction_timeout_ms=meta.timeout_ms, transaction_start_time_ms=meta.start_ms,
-            producer_id=meta.producer_id, producer_epoch=meta.producer_epoch,
-            topics=[TopicData(topic=t, partitions=ps) for t, ps in by_topic.items()]))
+        states.append(
+            TransactionState(
+                error_code=ErrorCode.NONE,
+                transactional_id=txn_id,
+                transaction_state=str(meta.state),
+                transaction_timeout_ms=meta.timeout_ms,
+                transaction_start_time_ms=meta.start_ms,
+                producer_id=meta.producer_id,
+                producer_epoch=meta.producer_epoch,
+                topics=[TopicData(topic=t, partitions=ps) for t, ps in by_topic.items()],
+            )
+        )
     return DescribeTransactionsResponse(transaction_states=states)

@@ -7,6 +7,7 @@ duration filter (only transactions running longer than it, KIP-994). v2: a trans
 regular expression (KIP-1152; Java's Matcher.matches: the whole id must match; a bad pattern is
 INVALID_REQUEST).
 """
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,15 @@ async def handle(ctx: RequestContext, request: ListTransactionsRequest) -> ListT
             explain(ErrorCode.INVALID_REQUEST, f"transactional id pattern {pattern!r}: {exc}")
             return ListTransactionsResponse(error_code=ErrorCode.INVALID_REQUEST)
     service = txn_service(ctx)
-    listed = service.list_transactions(list(request.state_filters), list(request.producer_id_filters),
-                                       request.duration_filter if version >= 1 else -1, pattern or None,
-                                       service.runtime.clock.time_ms())
+    listed = service.list_transactions(
+        list(request.state_filters),
+        list(request.producer_id_filters),
+        request.duration_filter if version >= 1 else -1,
+        pattern or None,
+        service.runtime.clock.time_ms(),
+    )
     return ListTransactionsResponse(
-        error_code=listed.error, unknown_state_filters=listed.unknown_state_filters,
-        transaction_states=[TransactionState(m.transactional_id, m.producer_id, str(m.state)) for m in listed.states])
+        error_code=listed.error,
+        unknown_state_filters=listed.unknown_state_filters,
+        transaction_states=[TransactionState(m.transactional_id, m.producer_id, str(m.state)) for m in listed.states],
+    )

@@ -7,6 +7,7 @@ Member epoch 0 joins, -1 leaves, -2 is a static member leaving for its session t
 are in coordinator/groups/consumer/heartbeat.py; this handler only maps fields. Answers
 UNSUPPORTED_VERSION when group.coordinator.rebalance.protocols lacks "consumer".
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -27,24 +28,32 @@ _client_address = lru_cache(maxsize=4096)(java_inet_text)
 
 async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
     owned = request.topic_partitions
-    result = await ctx.broker.groups.consumer_group_heartbeat(ConsumerHeartbeatParams(
-        group_id=request.group_id,
-        member_id=request.member_id,
-        member_epoch=request.member_epoch,
-        instance_id=request.instance_id,
-        rack_id=request.rack_id,
-        rebalance_timeout_ms=request.rebalance_timeout_ms,
-        subscribed_topic_names=request.subscribed_topic_names,
-        subscribed_topic_regex=request.subscribed_topic_regex if ctx.api_version >= 1 else None,
-        server_assignor=request.server_assignor,
-        topic_partitions=None if owned is None else tuple(
-            TopicPartitions(tp.topic_id, tuple(tp.partitions)) for tp in owned),
-        client_id=ctx.client_id,
-        client_host=_client_address(ctx.client_host),
-        api_version=ctx.api_version,
-    ))
-    assignment = None if result.assignment is None else Assignment(topic_partitions=[
-        WireTopicPartitions(tp.topic_id, list(tp.partitions)) for tp in result.assignment])
+    result = await ctx.broker.groups.consumer_group_heartbeat(
+        ConsumerHeartbeatParams(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            member_epoch=request.member_epoch,
+            instance_id=request.instance_id,
+            rack_id=request.rack_id,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            subscribed_topic_names=request.subscribed_topic_names,
+            subscribed_topic_regex=request.subscribed_topic_regex if ctx.api_version >= 1 else None,
+            server_assignor=request.server_assignor,
+            topic_partitions=None
+            if owned is None
+            else tuple(TopicPartitions(tp.topic_id, tuple(tp.partitions)) for tp in owned),
+            client_id=ctx.client_id,
+            client_host=_client_address(ctx.client_host),
+            api_version=ctx.api_version,
+        )
+    )
+    assignment = (
+        None
+        if result.assignment is None
+        else Assignment(
+            topic_partitions=[WireTopicPartitions(tp.topic_id, list(tp.partitions)) for tp in result.assignment]
+        )
+    )
     return ConsumerGroupHeartbeatResponse(
         error_code=result.error_code,
         error_message=result.error_message,

@@ -5,6 +5,7 @@ it answers NOT_LEADER_OR_FOLLOWER (the client refreshes metadata and goes to the
 responses also name the current leader); a leader checks the client's current leader epoch when
 one is given (KIP-320): older -> FENCED_LEADER_EPOCH, newer -> UNKNOWN_LEADER_EPOCH.
 """
+
 from __future__ import annotations
 
 from coordinator.cluster.cluster import Leadership
@@ -22,13 +23,17 @@ def leader_error(ctx: RequestContext, topic: str, partition: int, current_leader
     if lead is None:
         return ErrorCode.NONE
     if lead.leader != ctx.broker.node_id:
-        explain(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {ctx.broker.node_id} does not lead {topic}-{partition}; "
-                + (f"broker {lead.leader} does (epoch {lead.epoch})" if lead.leader >= 0 else "no broker does"))
+        explain(
+            ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            f"broker {ctx.broker.node_id} does not lead {topic}-{partition}; "
+            + (f"broker {lead.leader} does (epoch {lead.epoch})" if lead.leader >= 0 else "no broker does"),
+        )
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     if current_leader_epoch != NO_EPOCH and current_leader_epoch != lead.epoch:
         code = ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < lead.epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
-        explain(code, f"{topic}-{partition}: the client's leader epoch is {current_leader_epoch}, the leader's "
-                      f"{lead.epoch}")
+        explain(
+            code, f"{topic}-{partition}: the client's leader epoch is {current_leader_epoch}, the leader's {lead.epoch}"
+        )
         return code
     return ErrorCode.NONE
 

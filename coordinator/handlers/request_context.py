@@ -7,6 +7,7 @@ transcript/metrics tap, None when off), and this broker's node (id, host, port).
 adds the per-request facts Kafka's RequestContext carries: header, client address, connection.
 `CloseConnection` is how any layer says "this connection must go" (the message is logged).
 """
+
 from __future__ import annotations
 
 import ipaddress

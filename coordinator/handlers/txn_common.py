@@ -2,6 +2,7 @@
 per-version error translations (KafkaApis: clients before the version that added PRODUCER_FENCED
 get INVALID_PRODUCER_EPOCH, which they handle the same way).
 """
+
 from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
@@ -26,5 +27,6 @@ def fenced_for(error: int, version: int, first_version_with_fenced: int) -> int:
 def unknown_partitions(ctx: RequestContext, topic: str, partitions: list[int]) -> dict[int, ErrorCode]:
     """UNKNOWN_TOPIC_OR_PARTITION for each partition the cluster does not have."""
     known = ctx.broker.topics.get(topic)
-    return {p: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for p in partitions
-            if known is None or not 0 <= p < known.partitions}
+    return {
+        p: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for p in partitions if known is None or not 0 <= p < known.partitions
+    }

@@ -6,6 +6,7 @@ and a client that connects meanwhile waits in the listen backlog until the serve
 sockets are bound as trio's open_tcp_listeners binds them (every address of the host,
 SO_REUSEADDR, IPv6-only v6 sockets). This module must stay free of trio and of the server.
 """
+
 from __future__ import annotations
 
 import socket
@@ -19,7 +20,8 @@ def bind_listeners(host: str, port: int, brokers: int) -> list[list[socket.socke
         for i in range(brokers):
             sockets = []
             for family, kind, proto, _, address in socket.getaddrinfo(
-                    host, port + i if port else 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+                host, port + i if port else 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            ):
                 sock = socket.socket(family, kind, proto)
                 sockets.append(sock)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -9,6 +9,7 @@ has been handled, so all connections together stay within the bound; past it, co
 that long (idle.py). Anything the connection cannot understand closes it, and only it: errors
 never escape to the server.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -71,8 +72,14 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, sha
             tap.closed(conn.connection_id, conn.client_host, reason)
 
 
-async def _serve(reader: FrameReader, outbox: Outbox, conn: Connection, broker: BrokerContext,
-                 memory: RequestMemory, state: ConnectionState) -> str:
+async def _serve(
+    reader: FrameReader,
+    outbox: Outbox,
+    conn: Connection,
+    broker: BrokerContext,
+    memory: RequestMemory,
+    state: ConnectionState,
+) -> str:
     """Handle frames until the client closes or something closes the connection; the reason."""
     try:
         while True:

@@ -8,6 +8,7 @@ Rules copied from Kafka's `SocketServer`/`RequestContext`:
 - Bytes after a complete body are ignored, as Kafka ignores them (librdkafka sends some).
 - Produce with acks=0 gets no response at all; its handler returns None.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

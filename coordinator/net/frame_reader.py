@@ -9,6 +9,7 @@ A negative size or one above `socket.request.max.bytes` raises `FrameError` once
 it were handed out, without reading that frame. The connection's `ConnectionState` learns when
 a frame starts arriving (for the stalled-frame rule) and when the reader waits for memory.
 """
+
 from __future__ import annotations
 
 import struct
@@ -25,11 +26,23 @@ _SIZE = struct.Struct(">i")
 
 
 class FrameReader:
-    __slots__ = ("_sock", "_scratch", "_max", "_memory", "_state", "_pending", "_big", "_big_filled",
-                 "_big_size", "_error", "reserved")
+    __slots__ = (
+        "_sock",
+        "_scratch",
+        "_max",
+        "_memory",
+        "_state",
+        "_pending",
+        "_big",
+        "_big_filled",
+        "_big_size",
+        "_error",
+        "reserved",
+    )
 
-    def __init__(self, sock: RawSocket, scratch: bytearray, max_frame_size: int, memory: RequestMemory,
-                 state: ConnectionState) -> None:
+    def __init__(
+        self, sock: RawSocket, scratch: bytearray, max_frame_size: int, memory: RequestMemory, state: ConnectionState
+    ) -> None:
         self._sock = sock
         self._scratch = scratch
         self._max = max_frame_size
@@ -92,19 +105,20 @@ class FrameReader:
             while end - pos >= 4:
                 (size,) = unpack_from(view, pos)
                 if size < 0 or size > limit:
-                    self._error = (f"negative frame size {size}" if size < 0
-                                   else f"frame size {size} exceeds the maximum {limit}")
+                    self._error = (
+                        f"negative frame size {size}" if size < 0 else f"frame size {size} exceeds the maximum {limit}"
+                    )
                     break
                 stop = pos + 4 + size
                 if stop > end:
                     if size > SCRATCH_BYTES:  # read the rest into a buffer of its own
                         self._big_size = size
                         self._big = None
-                        head = bytes(view[pos + 4:end])
+                        head = bytes(view[pos + 4 : end])
                         self._pending = bytearray(head)  # handed to the big buffer once reserved
                         pos = end
                     break
-                frames.append(bytes(view[pos + 4:stop]))
+                frames.append(bytes(view[pos + 4 : stop]))
                 pos = stop
             rest = bytes(view[pos:end]) if pos < end and self._error is None else b""
         if self._big_size < 0:
@@ -128,7 +142,7 @@ class FrameReader:
         self.reserved = size
         big = bytearray(size)
         head = self._pending
-        big[:len(head)] = head
+        big[: len(head)] = head
         self._big, self._big_filled, self._big_size = big, len(head), -1
         self._pending = bytearray()
 
@@ -136,7 +150,7 @@ class FrameReader:
         big = self._big
         assert big is not None
         with memoryview(big) as view:
-            n = await self._sock.recv_into(view[self._big_filled:])
+            n = await self._sock.recv_into(view[self._big_filled :])
         if n == 0:  # the client closed inside a frame: nothing to answer
             self.release()
             return b""

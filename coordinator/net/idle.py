@@ -9,14 +9,23 @@ max.idle/10 (at most every second, Kafka's Selector checks idleness as coarsely)
 A connection whose request is being handled (a parked JoinGroup) or that waits for request
 memory (backpressure, request_memory.py) is not idle.
 """
+
 from __future__ import annotations
 
 import trio
 
 
 class ConnectionState:
-    __slots__ = ("connection_id", "client_host", "last_active", "frame_started", "busy",
-                 "waiting_memory", "scope", "closed_because")
+    __slots__ = (
+        "connection_id",
+        "client_host",
+        "last_active",
+        "frame_started",
+        "busy",
+        "waiting_memory",
+        "scope",
+        "closed_because",
+    )
 
     def __init__(self, connection_id: int, client_host: str, now: float) -> None:
         self.connection_id = connection_id

@@ -7,6 +7,7 @@ Connections over `max.connections` (counted across the whole process) are refuse
 Kafka refuses them. The connections of all listeners share one `RequestMemory`
 (queued.max.request.bytes); each listener watches its own connections for idleness (idle.py).
 """
+
 from __future__ import annotations
 
 import socket
@@ -25,8 +26,14 @@ _log = get_logger("listener")
 
 
 class BrokerListener:
-    def __init__(self, broker: BrokerContext, bind_host: str, limiter: trio.CapacityLimiter,
-                 memory: RequestMemory, bound: list[socket.socket] | None = None) -> None:
+    def __init__(
+        self,
+        broker: BrokerContext,
+        bind_host: str,
+        limiter: trio.CapacityLimiter,
+        memory: RequestMemory,
+        bound: list[socket.socket] | None = None,
+    ) -> None:
         self.broker = broker
         self._bound = bound  # sockets the CLI bound before the server was built: the first listen adopts them
         self.shared = ListenerShared(memory, ConnectionWatch(broker.config.connections_max_idle_ms))

@@ -7,6 +7,7 @@ pipelined requests that the connection handles without waiting leave together, a
 never waits for a later request that blocks (an fsync, a parked JoinGroup), because the sender
 runs as soon as the connection yields.
 """
+
 from __future__ import annotations
 
 import trio

@@ -9,6 +9,7 @@ them. Waiters are served in arrival order, so a large frame is not starved by sm
 larger than `capacity` on its own is let through when nothing else is held (it is within
 `socket.request.max.bytes`, which the connection checked). capacity <= 0: no bound (Kafka's -1).
 """
+
 from __future__ import annotations
 
 from collections import deque

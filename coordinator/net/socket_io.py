@@ -8,6 +8,7 @@ connection yields once per batch of frames it handles (connection.py), so a clie
 its socket full cannot starve the others. `RawSocket` borrows the descriptor of trio's socket and
 must be `detach`ed before that socket closes.
 """
+
 from __future__ import annotations
 
 import socket

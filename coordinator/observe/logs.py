@@ -3,6 +3,7 @@
 Every module logs through `log_event(logger, event, **fields)` so lines stay greppable and a
 transcript or a test can parse them; values with spaces are quoted.
 """
+
 from __future__ import annotations
 
 import logging

@@ -8,6 +8,7 @@ the live state: groups per state, members, committed offsets, __consumer_offsets
 segments per partition, and the cleaner's progress: rounds and bytes in/out per partition as
 rounds finish, and its checkpoint (the first dirty offset) read from cleaner-offset-checkpoint.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,27 @@ from prometheus_client.core import GaugeMetricFamily
 from coordinator.observe.transcript import error_codes, error_name
 from storage.cleaner_policy import read_cleaner_checkpoint
 
-_LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                    0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, float("inf"))
+_LATENCY_BUCKETS = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    float("inf"),
+)
 _STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 
 
@@ -32,23 +52,38 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter("kgc_requests", "Requests served, by API", ["api"], registry=r)
-        self.errors = Counter("kgc_request_errors", "Error codes answered, by API and error",
-                              ["api", "error"], registry=r)
-        self.latency = Histogram("kgc_request_duration_seconds", "Request handling time, by API",
-                                 ["api"], buckets=_LATENCY_BUCKETS, registry=r)
-        self.transitions = Counter("kgc_group_transitions", "Group state transitions", ["from", "to"],
-                                   registry=r)
-        self.rebalances = Counter("kgc_rebalances", "Rebalances started (transitions to PreparingRebalance)",
-                                  registry=r)
-        self.records_written = Counter("kgc_offsets_records_written", "Records appended to __consumer_offsets",
-                                       registry=r)
-        self.durable = Histogram("kgc_offsets_durable_wait_seconds",
-                                 "From append to durable (group commit and fsync) per operation",
-                                 buckets=_LATENCY_BUCKETS, registry=r)
-        self.cleaner_rounds = Counter("kgc_offsets_cleaner_rounds", "Cleaning rounds finished",
-                                      ["partition"], registry=r)
-        self.cleaner_bytes = Counter("kgc_offsets_cleaner_bytes", "Bytes the cleaner read (in) and kept (out)",
-                                     ["partition", "direction"], registry=r)
+        self.errors = Counter(
+            "kgc_request_errors", "Error codes answered, by API and error", ["api", "error"], registry=r
+        )
+        self.latency = Histogram(
+            "kgc_request_duration_seconds",
+            "Request handling time, by API",
+            ["api"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.transitions = Counter("kgc_group_transitions", "Group state transitions", ["from", "to"], registry=r)
+        self.rebalances = Counter(
+            "kgc_rebalances", "Rebalances started (transitions to PreparingRebalance)", registry=r
+        )
+        self.records_written = Counter(
+            "kgc_offsets_records_written", "Records appended to __consumer_offsets", registry=r
+        )
+        self.durable = Histogram(
+            "kgc_offsets_durable_wait_seconds",
+            "From append to durable (group commit and fsync) per operation",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.cleaner_rounds = Counter(
+            "kgc_offsets_cleaner_rounds", "Cleaning rounds finished", ["partition"], registry=r
+        )
+        self.cleaner_bytes = Counter(
+            "kgc_offsets_cleaner_bytes",
+            "Bytes the cleaner read (in) and kept (out)",
+            ["partition", "direction"],
+            registry=r,
+        )
 
     # -- request path (called in the trio thread) ---------------------------------------------
     def request(self, api: str, seconds: float, response: Any) -> None:
@@ -104,17 +139,21 @@ class _LiveState:
         for state, n in counts.items():
             per_state.add_metric([state], n)
         yield per_state
-        yield GaugeMetricFamily("kgc_group_members", "Members of all classic groups",
-                                value=sum(len(g.members) for g in groups))
-        yield GaugeMetricFamily("kgc_committed_offsets", "Committed offsets held in memory",
-                                value=sum(len(shard.offsets) for shard in shards))
-        size = GaugeMetricFamily("kgc_offsets_log_size_bytes", "__consumer_offsets bytes on disk",
-                                 labels=["partition"])
-        segments = GaugeMetricFamily("kgc_offsets_log_segments", "__consumer_offsets segments",
-                                     labels=["partition"])
-        cleaned = GaugeMetricFamily("kgc_offsets_cleaner_checkpoint_offset",
-                                    "First dirty offset the cleaner recorded (cleaner-offset-checkpoint)",
-                                    labels=["partition"])
+        yield GaugeMetricFamily(
+            "kgc_group_members", "Members of all classic groups", value=sum(len(g.members) for g in groups)
+        )
+        yield GaugeMetricFamily(
+            "kgc_committed_offsets",
+            "Committed offsets held in memory",
+            value=sum(len(shard.offsets) for shard in shards),
+        )
+        size = GaugeMetricFamily("kgc_offsets_log_size_bytes", "__consumer_offsets bytes on disk", labels=["partition"])
+        segments = GaugeMetricFamily("kgc_offsets_log_segments", "__consumer_offsets segments", labels=["partition"])
+        cleaned = GaugeMetricFamily(
+            "kgc_offsets_cleaner_checkpoint_offset",
+            "First dirty offset the cleaner recorded (cleaner-offset-checkpoint)",
+            labels=["partition"],
+        )
         writer = self.runtime.writer
         for n in writer.existing_partitions():
             total, count = 0, 0

@@ -8,6 +8,7 @@ state-transition events carry. Observers (the transcript, metrics) are registere
 the server task's context, so every task it spawns (connections, the runtime's timer loop) sees
 them and two servers in one process never see each other's events.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -7,6 +7,7 @@ task started after it, and `handle` wraps each handler: cause named, reasons col
 response and latency recorded. The __consumer_offsets writer reports to it as its observer
 (records written, durability waits, cleaning rounds).
 """
+
 from __future__ import annotations
 
 import time
@@ -40,8 +41,9 @@ class Tap:
         self._safely(self._record, ctx, request, response, explained, name, elapsed)
         return response
 
-    def _record(self, ctx: Any, request: Any, response: Any, explained: list[tuple[int, str]],
-                name: str, elapsed: float) -> None:
+    def _record(
+        self, ctx: Any, request: Any, response: Any, explained: list[tuple[int, str]], name: str, elapsed: float
+    ) -> None:
         h = ctx.header
         decoded = response
         if isinstance(response, bytes):  # a handler's pre-encoded body (ApiVersions)
@@ -64,13 +66,24 @@ class Tap:
         if self.metrics is not None:
             self._safely(self.metrics.transition, old, new)
 
-    def transaction(self, transactional_id: str, old: str, new: str, producer_id: int, producer_epoch: int,
-                    reason: str | None) -> None:
+    def transaction(
+        self, transactional_id: str, old: str, new: str, producer_id: int, producer_epoch: int, reason: str | None
+    ) -> None:
         """A transactional id changed state (txn/shard.py replay): the transcript says why."""
         if self.transcript is not None:
-            self._safely(self.transcript.write, {
-                "type": "transaction", "transactional_id": transactional_id, "from": old, "to": new,
-                "producer_id": producer_id, "producer_epoch": producer_epoch, "reason": reason}, True)
+            self._safely(
+                self.transcript.write,
+                {
+                    "type": "transaction",
+                    "transactional_id": transactional_id,
+                    "from": old,
+                    "to": new,
+                    "producer_id": producer_id,
+                    "producer_epoch": producer_epoch,
+                    "reason": reason,
+                },
+                True,
+            )
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
         if self.transcript is not None:
@@ -81,15 +94,27 @@ class Tap:
     def leader_changed(self, change: Any) -> None:
         """A partition's leader moved (cluster/controller.py): the transcript says why."""
         if self.transcript is not None:
-            self._safely(self.transcript.write, {
-                "type": "leader", "topic": change.topic, "partition": change.partition,
-                "from": change.old_leader, "to": change.new_leader, "epoch": change.epoch,
-                "reason": change.cause}, True)
+            self._safely(
+                self.transcript.write,
+                {
+                    "type": "leader",
+                    "topic": change.topic,
+                    "partition": change.partition,
+                    "from": change.old_leader,
+                    "to": change.new_leader,
+                    "epoch": change.epoch,
+                    "reason": change.cause,
+                },
+                True,
+            )
 
     def closed(self, connection_id: int, host: str, reason: str) -> None:
         if self.transcript is not None:
-            self._safely(self.transcript.write, {"type": "disconnect", "conn": connection_id, "host": host,
-                                                 "reason": reason}, True)
+            self._safely(
+                self.transcript.write,
+                {"type": "disconnect", "conn": connection_id, "host": host, "reason": reason},
+                True,
+            )
 
     def durable_wait(self, seconds: float) -> None:
         if self.metrics is not None:
@@ -111,6 +136,7 @@ def open_tap(config: Any, record_fields: RecordFields) -> Tap | None:
     metrics = None
     if config.metrics_port >= 0:
         from coordinator.observe.metrics import Metrics  # prometheus_client only when asked for
+
         metrics = Metrics()
     tap = Tap(Transcript(path, record_fields) if path else None, metrics)
     reasons.observe(tap)

@@ -10,6 +10,7 @@ Produce, Fetch and ListOffsets events also carry "partitions": one summary per t
 (topic by name even where the request names it by id; records and bytes, offsets, high
 watermark). Nothing here runs unless a transcript is configured.
 """
+
 from __future__ import annotations
 
 import base64
@@ -98,6 +99,7 @@ def error_codes(value: Any) -> dict[int, str | None]:
         elif isinstance(v, list):
             for item in v:
                 walk(item)
+
     walk(value)
     return found
 
@@ -151,14 +153,21 @@ def data_request(ctx: Any, api_key: int, request: Any) -> list[dict[str, Any]]:
         for t in request.topic_data:
             for p in t.partition_data:
                 records, size = batch_counts(p.records)
-                out.append({"topic": _topic(ctx, t.name, t.topic_id), "partition": p.index,
-                            "records": records, "bytes": size})
+                out.append(
+                    {"topic": _topic(ctx, t.name, t.topic_id), "partition": p.index, "records": records, "bytes": size}
+                )
         return out
     if api_key == ApiKey.FETCH:
-        return [{"topic": _topic(ctx, t.topic, t.topic_id), "partition": p.partition, "offset": p.fetch_offset}
-                for t in request.topics for p in t.partitions]
-    return [{"topic": t.name, "partition": p.partition_index, "timestamp": p.timestamp}
-            for t in request.topics for p in t.partitions]
+        return [
+            {"topic": _topic(ctx, t.topic, t.topic_id), "partition": p.partition, "offset": p.fetch_offset}
+            for t in request.topics
+            for p in t.partitions
+        ]
+    return [
+        {"topic": t.name, "partition": p.partition_index, "timestamp": p.timestamp}
+        for t in request.topics
+        for p in t.partitions
+    ]
 
 
 def data_response(ctx: Any, api_key: int, request: Any, response: Any) -> list[dict[str, Any]]:
@@ -168,22 +177,41 @@ def data_response(ctx: Any, api_key: int, request: Any, response: Any) -> list[d
     if api_key == ApiKey.PRODUCE:
         for t in response.responses:
             for p in t.partition_responses:
-                out.append({"topic": _topic(ctx, t.name, t.topic_id), "partition": p.index,
-                            "base_offset": p.base_offset, "error": p.error_code})
+                out.append(
+                    {
+                        "topic": _topic(ctx, t.name, t.topic_id),
+                        "partition": p.index,
+                        "base_offset": p.base_offset,
+                        "error": p.error_code,
+                    }
+                )
     elif api_key == ApiKey.FETCH:
         for t in response.responses:
             for p in t.partitions:
                 records, size = batch_counts(p.records)
-                out.append({"topic": _topic(ctx, t.topic, t.topic_id), "partition": p.partition_index,
-                            "records": records, "bytes": size, "high_watermark": p.high_watermark,
-                            "error": p.error_code})
+                out.append(
+                    {
+                        "topic": _topic(ctx, t.topic, t.topic_id),
+                        "partition": p.partition_index,
+                        "records": records,
+                        "bytes": size,
+                        "high_watermark": p.high_watermark,
+                        "error": p.error_code,
+                    }
+                )
     else:
         asked = {(t.name, p.partition_index): p.timestamp for t in request.topics for p in t.partitions}
         for t in response.topics:
             for p in t.partitions:
-                out.append({"topic": t.name, "partition": p.partition_index,
-                            "timestamp": asked.get((t.name, p.partition_index)), "offset": p.offset,
-                            "error": p.error_code})
+                out.append(
+                    {
+                        "topic": t.name,
+                        "partition": p.partition_index,
+                        "timestamp": asked.get((t.name, p.partition_index)),
+                        "offset": p.offset,
+                        "error": p.error_code,
+                    }
+                )
     for summary in out:
         summary["error"] = error_name(summary["error"]) if summary["error"] else None
     return out
@@ -195,8 +223,9 @@ RecordFields = Callable[[int, "bytes | None", "bytes | None"], dict[str, Any]]
 
 
 class Transcript:
-    def __init__(self, path: str | Path, record_fields: RecordFields,
-                 wall_ms: Callable[[], float] = lambda: time.time() * 1000) -> None:
+    def __init__(
+        self, path: str | Path, record_fields: RecordFields, wall_ms: Callable[[], float] = lambda: time.time() * 1000
+    ) -> None:
         self.path = Path(path)
         self._record_fields = record_fields
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -210,35 +239,78 @@ class Transcript:
 
     def request(self, ctx: Any, request: Any) -> None:
         h = ctx.header
-        self.write({"type": "request", "conn": ctx.connection_id, "client": ctx.client_id,
-                    "host": ctx.client_host, "api": api_name(h.api_key), "version": h.api_version,
-                    "correlation_id": h.correlation_id, "groups": group_ids(request), "body": to_json(request),
-                    **({"partitions": data_request(ctx, h.api_key, request)} if h.api_key in _DATA_PATH else {})})
+        self.write(
+            {
+                "type": "request",
+                "conn": ctx.connection_id,
+                "client": ctx.client_id,
+                "host": ctx.client_host,
+                "api": api_name(h.api_key),
+                "version": h.api_version,
+                "correlation_id": h.correlation_id,
+                "groups": group_ids(request),
+                "body": to_json(request),
+                **({"partitions": data_request(ctx, h.api_key, request)} if h.api_key in _DATA_PATH else {}),
+            }
+        )
 
-    def response(self, ctx: Any, request: Any, response: Any, reasons: list[tuple[int, str]],
-                 elapsed_ms: float) -> None:
+    def response(
+        self, ctx: Any, request: Any, response: Any, reasons: list[tuple[int, str]], elapsed_ms: float
+    ) -> None:
         h = ctx.header
         explained: dict[int, str] = {}
         for code, text in reasons:
             explained.setdefault(code, text)  # the first reason for a code is the one that decided it
         # The coordinator's own reason first; else the error message the response carries.
-        errors = [{"code": code, "error": error_name(code), "reason": explained.get(code) or message}
-                  for code, message in error_codes(response).items()]
-        self.write({"type": "response", "conn": ctx.connection_id, "client": ctx.client_id,
-                    "api": api_name(h.api_key), "version": h.api_version, "correlation_id": h.correlation_id,
-                    "groups": group_ids(request), "elapsed_ms": round(elapsed_ms, 3), "errors": errors,
-                    "body": None if response is None else to_json(response),
-                    **({"partitions": data_response(ctx, h.api_key, request, response)}
-                       if h.api_key in _DATA_PATH and response is not None else {})}, flush=True)
+        errors = [
+            {"code": code, "error": error_name(code), "reason": explained.get(code) or message}
+            for code, message in error_codes(response).items()
+        ]
+        self.write(
+            {
+                "type": "response",
+                "conn": ctx.connection_id,
+                "client": ctx.client_id,
+                "api": api_name(h.api_key),
+                "version": h.api_version,
+                "correlation_id": h.correlation_id,
+                "groups": group_ids(request),
+                "elapsed_ms": round(elapsed_ms, 3),
+                "errors": errors,
+                "body": None if response is None else to_json(response),
+                **(
+                    {"partitions": data_response(ctx, h.api_key, request, response)}
+                    if h.api_key in _DATA_PATH and response is not None
+                    else {}
+                ),
+            },
+            flush=True,
+        )
 
     def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
-        self.write({"type": "transition", "group": group_id, "from": old, "to": new,
-                    "generation": generation, "reason": reason}, flush=True)
+        self.write(
+            {
+                "type": "transition",
+                "group": group_id,
+                "from": old,
+                "to": new,
+                "generation": generation,
+                "reason": reason,
+            },
+            flush=True,
+        )
 
     def records(self, partition: int, base_offset: int, records: list[Any]) -> None:
         for i, r in enumerate(records):
-            self.write({"type": "record", "topic": "__consumer_offsets", "partition": partition,
-                        "offset": base_offset + i, **self._record_fields(base_offset + i, r.key, r.value)})
+            self.write(
+                {
+                    "type": "record",
+                    "topic": "__consumer_offsets",
+                    "partition": partition,
+                    "offset": base_offset + i,
+                    **self._record_fields(base_offset + i, r.key, r.value),
+                }
+            )
 
     def close(self) -> None:
         self._file.close()

@@ -50,9 +50,11 @@ class CoordinatorUnavailable(Exception):
         self.error_code = error_code
 
 
-_STATE_ERRORS = {PartitionState.LOADING: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-                 PartitionState.FAILED: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                 PartitionState.UNLOADED: ErrorCode.NOT_COORDINATOR}
+_STATE_ERRORS = {
+    PartitionState.LOADING: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    PartitionState.FAILED: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    PartitionState.UNLOADED: ErrorCode.NOT_COORDINATOR,
+}
 
 
 class ShardKind(Protocol[S]):
@@ -68,9 +70,16 @@ class ShardKind(Protocol[S]):
 
 
 class CoordinatorRuntime(Generic[S]):
-    def __init__(self, kind: ShardKind[S], writer: PartitionWriter, clock: TimerClock, *,
-                 reload_backoff_ms: int = 100, max_reload_backoff_ms: int = 10_000,
-                 load_delay_ms: int = 0) -> None:
+    def __init__(
+        self,
+        kind: ShardKind[S],
+        writer: PartitionWriter,
+        clock: TimerClock,
+        *,
+        reload_backoff_ms: int = 100,
+        max_reload_backoff_ms: int = 10_000,
+        load_delay_ms: int = 0,
+    ) -> None:
         self.kind = kind
         self.writer = writer
         self.clock = clock
@@ -128,8 +137,7 @@ class CoordinatorRuntime(Generic[S]):
         return CoordinatorUnavailable(self.kind.topic, partition, _STATE_ERRORS[state], state.value)
 
     # -- operations ------------------------------------------------------------------------------
-    async def run_op(self, partition: int, op: Callable[[OpContext[S], P], R | ParkedReply[R]],
-                     params: P) -> R:
+    async def run_op(self, partition: int, op: Callable[[OpContext[S], P], R | ParkedReply[R]], params: P) -> R:
         """Run one operation and return its final, durable answer."""
         shard = self._shards.get(partition)
         if shard is None:
@@ -163,15 +171,17 @@ class CoordinatorRuntime(Generic[S]):
     async def _await_durable(self, partition: int, ctx: OpContext[S], offset: int) -> None:
         error: CoordinatorUnavailable | None = None
         if offset == -2:
-            error = CoordinatorUnavailable(self.kind.topic, partition, ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                                           "append failed")
+            error = CoordinatorUnavailable(
+                self.kind.topic, partition, ErrorCode.COORDINATOR_NOT_AVAILABLE, "append failed"
+            )
         else:
             try:
                 await self.writer.wait_durable(partition, offset)
             except LogWriteError as exc:
                 self.fail(partition, str(exc))
-                error = CoordinatorUnavailable(self.kind.topic, partition,
-                                               ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc))
+                error = CoordinatorUnavailable(
+                    self.kind.topic, partition, ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc)
+                )
         if error is not None:
             ctx.abandon(error)
             raise error

@@ -43,8 +43,13 @@ class LoadStats:
     transactional: bool = False  # the log holds transactional batches: replayed in order after the first
 
 
-async def replay_log(writer: PartitionWriter, decode: Callable[[bytes, bytes | None], Any],
-                     partition: int, shard: Replayable, clock: Clock) -> LoadStats:
+async def replay_log(
+    writer: PartitionWriter,
+    decode: Callable[[bytes, bytes | None], Any],
+    partition: int,
+    shard: Replayable,
+    clock: Clock,
+) -> LoadStats:
     started = time.perf_counter()  # for the stats only: nothing depends on it
     stats = LoadStats(partition)
     try:
@@ -71,8 +76,13 @@ async def replay_log(writer: PartitionWriter, decode: Callable[[bytes, bytes | N
     return stats
 
 
-async def _replay_latest(latest: dict[bytes, bytes | None], decode: Callable[[bytes, bytes | None], Any],
-                         shard: Replayable, clock: Clock, stats: LoadStats) -> None:
+async def _replay_latest(
+    latest: dict[bytes, bytes | None],
+    decode: Callable[[bytes, bytes | None], Any],
+    shard: Replayable,
+    clock: Clock,
+    stats: LoadStats,
+) -> None:
     now_ms = clock.time_ms()
     replay = shard.replay
     for done, (key, value) in enumerate(latest.items(), 1):
@@ -82,8 +92,15 @@ async def _replay_latest(latest: dict[bytes, bytes | None], decode: Callable[[by
             await trio.lowlevel.checkpoint()
 
 
-async def _replay_in_order(header: Any, data: bytes, rest: Any, decode: Callable[[bytes, bytes | None], Any],
-                           shard: Replayable, clock: Clock, stats: LoadStats) -> None:
+async def _replay_in_order(
+    header: Any,
+    data: bytes,
+    rest: Any,
+    decode: Callable[[bytes, bytes | None], Any],
+    shard: Replayable,
+    clock: Clock,
+    stats: LoadStats,
+) -> None:
     """Replay the batch `header`/`data` and every batch of `rest` record by record."""
     if not isinstance(shard, TransactionalReplayable):
         raise TypeError(f"{type(shard).__name__} cannot replay transactional batches")
@@ -106,8 +123,11 @@ async def _replay_in_order(header: Any, data: bytes, rest: Any, decode: Callable
                     continue
                 stats.records += 1
                 record = decode(rec.key, rec.value)
-                applied = (shard.replay_transactional(record, header.producer_id, now_ms) if transactional
-                           else shard.replay(record, now_ms))
+                applied = (
+                    shard.replay_transactional(record, header.producer_id, now_ms)
+                    if transactional
+                    else shard.replay(record, now_ms)
+                )
                 if not applied:
                     stats.skipped += 1
         if stats.records >= next_yield:

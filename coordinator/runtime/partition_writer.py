@@ -42,8 +42,16 @@ Encode = Callable[[Any], tuple[bytes, bytes | None]]
 
 
 class PartitionWriter:
-    def __init__(self, topic: str, logs: LogManager, num_partitions: int, log_config: LogConfig,
-                 clock: Any, encode: Encode, observer: WriterObserver | None = None) -> None:
+    def __init__(
+        self,
+        topic: str,
+        logs: LogManager,
+        num_partitions: int,
+        log_config: LogConfig,
+        clock: Any,
+        encode: Encode,
+        observer: WriterObserver | None = None,
+    ) -> None:
         self.topic = topic
         self.logs = logs
         self.num_partitions = num_partitions
@@ -87,8 +95,14 @@ class PartitionWriter:
         self.logs.resume_cleaning(self.topic, partition)
 
     # -- writing ------------------------------------------------------------------------------
-    def append(self, partition: int, records: Sequence[Any], *, producer: tuple[int, int] | None = None,
-               marker: EndMarker | None = None) -> int:
+    def append(
+        self,
+        partition: int,
+        records: Sequence[Any],
+        *,
+        producer: tuple[int, int] | None = None,
+        marker: EndMarker | None = None,
+    ) -> int:
         """Append the records as one batch (transactional if `producer` = (id, epoch) is given),
         or the `marker`'s control batch; returns the offset to wait for. With neither, the
         partition's last appended offset, so an empty op is answered after every earlier write
@@ -104,13 +118,21 @@ class PartitionWriter:
                 log = self.reopen(partition)
             now = self.clock.time_ms()
             if marker is not None:
-                base, _ = log.append_batch(encode_marker(marker.producer_id, marker.producer_epoch, marker.commit,
-                                                         marker.coordinator_epoch, now))
+                base, _ = log.append_batch(
+                    encode_marker(
+                        marker.producer_id, marker.producer_epoch, marker.commit, marker.coordinator_epoch, now
+                    )
+                )
                 return base
             if producer is not None:  # Kafka's coordinator writes transactional batches at sequence 0
-                base = log.append_records([Record(key=key, value=value) for key, value in pairs], now,
-                                          producer_id=producer[0], producer_epoch=producer[1], base_sequence=0,
-                                          transactional=True)
+                base = log.append_records(
+                    [Record(key=key, value=value) for key, value in pairs],
+                    now,
+                    producer_id=producer[0],
+                    producer_epoch=producer[1],
+                    base_sequence=0,
+                    transactional=True,
+                )
             else:
                 base = log.append_kv(pairs, now)
         except Exception as exc:  # OSError, LogFailedError, CorruptLogError on open

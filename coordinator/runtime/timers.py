@@ -121,5 +121,4 @@ class ShardTimers:
 
     def keys(self) -> list[TimerKey]:
         """This shard's live keys (without the prefix), in firing order."""
-        return [key[1:] for key in self._timers.keys()
-                if isinstance(key, tuple) and key and key[0] == self.partition]
+        return [key[1:] for key in self._timers.keys() if isinstance(key, tuple) and key and key[0] == self.partition]

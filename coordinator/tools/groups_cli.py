@@ -10,6 +10,7 @@ KIP-848 consumer groups are described with ConsumerGroupDescribe, as Kafka 4.1's
 classic and consumer-protocol members share the group), --state --verbose the group epoch and
 target assignment epoch; Assigning and Reconciling count as rebalancing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,16 +29,22 @@ INACTIVE = ("Empty", "Dead")
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser("groups", help="list, describe, delete and reset consumer groups "
-                                           "(kafka-consumer-groups.sh)")
+    p = commands.add_parser(
+        "groups", help="list, describe, delete and reset consumer groups (kafka-consumer-groups.sh)"
+    )
     p.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
     actions = p.add_mutually_exclusive_group(required=True)
     for flag in ("--list", "--describe", "--delete", "--delete-offsets", "--reset-offsets"):
         actions.add_argument(flag, action="store_true")
     p.add_argument("--group", action="append", default=[])
     p.add_argument("--all-groups", action="store_true")
-    p.add_argument("--state", nargs="?", const="", default=None,
-                   help="--list: show (and filter by) state; --describe: the state view")
+    p.add_argument(
+        "--state",
+        nargs="?",
+        const="",
+        default=None,
+        help="--list: show (and filter by) state; --describe: the state view",
+    )
     p.add_argument("--members", action="store_true")
     p.add_argument("--offsets", action="store_true")
     p.add_argument("--verbose", action="store_true")
@@ -66,8 +73,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except (ConnectionError, OSError) as exc:
         # One line and exit 2 like every kgc command (Kafka's tool prints a blank line and
         # "Error: Executing consumer group command failed due to ..." on stdout, exit 1).
-        print(f"kgc groups: cannot reach {args.bootstrap_server}: {exc} (is a broker listening there? "
-              "--bootstrap-server HOST:PORT)", file=err)
+        print(
+            f"kgc groups: cannot reach {args.bootstrap_server}: {exc} (is a broker listening there? "
+            "--bootstrap-server HOST:PORT)",
+            file=err,
+        )
         return 2
     except ValueError as exc:  # bad arguments found late (topic specs, dates)
         print(f"kgc groups: {exc}", file=err)
@@ -100,8 +110,9 @@ class _Command:
     # -- list -------------------------------------------------------------------------------
     def list_groups(self) -> int:
         states = [s.strip() for s in (self.args.state or "").split(",") if s.strip()]
-        groups = sorted((g for g in self.admin.list_groups(states) if g.protocol_type in ("consumer", "")),
-                        key=lambda g: g.group_id)
+        groups = sorted(
+            (g for g in self.admin.list_groups(states) if g.protocol_type in ("consumer", "")), key=lambda g: g.group_id
+        )
         if self.json:
             self._json([{"group": g.group_id, "state": g.group_state} for g in groups])
         elif self.args.state is None:
@@ -118,13 +129,22 @@ class _Command:
         a = self.args
         if a.members:
             rows = [{"group": group, **m} for m in members]
-            table = (lambda: render.consumer_members(rows, a.verbose)) if desc.consumer else \
-                (lambda: render.members(rows, a.verbose))
+            table = (
+                (lambda: render.consumer_members(rows, a.verbose))
+                if desc.consumer
+                else (lambda: render.members(rows, a.verbose))
+            )
             return self._show(group, desc.state, rows, table)
         if a.state is not None and not a.offsets:
-            row = {"group": group, "coordinator": f"{node.host}:{node.port}  ({node.node_id})",
-                   "assignment_strategy": desc.assignment_strategy, "state": desc.state,
-                   "members": len(members), "group_epoch": desc.group_epoch, "target_epoch": desc.target_epoch}
+            row = {
+                "group": group,
+                "coordinator": f"{node.host}:{node.port}  ({node.node_id})",
+                "assignment_strategy": desc.assignment_strategy,
+                "state": desc.state,
+                "members": len(members),
+                "group_epoch": desc.group_epoch,
+                "target_epoch": desc.target_epoch,
+            }
             return self._show(group, desc.state, [row], lambda: render.state(row, a.verbose), always=True)
         rows = self.offset_rows(group, desc.state, members)
         return self._show(group, desc.state, rows, lambda: render.offsets(rows))
@@ -149,9 +169,19 @@ class _Command:
             for topic, partition in tps:
                 current, end = committed.get((topic, partition)), ends.get((topic, partition))
                 lag = end - current if current is not None and end is not None else None
-                rows.append({"group": group, "topic": topic, "partition": partition,
-                             "current_offset": current, "log_end_offset": end, "lag": lag,
-                             "consumer_id": m["consumer_id"], "host": m["host"], "client_id": m["client_id"]})
+                rows.append(
+                    {
+                        "group": group,
+                        "topic": topic,
+                        "partition": partition,
+                        "current_offset": current,
+                        "log_end_offset": end,
+                        "lag": lag,
+                        "consumer_id": m["consumer_id"],
+                        "host": m["host"],
+                        "client_id": m["client_id"],
+                    }
+                )
         return rows
 
     def _show(self, group: str, state: str, rows: list[dict[str, Any]], table: Any, always: bool = False) -> int:
@@ -185,8 +215,14 @@ class _Command:
         partitions = self.topic_partitions(self.args.topic)
         top, per = self.admin.delete_offsets(group, partitions)
         if self.json:
-            self._json({"error": error_name(top), "partitions": [
-                {"topic": t, "partition": p, "error": error_name(e)} for (t, p), e in sorted(per.items())]})
+            self._json(
+                {
+                    "error": error_name(top),
+                    "partitions": [
+                        {"topic": t, "partition": p, "error": error_name(e)} for (t, p), e in sorted(per.items())
+                    ],
+                }
+            )
         else:
             self.out.write(render.deleted_offsets(group, self.args.topic, top, per))
         return 0 if not top and not any(per.values()) else 1
@@ -196,14 +232,19 @@ class _Command:
         a = self.args
         chosen = [s for s in RESET_SCENARIOS if getattr(a, s) not in (None, False)]
         if len(chosen) != 1:
-            raise ValueError("--reset-offsets needs exactly one of --to-earliest, --to-latest, "
-                             "--to-offset, --shift-by, --to-datetime, --by-duration")
+            raise ValueError(
+                "--reset-offsets needs exactly one of --to-earliest, --to-latest, "
+                "--to-offset, --shift-by, --to-datetime, --by-duration"
+            )
         if not a.all_topics and not a.topic:
             raise ValueError("One of the reset scopes should be defined: --all-topics, --topic.")
         _, desc = self.admin.describe_group(group)
         if desc.state not in INACTIVE:
-            print(f"\nError: Assignments can only be reset if the group '{group}' is inactive, but the "
-                  f"current state is {desc.state}.", file=self.out)
+            print(
+                f"\nError: Assignments can only be reset if the group '{group}' is inactive, but the "
+                f"current state is {desc.state}.",
+                file=self.out,
+            )
             return 1
         committed = self.admin.committed(group)
         partitions = sorted(committed) if a.all_topics else self.topic_partitions(a.topic)
@@ -216,14 +257,16 @@ class _Command:
                     print(f"\nError: {t}-{p}: {error_name(e)}", file=self.out)
                 return 1
         if self.json:
-            self._json([{"group": group, "topic": t, "partition": p, "new_offset": o}
-                        for (t, p), o in sorted(offsets.items())])
+            self._json(
+                [{"group": group, "topic": t, "partition": p, "new_offset": o} for (t, p), o in sorted(offsets.items())]
+            )
         else:
             self.out.write(render.reset_plan(group, offsets))
         return 0
 
-    def plan(self, scenario: str, partitions: list[tuple[str, int]],
-             committed: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    def plan(
+        self, scenario: str, partitions: list[tuple[str, int]], committed: dict[tuple[str, int], int]
+    ) -> dict[tuple[str, int], int]:
         """ConsumerGroupCommand.prepareOffsetsToReset."""
         a = self.args
         if not partitions:
@@ -238,16 +281,19 @@ class _Command:
             missing = [tp for tp in partitions if tp not in committed]
             if missing:
                 t, p = missing[0]
-                raise ValueError(f"Cannot shift offset for partition {t}-{p} since there is no "
-                                 "current committed offset")
+                raise ValueError(
+                    f"Cannot shift offset for partition {t}-{p} since there is no current committed offset"
+                )
             return self.clamp({tp: committed[tp] + a.shift_by for tp in partitions})
-        when = parse_datetime(a.to_datetime) if scenario == "to_datetime" else \
-            int(time.time() * 1000) - parse_duration(a.by_duration)
+        when = (
+            parse_datetime(a.to_datetime)
+            if scenario == "to_datetime"
+            else int(time.time() * 1000) - parse_duration(a.by_duration)
+        )
         found = self.admin.list_offsets(partitions, when)
         empty = [tp for tp, o in found.items() if o < 0]
         for t, p in empty:
-            print(f"\nWarn: Partition {p} from topic {t} is empty. Falling back to latest known offset.",
-                  file=self.out)
+            print(f"\nWarn: Partition {p} from topic {t} is empty. Falling back to latest known offset.", file=self.out)
         if empty:
             found.update(self.admin.list_offsets(empty, LATEST))
         return found
@@ -279,11 +325,21 @@ class _Command:
 
 
 def _member(m: MemberInfo, target_epoch: int | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"consumer_id": m.member_id, "group_instance_id": m.group_instance_id or "",
-                           "host": m.host, "client_id": m.client_id, "assignment": m.assignment}
+    row: dict[str, Any] = {
+        "consumer_id": m.member_id,
+        "group_instance_id": m.group_instance_id or "",
+        "host": m.host,
+        "client_id": m.client_id,
+        "assignment": m.assignment,
+    }
     if m.target is not None:  # a KIP-848 consumer group's member
-        row.update(current_epoch=m.member_epoch, target_epoch=target_epoch, target_assignment=m.target,
-                   upgraded=m.upgraded, member_state=_member_state(m, target_epoch))
+        row.update(
+            current_epoch=m.member_epoch,
+            target_epoch=target_epoch,
+            target_assignment=m.target,
+            upgraded=m.upgraded,
+            member_state=_member_state(m, target_epoch),
+        )
     return row
 
 

@@ -4,6 +4,7 @@ Column widths, headers, the "-" for a missing value and the leading blank line o
 Kafka's (printOffsets, printMembers, printStates, printOffsetsToReset, listGroups with --state,
 deleteGroups, deleteOffsets). Each function returns the text; nothing here talks to a broker.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,13 +30,28 @@ def offsets(rows: list[dict[str, Any]]) -> str:
     hw = max([15] + [len(_v(r["host"])) for r in rows])
 
     def line(*c: Any) -> str:
-        return (f"{c[0]:<{gw}} {c[1]:<{tw}} {c[2]:<10} {c[3]:<15} {c[4]:<15} {c[5]:<15} "
-                f"{c[6]:<{cw}} {c[7]:<{hw}} {c[8]}")
-    out = ["", line("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
-                    "CONSUMER-ID", "HOST", "CLIENT-ID")]
-    out += [line(r["group"], _v(r["topic"]), _v(r["partition"]), _v(r["current_offset"]),
-                 _v(r["log_end_offset"]), _v(r["lag"]), _v(r["consumer_id"]), _v(r["host"]),
-                 _v(r["client_id"])) for r in rows]
+        return f"{c[0]:<{gw}} {c[1]:<{tw}} {c[2]:<10} {c[3]:<15} {c[4]:<15} {c[5]:<15} {c[6]:<{cw}} {c[7]:<{hw}} {c[8]}"
+
+    out = [
+        "",
+        line(
+            "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"
+        ),
+    ]
+    out += [
+        line(
+            r["group"],
+            _v(r["topic"]),
+            _v(r["partition"]),
+            _v(r["current_offset"]),
+            _v(r["log_end_offset"]),
+            _v(r["lag"]),
+            _v(r["consumer_id"]),
+            _v(r["host"]),
+            _v(r["client_id"]),
+        )
+        for r in rows
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -60,10 +76,31 @@ def members(rows: list[dict[str, Any]], verbose: bool) -> str:
     def line(group: str, cid: str, iid: str, host: str, client: str, n: Any, tail: str) -> str:
         mid = f"{iid:<{iw}} " if with_instance else ""
         return f"{group:<{gw}} {cid:<{cw}} {mid}{host:<{hw}} {client:<{lw}} {str(n):<15} {tail}".rstrip()
-    out = ["", line("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
-                    "ASSIGNMENT" if verbose else "")]
-    out += [line(r["group"], r["consumer_id"], r["group_instance_id"], r["host"], r["client_id"],
-                 len(r["assignment"]), assignment_text(r["assignment"]) if verbose else "") for r in rows]
+
+    out = [
+        "",
+        line(
+            "GROUP",
+            "CONSUMER-ID",
+            "GROUP-INSTANCE-ID",
+            "HOST",
+            "CLIENT-ID",
+            "#PARTITIONS",
+            "ASSIGNMENT" if verbose else "",
+        ),
+    ]
+    out += [
+        line(
+            r["group"],
+            r["consumer_id"],
+            r["group_instance_id"],
+            r["host"],
+            r["client_id"],
+            len(r["assignment"]),
+            assignment_text(r["assignment"]) if verbose else "",
+        )
+        for r in rows
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -72,15 +109,43 @@ def state(row: dict[str, Any], verbose: bool = False) -> str:
     # Kafka sizes the first column by the coordinator text (printStates); so do we.
     if verbose:  # Kafka 4.1: the group epoch and the target assignment epoch (consumer groups)
         fmt = f"{{:<{width}}} {{:<25}} {{:<20}} {{:<20}} {{:<15}} {{:<25}} {{}}"
-        return "\n".join(["", fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
-                                         "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"),
-                          fmt.format(row["group"], row["coordinator"], row["assignment_strategy"] or MISSING,
-                                     row["state"], _v(row.get("group_epoch")), _v(row.get("target_epoch")),
-                                     row["members"])]) + "\n"
+        return (
+            "\n".join(
+                [
+                    "",
+                    fmt.format(
+                        "GROUP",
+                        "COORDINATOR (ID)",
+                        "ASSIGNMENT-STRATEGY",
+                        "STATE",
+                        "GROUP-EPOCH",
+                        "TARGET-ASSIGNMENT-EPOCH",
+                        "#MEMBERS",
+                    ),
+                    fmt.format(
+                        row["group"],
+                        row["coordinator"],
+                        row["assignment_strategy"] or MISSING,
+                        row["state"],
+                        _v(row.get("group_epoch")),
+                        _v(row.get("target_epoch")),
+                        row["members"],
+                    ),
+                ]
+            )
+            + "\n"
+        )
     fmt = f"{{:<{width}}} {{:<25}} {{:<20}} {{:<15}} {{}}"
-    return "\n".join(["", fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"),
-                      fmt.format(row["group"], row["coordinator"], row["assignment_strategy"], row["state"],
-                                 row["members"])]) + "\n"
+    return (
+        "\n".join(
+            [
+                "",
+                fmt.format("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"),
+                fmt.format(row["group"], row["coordinator"], row["assignment_strategy"], row["state"], row["members"]),
+            ]
+        )
+        + "\n"
+    )
 
 
 def _kip848_assignment(partitions: list[tuple[str, int]]) -> str:
@@ -117,14 +182,33 @@ def consumer_members(rows: list[dict[str, Any]], verbose: bool) -> str:
         return text + (f" {upgraded}" if mixed else "")
 
     header = head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
-    out = ["", (header + tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
-                              "UPGRADED")).rstrip()]
+    out = [
+        "",
+        (
+            header + tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT", "UPGRADED")
+        ).rstrip(),
+    ]
     for r in rows:
         upgraded = MISSING if r["upgraded"] is None else str(r["upgraded"]).lower()
-        out.append((head(r["group"], r["consumer_id"], r["group_instance_id"], r["host"], r["client_id"],
-                         len(r["assignment"]))
-                    + tail(_v(r["current_epoch"]), _kip848_assignment(r["assignment"]), _v(r["target_epoch"]),
-                           _kip848_assignment(r["target_assignment"]), upgraded)).rstrip())
+        out.append(
+            (
+                head(
+                    r["group"],
+                    r["consumer_id"],
+                    r["group_instance_id"],
+                    r["host"],
+                    r["client_id"],
+                    len(r["assignment"]),
+                )
+                + tail(
+                    _v(r["current_epoch"]),
+                    _kip848_assignment(r["assignment"]),
+                    _v(r["target_epoch"]),
+                    _kip848_assignment(r["target_assignment"]),
+                    upgraded,
+                )
+            ).rstrip()
+        )
     return "\n".join(out) + "\n"
 
 
@@ -154,15 +238,22 @@ def deleted_groups(results: dict[str, int]) -> str:
 def deleted_offsets(group: str, topics: list[str], top: int, per: dict[tuple[str, int], int]) -> str:
     from coordinator.tools.kafka_client import error_name
 
-    messages = {0: f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}",
-                24: f"\nError: '{group}' is not valid.", 69: f"\nError: '{group}' does not exist.",
-                68: f"\nError: Deleting offsets of a consumer group '{group}' is forbidden if the group is not empty."}
+    messages = {
+        0: f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}",
+        24: f"\nError: '{group}' is not valid.",
+        69: f"\nError: '{group}' does not exist.",
+        68: f"\nError: Deleting offsets of a consumer group '{group}' is forbidden if the group is not empty.",
+    }
     head = messages.get(top)
     if head is None:
-        head = ("\nError: Encounter some partition level error, see the follow-up details:"
-                if top in (3, 86) else f"\nError: Encounter some unknown error: {error_name(top)}")
+        head = (
+            "\nError: Encounter some partition level error, see the follow-up details:"
+            if top in (3, 86)
+            else f"\nError: Encounter some unknown error: {error_name(top)}"
+        )
     fmt = "{:<30} {:<15} {:<15}"
     out = [head, "", fmt.format("TOPIC", "PARTITION", "STATUS")]
-    out += [fmt.format(t, p, "Successful" if not e else f"Error: :{error_name(e)}")
-            for (t, p), e in sorted(per.items())]
+    out += [
+        fmt.format(t, p, "Successful" if not e else f"Error: :{error_name(e)}") for (t, p), e in sorted(per.items())
+    ]
     return "\n".join(out) + "\n"

@@ -8,6 +8,7 @@ Errors raise `KafkaError` with the error's Kafka name. A group is described as K
 does: ConsumerGroupDescribe (KIP-848) first, DescribeGroups when the group is not a consumer group
 (GROUP_ID_NOT_FOUND) or the broker lacks the API; both become one `GroupInfo`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -24,9 +25,17 @@ from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header
 
 # Highest versions whose request layout this client builds (newer ones add topic ids etc.).
-_CAPS = {ApiKey.OFFSET_FETCH: 9, ApiKey.OFFSET_COMMIT: 9, ApiKey.FIND_COORDINATOR: 6,
-         ApiKey.METADATA: 12, ApiKey.LIST_OFFSETS: 7, ApiKey.DESCRIBE_GROUPS: 5,
-         ApiKey.LIST_GROUPS: 5, ApiKey.DELETE_GROUPS: 2, ApiKey.OFFSET_DELETE: 0}
+_CAPS = {
+    ApiKey.OFFSET_FETCH: 9,
+    ApiKey.OFFSET_COMMIT: 9,
+    ApiKey.FIND_COORDINATOR: 6,
+    ApiKey.METADATA: 12,
+    ApiKey.LIST_OFFSETS: 7,
+    ApiKey.DESCRIBE_GROUPS: 5,
+    ApiKey.LIST_GROUPS: 5,
+    ApiKey.DELETE_GROUPS: 2,
+    ApiKey.OFFSET_DELETE: 0,
+}
 
 LATEST = -1  # ListOffsets timestamps (ListOffsetsRequest.LATEST_TIMESTAMP / EARLIEST_TIMESTAMP)
 EARLIEST = -2
@@ -165,6 +174,7 @@ class AdminClient:
         def build(v: int) -> Any:
             names = None if topics is None else [mod.MetadataRequestTopic(name=t) for t in topics]
             return mod.MetadataRequest(topics=names, allow_auto_topic_creation=False)
+
         return self.any.request(ApiKey.METADATA, build)[1]
 
     def brokers(self) -> list[Broker]:
@@ -177,6 +187,7 @@ class AdminClient:
             if v >= 4:
                 return mod.FindCoordinatorRequest(key_type=0, coordinator_keys=[group])
             return mod.FindCoordinatorRequest(key=group, key_type=0)
+
         version, resp = self.any.request(ApiKey.FIND_COORDINATOR, build)
         if version >= 4:
             c = resp.coordinators[0]
@@ -209,9 +220,16 @@ class AdminClient:
         result: dict[tuple[str, int], int] = {}
         for leader, topics in by_leader.items():
             conn = self.connection(nodes[leader].host, nodes[leader].port)
-            request = mod.ListOffsetsRequest(replica_id=-1, topics=[mod.ListOffsetsTopic(name=t, partitions=[
-                mod.ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps])
-                for t, ps in topics.items()])
+            request = mod.ListOffsetsRequest(
+                replica_id=-1,
+                topics=[
+                    mod.ListOffsetsTopic(
+                        name=t,
+                        partitions=[mod.ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps],
+                    )
+                    for t, ps in topics.items()
+                ],
+            )
             _, resp = conn.request(ApiKey.LIST_OFFSETS, _fixed(request))
             for t in resp.topics:
                 for p in t.partitions:
@@ -226,13 +244,13 @@ class AdminClient:
         groups: list[Any] = []
         for broker in self.brokers():
             conn = self.connection(broker.host, broker.port)
-            version, resp = conn.request(ApiKey.LIST_GROUPS, lambda v: mod.ListGroupsRequest(
-                states_filter=states if v >= 4 else []))
+            version, resp = conn.request(
+                ApiKey.LIST_GROUPS, lambda v: mod.ListGroupsRequest(states_filter=states if v >= 4 else [])
+            )
             if resp.error_code:
                 raise KafkaError(resp.error_code, "ListGroups")
             wanted = {s.lower() for s in states}
-            groups.extend(g for g in resp.groups if version >= 4 or not wanted
-                          or g.group_state.lower() in wanted)
+            groups.extend(g for g in resp.groups if version >= 4 or not wanted or g.group_state.lower() in wanted)
         return groups
 
     def describe_group(self, group: str) -> tuple[Broker, GroupInfo]:
@@ -246,16 +264,29 @@ class AdminClient:
         described = resp.groups[0]
         if described.error_code:
             raise KafkaError(described.error_code, f"DescribeGroups '{group}'")
-        return node, GroupInfo(group, described.group_state, described.protocol_type, described.protocol_data, [
-            MemberInfo(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                       _classic_assignment(m.member_assignment) if described.protocol_type == "consumer" else [])
-            for m in described.members])
+        return node, GroupInfo(
+            group,
+            described.group_state,
+            described.protocol_type,
+            described.protocol_data,
+            [
+                MemberInfo(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    _classic_assignment(m.member_assignment) if described.protocol_type == "consumer" else [],
+                )
+                for m in described.members
+            ],
+        )
 
     def _describe_consumer_group(self, conn: Connection, group: str) -> GroupInfo | None:
         """ConsumerGroupDescribe; None when the group is not a consumer group (or does not exist)."""
         mod = message_module(ApiKey.CONSUMER_GROUP_DESCRIBE)
-        version, resp = conn.request(ApiKey.CONSUMER_GROUP_DESCRIBE,
-                                     lambda v: mod.ConsumerGroupDescribeRequest(group_ids=[group]))
+        version, resp = conn.request(
+            ApiKey.CONSUMER_GROUP_DESCRIBE, lambda v: mod.ConsumerGroupDescribeRequest(group_ids=[group])
+        )
         described = resp.groups[0]
         if described.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
             return None
@@ -265,12 +296,28 @@ class AdminClient:
         def partitions(assignment: Any) -> list[tuple[str, int]]:
             return sorted((tp.topic_name, p) for tp in assignment.topic_partitions for p in tp.partitions)
 
-        return GroupInfo(group, described.group_state, "consumer", described.assignor_name, [
-            MemberInfo(m.member_id, m.instance_id, m.client_id, m.client_host, partitions(m.assignment),
-                       partitions(m.target_assignment), m.member_epoch,
-                       m.member_type == 1 if version >= 1 else None)
-            for m in described.members], consumer=True, group_epoch=described.group_epoch,
-            target_epoch=described.assignment_epoch)
+        return GroupInfo(
+            group,
+            described.group_state,
+            "consumer",
+            described.assignor_name,
+            [
+                MemberInfo(
+                    m.member_id,
+                    m.instance_id,
+                    m.client_id,
+                    m.client_host,
+                    partitions(m.assignment),
+                    partitions(m.target_assignment),
+                    m.member_epoch,
+                    m.member_type == 1 if version >= 1 else None,
+                )
+                for m in described.members
+            ],
+            consumer=True,
+            group_epoch=described.group_epoch,
+            target_epoch=described.assignment_epoch,
+        )
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """Every committed offset of the group (OffsetFetch for all partitions)."""
@@ -281,6 +328,7 @@ class AdminClient:
             if v >= 8:
                 return mod.OffsetFetchRequest(groups=[mod.OffsetFetchRequestGroup(group_id=group, topics=None)])
             return mod.OffsetFetchRequest(group_id=group, topics=None)
+
         version, resp = conn.request(ApiKey.OFFSET_FETCH, build)
         if version >= 8:
             entry = resp.groups[0]
@@ -289,8 +337,12 @@ class AdminClient:
             error, topics = resp.error_code, resp.topics
         if error:
             raise KafkaError(error, f"OffsetFetch '{group}'")
-        return {(t.name, p.partition_index): p.committed_offset for t in topics for p in t.partitions
-                if p.committed_offset >= 0 and not p.error_code}
+        return {
+            (t.name, p.partition_index): p.committed_offset
+            for t in topics
+            for p in t.partitions
+            if p.committed_offset >= 0 and not p.error_code
+        }
 
     def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
         """Admin commit (generation -1, no member), as AdminClient.alterConsumerGroupOffsets.
@@ -299,11 +351,18 @@ class AdminClient:
         mod = message_module(ApiKey.OFFSET_COMMIT)
         topics: dict[str, list[Any]] = {}
         for (t, p), offset in sorted(offsets.items()):
-            topics.setdefault(t, []).append(mod.OffsetCommitRequestPartition(
-                partition_index=p, committed_offset=offset, committed_metadata=""))
-        _, resp = conn.request(ApiKey.OFFSET_COMMIT, lambda v: mod.OffsetCommitRequest(
-            group_id=group, generation_id_or_member_epoch=-1, member_id="",
-            topics=[mod.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()]))
+            topics.setdefault(t, []).append(
+                mod.OffsetCommitRequestPartition(partition_index=p, committed_offset=offset, committed_metadata="")
+            )
+        _, resp = conn.request(
+            ApiKey.OFFSET_COMMIT,
+            lambda v: mod.OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=-1,
+                member_id="",
+                topics=[mod.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()],
+            ),
+        )
         return {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
 
     def delete_groups(self, groups: list[str]) -> dict[str, int]:
@@ -322,9 +381,18 @@ class AdminClient:
         topics: dict[str, list[int]] = {}
         for t, p in sorted(partitions):
             topics.setdefault(t, []).append(p)
-        _, resp = conn.request(ApiKey.OFFSET_DELETE, lambda v: mod.OffsetDeleteRequest(
-            group_id=group, topics=[mod.OffsetDeleteRequestTopic(name=t, partitions=[
-                mod.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in topics.items()]))
+        _, resp = conn.request(
+            ApiKey.OFFSET_DELETE,
+            lambda v: mod.OffsetDeleteRequest(
+                group_id=group,
+                topics=[
+                    mod.OffsetDeleteRequestTopic(
+                        name=t, partitions=[mod.OffsetDeleteRequestPartition(partition_index=p) for p in ps]
+                    )
+                    for t, ps in topics.items()
+                ],
+            ),
+        )
         return resp.error_code, {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
 
 

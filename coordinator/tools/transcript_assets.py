@@ -7,6 +7,7 @@ written as diamonds on the coordinator lane, closed connections as crosses. Hove
 summary, click shows the decoded request/response. It writes text only through textContent and
 setAttribute, never innerHTML, so nothing from the transcript is parsed as markup.
 """
+
 from __future__ import annotations
 
 STYLE = """

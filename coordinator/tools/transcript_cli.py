@@ -5,6 +5,7 @@ file. `--follow` keeps printing as the server appends, like `tail -f`, until Ctr
 a half-written last line waits for its end. Failures are one line on stderr and exit 2 (a file
 that is not a transcript, an unknown API); a closed pipe (`| head`) ends the command quietly.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,15 +24,28 @@ def add_parser(commands: Any) -> None:
     p = commands.add_parser("transcript", help="render a --transcript file as a readable timeline or a page")
     p.add_argument("file", help="a transcript written by kgc serve --transcript")
     p.add_argument("--group", help="only the events of this group")
-    p.add_argument("--member", metavar="M", help="only requests/responses of members whose id contains M "
-                   "(e.g. the short id the timeline shows), and transitions they caused")
+    p.add_argument(
+        "--member",
+        metavar="M",
+        help="only requests/responses of members whose id contains M "
+        "(e.g. the short id the timeline shows), and transitions they caused",
+    )
     p.add_argument("--client", metavar="ID", help="only requests/responses of this client id")
-    p.add_argument("--api", action="append", default=[], metavar="NAME",
-                   help="only these APIs, e.g. --api JoinGroup --api SyncGroup (repeatable)")
+    p.add_argument(
+        "--api",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only these APIs, e.g. --api JoinGroup --api SyncGroup (repeatable)",
+    )
     how = p.add_mutually_exclusive_group()
     how.add_argument("--follow", "-f", action="store_true", help="keep printing as the file grows (Ctrl-C stops)")
-    how.add_argument("--html", metavar="OUT.html", help="write one self-contained page: a lane per member, "
-                     "requests and responses as arrows, states as bands, errors with their reasons")
+    how.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write one self-contained page: a lane per member, "
+        "requests and responses as arrows, states as bands, errors with their reasons",
+    )
 
 
 def run(args: Any, out: TextIO | None = None, wait_for_more: Callable[[], None] | None = None) -> int:
@@ -42,6 +56,7 @@ def run(args: Any, out: TextIO | None = None, wait_for_more: Callable[[], None] 
         selection = Selection.of(args.group, args.member, args.client, args.api)
         if args.html:
             from coordinator.tools.transcript_html import write_page
+
             with open(args.file, encoding="utf-8") as f:
                 summary = write_page(f, args.html, selection, source=args.file)
             print(f"kgc: wrote {args.html} ({summary})", file=out)

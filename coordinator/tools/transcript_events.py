@@ -7,6 +7,7 @@ keeps the events of a group, a member, a client and some APIs. It is stateful: a
 kept exactly when its request was (matched by connection and correlation id), so a response that
 does not name its member still follows it; it must see the events in file order.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -49,11 +50,14 @@ def numbered(lines: Iterable[str], source: str = "transcript") -> Iterator[tuple
         except ValueError:
             if not line.endswith("\n") and number > 1:
                 return
-            raise BadTranscript(f"{source} line {number} is not JSON: "
-                                "expected a file written by kgc serve --transcript") from None
+            raise BadTranscript(
+                f"{source} line {number} is not JSON: expected a file written by kgc serve --transcript"
+            ) from None
         if not isinstance(event, dict) or not isinstance(event.get("type"), str) or "ts" not in event:
-            raise BadTranscript(f"{source} line {number} is not a transcript event (no type or ts): "
-                                "expected a file written by kgc serve --transcript")
+            raise BadTranscript(
+                f"{source} line {number} is not a transcript event (no type or ts): "
+                "expected a file written by kgc serve --transcript"
+            )
         missing = [name for name in REQUIRED.get(event["type"], ()) if name not in event]
         if missing:
             raise malformed(source, number, event, KeyError(missing[0]))
@@ -96,8 +100,9 @@ class Selection:
     _conns: dict[Any, bool] = field(default_factory=dict, repr=False)  # conn -> seen matching
 
     @classmethod
-    def of(cls, group: str | None = None, member: str | None = None, client: str | None = None,
-           apis: Iterable[str] = ()) -> Selection:
+    def of(
+        cls, group: str | None = None, member: str | None = None, client: str | None = None, apis: Iterable[str] = ()
+    ) -> Selection:
         known = {name.lower(): name for name in api_names()}
         for api in apis:
             if api.lower() not in known:
@@ -127,8 +132,9 @@ class Selection:
             return not self.narrowed
         if kind == "transaction":  # a transactional id's state: kept unless a group or a client is followed
             return not self.narrowed and self.group is None
-        return (not self.narrowed and (self.group is None or event.get("group") == self.group
-                                       or self.group in event.get("groups", ())))
+        return not self.narrowed and (
+            self.group is None or event.get("group") == self.group or self.group in event.get("groups", ())
+        )
 
     def _exchange(self, event: dict[str, Any]) -> bool:
         if self.group is not None and self.group not in event.get("groups", ()):

@@ -8,6 +8,7 @@ and `<`, `>`, `&` and the JS line separators escaped so no client id or metadata
 script element. An exchange's lane is the member it names, else the member its connection
 belongs to (before or after), else its client's only member, else a lane for the client.
 """
+
 from __future__ import annotations
 
 import html
@@ -78,8 +79,11 @@ class _Lanes:
 
     def key(self, pair: dict[str, Any]) -> str:
         first = pair["request"] or pair["response"]
-        member = self.named(pair) or self.of_connection(first.get("conn"), first["ts"]) \
+        member = (
+            self.named(pair)
+            or self.of_connection(first.get("conn"), first["ts"])
             or self.only_member.get(first.get("client", ""))
+        )
         return f"member:{member}" if member else f"client:{first.get('client', '')}"
 
 
@@ -110,16 +114,22 @@ def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, sou
     pairs = _exchanges(kept)
     lanes = _Lanes(pairs)
     lane_index: dict[str, int] = {"coordinator": 0}
-    lane_list: list[dict[str, Any]] = [{"kind": "coordinator", "label": "coordinator",
-                                        "sub": f"group {selection.group}"}]
+    lane_list: list[dict[str, Any]] = [
+        {"kind": "coordinator", "label": "coordinator", "sub": f"group {selection.group}"}
+    ]
 
     def lane_of(key: str, client: str) -> int:
         if key not in lane_index:
             lane_index[key] = len(lane_list)
             kind, _, ident = key.partition(":")
-            lane_list.append({"kind": kind, "label": client or "(no client id)",
-                              "sub": short(ident) if kind == "member" else "(no member id)",
-                              "member": ident if kind == "member" else None})
+            lane_list.append(
+                {
+                    "kind": kind,
+                    "label": client or "(no client id)",
+                    "sub": short(ident) if kind == "member" else "(no member id)",
+                    "member": ident if kind == "member" else None,
+                }
+            )
         return lane_index[key]
 
     exchanges = []
@@ -127,14 +137,21 @@ def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, sou
         ask, answer = pair["request"], pair["response"]
         first = ask or answer
         try:
-            exchanges.append({
-                "lane": lane_of(lanes.key(pair), first.get("client", "")),
-                "api": first["api"], "version": first.get("version"), "client": first.get("client", ""),
-                "t": (ask or answer)["ts"] - t0, "tr": None if answer is None else answer["ts"] - t0,
-                "ask": None if ask is None else request_text(ask["api"], ask["body"], ask.get("partitions")),
-                "answer": None if answer is None else response_text(answer["api"], answer),
-                "errors": [] if answer is None else answer["errors"],
-                "request": ask, "response": answer})
+            exchanges.append(
+                {
+                    "lane": lane_of(lanes.key(pair), first.get("client", "")),
+                    "api": first["api"],
+                    "version": first.get("version"),
+                    "client": first.get("client", ""),
+                    "t": (ask or answer)["ts"] - t0,
+                    "tr": None if answer is None else answer["ts"] - t0,
+                    "ask": None if ask is None else request_text(ask["api"], ask["body"], ask.get("partitions")),
+                    "answer": None if answer is None else response_text(answer["api"], answer),
+                    "errors": [] if answer is None else answer["errors"],
+                    "request": ask,
+                    "response": answer,
+                }
+            )
         except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
             raise malformed(source, numbers.get(id(first), 0), first, exc) from None
     t_end = max(e["ts"] for e in kept) - t0
@@ -147,22 +164,51 @@ def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, sou
     transitions = [e for e in kept if e["type"] == "transition"]
     bands = []
     if transitions and transitions[0]["ts"] > t0:
-        bands.append({"state": transitions[0]["from"], "generation": None, "t": 0,
-                      "t_end": transitions[0]["ts"] - t0, "reason": "before the first transition in the file"})
+        bands.append(
+            {
+                "state": transitions[0]["from"],
+                "generation": None,
+                "t": 0,
+                "t_end": transitions[0]["ts"] - t0,
+                "reason": "before the first transition in the file",
+            }
+        )
     for i, tr in enumerate(transitions):
         until = transitions[i + 1]["ts"] if i + 1 < len(transitions) else t0 + t_end
-        bands.append({"state": tr["to"], "from": tr["from"], "generation": tr["generation"], "t": tr["ts"] - t0,
-                      "t_end": until - t0, "reason": tr["reason"]})
+        bands.append(
+            {
+                "state": tr["to"],
+                "from": tr["from"],
+                "generation": tr["generation"],
+                "t": tr["ts"] - t0,
+                "t_end": until - t0,
+                "reason": tr["reason"],
+            }
+        )
     records = [{"t": e["ts"] - t0, "text": short(record_text(e)), "event": e} for e in kept if e["type"] == "record"]
-    return {"source": source, "group": selection.group, "start_ms": t0, "duration_ms": t_end,
-            "lanes": lane_list, "exchanges": exchanges, "bands": bands, "records": records, "closed": marks}
+    return {
+        "source": source,
+        "group": selection.group,
+        "start_ms": t0,
+        "duration_ms": t_end,
+        "lanes": lane_list,
+        "exchanges": exchanges,
+        "bands": bands,
+        "records": records,
+        "closed": marks,
+    }
 
 
 def embed_json(data: Any) -> str:
     """JSON that is safe inside a <script> element: no `</script>`, `<!--` or line separators."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, escaped)
     return text
 
@@ -200,5 +246,7 @@ def write_page(lines: Iterable[str], out: str | Path, selection: Selection, sour
     Path(out).write_text(page(data), encoding="utf-8")
     members = sum(1 for lane in data["lanes"] if lane["kind"] != "coordinator")
     errors = sum(1 for x in data["exchanges"] if x["errors"])
-    return (f"group {data['group']}: {members} member lanes, {len(data['exchanges'])} exchanges, "
-            f"{errors} with errors, {len(data['bands'])} state bands")
+    return (
+        f"group {data['group']}: {members} member lanes, {len(data['exchanges'])} exchanges, "
+        f"{errors} with errors, {len(data['bands'])} state bands"
+    )

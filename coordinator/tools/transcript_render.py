@@ -7,6 +7,7 @@ cause, `++` a record written to __consumer_offsets, `xx` a connection closed and
 partition's leader (a group coordinator, for __consumer_offsets) moving and why. Member ids
 are shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,6 +68,7 @@ def data_response_text(api: str, partitions: list[dict[str, Any]]) -> str:
             got = f"{_count(p['records'], 'record')}, {p['bytes']} bytes" if p["bytes"] else "nothing new"
             return f"{_tp(p)}: {got}, high watermark {p['high_watermark']}"
         return f"{_tp(p)}: {_when(p['timestamp'])} -> offset {p['offset']}"
+
     return "; ".join(one(p) for p in partitions) or "(session: no changes)"
 
 
@@ -75,11 +77,19 @@ def request_text(api: str, body: dict[str, Any], partitions: list[dict[str, Any]
         return data_request_text(api, partitions)
     member = short(body.get("member_id"))
     if api == "JoinGroup":
-        topics = sorted({t for p in body["protocols"] for t in
-                         (p["metadata"].get("subscription", {}).get("topics", [])
-                          if isinstance(p["metadata"], dict) else [])})
-        return (f"member {member}, protocols {[p['name'] for p in body['protocols']]}, topics {topics}, "
-                f"session {body['session_timeout_ms']} ms")
+        topics = sorted(
+            {
+                t
+                for p in body["protocols"]
+                for t in (
+                    p["metadata"].get("subscription", {}).get("topics", []) if isinstance(p["metadata"], dict) else []
+                )
+            }
+        )
+        return (
+            f"member {member}, protocols {[p['name'] for p in body['protocols']]}, topics {topics}, "
+            f"session {body['session_timeout_ms']} ms"
+        )
     if api == "SyncGroup":
         given = "; ".join(f"{short(a['member_id'])}: {_assignment(a['assignment'])}" for a in body["assignments"])
         return f"member {member}, generation {body['generation_id']}" + (f", assigns {given}" if given else "")
@@ -90,14 +100,20 @@ def request_text(api: str, body: dict[str, Any], partitions: list[dict[str, Any]
     if api == "OffsetFetch":
         groups = body.get("groups") or [body]
         topics = groups[0].get("topics")
-        return "all committed offsets" if topics is None else \
-            "offsets of " + ", ".join(f"{t['name']}{t.get('partition_indexes', '')}" for t in topics)
+        return (
+            "all committed offsets"
+            if topics is None
+            else "offsets of " + ", ".join(f"{t['name']}{t.get('partition_indexes', '')}" for t in topics)
+        )
     if api == "LeaveGroup":
         leaving = [short(m["member_id"]) for m in body.get("members") or []] or [member]
         return f"members {', '.join(leaving)}"
     if api == "OffsetCommit":
-        offsets = ", ".join(f"{t['name']}-{p['partition_index']}={p['committed_offset']}"
-                            for t in body["topics"] for p in t["partitions"])
+        offsets = ", ".join(
+            f"{t['name']}-{p['partition_index']}={p['committed_offset']}"
+            for t in body["topics"]
+            for p in t["partitions"]
+        )
         return f"member {member}, generation {body['generation_id_or_member_epoch']}: {offsets}"
     return ""
 
@@ -110,8 +126,10 @@ def response_text(api: str, event: dict[str, Any]) -> str:
     body = event["body"] or {}
     if api == "JoinGroup":
         members = f", members {[short(m['member_id']) for m in body['members']]}" if body["members"] else ""
-        return (f"generation {body['generation_id']}, protocol {body['protocol_name']}, "
-                f"leader {short(body['leader'])}, you are {short(body['member_id'])}{members}")
+        return (
+            f"generation {body['generation_id']}, protocol {body['protocol_name']}, "
+            f"leader {short(body['leader'])}, you are {short(body['member_id'])}{members}"
+        )
     if api == "SyncGroup":
         return f"your assignment: {_assignment(body['assignment'])}"
     if api == "FindCoordinator":
@@ -119,8 +137,12 @@ def response_text(api: str, event: dict[str, Any]) -> str:
         return f"coordinator is node {node['node_id']} at {node['host']}:{node['port']}"
     if api == "OffsetFetch":
         topics = body["groups"][0]["topics"] if body.get("groups") else body.get("topics", [])
-        found = [f"{t['name']}-{p['partition_index']}={p['committed_offset']}" for t in topics
-                 for p in t["partitions"] if p["committed_offset"] >= 0]
+        found = [
+            f"{t['name']}-{p['partition_index']}={p['committed_offset']}"
+            for t in topics
+            for p in t["partitions"]
+            if p["committed_offset"] >= 0
+        ]
         return "committed " + ", ".join(found) if found else "nothing committed yet"
     return "ok"
 
@@ -137,11 +159,18 @@ def record_text(event: dict[str, Any]) -> str:
     v = value["data"]
     if "topic" in data:
         return f"{where} offset {data['topic']}-{data['partition']} = {v['offset']}"
-    members = "; ".join(f"{short(m['memberId'])}: "
-                        + (_partitions(m["assignment"]["assignedPartitions"]) if isinstance(m["assignment"], dict)
-                           else "nothing") for m in v["members"]) or "no members"
-    return (f"{where} group metadata: generation {v['generation']}, protocol {v['protocol']}, "
-            f"leader {short(v['leader'])}, {members}").replace("protocol None", "no protocol")
+    members = (
+        "; ".join(
+            f"{short(m['memberId'])}: "
+            + (_partitions(m["assignment"]["assignedPartitions"]) if isinstance(m["assignment"], dict) else "nothing")
+            for m in v["members"]
+        )
+        or "no members"
+    )
+    return (
+        f"{where} group metadata: generation {v['generation']}, protocol {v['protocol']}, "
+        f"leader {short(v['leader'])}, {members}"
+    ).replace("protocol None", "no protocol")
 
 
 def line(e: dict[str, Any], start: int) -> str:
@@ -149,22 +178,28 @@ def line(e: dict[str, Any], start: int) -> str:
     t = f"{(e['ts'] - start) / 1000:8.3f}"
     kind = e["type"]
     if kind == "request":
-        asked = request_text(e['api'], e['body'], e.get('partitions'))
+        asked = request_text(e["api"], e["body"], e.get("partitions"))
         text = f"{e['client']:<12} -> {e['api']} v{e['version']}  {asked}"
     elif kind == "response":
         text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
     elif kind == "disconnect":
         text = f"{'[conn ' + str(e['conn']) + ']':<12} xx connection closed: {e['reason']}"
     elif kind == "transition":
-        text = (f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
-                f"  because {e['reason'] or 'unknown'}")
+        text = (
+            f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"
+            f"  because {e['reason'] or 'unknown'}"
+        )
     elif kind == "transaction":
-        text = (f"{'[txn ' + e['transactional_id'] + ']':<12} == {e['from']} -> {e['to']} (producer "
-                f"{e['producer_id']} epoch {e['producer_epoch']})  because {e['reason'] or 'unknown'}")
+        text = (
+            f"{'[txn ' + e['transactional_id'] + ']':<12} == {e['from']} -> {e['to']} (producer "
+            f"{e['producer_id']} epoch {e['producer_epoch']})  because {e['reason'] or 'unknown'}"
+        )
     elif kind == "leader":
         to = f"broker {e['to']}" if e["to"] >= 0 else "no leader"
-        text = (f"{'[cluster]':<12} >> {e['topic']}-{e['partition']} leader broker {e['from']} -> {to} "
-                f"(epoch {e['epoch']})  because {e['reason']}")
+        text = (
+            f"{'[cluster]':<12} >> {e['topic']}-{e['partition']} leader broker {e['from']} -> {to} "
+            f"(epoch {e['epoch']})  because {e['reason']}"
+        )
     else:
         text = f"{'[log]':<12} ++ {record_text(e)}"
     return f"{t}  {short(text).rstrip()}"

@@ -35,8 +35,13 @@ TXN_TOPIC_ID = uuid.uuid5(uuid.NAMESPACE_URL, "kgc:" + TRANSACTION_STATE_TOPIC)
 class TxnShards:
     topic = TRANSACTION_STATE_TOPIC
 
-    def __init__(self, settings: TxnSettings, producer_ids: ProducerIds, markers: MarkerChannel,
-                 leaders: LeaderEpochs | None = None) -> None:
+    def __init__(
+        self,
+        settings: TxnSettings,
+        producer_ids: ProducerIds,
+        markers: MarkerChannel,
+        leaders: LeaderEpochs | None = None,
+    ) -> None:
         self.settings = settings
         self.producer_ids = producer_ids
         self.markers = markers
@@ -58,9 +63,17 @@ class TxnShards:
         _schedule_expire(shard, ctx.now_ms)
         for meta in shard.transactions.values():
             if meta.state.is_prepare:
-                ctx.defer(MarkerJob(shard, meta.transactional_id, meta.producer_id, meta.producer_epoch,
-                                    meta.state is TransactionState.PREPARE_COMMIT, shard.coordinator_epoch(),
-                                    tuple(meta.sorted_partitions())))
+                ctx.defer(
+                    MarkerJob(
+                        shard,
+                        meta.transactional_id,
+                        meta.producer_id,
+                        meta.producer_epoch,
+                        meta.state is TransactionState.PREPARE_COMMIT,
+                        shard.coordinator_epoch(),
+                        tuple(meta.sorted_partitions()),
+                    )
+                )
 
     def on_unloaded(self, shard: TxnShard) -> None:
         shard.live = False  # its marker jobs see the shard is gone and stop
@@ -87,18 +100,36 @@ def _expire_tick(ctx: TxnContext) -> None:
 
 
 def txn_log_config(config: Any) -> LogConfig:
-    return LogConfig(segment_bytes=config.transaction_state_log_segment_bytes, cleanup_policy="compact",
-                     durability=config.log_flush_mode, flush_interval_ms=config.log_flush_interval_ms,
-                     min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
-                     delete_retention_ms=config.log_cleaner_delete_retention_ms,
-                     min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms, retention_ms=-1)
+    return LogConfig(
+        segment_bytes=config.transaction_state_log_segment_bytes,
+        cleanup_policy="compact",
+        durability=config.log_flush_mode,
+        flush_interval_ms=config.log_flush_interval_ms,
+        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
+        delete_retention_ms=config.log_cleaner_delete_retention_ms,
+        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+        retention_ms=-1,
+    )
 
 
-def txn_runtime(config: Any, clock: TimerClock, logs: LogManager, producer_ids: ProducerIds,
-                markers: MarkerChannel, leaders: LeaderEpochs | None = None,
-                observer: WriterObserver | None = None) -> CoordinatorRuntime[TxnShard]:
+def txn_runtime(
+    config: Any,
+    clock: TimerClock,
+    logs: LogManager,
+    producer_ids: ProducerIds,
+    markers: MarkerChannel,
+    leaders: LeaderEpochs | None = None,
+    observer: WriterObserver | None = None,
+) -> CoordinatorRuntime[TxnShard]:
     """__transaction_state in the data dir's LogManager, with its writer and its shards' runtime."""
-    writer = PartitionWriter(TRANSACTION_STATE_TOPIC, logs, config.transaction_state_log_num_partitions,
-                             txn_log_config(config), clock, encode_record, observer)
+    writer = PartitionWriter(
+        TRANSACTION_STATE_TOPIC,
+        logs,
+        config.transaction_state_log_num_partitions,
+        txn_log_config(config),
+        clock,
+        encode_record,
+        observer,
+    )
     kind = TxnShards(TxnSettings.from_config(config), producer_ids, markers, leaders)
     return CoordinatorRuntime(kind, writer, clock, load_delay_ms=config.coordinator_load_delay_ms)

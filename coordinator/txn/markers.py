@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 class MarkerPartition(Protocol):
     """A user-topic partition (broker/partition.py)."""
 
-    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
-                      coordinator_epoch: int) -> tuple[Any, int]: ...
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+    ) -> tuple[Any, int]: ...
     async def make_durable(self, result: Any, wait_for: int) -> None: ...
 
 
@@ -48,13 +49,20 @@ class OffsetsMarkers(Protocol):
 
     topic: str
 
-    async def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
-                                   coordinator_epoch: int) -> ErrorCode: ...
+    async def complete_transaction(
+        self, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+    ) -> ErrorCode: ...
 
 
 class MarkerChannel:
-    def __init__(self, data: DataPartitions, offsets: OffsetsMarkers, *, retry_backoff_ms: int = 100,
-                 max_retry_backoff_ms: int = 5_000) -> None:
+    def __init__(
+        self,
+        data: DataPartitions,
+        offsets: OffsetsMarkers,
+        *,
+        retry_backoff_ms: int = 100,
+        max_retry_backoff_ms: int = 5_000,
+    ) -> None:
         self.data = data
         self.offsets = offsets
         self._backoff_ms = (retry_backoff_ms, max_retry_backoff_ms)
@@ -72,14 +80,22 @@ class MarkerChannel:
             if runtime.shard(job.shard.partition) is not job.shard:
                 return  # the coordinator moved: its next load sends the markers again
             if pending:
-                log.warning("%s markers of %r to %s failed; retrying in %d ms", result, job.transactional_id,
-                            sorted(pending), delay_ms)
+                log.warning(
+                    "%s markers of %r to %s failed; retrying in %d ms",
+                    result,
+                    job.transactional_id,
+                    sorted(pending),
+                    delay_ms,
+                )
                 await trio.sleep(delay_ms / 1000)
                 delay_ms = min(2 * delay_ms, self._backoff_ms[1])
         because(f"every {result} marker of {job.transactional_id!r} is durable")
         try:
-            await runtime.run_op(job.shard.partition, complete,
-                                 CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit))
+            await runtime.run_op(
+                job.shard.partition,
+                complete,
+                CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit),
+            )
         except CoordinatorUnavailable:
             pass  # failed or moved: the load after it resends the markers and completes
 
@@ -87,16 +103,22 @@ class MarkerChannel:
         topic, index = tp
         try:
             if topic == self.offsets.topic:
-                error = await self.offsets.complete_transaction(index, job.producer_id, job.producer_epoch,
-                                                                job.commit, job.coordinator_epoch)
+                error = await self.offsets.complete_transaction(
+                    index, job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch
+                )
             else:
                 error = await self._write_data(topic, index, job)
         except Exception:  # never let one partition end the job: retry it
             log.exception("writing a marker to %s-%s failed", topic, index)
             error = ErrorCode.UNKNOWN_SERVER_ERROR
         if error == ErrorCode.INVALID_PRODUCER_EPOCH:
-            log.warning("%s-%s has a newer epoch than %r's marker (%d): skipped", topic, index,
-                        job.transactional_id, job.producer_epoch)
+            log.warning(
+                "%s-%s has a newer epoch than %r's marker (%d): skipped",
+                topic,
+                index,
+                job.transactional_id,
+                job.producer_epoch,
+            )
         elif error != ErrorCode.NONE:
             failed.add(tp)
 

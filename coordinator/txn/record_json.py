@@ -5,6 +5,7 @@ with TransactionLogValue's fields in schema order (tagged v1 fields only when no
 tombstone as `<DELETE>`; an unknown key type or a record that does not parse becomes one
 explanatory key text, as the parser reports them.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ def _json(value: Any) -> str:
 def decode(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
     """(key text, payload text) for one record, as the message parser returns them."""
     if key is None:
-        raise ValueError(f"Failed to decode message at offset {offset} using the specified decoder "
-                         "(message had a missing key)")
+        raise ValueError(
+            f"Failed to decode message at offset {offset} using the specified decoder (message had a missing key)"
+        )
     try:
         record = decode_record(key, value)
     except TxnRecordDecodeError as exc:
@@ -53,10 +55,16 @@ def value_json(r: TransactionRecord, version: int = 0) -> dict[str, Any]:
         data["previousProducerId"] = r.previous_producer_id
     if version >= 1 and r.next_producer_id != -1:
         data["nextProducerId"] = r.next_producer_id
-    data.update({"producerEpoch": r.producer_epoch, "transactionTimeoutMs": r.timeout_ms,
-                 "transactionStatus": r.state.id,
-                 "transactionPartitions": None if r.state.id == 0 else
-                 [{"topic": t, "partitionIds": ps} for t, ps in by_topic.items()],
-                 "transactionLastUpdateTimestampMs": r.last_update_ms,
-                 "transactionStartTimestampMs": r.start_ms})
+    data.update(
+        {
+            "producerEpoch": r.producer_epoch,
+            "transactionTimeoutMs": r.timeout_ms,
+            "transactionStatus": r.state.id,
+            "transactionPartitions": None
+            if r.state.id == 0
+            else [{"topic": t, "partitionIds": ps} for t, ps in by_topic.items()],
+            "transactionLastUpdateTimestampMs": r.last_update_ms,
+            "transactionStartTimestampMs": r.start_ms,
+        }
+    )
     return data

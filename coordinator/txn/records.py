@@ -40,9 +40,19 @@ class TransactionRecord:
     last_producer_epoch: int = NO_PRODUCER_EPOCH  # in memory only: never encoded
 
     def to_metadata(self) -> TransactionMetadata:
-        return TransactionMetadata(self.transactional_id, self.producer_id, self.producer_epoch, self.timeout_ms,
-                                   self.state, set(self.partitions), self.start_ms, self.last_update_ms,
-                                   self.previous_producer_id, self.next_producer_id, self.last_producer_epoch)
+        return TransactionMetadata(
+            self.transactional_id,
+            self.producer_id,
+            self.producer_epoch,
+            self.timeout_ms,
+            self.state,
+            set(self.partitions),
+            self.start_ms,
+            self.last_update_ms,
+            self.previous_producer_id,
+            self.next_producer_id,
+            self.last_producer_epoch,
+        )
 
 
 @dataclass(frozen=True)
@@ -77,8 +87,13 @@ def _grouped(partitions: tuple[tuple[str, int], ...]) -> list[tuple[str, list[in
 def encode_value(r: TransactionRecord) -> bytes:
     if r.state is TransactionState.EMPTY and r.partitions:
         raise ValueError(f"an Empty transaction has no partitions: {r}")
-    parts: list[bytes] = [p.write_int16(VALUE_VERSION), p.write_int64(r.producer_id),
-                          p.write_int16(r.producer_epoch), p.write_int32(r.timeout_ms), p.write_int8(r.state.id)]
+    parts: list[bytes] = [
+        p.write_int16(VALUE_VERSION),
+        p.write_int64(r.producer_id),
+        p.write_int16(r.producer_epoch),
+        p.write_int32(r.timeout_ms),
+        p.write_int8(r.state.id),
+    ]
     if r.state is TransactionState.EMPTY:
         parts.append(p.write_int32(-1))  # null: TransactionLog.valueToBytes writes none when Empty
     else:
@@ -156,5 +171,6 @@ def _decode_value(transactional_id: str, value: bytes) -> TransactionRecord:
         raise TxnRecordDecodeError(f"{len(value) - pos} trailing bytes after TransactionLogValue v{version}")
     if state is TransactionState.EMPTY:
         partitions = []  # readTxnRecordValue ignores them for Empty
-    return TransactionRecord(transactional_id, pid, epoch, timeout, state, tuple(sorted(set(partitions))),
-                             last_update, start, previous, nxt)
+    return TransactionRecord(
+        transactional_id, pid, epoch, timeout, state, tuple(sorted(set(partitions))), last_update, start, previous, nxt
+    )

@@ -56,8 +56,9 @@ class ListedTxns:
 
 
 class TxnService:
-    def __init__(self, runtime: CoordinatorRuntime[TxnShard], leaders: Leaders, node_id: int,
-                 max_timeout_ms: int) -> None:
+    def __init__(
+        self, runtime: CoordinatorRuntime[TxnShard], leaders: Leaders, node_id: int, max_timeout_ms: int
+    ) -> None:
         self.runtime = runtime
         self.leaders = leaders
         self.node_id = node_id
@@ -72,11 +73,16 @@ class TxnService:
         if leader == self.node_id:
             return None
         where = f"broker {leader}" if leader >= 0 else "no broker (the partition has no leader)"
-        return CoordinatorUnavailable(TRANSACTION_STATE_TOPIC, partition, ErrorCode.NOT_COORDINATOR,
-                                      f"this is broker {self.node_id}; {where} coordinates its transactional ids")
+        return CoordinatorUnavailable(
+            TRANSACTION_STATE_TOPIC,
+            partition,
+            ErrorCode.NOT_COORDINATOR,
+            f"this is broker {self.node_id}; {where} coordinates its transactional ids",
+        )
 
-    async def _one(self, transactional_id: str, op: Callable[[TxnContext, P], R], params: P,
-                   error_result: Callable[[ErrorCode], R]) -> R:
+    async def _one(
+        self, transactional_id: str, op: Callable[[TxnContext, P], R], params: P, error_result: Callable[[ErrorCode], R]
+    ) -> R:
         partition = self.partition_for(transactional_id)
         try:
             if (elsewhere := self._not_here(partition)) is not None:
@@ -92,8 +98,11 @@ class TxnService:
             explain(ErrorCode.INVALID_REQUEST, "the transactional id is empty")
             return InitPidResult(ErrorCode.INVALID_REQUEST)
         if not 0 < p.timeout_ms <= self.max_timeout_ms:
-            explain(ErrorCode.INVALID_TRANSACTION_TIMEOUT, f"transaction timeout {p.timeout_ms} ms is not in "
-                    f"(0, transaction.max.timeout.ms = {self.max_timeout_ms}]")
+            explain(
+                ErrorCode.INVALID_TRANSACTION_TIMEOUT,
+                f"transaction timeout {p.timeout_ms} ms is not in "
+                f"(0, transaction.max.timeout.ms = {self.max_timeout_ms}]",
+            )
             return InitPidResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         return await self._one(p.transactional_id, init_producer_id, p, InitPidResult)
 
@@ -140,8 +149,14 @@ class TxnService:
             return DescribedTxn(transactional_id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
         return DescribedTxn(transactional_id, ErrorCode.NONE, meta)
 
-    def list_transactions(self, states: list[str], producer_ids: list[int], duration_ms: int = -1,
-                          pattern: str | None = None, now_ms: int = 0) -> ListedTxns:
+    def list_transactions(
+        self,
+        states: list[str],
+        producer_ids: list[int],
+        duration_ms: int = -1,
+        pattern: str | None = None,
+        now_ms: int = 0,
+    ) -> ListedTxns:
         """TransactionStateManager.listTransactionStates over the partitions this broker leads."""
         wanted = {s for s in (TransactionState.from_name(n) for n in states) if s is not None}
         unknown = [n for n in states if TransactionState.from_name(n) is None]
@@ -154,12 +169,14 @@ class TxnService:
             if unavailable is not None:
                 return ListedTxns(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, [], unknown)
             shard = self.runtime.shard(partition)
-            for meta in (shard.transactions.values() if shard is not None else ()):
-                if meta.state is TransactionState.DEAD \
-                        or (producer_ids and meta.producer_id not in producer_ids) \
-                        or (states and meta.state not in wanted) \
-                        or (duration_ms >= 0 and now_ms - meta.start_ms <= duration_ms) \
-                        or (regex is not None and not regex.fullmatch(meta.transactional_id)):
+            for meta in shard.transactions.values() if shard is not None else ():
+                if (
+                    meta.state is TransactionState.DEAD
+                    or (producer_ids and meta.producer_id not in producer_ids)
+                    or (states and meta.state not in wanted)
+                    or (duration_ms >= 0 and now_ms - meta.start_ms <= duration_ms)
+                    or (regex is not None and not regex.fullmatch(meta.transactional_id))
+                ):
                     continue
                 found.append(meta)
         return ListedTxns(ErrorCode.NONE, found, unknown)

@@ -32,9 +32,12 @@ class TxnSettings:
 
     @classmethod
     def from_config(cls, config: Any) -> TxnSettings:
-        return cls(config.transaction_max_timeout_ms, config.transactional_id_expiration_ms,
-                   config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
-                   config.transaction_remove_expired_transaction_cleanup_interval_ms)
+        return cls(
+            config.transaction_max_timeout_ms,
+            config.transactional_id_expiration_ms,
+            config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+            config.transaction_remove_expired_transaction_cleanup_interval_ms,
+        )
 
 
 class ProducerIds(Protocol):
@@ -48,9 +51,15 @@ class LeaderEpochs(Protocol):
 
 
 class TxnShard:
-    def __init__(self, partition: int = 0, settings: TxnSettings | None = None, timers: ShardTimers | None = None,
-                 producer_ids: ProducerIds | None = None, markers: Any = None,
-                 leaders: LeaderEpochs | None = None) -> None:
+    def __init__(
+        self,
+        partition: int = 0,
+        settings: TxnSettings | None = None,
+        timers: ShardTimers | None = None,
+        producer_ids: ProducerIds | None = None,
+        markers: Any = None,
+        leaders: LeaderEpochs | None = None,
+    ) -> None:
         self.partition = partition
         self.settings = settings or TxnSettings()
         self.timers = timers if timers is not None else ShardTimers(Timers(), partition)
@@ -70,10 +79,16 @@ class TxnShard:
         if isinstance(record, TransactionRecord):
             old = self.transactions.get(record.transactional_id)
             self.transactions[record.transactional_id] = record.to_metadata()
-            if self.live and (old is None or old.state is not record.state
-                              or old.producer_epoch != record.producer_epoch):
-                transaction_changed(record.transactional_id, old.state if old else "-", record.state,
-                                    record.producer_id, record.producer_epoch)
+            if self.live and (
+                old is None or old.state is not record.state or old.producer_epoch != record.producer_epoch
+            ):
+                transaction_changed(
+                    record.transactional_id,
+                    old.state if old else "-",
+                    record.state,
+                    record.producer_id,
+                    record.producer_epoch,
+                )
             return True
         if isinstance(record, TransactionTombstone):
             old = self.transactions.pop(record.transactional_id, None)

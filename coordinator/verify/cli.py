@@ -28,27 +28,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ledger", help="acknowledged commits and deletions (Parquet, or JSON lines)")
     p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     p.add_argument("--report", help="write the machine-readable report here (JSON)")
-    p.add_argument("--cleaned-at-ms", type=int, default=None,
-                   help="when the cleaner ran (default: the newest timestamp in the logs, a "
-                        "lower bound, so some expired tombstones may go unreported)")
-    p.add_argument("--offsets-partitions", type=int, default=50,
-                   help="offsets.topic.num.partitions, for group placement (default 50; "
-                        "0 skips the placement check)")
-    p.add_argument("--split-bytes", type=int, default=64 << 20,
-                   help="split segments at index entries about this far apart")
-    p.add_argument("--pack-bytes", type=int, default=None,
-                   help="pack small splits into Spark tasks of about this size "
-                        "(default: --split-bytes)")
+    p.add_argument(
+        "--cleaned-at-ms",
+        type=int,
+        default=None,
+        help="when the cleaner ran (default: the newest timestamp in the logs, a "
+        "lower bound, so some expired tombstones may go unreported)",
+    )
+    p.add_argument(
+        "--offsets-partitions",
+        type=int,
+        default=50,
+        help="offsets.topic.num.partitions, for group placement (default 50; 0 skips the placement check)",
+    )
+    p.add_argument(
+        "--split-bytes", type=int, default=64 << 20, help="split segments at index entries about this far apart"
+    )
+    p.add_argument(
+        "--pack-bytes",
+        type=int,
+        default=None,
+        help="pack small splits into Spark tasks of about this size (default: --split-bytes)",
+    )
     p.add_argument("--driver-memory", default="8g")
     p.add_argument("--shuffle-partitions", type=int, default=16)
     p.add_argument("--local-dir", default=None, help="spark.local.dir (shuffle spill)")
-    p.add_argument("--max-examples", type=int, default=1000,
-                   help="violations listed per check (all are counted)")
-    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="a Spark setting (repeatable), e.g. spark.executor.memory=4g")
-    p.add_argument("--scan", choices=("auto", "compiled", "python"), default="auto",
-                   help="record scan in the workers: compiled (numba) or pure Python "
-                        "(default: compiled when numba is installed)")
+    p.add_argument("--max-examples", type=int, default=1000, help="violations listed per check (all are counted)")
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting (repeatable), e.g. spark.executor.memory=4g",
+    )
+    p.add_argument(
+        "--scan",
+        choices=("auto", "compiled", "python"),
+        default="auto",
+        help="record scan in the workers: compiled (numba) or pure Python (default: compiled when numba is installed)",
+    )
     p.add_argument("--engine", choices=("spark", "oracle"), default="spark")
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -110,11 +128,12 @@ def _summary(report: Report, elapsed: float, out: Any) -> None:
         out.write(f"{check:<6} {report.counts.get(check, 0):>10}  {what}\n")
     s = report.stats
     mib = s.get("bytes", 0) / (1 << 20) + s.get("before_bytes", 0) / (1 << 20)
-    out.write(f"{'-' * 72}\n{mib:.1f} MiB, {s.get('records', 0) + s.get('before_records', 0)} "
-              f"records in {elapsed:.1f}s: {'OK' if report.ok else 'VIOLATIONS FOUND'}\n")
+    out.write(
+        f"{'-' * 72}\n{mib:.1f} MiB, {s.get('records', 0) + s.get('before_records', 0)} "
+        f"records in {elapsed:.1f}s: {'OK' if report.ok else 'VIOLATIONS FOUND'}\n"
+    )
     for v in sorted(report.violations, key=lambda v: (v["check"], v["file"] or ""))[:20]:
-        out.write(f"  {v['check']} {v['file']} position={v['position']} offset={v['offset']}: "
-                  f"{v['message']}\n")
+        out.write(f"  {v['check']} {v['file']} position={v['position']} offset={v['offset']}: {v['message']}\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,26 +150,43 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     if args.engine == "oracle":
         from coordinator.verify.oracle import verify
-        report = verify(args.data_dir, before=args.before, ledger=args.ledger,
-                        cleaned_at_ms=args.cleaned_at_ms, num_partitions=args.offsets_partitions)
+
+        report = verify(
+            args.data_dir,
+            before=args.before,
+            ledger=args.ledger,
+            cleaned_at_ms=args.cleaned_at_ms,
+            num_partitions=args.offsets_partitions,
+        )
     else:
         from coordinator.verify import spark_checks
         from coordinator.verify.session import get_session
+
         if not args.quiet:
             print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
         conf = dict(c.split("=", 1) for c in args.conf)
-        spark = get_session(args.master, driver_memory=args.driver_memory,
-                            shuffle_partitions=args.shuffle_partitions, local_dir=args.local_dir,
-                            extra=conf)
+        spark = get_session(
+            args.master,
+            driver_memory=args.driver_memory,
+            shuffle_partitions=args.shuffle_partitions,
+            local_dir=args.local_dir,
+            extra=conf,
+        )
         session_s = time.monotonic() - t0
         with _Progress(spark, args.quiet) as progress:
-            report = spark_checks.run(spark, args.data_dir, before=args.before,
-                                      ledger=args.ledger, cleaned_at_ms=args.cleaned_at_ms,
-                                      num_partitions=args.offsets_partitions,
-                                      split_bytes=args.split_bytes,
-                                      pack_bytes=args.pack_bytes,
-                                      max_examples=args.max_examples, engine=args.scan,
-                                      phase=progress.set_phase)
+            report = spark_checks.run(
+                spark,
+                args.data_dir,
+                before=args.before,
+                ledger=args.ledger,
+                cleaned_at_ms=args.cleaned_at_ms,
+                num_partitions=args.offsets_partitions,
+                split_bytes=args.split_bytes,
+                pack_bytes=args.pack_bytes,
+                max_examples=args.max_examples,
+                engine=args.scan,
+                phase=progress.set_phase,
+            )
     elapsed = time.monotonic() - t0
     report.stats["elapsed_s"] = round(elapsed, 3)
     if args.engine == "spark":

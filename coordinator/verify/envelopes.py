@@ -39,8 +39,7 @@ def _bases(directory: str) -> tuple[int, ...]:
             names = os.listdir(directory)
         except FileNotFoundError:
             names = []
-        got = _segments[directory] = tuple(sorted(int(m.group(1)) for n in names
-                                                  if (m := _SEGMENT.match(n))))
+        got = _segments[directory] = tuple(sorted(int(m.group(1)) for n in names if (m := _SEGMENT.match(n))))
     return got
 
 
@@ -100,8 +99,7 @@ def _walk_py(log: str, start: int, size: int, hi: int) -> Iterable[Batch]:
 
 
 def other_batches_py(directory: str, lo: int, hi: int) -> list[Batch]:
-    return [b for log, start, size in ranges(directory, lo, hi)
-            for b in _walk_py(log, start, size, hi) if b[1] >= lo]
+    return [b for log, start, size in ranges(directory, lo, hi) for b in _walk_py(log, start, size, hi) if b[1] >= lo]
 
 
 def envelope_checks(side: str, batches: Sequence[Batch], other_dir: str) -> list[Violation]:
@@ -110,24 +108,32 @@ def envelope_checks(side: str, batches: Sequence[Batch], other_dir: str) -> list
     r0 = [b for b in batches if b[8] == 0]
     r1 = [b for b in batches if b[8] == 1]
     if side == AFTER and r0:
-        have = {(b[1], b[2], b[5], b[6], b[7])
-                for b in other_batches_py(other_dir, min(b[1] for b in r0), max(b[1] for b in r0))}
-        out += [("C5", b[9], b[0], b[1], "batch envelope (base, last, producer) not in before")
-                for b in r0 if (b[1], b[2], b[5], b[6], b[7]) not in have]
+        have = {
+            (b[1], b[2], b[5], b[6], b[7])
+            for b in other_batches_py(other_dir, min(b[1] for b in r0), max(b[1] for b in r0))
+        }
+        out += [
+            ("C5", b[9], b[0], b[1], "batch envelope (base, last, producer) not in before")
+            for b in r0
+            if (b[1], b[2], b[5], b[6], b[7]) not in have
+        ]
     if r1:
         other = other_batches_py(other_dir, min(b[1] for b in r1), max(b[1] for b in r1))
         if side == AFTER:
             same = {(b[1], b[2], b[3], b[4]) for b in other}
-            out += [("C4", b[9], b[0], b[1], "uncleanable batch differs from before")
-                    for b in r1 if (b[1], b[2], b[3], b[4]) not in same]
+            out += [
+                ("C4", b[9], b[0], b[1], "uncleanable batch differs from before")
+                for b in r1
+                if (b[1], b[2], b[3], b[4]) not in same
+            ]
         else:
             there = {b[1] for b in other}
-            out += [("C4", b[9], b[0], b[1], "uncleanable batch missing after cleaning")
-                    for b in r1 if b[1] not in there]
+            out += [
+                ("C4", b[9], b[0], b[1], "uncleanable batch missing after cleaning") for b in r1 if b[1] not in there
+            ]
     return out
 
 
 def as_batches(rows: Any, regions: Any, log: str) -> list[Batch]:
     """scan.ScanResult.batches tuples as `Batch`es."""
-    return [(r[0], r[1], r[2], r[3], r[4], r[6], r[7], r[8], region, log)
-            for r, region in zip(rows, regions)]
+    return [(r[0], r[1], r[2], r[3], r[4], r[6], r[7], r[8], region, log) for r, region in zip(rows, regions)]

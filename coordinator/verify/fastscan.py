@@ -90,13 +90,28 @@ def _scan(split: Split, log: str, buf: Any, size: int, res: FastResult, want_val
     valid = hdr[:, kn.H_VALID] == 1
     for i in np.flatnonzero(~valid):
         r = hdr[i]
-        out.append(("S1", log, int(r[kn.H_POS]), int(r[kn.H_BASE]), "CRC-32C mismatch"
-                    if not r[kn.H_CRC_OK] else f"negative lastOffsetDelta {int(r[kn.H_LOD])} or "
-                                               f"count {int(r[kn.H_COUNT])}"))
+        out.append(
+            (
+                "S1",
+                log,
+                int(r[kn.H_POS]),
+                int(r[kn.H_BASE]),
+                "CRC-32C mismatch"
+                if not r[kn.H_CRC_OK]
+                else f"negative lastOffsetDelta {int(r[kn.H_LOD])} or count {int(r[kn.H_COUNT])}",
+            )
+        )
     prev = hdr[:, kn.H_PREV_LAST]
     for i in np.flatnonzero(valid & (prev != _NO_LAST) & (base <= prev)):
-        out.append(("S2", log, int(pos[i]), int(base[i]), f"batch base offset {int(base[i])} is not "
-                    f"above the previous batch's last offset {int(prev[i])}"))
+        out.append(
+            (
+                "S2",
+                log,
+                int(pos[i]),
+                int(base[i]),
+                f"batch base offset {int(base[i])} is not above the previous batch's last offset {int(prev[i])}",
+            )
+        )
     region = (base >= split.region_end).astype(np.int8)
     src = np.full(len(hdr), -1, np.int64)
     rstart = pos + HEADER_SIZE
@@ -107,23 +122,24 @@ def _scan(split: Split, log: str, buf: Any, size: int, res: FastResult, want_val
     aux = _decompress(buf, hdr, np.flatnonzero(work & (codec != 0)), src, rstart, rend, log, out)
     mode, txn, marker_errors = _modes(buf, hdr, valid, res.markers)
     status, nrec, viol, keys, kbytes, vh, vals, vends = kn.records(
-        buf, aux, hdr, src, rstart, rend, region, mode, split.is_offsets_topic, want_values)
+        buf, aux, hdr, src, rstart, rend, region, mode, split.is_offsets_topic, want_values
+    )
     for row, why in marker_errors.items():  # as scan.py: only where the records parse
         if src[row] >= 0 and not status[row]:
             out.append(("S1", log, int(pos[row]), int(base[row]), why))
     for i in np.flatnonzero(status):
         data = buf if src[i] == 0 else aux
         try:
-            checked_spans(bytes(data[rstart[i]:rend[i]]), 0, int(rend[i] - rstart[i]),
-                          int(hdr[i, kn.H_COUNT]))
+            checked_spans(bytes(data[rstart[i] : rend[i]]), 0, int(rend[i] - rstart[i]), int(hdr[i, kn.H_COUNT]))
             why = "the compiled and the Python record walkers disagree"
         except InvalidBatch as exc:
             why = str(exc)
         out.append(("S1", log, int(pos[i]), int(base[i]), f"records do not parse: {why}"))
     for kind, i, off, code, kt, vv in viol.tolist():
         if kind == kn.V_S2:
-            out.append(("S2", log, int(pos[i]), off, f"record offset delta {code} is not increasing "
-                                                     f"within [0, {int(lod[i])}]"))
+            out.append(
+                ("S2", log, int(pos[i]), off, f"record offset delta {code} is not increasing within [0, {int(lod[i])}]")
+            )
         else:
             out.append(("G1", log, int(pos[i]), off, g1_message(code, kt, vv)))
     s = Summary(split.name, split.dir, split.segment, split.start, split.end, split.start, False)
@@ -160,7 +176,7 @@ def _modes(buf: Any, hdr: Any, valid: Any, markers: list[tuple[int, int, bool]])
     found: list[tuple[int, int, bool | None]] = []
     cols = hdr[rows][:, [kn.H_POS, kn.H_SIZE, kn.H_ATTRS, kn.H_PID, kn.H_BASE]].tolist()
     for i, (p, n, attrs, pid, base) in zip(rows.tolist(), cols):
-        marker, error = read_control(bytes(buf[p:p + n])) if attrs & CONTROL_BIT else (None, None)
+        marker, error = read_control(bytes(buf[p : p + n])) if attrs & CONTROL_BIT else (None, None)
         if marker is not None:
             markers.append((base, pid, marker))
         if error is not None:
@@ -170,8 +186,7 @@ def _modes(buf: Any, hdr: Any, valid: Any, markers: list[tuple[int, int, bool]])
     return mode, len(rows), errors
 
 
-def _decompress(buf: Any, hdr: Any, rows: Any, src: Any, rstart: Any, rend: Any, log: str,
-                out: list[Violation]) -> Any:
+def _decompress(buf: Any, hdr: Any, rows: Any, src: Any, rstart: Any, rend: Any, log: str, out: list[Violation]) -> Any:
     """Decompress the records of compressed batches into one buffer; point their rows at it."""
     if not len(rows):
         return _EMPTY
@@ -194,19 +209,27 @@ def _problem(split: Split, log: str, prob: Any, s: Summary, out: list[Violation]
     base = int(prob[kn.P_BASE]) if prob[kn.P_HAS_BASE] else None
     if kind == 0:
         if s.reached > split.end:
-            out.append(("S5", log, split.end, None, "split boundary taken from the index is not a "
-                                                    "batch start of the batch chain"))
+            out.append(
+                (
+                    "S5",
+                    log,
+                    split.end,
+                    None,
+                    "split boundary taken from the index is not a batch start of the batch chain",
+                )
+            )
         return
-    why = {1: f"torn tail: {left} bytes, less than a batch header",
-           2: f"bad magic {int(prob[kn.P_MAGIC])}",
-           3: f"batch length {int(prob[kn.P_LENGTH])} is too small",
-           4: f"torn tail: batch of {int(prob[kn.P_LENGTH]) + 12} bytes, {left} left"}[kind]
+    why = {
+        1: f"torn tail: {left} bytes, less than a batch header",
+        2: f"bad magic {int(prob[kn.P_MAGIC])}",
+        3: f"batch length {int(prob[kn.P_LENGTH])} is too small",
+        4: f"torn tail: batch of {int(prob[kn.P_LENGTH]) + 12} bytes, {left} left",
+    }[kind]
     out.append(("S4" if kind in (1, 4) else "S1", log, pos, base, why))
     s.broken = True
 
 
-def _index_checks(split: Split, hdr: Any, valid: Any, size: int,
-                  out: list[Violation]) -> tuple[int, int] | None:
+def _index_checks(split: Split, hdr: Any, valid: Any, size: int, out: list[Violation]) -> tuple[int, int] | None:
     """scan._index_checks over arrays (same order of checks, same messages)."""
     seg = split.segment
     path = segment_path(split.dir, seg, ".index")
@@ -219,11 +242,17 @@ def _index_checks(split: Split, hdr: Any, valid: Any, size: int,
         for i in np.flatnonzero((rel <= prel) | (ipos <= ppos) | (ipos < 0) | (ipos >= size)):
             r, p = int(rel[i]), int(ipos[i])
             if r <= prel[i] or p <= ppos[i]:
-                out.append(("S5", path, int(i) * 8, seg + r, f"entry ({r}, {p}) does not increase "
-                                                            f"after ({int(prel[i])}, {int(ppos[i])})"))
+                out.append(
+                    (
+                        "S5",
+                        path,
+                        int(i) * 8,
+                        seg + r,
+                        f"entry ({r}, {p}) does not increase after ({int(prel[i])}, {int(ppos[i])})",
+                    )
+                )
             if p < 0 or p >= size:
-                out.append(("S5", path, int(i) * 8, seg + r, f"entry position {p} is outside the "
-                                                            f"log ({size} bytes)"))
+                out.append(("S5", path, int(i) * 8, seg + r, f"entry position {p} is outside the log ({size} bytes)"))
     sel = np.flatnonzero((ipos >= split.start) & (ipos < split.end))
     if len(np.unique(ipos[sel])) != len(sel):  # repeated positions: scan.py's dict keeps the last
         last = {int(ipos[i]): int(i) for i in sel}
@@ -248,11 +277,19 @@ def _index_checks(split: Split, hdr: Any, valid: Any, size: int,
         if not hit[k]:
             out.append(("S5", path, e * 8, o, f"entry points at log position {p}, which is not a batch start"))
         elif below[k]:
-            out.append(("S5", path, e * 8, o, f"entry offset {o} is below the base "
-                                              f"offset {int(bases[k])} of the batch at {p}"))
+            out.append(
+                ("S5", path, e * 8, o, f"entry offset {o} is below the base offset {int(bases[k])} of the batch at {p}")
+            )
         elif behind[k]:
-            out.append(("S5", path, e * 8, o, f"entry offset {o} is not above the "
-                                              f"previous batch's last offset {int(prevs[k])}"))
+            out.append(
+                (
+                    "S5",
+                    path,
+                    e * 8,
+                    o,
+                    f"entry offset {o} is not above the previous batch's last offset {int(prevs[k])}",
+                )
+            )
         elif first[k] and not below[k]:
             deferred = (e * 8, o)
     return deferred
@@ -266,8 +303,7 @@ def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
     except FileNotFoundError:
         return
     if len(data) % 12:
-        out.append(("S6", path, len(data) - len(data) % 12, None,
-                    f"size {len(data)} is not a multiple of 12"))
+        out.append(("S6", path, len(data) - len(data) % 12, None, f"size {len(data)} is not a multiple of 12"))
     upper = s.last_offset if s.last_offset is not None else split.segment
     if split.next_segment is not None:
         upper = min(upper, split.next_segment - 1) if s.last_offset is not None else split.next_segment - 1
@@ -280,43 +316,60 @@ def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
     bad = (rel < prel) | (rel < 0) | (off > upper)
     for i in np.flatnonzero(down | bad):
         if down[i]:
-            out.append(("S6", path, int(i) * 12, int(off[i]), f"timestamp {int(ts[i])} decreases "
-                                                             f"after {int(ts[i - 1])}"))
+            out.append(
+                ("S6", path, int(i) * 12, int(off[i]), f"timestamp {int(ts[i])} decreases after {int(ts[i - 1])}")
+            )
         if bad[i]:
-            out.append(("S6", path, int(i) * 12, int(off[i]), f"offset {int(off[i])} is out of "
-                        f"order or outside the segment [{split.segment}, {upper}]"))
+            out.append(
+                (
+                    "S6",
+                    path,
+                    int(i) * 12,
+                    int(off[i]),
+                    f"offset {int(off[i])} is out of order or outside the segment [{split.segment}, {upper}]",
+                )
+            )
 
 
 def key_columns(res: FastResult) -> dict[str, Any]:
     """The K-row columns of a scan (pyarrow arrays, imported here: only the source needs them)."""
     import pyarrow as pa
+
     k = res.keys
     n = len(k)
     ends = np.empty(n + 1, np.int32)
     ends[:n], ends[n] = k[:, kn.K_KOFF], len(res.key_bytes)
     null = k[:, kn.K_NULL] == 1
     validity = pa.py_buffer(np.packbits(~null, bitorder="little")) if null.any() else None
-    key = pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(ends),
-                                                 pa.py_buffer(res.key_bytes)], int(null.sum()))
-    return {"region": pa.array(k[:, kn.K_REGION].astype(np.int32)), "key": key,
-            "count": pa.array(k[:, kn.K_COUNT]), "first_offset": pa.array(k[:, kn.K_FIRST_OFF]),
-            "first_pos": pa.array(k[:, kn.K_FIRST_POS]), "last_offset": pa.array(k[:, kn.K_LAST_OFF]),
-            "last_pos": pa.array(k[:, kn.K_LAST_POS]), "timestamp": pa.array(k[:, kn.K_TS]),
-            "value_hash": pa.array(res.value_hash), "tombstone": pa.array(k[:, kn.K_VLEN] < 0),
-            "delete_horizon": pa.array(k[:, kn.K_HOR], mask=k[:, kn.K_HAS_HOR] == 0),
-            "producer_id": pa.array(k[:, kn.K_PID], mask=k[:, kn.K_PID] < 0)}
+    key = pa.Array.from_buffers(
+        pa.binary(), n, [validity, pa.py_buffer(ends), pa.py_buffer(res.key_bytes)], int(null.sum())
+    )
+    return {
+        "region": pa.array(k[:, kn.K_REGION].astype(np.int32)),
+        "key": key,
+        "count": pa.array(k[:, kn.K_COUNT]),
+        "first_offset": pa.array(k[:, kn.K_FIRST_OFF]),
+        "first_pos": pa.array(k[:, kn.K_FIRST_POS]),
+        "last_offset": pa.array(k[:, kn.K_LAST_OFF]),
+        "last_pos": pa.array(k[:, kn.K_LAST_POS]),
+        "timestamp": pa.array(k[:, kn.K_TS]),
+        "value_hash": pa.array(res.value_hash),
+        "tombstone": pa.array(k[:, kn.K_VLEN] < 0),
+        "delete_horizon": pa.array(k[:, kn.K_HOR], mask=k[:, kn.K_HAS_HOR] == 0),
+        "producer_id": pa.array(k[:, kn.K_PID], mask=k[:, kn.K_PID] < 0),
+    }
 
 
 def last_values(res: FastResult) -> list[bytes | None]:
     """Each key's last value (None for a tombstone); needs want_values."""
     data, ends = bytes(res.values), res.value_ends.tolist()
-    return [None if vl < 0 else data[ends[i]:ends[i + 1]]
-            for i, vl in enumerate(res.keys[:, kn.K_VLEN].tolist())]
+    return [None if vl < 0 else data[ends[i] : ends[i + 1]] for i, vl in enumerate(res.keys[:, kn.K_VLEN].tolist())]
 
 
 def _other_rows(directory: str, lo: int, hi: int) -> Any:
     """Frame rows of the other log's trusted batches with base in [lo, hi] (envelopes.ranges)."""
     from coordinator.verify.envelopes import ranges
+
     parts = []
     for log, start, size in ranges(directory, lo, hi):
         mm, buf, _ = map_file(log)
@@ -343,13 +396,14 @@ def _found(mine: Any, other: Any, cols: list[int]) -> Any:
     if len(o):
         found[one] = np.all(o[at[one]][:, cols] == mine[one][:, cols], axis=1)
     for i in np.flatnonzero(hi - lo > 1):  # repeated base offsets (an S2 violation): any match
-        found[i] = bool(np.any(np.all(o[lo[i]:hi[i]][:, cols] == mine[i, cols], axis=1)))
+        found[i] = bool(np.any(np.all(o[lo[i] : hi[i]][:, cols] == mine[i, cols], axis=1)))
     return found
 
 
 def envelope_checks_fast(side: str, rows: Any, regions: Any, log: str, other_dir: str) -> list[Violation]:
     """envelopes.envelope_checks over frame rows (same rules, same messages)."""
     from coordinator.verify.envelopes import AFTER
+
     out: list[Violation] = []
     env = [kn.H_LOD, kn.H_PID, kn.H_PEP, kn.H_SEQ]  # with the base: (base, last, producer)
     for region in (0, 1):
@@ -360,10 +414,11 @@ def envelope_checks_fast(side: str, rows: Any, regions: Any, log: str, other_dir
         if region == 0:
             bad, what = ~_found(mine, other, env), ("C5", "batch envelope (base, last, producer) not in before")
         elif side == AFTER:
-            bad, what = ~_found(mine, other, [kn.H_LOD, kn.H_CRC, kn.H_SIZE]), \
-                ("C4", "uncleanable batch differs from before")
+            bad, what = (
+                ~_found(mine, other, [kn.H_LOD, kn.H_CRC, kn.H_SIZE]),
+                ("C4", "uncleanable batch differs from before"),
+            )
         else:
             bad, what = ~_found(mine, other, []), ("C4", "uncleanable batch missing after cleaning")
-        out += [(what[0], log, int(mine[i, kn.H_POS]), int(mine[i, kn.H_BASE]), what[1])
-                for i in np.flatnonzero(bad)]
+        out += [(what[0], log, int(mine[i, kn.H_POS]), int(mine[i, kn.H_BASE]), what[1]) for i in np.flatnonzero(bad)]
     return out

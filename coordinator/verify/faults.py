@@ -32,7 +32,7 @@ def iter_batches(log_path: str) -> Iterator[tuple[int, BatchHeader, bytes]]:
         h = decode_header(data, pos)
         if h.size < 61 or pos + h.size > len(data):
             return
-        yield pos, h, data[pos:pos + h.size]
+        yield pos, h, data[pos : pos + h.size]
         pos += h.size
 
 
@@ -51,17 +51,22 @@ def rewrite_segment(directory: str, base: int, batches: list[bytes]) -> list[int
 
 
 def _reencode(h: BatchHeader, recs: list[Record], base: int | None = None) -> bytes:
-    return encode_batch(h.base_offset if base is None else base, recs, compression=h.compression,
-                        producer_id=h.producer_id, producer_epoch=h.producer_epoch,
-                        base_sequence=h.base_sequence, last_offset_delta=h.last_offset_delta,
-                        transactional=h.is_transactional,
-                        delete_horizon_ms=h.delete_horizon_ms if recs else None)
+    return encode_batch(
+        h.base_offset if base is None else base,
+        recs,
+        compression=h.compression,
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
+        base_sequence=h.base_sequence,
+        last_offset_delta=h.last_offset_delta,
+        transactional=h.is_transactional,
+        delete_horizon_ms=h.delete_horizon_ms if recs else None,
+    )
 
 
 def _dirs(root: str) -> list:
     """Offsets partitions with at least two segments, biggest first (deterministic)."""
-    ds = [p for p in list_partition_dirs(root) if len(p.segments) >= 2
-          and p.topic == "__consumer_offsets"]
+    ds = [p for p in list_partition_dirs(root) if len(p.segments) >= 2 and p.topic == "__consumer_offsets"]
     return sorted(ds, key=lambda p: (-len(p.segments), p.name))
 
 
@@ -141,12 +146,15 @@ def _renumbered_offset(out: str, m: dict, t: int) -> dict:
     for p, base, pos, h, raw in _cleaned_batches(out, t):
         if p.name not in before:
             pre = os.path.join(out, "before", p.name)
-            before[p.name] = {bh.base_offset for f in sorted(os.listdir(pre)) if f.endswith(".log")
-                              for _, bh, _ in iter_batches(os.path.join(pre, f))}
+            before[p.name] = {
+                bh.base_offset
+                for f in sorted(os.listdir(pre))
+                if f.endswith(".log")
+                for _, bh, _ in iter_batches(os.path.join(pre, f))
+            }
         listing = list(iter_batches(segment_path(p.path, base)))
         i = [q for q, _, _ in listing].index(pos)
-        nxt = listing[i + 1][1].base_offset if i + 1 < len(listing) else \
-            p.segments[p.segments.index(base) + 1]
+        nxt = listing[i + 1][1].base_offset if i + 1 < len(listing) else p.segments[p.segments.index(base) + 1]
         if h.last_offset + 1 >= nxt or h.base_offset + 1 in before[p.name]:
             continue  # no room, or the moved envelope would be a before batch's (no C5)
         recs = [Record(_offset(r) + 1, r.timestamp, r.key, r.value, r.headers) for r in iter_records(raw)]
@@ -207,8 +215,8 @@ def _reinsert(out: str, m: dict, t: int, pick: Callable[[list, dict], Any], chec
 
 def _stale_value(out: str, m: dict, t: int) -> dict:
     def pick(rows: list, latest: dict) -> Any:
-        return next((row for row in rows if row[4].value is not None
-                     and latest[row[4].key] != row[4].offset), None)
+        return next((row for row in rows if row[4].value is not None and latest[row[4].key] != row[4].offset), None)
+
     return _reinsert(out, m, t, pick, "C3")
 
 
@@ -216,10 +224,18 @@ def _expired_tombstone_kept(out: str, m: dict, t: int) -> dict:
     now = m["cleaned_at_ms"]
 
     def pick(rows: list, latest: dict) -> Any:
-        return next((row for row in rows if row[4].value is None
-                     and latest[row[4].key] == row[4].offset
-                     and row[3].delete_horizon_ms is not None
-                     and row[3].delete_horizon_ms <= now), None)
+        return next(
+            (
+                row
+                for row in rows
+                if row[4].value is None
+                and latest[row[4].key] == row[4].offset
+                and row[3].delete_horizon_ms is not None
+                and row[3].delete_horizon_ms <= now
+            ),
+            None,
+        )
+
     return _reinsert(out, m, t, pick, "C6")
 
 
@@ -241,6 +257,7 @@ def _offset(r: Record) -> int:
 
 def _lost_ack_commit(out: str, m: dict, t: int) -> dict:
     from coordinator.groups.records import OffsetCommitRecord, decode_record
+
     p = _targets(out, t)[0]
     last: dict[bytes, tuple] = {}
     in_txn: set[bytes | None] = set()
@@ -255,12 +272,20 @@ def _lost_ack_commit(out: str, m: dict, t: int) -> dict:
         file, pos, r = last[key]
         rec = decode_record(key, r.value)
         if isinstance(rec, OffsetCommitRecord):
-            append_event(m["ledger"], {"op": "commit", "group": rec.group_id, "topic": rec.topic,
-                                       "partition": rec.partition, "offset": rec.offset + 1000,
-                                       "metadata": rec.metadata, "seq": 1 << 62,
-                                       "ack_ms": m["cleaned_at_ms"]})
-            return _loc("G2", file, pos, r.offset, group=rec.group_id, topic=rec.topic,
-                        partition=rec.partition)
+            append_event(
+                m["ledger"],
+                {
+                    "op": "commit",
+                    "group": rec.group_id,
+                    "topic": rec.topic,
+                    "partition": rec.partition,
+                    "offset": rec.offset + 1000,
+                    "metadata": rec.metadata,
+                    "seq": 1 << 62,
+                    "ack_ms": m["cleaned_at_ms"],
+                },
+            )
+            return _loc("G2", file, pos, r.offset, group=rec.group_id, topic=rec.topic, partition=rec.partition)
     raise RuntimeError("no live commit found")
 
 
@@ -303,6 +328,7 @@ def _aborted_txn_acknowledged(out: str, m: dict, t: int) -> dict:
     for that partition is elsewhere: G2 at the record that holds it (or at the partition dir)."""
     from coordinator.groups.placement import partition_for
     from coordinator.groups.records import OffsetCommitRecord, decode_record
+
     for p in _targets(out, t):
         committed, aborted, last = _kafka_replay(p.path, p.segments)
         for key, (_, _, r) in aborted:
@@ -313,10 +339,19 @@ def _aborted_txn_acknowledged(out: str, m: dict, t: int) -> dict:
             was = decode_record(key, held[2].value) if held is not None else None
             if isinstance(was, OffsetCommitRecord) and (was.offset, was.metadata) == (rec.offset, rec.metadata):
                 continue
-            append_event(m["ledger"], {"op": "commit", "group": rec.group_id, "topic": rec.topic,
-                                       "partition": rec.partition, "offset": rec.offset,
-                                       "metadata": rec.metadata, "seq": 1 << 62,
-                                       "ack_ms": m["cleaned_at_ms"]})
+            append_event(
+                m["ledger"],
+                {
+                    "op": "commit",
+                    "group": rec.group_id,
+                    "topic": rec.topic,
+                    "partition": rec.partition,
+                    "offset": rec.offset,
+                    "metadata": rec.metadata,
+                    "seq": 1 << 62,
+                    "ack_ms": m["cleaned_at_ms"],
+                },
+            )
             if held is None:
                 home = f"__consumer_offsets-{partition_for(rec.group_id, m['partitions'])}"
                 return _loc("G2", os.path.join(out, "after", home), None, None)

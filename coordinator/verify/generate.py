@@ -58,9 +58,17 @@ class Clock:
 
 def clean_partition(path: str, now_ms: int, retention_ms: int, segment_bytes: int) -> None:
     """One forced cleaning round at `now_ms` with storage's cleaner."""
-    log = Log.open(path, LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
-                                   durability="interval", retention_ms=-1,
-                                   delete_retention_ms=retention_ms), Clock(now_ms))
+    log = Log.open(
+        path,
+        LogConfig(
+            segment_bytes=segment_bytes,
+            cleanup_policy="compact",
+            durability="interval",
+            retention_ms=-1,
+            delete_retention_ms=retention_ms,
+        ),
+        Clock(now_ms),
+    )
     try:
         Cleaner().clean(log, force=True)
     finally:
@@ -71,15 +79,18 @@ def _worker(args: tuple) -> tuple[int, str]:
     (wid, parts, out, records, groups, num_partitions, segment_bytes, seed, retention, txn_share) = args
     rng = random.Random(seed * 1000 + wid)
     clock = Clock(T0)
-    config = LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
-                       durability="interval", retention_ms=-1, delete_retention_ms=retention)
+    config = LogConfig(
+        segment_bytes=segment_bytes,
+        cleanup_policy="compact",
+        durability="interval",
+        retention_ms=-1,
+        delete_retention_ms=retention,
+    )
     data = os.path.join(out, "after")
     olog = PartitionWriter(OFFSETS_TOPIC, LogManager(data, clock), num_partitions, config, clock, encode_record)
-    mine = [g for g in (f"group-{i:06d}" for i in range(groups))
-            if partition_for(g, num_partitions) in parts]
+    mine = [g for g in (f"group-{i:06d}" for i in range(groups)) if partition_for(g, num_partitions) in parts]
     topics = [f"topic-{i:03d}" for i in range(max(4, groups // 50))]
-    subs = {g: [(t, p) for t in rng.sample(topics, 2) for p in range(rng.randint(2, 12))]
-            for g in mine}
+    subs = {g: [(t, p) for t in rng.sample(topics, 2) for p in range(rng.randint(2, 12))] for g in mine}
     committed: dict[str, dict[tuple[str, int], int]] = {g: {} for g in mine}
     gen = {g: 0 for g in mine}
     ledger_path = os.path.join(out, f"ledger.{wid}.parquet")
@@ -89,6 +100,7 @@ def _worker(args: tuple) -> tuple[int, str]:
     open_txn: dict[str, list[dict[str, Any]]] = {}
     producer = {g: (wid << 32) + i for i, g in enumerate(mine)}
     with LedgerWriter(ledger_path) as ledger:
+
         def ack(entries: list[dict]) -> None:
             nonlocal seq
             for e in entries:
@@ -101,8 +113,7 @@ def _worker(args: tuple) -> tuple[int, str]:
             # One op is one group's records: one batch on its partition. durability="interval":
             # nothing to wait for. A transaction's commits are acknowledged at its COMMIT.
             g = records[0].group_id
-            olog.append(partition_for(g, num_partitions), records,
-                        producer=(producer[g], 0) if txn else None)
+            olog.append(partition_for(g, num_partitions), records, producer=(producer[g], 0) if txn else None)
             if txn:
                 open_txn.setdefault(g, []).extend(entries)
             else:
@@ -142,23 +153,27 @@ def _worker(args: tuple) -> tuple[int, str]:
                         expire = clock.now + DAY if rng.random() < 0.02 else None
                         if not txn:
                             committed[g][(t, p)] = off
-                        recs.append(OffsetCommitRecord(g, t, p, off, rng.randint(0, 5), meta,
-                                                       clock.now, expire))
-                        ents.append({"op": "commit", "group": g, "topic": t, "partition": p,
-                                     "offset": off, "metadata": meta})
+                        recs.append(OffsetCommitRecord(g, t, p, off, rng.randint(0, 5), meta, clock.now, expire))
+                        ents.append(
+                            {"op": "commit", "group": g, "topic": t, "partition": p, "offset": off, "metadata": meta}
+                        )
                     op(recs, ents, txn)
                 elif roll < 0.97:  # rebalance: new generation written
                     gen[g] += 1
-                    members = tuple(MemberSnapshot(f"m-{g}-{i}", None, "client", "/10.0.0.1",
-                                                   30000, 10000, b"\x00\x01sub", b"\x00\x01asg")
-                                    for i in range(rng.randint(1, 3)))
-                    op([GroupMetadataRecord(g, "consumer", gen[g], "range", members[0].member_id,
-                                            clock.now, members)], [])
+                    members = tuple(
+                        MemberSnapshot(
+                            f"m-{g}-{i}", None, "client", "/10.0.0.1", 30000, 10000, b"\x00\x01sub", b"\x00\x01asg"
+                        )
+                        for i in range(rng.randint(1, 3))
+                    )
+                    op(
+                        [GroupMetadataRecord(g, "consumer", gen[g], "range", members[0].member_id, clock.now, members)],
+                        [],
+                    )
                 elif roll < 0.985 and committed[g]:  # expiry / OffsetDelete of one partition
                     t, p = rng.choice(sorted(committed[g]))
                     del committed[g][(t, p)]
-                    op([OffsetTombstone(g, t, p)],
-                       [{"op": "delete_offset", "group": g, "topic": t, "partition": p}])
+                    op([OffsetTombstone(g, t, p)], [{"op": "delete_offset", "group": g, "topic": t, "partition": p}])
                 else:  # DeleteGroups: offset tombstones + group tombstone in one batch
                     recs = [OffsetTombstone(g, t, p) for t, p in sorted(committed[g])]
                     committed[g] = {}
@@ -192,29 +207,58 @@ def _user_topic(out: str, records: int, segment_bytes: int, seed: int) -> None:
     with batches in every codec so the compressed decode paths are exercised too."""
     rng = random.Random(seed)
     clock = Clock(T0)
-    log = Log.open(os.path.join(out, "after", "orders-0"),
-                   LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact",
-                             durability="interval"), clock)
+    log = Log.open(
+        os.path.join(out, "after", "orders-0"),
+        LogConfig(segment_bytes=segment_bytes, cleanup_policy="compact", durability="interval"),
+        clock,
+    )
     for i in range(0, records, 10):
         clock.now += 7
-        recs = [Record(key=f"order-{rng.randint(0, records // 20)}".encode(),
-                       value=None if rng.random() < 0.03 else os.urandom(rng.randint(10, 80)))
-                for _ in range(10)]
+        recs = [
+            Record(
+                key=f"order-{rng.randint(0, records // 20)}".encode(),
+                value=None if rng.random() < 0.03 else os.urandom(rng.randint(10, 80)),
+            )
+            for _ in range(10)
+        ]
         log.append_records(recs, compression=(i // 10) % 5)  # none, gzip, snappy, lz4, zstd
     log.close()
 
 
-def generate(out: str, *, records: int, partitions: int = 8, groups: int | None = None,
-             segment_bytes: int = 100 << 20, seed: int = 1, workers: int = 1,
-             user_topic_records: int = 0, retention_ms: int = DAY, transactions: float = 0.0,
-             faults: list[str] | tuple[str, ...] = ()) -> dict:
+def generate(
+    out: str,
+    *,
+    records: int,
+    partitions: int = 8,
+    groups: int | None = None,
+    segment_bytes: int = 100 << 20,
+    seed: int = 1,
+    workers: int = 1,
+    user_topic_records: int = 0,
+    retention_ms: int = DAY,
+    transactions: float = 0.0,
+    faults: list[str] | tuple[str, ...] = (),
+) -> dict:
     """Write OUT/before, OUT/after, OUT/ledger.parquet, OUT/manifest.json; returns the manifest.
     `transactions`: the share of offset commits made in transactions (TxnOffsetCommit)."""
     os.makedirs(os.path.join(out, "after"), exist_ok=True)
     groups = groups or max(20, records // 2000)
     workers = max(1, min(workers, partitions))
-    jobs = [(w, set(range(w, partitions, workers)), out, records // workers, groups, partitions,
-             segment_bytes, seed, retention_ms, transactions) for w in range(workers)]
+    jobs = [
+        (
+            w,
+            set(range(w, partitions, workers)),
+            out,
+            records // workers,
+            groups,
+            partitions,
+            segment_bytes,
+            seed,
+            retention_ms,
+            transactions,
+        )
+        for w in range(workers)
+    ]
     if workers == 1:
         results = [_worker(jobs[0])]
     else:
@@ -234,12 +278,19 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
     clean_time = now + 1000
     for name in sorted(os.listdir(after)):
         clean_partition(os.path.join(after, name), clean_time, retention_ms, segment_bytes)
-    manifest: dict[str, Any] = {"before": before, "after": after, "ledger": os.path.join(out, "ledger.parquet"),
-                "cleaned_at_ms": clean_time, "delete_retention_ms": retention_ms,
-                "records": records, "partitions": partitions, "groups": groups,
-                "transactions": transactions,
-                "cleaner": "storage.cleaner.Cleaner (forced rounds)",
-                "faults": []}
+    manifest: dict[str, Any] = {
+        "before": before,
+        "after": after,
+        "ledger": os.path.join(out, "ledger.parquet"),
+        "cleaned_at_ms": clean_time,
+        "delete_retention_ms": retention_ms,
+        "records": records,
+        "partitions": partitions,
+        "groups": groups,
+        "transactions": transactions,
+        "cleaner": "storage.cleaner.Cleaner (forced rounds)",
+        "faults": [],
+    }
     for i, kind in enumerate(faults):  # the i-th fault goes to the i-th biggest partition
         manifest["faults"].append(inject(out, kind, manifest, target=i))
     with open(os.path.join(out, "manifest.json"), "w") as f:
@@ -248,8 +299,9 @@ def generate(out: str, *, records: int, partitions: int = 8, groups: int | None 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m coordinator.verify.generate",
-                                 description="Generate __consumer_offsets logs for kgc verify.")
+    ap = argparse.ArgumentParser(
+        prog="python -m coordinator.verify.generate", description="Generate __consumer_offsets logs for kgc verify."
+    )
     ap.add_argument("out_dir")
     ap.add_argument("--records", type=int, required=True, help="records to write (approx.)")
     ap.add_argument("--partitions", type=int, default=8, help="__consumer_offsets partitions")
@@ -258,13 +310,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--user-topic-records", type=int, default=0)
-    ap.add_argument("--transactions", type=float, default=0.0,
-                    help="share of offset commits made in transactions (0-1)")
+    ap.add_argument(
+        "--transactions", type=float, default=0.0, help="share of offset commits made in transactions (0-1)"
+    )
     ap.add_argument("--fault", action="append", default=[], choices=sorted(FAULTS))
     a = ap.parse_args(argv)
-    m = generate(a.out_dir, records=a.records, partitions=a.partitions, groups=a.groups,
-                 segment_bytes=a.segment_bytes, seed=a.seed, workers=a.workers,
-                 user_topic_records=a.user_topic_records, transactions=a.transactions, faults=a.fault)
+    m = generate(
+        a.out_dir,
+        records=a.records,
+        partitions=a.partitions,
+        groups=a.groups,
+        segment_bytes=a.segment_bytes,
+        seed=a.seed,
+        workers=a.workers,
+        user_topic_records=a.user_topic_records,
+        transactions=a.transactions,
+        faults=a.fault,
+    )
     json.dump(m, sys.stdout, indent=1)
     print()
     return 0

@@ -28,15 +28,47 @@ if AVAILABLE:
 __all__ = ["AVAILABLE", "H", "K", "frame", "records", "crc32c"]
 
 # Columns of frame()'s batch table.
-H_POS, H_BASE, H_SIZE, H_CRC, H_ATTRS, H_LOD, H_BASE_TS, H_MAX_TS, H_PID, H_PEP, H_SEQ, H_COUNT, \
-    H_VALID, H_PREV_LAST, H_CRC_OK = range(15)
+(
+    H_POS,
+    H_BASE,
+    H_SIZE,
+    H_CRC,
+    H_ATTRS,
+    H_LOD,
+    H_BASE_TS,
+    H_MAX_TS,
+    H_PID,
+    H_PEP,
+    H_SEQ,
+    H_COUNT,
+    H_VALID,
+    H_PREV_LAST,
+    H_CRC_OK,
+) = range(15)
 H = 15
 # frame()'s problem vector: kind (0 none, 1 torn header, 2 bad magic, 3 short length, 4 torn
 # batch), position, base offset (has_base), bytes left, magic, batch length.
 P_KIND, P_POS, P_BASE, P_HAS_BASE, P_LEFT, P_MAGIC, P_LENGTH = range(7)
 # Columns of records()'s key table.
-K_REGION, K_NULL, K_KOFF, K_KLEN, K_COUNT, K_FIRST_OFF, K_FIRST_POS, K_LAST_OFF, K_LAST_POS, \
-    K_TS, K_VSRC, K_VPOS, K_VLEN, K_HOR, K_HAS_HOR, K_HASH, K_PID = range(17)
+(
+    K_REGION,
+    K_NULL,
+    K_KOFF,
+    K_KLEN,
+    K_COUNT,
+    K_FIRST_OFF,
+    K_FIRST_POS,
+    K_LAST_OFF,
+    K_LAST_POS,
+    K_TS,
+    K_VSRC,
+    K_VPOS,
+    K_VLEN,
+    K_HOR,
+    K_HAS_HOR,
+    K_HASH,
+    K_PID,
+) = range(17)
 K = 17  # K_PID: the producer of a deferred row, -1 for the aggregate of counted records
 # Mode bits (txn.py's AGGREGATE, G1, DEFER).
 M_AGGREGATE, M_G1, M_DEFER = 1, 2, 4
@@ -44,6 +76,7 @@ M_AGGREGATE, M_G1, M_DEFER = 1, 2, 4
 V_S2, V_G1 = 0, 1
 
 if AVAILABLE:
+
     @njit(cache=True, nogil=True)
     def frame(b: Any, start: int, end: int, size: int, stop_base: int) -> Any:
         """The batch chain of b from `start` while the position is below `end` (and the base
@@ -231,8 +264,18 @@ if AVAILABLE:
         return 4, kt, 0
 
     @njit(cache=True, nogil=True)
-    def records(b: Any, aux: Any, hdr: Any, src: Any, rstart: Any, rend: Any, region: Any,
-                mode: Any, is_off: bool, want_values: bool) -> Any:
+    def records(
+        b: Any,
+        aux: Any,
+        hdr: Any,
+        src: Any,
+        rstart: Any,
+        rend: Any,
+        region: Any,
+        mode: Any,
+        is_off: bool,
+        want_values: bool,
+    ) -> Any:
         """Records of the batches with src >= 0 (0: in b, 1: in aux) between rstart and rend,
         in row order, each as its mode says; see the module docstring. Returns (status per batch: 1 where the records
         do not parse, records per batch, violations (kind, batch row, offset, code, key type,
@@ -301,9 +344,14 @@ if AVAILABLE:
                     kid = table[slot]
                     if kid < 0:
                         break
-                    if (kv[kid, K_HASH] == h and kv[kid, K_REGION] == reg and kv[kid, K_NULL] == null
-                            and kv[kid, K_PID] == pid and kv[kid, K_KLEN] == klen
-                            and _same(arena, kv[kid, K_KOFF], buf, kp, klen)):
+                    if (
+                        kv[kid, K_HASH] == h
+                        and kv[kid, K_REGION] == reg
+                        and kv[kid, K_NULL] == null
+                        and kv[kid, K_PID] == pid
+                        and kv[kid, K_KLEN] == klen
+                        and _same(arena, kv[kid, K_KOFF], buf, kp, klen)
+                    ):
                         break
                     slot = (slot + 1) & tmask
                 if kid < 0:
@@ -315,7 +363,7 @@ if AVAILABLE:
                         bigger = np.empty(max(arena.shape[0] * 2, used + klen), np.uint8)
                         bigger[:used] = arena[:used]
                         arena = bigger
-                    arena[used:used + klen] = buf[kp:kp + klen]
+                    arena[used : used + klen] = buf[kp : kp + klen]
                     kid = nk
                     nk += 1
                     r = kv[kid]
@@ -348,6 +396,5 @@ if AVAILABLE:
             buf = b if kv[k, K_VSRC] == 0 else aux
             vh[k] = crc32c(buf, vp, vp + vl) if vl >= 0 else -1
             if want_values and vl > 0:
-                vals[vends[k]:vends[k + 1]] = buf[vp:vp + vl]
+                vals[vends[k] : vends[k + 1]] = buf[vp : vp + vl]
         return status, nrec, viol[:nv], kv[:nk], arena[:used], vh, vals, vends
-

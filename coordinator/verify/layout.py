@@ -18,8 +18,17 @@ from storage.batch import HEADER_SIZE
 from storage.batch.scan import Frames
 from storage.index import OffsetIndex
 
-__all__ = ["Split", "PartitionDir", "list_partition_dirs", "plan_splits", "pack", "segment_path",
-           "active_bases", "Violation", "OFFSETS_TOPIC"]
+__all__ = [
+    "Split",
+    "PartitionDir",
+    "list_partition_dirs",
+    "plan_splits",
+    "pack",
+    "segment_path",
+    "active_bases",
+    "Violation",
+    "OFFSETS_TOPIC",
+]
 
 OFFSETS_TOPIC = "__consumer_offsets"
 _DIR = re.compile(r"^(.+)-(\d+)$")
@@ -82,18 +91,32 @@ def list_partition_dirs(data_dir: str) -> list[PartitionDir]:
                 if sm.group(2) == "log":
                     bases.add(int(sm.group(1)))
             elif _SWAP_LEFTOVER.match(fname):
-                notes.append(("S3", os.path.join(path, fname), None, int(fname[:20]),
-                              "unfinished cleaner swap file left in the partition dir"))
+                notes.append(
+                    (
+                        "S3",
+                        os.path.join(path, fname),
+                        None,
+                        int(fname[:20]),
+                        "unfinished cleaner swap file left in the partition dir",
+                    )
+                )
             elif fname.endswith((".log", ".index", ".timeindex")):
-                notes.append(("S3", os.path.join(path, fname), None, None,
-                              "segment file name is not a 20-digit base offset"))
+                notes.append(
+                    ("S3", os.path.join(path, fname), None, None, "segment file name is not a 20-digit base offset")
+                )
         for base in sorted(bases):
             for ext in (".index", ".timeindex"):
                 if not os.path.exists(segment_path(path, base, ext)):
-                    notes.append(("S5" if ext == ".index" else "S6", segment_path(path, base, ext),
-                                  None, base, f"segment {base} has no {ext} file"))
-        out.append(PartitionDir(path, name, m.group(1), int(m.group(2)), tuple(sorted(bases)),
-                                tuple(notes)))
+                    notes.append(
+                        (
+                            "S5" if ext == ".index" else "S6",
+                            segment_path(path, base, ext),
+                            None,
+                            base,
+                            f"segment {base} has no {ext} file",
+                        )
+                    )
+        out.append(PartitionDir(path, name, m.group(1), int(m.group(2)), tuple(sorted(bases)), tuple(notes)))
     return out
 
 
@@ -129,7 +152,7 @@ def read_index(path: str) -> list[tuple[int, int]]:
             data = f.read()
     except FileNotFoundError:
         return []
-    return list(_INDEX_ENTRY.iter_unpack(data[:len(data) - len(data) % 8]))
+    return list(_INDEX_ENTRY.iter_unpack(data[: len(data) - len(data) % 8]))
 
 
 def _is_batch_start(fd: int, pos: int, size: int) -> bool:
@@ -156,9 +179,13 @@ def _split_points(log: str, index: str, size: int, split_bytes: int) -> list[int
     return points
 
 
-def plan_splits(data_dir: str, *, split_bytes: int = 64 << 20,
-                region_end: dict[str, int] | None = None,
-                num_offsets_partitions: int = 50) -> list[Split]:
+def plan_splits(
+    data_dir: str,
+    *,
+    split_bytes: int = 64 << 20,
+    region_end: dict[str, int] | None = None,
+    num_offsets_partitions: int = 50,
+) -> list[Split]:
     """One split per segment, or index-aligned sub-ranges of about `split_bytes` each.
     `region_end` maps a dir name to the first offset of its uncleanable region (default: its
     own active segment base)."""
@@ -174,14 +201,44 @@ def plan_splits(data_dir: str, *, split_bytes: int = 64 << 20,
             nxt = pdir.segments[i + 1] if i + 1 < len(pdir.segments) else None
             for j, start in enumerate(points):
                 end = points[j + 1] if j + 1 < len(points) else size
-                splits.append(Split(pdir.path, pdir.name, pdir.topic, pdir.partition, base, start,
-                                    end, j == 0, j == len(points) - 1, nxt, rend,
-                                    pdir.topic == OFFSETS_TOPIC, num_offsets_partitions, notes))
+                splits.append(
+                    Split(
+                        pdir.path,
+                        pdir.name,
+                        pdir.topic,
+                        pdir.partition,
+                        base,
+                        start,
+                        end,
+                        j == 0,
+                        j == len(points) - 1,
+                        nxt,
+                        rend,
+                        pdir.topic == OFFSETS_TOPIC,
+                        num_offsets_partitions,
+                        notes,
+                    )
+                )
                 notes = ()
         if notes:  # a dir without segments still reports its layout problems
-            splits.append(Split(pdir.path, pdir.name, pdir.topic, pdir.partition, -1, 0, 0, False,
-                                False, None, rend, pdir.topic == OFFSETS_TOPIC,
-                                num_offsets_partitions, notes))
+            splits.append(
+                Split(
+                    pdir.path,
+                    pdir.name,
+                    pdir.topic,
+                    pdir.partition,
+                    -1,
+                    0,
+                    0,
+                    False,
+                    False,
+                    None,
+                    rend,
+                    pdir.topic == OFFSETS_TOPIC,
+                    num_offsets_partitions,
+                    notes,
+                )
+            )
     return splits
 
 

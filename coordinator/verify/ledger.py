@@ -17,16 +17,27 @@ from typing import Any
 __all__ = ["FIELDS", "SPARK_SCHEMA", "LedgerWriter", "is_parquet", "read_events", "append_event"]
 
 FIELDS = ("op", "seq", "group", "topic", "partition", "offset", "metadata", "ack_ms")
-SPARK_SCHEMA = ("op string, seq long, `group` string, topic string, partition int, offset long, "
-                "metadata string, ack_ms long")
+SPARK_SCHEMA = (
+    "op string, seq long, `group` string, topic string, partition int, offset long, metadata string, ack_ms long"
+)
 _ROW_GROUP = 1 << 18
 
 
 def _schema() -> Any:
     import pyarrow as pa
-    return pa.schema([("op", pa.string()), ("seq", pa.int64()), ("group", pa.string()),
-                      ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                      ("metadata", pa.string()), ("ack_ms", pa.int64())])
+
+    return pa.schema(
+        [
+            ("op", pa.string()),
+            ("seq", pa.int64()),
+            ("group", pa.string()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset", pa.int64()),
+            ("metadata", pa.string()),
+            ("ack_ms", pa.int64()),
+        ]
+    )
 
 
 def is_parquet(path: str) -> bool:
@@ -39,6 +50,7 @@ class LedgerWriter:
 
     def __init__(self, path: str) -> None:
         import pyarrow.parquet as pq
+
         self.path = path
         self._rows: list[dict[str, Any]] = []
         self._writer = pq.ParquetWriter(path, _schema(), compression="zstd")
@@ -50,6 +62,7 @@ class LedgerWriter:
 
     def _flush(self) -> None:
         import pyarrow as pa
+
         if self._rows:
             cols = {f: [r.get(f) for r in self._rows] for f in FIELDS}
             self._writer.write_table(pa.table(cols, schema=_schema()))
@@ -70,6 +83,7 @@ def read_events(path: str) -> Iterator[dict[str, Any]]:
     """Every event of a ledger, in file order."""
     if is_parquet(path):
         import pyarrow.parquet as pq
+
         f = pq.ParquetFile(path)
         for batch in f.iter_batches(batch_size=_ROW_GROUP):
             yield from batch.to_pylist()
@@ -88,6 +102,7 @@ def append_event(path: str, event: dict[str, Any]) -> None:
         return
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     table = pq.read_table(path, schema=_schema())
     extra = pa.table({f: [event.get(f)] for f in FIELDS}, schema=_schema())
     tmp = path + ".tmp"

@@ -57,7 +57,7 @@ def _trusted(path: str, view: LogView | None = None) -> Iterator[tuple[int, Batc
         h = decode_header(data, pos)
         if h.magic != 2 or h.size < 61 or pos + h.size > size:
             return
-        raw = data[pos:pos + h.size]
+        raw = data[pos : pos + h.size]
         if verify_crc(raw) and h.last_offset_delta >= 0 and h.records_count >= 0:
             yield pos, h, raw
         pos += h.size
@@ -100,8 +100,17 @@ def _counts(h: BatchHeader, markers: Markers) -> bool:
 def _walk(path: str, rend: int, name: str, view: LogView, markers: Markers) -> None:
     for pos, h, raw in _trusted(path, view):
         region = 1 if h.base_offset >= rend else 0
-        view.batches[(name, h.base_offset)] = (h.last_offset, h.crc, h.size, h.producer_id,
-                                               h.producer_epoch, h.base_sequence, region, path, pos)
+        view.batches[(name, h.base_offset)] = (
+            h.last_offset,
+            h.crc,
+            h.size,
+            h.producer_id,
+            h.producer_epoch,
+            h.base_sequence,
+            region,
+            path,
+            pos,
+        )
         view.max_ts = max(view.max_ts, h.max_timestamp)
         try:
             recs = list(iter_records(raw))
@@ -113,8 +122,17 @@ def _walk(path: str, rend: int, name: str, view: LogView, markers: Markers) -> N
         horizon = h.delete_horizon_ms
         for r in recs:
             tomb = r.value is None
-            info = (r.offset, path, pos, r.timestamp, -1 if r.value is None else crc32c(r.value), tomb,
-                    horizon, r.value, r.key)
+            info = (
+                r.offset,
+                path,
+                pos,
+                r.timestamp,
+                -1 if r.value is None else crc32c(r.value),
+                tomb,
+                horizon,
+                r.value,
+                r.key,
+            )
             k = (name, r.key)
             view.last[k] = info
             if region == 0:
@@ -129,8 +147,7 @@ def _walk(path: str, rend: int, name: str, view: LogView, markers: Markers) -> N
 def _scan_log(root: str, region_end: dict[str, int] | None, nparts: int, report: Report) -> LogView:
     view = LogView(root)
     summaries = []
-    for split in plan_splits(root, split_bytes=1 << 62, region_end=region_end,
-                             num_offsets_partitions=nparts):
+    for split in plan_splits(root, split_bytes=1 << 62, region_end=region_end, num_offsets_partitions=nparts):
         res = scan_split(split)
         for v in res.violations:
             report.add(*v)
@@ -162,8 +179,7 @@ def _offsets_checks(view: LogView, ledger: str | None, nparts: int, report: Repo
             continue
         d = decode_latest(key, rec[VAL])
         if d["decode_error"] is not None:
-            report.add("G1", rec[FILE], rec[POS], rec[OFF], f"latest record does not decode: "
-                                                          f"{d['decode_error']}")
+            report.add("G1", rec[FILE], rec[POS], rec[OFF], f"latest record does not decode: {d['decode_error']}")
             continue
         if d["group"] is not None:
             groups.add((name, d["group"]))
@@ -179,13 +195,17 @@ def _offsets_checks(view: LogView, ledger: str | None, nparts: int, report: Repo
             live[tp] = (d["committed_offset"], d["metadata"], rec)
             t = group_tombs.get((name, d["group"]))
             if t is not None and rec[OFF] < t:
-                report.add("G3", rec[FILE], rec[POS], rec[OFF],
-                           f"live offset of {tp} is older than its group's tombstone at {t}")
+                report.add(
+                    "G3",
+                    rec[FILE],
+                    rec[POS],
+                    rec[OFF],
+                    f"live offset of {tp} is older than its group's tombstone at {t}",
+                )
     for name, group in groups if nparts > 0 else ():
         want = f"__consumer_offsets-{_partition_for(group, nparts)}"
         if want != name:
-            report.add("G4", view.dirs[name], None, None,
-                       f"group {group!r} has records here but belongs in {want}")
+            report.add("G4", view.dirs[name], None, None, f"group {group!r} has records here but belongs in {want}")
     if ledger is None:
         return
     expected = replay_ledger(ledger)
@@ -194,24 +214,44 @@ def _offsets_checks(view: LogView, ledger: str | None, nparts: int, report: Repo
         if exp is not None and act is None:
             found = anyrec.get(tp)
             if found is None:
-                report.add("G2", offsets_dir(view.root, tp[0], nparts), None, None,
-                           f"acknowledged commit {tp} -> {exp[1]} is missing from the log")
+                report.add(
+                    "G2",
+                    offsets_dir(view.root, tp[0], nparts),
+                    None,
+                    None,
+                    f"acknowledged commit {tp} -> {exp[1]} is missing from the log",
+                )
             else:
-                report.add("G2", found[FILE], found[POS], found[OFF],
-                           f"acknowledged commit {tp} -> {exp[1]} is missing (log has a tombstone)")
+                report.add(
+                    "G2",
+                    found[FILE],
+                    found[POS],
+                    found[OFF],
+                    f"acknowledged commit {tp} -> {exp[1]} is missing (log has a tombstone)",
+                )
         elif exp is not None and act is not None and (exp[1], exp[2]) != (act[0], act[1] or ""):
             rec = act[2]
-            report.add("G2", rec[FILE], rec[POS], rec[OFF],
-                       f"{tp}: log has offset {act[0]} metadata {act[1]!r}, acknowledged "
-                       f"{exp[1]} {exp[2]!r}")
+            report.add(
+                "G2",
+                rec[FILE],
+                rec[POS],
+                rec[OFF],
+                f"{tp}: log has offset {act[0]} metadata {act[1]!r}, acknowledged {exp[1]} {exp[2]!r}",
+            )
         elif exp is None and act is not None:
             rec = act[2]
-            report.add("G2", rec[FILE], rec[POS], rec[OFF],
-                       f"{tp}: log has offset {act[0]} that was never acknowledged or was deleted")
+            report.add(
+                "G2",
+                rec[FILE],
+                rec[POS],
+                rec[OFF],
+                f"{tp}: log has offset {act[0]} that was never acknowledged or was deleted",
+            )
 
 
 def _partition_for(group: str, n: int) -> int:
     from coordinator.groups.placement import partition_for
+
     return partition_for(group, n)
 
 
@@ -224,18 +264,30 @@ def _compaction_checks(pre: LogView, post: LogView, now: int, report: Report) ->
         if a is not None:
             count, first, last = a
             if last[TOMB] and (last[HOR] is None or last[HOR] <= now):
-                report.add("C6", last[FILE], last[POS], last[OFF],
-                           "kept tombstone has no delete horizon or it has passed")
+                report.add(
+                    "C6", last[FILE], last[POS], last[OFF], "kept tombstone has no delete horizon or it has passed"
+                )
             if count > 1:
-                report.add("C3", first[FILE], first[POS], first[OFF],
-                           f"older record of the key survived ({count} records below the end offset)")
+                report.add(
+                    "C3",
+                    first[FILE],
+                    first[POS],
+                    first[OFF],
+                    f"older record of the key survived ({count} records below the end offset)",
+                )
             if P is None:
                 report.add("C1", last[FILE], last[POS], last[OFF], "record is not in the before log")
             elif last[OFF] != P[OFF]:
                 same = (last[VH], last[TOMB]) == (P[VH], P[TOMB])
-                report.add("C1", last[FILE], last[POS], last[OFF],
-                           f"renumbered: was offset {P[OFF]}" if same else
-                           f"surviving record is not the key's latest (offset {P[OFF]})")
+                report.add(
+                    "C1",
+                    last[FILE],
+                    last[POS],
+                    last[OFF],
+                    f"renumbered: was offset {P[OFF]}"
+                    if same
+                    else f"surviving record is not the key's latest (offset {P[OFF]})",
+                )
             elif (last[VH], last[TOMB]) != (P[VH], P[TOMB]):
                 report.add("C1", last[FILE], last[POS], last[OFF], "value changed by cleaning")
         if P is not None and not expired and (a is None or P[OFF] not in (a[1][OFF], a[2][OFF])):
@@ -255,12 +307,23 @@ def _compaction_checks(pre: LogView, post: LogView, now: int, report: Report) ->
             report.add("C4", after_batch[7], after_batch[8], k[1], "uncleanable batch differs from before")
     for name in sorted(set(pre.leo) | set(post.leo)):
         if pre.leo.get(name) != post.leo.get(name):
-            report.add("C5", post.dirs.get(name, os.path.join(post.root, name)), None,
-                       post.leo.get(name), f"log end offset changed from {pre.leo.get(name)}")
+            report.add(
+                "C5",
+                post.dirs.get(name, os.path.join(post.root, name)),
+                None,
+                post.leo.get(name),
+                f"log end offset changed from {pre.leo.get(name)}",
+            )
 
 
-def verify(data_dir: str, *, before: str | None = None, ledger: str | None = None,
-           cleaned_at_ms: int | None = None, num_partitions: int = 50) -> Report:
+def verify(
+    data_dir: str,
+    *,
+    before: str | None = None,
+    ledger: str | None = None,
+    cleaned_at_ms: int | None = None,
+    num_partitions: int = 50,
+) -> Report:
     """`num_partitions` 0 skips the placement check (G4)."""
     report = Report()
     t0 = time.perf_counter()
@@ -274,6 +337,5 @@ def verify(data_dir: str, *, before: str | None = None, ledger: str | None = Non
         now = cleaned_at_ms if cleaned_at_ms is not None else max(pre.max_ts, post.max_ts)
         _compaction_checks(pre, post, now, report)
         report.stats.update(before_bytes=pre.bytes, before_records=pre.records)
-    report.stats["phases"] = {"scan_s": round(t1 - t0, 3),
-                              "checks_s": round(time.perf_counter() - t1, 3)}
+    report.stats["phases"] = {"scan_s": round(t1 - t0, 3), "checks_s": round(time.perf_counter() - t1, 3)}
     return report

@@ -18,6 +18,7 @@ try:
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
+
     # Kernels are typed by numba, not by mypy: their decorators are opaque to it.
     njit: Any = numba.njit
     intrinsic: Any = numba.extending.intrinsic
@@ -28,14 +29,17 @@ except ImportError:  # the `verify` extra installs numba
 __all__ = ["AVAILABLE", "njit", "crc32c", "crc32c_tables", "be", "signed", "hash_bytes", "same_bytes"]
 
 if AVAILABLE:
+
     @intrinsic
     def _load64(typingctx: Any, arr: Any, idx: Any) -> Any:
         """The 8 bytes at arr[idx:idx + 8] as one native-order word (an unaligned load)."""
+
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             aryty = signature.args[0]
             ary = context.make_array(aryty)(context, builder, args[0])
             ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
             return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
         return types.uint64(arr, idx), codegen
 
     _POLY = 0x82F63B78
@@ -61,10 +65,19 @@ if AVAILABLE:
         c = np.uint32(0xFFFFFFFF)
         p = start
         while p + 8 <= end:
-            c ^= (np.uint32(b[p]) | (np.uint32(b[p + 1]) << 8) | (np.uint32(b[p + 2]) << 16)
-                  | (np.uint32(b[p + 3]) << 24))
-            c = (t[7, c & 0xFF] ^ t[6, (c >> 8) & 0xFF] ^ t[5, (c >> 16) & 0xFF] ^ t[4, c >> 24]
-                 ^ t[3, b[p + 4]] ^ t[2, b[p + 5]] ^ t[1, b[p + 6]] ^ t[0, b[p + 7]])
+            c ^= (
+                np.uint32(b[p]) | (np.uint32(b[p + 1]) << 8) | (np.uint32(b[p + 2]) << 16) | (np.uint32(b[p + 3]) << 24)
+            )
+            c = (
+                t[7, c & 0xFF]
+                ^ t[6, (c >> 8) & 0xFF]
+                ^ t[5, (c >> 16) & 0xFF]
+                ^ t[4, c >> 24]
+                ^ t[3, b[p + 4]]
+                ^ t[2, b[p + 5]]
+                ^ t[1, b[p + 6]]
+                ^ t[0, b[p + 7]]
+            )
             p += 8
         while p < end:
             c = t[0, (c ^ b[p]) & 0xFF] ^ (c >> 8)
@@ -73,12 +86,14 @@ if AVAILABLE:
 
     crc32c = crc32c_tables
     if llvm.get_host_cpu_features().get("sse4.2", False):
+
         @intrinsic
         def _crc_word(typingctx: Any, crc: Any, word: Any) -> Any:
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
                 fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(64)])
                 fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.sse42.crc32.64.64")
                 return builder.call(fn, args)
+
             return types.uint64(types.uint64, types.uint64), codegen
 
         @intrinsic
@@ -87,6 +102,7 @@ if AVAILABLE:
                 fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ir.IntType(8)])
                 fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.sse42.crc32.32.8")
                 return builder.call(fn, args)
+
             return types.uint32(types.uint32, types.uint8), codegen
 
         @njit(cache=True, nogil=True)
@@ -145,4 +161,3 @@ if AVAILABLE:
                 return False
             i += 1
         return True
-

@@ -28,40 +28,58 @@ from coordinator.verify.scan import Summary, decode_latest, scan_split
 __all__ = ["task_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
 
 _COLUMNS: list[tuple[str, Any, str]] = [
-    ("kind", pa.string(), "string"), ("name", pa.string(), "string"),
-    ("dir", pa.string(), "string"), ("segment", pa.int64(), "bigint"),
+    ("kind", pa.string(), "string"),
+    ("name", pa.string(), "string"),
+    ("dir", pa.string(), "string"),
+    ("segment", pa.int64(), "bigint"),
     # V
-    ("check", pa.string(), "string"), ("file", pa.string(), "string"),
-    ("position", pa.int64(), "bigint"), ("offset", pa.int64(), "bigint"),
+    ("check", pa.string(), "string"),
+    ("file", pa.string(), "string"),
+    ("position", pa.int64(), "bigint"),
+    ("offset", pa.int64(), "bigint"),
     ("message", pa.string(), "string"),
     # S
-    ("start", pa.int64(), "bigint"), ("end_pos", pa.int64(), "bigint"),
-    ("reached", pa.int64(), "bigint"), ("broken", pa.bool_(), "boolean"),
-    ("first_base", pa.int64(), "bigint"), ("first_pos", pa.int64(), "bigint"),
-    ("last_offset", pa.int64(), "bigint"), ("last_pos", pa.int64(), "bigint"),
-    ("batches", pa.int64(), "bigint"), ("records", pa.int64(), "bigint"),
-    ("max_timestamp", pa.int64(), "bigint"), ("log_end", pa.int64(), "bigint"),
-    ("entry_pos", pa.int64(), "bigint"), ("entry_offset", pa.int64(), "bigint"),
+    ("start", pa.int64(), "bigint"),
+    ("end_pos", pa.int64(), "bigint"),
+    ("reached", pa.int64(), "bigint"),
+    ("broken", pa.bool_(), "boolean"),
+    ("first_base", pa.int64(), "bigint"),
+    ("first_pos", pa.int64(), "bigint"),
+    ("last_offset", pa.int64(), "bigint"),
+    ("last_pos", pa.int64(), "bigint"),
+    ("batches", pa.int64(), "bigint"),
+    ("records", pa.int64(), "bigint"),
+    ("max_timestamp", pa.int64(), "bigint"),
+    ("log_end", pa.int64(), "bigint"),
+    ("entry_pos", pa.int64(), "bigint"),
+    ("entry_offset", pa.int64(), "bigint"),
     ("txn_batches", pa.int64(), "bigint"),
     # K (deferred) and M
-    ("producer_id", pa.int64(), "bigint"), ("commit", pa.bool_(), "boolean"),
+    ("producer_id", pa.int64(), "bigint"),
+    ("commit", pa.bool_(), "boolean"),
     # K (last_offset/last_pos/first_pos shared with S)
-    ("region", pa.int32(), "int"), ("key", pa.binary(), "binary"),
-    ("count", pa.int64(), "bigint"), ("first_offset", pa.int64(), "bigint"),
+    ("region", pa.int32(), "int"),
+    ("key", pa.binary(), "binary"),
+    ("count", pa.int64(), "bigint"),
+    ("first_offset", pa.int64(), "bigint"),
     ("first_segment", pa.int64(), "bigint"),
-    ("timestamp", pa.int64(), "bigint"), ("value_hash", pa.int64(), "bigint"),
-    ("tombstone", pa.bool_(), "boolean"), ("delete_horizon", pa.int64(), "bigint"),
-    ("record_type", pa.int32(), "int"), ("group", pa.string(), "string"),
-    ("topic", pa.string(), "string"), ("partition", pa.int32(), "int"),
-    ("committed_offset", pa.int64(), "bigint"), ("metadata", pa.string(), "string"),
+    ("timestamp", pa.int64(), "bigint"),
+    ("value_hash", pa.int64(), "bigint"),
+    ("tombstone", pa.bool_(), "boolean"),
+    ("delete_horizon", pa.int64(), "bigint"),
+    ("record_type", pa.int32(), "int"),
+    ("group", pa.string(), "string"),
+    ("topic", pa.string(), "string"),
+    ("partition", pa.int32(), "int"),
+    ("committed_offset", pa.int64(), "bigint"),
+    ("metadata", pa.string(), "string"),
     ("decode_error", pa.string(), "string"),
 ]
 ARROW_SCHEMA = pa.schema([(n, t) for n, t, _ in _COLUMNS])
 SCHEMA_DDL = ", ".join(f"`{n}` {d}" for n, _, d in _COLUMNS)
 _TYPES = {n: t for n, t, _ in _COLUMNS}
 _NAMES = [n for n, _, _ in _COLUMNS]
-DECODED = ("record_type", "group", "topic", "partition", "committed_offset", "metadata",
-           "decode_error")
+DECODED = ("record_type", "group", "topic", "partition", "committed_offset", "metadata", "decode_error")
 
 
 def engine_for(name: str) -> str:
@@ -78,31 +96,57 @@ def _batch(kind: str, cols: dict[str, Any], split: Split | None = None) -> pa.Re
     n = len(next(iter(cols.values())))
     fixed = {"kind": pa.array([kind] * n, pa.string())}
     if split is not None:
-        fixed.update(name=pa.array([split.name] * n, pa.string()),
-                     dir=pa.array([split.dir] * n, pa.string()),
-                     segment=pa.array([split.segment] * n, pa.int64()))
-    arrays = [fixed[c] if c in fixed else cols[c] if isinstance(cols.get(c), (pa.Array, pa.ChunkedArray))
-              else pa.array(cols[c], _TYPES[c]) if c in cols else pa.nulls(n, _TYPES[c])
-              for c in _NAMES]
-    return pa.RecordBatch.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
-                                       for a in arrays], schema=ARROW_SCHEMA)
+        fixed.update(
+            name=pa.array([split.name] * n, pa.string()),
+            dir=pa.array([split.dir] * n, pa.string()),
+            segment=pa.array([split.segment] * n, pa.int64()),
+        )
+    arrays = [
+        fixed[c]
+        if c in fixed
+        else cols[c]
+        if isinstance(cols.get(c), (pa.Array, pa.ChunkedArray))
+        else pa.array(cols[c], _TYPES[c])
+        if c in cols
+        else pa.nulls(n, _TYPES[c])
+        for c in _NAMES
+    ]
+    return pa.RecordBatch.from_arrays(
+        [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays], schema=ARROW_SCHEMA
+    )
 
 
 def _violations(split: Split, vs: list[Violation]) -> pa.RecordBatch:
     v = list(zip(*vs))
-    return _batch("V", {"check": list(v[0]), "file": list(v[1]), "position": list(v[2]),
-                        "offset": list(v[3]), "message": list(v[4])}, split)
+    return _batch(
+        "V",
+        {"check": list(v[0]), "file": list(v[1]), "position": list(v[2]), "offset": list(v[3]), "message": list(v[4])},
+        split,
+    )
 
 
 def _summary(split: Split, s: Summary) -> pa.RecordBatch:
-    return _batch("S", {
-        "start": [s.start], "end_pos": [s.end], "reached": [s.reached], "broken": [s.broken],
-        "first_base": [s.first_base], "first_pos": [s.first_pos],
-        "last_offset": [s.last_offset], "last_pos": [s.last_pos], "batches": [s.batches],
-        "records": [s.records], "max_timestamp": [s.max_timestamp], "log_end": [s.log_end],
-        "entry_pos": [s.start_entry[0] if s.start_entry else None],
-        "entry_offset": [s.start_entry[1] if s.start_entry else None],
-        "txn_batches": [s.txn_batches]}, split)
+    return _batch(
+        "S",
+        {
+            "start": [s.start],
+            "end_pos": [s.end],
+            "reached": [s.reached],
+            "broken": [s.broken],
+            "first_base": [s.first_base],
+            "first_pos": [s.first_pos],
+            "last_offset": [s.last_offset],
+            "last_pos": [s.last_pos],
+            "batches": [s.batches],
+            "records": [s.records],
+            "max_timestamp": [s.max_timestamp],
+            "log_end": [s.log_end],
+            "entry_pos": [s.start_entry[0] if s.start_entry else None],
+            "entry_offset": [s.start_entry[1] if s.start_entry else None],
+            "txn_batches": [s.txn_batches],
+        },
+        split,
+    )
 
 
 def _markers(split: Split, markers: list[tuple[int, int, bool]]) -> pa.RecordBatch:
@@ -112,27 +156,54 @@ def _markers(split: Split, markers: list[tuple[int, int, bool]]) -> pa.RecordBat
 
 # Per-key aggregates of one split, or merged over the splits of one task (the K rows before
 # decoding; `value` is the last value, kept only to be decoded).
-_KEYS = pa.schema([("name", pa.string()), ("region", pa.int32()), ("key", pa.binary()),
-                   ("count", pa.int64()), ("first_offset", pa.int64()), ("first_pos", pa.int64()),
-                   ("first_segment", pa.int64()), ("last_offset", pa.int64()),
-                   ("last_pos", pa.int64()), ("segment", pa.int64()), ("timestamp", pa.int64()),
-                   ("value_hash", pa.int64()), ("tombstone", pa.bool_()),
-                   ("delete_horizon", pa.int64()), ("producer_id", pa.int64()), ("value", pa.binary()),
-                   ("decode", pa.bool_())])
-_AGGREGATES = ("count", "first_offset", "first_pos", "last_offset", "last_pos", "timestamp",
-               "value_hash", "tombstone", "delete_horizon")
+_KEYS = pa.schema(
+    [
+        ("name", pa.string()),
+        ("region", pa.int32()),
+        ("key", pa.binary()),
+        ("count", pa.int64()),
+        ("first_offset", pa.int64()),
+        ("first_pos", pa.int64()),
+        ("first_segment", pa.int64()),
+        ("last_offset", pa.int64()),
+        ("last_pos", pa.int64()),
+        ("segment", pa.int64()),
+        ("timestamp", pa.int64()),
+        ("value_hash", pa.int64()),
+        ("tombstone", pa.bool_()),
+        ("delete_horizon", pa.int64()),
+        ("producer_id", pa.int64()),
+        ("value", pa.binary()),
+        ("decode", pa.bool_()),
+    ]
+)
+_AGGREGATES = (
+    "count",
+    "first_offset",
+    "first_pos",
+    "last_offset",
+    "last_pos",
+    "timestamp",
+    "value_hash",
+    "tombstone",
+    "delete_horizon",
+)
 
 
-def _key_table(split: Split, cols: dict[str, Any], values: list[bytes | None] | None,
-               decode: bool) -> pa.Table:
+def _key_table(split: Split, cols: dict[str, Any], values: list[bytes | None] | None, decode: bool) -> pa.Table:
     n = len(cols["region"])
-    full = dict(cols, name=pa.array([split.name] * n, pa.string()),
-                first_segment=pa.array([split.segment] * n, pa.int64()),
-                segment=pa.array([split.segment] * n, pa.int64()),
-                value=pa.array(values if values is not None else [None] * n, pa.binary()),
-                decode=pa.array([decode] * n, pa.bool_()))
-    return pa.Table.from_arrays([full[f.name] if isinstance(full[f.name], pa.Array)
-                                 else pa.array(full[f.name], f.type) for f in _KEYS], schema=_KEYS)
+    full = dict(
+        cols,
+        name=pa.array([split.name] * n, pa.string()),
+        first_segment=pa.array([split.segment] * n, pa.int64()),
+        segment=pa.array([split.segment] * n, pa.int64()),
+        value=pa.array(values if values is not None else [None] * n, pa.binary()),
+        decode=pa.array([decode] * n, pa.bool_()),
+    )
+    return pa.Table.from_arrays(
+        [full[f.name] if isinstance(full[f.name], pa.Array) else pa.array(full[f.name], f.type) for f in _KEYS],
+        schema=_KEYS,
+    )
 
 
 _Scanned = tuple[list[Violation], "Summary | None", "pa.Table | None", list[tuple[int, int, bool]]]
@@ -145,26 +216,29 @@ def _scan(split: Split, engine: str, other_root: str | None, side: str, decode: 
     other = os.path.join(other_root, split.name) if other_root is not None else None
     if engine_for(engine) == "compiled":
         from coordinator.verify import fastscan
+
         res = fastscan.scan_split_fast(split, want_values=decode)
         violations, summary = res.violations, res.summary
         if other is not None and res.batches is not None:
-            violations += fastscan.envelope_checks_fast(side, res.batches, res.regions,
-                                                        split.log_path, other)
+            violations += fastscan.envelope_checks_fast(side, res.batches, res.regions, split.log_path, other)
         if res.keys is None or not len(res.keys):
             return violations, summary, None, res.markers
         values = fastscan.last_values(res) if decode else None
-        return (violations, summary, _key_table(split, fastscan.key_columns(res), values, decode),
-                res.markers)
+        return (violations, summary, _key_table(split, fastscan.key_columns(res), values, decode), res.markers)
     py = scan_split(split, emit_batches=other is not None)
     if other is not None:
-        py.violations += envelope_checks(side, as_batches(py.batches, [b[9] for b in py.batches],
-                                                          split.log_path), other)
+        py.violations += envelope_checks(
+            side, as_batches(py.batches, [b[9] for b in py.batches], split.log_path), other
+        )
     items: list[tuple[int, int | None, bytes | None, list[Any]]] = [(r, None, k, a) for (r, k), a in py.keys.items()]
     items += [(r, p, k, a) for (r, p, k), a in py.deferred.items()]
     if not items:
         return py.violations, py.summary, None, py.markers
-    cols: dict[str, Any] = {"region": [i[0] for i in items], "producer_id": [i[1] for i in items],
-                            "key": [i[2] for i in items]}
+    cols: dict[str, Any] = {
+        "region": [i[0] for i in items],
+        "producer_id": [i[1] for i in items],
+        "key": [i[2] for i in items],
+    }
     for j, name in enumerate(_AGGREGATES):
         cols[name] = [i[3][j] for i in items]
     values = [i[3][9] for i in items] if decode else None
@@ -184,17 +258,28 @@ def _merge(tables: list[pa.Table]) -> pa.Table:
         t, rest = t.filter(pc.invert(deferred)), t.filter(deferred)
     t = t.append_column("_i", pa.array(range(len(t)), pa.int64()))
     g = t.group_by(["name", "region", "key"], use_threads=False).aggregate(
-        [("_i", "min"), ("_i", "max"), ("count", "sum")])
+        [("_i", "min"), ("_i", "max"), ("count", "sum")]
+    )
     first, last = t.take(g["_i_min"]), t.take(g["_i_max"])
     cols = {f.name: last[f.name] for f in _KEYS}
-    cols.update(count=g["count_sum"], first_offset=first["first_offset"],
-                first_pos=first["first_pos"], first_segment=first["first_segment"])
+    cols.update(
+        count=g["count_sum"],
+        first_offset=first["first_offset"],
+        first_pos=first["first_pos"],
+        first_segment=first["first_segment"],
+    )
     merged = pa.table({f.name: cols[f.name] for f in _KEYS}, schema=_KEYS)
     return merged if rest is None else pa.concat_tables([merged, rest])
 
 
-def task_rows(splits: list[Split], *, engine: str = "auto", other_root: str | None = None,
-              side: str = "after", decode: bool = False) -> Iterator[pa.RecordBatch]:
+def task_rows(
+    splits: list[Split],
+    *,
+    engine: str = "auto",
+    other_root: str | None = None,
+    side: str = "after",
+    decode: bool = False,
+) -> Iterator[pa.RecordBatch]:
     """Every output row of the splits of one task (given in log order: layout.plan_splits).
     `other_root`: the other data dir of a compaction check (enables C4/C5; `side` says which
     one this is); `decode`: decode each key's last record (only the after log of
@@ -213,8 +298,9 @@ def task_rows(splits: list[Split], *, engine: str = "auto", other_root: str | No
     if not tables:
         return
     t = _merge(tables)
-    cols: dict[str, Any] = {c: t[c] for c in ("name", "segment", "region", "key", "first_segment",
-                                              "producer_id", *_AGGREGATES)}
+    cols: dict[str, Any] = {
+        c: t[c] for c in ("name", "segment", "region", "key", "first_segment", "producer_id", *_AGGREGATES)
+    }
     which = t["decode"].to_pylist()
     if any(which):
         keys, values = t["key"].to_pylist(), t["value"].to_pylist()

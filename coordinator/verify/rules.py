@@ -55,22 +55,48 @@ def continuity(summaries: Iterable[dict[str, Any]]) -> tuple[list[Violation], di
         if (r["dir"], r["segment"]) not in seen_segment_first:
             seen_segment_first.add((r["dir"], r["segment"]))
             if r["first_base"] < r["segment"]:
-                out.append(("S3", file, r["first_pos"], r["first_base"],
-                            f"first batch offset {r['first_base']} is below the segment base"))
+                out.append(
+                    (
+                        "S3",
+                        file,
+                        r["first_pos"],
+                        r["first_base"],
+                        f"first batch offset {r['first_base']} is below the segment base",
+                    )
+                )
         if prev is not None:
             entry = r.get("start_entry")
             if entry and prev["segment"] == r["segment"] and prev["last_offset"] >= entry[1]:
-                out.append(("S5", segment_path(r["dir"], r["segment"], ".index"), entry[0],
-                            entry[1], f"entry offset {entry[1]} is not above the previous "
-                                      f"batch's last offset {prev['last_offset']}"))
+                out.append(
+                    (
+                        "S5",
+                        segment_path(r["dir"], r["segment"], ".index"),
+                        entry[0],
+                        entry[1],
+                        f"entry offset {entry[1]} is not above the previous batch's last offset {prev['last_offset']}",
+                    )
+                )
             if r["first_base"] <= prev["last_offset"]:
-                out.append(("S2", file, r["first_pos"], r["first_base"],
-                            f"batch base offset {r['first_base']} is not above the previous "
-                            f"batch's last offset {prev['last_offset']}"))
+                out.append(
+                    (
+                        "S2",
+                        file,
+                        r["first_pos"],
+                        r["first_base"],
+                        f"batch base offset {r['first_base']} is not above the previous "
+                        f"batch's last offset {prev['last_offset']}",
+                    )
+                )
             if prev["segment"] != r["segment"] and prev["last_offset"] >= r["segment"]:
-                out.append(("S3", segment_path(prev["dir"], prev["segment"]), prev["last_pos"],
-                            prev["last_offset"], f"last offset {prev['last_offset']} is not below "
-                                                 f"the next segment's base {r['segment']}"))
+                out.append(
+                    (
+                        "S3",
+                        segment_path(prev["dir"], prev["segment"]),
+                        prev["last_pos"],
+                        prev["last_offset"],
+                        f"last offset {prev['last_offset']} is not below the next segment's base {r['segment']}",
+                    )
+                )
         prev = r
         leo[r["dir"]] = max(leo.get(r["dir"], 0), r["log_end"])
     return out, leo
@@ -105,10 +131,10 @@ class Report:
     stats: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # check -> total (may exceed the list)
 
-    def add(self, check: str, file: str | None, position: int | None, offset: int | None,
-            message: str) -> None:
-        self.violations.append({"check": check, "file": file, "position": position,
-                                "offset": offset, "message": message})
+    def add(self, check: str, file: str | None, position: int | None, offset: int | None, message: str) -> None:
+        self.violations.append(
+            {"check": check, "file": file, "position": position, "offset": offset, "message": message}
+        )
         self.counts[check] = self.counts.get(check, 0) + 1
 
     def keys(self) -> set[tuple]:
@@ -119,12 +145,23 @@ class Report:
         return not any(self.counts.values())
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "counts": self.counts, "stats": self.stats,
-                "violations": sorted(self.violations, key=lambda v: (
-                    v["check"], v["file"] or "", v["position"] if v["position"] is not None else -1,
-                    v["offset"] if v["offset"] is not None else -1))}
+        return {
+            "ok": self.ok,
+            "counts": self.counts,
+            "stats": self.stats,
+            "violations": sorted(
+                self.violations,
+                key=lambda v: (
+                    v["check"],
+                    v["file"] or "",
+                    v["position"] if v["position"] is not None else -1,
+                    v["offset"] if v["offset"] is not None else -1,
+                ),
+            ),
+        }
 
 
 def offsets_dir(data_dir: str, group: str, num_partitions: int) -> str:
     from coordinator.groups.placement import partition_for
+
     return os.path.join(data_dir, f"__consumer_offsets-{partition_for(group, num_partitions)}")

@@ -28,15 +28,23 @@ from storage.batch.layout import CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE
 from storage.batch.scan import Frames, RecordSpan, record_spans, records_region
 from storage.index import TimeIndex
 
-__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message",
-           "KEY_FIELDS"]
+__all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message", "KEY_FIELDS"]
 
 _TIME_ENTRY = TimeIndex.ENTRY
 
 # Per-key aggregate slots (a list, mutated in place for speed).
 COUNT, FIRST_OFF, FIRST_POS, LAST_OFF, LAST_POS, LAST_TS, LAST_VH, LAST_TOMB, LAST_HORIZON, LAST_VALUE = range(10)
-KEY_FIELDS = ("count", "first_offset", "first_pos", "last_offset", "last_pos", "timestamp",
-              "value_hash", "tombstone", "delete_horizon")
+KEY_FIELDS = (
+    "count",
+    "first_offset",
+    "first_pos",
+    "last_offset",
+    "last_pos",
+    "timestamp",
+    "value_hash",
+    "tombstone",
+    "delete_horizon",
+)
 
 
 @dataclass(slots=True)
@@ -144,8 +152,7 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
     txn: dict[int, tuple[int, str | None]] | None = None  # built at the first such batch
     try:
         frames = Frames(mm, pos, size)  # framing only: a CRC-bad batch is reported, then skipped
-        for pos, _, _, (base, blen, _, _, crc, attrs, lod, base_ts, max_ts, pid, pep, bseq,
-                        count) in frames:
+        for pos, _, _, (base, blen, _, _, crc, attrs, lod, base_ts, max_ts, pid, pep, bseq, count) in frames:
             if pos >= end:
                 break
             bsize = blen + 12
@@ -162,8 +169,15 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             if pos in want:
                 found[pos] = (base, prev_last)
             if prev_last is not None and base <= prev_last:
-                viol(("S2", log, pos, base, f"batch base offset {base} is not above the previous "
-                                             f"batch's last offset {prev_last}"))
+                viol(
+                    (
+                        "S2",
+                        log,
+                        pos,
+                        base,
+                        f"batch base offset {base} is not above the previous batch's last offset {prev_last}",
+                    )
+                )
             if s.first_base is None:
                 s.first_base, s.first_pos = base, pos
             prev_last = last
@@ -180,12 +194,11 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                     txn = _transactions(mm, pos, end, size, res.markers)
                 mode, marker_error = txn[pos]
             if emit_batches:
-                res.batches.append((pos, base, last, crc, bsize, count, pid, pep, bseq, region,
-                                    horizon))
+                res.batches.append((pos, base, last, crc, bsize, count, pid, pep, bseq, region, horizon))
             if count == 0:
                 continue
             try:
-                data, rpos, rstop = records_region(mm[pos:pos + bsize], 0, bsize, attrs)
+                data, rpos, rstop = records_region(mm[pos : pos + bsize], 0, bsize, attrs)
                 assert isinstance(data, bytes)  # the batch's bytes, or a decompressed blob
                 spans = checked_spans(data, rpos, rstop, count)
             except InvalidBatch as exc:
@@ -201,20 +214,23 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             prev_od = -1
             for od, tsd, kp, kl, vp, vl, _, _, _ in spans:
                 if od <= prev_od or od > lod:
-                    viol(("S2", log, pos, base + od, f"record offset delta {od} is not increasing "
-                                                     f"within [0, {lod}]"))
+                    viol(("S2", log, pos, base + od, f"record offset delta {od} is not increasing within [0, {lod}]"))
                 prev_od = od
                 if mode == CONTROL:
                     continue
-                key = None if kl < 0 else data[kp:kp + kl]
-                value = None if vl < 0 else data[vp:vp + vl]
+                key = None if kl < 0 else data[kp : kp + kl]
+                value = None if vl < 0 else data[vp : vp + vl]
                 off = base + od
                 ts = max_ts if log_append else base_ts + tsd
                 # Fast path for what this coordinator writes (key type 0-2, value version 0-4);
                 # anything else takes the full check.
-                if check_g1 and not (key is not None and len(key) > 1 and key[0] == 0
-                                     and key[1] <= 2 and (value is None or (
-                                         len(value) > 1 and value[0] == 0 and value[1] <= 4))):
+                if check_g1 and not (
+                    key is not None
+                    and len(key) > 1
+                    and key[0] == 0
+                    and key[1] <= 2
+                    and (value is None or (len(value) > 1 and value[0] == 0 and value[1] <= 4))
+                ):
                     why = _g1(key, value)
                     if why:
                         viol(("G1", log, pos, off, why))
@@ -223,8 +239,7 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                 tomb = value is None
                 a = kd.get(key)
                 if a is None:
-                    kd[key] = [1, off, pos, off, pos, ts, -1 if value is None else crc32c(value), tomb,
-                               horizon, value]
+                    kd[key] = [1, off, pos, off, pos, ts, -1 if value is None else crc32c(value), tomb, horizon, value]
                 else:
                     a[0] += 1
                     a[3] = off
@@ -240,8 +255,15 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             viol(("S4" if problem.torn else "S1", log, problem.position, problem.offset, problem.reason))
             s.broken = True
         elif s.reached > end:
-            viol(("S5", log, split.end, None, "split boundary taken from the index is not a batch "
-                                              "start of the batch chain"))
+            viol(
+                (
+                    "S5",
+                    log,
+                    split.end,
+                    None,
+                    "split boundary taken from the index is not a batch start of the batch chain",
+                )
+            )
     finally:
         if isinstance(mm, mmap.mmap):
             mm.close()
@@ -254,8 +276,9 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
     return res
 
 
-def _transactions(mm: Any, start: int, end: int, size: int,
-                  markers: list[tuple[int, int, bool]]) -> dict[int, tuple[int, str | None]]:
+def _transactions(
+    mm: Any, start: int, end: int, size: int, markers: list[tuple[int, int, bool]]
+) -> dict[int, tuple[int, str | None]]:
     """A framing pass from the split's first trusted transactional or control batch (`start`)
     to its end: position -> (mode, marker error) of each such batch; appends the split's markers
     (fastscan does the same over its batch table). A split without them never runs it."""
@@ -266,7 +289,7 @@ def _transactions(mm: Any, start: int, end: int, size: int,
             break
         if not attrs & TXN_BITS or lod < 0 or count < 0 or not crc_matches(mm, pos, blen + 12, crc):
             continue
-        marker, error = read_control(mm[pos:pos + blen + 12]) if attrs & CONTROL_BIT else (None, None)
+        marker, error = read_control(mm[pos : pos + blen + 12]) if attrs & CONTROL_BIT else (None, None)
         if marker is not None:
             markers.append((base, pid, marker))
         rows.append((pid, attrs, marker))
@@ -274,9 +297,15 @@ def _transactions(mm: Any, start: int, end: int, size: int,
     return {pos: (mode, error) for (pos, error), mode in zip(where, batch_modes(rows))}
 
 
-def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, int],
-                  found: dict[int, tuple[int, int | None] | None], size: int,
-                  out: list[Violation], path: str) -> tuple[int, int] | None:
+def _index_checks(
+    split: Split,
+    entries: list[tuple[int, int]],
+    want: dict[int, int],
+    found: dict[int, tuple[int, int | None] | None],
+    size: int,
+    out: list[Violation],
+    path: str,
+) -> tuple[int, int] | None:
     """S5. An entry (offset, position) is sound when a batch starts at the position, that
     batch's base <= offset, and every earlier batch ends below offset (storage.md S5), so a
     floor lookup never starts past the target. The offset need not lie inside the batch:
@@ -290,28 +319,47 @@ def _index_checks(split: Split, entries: list[tuple[int, int]], want: dict[int, 
         prev_rel, prev_pos = -1, -1
         for i, (rel, pos) in enumerate(entries):
             if rel <= prev_rel or pos <= prev_pos:
-                out.append(("S5", path, i * 8, seg + rel, f"entry ({rel}, {pos}) does not increase "
-                                                          f"after ({prev_rel}, {prev_pos})"))
+                out.append(
+                    (
+                        "S5",
+                        path,
+                        i * 8,
+                        seg + rel,
+                        f"entry ({rel}, {pos}) does not increase after ({prev_rel}, {prev_pos})",
+                    )
+                )
             if pos < 0 or pos >= size:
-                out.append(("S5", path, i * 8, seg + rel, f"entry position {pos} is outside the "
-                                                          f"log ({size} bytes)"))
+                out.append(("S5", path, i * 8, seg + rel, f"entry position {pos} is outside the log ({size} bytes)"))
             prev_rel, prev_pos = rel, pos
     deferred = None
     for pos, i in want.items():
         off = seg + entries[i][0]
         if pos not in found:
-            out.append(("S5", path, i * 8, off,
-                        f"entry points at log position {pos}, which is not a batch start"))
+            out.append(("S5", path, i * 8, off, f"entry points at log position {pos}, which is not a batch start"))
             continue
         hit = found[pos]
         if hit is not None:
             base, prev_last = hit
             if base > off:
-                out.append(("S5", path, i * 8, off, f"entry offset {off} is below the base "
-                                                    f"offset {base} of the batch at {pos}"))
+                out.append(
+                    (
+                        "S5",
+                        path,
+                        i * 8,
+                        off,
+                        f"entry offset {off} is below the base offset {base} of the batch at {pos}",
+                    )
+                )
             elif prev_last is not None and prev_last >= off:
-                out.append(("S5", path, i * 8, off, f"entry offset {off} is not above the "
-                                                    f"previous batch's last offset {prev_last}"))
+                out.append(
+                    (
+                        "S5",
+                        path,
+                        i * 8,
+                        off,
+                        f"entry offset {off} is not above the previous batch's last offset {prev_last}",
+                    )
+                )
             elif prev_last is None and pos == split.start and pos > 0:
                 deferred = (i * 8, off)
     return deferred
@@ -325,28 +373,43 @@ def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
     except FileNotFoundError:
         return
     if len(data) % 12:
-        out.append(("S6", path, len(data) - len(data) % 12, None,
-                    f"size {len(data)} is not a multiple of 12"))
+        out.append(("S6", path, len(data) - len(data) % 12, None, f"size {len(data)} is not a multiple of 12"))
     upper = s.last_offset if s.last_offset is not None else split.segment
     if split.next_segment is not None:
         upper = min(upper, split.next_segment - 1) if s.last_offset is not None else split.next_segment - 1
     prev_ts, prev_rel = None, -1
-    for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(data[:len(data) - len(data) % 12])):
+    for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(data[: len(data) - len(data) % 12])):
         off = split.segment + rel
         if prev_ts is not None and ts < prev_ts:
             out.append(("S6", path, i * 12, off, f"timestamp {ts} decreases after {prev_ts}"))
         if rel < prev_rel or rel < 0 or off > upper:
-            out.append(("S6", path, i * 12, off, f"offset {off} is out of order or outside the "
-                                                 f"segment [{split.segment}, {upper}]"))
+            out.append(
+                (
+                    "S6",
+                    path,
+                    i * 12,
+                    off,
+                    f"offset {off} is out of order or outside the segment [{split.segment}, {upper}]",
+                )
+            )
         prev_ts, prev_rel = ts, rel
 
 
 def decode_latest(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     """Decoded __consumer_offsets fields of one record (only the latest per key is decoded)."""
     from coordinator.groups import records as R
-    out: dict[str, Any] = {"record_type": None, "group": None, "topic": None, "partition": None,
-                           "committed_offset": None, "metadata": None, "commit_ts": None,
-                           "expire_ts": None, "decode_error": None}
+
+    out: dict[str, Any] = {
+        "record_type": None,
+        "group": None,
+        "topic": None,
+        "partition": None,
+        "committed_offset": None,
+        "metadata": None,
+        "commit_ts": None,
+        "expire_ts": None,
+        "decode_error": None,
+    }
     if key is None or len(key) < 2:
         out["decode_error"] = "no key"
         return out

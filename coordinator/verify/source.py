@@ -45,15 +45,20 @@ class _Reader(DataSourceReader):
         self.decode = options.get("decode", "false").lower() == "true"
 
     def partitions(self) -> list[InputPartition]:
-        splits = plan_splits(self.path, split_bytes=self.split_bytes, region_end=self.region_end,
-                             num_offsets_partitions=self.num_offsets_partitions)
+        splits = plan_splits(
+            self.path,
+            split_bytes=self.split_bytes,
+            region_end=self.region_end,
+            num_offsets_partitions=self.num_offsets_partitions,
+        )
         # Biggest first: on 2 cores a large split started last would idle the other core.
         return [_SplitPartition(b) for b in pack(splits, self.pack_bytes)] or [_SplitPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _SplitPartition)  # what partitions() made
-        yield from task_rows(partition.splits, engine=self.engine, other_root=self.other,
-                             side=self.side, decode=self.decode)
+        yield from task_rows(
+            partition.splits, engine=self.engine, other_root=self.other, side=self.side, decode=self.decode
+        )
 
 
 class KafkaLogDataSource(DataSource):
@@ -66,4 +71,3 @@ class KafkaLogDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return _Reader(dict(self.options))
-

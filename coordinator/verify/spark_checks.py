@@ -38,15 +38,30 @@ def _null(kind: str = "bigint") -> Column:
     return F.lit(None).cast(kind)
 
 
-def load(spark: SparkSession, path: str, *, region_end: dict[str, int] | None, split_bytes: int,
-         num_partitions: int, pack_bytes: int | None = None, engine: str = "auto",
-         other: str | None = None, side: str = "after", decode: bool = False) -> DataFrame:
-    reader = (spark.read.format("kgclog").schema(SCHEMA_DDL).option("path", path)
-              .option("split_bytes", str(split_bytes))
-              .option("pack_bytes", str(pack_bytes or split_bytes))
-              .option("num_offsets_partitions", str(num_partitions))
-              .option("engine", engine).option("side", side)
-              .option("decode", "true" if decode else "false"))
+def load(
+    spark: SparkSession,
+    path: str,
+    *,
+    region_end: dict[str, int] | None,
+    split_bytes: int,
+    num_partitions: int,
+    pack_bytes: int | None = None,
+    engine: str = "auto",
+    other: str | None = None,
+    side: str = "after",
+    decode: bool = False,
+) -> DataFrame:
+    reader = (
+        spark.read.format("kgclog")
+        .schema(SCHEMA_DDL)
+        .option("path", path)
+        .option("split_bytes", str(split_bytes))
+        .option("pack_bytes", str(pack_bytes or split_bytes))
+        .option("num_offsets_partitions", str(num_partitions))
+        .option("engine", engine)
+        .option("side", side)
+        .option("decode", "true" if decode else "false")
+    )
     if region_end is not None:
         reader = reader.option("region_end", json.dumps(region_end))
     if other is not None:
@@ -58,30 +73,47 @@ def _v(cond: Column, check: str, loc: str, message: Column | str, side: int = AF
     """A violation (or null where `cond` fails) located at struct column `loc` (offset,
     segment, pos) of the row's partition `name`; exploded into rows by _rows."""
     msg = F.lit(message) if isinstance(message, str) else message
-    return F.when(cond, F.struct(F.lit(check).alias("check"), F.lit(side).alias("side"),
-                                 F.col(f"{loc}.segment").alias("segment"),
-                                 _null("string").alias("file"),
-                                 F.col(f"{loc}.pos").alias("position"),
-                                 F.col(f"{loc}.offset").alias("offset"), msg.alias("message")))
+    return F.when(
+        cond,
+        F.struct(
+            F.lit(check).alias("check"),
+            F.lit(side).alias("side"),
+            F.col(f"{loc}.segment").alias("segment"),
+            _null("string").alias("file"),
+            F.col(f"{loc}.pos").alias("position"),
+            F.col(f"{loc}.offset").alias("offset"),
+            msg.alias("message"),
+        ),
+    )
 
 
 def _rows(df: DataFrame, name: Column, candidates: list[Column]) -> DataFrame:
     """One pass over `df`: every candidate violation of each row, as rows of _OUT."""
-    return (df.select(name.alias("name"), F.explode(F.array(*candidates)).alias("v"))
-            .where(F.col("v").isNotNull())
-            .select("v.check", "v.side", "name", "v.segment", "v.file", "v.position", "v.offset",
-                    "v.message"))
+    return (
+        df.select(name.alias("name"), F.explode(F.array(*candidates)).alias("v"))
+        .where(F.col("v").isNotNull())
+        .select("v.check", "v.side", "name", "v.segment", "v.file", "v.position", "v.offset", "v.message")
+    )
 
 
 def _last(*decoded: str) -> Column:
-    return F.struct(F.col("last_offset").alias("offset"), "segment", F.col("last_pos").alias("pos"),
-                    "timestamp", "value_hash", "tombstone", "delete_horizon", *decoded)
+    return F.struct(
+        F.col("last_offset").alias("offset"),
+        "segment",
+        F.col("last_pos").alias("pos"),
+        "timestamp",
+        "value_hash",
+        "tombstone",
+        "delete_horizon",
+        *decoded,
+    )
 
 
 def _read_ledger(spark: SparkSession, ledger: str) -> DataFrame:
     if is_parquet(ledger):
         return spark.read.parquet(ledger).select(
-            "op", "seq", "group", "topic", F.col("partition").cast("int"), "offset", "metadata")
+            "op", "seq", "group", "topic", F.col("partition").cast("int"), "offset", "metadata"
+        )
     return spark.read.schema(SPARK_SCHEMA).json(ledger)
 
 
@@ -94,10 +126,16 @@ def _counted(df: DataFrame, transactions: bool) -> DataFrame:
     kind = F.col("kind")
     t = df.where((kind == "M") | ((kind == "K") & F.col("producer_id").isNotNull()))
     # Descending, so "the nearest marker above" is a growing frame (linear, not quadratic).
-    w = (Window.partitionBy("name", "producer_id").orderBy(F.coalesce("last_offset", "offset").desc())
-         .rowsBetween(Window.unboundedPreceding, -1))
-    committed = (t.withColumn("_commit", F.last("commit", ignorenulls=True).over(w))
-                 .where((kind == "K") & F.col("_commit")).drop("_commit"))
+    w = (
+        Window.partitionBy("name", "producer_id")
+        .orderBy(F.coalesce("last_offset", "offset").desc())
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    committed = (
+        t.withColumn("_commit", F.last("commit", ignorenulls=True).over(w))
+        .where((kind == "K") & F.col("_commit"))
+        .drop("_commit")
+    )
     return K.where(F.col("producer_id").isNull()).unionByName(committed)
 
 
@@ -105,15 +143,20 @@ def _post_keys(K: DataFrame) -> DataFrame:
     """Per (name, key) of the after log's counted K rows, in one aggregation (persisted: both
     check groups use it): the latest record, decoded (l), and over region 0 only: count, first
     (f0), latest (l0)."""
-    first = F.struct(F.col("first_offset").alias("offset"), F.col("first_segment").alias("segment"),
-                     F.col("first_pos").alias("pos"))
+    first = F.struct(
+        F.col("first_offset").alias("offset"), F.col("first_segment").alias("segment"), F.col("first_pos").alias("pos")
+    )
     K = K.withColumn("_r0", F.col("region") == 0)
-    return (K.groupBy("name", "key").agg(
-        F.max_by(_last(*DECODED), "last_offset").alias("l"),
-        F.sum(F.when(F.col("_r0"), F.col("count"))).alias("count0"),
-        F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
-        F.max_by(F.when(F.col("_r0"), _last()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"))
-        .persist(StorageLevel.MEMORY_AND_DISK))
+    return (
+        K.groupBy("name", "key")
+        .agg(
+            F.max_by(_last(*DECODED), "last_offset").alias("l"),
+            F.sum(F.when(F.col("_r0"), F.col("count"))).alias("count0"),
+            F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
+            F.max_by(F.when(F.col("_r0"), _last()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
+        )
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
 
 
 def _expected(spark: SparkSession, ledger: str) -> DataFrame:
@@ -122,15 +165,19 @@ def _expected(spark: SparkSession, ledger: str) -> DataFrame:
     lg = _read_ledger(spark, ledger)
     tp = ["group", "topic", "partition"]
     # seq is unique, so the greatest (seq, ...) struct is the last commit (cheaper than max_by).
-    c = lg.where(F.col("op") == "commit").groupBy(*tp).agg(F.max(
-        F.struct("seq", "offset", F.coalesce("metadata", F.lit("")).alias("metadata"))).alias("c"))
+    c = (
+        lg.where(F.col("op") == "commit")
+        .groupBy(*tp)
+        .agg(F.max(F.struct("seq", "offset", F.coalesce("metadata", F.lit("")).alias("metadata"))).alias("c"))
+    )
     do = lg.where(F.col("op") == "delete_offset").groupBy(*tp).agg(F.max("seq").alias("dseq"))
     dg = lg.where(F.col("op") == "delete_group").groupBy("group").agg(F.max("seq").alias("gseq"))
-    return (c.join(do, tp, "left").join(dg, ["group"], "left")
-            .where((F.col("c.seq") > F.coalesce("dseq", F.lit(-1)))
-                   & (F.col("c.seq") > F.coalesce("gseq", F.lit(-1))))
-            .select(F.col("group").alias("eg"), F.col("topic").alias("et"),
-                    F.col("partition").alias("ep"), "c"))
+    return (
+        c.join(do, tp, "left")
+        .join(dg, ["group"], "left")
+        .where((F.col("c.seq") > F.coalesce("dseq", F.lit(-1))) & (F.col("c.seq") > F.coalesce("gseq", F.lit(-1))))
+        .select(F.col("group").alias("eg"), F.col("topic").alias("et"), F.col("partition").alias("ep"), "c")
+    )
 
 
 def _offsets(keys: DataFrame, spark: SparkSession, ledger: str | None, placement: bool) -> DataFrame:
@@ -139,41 +186,78 @@ def _offsets(keys: DataFrame, spark: SparkSession, ledger: str | None, placement
     ok = F.col("l.decode_error").isNull()
     rt = F.col("l.record_type")
     k = keys.where(F.col("name").startswith("__consumer_offsets-")).select(
-        "name", "key", "l", F.when(ok, F.col("l.group")).alias("grp"))
+        "name", "key", "l", F.when(ok, F.col("l.group")).alias("grp")
+    )
     w = Window.partitionBy("name", "grp")
-    k = (k.withColumn("tomb_offset", F.max(F.when(ok & (rt == 2) & F.col("l.tombstone"),
-                                                  F.col("l.offset"))).over(w))
-         .withColumn("rn", F.row_number().over(w.orderBy("key"))))
+    k = k.withColumn(
+        "tomb_offset", F.max(F.when(ok & (rt == 2) & F.col("l.tombstone"), F.col("l.offset"))).over(w)
+    ).withColumn("rn", F.row_number().over(w.orderBy("key")))
     commit = F.col("l").isNotNull() & ok & rt.isin(0, 1)
     live = commit & ~F.col("l.tombstone")
     out = [
         _v(~ok, "G1", "l", F.concat(F.lit("latest record does not decode: "), F.col("l.decode_error"))),
-        _v(live & (F.col("l.offset") < F.col("tomb_offset")), "G3", "l",
-           "live offset older than its group's tombstone"),
-        F.when((F.col("rn") == 1) & F.col("grp").isNotNull() & F.lit(placement), F.struct(
-            F.lit("_G4").alias("check"), F.lit(AFTER).alias("side"), _null().alias("segment"),
-            _null("string").alias("file"), _null().alias("position"), _null().alias("offset"),
-            F.col("grp").alias("message"))),
+        _v(
+            live & (F.col("l.offset") < F.col("tomb_offset")), "G3", "l", "live offset older than its group's tombstone"
+        ),
+        F.when(
+            (F.col("rn") == 1) & F.col("grp").isNotNull() & F.lit(placement),
+            F.struct(
+                F.lit("_G4").alias("check"),
+                F.lit(AFTER).alias("side"),
+                _null().alias("segment"),
+                _null("string").alias("file"),
+                _null().alias("position"),
+                _null().alias("offset"),
+                F.col("grp").alias("message"),
+            ),
+        ),
     ]
     name = F.col("name")
     if ledger is not None:
         tp = [F.when(commit, F.col(f"l.{c}")) for c in ("group", "topic", "partition")]
-        k = k.join(_expected(spark, ledger), (tp[0] == F.col("eg")) & (tp[1] == F.col("et"))
-                   & (tp[2] == F.col("ep")), "full_outer")
+        k = k.join(
+            _expected(spark, ledger),
+            (tp[0] == F.col("eg")) & (tp[1] == F.col("et")) & (tp[2] == F.col("ep")),
+            "full_outer",
+        )
         has_exp = F.col("c").isNotNull()
         out += [
-            _v(has_exp & commit & F.col("l.tombstone"), "G2", "l",
-               "acknowledged commit is missing (log has a tombstone)"),
-            _v(has_exp & live & ((F.col("c.offset") != F.col("l.committed_offset"))
-                                 | (F.col("c.metadata") != F.coalesce("l.metadata", F.lit("")))),
-               "G2", "l", F.concat(F.lit("log has offset "), F.col("l.committed_offset").cast("string"),
-                                   F.lit(", acknowledged "), F.col("c.offset").cast("string"))),
+            _v(
+                has_exp & commit & F.col("l.tombstone"),
+                "G2",
+                "l",
+                "acknowledged commit is missing (log has a tombstone)",
+            ),
+            _v(
+                has_exp
+                & live
+                & (
+                    (F.col("c.offset") != F.col("l.committed_offset"))
+                    | (F.col("c.metadata") != F.coalesce("l.metadata", F.lit("")))
+                ),
+                "G2",
+                "l",
+                F.concat(
+                    F.lit("log has offset "),
+                    F.col("l.committed_offset").cast("string"),
+                    F.lit(", acknowledged "),
+                    F.col("c.offset").cast("string"),
+                ),
+            ),
             _v(~has_exp & live, "G2", "l", "committed offset never acknowledged or deleted"),
             # The log lacks it altogether: located on the driver (rules.offsets_dir).
-            F.when(has_exp & F.col("l").isNull(), F.struct(
-                F.lit("_G2").alias("check"), F.lit(AFTER).alias("side"), _null().alias("segment"),
-                F.col("eg").alias("file"), F.col("ep").cast("bigint").alias("position"),
-                F.col("c.offset").alias("offset"), F.col("et").alias("message"))),
+            F.when(
+                has_exp & F.col("l").isNull(),
+                F.struct(
+                    F.lit("_G2").alias("check"),
+                    F.lit(AFTER).alias("side"),
+                    _null().alias("segment"),
+                    F.col("eg").alias("file"),
+                    F.col("ep").cast("bigint").alias("position"),
+                    F.col("c.offset").alias("offset"),
+                    F.col("et").alias("message"),
+                ),
+            ),
         ]
         name = F.coalesce("name", F.lit(""))
     return _rows(k, name, out)
@@ -182,35 +266,58 @@ def _offsets(keys: DataFrame, spark: SparkSession, ledger: str | None, placement
 def _compaction(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
     """C1-C3 and C6: the before log's latest counted record per key (region 0, from its counted
     K rows `pre`) against the after log's."""
-    p = (pre.where(F.col("region") == 0).groupBy("name", "key")
-         .agg(F.max_by(_last(), "last_offset").alias("P")).alias("p"))
-    a = keys.where(F.col("l0").isNotNull()).select(
-        "name", "key", F.col("count0").alias("count"), F.col("f0").alias("f"),
-        F.col("l0").alias("A")).alias("a")
-    j = p.join(a, (F.col("p.name") == F.col("a.name")) & F.col("p.key").eqNullSafe(F.col("a.key")),
-               "full_outer").select(F.coalesce("p.name", "a.name").alias("name"), "P", "count", "f", "A")
+    p = (
+        pre.where(F.col("region") == 0)
+        .groupBy("name", "key")
+        .agg(F.max_by(_last(), "last_offset").alias("P"))
+        .alias("p")
+    )
+    a = (
+        keys.where(F.col("l0").isNotNull())
+        .select("name", "key", F.col("count0").alias("count"), F.col("f0").alias("f"), F.col("l0").alias("A"))
+        .alias("a")
+    )
+    j = p.join(
+        a, (F.col("p.name") == F.col("a.name")) & F.col("p.key").eqNullSafe(F.col("a.key")), "full_outer"
+    ).select(F.coalesce("p.name", "a.name").alias("name"), "P", "count", "f", "A")
     P, A = F.col("P"), F.col("A")
-    expired = (F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull()
-               & (F.col("P.delete_horizon") <= now))
-    same_val = ((F.col("A.value_hash") == F.col("P.value_hash"))
-                & (F.col("A.tombstone") == F.col("P.tombstone")))
+    expired = F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull() & (F.col("P.delete_horizon") <= now)
+    same_val = (F.col("A.value_hash") == F.col("P.value_hash")) & (F.col("A.tombstone") == F.col("P.tombstone"))
     both = A.isNotNull() & P.isNotNull()
-    return _rows(j, F.col("name"), [
-        _v(A.isNotNull() & F.col("A.tombstone") & (
-            F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now)), "C6", "A",
-            "kept tombstone has no delete horizon or it has passed"),
-        _v(F.col("count") > 1, "C3", "f", "older record of the key survived"),
-        _v(A.isNotNull() & P.isNull(), "C1", "A", "record is not in the before log"),
-        _v(both & (F.col("A.offset") != F.col("P.offset")), "C1", "A",
-           F.when(same_val, F.concat(F.lit("renumbered: was offset "), F.col("P.offset").cast("string")))
-           .otherwise(F.lit("surviving record is not the key's latest"))),
-        _v(both & (F.col("A.offset") == F.col("P.offset")) & ~same_val, "C1", "A",
-           "value changed by cleaning"),
-        _v(P.isNotNull() & ~F.coalesce(expired, F.lit(False)) & (
-            A.isNull() | ((F.col("P.offset") != F.col("f.offset"))
-                          & (F.col("P.offset") != F.col("A.offset")))),
-           "C2", "P", "latest record of the key was removed", side=BEFORE),
-    ])
+    return _rows(
+        j,
+        F.col("name"),
+        [
+            _v(
+                A.isNotNull()
+                & F.col("A.tombstone")
+                & (F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now)),
+                "C6",
+                "A",
+                "kept tombstone has no delete horizon or it has passed",
+            ),
+            _v(F.col("count") > 1, "C3", "f", "older record of the key survived"),
+            _v(A.isNotNull() & P.isNull(), "C1", "A", "record is not in the before log"),
+            _v(
+                both & (F.col("A.offset") != F.col("P.offset")),
+                "C1",
+                "A",
+                F.when(
+                    same_val, F.concat(F.lit("renumbered: was offset "), F.col("P.offset").cast("string"))
+                ).otherwise(F.lit("surviving record is not the key's latest")),
+            ),
+            _v(both & (F.col("A.offset") == F.col("P.offset")) & ~same_val, "C1", "A", "value changed by cleaning"),
+            _v(
+                P.isNotNull()
+                & ~F.coalesce(expired, F.lit(False))
+                & (A.isNull() | ((F.col("P.offset") != F.col("f.offset")) & (F.col("P.offset") != F.col("A.offset")))),
+                "C2",
+                "P",
+                "latest record of the key was removed",
+                side=BEFORE,
+            ),
+        ],
+    )
 
 
 def _summaries(dfs: list[DataFrame]) -> list[tuple[list[dict[str, Any]], dict[str, str], int, dict[str, int]]]:
@@ -232,8 +339,7 @@ def _summaries(dfs: list[DataFrame]) -> list[tuple[list[dict[str, Any]], dict[st
                 continue
             dirs[d["name"]] = d["dir"]
             d["end"] = d["end_pos"]
-            d["start_entry"] = (None if d["entry_pos"] is None
-                                else (d["entry_pos"], d["entry_offset"]))
+            d["start_entry"] = None if d["entry_pos"] is None else (d["entry_pos"], d["entry_offset"])
             summaries.append(d)
             max_ts = max(max_ts, d["max_timestamp"])
             stats["bytes"] += d["end_pos"] - d["start"]
@@ -245,17 +351,32 @@ def _summaries(dfs: list[DataFrame]) -> list[tuple[list[dict[str, Any]], dict[st
     return out
 
 
-def run(spark: SparkSession, data_dir: str, *, before: str | None = None,
-        ledger: str | None = None, cleaned_at_ms: int | None = None, num_partitions: int = 50,
-        split_bytes: int = 64 << 20, pack_bytes: int | None = None, max_examples: int = 1000,
-        engine: str = "auto", phase: Callable[[str], None] = lambda name: None) -> Report:
+def run(
+    spark: SparkSession,
+    data_dir: str,
+    *,
+    before: str | None = None,
+    ledger: str | None = None,
+    cleaned_at_ms: int | None = None,
+    num_partitions: int = 50,
+    split_bytes: int = 64 << 20,
+    pack_bytes: int | None = None,
+    max_examples: int = 1000,
+    engine: str = "auto",
+    phase: Callable[[str], None] = lambda name: None,
+) -> Report:
     """Two Spark jobs: stage 1 (scan, structure, envelopes), then every key-level check in one
     union (with the scan's violation rows, so every check is capped the same way)."""
     report = Report()
     t0 = time.perf_counter()
     region_end = active_bases(data_dir) if before else None
-    opts: dict[str, Any] = dict(region_end=region_end, split_bytes=split_bytes,
-                                num_partitions=num_partitions, pack_bytes=pack_bytes, engine=engine)
+    opts: dict[str, Any] = dict(
+        region_end=region_end,
+        split_bytes=split_bytes,
+        num_partitions=num_partitions,
+        pack_bytes=pack_bytes,
+        engine=engine,
+    )
     phase("scan")
     post = load(spark, data_dir, other=before, side="after", decode=True, **opts)
     pre = load(spark, before, other=data_dir, side="before", **opts) if before else None
@@ -284,42 +405,62 @@ def run(spark: SparkSession, data_dir: str, *, before: str | None = None,
         leo, pre_leo = leos
         for name in sorted(set(pre_leo) | set(leo)):
             if pre_leo.get(name) != leo.get(name):
-                report.add("C5", dirs[0].get(name, f"{data_dir.rstrip('/')}/{name}"), None,
-                           leo.get(name), f"log end offset changed from {pre_leo.get(name)}")
+                report.add(
+                    "C5",
+                    dirs[0].get(name, f"{data_dir.rstrip('/')}/{name}"),
+                    None,
+                    leo.get(name),
+                    f"log end offset changed from {pre_leo.get(name)}",
+                )
     for side, df in enumerate(logs):
-        frames.append(df.where(F.col("kind") == "V").select(
-            "check", F.lit(side).alias("side"), "name", "segment", "file", "position", "offset",
-            "message"))
+        frames.append(
+            df.where(F.col("kind") == "V").select(
+                "check", F.lit(side).alias("side"), "name", "segment", "file", "position", "offset", "message"
+            )
+        )
     viol = frames[0]
     for f in frames[1:]:
         viol = viol.unionByName(f)
     w = Window.partitionBy("check").orderBy("file", "name", "segment", "position", "offset")
-    capped = (viol.withColumn("_n", F.row_number().over(w))
-              .withColumn("_total", F.count(F.lit(1)).over(Window.partitionBy("check")))
-              .where((F.col("_n") <= max_examples) | F.col("check").startswith("_")))
+    capped = (
+        viol.withColumn("_n", F.row_number().over(w))
+        .withColumn("_total", F.count(F.lit(1)).over(Window.partitionBy("check")))
+        .where((F.col("_n") <= max_examples) | F.col("check").startswith("_"))
+    )
     _collect(capped.collect(), report, dirs, data_dir, num_partitions, max_examples)
-    report.stats["phases"] = {"stage1_scan_s": round(t1 - t0, 3),
-                              "stage2_keys_s": round(time.perf_counter() - t1, 3)}
+    report.stats["phases"] = {"stage1_scan_s": round(t1 - t0, 3), "stage2_keys_s": round(time.perf_counter() - t1, 3)}
     for df in logs + [keys]:
         df.unpersist()
     return report
 
 
-def _collect(rows: list, report: Report, dirs: list[dict[str, str]], data_dir: str,
-             num_partitions: int, max_examples: int) -> None:
+def _collect(
+    rows: list, report: Report, dirs: list[dict[str, str]], data_dir: str, num_partitions: int, max_examples: int
+) -> None:
     from coordinator.groups.placement import partition_for
+
     totals: dict[str, int] = {}
     for r in rows:
         check = r["check"]
         if check == "_G4":
             want = f"__consumer_offsets-{partition_for(r['message'], num_partitions)}"
             if want != r["name"]:
-                report.add("G4", dirs[AFTER][r["name"]], None, None,
-                           f"group {r['message']!r} has records here but belongs in {want}")
+                report.add(
+                    "G4",
+                    dirs[AFTER][r["name"]],
+                    None,
+                    None,
+                    f"group {r['message']!r} has records here but belongs in {want}",
+                )
         elif check == "_G2":
-            report.add("G2", offsets_dir(data_dir, r["file"], num_partitions), None, None,
-                       f"acknowledged commit ({r['file']}, {r['message']}, {r['position']}) -> "
-                       f"{r['offset']} is missing from the log")
+            report.add(
+                "G2",
+                offsets_dir(data_dir, r["file"], num_partitions),
+                None,
+                None,
+                f"acknowledged commit ({r['file']}, {r['message']}, {r['position']}) -> "
+                f"{r['offset']} is missing from the log",
+            )
         else:
             file = r["file"] or segment_path(dirs[r["side"]][r["name"]], r["segment"])
             report.add(check, file, r["position"], r["offset"], r["message"])

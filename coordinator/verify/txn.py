@@ -18,8 +18,18 @@ from collections.abc import Sequence
 from storage.batch import InvalidBatch, read_marker
 from storage.batch.layout import CONTROL_BIT, TRANSACTIONAL_BIT, Buffer
 
-__all__ = ["AGGREGATE", "G1", "DEFER", "PLAIN", "ABORTED", "CONTROL", "DEFERRED", "TXN_BITS",
-           "read_control", "batch_modes"]
+__all__ = [
+    "AGGREGATE",
+    "G1",
+    "DEFER",
+    "PLAIN",
+    "ABORTED",
+    "CONTROL",
+    "DEFERRED",
+    "TXN_BITS",
+    "read_control",
+    "batch_modes",
+]
 
 # Mode bits of a batch in the record walk.
 AGGREGATE, G1, DEFER = 1, 2, 4

@@ -54,12 +54,17 @@ class BackgroundClient:
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> BackgroundClient:
         self._proc = subprocess.Popen(
-            self.argv, cwd=self._cwd, env=self._env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            self.argv,
+            cwd=self._cwd,
+            env=self._env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
         )
         for stream, sink in ((self._proc.stdout, self.stdout), (self._proc.stderr, self.stderr)):
-            thread = threading.Thread(target=self._pump, args=(stream, sink), daemon=True,
-                                      name=f"{self.name}-reader")
+            thread = threading.Thread(target=self._pump, args=(stream, sink), daemon=True, name=f"{self.name}-reader")
             thread.start()
             self._threads.append(thread)
         self._timer = threading.Timer(self._deadline, self._deadline_kill)
@@ -170,17 +175,18 @@ class BackgroundClient:
     def wait_for(self, predicate: Callable[[BackgroundClient], Any], timeout: float, what: str) -> Any:
         """Poll `predicate(self)` until truthy; fail with `what` and the output. Fails fast if the
         child exits first (unless the predicate already holds)."""
+
         def check() -> Any:
             found = predicate(self)
             if not found and self.returncode is not None:
                 raise AssertionError(f"{self.name} exited ({self.returncode}) before: {what}\n{self.describe()}")
             return found
+
         return wait_until(check, timeout, message=lambda: f"{what}\n{self.describe()}")
 
     def describe(self) -> str:
         code = self.returncode
-        status = ("killed at its deadline" if self.killed_at_deadline else
-                  "running" if code is None else f"exit {code}")
+        status = "killed at its deadline" if self.killed_at_deadline else "running" if code is None else f"exit {code}"
         out, err = self.lines("stdout"), self.lines("stderr")
         return (
             f"$ {' '.join(self.argv)}  ({status})\n"

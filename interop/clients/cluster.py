@@ -35,8 +35,17 @@ class KeepProducing:
     both with acks=all and enough retries to ride out a leader change.
     """
 
-    def __init__(self, client: str, bootstrap: str, topic: str, partitions: int, prefix: str,
-                 *, rate_per_s: float = 200.0, limit: int | None = None) -> None:
+    def __init__(
+        self,
+        client: str,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        prefix: str,
+        *,
+        rate_per_s: float = 200.0,
+        limit: int | None = None,
+    ) -> None:
         self.client, self.bootstrap, self.topic = client, bootstrap, topic
         self.partitions, self.prefix = partitions, prefix
         self.interval = 1.0 / rate_per_s
@@ -64,8 +73,9 @@ class KeepProducing:
 
     def describe(self) -> str:
         failure = f", FAILED {self._failure!r}" if self._failure else ""
-        return (f"{self.client} producer: {self._sent} sent, {len(self.acked())} acked, "
-                f"failed {self.failed()[:3]}{failure}")
+        return (
+            f"{self.client} producer: {self._sent} sent, {len(self.acked())} acked, failed {self.failed()[:3]}{failure}"
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> KeepProducing:
@@ -107,10 +117,18 @@ class KeepProducing:
                 else:
                     self._acked.append((msg.partition(), msg.offset(), msg.value().decode()))
 
-        producer = Producer({"bootstrap.servers": self.bootstrap, "client.id": f"kgc-interop-{self.prefix}",
-                             "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-                             "message.timeout.ms": 30000, "retry.backoff.ms": 50,
-                             "topic.metadata.refresh.interval.ms": 1000})
+        producer = Producer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "client.id": f"kgc-interop-{self.prefix}",
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 5,
+                "message.timeout.ms": 30000,
+                "retry.backoff.ms": 50,
+                "topic.metadata.refresh.interval.ms": 1000,
+            }
+        )
         for partition, value in self._values():
             producer.produce(self.topic, value=value.encode(), partition=partition, on_delivery=delivered)
             producer.poll(0)
@@ -121,15 +139,24 @@ class KeepProducing:
     def _kafka_python(self) -> None:
         from kafka import KafkaProducer
 
-        producer = KafkaProducer(bootstrap_servers=self.bootstrap, client_id=f"kgc-interop-{self.prefix}",
-                                 enable_idempotence=True, acks="all", linger_ms=5, retries=2**31 - 1,
-                                 retry_backoff_ms=50, request_timeout_ms=5000, delivery_timeout_ms=30000,
-                                 metadata_max_age_ms=1000)
+        producer = KafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            client_id=f"kgc-interop-{self.prefix}",
+            enable_idempotence=True,
+            acks="all",
+            linger_ms=5,
+            retries=2**31 - 1,
+            retry_backoff_ms=50,
+            request_timeout_ms=5000,
+            delivery_timeout_ms=30000,
+            metadata_max_age_ms=1000,
+        )
 
         def on_result(value: str) -> Callable[[Any], None]:
             def ok(metadata: Any) -> None:
                 with self._lock:
                     self._acked.append((metadata.partition, metadata.offset, value))
+
             return ok
 
         def on_error(exc: BaseException) -> None:
@@ -146,8 +173,11 @@ class KeepProducing:
 
 
 def wait_acked(producer: KeepProducing, count: int, timeout: float) -> None:
-    wait_until(lambda: len(producer.acked()) >= count, timeout,
-               message=lambda: f"{count} messages acknowledged: {producer.describe()}")
+    wait_until(
+        lambda: len(producer.acked()) >= count,
+        timeout,
+        message=lambda: f"{count} messages acknowledged: {producer.describe()}",
+    )
 
 
 def read_partition(bootstrap: str, topic: str, partition: int, timeout: float = 20.0) -> list[tuple[int, str]]:
@@ -155,9 +185,15 @@ def read_partition(bootstrap: str, topic: str, partition: int, timeout: float = 
     an assigned confluent-kafka consumer (read_committed is not involved: nothing is transactional)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kgc-interop-reader",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                         "client.id": "kgc-interop-reader"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "kgc-interop-reader",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "client.id": "kgc-interop-reader",
+        }
+    )
     try:
         _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
         consumer.assign([TopicPartition(topic, partition, 0)])
@@ -169,15 +205,15 @@ def read_partition(bootstrap: str, topic: str, partition: int, timeout: float = 
                     rows.append((m.offset(), m.value().decode()))
             return not rows and high == 0 or bool(rows) and rows[-1][0] >= high - 1
 
-        wait_until(caught_up, timeout, interval=0.0,
-                   message=lambda: f"{topic}-{partition} read up to {high}: have {len(rows)}")
+        wait_until(
+            caught_up, timeout, interval=0.0, message=lambda: f"{topic}-{partition} read up to {high}: have {len(rows)}"
+        )
         return rows
     finally:
         consumer.close()
 
 
-def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int,
-                      timeout: float = 20.0) -> dict[int, int]:
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int, timeout: float = 20.0) -> dict[int, int]:
     """The group's committed offsets as a client's OffsetFetch to the group's current coordinator
     returns them (confluent-kafka AdminClient.list_consumer_group_offsets); -1001 = none."""
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition

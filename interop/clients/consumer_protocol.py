@@ -24,8 +24,16 @@ CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assign
 
 
 class ConsumerProtocolMember(ConfluentMember):
-    def __init__(self, name: str, bootstrap: str, group: str, topics: list[str], ownership: Ownership,
-                 config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        group: str,
+        topics: list[str],
+        ownership: Ownership,
+        config: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name, bootstrap, group, topics, ownership, config, **kwargs)
         for key in CLASSIC_ONLY:
             self.config.pop(key, None)
@@ -45,8 +53,7 @@ def _child_main(argv: list[str]) -> None:
     config = json.loads(argv[3]) if len(argv) > 3 else {}
 
     def emit(event: Event) -> None:
-        print(json.dumps({"event": event.kind, "partitions": sorted(event.tps), "detail": event.detail}),
-              flush=True)
+        print(json.dumps({"event": event.kind, "partitions": sorted(event.tps), "detail": event.detail}), flush=True)
 
     member = ConsumerProtocolMember("child", bootstrap, group, [topic], Ownership(), config, on_event=emit)
     member.start()

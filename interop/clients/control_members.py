@@ -23,17 +23,29 @@ def client_id(name: str) -> str:
     return f"kgc-interop-{name}"
 
 
-def member(client: str, name: str, bootstrap: str, group: str, topic: str, *, session_ms: int = 6000,
-           request_timeout_ms: int | None = None, extra: dict[str, Any] | None = None) -> Any:
+def member(
+    client: str,
+    name: str,
+    bootstrap: str,
+    group: str,
+    topic: str,
+    *,
+    session_ms: int = 6000,
+    request_timeout_ms: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Any:
     """A member of `client` committing after each batch; nothing is started yet."""
     if client == "confluent-kafka":
-        config: dict[str, Any] = {"session.timeout.ms": session_ms, "heartbeat.interval.ms": HEARTBEAT_MS,
-                                  "topic.metadata.refresh.interval.ms": 1000, "reconnect.backoff.max.ms": 500}
+        config: dict[str, Any] = {
+            "session.timeout.ms": session_ms,
+            "heartbeat.interval.ms": HEARTBEAT_MS,
+            "topic.metadata.refresh.interval.ms": 1000,
+            "reconnect.backoff.max.ms": 500,
+        }
         if request_timeout_ms is not None:
             config["socket.timeout.ms"] = request_timeout_ms
     else:
-        config = {"session_timeout_ms": session_ms, "heartbeat_interval_ms": HEARTBEAT_MS,
-                  "retry_backoff_ms": 100}
+        config = {"session_timeout_ms": session_ms, "heartbeat_interval_ms": HEARTBEAT_MS, "retry_backoff_ms": 100}
         if request_timeout_ms is not None:
             config["request_timeout_ms"] = request_timeout_ms
     config.update(extra or {})

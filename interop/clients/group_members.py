@@ -184,21 +184,35 @@ class _ThreadMember:
 
     def describe(self) -> str:
         failure = f" FAILED: {self._failure!r}" if self._failure else ""
-        return (f"  {self.name}: owns {sorted(self.owned())}, {self.assigns()} assigns, "
-                f"{len(self.consumed())} consumed, errors {self.errors()[-3:]}{failure}")
+        return (
+            f"  {self.name}: owns {sorted(self.owned())}, {self.assigns()} assigns, "
+            f"{len(self.consumed())} consumed, errors {self.errors()[-3:]}{failure}"
+        )
 
 
 class ConfluentKafkaMember(_ThreadMember):
     """confluent-kafka (librdkafka 2.16: JoinGroup v5, SyncGroup v3, OffsetCommit/Fetch v9), eager
     range/roundrobin; commit(asynchronous=False) after each batch."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, commit: bool = False,
-                 config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        *,
+        commit: bool = False,
+        config: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(name)
         self.config = {
-            "bootstrap.servers": bootstrap, "group.id": group, "client.id": f"kgc-interop-{name}",
-            "auto.offset.reset": "earliest", "enable.auto.commit": False,
-            "heartbeat.interval.ms": HEARTBEAT_MS, "session.timeout.ms": SESSION_MS,
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "client.id": f"kgc-interop-{name}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "heartbeat.interval.ms": HEARTBEAT_MS,
+            "session.timeout.ms": SESSION_MS,
             **(config or {}),
         }
         self.topic, self.commit = topic, commit
@@ -210,8 +224,10 @@ class ConfluentKafkaMember(_ThreadMember):
         try:
             consumer.subscribe(
                 [self.topic],
-                on_assign=lambda c, ps: (setattr(self, "member_id", c.memberid()),
-                                         self._assigned(p.partition for p in ps)),
+                on_assign=lambda c, ps: (
+                    setattr(self, "member_id", c.memberid()),
+                    self._assigned(p.partition for p in ps),
+                ),
                 on_revoke=lambda c, ps: self._revoked(p.partition for p in ps),
                 on_lost=lambda c, ps: self._revoked(p.partition for p in ps),
             )
@@ -236,13 +252,25 @@ class ConfluentKafkaMember(_ThreadMember):
 class KafkaPythonMember(_ThreadMember):
     """kafka-python (JoinGroup v7, SyncGroup v5, Heartbeat v4, LeaveGroup v5, OffsetCommit/Fetch v8)."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, commit: bool = False,
-                 config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        *,
+        commit: bool = False,
+        config: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(name)
         self.config = {
-            "bootstrap_servers": bootstrap, "group_id": group, "client_id": f"kgc-interop-{name}",
-            "auto_offset_reset": "earliest", "enable_auto_commit": False,
-            "heartbeat_interval_ms": HEARTBEAT_MS, "session_timeout_ms": SESSION_MS,
+            "bootstrap_servers": bootstrap,
+            "group_id": group,
+            "client_id": f"kgc-interop-{name}",
+            "auto_offset_reset": "earliest",
+            "enable_auto_commit": False,
+            "heartbeat_interval_ms": HEARTBEAT_MS,
+            "session_timeout_ms": SESSION_MS,
             **(config or {}),
         }
         self.topic, self.commit = topic, commit
@@ -273,8 +301,11 @@ class KafkaPythonMember(_ThreadMember):
                         raise
                     self._error(f"poll: {exc!r}")
                     continue
-                rows = [(r.partition, r.offset, _text(r.key), _text(r.value))
-                        for records in batches.values() for r in records]
+                rows = [
+                    (r.partition, r.offset, _text(r.key), _text(r.value))
+                    for records in batches.values()
+                    for r in records
+                ]
                 if rows:
                     self._record(rows)
                     if self.commit:
@@ -290,13 +321,25 @@ class AiokafkaMember(_ThreadMember):
     """aiokafka (JoinGroup v5, SyncGroup v3, Heartbeat v1, LeaveGroup v1, OffsetCommit/Fetch v3),
     in its own asyncio loop on its own thread."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, commit: bool = False,
-                 config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        *,
+        commit: bool = False,
+        config: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(name)
         self.config = {
-            "bootstrap_servers": bootstrap, "group_id": group, "client_id": f"kgc-interop-{name}",
-            "auto_offset_reset": "earliest", "enable_auto_commit": False,
-            "heartbeat_interval_ms": HEARTBEAT_MS, "session_timeout_ms": SESSION_MS,
+            "bootstrap_servers": bootstrap,
+            "group_id": group,
+            "client_id": f"kgc-interop-{name}",
+            "auto_offset_reset": "earliest",
+            "enable_auto_commit": False,
+            "heartbeat_interval_ms": HEARTBEAT_MS,
+            "session_timeout_ms": SESSION_MS,
             **(config or {}),
         }
         self.topic, self.commit = topic, commit
@@ -322,8 +365,11 @@ class AiokafkaMember(_ThreadMember):
             consumer.subscribe([self.topic], listener=Listener())
             while not self._stop.is_set():
                 batches = await consumer.getmany(timeout_ms=50, max_records=500)
-                rows = [(r.partition, r.offset, _text(r.key), _text(r.value))
-                        for records in batches.values() for r in records]
+                rows = [
+                    (r.partition, r.offset, _text(r.key), _text(r.value))
+                    for records in batches.values()
+                    for r in records
+                ]
                 if rows:
                     self._record(rows)
                     if self.commit:
@@ -380,8 +426,16 @@ class NodeMember(_ProcessMember):
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, deadline: float = 60.0) -> None:
         node = require_executable("node")
-        argv = [node, str(JS_DIR / self.script), bootstrap, group, topic, f"kgc-interop-{name}",
-                str(HEARTBEAT_MS), str(SESSION_MS)]
+        argv = [
+            node,
+            str(JS_DIR / self.script),
+            bootstrap,
+            group,
+            topic,
+            f"kgc-interop-{name}",
+            str(HEARTBEAT_MS),
+            str(SESSION_MS),
+        ]
         super().__init__(name, BackgroundClient(argv, cwd=JS_DIR, name=name, deadline=deadline))
 
     def _events(self, kind: str) -> list[dict[str, Any]]:
@@ -434,14 +488,32 @@ class KcatMember(_ProcessMember):
     """kcat 1.7.1 -G (librdkafka 2.0.2: JoinGroup v5, OffsetCommit v7, auto commit every 200 ms and
     on close). Messages come on stdout as "partition<TAB>offset<TAB>key<TAB>value" lines."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str, *, deadline: float = 60.0,
-                 extra: Iterable[str] = ()) -> None:
+    def __init__(
+        self, name: str, bootstrap: str, group: str, topic: str, *, deadline: float = 60.0, extra: Iterable[str] = ()
+    ) -> None:
         kcat = require_executable("kcat")
-        argv = [kcat, "-b", bootstrap, "-G", group, "-u",
-                "-X", f"client.id=kgc-interop-{name}",
-                "-X", f"heartbeat.interval.ms={HEARTBEAT_MS}", "-X", f"session.timeout.ms={SESSION_MS}",
-                "-X", "auto.offset.reset=earliest", "-X", "auto.commit.interval.ms=200",
-                *extra, "-f", "%p\t%o\t%k\t%s\n", topic]
+        argv = [
+            kcat,
+            "-b",
+            bootstrap,
+            "-G",
+            group,
+            "-u",
+            "-X",
+            f"client.id=kgc-interop-{name}",
+            "-X",
+            f"heartbeat.interval.ms={HEARTBEAT_MS}",
+            "-X",
+            f"session.timeout.ms={SESSION_MS}",
+            "-X",
+            "auto.offset.reset=earliest",
+            "-X",
+            "auto.commit.interval.ms=200",
+            *extra,
+            "-f",
+            "%p\t%o\t%k\t%s\n",
+            topic,
+        ]
         super().__init__(name, BackgroundClient(argv, name=name, deadline=deadline))
 
     def _rebalances(self) -> list[tuple[str, frozenset[int]]]:

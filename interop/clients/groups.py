@@ -66,8 +66,7 @@ class Ownership:
                 return False
             for tp in owned:
                 counts[tp] = counts.get(tp, 0) + 1
-        return (set(counts) == wanted and all(c == 1 for c in counts.values())
-                and all(snap.get(n) for n in names))
+        return set(counts) == wanted and all(c == 1 for c in counts.values()) and all(snap.get(n) for n in names)
 
     def describe(self) -> str:
         lines = [f"  {m}: {_ranges(o)}" for m, o in sorted(self.snapshot().items())]
@@ -222,8 +221,9 @@ def close_all(members: Iterable[ConfluentMember], timeout: float = 20.0) -> list
     return failures
 
 
-def stable_group(ownership: Ownership, topic: str, partitions: int,
-                 members: Iterable[ConfluentMember | str]) -> Callable[[], bool]:
+def stable_group(
+    ownership: Ownership, topic: str, partitions: int, members: Iterable[ConfluentMember | str]
+) -> Callable[[], bool]:
     """A predicate for `wait_until`: the group of `members` owns topic[0..partitions) exactly once."""
     names = [m if isinstance(m, str) else m.name for m in members]
     wanted = [(topic, p) for p in range(partitions)]
@@ -239,8 +239,7 @@ def _child_main(argv: list[str]) -> None:
     config = json.loads(argv[3]) if len(argv) > 3 else {}
 
     def emit(event: Event) -> None:
-        print(json.dumps({"event": event.kind, "partitions": sorted(event.tps), "detail": event.detail}),
-              flush=True)
+        print(json.dumps({"event": event.kind, "partitions": sorted(event.tps), "detail": event.detail}), flush=True)
 
     member = ConfluentMember("child", bootstrap, group, [topic], Ownership(), config, on_event=emit)
     member.start()

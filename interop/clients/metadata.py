@@ -35,8 +35,10 @@ class TopicMetadata:
     raw: str = field(repr=False, default="")
 
     def explain(self) -> str:
-        return f"{self.client} saw topic={self.topic!r} error={self.error!r} " \
-               f"partitions={self.partitions} brokers={self.brokers}\n{self.raw}"
+        return (
+            f"{self.client} saw topic={self.topic!r} error={self.error!r} "
+            f"partitions={self.partitions} brokers={self.brokers}\n{self.raw}"
+        )
 
 
 def confluent_kafka_metadata(bootstrap: str, topic: str, timeout: float) -> TopicMetadata:
@@ -126,9 +128,7 @@ async def _aiokafka_metadata(bootstrap: str, topic: str, timeout: float) -> Topi
     from aiokafka.structs import TopicPartition
 
     client = AIOKafkaClient(
-        bootstrap_servers=bootstrap,
-        client_id="kgc-interop-aiokafka",
-        request_timeout_ms=int(timeout * 1000),
+        bootstrap_servers=bootstrap, client_id="kgc-interop-aiokafka", request_timeout_ms=int(timeout * 1000)
     )
     try:
         await client.bootstrap()

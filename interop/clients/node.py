@@ -10,14 +10,7 @@ from typing import Any
 
 import pytest
 
-from interop.clients.process import (
-    DEFAULT_TIMEOUT,
-    INSTALL_HINT,
-    REPO,
-    ClientRun,
-    require_executable,
-    run_json,
-)
+from interop.clients.process import DEFAULT_TIMEOUT, INSTALL_HINT, REPO, ClientRun, require_executable, run_json
 
 JS_DIR = REPO / "interop" / "js"
 
@@ -32,8 +25,5 @@ def run_node(script: str, *args: str, timeout: float = DEFAULT_TIMEOUT) -> tuple
         pytest.fail(f"{JS_DIR / 'node_modules'} is missing: {INSTALL_HINT}", pytrace=False)
     deadline_ms = int(max(timeout - _GRACE_S, timeout / 2) * 1000)
     return run_json(
-        [node, str(JS_DIR / script), *args],
-        timeout=timeout,
-        cwd=JS_DIR,
-        env={"INTEROP_DEADLINE_MS": str(deadline_ms)},
+        [node, str(JS_DIR / script), *args], timeout=timeout, cwd=JS_DIR, env={"INTEROP_DEADLINE_MS": str(deadline_ms)}
     )

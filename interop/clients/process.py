@@ -72,13 +72,7 @@ def run_json(
     argv = tuple(argv)
     try:
         done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
+            argv, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
         )
     except subprocess.TimeoutExpired as exc:  # subprocess.run has already killed the child
         run = ClientRun(argv, None, _text(exc.stdout), _text(exc.stderr))

@@ -49,8 +49,7 @@ def produce(client: str, bootstrap: str, topic: str, prefix: str, count: int, ti
         result, run = run_node(script, bootstrap, topic, prefix, str(count), *codecs, timeout=timeout)
         assert result["produced"] == count * len(codecs), run.describe()
         return result["produced"]
-    return sum(_PRODUCERS[client](bootstrap, topic, _rows(prefix, count, codec), codec, timeout)
-               for codec in codecs)
+    return sum(_PRODUCERS[client](bootstrap, topic, _rows(prefix, count, codec), codec, timeout) for codec in codecs)
 
 
 def _confluent(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: str, timeout: float) -> int:
@@ -61,8 +60,15 @@ def _confluent(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: s
     def delivered(err, msg):
         (failed if err is not None else acked).append(err or msg.offset())
 
-    producer = Producer({"bootstrap.servers": bootstrap, "client.id": "kgc-interop-confluent-producer",
-                         "compression.type": codec, "acks": "all", "linger.ms": 5})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": "kgc-interop-confluent-producer",
+            "compression.type": codec,
+            "acks": "all",
+            "linger.ms": 5,
+        }
+    )
     for key, value in rows:
         producer.produce(topic, key=key, value=value, on_delivery=delivered)
     left = producer.flush(timeout)
@@ -73,8 +79,13 @@ def _confluent(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: s
 def _kafka_python(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: str, timeout: float) -> int:
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="kgc-interop-kafka-python-producer",
-                             compression_type=None if codec == "none" else codec, acks="all", linger_ms=5)
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        client_id="kgc-interop-kafka-python-producer",
+        compression_type=None if codec == "none" else codec,
+        acks="all",
+        linger_ms=5,
+    )
     try:
         futures = [producer.send(topic, key=key.encode(), value=value.encode()) for key, value in rows]
         producer.flush(timeout)
@@ -89,9 +100,13 @@ def _aiokafka(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: st
     async def run() -> int:
         from aiokafka import AIOKafkaProducer
 
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="kgc-interop-aiokafka-producer",
-                                    compression_type=None if codec == "none" else codec, acks="all",
-                                    linger_ms=5)
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap,
+            client_id="kgc-interop-aiokafka-producer",
+            compression_type=None if codec == "none" else codec,
+            acks="all",
+            linger_ms=5,
+        )
         await producer.start()
         try:
             futures = [await producer.send(topic, key=key.encode(), value=value.encode()) for key, value in rows]
@@ -106,8 +121,22 @@ def _aiokafka(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: st
 def _kcat(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: str, timeout: float) -> int:
     kcat = require_executable("kcat")
     lines = "".join(f"{key}\t{value}\n" for key, value in rows)
-    argv = [kcat, "-b", bootstrap, "-P", "-t", topic, "-K", "\t", "-z", codec,
-            "-X", "acks=all", "-X", "client.id=kgc-interop-kcat-producer"]
+    argv = [
+        kcat,
+        "-b",
+        bootstrap,
+        "-P",
+        "-t",
+        topic,
+        "-K",
+        "\t",
+        "-z",
+        codec,
+        "-X",
+        "acks=all",
+        "-X",
+        "client.id=kgc-interop-kcat-producer",
+    ]
     try:
         done = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -117,9 +146,4 @@ def _kcat(bootstrap: str, topic: str, rows: list[tuple[str, str]], codec: str, t
     return len(rows)
 
 
-_PRODUCERS = {
-    "confluent-kafka": _confluent,
-    "kafka-python": _kafka_python,
-    "aiokafka": _aiokafka,
-    "kcat": _kcat,
-}
+_PRODUCERS = {"confluent-kafka": _confluent, "kafka-python": _kafka_python, "aiokafka": _aiokafka, "kcat": _kcat}

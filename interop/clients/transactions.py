@@ -25,13 +25,15 @@ from interop.clients.node import run_node
 Plan = list[tuple[bool, list[str]]]
 
 
-def run_transactions(client: str, bootstrap: str, topic: str, txn_id: str, plan: Plan, partitions: int,
-                     timeout: float = 30.0) -> None:
+def run_transactions(
+    client: str, bootstrap: str, topic: str, txn_id: str, plan: Plan, partitions: int, timeout: float = 30.0
+) -> None:
     if client == "kafkajs":
         run_node("kafkajs-txn.mjs", bootstrap, topic, txn_id, str(partitions), json.dumps(plan), timeout=timeout)
         return
     {"confluent-kafka": _confluent, "kafka-python": _kafka_python, "aiokafka": _aiokafka}[client](
-        bootstrap, topic, txn_id, plan, partitions, timeout)
+        bootstrap, topic, txn_id, plan, partitions, timeout
+    )
 
 
 def _confluent(bootstrap: str, topic: str, txn_id: str, plan: Plan, partitions: int, timeout: float) -> None:
@@ -79,8 +81,9 @@ def _aiokafka(bootstrap: str, topic: str, txn_id: str, plan: Plan, partitions: i
             for commit, values in plan:
                 await producer.begin_transaction()
                 for i, value in enumerate(values):
-                    await producer.send_and_wait(topic, key=value.encode(), value=value.encode(),
-                                                 partition=i % partitions)
+                    await producer.send_and_wait(
+                        topic, key=value.encode(), value=value.encode(), partition=i % partitions
+                    )
                 if commit:
                     await producer.commit_transaction()
                 else:
@@ -93,8 +96,10 @@ def _aiokafka(bootstrap: str, topic: str, txn_id: str, plan: Plan, partitions: i
 
 # -- readers ----------------------------------------------------------------------------------------
 
-def read_values(client: str, bootstrap: str, topic: str, partitions: int, isolation: str, count: int,
-                timeout: float = 30.0) -> list[str]:
+
+def read_values(
+    client: str, bootstrap: str, topic: str, partitions: int, isolation: str, count: int, timeout: float = 30.0
+) -> list[str]:
     """Every value of the topic as `client` reads it with `isolation` (read_committed or
     read_uncommitted): waits for `count` values and for the end offsets."""
     if client == "kafkajs":
@@ -104,13 +109,20 @@ def read_values(client: str, bootstrap: str, topic: str, partitions: int, isolat
     return reader[client](bootstrap, topic, partitions, isolation, count, timeout)
 
 
-def _read_confluent(bootstrap: str, topic: str, partitions: int, isolation: str, count: int,
-                    timeout: float) -> list[str]:
+def _read_confluent(
+    bootstrap: str, topic: str, partitions: int, isolation: str, count: int, timeout: float
+) -> list[str]:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
-                         "isolation.level": isolation, "enable.auto.commit": False,
-                         "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{time.monotonic_ns()}",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
         values: list[str] = []
@@ -131,12 +143,14 @@ def _read_confluent(bootstrap: str, topic: str, partitions: int, isolation: str,
         consumer.close()
 
 
-def _read_kafka_python(bootstrap: str, topic: str, partitions: int, isolation: str, count: int,
-                       timeout: float) -> list[str]:
+def _read_kafka_python(
+    bootstrap: str, topic: str, partitions: int, isolation: str, count: int, timeout: float
+) -> list[str]:
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation, enable_auto_commit=False,
-                             request_timeout_ms=10_000)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, isolation_level=isolation, enable_auto_commit=False, request_timeout_ms=10_000
+    )
     try:
         tps = [TopicPartition(topic, p) for p in range(partitions)]
         consumer.assign(tps)
@@ -155,13 +169,18 @@ def _read_kafka_python(bootstrap: str, topic: str, partitions: int, isolation: s
         consumer.close(autocommit=False)
 
 
-def _read_aiokafka(bootstrap: str, topic: str, partitions: int, isolation: str, count: int,
-                   timeout: float) -> list[str]:
+def _read_aiokafka(
+    bootstrap: str, topic: str, partitions: int, isolation: str, count: int, timeout: float
+) -> list[str]:
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     async def run() -> list[str]:
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation,
-                                    enable_auto_commit=False, auto_offset_reset="earliest")
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            isolation_level=isolation,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
         await consumer.start()
         try:
             tps = [TopicPartition(topic, p) for p in range(partitions)]

@@ -66,13 +66,31 @@ APIS: dict[str, str] = {
 }
 
 HINTS = {
-    "int8": "int", "int16": "int", "uint16": "int", "int32": "int", "uint32": "int", "int64": "int",
-    "float64": "float", "bool": "bool", "string": "str", "bytes": "bytes", "records": "bytes",
+    "int8": "int",
+    "int16": "int",
+    "uint16": "int",
+    "int32": "int",
+    "uint32": "int",
+    "int64": "int",
+    "float64": "float",
+    "bool": "bool",
+    "string": "str",
+    "bytes": "bytes",
+    "records": "bytes",
     "uuid": "uuid.UUID",
 }
 ZEROS = {
-    "int8": "0", "int16": "0", "uint16": "0", "int32": "0", "uint32": "0", "int64": "0",
-    "float64": "0.0", "bool": "False", "string": '""', "bytes": 'b""', "records": "None",
+    "int8": "0",
+    "int16": "0",
+    "uint16": "0",
+    "int32": "0",
+    "uint32": "0",
+    "int64": "0",
+    "float64": "0.0",
+    "bool": "False",
+    "string": '""',
+    "bytes": 'b""',
+    "records": "None",
     "uuid": "ZERO_UUID",
 }
 _COMMENT_LINE = re.compile(r"^\s*//.*$", re.MULTILINE)
@@ -222,8 +240,21 @@ def struct_fields(f: Json, common: dict[str, list[Json]]) -> list[Json]:
 
 
 def check_field(f: Json) -> None:
-    known = {"name", "type", "versions", "about", "ignorable", "default", "fields", "entityType",
-             "nullableVersions", "mapKey", "taggedVersions", "tag", "zeroCopy"}
+    known = {
+        "name",
+        "type",
+        "versions",
+        "about",
+        "ignorable",
+        "default",
+        "fields",
+        "entityType",
+        "nullableVersions",
+        "mapKey",
+        "taggedVersions",
+        "tag",
+        "zeroCopy",
+    }
     unknown = set(f) - known
     assert not unknown, (f["name"], unknown)
     if "tag" in f:
@@ -298,8 +329,10 @@ def generate(api: str, json_dir: Path) -> str:
         body += [
             "",
             "",
-            (f"{const} = Message({data['name']}, api_key={data['apiKey']}, kind={data['type']!r}, "
-             f"valid={data['validVersions']!r}, flexible={data['flexibleVersions']!r}, fields=("),
+            (
+                f"{const} = Message({data['name']}, api_key={data['apiKey']}, kind={data['type']!r}, "
+                f"valid={data['validVersions']!r}, flexible={data['flexibleVersions']!r}, fields=("
+            ),
         ]
         body += builder.table(data["name"], data["fields"], common, 4)
         body.append("))")

@@ -36,7 +36,7 @@ def compress(codec: int, data: bytes) -> bytes:
     if codec == COMPRESSION_SNAPPY:
         out = bytearray(_XERIAL_HEADER)
         for i in range(0, len(data), _XERIAL_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(data[i:i + _XERIAL_BLOCK]))
+            block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
             out += _BLOCK_LENGTH.pack(len(block)) + block
         return bytes(out)
     if codec == COMPRESSION_LZ4:
@@ -56,7 +56,7 @@ def decompress(codec: int, data: bytes) -> bytes:
                 pos, end = 16, len(data)
                 while pos < end:
                     (n,) = _BLOCK_LENGTH.unpack_from(data, pos)
-                    out += bytes(cramjam.snappy.decompress_raw(data[pos + 4:pos + 4 + n]))
+                    out += bytes(cramjam.snappy.decompress_raw(data[pos + 4 : pos + 4 + n]))
                     pos += 4 + n
                 return bytes(out)
             if data.startswith(_SNAPPY_FRAMED_MAGIC):

@@ -15,12 +15,18 @@ from typing import NamedTuple
 from .layout import CONTROL_BIT, Buffer, InvalidBatch, decode_header
 from .records import Record, encode_batch, iter_records
 
-__all__ = ["ABORT", "COMMIT", "CONTROL_TYPE_NAMES", "Marker", "encode_marker", "read_marker",
-           "control_type"]
+__all__ = ["ABORT", "COMMIT", "CONTROL_TYPE_NAMES", "Marker", "encode_marker", "read_marker", "control_type"]
 
 ABORT, COMMIT = 0, 1
-CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
-                      4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+CONTROL_TYPE_NAMES = {
+    0: "ABORT",
+    1: "COMMIT",
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
+}
 _KEY = struct.Struct(">hh")
 _VALUE = struct.Struct(">hi")
 _MARKER_VERSION = 0
@@ -40,14 +46,27 @@ def control_type(key: bytes | None) -> int:
     return int(_KEY.unpack_from(key)[1])
 
 
-def encode_marker(producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
-                  timestamp_ms: int, base_offset: int = 0, partition_leader_epoch: int = -1) -> bytes:
+def encode_marker(
+    producer_id: int,
+    producer_epoch: int,
+    commit: bool,
+    coordinator_epoch: int,
+    timestamp_ms: int,
+    base_offset: int = 0,
+    partition_leader_epoch: int = -1,
+) -> bytes:
     """A control batch holding one COMMIT or ABORT marker (MemoryRecords.withEndTransactionMarker)."""
     key = _KEY.pack(_MARKER_VERSION, COMMIT if commit else ABORT)
     value = _VALUE.pack(_MARKER_VERSION, coordinator_epoch)
-    return encode_batch(base_offset, [Record(None, timestamp_ms, key, value)], producer_id=producer_id,
-                        producer_epoch=producer_epoch, transactional=True, control=True,
-                        partition_leader_epoch=partition_leader_epoch)
+    return encode_batch(
+        base_offset,
+        [Record(None, timestamp_ms, key, value)],
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        transactional=True,
+        control=True,
+        partition_leader_epoch=partition_leader_epoch,
+    )
 
 
 def read_marker(batch: Buffer) -> Marker | None:

@@ -15,14 +15,41 @@ from typing import NamedTuple
 from crc32c import crc32c
 
 __all__ = [
-    "MAGIC", "HEADER_SIZE", "LOG_OVERHEAD", "CRC_START", "CRC", "CRC_AT", "HEADER_SIZE_UP_TO_MAGIC",
-    "HEADER", "HeaderFields", "Buffer",
-    "COMPRESSION_MASK", "TIMESTAMP_TYPE_BIT", "TRANSACTIONAL_BIT", "CONTROL_BIT",
-    "DELETE_HORIZON_BIT", "COMPRESSION_NONE", "COMPRESSION_GZIP", "COMPRESSION_SNAPPY",
-    "COMPRESSION_LZ4", "COMPRESSION_ZSTD", "COMPRESSION_NAMES",
-    "InvalidBatch", "BatchHeader", "decode_header", "peek_frame", "batch_size", "batch_crc",
-    "verify_crc", "crc_matches", "validate_batch", "assign_base_offset", "empty_batch",
-    "pack_header", "read_varint", "write_varint",
+    "MAGIC",
+    "HEADER_SIZE",
+    "LOG_OVERHEAD",
+    "CRC_START",
+    "CRC",
+    "CRC_AT",
+    "HEADER_SIZE_UP_TO_MAGIC",
+    "HEADER",
+    "HeaderFields",
+    "Buffer",
+    "COMPRESSION_MASK",
+    "TIMESTAMP_TYPE_BIT",
+    "TRANSACTIONAL_BIT",
+    "CONTROL_BIT",
+    "DELETE_HORIZON_BIT",
+    "COMPRESSION_NONE",
+    "COMPRESSION_GZIP",
+    "COMPRESSION_SNAPPY",
+    "COMPRESSION_LZ4",
+    "COMPRESSION_ZSTD",
+    "COMPRESSION_NAMES",
+    "InvalidBatch",
+    "BatchHeader",
+    "decode_header",
+    "peek_frame",
+    "batch_size",
+    "batch_crc",
+    "verify_crc",
+    "crc_matches",
+    "validate_batch",
+    "assign_base_offset",
+    "empty_batch",
+    "pack_header",
+    "read_varint",
+    "write_varint",
 ]
 
 MAGIC = 2
@@ -139,12 +166,12 @@ def peek_frame(buf: Buffer, pos: int = 0) -> tuple[int, int, int]:
 
 def batch_crc(buf: Buffer, pos: int = 0, size: int | None = None) -> int:
     end = len(buf) if size is None else pos + size
-    return crc32c(memoryview(buf)[pos + CRC_START:end])
+    return crc32c(memoryview(buf)[pos + CRC_START : end])
 
 
 def crc_matches(buf: Buffer, pos: int, size: int, stored: int) -> bool:
     """True if `stored` (the header's crc) is the CRC-32C of the batch buf[pos:pos + size]."""
-    return crc32c(memoryview(buf)[pos + CRC_START:pos + size]) == stored
+    return crc32c(memoryview(buf)[pos + CRC_START : pos + size]) == stored
 
 
 def verify_crc(buf: Buffer, pos: int = 0, size: int | None = None) -> bool:
@@ -170,8 +197,7 @@ def validate_batch(buf: Buffer) -> BatchHeader:
     return h
 
 
-def assign_base_offset(batch: Buffer, base_offset: int,
-                       partition_leader_epoch: int | None = None) -> bytes:
+def assign_base_offset(batch: Buffer, base_offset: int, partition_leader_epoch: int | None = None) -> bytes:
     """Return the batch with its base offset (and optionally leader epoch) rewritten.
     Both fields lie outside the CRC, so the rest stays byte-identical (Kafka's
     LogValidator assigns offsets to v2 batches the same way)."""
@@ -192,19 +218,44 @@ def pack_header(out: bytearray, fields: HeaderFields) -> int:
     return int(crc)
 
 
-def empty_batch(base: int, last_offset_delta: int, partition_leader_epoch: int, attrs: int,
-                max_ts: int, producer_id: int, producer_epoch: int, base_sequence: int) -> bytes:
+def empty_batch(
+    base: int,
+    last_offset_delta: int,
+    partition_leader_epoch: int,
+    attrs: int,
+    max_ts: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+) -> bytes:
     """A header-only batch (recordsCount 0) keeping the offset envelope and producer fields,
     as Kafka's DefaultRecordBatch.writeEmptyHeader: no compression, no delete horizon,
     baseTimestamp -1, maxTimestamp of the original batch."""
     out = bytearray(HEADER_SIZE)
     attrs &= ~(COMPRESSION_MASK | DELETE_HORIZON_BIT)
-    pack_header(out, (base, 0, partition_leader_epoch, MAGIC, 0, attrs, last_offset_delta, -1,
-                      max_ts, producer_id, producer_epoch, base_sequence, 0))
+    pack_header(
+        out,
+        (
+            base,
+            0,
+            partition_leader_epoch,
+            MAGIC,
+            0,
+            attrs,
+            last_offset_delta,
+            -1,
+            max_ts,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            0,
+        ),
+    )
     return bytes(out)
 
 
 # -- ZigZag varints (ByteUtils): varint and varlong share the encoding -----------------------------
+
 
 def read_varint(buf: Buffer, pos: int) -> tuple[int, int]:
     """ZigZag LEB128 varint/varlong at `pos` -> (value, next position). Raises IndexError

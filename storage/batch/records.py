@@ -37,8 +37,7 @@ from .layout import (
 )
 from .scan import KeySpan, decode_headers, record_spans, records_region, timestamp_delta
 
-__all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "encode_kv_batch",
-           "rebuild_kept"]
+__all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "encode_kv_batch", "rebuild_kept"]
 
 
 @dataclass(slots=True)
@@ -69,14 +68,17 @@ def iter_records(batch: Buffer) -> Iterator[Record]:
     base_offset, base_ts = h.base_offset, h.base_timestamp
     log_append_ts = h.max_timestamp if h.timestamp_type == 1 else None
     for od, tsd, kp, kl, vp, vl, hp, hc, _ in spans:
-        yield Record(base_offset + od,
-                     log_append_ts if log_append_ts is not None else base_ts + tsd,
-                     None if kl < 0 else data[kp:kp + kl],
-                     None if vl < 0 else data[vp:vp + vl],
-                     decode_headers(data, hp, hc) if hc else [])
+        yield Record(
+            base_offset + od,
+            log_append_ts if log_append_ts is not None else base_ts + tsd,
+            None if kl < 0 else data[kp : kp + kl],
+            None if vl < 0 else data[vp : vp + vl],
+            decode_headers(data, hp, hc) if hc else [],
+        )
 
 
 # -- encoding ----------------------------------------------------------------------------------
+
 
 def _encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, rec: Record) -> None:
     key, value, headers = rec.key, rec.value, rec.headers
@@ -115,11 +117,21 @@ def _encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, rec:
     out += body
 
 
-def encode_batch(base_offset: int, records: Sequence[Record], *, compression: int = 0,
-                 producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                 transactional: bool = False, control: bool = False, timestamp_type: int = 0,
-                 partition_leader_epoch: int = -1, last_offset_delta: int | None = None,
-                 delete_horizon_ms: int | None = None) -> bytes:
+def encode_batch(
+    base_offset: int,
+    records: Sequence[Record],
+    *,
+    compression: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    control: bool = False,
+    timestamp_type: int = 0,
+    partition_leader_epoch: int = -1,
+    last_offset_delta: int | None = None,
+    delete_horizon_ms: int | None = None,
+) -> bytes:
     """Build one v2 batch. Record offsets, when given, must be increasing and >= base_offset
     (gaps allowed, as the cleaner needs); `None` offsets are numbered from the record's index.
     Options: compression, producer_id, producer_epoch, base_sequence, transactional, control,
@@ -128,20 +140,37 @@ def encode_batch(base_offset: int, records: Sequence[Record], *, compression: in
     batch keeps its original last offset); `delete_horizon_ms` sets attribute bit 6 and
     stores the horizon in baseTimestamp (KIP-534), rebasing timestamp deltas on it."""
     return encode_batch_and_header(
-        base_offset, records, compression=compression, producer_id=producer_id,
-        producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional,
-        control=control, timestamp_type=timestamp_type,
-        partition_leader_epoch=partition_leader_epoch, last_offset_delta=last_offset_delta,
-        delete_horizon_ms=delete_horizon_ms)[0]
+        base_offset,
+        records,
+        compression=compression,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        transactional=transactional,
+        control=control,
+        timestamp_type=timestamp_type,
+        partition_leader_epoch=partition_leader_epoch,
+        last_offset_delta=last_offset_delta,
+        delete_horizon_ms=delete_horizon_ms,
+    )[0]
 
 
-def encode_batch_and_header(base_offset: int, records: Sequence[Record], *, compression: int = 0,
-                            producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                            transactional: bool = False, control: bool = False,
-                            timestamp_type: int = 0, partition_leader_epoch: int = -1,
-                            last_offset_delta: int | None = None,
-                            delete_horizon_ms: int | None = None,
-                            default_timestamp: int | None = None) -> tuple[bytes, BatchHeader]:
+def encode_batch_and_header(
+    base_offset: int,
+    records: Sequence[Record],
+    *,
+    compression: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    control: bool = False,
+    timestamp_type: int = 0,
+    partition_leader_epoch: int = -1,
+    last_offset_delta: int | None = None,
+    delete_horizon_ms: int | None = None,
+    default_timestamp: int | None = None,
+) -> tuple[bytes, BatchHeader]:
     """`encode_batch` that also returns the header; records without a timestamp get
     `default_timestamp` (the log's append path uses this to avoid copying records)."""
     if not 0 <= compression <= 4:
@@ -186,9 +215,21 @@ def encode_batch_and_header(base_offset: int, records: Sequence[Record], *, comp
     out = bytearray(HEADER_SIZE)
     out += compress(compression, bytes(body)) if compression else body
     # pack_header inlined: this is every append's path.
-    fields: HeaderFields = (base_offset, len(out) - LOG_OVERHEAD, partition_leader_epoch, MAGIC, 0,
-                            attributes, last_offset_delta, base_ts, max_ts, producer_id,
-                            producer_epoch, base_sequence, len(records))
+    fields: HeaderFields = (
+        base_offset,
+        len(out) - LOG_OVERHEAD,
+        partition_leader_epoch,
+        MAGIC,
+        0,
+        attributes,
+        last_offset_delta,
+        base_ts,
+        max_ts,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
     HEADER.pack_into(out, 0, *fields)
     crc = crc32c(memoryview(out)[CRC_START:])
     CRC.pack_into(out, CRC_AT, crc)
@@ -204,8 +245,9 @@ def _varint_bytes(n: int) -> bytes:
 _SMALL_VARINTS = [_varint_bytes(n) for n in range(128)]  # ZigZag varints: 0..63 one byte, 64..127 two
 
 
-def encode_kv_batch(base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]], timestamp: int
-                    ) -> tuple[bytes, BatchHeader]:
+def encode_kv_batch(
+    base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]], timestamp: int
+) -> tuple[bytes, BatchHeader]:
     """One uncompressed batch of (key, value) records (value None: a tombstone), all stamped
     `timestamp`, no headers, no producer: what a coordinator appends for one operation. The
     same bytes `encode_batch_and_header` writes for the same records, built without `Record`
@@ -221,28 +263,55 @@ def encode_kv_batch(base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]
         # attributes 0, timestamp delta 0, offset delta, key length, key, value length, value,
         # no headers; each record is preceded by the varint length of its body.
         if value is None:
-            body = b"".join((b"\x00\x00", small[delta] if delta < 128 else varint(delta),
-                             small[klen] if klen < 128 else varint(klen), key, b"\x01\x00"))
+            body = b"".join(
+                (
+                    b"\x00\x00",
+                    small[delta] if delta < 128 else varint(delta),
+                    small[klen] if klen < 128 else varint(klen),
+                    key,
+                    b"\x01\x00",
+                )
+            )
         else:
             vlen = len(value)
-            body = b"".join((b"\x00\x00", small[delta] if delta < 128 else varint(delta),
-                             small[klen] if klen < 128 else varint(klen), key,
-                             small[vlen] if vlen < 128 else varint(vlen), value, b"\x00"))
+            body = b"".join(
+                (
+                    b"\x00\x00",
+                    small[delta] if delta < 128 else varint(delta),
+                    small[klen] if klen < 128 else varint(klen),
+                    key,
+                    small[vlen] if vlen < 128 else varint(vlen),
+                    value,
+                    b"\x00",
+                )
+            )
         n = len(body)
         append(small[n] if n < 128 else varint(n))
         append(body)
     out = bytearray(HEADER_SIZE)
     out += b"".join(parts)
-    fields: HeaderFields = (base_offset, len(out) - LOG_OVERHEAD, -1, MAGIC, 0, 0, len(pairs) - 1,
-                            timestamp, timestamp, -1, -1, -1, len(pairs))
+    fields: HeaderFields = (
+        base_offset,
+        len(out) - LOG_OVERHEAD,
+        -1,
+        MAGIC,
+        0,
+        0,
+        len(pairs) - 1,
+        timestamp,
+        timestamp,
+        -1,
+        -1,
+        -1,
+        len(pairs),
+    )
     HEADER.pack_into(out, 0, *fields)
     crc = crc32c(memoryview(out)[CRC_START:])
     CRC.pack_into(out, CRC_AT, crc)
     return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])
 
 
-def rebuild_kept(buf: Buffer, off: int, size: int, spans: Sequence[KeySpan], kept: Sequence[int]
-                 ) -> tuple[bytes, int]:
+def rebuild_kept(buf: Buffer, off: int, size: int, spans: Sequence[KeySpan], kept: Sequence[int]) -> tuple[bytes, int]:
     """The uncompressed batch buf[off:off + size] with only the records `kept` (indexes into
     `spans`, from key_spans over that batch), their bytes copied verbatim: base offset,
     baseTimestamp, attributes, lastOffsetDelta and producer fields stay, so every kept record's
@@ -252,7 +321,7 @@ def rebuild_kept(buf: Buffer, off: int, size: int, spans: Sequence[KeySpan], kep
     if h.attributes & COMPRESSION_MASK:
         raise ValueError("rebuild_kept copies uncompressed records only")
     ends = [s[4] for s in spans[1:]] + [off + size]
-    body = b"".join([bytes(buf[spans[i][4]:ends[i]]) for i in kept])
+    body = b"".join([bytes(buf[spans[i][4] : ends[i]]) for i in kept])
     max_ts = h.max_timestamp
     if not h.attributes & TIMESTAMP_TYPE_BIT:  # CreateTime: max of the kept records' timestamps
         max_ts = h.base_timestamp + max(timestamp_delta(buf, spans[i][4]) for i in kept)

@@ -31,10 +31,23 @@ from .layout import (
     read_varint,
 )
 
-__all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches_end",
-           "find_batch",
-           "records_region", "record_spans", "RecordSpan", "key_spans", "KeySpan",
-           "decode_headers", "timestamp_delta", "fold_latest"]
+__all__ = [
+    "Frames",
+    "Frame",
+    "FrameProblem",
+    "SCAN_CHUNK",
+    "frame_bounds",
+    "whole_batches_end",
+    "find_batch",
+    "records_region",
+    "record_spans",
+    "RecordSpan",
+    "key_spans",
+    "KeySpan",
+    "decode_headers",
+    "timestamp_delta",
+    "fold_latest",
+]
 
 SCAN_CHUNK = 1 << 20
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
@@ -65,8 +78,15 @@ class Frames:
 
     __slots__ = ("_fd", "_buf", "start", "end", "check_crc", "chunk", "problem")
 
-    def __init__(self, source: int | Buffer, start: int = 0, end: int | None = None, *,
-                 check_crc: bool = False, chunk: int = SCAN_CHUNK) -> None:
+    def __init__(
+        self,
+        source: int | Buffer,
+        start: int = 0,
+        end: int | None = None,
+        *,
+        check_crc: bool = False,
+        chunk: int = SCAN_CHUNK,
+    ) -> None:
         if isinstance(source, int):
             self._fd: int | None = source
             self._buf: Buffer = b""
@@ -112,8 +132,12 @@ class Frames:
                 return
             fields = unpack(buf, pos)
             size = fields[1] + LOG_OVERHEAD
-            if fields[3] != MAGIC or size < HEADER_SIZE or size > left or (
-                    view is not None and crc32c(view[pos + CRC_START:pos + size]) != fields[4]):
+            if (
+                fields[3] != MAGIC
+                or size < HEADER_SIZE
+                or size > left
+                or (view is not None and crc32c(view[pos + CRC_START : pos + size]) != fields[4])
+            ):
                 self._stop(buf, pos, pos, left, fields)
                 return
             yield pos, buf, pos, fields
@@ -145,7 +169,7 @@ class Frames:
                 if buf_len < size:
                     self._stop(buf, off, pos, buf_len, fields)
                     return
-            if check and crc32c(view[off + CRC_START:off + size]) != fields[4]:
+            if check and crc32c(view[off + CRC_START : off + size]) != fields[4]:
                 self._stop(buf, off, pos, end - pos, fields)
                 return
             yield pos, buf, off, fields
@@ -207,7 +231,7 @@ def records_region(buf: Buffer, off: int, size: int, attrs: int) -> tuple[Buffer
     `attrs`: the batch's own bytes, or its records blob decompressed."""
     codec = attrs & COMPRESSION_MASK
     if codec:
-        data = decompress(codec, bytes(buf[off + HEADER_SIZE:off + size]))
+        data = decompress(codec, bytes(buf[off + HEADER_SIZE : off + size]))
         return data, 0, len(data)
     return buf, off + HEADER_SIZE, off + size
 
@@ -301,7 +325,7 @@ def _skip_headers(buf: Buffer, p: int, count: int) -> int:
         if hk < 0:
             raise InvalidBatch("negative header key length")
         try:
-            bytes(buf[p:p + hk]).decode("utf-8")
+            bytes(buf[p : p + hk]).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidBatch(f"header key is not UTF-8: {exc}") from None
         p += hk
@@ -316,13 +340,13 @@ def decode_headers(buf: Buffer, pos: int, count: int) -> list[tuple[str, bytes |
     out: list[tuple[str, bytes | None]] = []
     for _ in range(count):
         hk, pos = read_varint(buf, pos)
-        key = bytes(buf[pos:pos + hk]).decode("utf-8")
+        key = bytes(buf[pos : pos + hk]).decode("utf-8")
         pos += hk
         hv, pos = read_varint(buf, pos)
         if hv < 0:
             out.append((key, None))
         else:
-            out.append((key, bytes(buf[pos:pos + hv])))
+            out.append((key, bytes(buf[pos : pos + hv])))
             pos += hv
     return out
 
@@ -409,7 +433,7 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
             else:
                 klen, p = read_varint(buf, p)
             if klen >= 0:
-                key = bytes(buf[p:p + klen])
+                key = bytes(buf[p : p + klen])
                 p += klen
                 b = buf[p]
                 if b < 0x80:
@@ -421,7 +445,7 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
                 if p + vlen > nxt or nxt > end:
                     raise IndexError
                 pop(key, None)
-                latest[key] = None if vlen < 0 else bytes(buf[p:p + vlen])
+                latest[key] = None if vlen < 0 else bytes(buf[p : p + vlen])
                 keyed += 1
             pos = nxt
     except IndexError:

@@ -1,5 +1,6 @@
 """The `kgc` command line: `kgc dump`/`check` on real files, and every failure as one line on stderr
 that says what to do, exit 2 (the real `kgc` in a subprocess, as users run it)."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,7 @@ DEADLINE = 60  # seconds a command may take before the test calls it hung
 
 def kgc(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [str(KGC)] if KGC.exists() else [sys.executable, "-m", "coordinator"]
-    return subprocess.run(command + [str(a) for a in args], capture_output=True, text=True, timeout=DEADLINE,
-                          env=env)
+    return subprocess.run(command + [str(a) for a in args], capture_output=True, text=True, timeout=DEADLINE, env=env)
 
 
 def one_line_failure(result: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -79,12 +79,26 @@ def test_verify_is_reachable_from_kgc(tmp_path, capsys, fault, status):
     from coordinator.verify.generate import main as generate
 
     out = tmp_path / "gen"
-    generate([str(out), "--records", "2000", "--partitions", "2", "--groups", "4",
-              "--segment-bytes", "8192"]
-             + (["--fault", fault] if fault else []))
+    generate(
+        [str(out), "--records", "2000", "--partitions", "2", "--groups", "4", "--segment-bytes", "8192"]
+        + (["--fault", fault] if fault else [])
+    )
     capsys.readouterr()
-    code = run(["verify", str(out / "after"), "--before", str(out / "before"), "--ledger",
-                str(out / "ledger.parquet"), "--engine", "oracle", "--offsets-partitions", "2", "--quiet"])
+    code = run(
+        [
+            "verify",
+            str(out / "after"),
+            "--before",
+            str(out / "before"),
+            "--ledger",
+            str(out / "ledger.parquet"),
+            "--engine",
+            "oracle",
+            "--offsets-partitions",
+            "2",
+            "--quiet",
+        ]
+    )
     assert code == status, capsys.readouterr()
 
 
@@ -92,8 +106,9 @@ def test_verify_is_reachable_from_kgc(tmp_path, capsys, fault, status):
 def test_a_port_in_use_names_the_port(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        line = one_line_failure(kgc("serve", "--port", port, "--data-dir", tmp_path / "d"), f"port {port} is in use",
-                                "--port")
+        line = one_line_failure(
+            kgc("serve", "--port", port, "--data-dir", tmp_path / "d"), f"port {port} is in use", "--port"
+        )
     assert "Errno" not in line
 
 
@@ -104,8 +119,9 @@ def test_a_data_dir_that_is_a_file(tmp_path):
 
 def test_a_data_dir_that_cannot_be_created(tmp_path):
     (tmp_path / "f").write_text("x")
-    one_line_failure(kgc("serve", "--port", 0, "--data-dir", tmp_path / "f" / "sub"), "cannot create data dir",
-                     "a parent is a file")
+    one_line_failure(
+        kgc("serve", "--port", 0, "--data-dir", tmp_path / "f" / "sub"), "cannot create data dir", "a parent is a file"
+    )
 
 
 @pytest.mark.parametrize("port", ["-5", "70000", "http"])
@@ -115,8 +131,11 @@ def test_a_port_outside_0_to_65535(tmp_path, port):
 
 @pytest.mark.parametrize("brokers", ["0", "65"])
 def test_brokers_outside_1_to_64(tmp_path, brokers):
-    one_line_failure(kgc("serve", "--brokers", brokers, "--port", 0, "--data-dir", tmp_path / "d"),
-                     "between 1 and 64", f"got {brokers}")
+    one_line_failure(
+        kgc("serve", "--brokers", brokers, "--port", 0, "--data-dir", tmp_path / "d"),
+        "between 1 and 64",
+        f"got {brokers}",
+    )
 
 
 def test_an_unknown_log_level(tmp_path):
@@ -124,13 +143,19 @@ def test_an_unknown_log_level(tmp_path):
 
 
 def test_a_misspelt_setting_gets_did_you_mean(tmp_path):
-    one_line_failure(kgc("serve", "--set", "group.max.sise=3", "--data-dir", tmp_path / "d"),
-                     "unknown setting 'group.max.sise'", "did you mean group.max.size?")
+    one_line_failure(
+        kgc("serve", "--set", "group.max.sise=3", "--data-dir", tmp_path / "d"),
+        "unknown setting 'group.max.sise'",
+        "did you mean group.max.size?",
+    )
 
 
 def test_a_bad_value_names_the_setting_and_the_type(tmp_path):
-    one_line_failure(kgc("serve", "--set", "group.max.size=many", "--data-dir", tmp_path / "d"),
-                     "group.max.size", "expected an integer, got 'many'")
+    one_line_failure(
+        kgc("serve", "--set", "group.max.size=many", "--data-dir", tmp_path / "d"),
+        "group.max.size",
+        "expected an integer, got 'many'",
+    )
 
 
 def test_a_non_empty_dir_kgc_did_not_create_is_refused(tmp_path):
@@ -158,21 +183,22 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before the first line is written: `kgc settings | true`
     command = [str(KGC)] if KGC.exists() else [sys.executable, "-m", "coordinator"]
-    result = subprocess.run(command + ["settings"], stdout=writer, stderr=subprocess.PIPE, text=True,
-                            timeout=DEADLINE)
+    result = subprocess.run(command + ["settings"], stdout=writer, stderr=subprocess.PIPE, text=True, timeout=DEADLINE)
     os.close(writer)
     assert result.returncode == 0 and result.stderr == ""
 
 
 def test_verify_without_the_extra_says_how_to_install_it(tmp_path):
     script = "import sys; sys.modules['pyspark'] = None; from coordinator.__main__ import main; main(sys.argv[1:])"
-    result = subprocess.run([sys.executable, "-c", script, "verify", str(tmp_path)], capture_output=True,
-                            text=True, timeout=DEADLINE)
+    result = subprocess.run(
+        [sys.executable, "-c", script, "verify", str(tmp_path)], capture_output=True, text=True, timeout=DEADLINE
+    )
     one_line_failure(result, "pip install 'kafka-group-coordinator[verify]'", "Java 17", "--engine oracle")
 
 
 def test_verify_without_java_says_java_17_is_needed(tmp_path, monkeypatch, capsys):
     import importlib.util
+
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # as if pyspark were installed
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -193,9 +219,12 @@ def test_sigterm_during_start_up_stops_it(tmp_path):
     fifo = tmp_path / "transcript.fifo"
     os.mkfifo(fifo)
     command = [str(KGC)] if KGC.exists() else [sys.executable, "-m", "coordinator"]
-    proc = subprocess.Popen(command + ["serve", "--port", "0", "--data-dir", str(tmp_path / "d"),
-                                       "--transcript", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        command + ["serve", "--port", "0", "--data-dir", str(tmp_path / "d"), "--transcript", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         meta = tmp_path / "d" / "kgc.meta.properties"
         _wait_for(meta.exists)  # past the data dir checks: in serve(), about to block on the FIFO
@@ -210,6 +239,7 @@ def test_sigterm_during_start_up_stops_it(tmp_path):
 
 def _wait_for(condition, deadline: float = DEADLINE) -> None:
     import time
+
     end = time.monotonic() + deadline
     while not condition():
         assert time.monotonic() < end, "condition not met before the deadline"

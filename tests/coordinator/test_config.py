@@ -1,4 +1,5 @@
 """Settings: Kafka names, defaults, properties files, command-line precedence."""
+
 from __future__ import annotations
 
 import signal
@@ -35,10 +36,21 @@ def test_properties_file_then_command_line(tmp_path):
     props = tmp_path / "server.properties"
     props.write_text("# comment\ngroup.initial.rebalance.delay.ms=3000\nauto.create.topics.enable: false\nport=1234\n")
     assert read_properties(props)["port"] == "1234"
-    args = build_parser().parse_args([
-        "serve", "--config", str(props), "--set", "group.initial.rebalance.delay.ms=10", "--port", "0",
-        "--create-topic", "a:3", "--create-topic", "b.c:1",
-    ])
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--config",
+            str(props),
+            "--set",
+            "group.initial.rebalance.delay.ms=10",
+            "--port",
+            "0",
+            "--create-topic",
+            "a:3",
+            "--create-topic",
+            "b.c:1",
+        ]
+    )
     config = resolve_config(args)
     assert config.group_initial_rebalance_delay_ms == 10  # --set wins over the file
     assert config.auto_create_topics_enable is False
@@ -69,8 +81,10 @@ def test_kafkas_kraft_server_properties_is_read_as_kafka_means_it():
     assert len(names) == len(set(names)) == 9  # once each
     assert config.transaction_state_log_replication_factor == 1  # a setting kgc shares with Kafka
     assert "num.io.threads" in names and "listeners" not in names
-    assert "kafka-kraft-server.properties:42: listeners: serving PLAINTEXT -> port=9092 host=localhost " \
-           "(not serving CONTROLLER)" in notes
+    assert (
+        "kafka-kraft-server.properties:42: listeners: serving PLAINTEXT -> port=9092 host=localhost "
+        "(not serving CONTROLLER)" in notes
+    )
 
 
 def test_kafkas_zookeeper_era_server_properties_too():
@@ -81,9 +95,18 @@ def test_kafkas_zookeeper_era_server_properties_too():
 
 
 def test_a_real_kafka_file_serves_unchanged(tmp_path):
-    command = [str(Path(sys.executable).with_name("kgc")), "serve", "--config",
-               str(DATA / "kafka-kraft-server.properties"), "--port", "0", "--host", "127.0.0.1",
-               "--data-dir", str(tmp_path / "d")]
+    command = [
+        str(Path(sys.executable).with_name("kgc")),
+        "serve",
+        "--config",
+        str(DATA / "kafka-kraft-server.properties"),
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--data-dir",
+        str(tmp_path / "d"),
+    ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -100,12 +123,16 @@ def test_a_real_kafka_file_serves_unchanged(tmp_path):
 def test_bad_values_name_file_line_key_and_type(tmp_path):
     props = tmp_path / "my.properties"
     props.write_text("# mine\ngroup.max.size = many\n")
-    with pytest.raises(ConfigError, match=r"^my.properties:2: bad value for group.max.size: expected an integer, "
-                                          r"got 'many'$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^my.properties:2: bad value for group.max.size: expected an integer, "
+        r"got 'many'$",
+    ):
         settings_from_file(props)
     props.write_text("auto.create.topics.enable=perhaps\n")
-    with pytest.raises(ConfigError, match="my.properties:1: bad value for auto.create.topics.enable: expected "
-                                          "true or false"):
+    with pytest.raises(
+        ConfigError, match="my.properties:1: bad value for auto.create.topics.enable: expected true or false"
+    ):
         settings_from_file(props)
 
 
@@ -131,8 +158,10 @@ def test_kafka_names_and_underscores_work_in_python_settings_too():
 
 def test_our_own_name_beats_kafkas_in_the_same_place_whatever_the_order(tmp_path):
     props = tmp_path / "p.properties"
-    props.write_text("log.retention.ms=5\nlog.retention.hours=1\ndata.dir=mine\nlog.dirs=kafkas\n"
-                     "listeners=PLAINTEXT://:9000\nport=9001\n")
+    props.write_text(
+        "log.retention.ms=5\nlog.retention.hours=1\ndata.dir=mine\nlog.dirs=kafkas\n"
+        "listeners=PLAINTEXT://:9000\nport=9001\n"
+    )
     settings, _ = settings_from_file(props)
     assert (settings["log.retention.ms"], settings["data.dir"], settings["port"]) == (5, "mine", 9001)
 
@@ -142,8 +171,10 @@ def test_only_ssl_listeners_are_refused_and_extra_ones_noted(tmp_path):
     props.write_text("listeners=SSL://:9093\n")
     with pytest.raises(ConfigError, match=r"p.properties:1: listeners: kgc serves PLAINTEXT only .*SSL \(SSL\)"):
         settings_from_file(props)
-    props.write_text("listeners=INTERNAL://0.0.0.0:9094,EXTERNAL://:9095\n"
-                     "listener.security.protocol.map=INTERNAL:SSL,EXTERNAL:PLAINTEXT\nlog.dirs=/x,/y\n")
+    props.write_text(
+        "listeners=INTERNAL://0.0.0.0:9094,EXTERNAL://:9095\n"
+        "listener.security.protocol.map=INTERNAL:SSL,EXTERNAL:PLAINTEXT\nlog.dirs=/x,/y\n"
+    )
     settings, notes = settings_from_file(props)
     assert settings["port"] == 9095 and "host" not in settings
     assert any("not serving INTERNAL" in n for n in notes)
@@ -152,8 +183,9 @@ def test_only_ssl_listeners_are_refused_and_extra_ones_noted(tmp_path):
 
 def test_the_java_properties_format(tmp_path):
     props = tmp_path / "p.properties"
-    props.write_text("! a comment\n  group.max.size   7\ncluster.id:a\\\n   b\\u0063\ntranscript.file = x\\ty\n"
-                     "group.max.size=8\n")
+    props.write_text(
+        "! a comment\n  group.max.size   7\ncluster.id:a\\\n   b\\u0063\ntranscript.file = x\\ty\ngroup.max.size=8\n"
+    )
     assert read_properties(props) == {"group.max.size": "8", "cluster.id": "abc", "transcript.file": "x\ty"}
     settings, _ = settings_from_file(props)
     assert settings["group.max.size"] == 8  # a repeated key: the last one wins

@@ -1,5 +1,6 @@
 """Data-dir safety (coordinator/datadir.py): kgc's meta file, refusing directories it must not use,
 the partition cap and the open-file limit."""
+
 from __future__ import annotations
 
 import logging
@@ -68,10 +69,13 @@ def test_a_kafka_brokers_log_dir_is_named_as_such(tmp_path):
         prepare_data_dir(config(tmp_path))
 
 
-@pytest.mark.parametrize("setting, stored, message", [
-    ("cluster_id", "other", "belongs to cluster.id 'kgc-local-cluster', not 'other'"),
-    ("node_id", 7, "was written by node.id 0, not 7"),
-])
+@pytest.mark.parametrize(
+    "setting, stored, message",
+    [
+        ("cluster_id", "other", "belongs to cluster.id 'kgc-local-cluster', not 'other'"),
+        ("node_id", 7, "was written by node.id 0, not 7"),
+    ],
+)
 def test_a_dir_of_another_cluster_or_node_is_refused_as_kafka_does(tmp_path, setting, stored, message):
     prepare_data_dir(config(tmp_path))
     with pytest.raises(DataDirError, match=message):
@@ -107,8 +111,11 @@ def test_a_read_only_dir_is_refused(tmp_path):
 
 
 def test_creating_beyond_max_partitions_is_refused_with_what_to_do(tmp_path):
-    with pytest.raises(DataDirError, match=r"creating big:101 would make 101 user-topic partitions, more than "
-                                           r"max.partitions=100.*--set max.partitions=101"):
+    with pytest.raises(
+        DataDirError,
+        match=r"creating big:101 would make 101 user-topic partitions, more than "
+        r"max.partitions=100.*--set max.partitions=101",
+    ):
         prepare_data_dir(config(tmp_path, max_partitions=100), {"big": 101})
     assert not any(p.name.startswith("big-") for p in tmp_path.iterdir())
     prepare_data_dir(config(tmp_path, max_partitions=100), {"big": 100})
@@ -134,6 +141,7 @@ def test_an_existing_topic_with_another_count_is_kept_and_said(tmp_path, caplog)
 
 def test_the_open_file_limit_is_raised_or_the_start_refused(tmp_path, monkeypatch):
     import resource
+
     limits = {"now": (1024, 4096)}
     monkeypatch.setattr(resource, "getrlimit", lambda which: limits["now"])
     monkeypatch.setattr(resource, "setrlimit", lambda which, value: limits.update(now=value))

@@ -3,6 +3,7 @@
 An API advertised without a handler would make clients send requests the server then closes
 the connection on; a handler that is not advertised is never called by a real client.
 """
+
 from __future__ import annotations
 
 from coordinator.handlers import HANDLERS

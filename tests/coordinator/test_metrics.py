@@ -1,4 +1,5 @@
 """The Prometheus endpoint of a real server: scrape it after a group forms and check the counts."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """The kafka_coordinator fixture: settings marks (a mapping or keywords) merge from module to param,
 closest wins; create_topic, stop/start/restart; the timeline on a failing test; a free import."""
+
 from __future__ import annotations
 
 import subprocess
@@ -77,27 +78,29 @@ def test_brokers_of_a_cluster(kafka_coordinator):
     assert kafka_coordinator.bootstrap.count(",") == 2
 
 
-FAILING = '''
+FAILING = """
 from confluent_kafka.admin import AdminClient
 
 def test_sees_no_topic(kafka_coordinator):
     kafka_coordinator.create_topic("orders", 2)
     topics = AdminClient({"bootstrap.servers": kafka_coordinator.bootstrap}).list_topics(timeout=20).topics
     assert "payments" in topics
-'''
+"""
 
 
 def test_a_failing_test_shows_the_servers_timeline(pytester):
     pytester.makepyfile(FAILING)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*- kgc timeline -*",
-        "transcript: */transcript.jsonl",
-        "(whole: kgc transcript */transcript.jsonl; a page: *--html OUT.html)",
-        "*-> Metadata v*",
-        "*<- Metadata  ok",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*- kgc timeline -*",
+            "transcript: */transcript.jsonl",
+            "(whole: kgc transcript */transcript.jsonl; a page: *--html OUT.html)",
+            "*-> Metadata v*",
+            "*<- Metadata  ok",
+        ]
+    )
 
 
 def test_the_timeline_can_be_turned_off(pytester):
@@ -109,22 +112,25 @@ def test_the_timeline_can_be_turned_off(pytester):
 
 
 def test_a_misspelt_setting_fails_the_test_in_one_line(pytester):
-    pytester.makepyfile('''
+    pytester.makepyfile("""
 import pytest
 
 @pytest.mark.kafka_settings(group_max_sise=3)
 def test_it(kafka_coordinator):
     pass
-''')
+""")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*kafka_coordinator did not start: unknown setting 'group.max.sise'; "
-                                 "did you mean group.max.size?*"])
+    result.stdout.fnmatch_lines(
+        ["*kafka_coordinator did not start: unknown setting 'group.max.sise'; did you mean group.max.size?*"]
+    )
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
 def test_loading_the_plugin_imports_nothing_of_the_server():
-    probe = ("import sys, coordinator.embed.pytest_plugin, coordinator.embed; "
-             "print(sorted(m for m in sys.modules if m.startswith(('coordinator.', 'trio'))))")
+    probe = (
+        "import sys, coordinator.embed.pytest_plugin, coordinator.embed; "
+        "print(sorted(m for m in sys.modules if m.startswith(('coordinator.', 'trio'))))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['coordinator.embed', 'coordinator.embed.pytest_plugin']"

@@ -1,6 +1,7 @@
 """The single-writer runtime under trio's MockClock(autojump_threshold=0): concurrent joins,
 parked syncs, durability before replies, and timers (session, rebalance, initial delay). Real
 runtime, shards and writer on real files (tests/support/runtime.py)."""
+
 import pytest
 import trio
 
@@ -15,15 +16,21 @@ def make_runtime(tmp_path):
     def make(**settings):
         harness = GroupHarness(tmp_path, **settings)
         return harness, harness.writer
+
     return make
 
 
 def join_params(member_id="", client_id="c", **kw) -> JoinGroupParams:
     return JoinGroupParams(
-        group_id="g", member_id=member_id, client_id=client_id, client_host="h",
+        group_id="g",
+        member_id=member_id,
+        client_id=client_id,
+        client_host="h",
         session_timeout_ms=kw.pop("session_ms", 10_000),
         rebalance_timeout_ms=kw.pop("rebalance_ms", 30_000),
-        protocol_type="consumer", protocols=[("range", client_id.encode())], **kw,
+        protocol_type="consumer",
+        protocols=[("range", client_id.encode())],
+        **kw,
     )
 
 
@@ -92,7 +99,8 @@ async def test_sync_parks_followers_until_the_leader_syncs_and_its_record_is_dur
 
         async def leader_sync():
             result = await runtime.service.sync_group(
-                SyncGroupParams("g", gen, a.member_id, assignments=[(a.member_id, b"A"), (b_id, b"B")]))
+                SyncGroupParams("g", gen, a.member_id, assignments=[(a.member_id, b"A"), (b_id, b"B")])
+            )
             order.append(("leader", result.assignment, trio.current_time()))
 
         nursery.start_soon(leader_sync)
@@ -145,8 +153,13 @@ async def test_silent_member_is_removed_after_session_timeout_others_told_to_rej
         a3 = await runtime.service.join_group(join_params(a_id, "a"))
         assert a3.generation_id == 3 and a3.members == [(a_id, None, b"a")]
         nursery.cancel_scope.cancel()
-    assert answers == [ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.NONE, ErrorCode.NONE, ErrorCode.NONE,
-                       ErrorCode.REBALANCE_IN_PROGRESS]
+    assert answers == [
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        ErrorCode.NONE,
+        ErrorCode.NONE,
+        ErrorCode.NONE,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+    ]
 
 
 async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clock, make_runtime):
@@ -170,8 +183,9 @@ async def test_rebalance_timeout_removes_members_that_do_not_rejoin(autojump_clo
         await runtime.service.sync_group(SyncGroupParams("g", 2, a.member_id, assignments=[]))
         start = trio.current_time()
         # b asks for a rebalance by rejoining with new metadata; a (session 60 s) never rejoins.
-        rejoin = await runtime.service.join_group(JoinGroupParams(
-            "g", b_id, 60_000, "consumer", [("range", b"new")], 30_000, client_id="b"))
+        rejoin = await runtime.service.join_group(
+            JoinGroupParams("g", b_id, 60_000, "consumer", [("range", b"new")], 30_000, client_id="b")
+        )
         assert trio.current_time() - start == 30.0  # the group's rebalance timeout
         assert rejoin.generation_id == 3 and rejoin.leader == b_id
         assert list(runtime.group("g").members) == [b_id]

@@ -1,5 +1,6 @@
 """`kgc serve`'s life: SIGTERM during synchronous start-up work, a clean stop, and a start-up
 failure raised inside trio's exception groups coming back as one line."""
+
 from __future__ import annotations
 
 import os
@@ -46,9 +47,12 @@ def test_a_port_in_use_inside_trio_comes_back_as_one_serve_error(tmp_path):
 def test_serving_then_sigterm_stops_cleanly_and_restarts_on_the_same_dir(tmp_path):
     command = [str(KGC)] if KGC.exists() else [sys.executable, "-m", "coordinator"]
     for _ in range(2):
-        proc = subprocess.Popen(command + ["serve", "--port", "0", "--data-dir", str(tmp_path / "d"),
-                                           "--create-topic", "orders:3"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            command + ["serve", "--port", "0", "--data-dir", str(tmp_path / "d"), "--create-topic", "orders:3"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert proc.stdout is not None
             first = proc.stdout.readline()

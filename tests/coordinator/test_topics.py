@@ -1,4 +1,5 @@
 """The topic registry persists topics as Kafka does: partition dirs with partition.metadata."""
+
 from __future__ import annotations
 
 import pytest

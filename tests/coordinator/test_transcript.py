@@ -1,5 +1,6 @@
 """The transcript of a real server: join -> sync -> heartbeat -> rebalance -> leave, with the
 reason behind every error code, the state transitions with their causes, and the records."""
+
 from __future__ import annotations
 
 import json
@@ -28,14 +29,20 @@ SUB = encode_subscription(ConsumerProtocolSubscription(topics=["orders"]))
 
 
 def join_request(member_id: str = "") -> JoinGroupRequest:
-    return JoinGroupRequest(group_id=GROUP, session_timeout_ms=30000, rebalance_timeout_ms=30000,
-                            member_id=member_id, protocol_type="consumer",
-                            protocols=[JoinGroupRequestProtocol(name="range", metadata=SUB)])
+    return JoinGroupRequest(
+        group_id=GROUP,
+        session_timeout_ms=30000,
+        rebalance_timeout_ms=30000,
+        member_id=member_id,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=SUB)],
+    )
 
 
 def assignment(*partitions: int) -> bytes:
-    return encode_assignment(ConsumerProtocolAssignment(
-        assigned_partitions=[TopicPartition("orders", list(partitions))]))
+    return encode_assignment(
+        ConsumerProtocolAssignment(assigned_partitions=[TopicPartition("orders", list(partitions))])
+    )
 
 
 async def join(client: RawClient, member_id: str = ""):
@@ -43,19 +50,28 @@ async def join(client: RawClient, member_id: str = ""):
 
 
 async def sync(client: RawClient, member_id: str, generation: int, assignments: dict[str, bytes] | None = None):
-    return await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-        group_id=GROUP, generation_id=generation, member_id=member_id,
-        assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in (assignments or {}).items()]))
+    return await client.request(
+        ApiKey.SYNC_GROUP,
+        3,
+        SyncGroupRequest(
+            group_id=GROUP,
+            generation_id=generation,
+            member_id=member_id,
+            assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in (assignments or {}).items()],
+        ),
+    )
 
 
 async def heartbeat(client: RawClient, member_id: str, generation: int):
-    return await client.request(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
-        group_id=GROUP, generation_id=generation, member_id=member_id))
+    return await client.request(
+        ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=member_id)
+    )
 
 
 async def leave(client: RawClient, member_id: str):
-    return await client.request(ApiKey.LEAVE_GROUP, 3, LeaveGroupRequest(
-        group_id=GROUP, members=[MemberIdentity(member_id=member_id)]))
+    return await client.request(
+        ApiKey.LEAVE_GROUP, 3, LeaveGroupRequest(group_id=GROUP, members=[MemberIdentity(member_id=member_id)])
+    )
 
 
 async def run_lesson(server) -> None:
@@ -64,8 +80,8 @@ async def run_lesson(server) -> None:
     a = await RawClient.connect(server.host, server.port)
     b = await RawClient.connect(server.host, server.port)
     a.client_id, b.client_id = "consumer-a", "consumer-b"
-    first = await join(a)                               # MEMBER_ID_REQUIRED (KIP-394)
-    ja = await join(a, first.member_id)                 # generation 1, a leads
+    first = await join(a)  # MEMBER_ID_REQUIRED (KIP-394)
+    ja = await join(a, first.member_id)  # generation 1, a leads
     await sync(a, ja.member_id, 1, {ja.member_id: assignment(0, 1, 2)})
     await heartbeat(a, ja.member_id, 1)
     first_b = await join(b)
@@ -74,6 +90,7 @@ async def run_lesson(server) -> None:
 
         async def b_joins():
             results["b"] = await join(b, first_b.member_id)  # parked until a rejoins
+
         nursery.start_soon(b_joins)
         await trio.testing.wait_all_tasks_blocked()
         assert (await heartbeat(a, ja.member_id, 1)).error_code == 27  # REBALANCE_IN_PROGRESS
@@ -85,7 +102,7 @@ async def run_lesson(server) -> None:
         await trio.testing.wait_all_tasks_blocked()
         await sync(a, ja.member_id, 2, {ja.member_id: assignment(0, 1), jb.member_id: assignment(2)})
     await leave(b, jb.member_id)
-    ja3 = await join(a, ja.member_id)                   # generation 3, a alone
+    ja3 = await join(a, ja.member_id)  # generation 3, a alone
     await sync(a, ja.member_id, ja3.generation_id, {ja.member_id: assignment(0, 1, 2)})
     await leave(a, ja.member_id)
     await a.aclose()
@@ -104,8 +121,9 @@ async def test_every_request_has_its_response_fully_decoded(transcript):
     requests = [e for e in transcript if e["type"] == "request"]
     responses = [e for e in transcript if e["type"] == "response"]
     # Parked requests are answered later, so pair them by (connection, correlation id).
-    assert sorted((r["conn"], r["correlation_id"], r["api"]) for r in requests) == \
-        sorted((r["conn"], r["correlation_id"], r["api"]) for r in responses)
+    assert sorted((r["conn"], r["correlation_id"], r["api"]) for r in requests) == sorted(
+        (r["conn"], r["correlation_id"], r["api"]) for r in responses
+    )
     assert len(requests) == len(responses) == 15
     join_req = next(r for r in requests if r["api"] == "JoinGroup")
     assert join_req["client"] == "consumer-a" and join_req["groups"] == [GROUP]
@@ -116,8 +134,9 @@ async def test_every_request_has_its_response_fully_decoded(transcript):
 
 
 async def test_every_error_code_carries_its_reason(transcript):
-    errors = [(e["api"], err["error"], err["reason"]) for e in transcript if e["type"] == "response"
-              for err in e["errors"]]
+    errors = [
+        (e["api"], err["error"], err["reason"]) for e in transcript if e["type"] == "response" for err in e["errors"]
+    ]
     assert [api for api, _, _ in errors] == ["JoinGroup", "JoinGroup", "Heartbeat", "Heartbeat"]
     (_, e1, r1), (_, e2, _), (_, e3, r3), (_, e4, r4) = errors
     assert e1 == e2 == "MEMBER_ID_REQUIRED" and "without a member id" in r1 and "KIP-394" in r1
@@ -128,13 +147,17 @@ async def test_every_error_code_carries_its_reason(transcript):
 async def test_state_transitions_with_their_causes(transcript):
     moves = [(e["from"], e["to"], e["generation"], e["reason"]) for e in transcript if e["type"] == "transition"]
     assert [(f, t, g) for f, t, g, _ in moves] == [
-        ("Empty", "PreparingRebalance", 0), ("PreparingRebalance", "CompletingRebalance", 1),
+        ("Empty", "PreparingRebalance", 0),
+        ("PreparingRebalance", "CompletingRebalance", 1),
         ("CompletingRebalance", "Stable", 1),
-        ("Stable", "PreparingRebalance", 1), ("PreparingRebalance", "CompletingRebalance", 2),
+        ("Stable", "PreparingRebalance", 1),
+        ("PreparingRebalance", "CompletingRebalance", 2),
         ("CompletingRebalance", "Stable", 2),
-        ("Stable", "PreparingRebalance", 2), ("PreparingRebalance", "CompletingRebalance", 3),
+        ("Stable", "PreparingRebalance", 2),
+        ("PreparingRebalance", "CompletingRebalance", 3),
         ("CompletingRebalance", "Stable", 3),
-        ("Stable", "PreparingRebalance", 3), ("PreparingRebalance", "Empty", 4),
+        ("Stable", "PreparingRebalance", 3),
+        ("PreparingRebalance", "Empty", 4),
     ]
     assert moves[3][3].startswith("JoinGroup from client 'consumer-b'")
     assert moves[6][3].startswith("LeaveGroup from client 'consumer-b'")
@@ -149,7 +172,9 @@ async def test_records_are_shown_as_the_offsets_decoder_shows_them(transcript):
     stable_2 = next(r for r in records if r["value"]["data"]["generation"] == 2)
     members = stable_2["value"]["data"]["members"]
     assert [m["assignment"]["assignedPartitions"] for m in members] == [
-        [{"topic": "orders", "partitions": [0, 1]}], [{"topic": "orders", "partitions": [2]}]]
+        [{"topic": "orders", "partitions": [0, 1]}],
+        [{"topic": "orders", "partitions": [2]}],
+    ]
 
 
 async def test_offset_errors_carry_their_reasons(tmp_path):
@@ -160,16 +185,27 @@ async def test_offset_errors_carry_their_reasons(tmp_path):
     )
 
     path = tmp_path / "t.jsonl"
-    async with open_server(tmp_path / "data", topics={"orders": 1},
-                           settings={"transcript.file": str(path)}) as server:
+    async with open_server(tmp_path / "data", topics={"orders": 1}, settings={"transcript.file": str(path)}) as server:
         client = await RawClient.connect(server.host, server.port)
-        await client.request(ApiKey.OFFSET_COMMIT, 9, OffsetCommitRequest(
-            group_id="nobody", generation_id_or_member_epoch=5, member_id="m",
-            topics=[OffsetCommitRequestTopic(name="orders", partitions=[OffsetCommitRequestPartition(0, 1)]),
-                    OffsetCommitRequestTopic(name="missing", partitions=[OffsetCommitRequestPartition(0, 1)])]))
+        await client.request(
+            ApiKey.OFFSET_COMMIT,
+            9,
+            OffsetCommitRequest(
+                group_id="nobody",
+                generation_id_or_member_epoch=5,
+                member_id="m",
+                topics=[
+                    OffsetCommitRequestTopic(name="orders", partitions=[OffsetCommitRequestPartition(0, 1)]),
+                    OffsetCommitRequestTopic(name="missing", partitions=[OffsetCommitRequestPartition(0, 1)]),
+                ],
+            ),
+        )
         await client.aclose()
-    response = next(json.loads(line) for line in path.read_text().splitlines()
-                    if '"type": "response"' in line and '"OffsetCommit"' in line)
+    response = next(
+        json.loads(line)
+        for line in path.read_text().splitlines()
+        if '"type": "response"' in line and '"OffsetCommit"' in line
+    )
     assert {e["error"]: e["reason"] for e in response["errors"]} == {
         "GROUP_ID_NOT_FOUND": "group 'nobody' does not exist, yet the commit names generation 5",
         "UNKNOWN_TOPIC_OR_PARTITION": "topic 'missing' does not exist",
@@ -206,18 +242,33 @@ async def test_data_path_reasons_and_kafkas_own_error_messages(tmp_path):
     from protocol.messages.find_coordinator import FindCoordinatorRequest
 
     path = tmp_path / "t.jsonl"
-    async with open_server(tmp_path / "data", topics={"orders": 1},
-                           settings={"transcript.file": str(path)}) as server:
+    async with open_server(tmp_path / "data", topics={"orders": 1}, settings={"transcript.file": str(path)}) as server:
         client = await RawClient.connect(server.host, server.port)
-        await client.request(ApiKey.FETCH, 12, FetchRequest(replica_id=-1, max_wait_ms=0, max_bytes=1 << 20, topics=[
-            FetchTopic(topic="orders", partitions=[FetchPartition(partition=0, fetch_offset=99,
-                                                                  partition_max_bytes=1 << 20)])]))
+        await client.request(
+            ApiKey.FETCH,
+            12,
+            FetchRequest(
+                replica_id=-1,
+                max_wait_ms=0,
+                max_bytes=1 << 20,
+                topics=[
+                    FetchTopic(
+                        topic="orders",
+                        partitions=[FetchPartition(partition=0, fetch_offset=99, partition_max_bytes=1 << 20)],
+                    )
+                ],
+            ),
+        )
         await client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="share", key_type=2))
         await client.aclose()
-    answers = {e["api"]: e["errors"] for e in map(json.loads, path.read_text().splitlines())
-               if e["type"] == "response"}
-    assert answers["Fetch"] == [{"code": 1, "error": "OFFSET_OUT_OF_RANGE",
-                                 "reason": "fetch offset 99 of orders-0 is outside [log start 0, high watermark 0]"}]
+    answers = {e["api"]: e["errors"] for e in map(json.loads, path.read_text().splitlines()) if e["type"] == "response"}
+    assert answers["Fetch"] == [
+        {
+            "code": 1,
+            "error": "OFFSET_OUT_OF_RANGE",
+            "reason": "fetch offset 99 of orders-0 is outside [log start 0, high watermark 0]",
+        }
+    ]
     # No explain() there: the response's own error message is the reason.
     assert answers["FindCoordinator"][0]["error"] == "COORDINATOR_NOT_AVAILABLE"
     assert "not served" in answers["FindCoordinator"][0]["reason"]
@@ -228,6 +279,7 @@ async def test_a_failing_transcript_never_costs_the_request(tmp_path, monkeypatc
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
+
     monkeypatch.setattr(Transcript, "response", broken)
     async with open_server(tmp_path / "data", settings={"transcript.file": str(tmp_path / "t.jsonl")}) as server:
         client = await RawClient.connect(server.host, server.port)

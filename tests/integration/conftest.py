@@ -1,4 +1,5 @@
 """Integration fixtures: a real server in this trio run, on a free loopback port."""
+
 from __future__ import annotations
 
 import pytest

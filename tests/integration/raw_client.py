@@ -3,6 +3,7 @@
 It speaks the protocol one frame at a time so tests can also send what no real client would
 (truncated frames, garbage, unknown keys) and see exactly what comes back.
 """
+
 from __future__ import annotations
 
 import itertools

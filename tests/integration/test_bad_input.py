@@ -2,6 +2,7 @@
 
 Every case ends with a fresh connection getting a normal ApiVersions answer from the same server.
 """
+
 from __future__ import annotations
 
 import random
@@ -25,8 +26,9 @@ DEADLINE = 20  # seconds: a safety net against hangs, never a timing assertion
 async def assert_still_serving(server) -> None:
     with trio.fail_after(DEADLINE):
         other = await RawClient.connect(server.host, server.port)
-        response = await other.request(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(
-            client_software_name="probe", client_software_version="1"))
+        response = await other.request(
+            ApiKey.API_VERSIONS, 3, ApiVersionsRequest(client_software_name="probe", client_software_version="1")
+        )
         assert response.error_code == ErrorCode.NONE
         await other.aclose()
 
@@ -37,8 +39,9 @@ async def assert_closed(client) -> None:
 
 
 def header(api_key: int, version: int, correlation_id: int = 7, client_id: str = "bad") -> bytes:
-    return encode_request_header(RequestHeader(api_key=api_key, api_version=version,
-                                               correlation_id=correlation_id, client_id=client_id))
+    return encode_request_header(
+        RequestHeader(api_key=api_key, api_version=version, correlation_id=correlation_id, client_id=client_id)
+    )
 
 
 def framed(payload: bytes) -> bytes:
@@ -163,8 +166,9 @@ async def test_idle_connections_are_closed(tmp_path):
 
 @pytest.mark.parametrize("cut", range(0, 14))  # the body is 14 bytes: every proper prefix
 async def test_body_cut_short_inside_a_valid_frame(server, client, cut):
-    cid, data = client.encode(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(
-        client_software_name="abcdef", client_software_version="1.2.3"))
+    cid, data = client.encode(
+        ApiKey.API_VERSIONS, 3, ApiVersionsRequest(client_software_name="abcdef", client_software_version="1.2.3")
+    )
     payload = data[4:]
     header_len = len(header(ApiKey.API_VERSIONS, 3, cid, client.client_id))
     assert len(payload) - header_len == 14

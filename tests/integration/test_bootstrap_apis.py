@@ -1,4 +1,5 @@
 """ApiVersions, Metadata and FindCoordinator against a real server over a real socket."""
+
 from __future__ import annotations
 
 import struct
@@ -88,7 +89,11 @@ async def test_metadata_invalid_topic_name_is_refused(client):
 async def test_find_coordinator_single_key(client, server, version):
     response = await client.request(ApiKey.FIND_COORDINATOR, version, FindCoordinatorRequest(key="group-a"))
     assert (response.error_code, response.node_id, response.host, response.port) == (
-        ErrorCode.NONE, 0, server.host, server.port)
+        ErrorCode.NONE,
+        0,
+        server.host,
+        server.port,
+    )
 
 
 @pytest.mark.parametrize("version", [4, 5, 6])
@@ -96,7 +101,9 @@ async def test_find_coordinator_batched_keys(client, server, version):
     request = FindCoordinatorRequest(coordinator_keys=["a", "b"], key_type=0)
     response = await client.request(ApiKey.FIND_COORDINATOR, version, request)
     assert [(c.key, c.error_code, c.node_id, c.port) for c in response.coordinators] == [
-        ("a", ErrorCode.NONE, 0, server.port), ("b", ErrorCode.NONE, 0, server.port)]
+        ("a", ErrorCode.NONE, 0, server.port),
+        ("b", ErrorCode.NONE, 0, server.port),
+    ]
 
 
 async def test_find_coordinator_for_share_groups_is_not_available(client):
@@ -111,8 +118,11 @@ async def test_pipelined_requests_are_answered_in_order(client):
     data = b""
     for i in range(50):
         version = i % 4
-        cid, frame = client.encode(ApiKey.API_VERSIONS, version, ApiVersionsRequest(
-            client_software_name="pipeline", client_software_version="1"))
+        cid, frame = client.encode(
+            ApiKey.API_VERSIONS,
+            version,
+            ApiVersionsRequest(client_software_name="pipeline", client_software_version="1"),
+        )
         sent.append((cid, version))
         data += frame
     await client.send_raw(data)  # one write: the server sees them all at once
@@ -132,5 +142,6 @@ async def test_topics_survive_a_restart(tmp_path):
         client = await RawClient.connect(second.host, second.port)
         response = await client.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
         assert [(t.name, len(t.partitions), t.topic_id) for t in response.topics if not t.is_internal] == [
-            ("kept", 5, first_id)]
+            ("kept", 5, first_id)
+        ]
         await client.aclose()

@@ -3,6 +3,7 @@ leaders, brokers going down and coming back, coordinator and leader moves (issue
 
 Every wait is on a condition under a deadline; time never passes by sleeping.
 """
+
 from __future__ import annotations
 
 import trio
@@ -16,11 +17,7 @@ from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.metadata import MetadataRequest
-from protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from storage.batch import Record, encode_batch
@@ -40,13 +37,22 @@ async def coordinator(client: RawClient, group: str = GROUP):
 
 
 def commit(offset: int) -> OffsetCommitRequest:
-    return OffsetCommitRequest(group_id=GROUP, topics=[OffsetCommitRequestTopic(
-        name="orders", partitions=[OffsetCommitRequestPartition(partition_index=0, committed_offset=offset)])])
+    return OffsetCommitRequest(
+        group_id=GROUP,
+        topics=[
+            OffsetCommitRequestTopic(
+                name="orders", partitions=[OffsetCommitRequestPartition(partition_index=0, committed_offset=offset)]
+            )
+        ],
+    )
 
 
 async def fetch_committed(client: RawClient) -> tuple[int, int]:
-    r = await client.request(ApiKey.OFFSET_FETCH, 5, OffsetFetchRequest(
-        group_id=GROUP, topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[0])]))
+    r = await client.request(
+        ApiKey.OFFSET_FETCH,
+        5,
+        OffsetFetchRequest(group_id=GROUP, topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[0])]),
+    )
     p = r.topics[0].partitions[0] if r.topics else None
     return (r.error_code or (p.error_code if p else 0), p.committed_offset if p else -1)
 
@@ -75,16 +81,21 @@ async def test_group_apis_answer_only_at_the_coordinator(tmp_path):
             clients = [await connect(server, n) for n in range(3)]
             answers = {await coordinator(c) for c in clients}
             assert len(answers) == 1
-            (error, node, port), = answers
+            ((error, node, port),) = answers
             assert error == ErrorCode.NONE and node == server.cluster.leader(OFFSETS_TOPIC, partition_for(GROUP))
             assert port == server.brokers[node].advertised_port
             for n, client in enumerate(clients):
                 r = await client.request(ApiKey.OFFSET_COMMIT, 8, commit(5))
                 expected = ErrorCode.NONE if n == node else ErrorCode.NOT_COORDINATOR
                 assert r.topics[0].partitions[0].error_code == expected, n
-                join = JoinGroupRequest(group_id=GROUP, session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
-                                        member_id="", protocol_type="consumer",
-                                        protocols=[JoinGroupRequestProtocol("range", b"")])
+                join = JoinGroupRequest(
+                    group_id=GROUP,
+                    session_timeout_ms=10_000,
+                    rebalance_timeout_ms=10_000,
+                    member_id="",
+                    protocol_type="consumer",
+                    protocols=[JoinGroupRequestProtocol("range", b"")],
+                )
                 if n != node:
                     r = await client.request(ApiKey.JOIN_GROUP, 9, join)
                     assert r.error_code == ErrorCode.NOT_COORDINATOR
@@ -136,19 +147,34 @@ async def test_data_path_at_a_non_leader_names_the_current_leader(tmp_path):
             follower = (leader + 1) % 3
             client = await connect(server, follower)
             batch = encode_batch(0, [Record(None, 1000, b"k", b"v")])
-            produce = ProduceRequest(acks=-1, timeout_ms=1000, topic_data=[
-                TopicProduceData(name="orders", partition_data=[PartitionProduceData(index=0, records=batch)])])
+            produce = ProduceRequest(
+                acks=-1,
+                timeout_ms=1000,
+                topic_data=[
+                    TopicProduceData(name="orders", partition_data=[PartitionProduceData(index=0, records=batch)])
+                ],
+            )
             r = await client.request(ApiKey.PRODUCE, 10, produce)
             p = r.responses[0].partition_responses[0]
             assert p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
             assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (leader, 0)  # KIP-951
-            assert [(e.node_id, e.port) for e in r.node_endpoints] == [
-                (leader, server.brokers[leader].advertised_port)]
+            assert [(e.node_id, e.port) for e in r.node_endpoints] == [(leader, server.brokers[leader].advertised_port)]
             server.controller.move_leader("orders", 0, follower)  # epoch 1, the follower leads now
             r = await client.request(ApiKey.PRODUCE, 10, produce)
             assert r.responses[0].partition_responses[0].error_code == ErrorCode.NONE
-            stale = FetchRequest(max_wait_ms=0, topics=[FetchTopic(topic="orders", partitions=[
-                FetchPartition(partition=0, current_leader_epoch=0, fetch_offset=0, partition_max_bytes=1 << 20)])])
+            stale = FetchRequest(
+                max_wait_ms=0,
+                topics=[
+                    FetchTopic(
+                        topic="orders",
+                        partitions=[
+                            FetchPartition(
+                                partition=0, current_leader_epoch=0, fetch_offset=0, partition_max_bytes=1 << 20
+                            )
+                        ],
+                    )
+                ],
+            )
             r = await client.request(ApiKey.FETCH, 12, stale)
             assert r.responses[0].partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH
             await client.aclose()
@@ -160,8 +186,13 @@ async def test_replication_factor_against_live_brokers_and_leaderless_partitions
             client = await connect(server, 0)
 
             async def create(name: str, factor: int) -> int:
-                r = await client.request(ApiKey.CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=1000, topics=[
-                    CreatableTopic(name=name, num_partitions=2, replication_factor=factor)]))
+                r = await client.request(
+                    ApiKey.CREATE_TOPICS,
+                    7,
+                    CreateTopicsRequest(
+                        timeout_ms=1000, topics=[CreatableTopic(name=name, num_partitions=2, replication_factor=factor)]
+                    ),
+                )
                 return r.topics[0].error_code
 
             assert await create("three", 3) == ErrorCode.NONE

@@ -6,6 +6,7 @@ default (-1, -1). A leader id without its endpoint is worse than none: kafka-pyt
 it to a broker its metadata no longer lists and raises UnknownBrokerIdError out of poll() (seen in
 interop/test_cluster_failover.py when a broker came back and took its partitions back).
 """
+
 from __future__ import annotations
 
 import trio
@@ -42,5 +43,4 @@ async def _check_versions(server, client, leader):
             assert named == (-1, -1), f"v{version} named leader {named} without its endpoint"
         else:
             assert named == (leader, 0)
-            assert [(e.node_id, e.port) for e in r.node_endpoints] == [
-                (leader, server.brokers[leader].advertised_port)]
+            assert [(e.node_id, e.port) for e in r.node_endpoints] == [(leader, server.brokers[leader].advertised_port)]

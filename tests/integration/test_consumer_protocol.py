@@ -2,6 +2,7 @@
 the other group APIs on a consumer group, Kafka's errors for bad input, a restart that reloads the
 group from __consumer_offsets, and the protocol switched off by group.coordinator.rebalance.protocols.
 Wiring and bytes, not rules (those are in tests/coordinator/groups/modern)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,9 +23,15 @@ HB = ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
 def join(group: str, member_id: str, **kwargs) -> ConsumerGroupHeartbeatRequest:
-    return ConsumerGroupHeartbeatRequest(group_id=group, member_id=member_id, member_epoch=0,
-                                         rebalance_timeout_ms=30_000, subscribed_topic_names=["orders"],
-                                         topic_partitions=[], **kwargs)
+    return ConsumerGroupHeartbeatRequest(
+        group_id=group,
+        member_id=member_id,
+        member_epoch=0,
+        rebalance_timeout_ms=30_000,
+        subscribed_topic_names=["orders"],
+        topic_partitions=[],
+        **kwargs,
+    )
 
 
 async def test_advertised_in_api_versions(client):
@@ -43,21 +50,29 @@ async def test_join_heartbeat_describe_leave(client, server, version):
         member_id = joined.member_id
         assert member_id == "member-1" if version == 1 else len(member_id) == 22  # Kafka's Uuid text
         assert [(tp.topic_id, tp.partitions) for tp in joined.assignment.topic_partitions] == [(orders, [0, 1, 2])]
-        beat = await client.request(HB, version, ConsumerGroupHeartbeatRequest(
-            group_id=group, member_id=member_id, member_epoch=1))
+        beat = await client.request(
+            HB, version, ConsumerGroupHeartbeatRequest(group_id=group, member_id=member_id, member_epoch=1)
+        )
         assert (beat.error_code, beat.member_epoch, beat.assignment) == (0, 1, None)
         for describe_version in (0, 1):
-            (described,) = (await client.request(ApiKey.CONSUMER_GROUP_DESCRIBE, describe_version,
-                                                 ConsumerGroupDescribeRequest([group]))).groups
-            assert (described.group_state, described.group_epoch, described.assignment_epoch,
-                    described.assignor_name) == ("Stable", 1, 1, "uniform")
+            (described,) = (
+                await client.request(
+                    ApiKey.CONSUMER_GROUP_DESCRIBE, describe_version, ConsumerGroupDescribeRequest([group])
+                )
+            ).groups
+            assert (
+                described.group_state,
+                described.group_epoch,
+                described.assignment_epoch,
+                described.assignor_name,
+            ) == ("Stable", 1, 1, "uniform")
             (member,) = described.members
             assert (member.member_id, member.client_id, member.client_host) == (member_id, "raw-test", "/127.0.0.1")
-            assert [(p.topic_name, p.partitions) for p in member.assignment.topic_partitions] == \
-                [("orders", [0, 1, 2])]
+            assert [(p.topic_name, p.partitions) for p in member.assignment.topic_partitions] == [("orders", [0, 1, 2])]
             assert member.member_type == (1 if describe_version == 1 else -1)
-        left = await client.request(HB, version, ConsumerGroupHeartbeatRequest(
-            group_id=group, member_id=member_id, member_epoch=-1))
+        left = await client.request(
+            HB, version, ConsumerGroupHeartbeatRequest(group_id=group, member_id=member_id, member_epoch=-1)
+        )
         assert (left.error_code, left.member_epoch) == (0, -1)
 
 
@@ -67,16 +82,30 @@ async def test_bad_input_gets_kafkas_errors(client):
         assert (empty_id.error_code, empty_id.error_message) == (ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
         assignor = await client.request(HB, 1, join("cg-bad", "m", server_assignor="sticky"))
         assert assignor.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
-        regex = await client.request(HB, 1, ConsumerGroupHeartbeatRequest(
-            group_id="cg-bad", member_id="m", member_epoch=0, rebalance_timeout_ms=1000, subscribed_topic_regex="(",
-            topic_partitions=[]))
+        regex = await client.request(
+            HB,
+            1,
+            ConsumerGroupHeartbeatRequest(
+                group_id="cg-bad",
+                member_id="m",
+                member_epoch=0,
+                rebalance_timeout_ms=1000,
+                subscribed_topic_regex="(",
+                topic_partitions=[],
+            ),
+        )
         assert regex.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
-        unknown = await client.request(HB, 1, ConsumerGroupHeartbeatRequest(group_id="cg-bad", member_id="m",
-                                                                             member_epoch=3))
+        unknown = await client.request(
+            HB, 1, ConsumerGroupHeartbeatRequest(group_id="cg-bad", member_id="m", member_epoch=3)
+        )
         assert (unknown.error_code, unknown.error_message, unknown.member_id) == (
-            ErrorCode.GROUP_ID_NOT_FOUND, "Consumer group cg-bad not found.", None)
-        described = await client.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 1,
-                                         ConsumerGroupDescribeRequest(["cg-bad", ""]))
+            ErrorCode.GROUP_ID_NOT_FOUND,
+            "Consumer group cg-bad not found.",
+            None,
+        )
+        described = await client.request(
+            ApiKey.CONSUMER_GROUP_DESCRIBE, 1, ConsumerGroupDescribeRequest(["cg-bad", ""])
+        )
         assert [g.error_code for g in described.groups] == [ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.INVALID_GROUP_ID]
 
 
@@ -85,20 +114,37 @@ async def test_group_apis_on_a_consumer_group(client):
         joined = await client.request(HB, 1, join("cg-apis", "m1"))
         listed = await client.request(ApiKey.LIST_GROUPS, 5, ListGroupsRequest(types_filter=["consumer"]))
         assert [(g.group_id, g.protocol_type, g.group_state, g.group_type) for g in listed.groups] == [
-            ("cg-apis", "consumer", "Stable", "consumer")]
+            ("cg-apis", "consumer", "Stable", "consumer")
+        ]
 
         async def commit(epoch: int) -> int:
-            response = await client.request(ApiKey.OFFSET_COMMIT, 9, OffsetCommitRequest(
-                group_id="cg-apis", generation_id_or_member_epoch=epoch, member_id="m1",
-                topics=[OffsetCommitRequestTopic("orders", partitions=[OffsetCommitRequestPartition(0, 42)])]))
+            response = await client.request(
+                ApiKey.OFFSET_COMMIT,
+                9,
+                OffsetCommitRequest(
+                    group_id="cg-apis",
+                    generation_id_or_member_epoch=epoch,
+                    member_id="m1",
+                    topics=[OffsetCommitRequestTopic("orders", partitions=[OffsetCommitRequestPartition(0, 42)])],
+                ),
+            )
             return response.topics[0].partitions[0].error_code
 
         assert await commit(joined.member_epoch) == ErrorCode.NONE
         assert await commit(joined.member_epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
 
         async def fetch(epoch: int):
-            response = await client.request(ApiKey.OFFSET_FETCH, 9, OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
-                "cg-apis", "m1", epoch, [OffsetFetchRequestTopics("orders", partition_indexes=[0])])]))
+            response = await client.request(
+                ApiKey.OFFSET_FETCH,
+                9,
+                OffsetFetchRequest(
+                    groups=[
+                        OffsetFetchRequestGroup(
+                            "cg-apis", "m1", epoch, [OffsetFetchRequestTopics("orders", partition_indexes=[0])]
+                        )
+                    ]
+                ),
+            )
             return response.groups[0]
 
         ok, stale = await fetch(joined.member_epoch), await fetch(0)
@@ -116,13 +162,19 @@ async def test_a_restart_reloads_the_group_and_its_members_keep_their_epoch(tmp_
             await client.aclose()
         async with open_server(data, port=0) as server:
             client = await RawClient.connect(server.host, server.port)
-            (described,) = (await client.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 1,
-                                                 ConsumerGroupDescribeRequest(["cg-restart"]))).groups
+            (described,) = (
+                await client.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 1, ConsumerGroupDescribeRequest(["cg-restart"]))
+            ).groups
             assert (described.group_epoch, sorted(m.member_id for m in described.members)) == (2, ["m1", "m2"])
             first = next(m for m in described.members if m.member_id == "m1")
             owned = [TopicPartitions(p.topic_id, p.partitions) for p in first.assignment.topic_partitions]
-            beat = await client.request(HB, 1, ConsumerGroupHeartbeatRequest(
-                group_id="cg-restart", member_id="m1", member_epoch=first.member_epoch, topic_partitions=owned))
+            beat = await client.request(
+                HB,
+                1,
+                ConsumerGroupHeartbeatRequest(
+                    group_id="cg-restart", member_id="m1", member_epoch=first.member_epoch, topic_partitions=owned
+                ),
+            )
             assert beat.error_code == ErrorCode.NONE
             await client.aclose()
 

@@ -36,6 +36,7 @@ def group_of(task: int) -> str:
 
 # -- the child ---------------------------------------------------------------------------------
 
+
 async def _child(data_dir: str) -> None:
     import trio
 
@@ -49,16 +50,20 @@ async def _child(data_dir: str) -> None:
     runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock(), LogManager(data_dir, SystemClock()))
     await runtime.load_all()
     writer = runtime.writer
-    state = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
-             for shard in runtime.shards() for g, offs in shard.offsets.groups.items()}
+    state = {
+        g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
+        for shard in runtime.shards()
+        for g, offs in shard.offsets.groups.items()
+    }
     print("loaded " + json.dumps(state), flush=True)
 
     async def committer(task: int) -> None:
         group = group_of(task)
         seq = max(state.get(group, {}).values(), default=0) + 1
         while True:
-            op = [OffsetCommitRecord(group, TOPIC, p, seq, -1, f"seq-{seq}", seq, None)
-                  for p in range(PARTITIONS_PER_OP)]
+            op = [
+                OffsetCommitRecord(group, TOPIC, p, seq, -1, f"seq-{seq}", seq, None) for p in range(PARTITIONS_PER_OP)
+            ]
             partition = partition_for(group)
             await writer.wait_durable(partition, writer.append(partition, op))
             print(f"ack {group} {seq}", flush=True)
@@ -71,10 +76,16 @@ async def _child(data_dir: str) -> None:
 
 # -- the parent --------------------------------------------------------------------------------
 
+
 class Child:
     def __init__(self, data_dir: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, data_dir], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, cwd=_repo_root())
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, data_dir],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=_repo_root(),
+        )
         self.lines: list[str] = []
         self._changed = threading.Condition()
         self._eof = False
@@ -110,7 +121,7 @@ class Child:
         return out
 
     def loaded(self) -> dict[str, dict[str, int]]:
-        return json.loads(self.lines[0][len("loaded "):])
+        return json.loads(self.lines[0][len("loaded ") :])
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -143,8 +154,9 @@ def check_state(state: dict[str, dict[str, int]], acked: dict[str, int], attempt
         assert value <= attempted.get(group, 0), f"{group} has {value}, never attempted (last {attempted.get(group)})"
 
 
-def note_cycle(acks: list[tuple[str, int]], start: dict[str, int], acked: dict[str, int],
-               attempted: dict[str, int]) -> None:
+def note_cycle(
+    acks: list[tuple[str, int]], start: dict[str, int], acked: dict[str, int], attempted: dict[str, int]
+) -> None:
     """Fold one cycle in: each task started at start[group] and acked consecutive sequence
     numbers; the one after its last ack was attempted (in flight when the process died)."""
     last = {group: seq - 1 for group, seq in start.items()}
@@ -186,8 +198,11 @@ def test_sigkill_never_loses_an_acknowledged_commit(tmp_path):
     async def final() -> dict[str, dict[str, int]]:
         runtime = group_runtime(Config({"data.dir": data_dir}), SystemClock(), LogManager(data_dir, SystemClock()))
         await runtime.load_all()
-        out = {g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
-               for shard in runtime.shards() for g, offs in shard.offsets.groups.items()}
+        out = {
+            g: {f"{t}:{p}": r.offset for (t, p), r in offs.items()}
+            for shard in runtime.shards()
+            for g, offs in shard.offsets.groups.items()
+        }
         runtime.writer.close()
         return out
 
@@ -230,15 +245,32 @@ def _check_segments_with_kafka_python(data_dir: str, *, ops_only: bool = True) -
 
 # -- the real server, real clients ------------------------------------------------------------
 
+
 class ServerProcess:
     """`python -m coordinator serve --port 0` as a subprocess; its address from its stdout."""
 
     def __init__(self, data_dir: str, log_path: str) -> None:
         self.log = open(log_path, "a")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
-             "--create-topic", f"{TOPIC}:{PARTITIONS_PER_OP}", "--log-level", "WARNING"],
-            stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=_repo_root())
+            [
+                sys.executable,
+                "-m",
+                "coordinator",
+                "serve",
+                "--port",
+                "0",
+                "--data-dir",
+                data_dir,
+                "--create-topic",
+                f"{TOPIC}:{PARTITIONS_PER_OP}",
+                "--log-level",
+                "WARNING",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            cwd=_repo_root(),
+        )
         assert self.proc.stdout is not None
         deadline = time.monotonic() + 30
         self.bootstrap = ""
@@ -281,11 +313,19 @@ def _client_committer(bootstrap: str, group: str, seq: int, acks: Acks, stop: th
 
     consumer = None
     try:
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                                 request_timeout_ms=3000, retry_backoff_ms=50, reconnect_backoff_max_ms=200)
+        consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            enable_auto_commit=False,
+            request_timeout_ms=3000,
+            retry_backoff_ms=50,
+            reconnect_backoff_max_ms=200,
+        )
         while not stop.is_set():
-            consumer.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(seq, f"seq-{seq}", -1)
-                             for p in range(PARTITIONS_PER_OP)}, timeout_ms=3000)
+            consumer.commit(
+                {TopicPartition(TOPIC, p): OffsetAndMetadata(seq, f"seq-{seq}", -1) for p in range(PARTITIONS_PER_OP)},
+                timeout_ms=3000,
+            )
             acks.append((group, seq))  # acknowledged: the commit returned without error
             seq += 1
     except Exception:
@@ -303,8 +343,9 @@ def _fetch_committed(bootstrap: str) -> dict[str, dict[str, int]]:
 
     state: dict[str, dict[str, int]] = {}
     for task in range(TASKS):
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group_of(task),
-                                 enable_auto_commit=False, request_timeout_ms=5000)
+        consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=group_of(task), enable_auto_commit=False, request_timeout_ms=5000
+        )
         try:
             for p in range(PARTITIONS_PER_OP):
                 got = consumer.committed(TopicPartition(TOPIC, p), timeout_ms=10_000)
@@ -328,9 +369,10 @@ def test_sigkill_the_server_never_loses_a_commit_a_client_saw_succeed(tmp_path):
         start = {group_of(t): max(state.get(group_of(t), {}).values(), default=0) + 1 for t in range(TASKS)}
         acks = Acks()
         stop = threading.Event()
-        threads = [threading.Thread(target=_client_committer, daemon=True,
-                                    args=(server.bootstrap, group, seq, acks, stop))
-                   for group, seq in start.items()]
+        threads = [
+            threading.Thread(target=_client_committer, daemon=True, args=(server.bootstrap, group, seq, acks, stop))
+            for group, seq in start.items()
+        ]
         for thread in threads:
             thread.start()
         need = rng.randint(1, 30)

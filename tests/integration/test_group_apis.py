@@ -3,6 +3,7 @@
 The rules themselves are unit-tested in tests/coordinator/groups; here one member forms a group,
 syncs, heartbeats, is described and listed, leaves, and the group is deleted — per version.
 """
+
 from __future__ import annotations
 
 import struct
@@ -28,8 +29,12 @@ ASSIGNMENT = struct.pack(">hih6siiiii", 0, 1, 6, b"orders", 3, 0, 1, 2, -1)
 
 def join_request(group: str, member_id: str = "", instance: str | None = None) -> JoinGroupRequest:
     return JoinGroupRequest(
-        group_id=group, session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id=member_id,
-        group_instance_id=instance, protocol_type="consumer",
+        group_id=group,
+        session_timeout_ms=10000,
+        rebalance_timeout_ms=10000,
+        member_id=member_id,
+        group_instance_id=instance,
+        protocol_type="consumer",
         protocols=[JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)],
     )
 
@@ -62,18 +67,29 @@ async def test_sync_heartbeat_leave_at_every_version(client, version):
     with trio.fail_after(10):
         joined = await join(client, 5, group)
         member = joined.member_id
-        synced = await client.request(ApiKey.SYNC_GROUP, version, SyncGroupRequest(
-            group_id=group, generation_id=1, member_id=member, protocol_type="consumer", protocol_name="range",
-            assignments=[SyncGroupRequestAssignment(member_id=member, assignment=ASSIGNMENT)]))
+        synced = await client.request(
+            ApiKey.SYNC_GROUP,
+            version,
+            SyncGroupRequest(
+                group_id=group,
+                generation_id=1,
+                member_id=member,
+                protocol_type="consumer",
+                protocol_name="range",
+                assignments=[SyncGroupRequestAssignment(member_id=member, assignment=ASSIGNMENT)],
+            ),
+        )
         assert (synced.error_code, synced.assignment) == (ErrorCode.NONE, ASSIGNMENT)
         if version >= 5:
             assert (synced.protocol_type, synced.protocol_name) == ("consumer", "range")
         for hb_version in range(SUPPORTED_VERSIONS[ApiKey.HEARTBEAT][1] + 1):
-            beat = await client.request(ApiKey.HEARTBEAT, hb_version, HeartbeatRequest(
-                group_id=group, generation_id=1, member_id=member))
+            beat = await client.request(
+                ApiKey.HEARTBEAT, hb_version, HeartbeatRequest(group_id=group, generation_id=1, member_id=member)
+            )
             assert beat.error_code == ErrorCode.NONE
-        stale = await client.request(ApiKey.HEARTBEAT, 3,
-                                     HeartbeatRequest(group_id=group, generation_id=0, member_id=member))
+        stale = await client.request(
+            ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=0, member_id=member)
+        )
         assert stale.error_code == ErrorCode.ILLEGAL_GENERATION
 
 
@@ -85,14 +101,17 @@ async def test_leave_at_every_version(client, version):
         if version < 3:
             request = LeaveGroupRequest(group_id=group, member_id=member)
         else:
-            request = LeaveGroupRequest(group_id=group, members=[MemberIdentity(member_id=member),
-                                                                 MemberIdentity(member_id="nobody")])
+            request = LeaveGroupRequest(
+                group_id=group, members=[MemberIdentity(member_id=member), MemberIdentity(member_id="nobody")]
+            )
         left = await client.request(ApiKey.LEAVE_GROUP, version, request)
         if version < 3:
             assert left.error_code == ErrorCode.NONE
         else:
             assert [(m.member_id, m.error_code) for m in left.members] == [
-                (member, ErrorCode.NONE), ("nobody", ErrorCode.UNKNOWN_MEMBER_ID)]
+                (member, ErrorCode.NONE),
+                ("nobody", ErrorCode.UNKNOWN_MEMBER_ID),
+            ]
         described = await client.request(ApiKey.DESCRIBE_GROUPS, 0, DescribeGroupsRequest(groups=[group]))
         assert (described.groups[0].group_state, described.groups[0].members) == ("Empty", [])
 
@@ -102,22 +121,35 @@ async def test_describe_at_every_version(client, version):
     group = f"describe-v{version}"
     with trio.fail_after(10):
         member = (await join(client, 5, group)).member_id
-        rebalancing = await client.request(ApiKey.DESCRIBE_GROUPS, version,
-                                           DescribeGroupsRequest(groups=[group, "unknown"]))
-        await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-            group_id=group, generation_id=1, member_id=member,
-            assignments=[SyncGroupRequestAssignment(member_id=member, assignment=ASSIGNMENT)]))
+        rebalancing = await client.request(
+            ApiKey.DESCRIBE_GROUPS, version, DescribeGroupsRequest(groups=[group, "unknown"])
+        )
+        await client.request(
+            ApiKey.SYNC_GROUP,
+            3,
+            SyncGroupRequest(
+                group_id=group,
+                generation_id=1,
+                member_id=member,
+                assignments=[SyncGroupRequestAssignment(member_id=member, assignment=ASSIGNMENT)],
+            ),
+        )
         stable = await client.request(ApiKey.DESCRIBE_GROUPS, version, DescribeGroupsRequest(groups=[group]))
     # Kafka describes members without metadata until the group is Stable (describeNoMetadata).
     [ours, unknown] = rebalancing.groups
     assert (ours.error_code, ours.group_state, ours.protocol_type, ours.protocol_data) == (
-        ErrorCode.NONE, "CompletingRebalance", "consumer", "")
+        ErrorCode.NONE,
+        "CompletingRebalance",
+        "consumer",
+        "",
+    )
     assert [(m.member_id, m.client_id, m.member_metadata) for m in ours.members] == [(member, "raw-test", b"")]
     assert (unknown.group_id, unknown.group_state, unknown.members) == ("unknown", "Dead", [])
     [ours] = stable.groups
     assert (ours.group_state, ours.protocol_data) == ("Stable", "range")
     assert [(m.member_id, m.member_metadata, m.member_assignment) for m in ours.members] == [
-        (member, SUBSCRIPTION, ASSIGNMENT)]
+        (member, SUBSCRIPTION, ASSIGNMENT)
+    ]
 
 
 @pytest.mark.parametrize("version", range(SUPPORTED_VERSIONS[ApiKey.LIST_GROUPS][1] + 1))
@@ -139,7 +171,9 @@ async def test_delete_at_every_version(client, version):
         member = (await join(client, 5, group)).member_id
         busy = await client.request(ApiKey.DELETE_GROUPS, version, DeleteGroupsRequest(groups_names=[group, "nope"]))
         assert [(r.group_id, r.error_code) for r in busy.results] == [
-            (group, ErrorCode.NON_EMPTY_GROUP), ("nope", ErrorCode.GROUP_ID_NOT_FOUND)]
+            (group, ErrorCode.NON_EMPTY_GROUP),
+            ("nope", ErrorCode.GROUP_ID_NOT_FOUND),
+        ]
         await client.request(ApiKey.LEAVE_GROUP, 1, LeaveGroupRequest(group_id=group, member_id=member))
         done = await client.request(ApiKey.DELETE_GROUPS, version, DeleteGroupsRequest(groups_names=[group]))
         assert [(r.group_id, r.error_code) for r in done.results] == [(group, ErrorCode.NONE)]

@@ -2,6 +2,7 @@
 server driven over the wire by the tools' own Connection: members with their epochs and current vs
 target assignment (Kafka 4.1's --members --verbose columns, UPGRADED when classic and
 consumer-protocol members mix), --state --verbose with the group and target assignment epochs."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,18 @@ def connect(server: EmbeddedServer, client_id: str) -> Connection:
 
 
 def join(conn: Connection, group: str, member_id: str) -> object:
-    response = conn.send(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, ConsumerGroupHeartbeatRequest(
-        group_id=group, member_id=member_id, member_epoch=0, rebalance_timeout_ms=30_000,
-        subscribed_topic_names=["orders"], topic_partitions=[]))
+    response = conn.send(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        1,
+        ConsumerGroupHeartbeatRequest(
+            group_id=group,
+            member_id=member_id,
+            member_epoch=0,
+            rebalance_timeout_ms=30_000,
+            subscribed_topic_names=["orders"],
+            topic_partitions=[],
+        ),
+    )
     assert response.error_code == 0, response
     return response
 
@@ -49,11 +59,21 @@ def test_members_verbose_shows_epochs_and_current_vs_target(server, capsys):
     code, out, err = kgc(server, capsys, "--describe", "--group", "kip848-cli", "--members", "--verbose")
     assert code == 0 and err.strip() == "Warning: Consumer group 'kip848-cli' is rebalancing."
     lines = out.splitlines()
-    assert lines[1].split() == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "CURRENT-EPOCH",
-                                "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
+    assert lines[1].split() == [
+        "GROUP",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
+        "#PARTITIONS",
+        "CURRENT-EPOCH",
+        "CURRENT-ASSIGNMENT",
+        "TARGET-EPOCH",
+        "TARGET-ASSIGNMENT",
+    ]
     assert [line.split() for line in lines[2:]] == [
         ["kip848-cli", "m1", "/127.0.0.1", "cli-kip848", "4", "1", "orders:0,1,2,3", "2", "orders:0,1"],
-        ["kip848-cli", "m2", "/127.0.0.1", "cli-kip848", "0", "2", "-", "2", "orders:2,3"]]
+        ["kip848-cli", "m2", "/127.0.0.1", "cli-kip848", "0", "2", "-", "2", "orders:2,3"],
+    ]
     code, out, _ = kgc(server, capsys, "--describe", "--group", "kip848-cli", "--members", "--output", "json")
     states = {r["consumer_id"]: r["member_state"] for r in json.loads(out)["rows"]}
     assert states == {"m1": "UNREVOKED_PARTITIONS", "m2": "UNRELEASED_PARTITIONS"}
@@ -65,8 +85,16 @@ def test_state_verbose_shows_the_group_and_target_epochs(server, capsys):
     join(conn, "kip848-state", "m1")
     code, out, _ = kgc(server, capsys, "--describe", "--group", "kip848-state", "--state", "--verbose")
     header, row = out.splitlines()[1].split(), out.splitlines()[2].split()
-    assert header == ["GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
-                      "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
+    assert header == [
+        "GROUP",
+        "COORDINATOR",
+        "(ID)",
+        "ASSIGNMENT-STRATEGY",
+        "STATE",
+        "GROUP-EPOCH",
+        "TARGET-ASSIGNMENT-EPOCH",
+        "#MEMBERS",
+    ]
     assert row[0] == "kip848-state" and row[-5:] == ["uniform", "Stable", "1", "1", "1"]
     code, out, _ = kgc(server, capsys, "--list", "--state")
     assert ["kip848-state", "Stable"] in [line.split() for line in out.splitlines()]
@@ -77,9 +105,14 @@ def test_a_mixed_group_shows_which_members_upgraded(server, capsys):
     conn = connect(server, "cli-kip848")
     join(conn, "kip848-mixed", "m1")
     sub = encode_subscription(ConsumerProtocolSubscription(version=1, topics=["orders"]))
-    request = JoinGroupRequest(group_id="kip848-mixed", session_timeout_ms=30_000, rebalance_timeout_ms=30_000,
-                               member_id="", protocol_type="consumer",
-                               protocols=[JoinGroupRequestProtocol(name="range", metadata=sub)])
+    request = JoinGroupRequest(
+        group_id="kip848-mixed",
+        session_timeout_ms=30_000,
+        rebalance_timeout_ms=30_000,
+        member_id="",
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=sub)],
+    )
     first = conn.send(ApiKey.JOIN_GROUP, 5, request)
     request.member_id = first.member_id
     assert conn.send(ApiKey.JOIN_GROUP, 5, request).error_code == 0

@@ -1,6 +1,7 @@
 """Offsets over real sockets and real files: commits at v2/v5/v8/v9 come back from fetches at
 v1/v5/v7/v8 after a restart (offset, metadata, leader epoch); DeleteGroups survives a restart;
 COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets loads, on every group API's encoding."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -33,20 +34,10 @@ from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.list_groups import ListGroupsRequest
 from protocol.messages.metadata import MetadataRequest
-from protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-)
-from protocol.messages.offset_commit import (
-    OffsetCommitRequestPartition as CP,
-)
-from protocol.messages.offset_commit import (
-    OffsetCommitRequestTopic as CT,
-)
-from protocol.messages.offset_delete import (
-    OffsetDeleteRequest,
-    OffsetDeleteRequestPartition,
-    OffsetDeleteRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest
+from protocol.messages.offset_commit import OffsetCommitRequestPartition as CP
+from protocol.messages.offset_commit import OffsetCommitRequestTopic as CT
+from protocol.messages.offset_delete import OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic
 from protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
@@ -75,58 +66,77 @@ def _errors(response) -> list[tuple[str, int, int]]:
 async def test_commits_at_each_version_survive_a_restart(tmp_path):
     async with open_server(tmp_path, topics={"t": 4}) as server:
         c = await _connect(server)
-        r = await c.request(ApiKey.OFFSET_COMMIT, 2, _commit(
-            "g2", [CP(0, 20, committed_metadata="v2"), CP(9, 1)], retention_time_ms=3_600_000))
+        r = await c.request(
+            ApiKey.OFFSET_COMMIT,
+            2,
+            _commit("g2", [CP(0, 20, committed_metadata="v2"), CP(9, 1)], retention_time_ms=3_600_000),
+        )
         assert _errors(r) == [("t", 9, UNKNOWN_TP), ("t", 0, NONE)]
         r = await c.request(ApiKey.OFFSET_COMMIT, 5, _commit("g5", [CP(1, 50, committed_metadata=None)]))
         assert _errors(r) == [("t", 1, NONE)]
-        r = await c.request(ApiKey.OFFSET_COMMIT, 8, _commit(
-            "g8", [CP(2, 80, committed_leader_epoch=7, committed_metadata="m8")]))
+        r = await c.request(
+            ApiKey.OFFSET_COMMIT, 8, _commit("g8", [CP(2, 80, committed_leader_epoch=7, committed_metadata="m8")])
+        )
         assert _errors(r) == [("t", 2, NONE)]
-        r = await c.request(ApiKey.OFFSET_COMMIT, 9, _commit(
-            "g9", [CP(3, 90, committed_leader_epoch=3, committed_metadata="m9")]))
+        r = await c.request(
+            ApiKey.OFFSET_COMMIT, 9, _commit("g9", [CP(3, 90, committed_leader_epoch=3, committed_metadata="m9")])
+        )
         assert _errors(r) == [("t", 3, NONE)]
         r = await c.request(ApiKey.OFFSET_COMMIT, 9, _commit("g9", [CP(0, 1)], topic="nope"))
         assert _errors(r) == [("nope", 0, UNKNOWN_TP)]
-        r = await c.request(ApiKey.OFFSET_COMMIT, 9, _commit("absent", [CP(0, 1)],
-                                                             generation_id_or_member_epoch=1))
+        r = await c.request(ApiKey.OFFSET_COMMIT, 9, _commit("absent", [CP(0, 1)], generation_id_or_member_epoch=1))
         assert _errors(r) == [("t", 0, ErrorCode.GROUP_ID_NOT_FOUND)]
-        r = await c.request(ApiKey.OFFSET_COMMIT, 8, _commit("absent", [CP(0, 1)],
-                                                             generation_id_or_member_epoch=1))
+        r = await c.request(ApiKey.OFFSET_COMMIT, 8, _commit("absent", [CP(0, 1)], generation_id_or_member_epoch=1))
         assert _errors(r) == [("t", 0, ErrorCode.ILLEGAL_GENERATION)]
         await c.aclose()
-        partitions = {server.broker.groups.partition_for(g)
-                      for g in ("g2", "g5", "g8", "g9")}
+        partitions = {server.broker.groups.partition_for(g) for g in ("g2", "g5", "g8", "g9")}
     # Stopping closed every __consumer_offsets log cleanly (no recovery needed at the next start).
     for n in partitions:
         assert (tmp_path / f"__consumer_offsets-{n}" / ".kafka_cleanshutdown").is_file()
 
     async with open_server(tmp_path) as server:
         c = await _connect(server)
-        r = await c.request(ApiKey.OFFSET_FETCH, 1, OffsetFetchRequest(
-            group_id="g2", topics=[OffsetFetchRequestTopic("t", [0, 1])]))
-        assert [(p.partition_index, p.committed_offset, p.metadata, p.error_code)
-                for p in r.topics[0].partitions] == [(0, 20, "v2", 0), (1, -1, "", 0)]
-        r = await c.request(ApiKey.OFFSET_FETCH, 5, OffsetFetchRequest(
-            group_id="g8", topics=[OffsetFetchRequestTopic("t", [2])]))
+        r = await c.request(
+            ApiKey.OFFSET_FETCH, 1, OffsetFetchRequest(group_id="g2", topics=[OffsetFetchRequestTopic("t", [0, 1])])
+        )
+        assert [(p.partition_index, p.committed_offset, p.metadata, p.error_code) for p in r.topics[0].partitions] == [
+            (0, 20, "v2", 0),
+            (1, -1, "", 0),
+        ]
+        r = await c.request(
+            ApiKey.OFFSET_FETCH, 5, OffsetFetchRequest(group_id="g8", topics=[OffsetFetchRequestTopic("t", [2])])
+        )
         p = r.topics[0].partitions[0]
         assert (r.error_code, p.committed_offset, p.committed_leader_epoch, p.metadata) == (0, 80, 7, "m8")
-        r = await c.request(ApiKey.OFFSET_FETCH, 7, OffsetFetchRequest(
-            group_id="g9", topics=None, require_stable=True))
-        assert [(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.metadata)
-                for t in r.topics for p in t.partitions] == [("t", 3, 90, 3, "m9")]
-        r = await c.request(ApiKey.OFFSET_FETCH, 8, OffsetFetchRequest(groups=[
-            OffsetFetchRequestGroup("g5", topics=[OffsetFetchRequestTopics(name="t", partition_indexes=[1])]),
-            OffsetFetchRequestGroup("g9", topics=None),
-            OffsetFetchRequestGroup("unknown", topics=None)]))
-        assert [(g.group_id, g.error_code, [(t.name, p.partition_index, p.committed_offset,
-                                             p.committed_leader_epoch, p.metadata)
-                                            for t in g.topics for p in t.partitions])
-                for g in r.groups] == [
-            ("g5", 0, [("t", 1, 50, -1, "")]),
-            ("g9", 0, [("t", 3, 90, 3, "m9")]),
-            ("unknown", 0, []),
-        ]
+        r = await c.request(ApiKey.OFFSET_FETCH, 7, OffsetFetchRequest(group_id="g9", topics=None, require_stable=True))
+        assert [
+            (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.metadata)
+            for t in r.topics
+            for p in t.partitions
+        ] == [("t", 3, 90, 3, "m9")]
+        r = await c.request(
+            ApiKey.OFFSET_FETCH,
+            8,
+            OffsetFetchRequest(
+                groups=[
+                    OffsetFetchRequestGroup("g5", topics=[OffsetFetchRequestTopics(name="t", partition_indexes=[1])]),
+                    OffsetFetchRequestGroup("g9", topics=None),
+                    OffsetFetchRequestGroup("unknown", topics=None),
+                ]
+            ),
+        )
+        assert [
+            (
+                g.group_id,
+                g.error_code,
+                [
+                    (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.metadata)
+                    for t in g.topics
+                    for p in t.partitions
+                ],
+            )
+            for g in r.groups
+        ] == [("g5", 0, [("t", 1, 50, -1, "")]), ("g9", 0, [("t", 3, 90, 3, "m9")]), ("unknown", 0, [])]
         r = await c.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
         internal = [(t.name, len(t.partitions)) for t in r.topics if t.is_internal]
         assert sorted(internal) == [("__consumer_offsets", 50), ("__transaction_state", 50)]
@@ -139,10 +149,17 @@ async def test_deleted_group_and_deleted_offsets_stay_gone_after_a_restart(tmp_p
         for group in ("gone", "kept"):
             await c.request(ApiKey.OFFSET_COMMIT, 8, _commit(group, [CP(0, 5), CP(1, 6)]))
         r = await c.request(ApiKey.DELETE_GROUPS, 2, DeleteGroupsRequest(groups_names=["gone", "never"]))
-        assert [(x.group_id, x.error_code) for x in r.results] == [
-            ("gone", 0), ("never", ErrorCode.GROUP_ID_NOT_FOUND)]
-        r = await c.request(ApiKey.OFFSET_DELETE, 0, OffsetDeleteRequest(group_id="kept", topics=[
-            OffsetDeleteRequestTopic("t", [OffsetDeleteRequestPartition(1), OffsetDeleteRequestPartition(7)])]))
+        assert [(x.group_id, x.error_code) for x in r.results] == [("gone", 0), ("never", ErrorCode.GROUP_ID_NOT_FOUND)]
+        r = await c.request(
+            ApiKey.OFFSET_DELETE,
+            0,
+            OffsetDeleteRequest(
+                group_id="kept",
+                topics=[
+                    OffsetDeleteRequestTopic("t", [OffsetDeleteRequestPartition(1), OffsetDeleteRequestPartition(7)])
+                ],
+            ),
+        )
         assert (r.error_code, _errors(r)) == (0, [("t", 7, UNKNOWN_TP), ("t", 1, NONE)])
         r = await c.request(ApiKey.OFFSET_DELETE, 0, OffsetDeleteRequest(group_id="never", topics=[]))
         assert (r.error_code, r.topics) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
@@ -150,11 +167,17 @@ async def test_deleted_group_and_deleted_offsets_stay_gone_after_a_restart(tmp_p
 
     async with open_server(tmp_path) as server:
         c = await _connect(server)
-        r = await c.request(ApiKey.OFFSET_FETCH, 8, OffsetFetchRequest(groups=[
-            OffsetFetchRequestGroup("gone", topics=None), OffsetFetchRequestGroup("kept", topics=None)]))
-        assert [(g.group_id, [(p.partition_index, p.committed_offset) for t in g.topics
-                              for p in t.partitions]) for g in r.groups] == [
-            ("gone", []), ("kept", [(0, 5)])]
+        r = await c.request(
+            ApiKey.OFFSET_FETCH,
+            8,
+            OffsetFetchRequest(
+                groups=[OffsetFetchRequestGroup("gone", topics=None), OffsetFetchRequestGroup("kept", topics=None)]
+            ),
+        )
+        assert [
+            (g.group_id, [(p.partition_index, p.committed_offset) for t in g.topics for p in t.partitions])
+            for g in r.groups
+        ] == [("gone", []), ("kept", [(0, 5)])]
         r = await c.request(ApiKey.LIST_GROUPS, 4, ListGroupsRequest())
         assert [(g.group_id, g.group_state) for g in r.groups] == [("kept", "Empty")]
         r = await c.request(ApiKey.DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=["gone"]))
@@ -191,12 +214,16 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         many = OffsetFetchRequest(groups=[OffsetFetchRequestGroup("g", topics=None)])
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 8), many)
         assert [(g.group_id, g.error_code) for g in r.groups] == [("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)]
-        r = await k08_offset_commit.handle(_request_context(broker, ApiKey.OFFSET_COMMIT, 8),
-                                           _commit("g", [CP(0, 1)]))
+        r = await k08_offset_commit.handle(_request_context(broker, ApiKey.OFFSET_COMMIT, 8), _commit("g", [CP(0, 1)]))
         assert _errors(r) == [("t", 0, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)]
-        join = JoinGroupRequest(group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
-                                member_id="", protocol_type="consumer",
-                                protocols=[JoinGroupRequestProtocol("range", b"")])
+        join = JoinGroupRequest(
+            group_id="g",
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            member_id="",
+            protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol("range", b"")],
+        )
         r = await k11_join_group.handle(_request_context(broker, ApiKey.JOIN_GROUP, 9), join)
         assert r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         r = await k16_list_groups.handle(_request_context(broker, ApiKey.LIST_GROUPS, 4), ListGroupsRequest())
@@ -206,14 +233,20 @@ async def test_load_in_progress_until_the_partition_is_loaded(tmp_path):
         assert service.partition_for("other-group") != service.partition_for("g")
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 8), other)
         assert r.groups[0].error_code == 0
-        r = await k15_describe_groups.handle(_request_context(broker, ApiKey.DESCRIBE_GROUPS, 5),
-                                             DescribeGroupsRequest(groups=["other-group", "g"]))
+        r = await k15_describe_groups.handle(
+            _request_context(broker, ApiKey.DESCRIBE_GROUPS, 5), DescribeGroupsRequest(groups=["other-group", "g"])
+        )
         assert [(g.group_id, g.error_code, g.group_state) for g in r.groups] == [
-            ("other-group", 0, "Dead"), ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "")]
-        r = await k42_delete_groups.handle(_request_context(broker, ApiKey.DELETE_GROUPS, 2),
-                                           DeleteGroupsRequest(groups_names=["g", "other-group"]))
+            ("other-group", 0, "Dead"),
+            ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ""),
+        ]
+        r = await k42_delete_groups.handle(
+            _request_context(broker, ApiKey.DELETE_GROUPS, 2), DeleteGroupsRequest(groups_names=["g", "other-group"])
+        )
         assert [(g.group_id, g.error_code) for g in r.results] == [
-            ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS), ("other-group", ErrorCode.GROUP_ID_NOT_FOUND)]
+            ("g", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+            ("other-group", ErrorCode.GROUP_ID_NOT_FOUND),
+        ]
 
         await runtime.load_all()
         r = await k09_offset_fetch.handle(_request_context(broker, ApiKey.OFFSET_FETCH, 2), fetch)
@@ -236,8 +269,8 @@ async def test_one_commit_is_one_batch_in_consumer_offsets(tmp_path):
         n = server.broker.groups.partition_for("one")
         config = server.broker.config
     log = Log.open(tmp_path / f"__consumer_offsets-{n}", offsets_log_config(config), SystemClock())
-    batches = [[decode_record(rec.key, rec.value) for rec in iter_records(data)]
-               for _, data in log.iter_batches()]
+    batches = [[decode_record(rec.key, rec.value) for rec in iter_records(data)] for _, data in log.iter_batches()]
     log.close()
     assert [[(r.topic, r.partition, r.offset) for r in batch] for batch in batches] == [
-        [("t", 0, 1), ("t", 1, 2), ("t", 2, 3)]]
+        [("t", 0, 1), ("t", 1, 2), ("t", 2, 3)]
+    ]

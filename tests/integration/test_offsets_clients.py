@@ -4,6 +4,7 @@ group reads them back (`committed()`) and resumes there: confluent-kafka, kafka-
 Real time, real sockets (EmbeddedServer on its own thread). Every wait is a poll loop bounded by
 a deadline; nothing asserts on time.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,15 +55,21 @@ def test_confluent_kafka_commit_restart_resume(server):
     from confluent_kafka import Consumer, TopicPartition
 
     coordinator, topic = server
-    config = {"bootstrap.servers": coordinator.bootstrap, "group.id": "cg-confluent",
-              "enable.auto.commit": False, "auto.offset.reset": "earliest",
-              "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+    config = {
+        "bootstrap.servers": coordinator.bootstrap,
+        "group.id": "cg-confluent",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 500,
+    }
     deadline = time.monotonic() + DEADLINE
     consumer = Consumer(config)
     consumer.subscribe([topic])
     assert _first_offsets_confluent(consumer, deadline) == {0: 0, 1: 0}  # nothing committed yet
-    consumer.commit(offsets=[TopicPartition(topic, p, off, metadata=f"meta-{p}")
-                             for p, off in COMMIT.items()], asynchronous=False)
+    consumer.commit(
+        offsets=[TopicPartition(topic, p, off, metadata=f"meta-{p}") for p, off in COMMIT.items()], asynchronous=False
+    )
     consumer.close()
 
     coordinator.restart()
@@ -70,7 +77,8 @@ def test_confluent_kafka_commit_restart_resume(server):
     consumer = Consumer(config)
     committed = consumer.committed([TopicPartition(topic, p) for p in COMMIT], timeout=DEADLINE)
     assert [(tp.partition, tp.offset, tp.metadata, tp.error) for tp in committed] == [
-        (p, off, f"meta-{p}", None) for p, off in COMMIT.items()]
+        (p, off, f"meta-{p}", None) for p, off in COMMIT.items()
+    ]
     consumer.subscribe([topic])
     assert _first_offsets_confluent(consumer, time.monotonic() + DEADLINE) == COMMIT
     consumer.close()
@@ -83,10 +91,15 @@ def test_kafka_python_commit_restart_resume(server):
     coordinator, topic = server
 
     def consumer() -> KafkaConsumer:
-        return KafkaConsumer(bootstrap_servers=coordinator.bootstrap, group_id="cg-kafka-python",
-                             enable_auto_commit=False, auto_offset_reset="earliest",
-                             session_timeout_ms=6000, heartbeat_interval_ms=500,
-                             request_timeout_ms=10_000)
+        return KafkaConsumer(
+            bootstrap_servers=coordinator.bootstrap,
+            group_id="cg-kafka-python",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+            request_timeout_ms=10_000,
+        )
 
     def first_offsets(c: KafkaConsumer) -> dict[int, int]:
         first: dict[int, int] = {}
@@ -101,8 +114,7 @@ def test_kafka_python_commit_restart_resume(server):
     c = consumer()
     c.subscribe([topic])
     assert first_offsets(c) == {0: 0, 1: 0}
-    c.commit({TopicPartition(topic, p): OffsetAndMetadata(off, f"kp-{p}", -1)
-              for p, off in COMMIT.items()})
+    c.commit({TopicPartition(topic, p): OffsetAndMetadata(off, f"kp-{p}", -1) for p, off in COMMIT.items()})
     c.close()
 
     coordinator.restart()
@@ -123,17 +135,21 @@ def test_aiokafka_commit_restart_resume(server):
     coordinator, topic = server
 
     async def session(commit: bool) -> tuple[dict[int, int], dict[int, tuple[int, str]]]:
-        c = AIOKafkaConsumer(topic, bootstrap_servers=coordinator.bootstrap,
-                             group_id="cg-aiokafka", enable_auto_commit=False,
-                             auto_offset_reset="earliest", session_timeout_ms=6000,
-                             heartbeat_interval_ms=500)
+        c = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=coordinator.bootstrap,
+            group_id="cg-aiokafka",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+        )
         await c.start()
         try:
             committed = {}
             if not commit:
                 # OffsetFetch through the group coordinator, with metadata.
-                offsets = await c._coordinator.fetch_committed_offsets(
-                    [TopicPartition(topic, p) for p in COMMIT])
+                offsets = await c._coordinator.fetch_committed_offsets([TopicPartition(topic, p) for p in COMMIT])
                 committed = {tp.partition: (om.offset, om.metadata) for tp, om in offsets.items()}
             first: dict[int, int] = {}
             async with asyncio.timeout(DEADLINE):
@@ -142,8 +158,9 @@ def test_aiokafka_commit_restart_resume(server):
                         if records:
                             first.setdefault(tp.partition, records[0].offset)
             if commit:
-                await c.commit({TopicPartition(topic, p): OffsetAndMetadata(off, f"ak-{p}")
-                                for p, off in COMMIT.items()})
+                await c.commit(
+                    {TopicPartition(topic, p): OffsetAndMetadata(off, f"ak-{p}") for p, off in COMMIT.items()}
+                )
             return first, committed
         finally:
             await c.stop()

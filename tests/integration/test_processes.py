@@ -1,5 +1,6 @@
 """kgc serve --brokers N --processes: one process per broker, static leaders, the whole cluster in
 every Metadata answer, each group served by the process that leads its partition."""
+
 from __future__ import annotations
 
 import os
@@ -15,11 +16,7 @@ from protocol.errors import ErrorCode
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from tests.integration.raw_client import RawClient
 
@@ -28,9 +25,25 @@ DEADLINE = 30  # seconds: a safety net against hangs, never a timing assertion
 
 def start(tmp_path, *extra: str) -> subprocess.Popen:
     env = dict(os.environ)
-    return subprocess.Popen([sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir",
-                             str(tmp_path / "data"), "--log-level", "WARNING", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "coordinator",
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--log-level",
+            "WARNING",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def children(pid: int) -> list[int]:
@@ -49,13 +62,21 @@ async def test_brokers_in_processes_serve_the_whole_cluster(tmp_path):
         assert len(brokers) == 2  # one process per broker
         with trio.fail_after(DEADLINE):
             client = await RawClient.connect("127.0.0.1", ports[0])
-            metadata = await client.request(ApiKey.METADATA, 9, MetadataRequest(
-                topics=[MetadataRequestTopic(name="orders")], allow_auto_topic_creation=False))
+            metadata = await client.request(
+                ApiKey.METADATA,
+                9,
+                MetadataRequest(topics=[MetadataRequestTopic(name="orders")], allow_auto_topic_creation=False),
+            )
             assert sorted((b.node_id, b.port) for b in metadata.brokers) == [(0, ports[0]), (1, ports[1])]
             leaders = {p.partition_index: p.leader_id for p in metadata.topics[0].partitions}
             assert sorted(set(leaders.values())) == [0, 1]  # both brokers lead partitions
-            created = await client.request(ApiKey.CREATE_TOPICS, 4, CreateTopicsRequest(
-                topics=[CreatableTopic(name="later", num_partitions=1, replication_factor=1)], timeout_ms=1000))
+            created = await client.request(
+                ApiKey.CREATE_TOPICS,
+                4,
+                CreateTopicsRequest(
+                    topics=[CreatableTopic(name="later", num_partitions=1, replication_factor=1)], timeout_ms=1000
+                ),
+            )
             assert created.topics[0].error_code == ErrorCode.POLICY_VIOLATION
             served_by = set()
             for n in range(8):  # groups land on both processes
@@ -64,18 +85,43 @@ async def test_brokers_in_processes_serve_the_whole_cluster(tmp_path):
                 assert found.error_code == ErrorCode.NONE and found.port in ports
                 served_by.add(found.node_id)
                 coordinator = await RawClient.connect("127.0.0.1", found.port)
-                committed = await coordinator.request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-                    group_id=group, topics=[OffsetCommitRequestTopic(name="orders", partitions=[
-                        OffsetCommitRequestPartition(partition_index=1, committed_offset=40 + n)])]))
+                committed = await coordinator.request(
+                    ApiKey.OFFSET_COMMIT,
+                    8,
+                    OffsetCommitRequest(
+                        group_id=group,
+                        topics=[
+                            OffsetCommitRequestTopic(
+                                name="orders",
+                                partitions=[OffsetCommitRequestPartition(partition_index=1, committed_offset=40 + n)],
+                            )
+                        ],
+                    ),
+                )
                 assert committed.topics[0].partitions[0].error_code == ErrorCode.NONE
-                fetched = await coordinator.request(ApiKey.OFFSET_FETCH, 5, OffsetFetchRequest(
-                    group_id=group, topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[1])]))
+                fetched = await coordinator.request(
+                    ApiKey.OFFSET_FETCH,
+                    5,
+                    OffsetFetchRequest(
+                        group_id=group, topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[1])]
+                    ),
+                )
                 assert fetched.topics[0].partitions[0].committed_offset == 40 + n
                 await coordinator.aclose()
                 other = await RawClient.connect("127.0.0.1", ports[1 - ports.index(found.port)])
-                elsewhere = await other.request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-                    group_id=group, topics=[OffsetCommitRequestTopic(name="orders", partitions=[
-                        OffsetCommitRequestPartition(partition_index=1, committed_offset=1)])]))
+                elsewhere = await other.request(
+                    ApiKey.OFFSET_COMMIT,
+                    8,
+                    OffsetCommitRequest(
+                        group_id=group,
+                        topics=[
+                            OffsetCommitRequestTopic(
+                                name="orders",
+                                partitions=[OffsetCommitRequestPartition(partition_index=1, committed_offset=1)],
+                            )
+                        ],
+                    ),
+                )
                 assert elsewhere.topics[0].partitions[0].error_code == ErrorCode.NOT_COORDINATOR
                 await other.aclose()
             assert served_by == {0, 1}

@@ -1,6 +1,7 @@
 """Issue 17: request bytes held across all connections are bounded (queued.max.request.bytes:
 past it connections wait, so the server does not grow), and a frame still arriving after
 connections.max.idle.ms is dropped (a slow-loris sender cannot hold its memory for ever)."""
+
 from __future__ import annotations
 
 import struct

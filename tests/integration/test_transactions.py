@@ -3,6 +3,7 @@ error codes, and three brokers where the transaction coordinator moves with its 
 
 Every wait is on a condition under a deadline; time never passes by sleeping for real.
 """
+
 from __future__ import annotations
 
 import trio
@@ -12,10 +13,7 @@ from coordinator.txn.placement import TRANSACTION_STATE_TOPIC, partition_for
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode as E
 from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
-from protocol.messages.add_partitions_to_txn import (
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnTopic,
-)
+from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnTopic
 from protocol.messages.describe_transactions import DescribeTransactionsRequest
 from protocol.messages.end_txn import EndTxnRequest
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
@@ -35,15 +33,24 @@ DEADLINE = 20
 
 
 async def init(c: RawClient, txn: str, version: int = 4, **kw):
-    return await c.request(ApiKey.INIT_PRODUCER_ID, version,
-                           InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000, **kw))
+    return await c.request(
+        ApiKey.INIT_PRODUCER_ID,
+        version,
+        InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000, **kw),
+    )
 
 
-async def add(c: RawClient, txn: str, pid: int, epoch: int, version: int = 3, topic: str = "orders",
-              partitions=(0,)):
-    r = await c.request(ApiKey.ADD_PARTITIONS_TO_TXN, version, AddPartitionsToTxnRequest(
-        v3_and_below_transactional_id=txn, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
-        v3_and_below_topics=[AddPartitionsToTxnTopic(topic, list(partitions))]))
+async def add(c: RawClient, txn: str, pid: int, epoch: int, version: int = 3, topic: str = "orders", partitions=(0,)):
+    r = await c.request(
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        version,
+        AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=txn,
+            v3_and_below_producer_id=pid,
+            v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=[AddPartitionsToTxnTopic(topic, list(partitions))],
+        ),
+    )
     return [p.partition_error_code for t in r.results_by_topic_v3_and_below for p in t.results_by_partition]
 
 
@@ -52,26 +59,52 @@ async def end(c: RawClient, txn: str, pid: int, epoch: int, commit: bool, versio
 
 
 async def produce(c: RawClient, txn: str | None, pid: int, epoch: int, seq: int, value: bytes):
-    batch = encode_batch(0, [Record(None, 1, b"k", value)], producer_id=pid, producer_epoch=epoch,
-                         base_sequence=seq, transactional=txn is not None)
-    r = await c.request(ApiKey.PRODUCE, 9, ProduceRequest(transactional_id=txn, acks=-1, timeout_ms=5000,
-                                                          topic_data=[TopicProduceData("orders", partition_data=[
-                                                              PartitionProduceData(0, batch)])]))
+    batch = encode_batch(
+        0,
+        [Record(None, 1, b"k", value)],
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=seq,
+        transactional=txn is not None,
+    )
+    r = await c.request(
+        ApiKey.PRODUCE,
+        9,
+        ProduceRequest(
+            transactional_id=txn,
+            acks=-1,
+            timeout_ms=5000,
+            topic_data=[TopicProduceData("orders", partition_data=[PartitionProduceData(0, batch)])],
+        ),
+    )
     return r.responses[0].partition_responses[0].error_code
 
 
 async def fetch(c: RawClient, isolation: int):
-    r = await c.request(ApiKey.FETCH, 11, FetchRequest(
-        replica_id=-1, max_wait_ms=0, max_bytes=1 << 20, isolation_level=isolation,
-        topics=[FetchTopic(topic="orders", partitions=[FetchPartition(partition=0, fetch_offset=0,
-                                                                      partition_max_bytes=1 << 20)])]))
+    r = await c.request(
+        ApiKey.FETCH,
+        11,
+        FetchRequest(
+            replica_id=-1,
+            max_wait_ms=0,
+            max_bytes=1 << 20,
+            isolation_level=isolation,
+            topics=[
+                FetchTopic(
+                    topic="orders",
+                    partitions=[FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)],
+                )
+            ],
+        ),
+    )
     return r.responses[0].partitions[0]
 
 
 async def test_a_transaction_over_the_wire_and_the_bad_inputs(client, server):
     with trio.fail_after(DEADLINE):
-        r = await client.request(ApiKey.FIND_COORDINATOR, 4, FindCoordinatorRequest(
-            key_type=1, coordinator_keys=["tx-a", "tx-b"]))
+        r = await client.request(
+            ApiKey.FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=1, coordinator_keys=["tx-a", "tx-b"])
+        )
         assert [(c.key, c.error_code, c.node_id) for c in r.coordinators] == [("tx-a", 0, 0), ("tx-b", 0, 0)]
         assert await add(client, "tx-a", 0, 0) == [E.INVALID_PRODUCER_ID_MAPPING]  # before InitProducerId
         first = await init(client, "tx-a")
@@ -99,9 +132,18 @@ async def test_txn_offset_commit_bad_inputs(client, server):
         pid = (await init(client, "tx-o")).producer_id
 
         async def commit(group: str, version: int = 3, **kw):
-            r = await client.request(ApiKey.TXN_OFFSET_COMMIT, version, TxnOffsetCommitRequest(
-                transactional_id="tx-o", group_id=group, producer_id=pid, producer_epoch=0, topics=[
-                    TxnOffsetCommitRequestTopic("orders", [TxnOffsetCommitRequestPartition(0, 5)])], **kw))
+            r = await client.request(
+                ApiKey.TXN_OFFSET_COMMIT,
+                version,
+                TxnOffsetCommitRequest(
+                    transactional_id="tx-o",
+                    group_id=group,
+                    producer_id=pid,
+                    producer_epoch=0,
+                    topics=[TxnOffsetCommitRequestTopic("orders", [TxnOffsetCommitRequestPartition(0, 5)])],
+                    **kw,
+                ),
+            )
             return r.topics[0].partitions[0].error_code
 
         assert await commit("g") == E.INVALID_TXN_STATE  # AddOffsetsToTxn first
@@ -112,10 +154,15 @@ async def test_txn_offset_commit_bad_inputs(client, server):
         assert await commit("g", generation_id=0, member_id="ghost") == E.UNKNOWN_MEMBER_ID
         d = await client.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, DescribeTransactionsRequest(["tx-o", "nope"]))
         assert [(s.transactional_id, s.error_code, s.transaction_state) for s in d.transaction_states] == [
-            ("tx-o", 0, "Ongoing"), ("nope", E.TRANSACTIONAL_ID_NOT_FOUND, "")]
+            ("tx-o", 0, "Ongoing"),
+            ("nope", E.TRANSACTIONAL_ID_NOT_FOUND, ""),
+        ]
         assert d.transaction_states[0].topics[0].topic == "__consumer_offsets"
-        listed = await client.request(ApiKey.LIST_TRANSACTIONS, 2, ListTransactionsRequest(
-            state_filters=["Ongoing", "Bogus"], transactional_id_pattern="tx-.*"))
+        listed = await client.request(
+            ApiKey.LIST_TRANSACTIONS,
+            2,
+            ListTransactionsRequest(state_filters=["Ongoing", "Bogus"], transactional_id_pattern="tx-.*"),
+        )
         assert [(t.transactional_id, t.transaction_state) for t in listed.transaction_states] == [("tx-o", "Ongoing")]
         assert listed.unknown_state_filters == ["Bogus"]
 
@@ -153,16 +200,18 @@ async def test_a_transaction_survives_its_coordinator_broker_going_down(tmp_path
         with trio.fail_after(DEADLINE):
             partition = partition_for("tx-down")
             leader = server.cluster.leader(TRANSACTION_STATE_TOPIC, partition)
-            first = await RawClient.connect(server.brokers[leader].advertised_host,
-                                            server.brokers[leader].advertised_port)
+            first = await RawClient.connect(
+                server.brokers[leader].advertised_host, server.brokers[leader].advertised_port
+            )
             pid = (await init(first, "tx-down")).producer_id
             assert await add(first, "tx-down", pid, 0) == [0]
             await first.aclose()
             await server.controller.broker_down(leader)  # its partitions elect new leaders
             successor = server.cluster.leader(TRANSACTION_STATE_TOPIC, partition)
             assert successor not in (leader, -1)
-            client = await RawClient.connect(server.brokers[successor].advertised_host,
-                                             server.brokers[successor].advertised_port)
+            client = await RawClient.connect(
+                server.brokers[successor].advertised_host, server.brokers[successor].advertised_port
+            )
             found = await client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="tx-down", key_type=1))
             assert (found.error_code, found.node_id) == (0, successor)
             await server.txn_runtime.settled(partition)

@@ -35,12 +35,21 @@ def _repo_root() -> str:
 
 # -- the pipeline (child process) ---------------------------------------------------------------------
 
+
 def pipeline(bootstrap: str, drain: bool) -> None:
     from confluent_kafka import Consumer, Producer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "group.instance.id": INSTANCE,
-                         "isolation.level": "read_committed", "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False, "session.timeout.ms": 10_000})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": GROUP,
+            "group.instance.id": INSTANCE,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 10_000,
+        }
+    )
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": TXN_ID, "transaction.timeout.ms": 10_000})
     producer.init_transactions(30)
     consumer.subscribe(["in"])
@@ -65,8 +74,9 @@ def pipeline(bootstrap: str, drain: bool) -> None:
             for partition, offset in start.items():  # read the batch again
                 consumer.seek(TopicPartition("in", partition, offset))
             continue
-        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
-                                             consumer.consumer_group_metadata(), 30)
+        producer.send_offsets_to_transaction(
+            consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 30
+        )
         producer.commit_transaction(30)
         print("committed", flush=True)
 
@@ -85,6 +95,7 @@ def _drained(consumer) -> bool:
 
 
 # -- the parent ---------------------------------------------------------------------------------------
+
 
 class Lines:
     """A child's stdout lines, read by a thread; the test waits on them, never polls."""
@@ -107,16 +118,36 @@ class Lines:
 
     def wait_for(self, predicate, timeout: float) -> bool:
         with self._changed:
-            return self._changed.wait_for(lambda: predicate(self.lines) or "<eof>" in self.lines, timeout) \
-                and predicate(self.lines)
+            return self._changed.wait_for(
+                lambda: predicate(self.lines) or "<eof>" in self.lines, timeout
+            ) and predicate(self.lines)
 
 
 def start_server(data_dir: str, log) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir,
-         "--create-topic", f"in:{PARTITIONS}", "--create-topic", f"out:{PARTITIONS}", "--log-level", "WARNING",
-         "--set", "log.flush.mode=group_commit"],
-        stdout=subprocess.PIPE, stderr=log, text=True, cwd=_repo_root())
+        [
+            sys.executable,
+            "-m",
+            "coordinator",
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            data_dir,
+            "--create-topic",
+            f"in:{PARTITIONS}",
+            "--create-topic",
+            f"out:{PARTITIONS}",
+            "--log-level",
+            "WARNING",
+            "--set",
+            "log.flush.mode=group_commit",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        cwd=_repo_root(),
+    )
     assert proc.stdout is not None
     deadline = time.monotonic() + 30
     while True:
@@ -145,11 +176,20 @@ def produce_inputs(bootstrap: str, values: list[str]) -> None:
 
     async def run() -> None:
         client = await RawClient.connect(host, int(port))
-        data = [PartitionProduceData(p, encode_batch(0, [Record(None, 1, None, v.encode())
-                                                          for i, v in enumerate(values) if i % PARTITIONS == p]))
-                for p in range(PARTITIONS)]
-        r = await client.request(ApiKey.PRODUCE, 9, ProduceRequest(acks=-1, timeout_ms=10_000, topic_data=[
-            TopicProduceData("in", partition_data=data)]))
+        data = [
+            PartitionProduceData(
+                p,
+                encode_batch(
+                    0, [Record(None, 1, None, v.encode()) for i, v in enumerate(values) if i % PARTITIONS == p]
+                ),
+            )
+            for p in range(PARTITIONS)
+        ]
+        r = await client.request(
+            ApiKey.PRODUCE,
+            9,
+            ProduceRequest(acks=-1, timeout_ms=10_000, topic_data=[TopicProduceData("in", partition_data=data)]),
+        )
         await client.aclose()
         assert [p.error_code for p in r.responses[0].partition_responses] == [0] * PARTITIONS
 
@@ -159,8 +199,15 @@ def produce_inputs(bootstrap: str, values: list[str]) -> None:
 def read_out(bootstrap: str, isolation: str) -> list[str]:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{isolation}", "isolation.level": isolation,
-                         "enable.auto.commit": False, "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{isolation}",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     consumer.assign([TopicPartition("out", p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     values, at_end, deadline = [], set(), time.monotonic() + 30
     while len(at_end) < PARTITIONS:
@@ -208,8 +255,9 @@ def test_exactly_once_through_sigkill(tmp_path):
                 # after 1-3 commits (each commit line comes right after a commit, the next in flight).
                 moment = rng.randint(-1, 3)
                 if moment >= 0:
-                    child.wait_for(lambda lines, n=moment: "ready" in lines and lines.count("committed") >= n,
-                                   timeout=20)
+                    child.wait_for(
+                        lambda lines, n=moment: "ready" in lines and lines.count("committed") >= n, timeout=20
+                    )
                 server.send_signal(signal.SIGKILL)
                 child.proc.send_signal(signal.SIGKILL)
                 server.wait(10)

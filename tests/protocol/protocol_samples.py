@@ -32,10 +32,7 @@ INT_RANGES = {
 def all_codecs() -> list[tuple[int, int, bool]]:
     """(api_key, version, is_response) for every codec."""
     return [
-        (int(k), v, resp)
-        for k, (lo, hi) in CODEC_VERSIONS.items()
-        for v in range(lo, hi + 1)
-        for resp in (False, True)
+        (int(k), v, resp) for k, (lo, hi) in CODEC_VERSIONS.items() for v in range(lo, hi + 1) for resp in (False, True)
     ]
 
 
@@ -46,8 +43,14 @@ def codec_id(case: tuple[int, int, bool]) -> str:
 
 def _default(f: Field) -> Any:
     if f.default is ZERO:
-        return {"bool": False, "string": "", "bytes": b"", "records": None, "uuid": uuid.UUID(int=0),
-                "float64": 0.0}.get(f.type, 0)
+        return {
+            "bool": False,
+            "string": "",
+            "bytes": b"",
+            "records": None,
+            "uuid": uuid.UUID(int=0),
+            "float64": 0.0,
+        }.get(f.type, 0)
     return f.default
 
 

@@ -10,14 +10,7 @@ from pathlib import Path
 import pytest
 
 from protocol import api
-from protocol.api import (
-    CODEC_VERSIONS,
-    FIRST_FLEXIBLE_VERSION,
-    MODULE_NAMES,
-    SUPPORTED_VERSIONS,
-    ApiKey,
-    is_flexible,
-)
+from protocol.api import CODEC_VERSIONS, FIRST_FLEXIBLE_VERSION, MODULE_NAMES, SUPPORTED_VERSIONS, ApiKey, is_flexible
 from protocol.codec import message_schema, request_type, response_type
 from protocol.schema import parse_versions
 

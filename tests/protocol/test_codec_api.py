@@ -6,13 +6,7 @@ import pytest
 
 from protocol import codec
 from protocol.api import ApiKey
-from protocol.codec import (
-    decode_request,
-    encode_request,
-    encode_response,
-    request_type,
-    response_type,
-)
+from protocol.codec import decode_request, encode_request, encode_response, request_type, response_type
 from protocol.codegen import source
 from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
 from protocol.messages import join_group, offset_commit, sync_group

@@ -24,22 +24,25 @@ FULL = ConsumerProtocolSubscription(3, ["orders", "pay"], b"ud", [TopicPartition
 
 
 def test_protocol_md_example() -> None:
-    empty = bytes.fromhex("0000" "00000001" "000174" "00000000")
-    null = bytes.fromhex("0000" "00000001" "000174" "ffffffff")
+    empty = bytes.fromhex("00000000000100017400000000")
+    null = bytes.fromhex("000000000001000174ffffffff")
     assert decode_subscription(empty) == ConsumerProtocolSubscription(0, ["t"], b"")
     assert decode_subscription(null) == ConsumerProtocolSubscription(0, ["t"], None)
     assert encode_subscription(ConsumerProtocolSubscription(0, ["t"], None)) == null
 
 
 def test_librdkafka_style_v3_bytes() -> None:
-    raw = b"".join([
-        struct.pack(">h", 3),                    # Version
-        struct.pack(">i", 1), b"\x00\x01t",      # Topics ["t"]
-        struct.pack(">i", 0),                    # UserData: empty, not null
-        struct.pack(">i", 0),                    # OwnedPartitions: none
-        struct.pack(">i", -1),                   # GenerationId
-        struct.pack(">h", -1),                   # RackId: null
-    ])
+    raw = b"".join(
+        [
+            struct.pack(">h", 3),  # Version
+            struct.pack(">i", 1),
+            b"\x00\x01t",  # Topics ["t"]
+            struct.pack(">i", 0),  # UserData: empty, not null
+            struct.pack(">i", 0),  # OwnedPartitions: none
+            struct.pack(">i", -1),  # GenerationId
+            struct.pack(">h", -1),  # RackId: null
+        ]
+    )
     sub = ConsumerProtocolSubscription(3, ["t"], b"", [], -1, None)
     assert decode_subscription(raw) == sub
     assert encode_subscription(sub) == raw
@@ -59,8 +62,14 @@ def test_subscription_round_trip_and_kafka_python(version: int) -> None:
     kp = pytest.importorskip("kafka.protocol.consumer.metadata")
     S = kp.ConsumerProtocolSubscription
     owned = [S.TopicPartition(topic=t.topic, partitions=t.partitions) for t in sub.owned_partitions]
-    theirs = S(topics=sub.topics, user_data=sub.user_data, owned_partitions=owned,
-               generation_id=sub.generation_id, rack_id=sub.rack_id, version=version).encode(version=version)
+    theirs = S(
+        topics=sub.topics,
+        user_data=sub.user_data,
+        owned_partitions=owned,
+        generation_id=sub.generation_id,
+        rack_id=sub.rack_id,
+        version=version,
+    ).encode(version=version)
     assert raw == bytes(theirs)
 
 
@@ -103,14 +112,14 @@ def test_missing_tail_gets_defaults() -> None:
     [
         b"",
         b"\x00",
-        b"\xff\xff" + bytes(8),                                 # negative version
-        b"\x00\x00\xff\xff\xff\xfe" + bytes(4),                 # negative topic count
-        b"\x00\x00\x00\x00\x00\x01\xff\xfe",                    # negative string length
-        b"\x00\x00\x00\x00\x00\x01\xff\xff" + bytes(4),          # null topic (not nullable)
-        b"\x00\x00\x00\x00\x00\x01\x00\x05ab",                  # string past the end
-        b"\x00\x00\x7f\xff\xff\xff",                            # huge count
-        b"\x00\x00\x00\x00\x00\x00\xff\xff\xff\xfe",            # user data length -2
-        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09ab",          # user data past the end
+        b"\xff\xff" + bytes(8),  # negative version
+        b"\x00\x00\xff\xff\xff\xfe" + bytes(4),  # negative topic count
+        b"\x00\x00\x00\x00\x00\x01\xff\xfe",  # negative string length
+        b"\x00\x00\x00\x00\x00\x01\xff\xff" + bytes(4),  # null topic (not nullable)
+        b"\x00\x00\x00\x00\x00\x01\x00\x05ab",  # string past the end
+        b"\x00\x00\x7f\xff\xff\xff",  # huge count
+        b"\x00\x00\x00\x00\x00\x00\xff\xff\xff\xfe",  # user data length -2
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09ab",  # user data past the end
     ],
 )
 def test_malformed_subscription(raw: bytes) -> None:

@@ -12,13 +12,7 @@ from typing import Any
 
 import pytest
 
-from protocol.codec import (
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-    message_schema,
-)
+from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
 
 from .protocol_samples import all_codecs, codec_id, sample
 
@@ -77,12 +71,47 @@ def _convert(value: Any, parent: type, version: int) -> Any:
 # The representative set the brief asks for; every other (API, version) kafka-python knows is
 # compared too, below.
 REPRESENTATIVE = [
-    (11, 0), (11, 5), (11, 6), (11, 9), (14, 3), (14, 5), (12, 3), (12, 4), (13, 1), (13, 3), (13, 5),
-    (8, 2), (8, 8), (9, 1), (9, 7), (9, 8), (3, 4), (3, 9), (3, 12), (18, 0), (18, 3), (10, 1), (10, 4),
-    (1, 12), (0, 9),
+    (11, 0),
+    (11, 5),
+    (11, 6),
+    (11, 9),
+    (14, 3),
+    (14, 5),
+    (12, 3),
+    (12, 4),
+    (13, 1),
+    (13, 3),
+    (13, 5),
+    (8, 2),
+    (8, 8),
+    (9, 1),
+    (9, 7),
+    (9, 8),
+    (3, 4),
+    (3, 9),
+    (3, 12),
+    (18, 0),
+    (18, 3),
+    (10, 1),
+    (10, 4),
+    (1, 12),
+    (0, 9),
     # the transaction and cluster APIs (codecs only so far)
-    (24, 3), (24, 4), (25, 3), (26, 2), (26, 5), (27, 1), (28, 2), (28, 3), (28, 5), (60, 1), (60, 2),
-    (61, 0), (65, 0), (66, 1), (66, 2),
+    (24, 3),
+    (24, 4),
+    (25, 3),
+    (26, 2),
+    (26, 5),
+    (27, 1),
+    (28, 2),
+    (28, 3),
+    (28, 5),
+    (60, 1),
+    (60, 2),
+    (61, 0),
+    (65, 0),
+    (66, 1),
+    (66, 2),
 ]
 KNOWN = [c for c in all_codecs() if (c[0], "response" if c[2] else "request") in KP]
 
@@ -120,19 +149,31 @@ def _compare(case: tuple[int, int, bool], variant: str, seeds: range) -> None:
 def test_join_group_v5_request_bytes() -> None:
     from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 
-    expected = b"".join([
-        struct.pack(">h", 1), b"g",          # GroupId
-        struct.pack(">i", 45000),            # SessionTimeoutMs
-        struct.pack(">i", 300000),           # RebalanceTimeoutMs (v1+)
-        struct.pack(">h", 0),                # MemberId ""
-        struct.pack(">h", -1),               # GroupInstanceId null (v5+)
-        struct.pack(">h", 8), b"consumer",   # ProtocolType
-        struct.pack(">i", 1),                # Protocols count
-        struct.pack(">h", 5), b"range",      #   Name
-        struct.pack(">i", 2), b"\x00\x00",   #   Metadata
-    ])
-    obj = JoinGroupRequest(group_id="g", session_timeout_ms=45000, rebalance_timeout_ms=300000, member_id="",
-                           protocol_type="consumer", protocols=[JoinGroupRequestProtocol("range", b"\x00\x00")])
+    expected = b"".join(
+        [
+            struct.pack(">h", 1),
+            b"g",  # GroupId
+            struct.pack(">i", 45000),  # SessionTimeoutMs
+            struct.pack(">i", 300000),  # RebalanceTimeoutMs (v1+)
+            struct.pack(">h", 0),  # MemberId ""
+            struct.pack(">h", -1),  # GroupInstanceId null (v5+)
+            struct.pack(">h", 8),
+            b"consumer",  # ProtocolType
+            struct.pack(">i", 1),  # Protocols count
+            struct.pack(">h", 5),
+            b"range",  #   Name
+            struct.pack(">i", 2),
+            b"\x00\x00",  #   Metadata
+        ]
+    )
+    obj = JoinGroupRequest(
+        group_id="g",
+        session_timeout_ms=45000,
+        rebalance_timeout_ms=300000,
+        member_id="",
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol("range", b"\x00\x00")],
+    )
     assert encode_request(11, 5, obj) == expected
     assert decode_request(11, 5, expected) == obj
 
@@ -140,13 +181,15 @@ def test_join_group_v5_request_bytes() -> None:
 def test_heartbeat_v4_request_bytes() -> None:
     from protocol.messages.heartbeat import HeartbeatRequest
 
-    expected = b"".join([
-        b"\x02g",                   # GroupId: compact string, uvarint(len+1)
-        struct.pack(">i", 7),       # GenerationId
-        b"\x02m",                   # MemberId
-        b"\x00",                    # GroupInstanceId: compact null
-        b"\x00",                    # tagged fields: none
-    ])
+    expected = b"".join(
+        [
+            b"\x02g",  # GroupId: compact string, uvarint(len+1)
+            struct.pack(">i", 7),  # GenerationId
+            b"\x02m",  # MemberId
+            b"\x00",  # GroupInstanceId: compact null
+            b"\x00",  # tagged fields: none
+        ]
+    )
     obj = HeartbeatRequest(group_id="g", generation_id=7, member_id="m")
     assert encode_request(12, 4, obj) == expected
     assert decode_request(12, 4, expected) == obj
@@ -155,13 +198,16 @@ def test_heartbeat_v4_request_bytes() -> None:
 def test_api_versions_v3_response_bytes() -> None:
     from protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
 
-    expected = b"".join([
-        struct.pack(">h", 0),                  # ErrorCode
-        b"\x02",                               # ApiKeys: compact array of 1
-        struct.pack(">hhh", 18, 0, 4), b"\x00",  # ApiKey, MinVersion, MaxVersion, tagged fields
-        struct.pack(">i", 0),                  # ThrottleTimeMs
-        b"\x00",                               # tagged fields (features omitted at default)
-    ])
+    expected = b"".join(
+        [
+            struct.pack(">h", 0),  # ErrorCode
+            b"\x02",  # ApiKeys: compact array of 1
+            struct.pack(">hhh", 18, 0, 4),
+            b"\x00",  # ApiKey, MinVersion, MaxVersion, tagged fields
+            struct.pack(">i", 0),  # ThrottleTimeMs
+            b"\x00",  # tagged fields (features omitted at default)
+        ]
+    )
     obj = ApiVersionsResponse(api_keys=[ApiVersion(18, 0, 4)])
     assert encode_response(18, 3, obj) == expected
     assert decode_response(18, 3, expected) == obj
@@ -170,31 +216,32 @@ def test_api_versions_v3_response_bytes() -> None:
 def test_consumer_group_heartbeat_nullable_struct_bytes() -> None:
     import uuid
 
-    from protocol.messages.consumer_group_heartbeat import (
-        Assignment,
-        ConsumerGroupHeartbeatResponse,
-        TopicPartitions,
-    )
+    from protocol.messages.consumer_group_heartbeat import Assignment, ConsumerGroupHeartbeatResponse, TopicPartitions
 
     tid = uuid.UUID(int=0x0102030405060708090A0B0C0D0E0F10)
-    head = b"".join([
-        struct.pack(">i", 0),       # ThrottleTimeMs
-        struct.pack(">h", 0),       # ErrorCode
-        b"\x00",                    # ErrorMessage: null
-        b"\x02m",                   # MemberId
-        struct.pack(">i", 3),       # MemberEpoch
-        struct.pack(">i", 5000),    # HeartbeatIntervalMs
-    ])
+    head = b"".join(
+        [
+            struct.pack(">i", 0),  # ThrottleTimeMs
+            struct.pack(">h", 0),  # ErrorCode
+            b"\x00",  # ErrorMessage: null
+            b"\x02m",  # MemberId
+            struct.pack(">i", 3),  # MemberEpoch
+            struct.pack(">i", 5000),  # HeartbeatIntervalMs
+        ]
+    )
     null_assignment = head + b"\xff" + b"\x00"  # Assignment: int8 -1 = null; tagged fields
-    with_assignment = head + b"".join([
-        b"\x01",                    # Assignment present
-        b"\x02",                    #   TopicPartitions: 1
-        tid.bytes,                  #     TopicId
-        b"\x03", struct.pack(">ii", 0, 2),  # Partitions [0, 2]
-        b"\x00",                    #     tagged fields
-        b"\x00",                    #   Assignment tagged fields
-        b"\x00",                    # top-level tagged fields
-    ])
+    with_assignment = head + b"".join(
+        [
+            b"\x01",  # Assignment present
+            b"\x02",  #   TopicPartitions: 1
+            tid.bytes,  #     TopicId
+            b"\x03",
+            struct.pack(">ii", 0, 2),  # Partitions [0, 2]
+            b"\x00",  #     tagged fields
+            b"\x00",  #   Assignment tagged fields
+            b"\x00",  # top-level tagged fields
+        ]
+    )
     none = ConsumerGroupHeartbeatResponse(member_id="m", member_epoch=3, heartbeat_interval_ms=5000)
     some = dataclasses.replace(none, assignment=Assignment([TopicPartitions(tid, [0, 2])]))
     for v in (0, 1):
@@ -211,24 +258,31 @@ def test_txn_offset_commit_v3_request_bytes() -> None:
         TxnOffsetCommitRequestTopic,
     )
 
-    expected = b"".join([
-        b"\x04txn",                              # TransactionalId: compact string
-        b"\x02g",                                # GroupId
-        struct.pack(">qh", 4000, 2),             # ProducerId, ProducerEpoch
-        struct.pack(">i", 5),                    # GenerationId (v3+)
-        b"\x02m",                                # MemberId (v3+)
-        b"\x00",                                 # GroupInstanceId: null (v3+)
-        b"\x02",                                 # Topics: 1
-        b"\x02t",                                #   Name
-        b"\x02",                                 #   Partitions: 1
-        struct.pack(">iqi", 0, 42, -1),          #     PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        b"\x01",                                 #     CommittedMetadata: ""
-        b"\x00",                                 #     tagged fields
-        b"\x00",                                 #   tagged fields
-        b"\x00",                                 # tagged fields
-    ])
+    expected = b"".join(
+        [
+            b"\x04txn",  # TransactionalId: compact string
+            b"\x02g",  # GroupId
+            struct.pack(">qh", 4000, 2),  # ProducerId, ProducerEpoch
+            struct.pack(">i", 5),  # GenerationId (v3+)
+            b"\x02m",  # MemberId (v3+)
+            b"\x00",  # GroupInstanceId: null (v3+)
+            b"\x02",  # Topics: 1
+            b"\x02t",  #   Name
+            b"\x02",  #   Partitions: 1
+            struct.pack(">iqi", 0, 42, -1),  #     PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            b"\x01",  #     CommittedMetadata: ""
+            b"\x00",  #     tagged fields
+            b"\x00",  #   tagged fields
+            b"\x00",  # tagged fields
+        ]
+    )
     obj = TxnOffsetCommitRequest(
-        transactional_id="txn", group_id="g", producer_id=4000, producer_epoch=2, generation_id=5, member_id="m",
+        transactional_id="txn",
+        group_id="g",
+        producer_id=4000,
+        producer_epoch=2,
+        generation_id=5,
+        member_id="m",
         topics=[TxnOffsetCommitRequestTopic("t", [TxnOffsetCommitRequestPartition(0, 42, -1, "")])],
     )
     assert encode_request(28, 3, obj) == expected
@@ -238,13 +292,15 @@ def test_txn_offset_commit_v3_request_bytes() -> None:
 def test_end_txn_v5_response_bytes() -> None:
     from protocol.messages.end_txn import EndTxnResponse
 
-    expected = b"".join([
-        struct.pack(">i", 0),       # ThrottleTimeMs
-        struct.pack(">h", 48),      # ErrorCode: INVALID_TXN_STATE
-        struct.pack(">q", 4000),    # ProducerId (v5+)
-        struct.pack(">h", 3),       # ProducerEpoch (v5+)
-        b"\x00",                    # tagged fields
-    ])
+    expected = b"".join(
+        [
+            struct.pack(">i", 0),  # ThrottleTimeMs
+            struct.pack(">h", 48),  # ErrorCode: INVALID_TXN_STATE
+            struct.pack(">q", 4000),  # ProducerId (v5+)
+            struct.pack(">h", 3),  # ProducerEpoch (v5+)
+            b"\x00",  # tagged fields
+        ]
+    )
     obj = EndTxnResponse(error_code=48, producer_id=4000, producer_epoch=3)
     assert encode_response(26, 5, obj) == expected
     assert decode_response(26, 5, expected) == obj

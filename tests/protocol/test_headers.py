@@ -72,11 +72,11 @@ def test_decode_at_offset() -> None:
     "raw",
     [
         b"",
-        struct.pack(">hhi", 11, 5, 1),                         # no client id length
-        struct.pack(">hhih", 11, 5, 1, 5) + b"ab",             # client id past the end
-        struct.pack(">hhih", 11, 5, 1, -2),                    # negative length
-        struct.pack(">hhih", 11, 6, 1, 0),                     # v2 without tagged section
-        struct.pack(">hhih", 11, 6, 1, 0) + b"\x01\x00\x09",   # tagged field past the end
+        struct.pack(">hhi", 11, 5, 1),  # no client id length
+        struct.pack(">hhih", 11, 5, 1, 5) + b"ab",  # client id past the end
+        struct.pack(">hhih", 11, 5, 1, -2),  # negative length
+        struct.pack(">hhih", 11, 6, 1, 0),  # v2 without tagged section
+        struct.pack(">hhih", 11, 6, 1, 0) + b"\x01\x00\x09",  # tagged field past the end
         struct.pack(">hhih", 11, 6, 1, 0) + b"\x80\x80\x80\x80\x80\x01",  # over-long uvarint
     ],
 )
@@ -113,6 +113,7 @@ def test_against_kafka_python_headers() -> None:
     kp = pytest.importorskip("kafka.protocol.api_header")
     for flexible, (key, version) in ((False, (11, 5)), (True, (11, 6))):
         ours = encode_request_header(RequestHeader(key, version, 77, "client-1"))
-        theirs = kp.RequestHeader(request_api_key=key, request_api_version=version, correlation_id=77,
-                                  client_id="client-1").encode(flexible=flexible)
+        theirs = kp.RequestHeader(
+            request_api_key=key, request_api_version=version, correlation_id=77, client_id="client-1"
+        ).encode(flexible=flexible)
         assert ours == bytes(theirs)

@@ -9,12 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import (
-    decode_request,
-    decode_response,
-    encode_request,
-    message_schema,
-)
+from protocol.codec import decode_request, decode_response, encode_request, message_schema
 from protocol.errors import DecodeError, UnsupportedVersionError
 
 from .protocol_samples import all_codecs, codec_id, sample
@@ -55,18 +50,28 @@ def test_trailing_bytes(case: tuple[int, int, bool]) -> None:
         _decode(resp)(key, version, data + b"\x00")
 
 
-def _join_group_v5(protocols_count: bytes = struct.pack(">i", 1), group_len: bytes = struct.pack(">h", 1),
-                   metadata_len: bytes = struct.pack(">i", 2), group: bytes = b"g") -> bytes:
-    return b"".join([
-        group_len, group,                         # GroupId
-        struct.pack(">ii", 45000, 300000),        # SessionTimeoutMs, RebalanceTimeoutMs
-        struct.pack(">h", 0),                     # MemberId
-        struct.pack(">h", -1),                    # GroupInstanceId
-        struct.pack(">h", 8), b"consumer",        # ProtocolType
-        protocols_count,                          # Protocols
-        struct.pack(">h", 5), b"range",
-        metadata_len, b"\x00\x00",
-    ])
+def _join_group_v5(
+    protocols_count: bytes = struct.pack(">i", 1),
+    group_len: bytes = struct.pack(">h", 1),
+    metadata_len: bytes = struct.pack(">i", 2),
+    group: bytes = b"g",
+) -> bytes:
+    return b"".join(
+        [
+            group_len,
+            group,  # GroupId
+            struct.pack(">ii", 45000, 300000),  # SessionTimeoutMs, RebalanceTimeoutMs
+            struct.pack(">h", 0),  # MemberId
+            struct.pack(">h", -1),  # GroupInstanceId
+            struct.pack(">h", 8),
+            b"consumer",  # ProtocolType
+            protocols_count,  # Protocols
+            struct.pack(">h", 5),
+            b"range",
+            metadata_len,
+            b"\x00\x00",
+        ]
+    )
 
 
 def test_sample_join_group_is_valid() -> None:
@@ -190,11 +195,11 @@ def test_fuzz_mutated_valid_requests(case: tuple[int, int, bool]) -> None:
     @given(st.integers(0, len(data) - 1), st.integers(0, 255), st.sampled_from(["set", "insert", "delete"]))
     def check(pos: int, byte: int, how: str) -> None:
         if how == "set":
-            mutated = data[:pos] + bytes([byte]) + data[pos + 1:]
+            mutated = data[:pos] + bytes([byte]) + data[pos + 1 :]
         elif how == "insert":
             mutated = data[:pos] + bytes([byte]) + data[pos:]
         else:
-            mutated = data[:pos] + data[pos + 1:]
+            mutated = data[:pos] + data[pos + 1 :]
         with contextlib.suppress(DecodeError):
             decode_request(key, version, mutated)
 

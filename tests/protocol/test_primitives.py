@@ -55,8 +55,14 @@ def test_bool_and_uuid() -> None:
 # --- varints ---------------------------------------------------------------------------------
 
 UVARINT_CASES = [
-    (0, b"\x00"), (1, b"\x01"), (127, b"\x7f"), (128, b"\x80\x01"), (300, b"\xac\x02"),
-    (16383, b"\xff\x7f"), (16384, b"\x80\x80\x01"), (2**32 - 1, b"\xff\xff\xff\xff\x0f"),
+    (0, b"\x00"),
+    (1, b"\x01"),
+    (127, b"\x7f"),
+    (128, b"\x80\x01"),
+    (300, b"\xac\x02"),
+    (16383, b"\xff\x7f"),
+    (16384, b"\x80\x80\x01"),
+    (2**32 - 1, b"\xff\xff\xff\xff\x0f"),
 ]
 
 
@@ -80,8 +86,17 @@ def test_uvarint_malformed() -> None:
         p.write_uvarint(2**32)
 
 
-ZIGZAG_CASES = [(0, b"\x00"), (-1, b"\x01"), (1, b"\x02"), (-2, b"\x03"), (63, b"\x7e"), (-64, b"\x7f"),
-                (64, b"\x80\x01"), (2**31 - 1, b"\xfe\xff\xff\xff\x0f"), (-(2**31), b"\xff\xff\xff\xff\x0f")]
+ZIGZAG_CASES = [
+    (0, b"\x00"),
+    (-1, b"\x01"),
+    (1, b"\x02"),
+    (-2, b"\x03"),
+    (63, b"\x7e"),
+    (-64, b"\x7f"),
+    (64, b"\x80\x01"),
+    (2**31 - 1, b"\xfe\xff\xff\xff\x0f"),
+    (-(2**31), b"\xff\xff\xff\xff\x0f"),
+]
 
 
 @pytest.mark.parametrize("value,raw", ZIGZAG_CASES)
@@ -136,22 +151,22 @@ def test_strings() -> None:
 @pytest.mark.parametrize(
     "read,raw",
     [
-        (p.read_string, b"\xff\xff"),                  # null where not nullable
-        (p.read_string, b"\xff\xfe"),                  # -2
-        (p.read_nullable_string, b"\x80\x00"),         # -32768
-        (p.read_string, b"\x00\x05abc"),               # past the end
-        (p.read_string, b"\x00"),                      # truncated length
-        (p.read_compact_string, b"\x00"),              # compact null where not nullable
-        (p.read_compact_string, b"\x05ab"),            # past the end
-        (p.read_compact_string, b""),                  # no length
+        (p.read_string, b"\xff\xff"),  # null where not nullable
+        (p.read_string, b"\xff\xfe"),  # -2
+        (p.read_nullable_string, b"\x80\x00"),  # -32768
+        (p.read_string, b"\x00\x05abc"),  # past the end
+        (p.read_string, b"\x00"),  # truncated length
+        (p.read_compact_string, b"\x00"),  # compact null where not nullable
+        (p.read_compact_string, b"\x05ab"),  # past the end
+        (p.read_compact_string, b""),  # no length
         (p.read_compact_string, b"\xff\xff\xff\xff\x0fab"),  # 4 GiB length
-        (p.read_bytes, b"\xff\xff\xff\xff"),           # null where not nullable
-        (p.read_bytes, b"\xff\xff\xff\xfe"),           # -2
+        (p.read_bytes, b"\xff\xff\xff\xff"),  # null where not nullable
+        (p.read_bytes, b"\xff\xff\xff\xfe"),  # -2
         (p.read_nullable_bytes, b"\x80\x00\x00\x00"),  # -2**31
-        (p.read_bytes, b"\x7f\xff\xff\xff"),           # 2 GiB past the end
-        (p.read_bytes, b"\x00\x00\x00"),               # truncated length
-        (p.read_compact_bytes, b"\x00"),               # null where not nullable
-        (p.read_compact_nullable_bytes, b"\x09abc"),   # past the end
+        (p.read_bytes, b"\x7f\xff\xff\xff"),  # 2 GiB past the end
+        (p.read_bytes, b"\x00\x00\x00"),  # truncated length
+        (p.read_compact_bytes, b"\x00"),  # null where not nullable
+        (p.read_compact_nullable_bytes, b"\x09abc"),  # past the end
     ],
 )
 def test_string_and_bytes_malformed(read, raw: bytes) -> None:
@@ -195,11 +210,11 @@ def test_arrays() -> None:
 @pytest.mark.parametrize(
     "read,raw",
     [
-        (p.read_array, b"\xff\xff\xff\xff"),            # null where not nullable
-        (p.read_nullable_array, b"\xff\xff\xff\xfe"),   # -2
-        (p.read_array, b"\x7f\xff\xff\xff"),            # huge count, nothing behind it
+        (p.read_array, b"\xff\xff\xff\xff"),  # null where not nullable
+        (p.read_nullable_array, b"\xff\xff\xff\xfe"),  # -2
+        (p.read_array, b"\x7f\xff\xff\xff"),  # huge count, nothing behind it
         (p.read_array, b"\x00\x00\x00\x02\x00\x00\x00\x01"),  # second element missing
-        (p.read_compact_array, b"\x00"),                # compact null where not nullable
+        (p.read_compact_array, b"\x00"),  # compact null where not nullable
         (p.read_compact_array, b"\xff\xff\xff\xff\x0f"),  # huge compact count
         (p.read_compact_nullable_array, b"\x03\x00\x00\x00\x01"),  # truncated element
     ],
@@ -225,12 +240,12 @@ def test_tagged_fields() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        b"",                            # no count
-        b"\x01",                        # count without fields
-        b"\x01\x00",                    # tag without size
-        b"\x01\x00\x05ab",              # size past the end
+        b"",  # no count
+        b"\x01",  # count without fields
+        b"\x01\x00",  # tag without size
+        b"\x01\x00\x05ab",  # size past the end
         b"\x01\x80\x80\x80\x80\x80\x01\x00",  # over-long tag varint
-        b"\xff\xff\xff\xff\x0f",        # huge count
+        b"\xff\xff\xff\xff\x0f",  # huge count
     ],
 )
 def test_tagged_fields_malformed(raw: bytes) -> None:

@@ -8,13 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import (
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-    message_schema,
-)
+from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
 from protocol.errors import DecodeError
 
 from .protocol_samples import all_codecs, codec_id, message_strategy, sample

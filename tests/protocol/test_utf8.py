@@ -17,13 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol import utf8
-from protocol.codec import (
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-    message_schema,
-)
+from protocol.codec import decode_request, decode_response, encode_request, encode_response, message_schema
 from protocol.consumer_protocol import decode_subscription
 from protocol.headers import decode_request_header
 from protocol.primitives import read_compact_string, read_nullable_string, read_string
@@ -116,17 +110,17 @@ def test_the_model_knows_the_cases_that_differ_from_python() -> None:
         (b"plain", "plain"),
         ("é€😀".encode(), "é€😀"),
         (b"\xff", R),
-        (b"a\x80b", f"a{R}b"),                 # lone continuation byte
-        (b"\xc0\xaf", R * 2),                  # overlong '/': C0 is never a lead
-        (b"\xe0\x80\xaf", R * 3),              # overlong 3-byte: E0 needs A0..BF
-        (b"\xe2\x82", R),                      # truncated 3-byte at the end: one
-        (b"\xe2\x82x", f"{R}x"),               # truncated 3-byte before ASCII: one
-        (b"\xf0\x9f\x98", R),                  # truncated 4-byte at the end: one
+        (b"a\x80b", f"a{R}b"),  # lone continuation byte
+        (b"\xc0\xaf", R * 2),  # overlong '/': C0 is never a lead
+        (b"\xe0\x80\xaf", R * 3),  # overlong 3-byte: E0 needs A0..BF
+        (b"\xe2\x82", R),  # truncated 3-byte at the end: one
+        (b"\xe2\x82x", f"{R}x"),  # truncated 3-byte before ASCII: one
+        (b"\xf0\x9f\x98", R),  # truncated 4-byte at the end: one
         (b"\xf0\x9f\x98x", f"{R}x"),
-        (b"\xf4\x90\x80\x80", R * 4),          # above U+10FFFF
+        (b"\xf4\x90\x80\x80", R * 4),  # above U+10FFFF
         (b"\xf5\x80", R * 2),
         (b"\xed\xa0\x80\xed\xb0\x80", R * 2),  # a UTF-8-encoded surrogate pair (CESU-8)
-        (b"\xed\x9f\xbf", "\ud7ff"),           # the last code point before the surrogates
+        (b"\xed\x9f\xbf", "\ud7ff"),  # the last code point before the surrogates
     ],
 )
 def test_golden_cases(raw: bytes, expected: str) -> None:
@@ -135,8 +129,37 @@ def test_golden_cases(raw: bytes, expected: str) -> None:
 
 
 # Lead bytes at every class boundary plus ASCII and continuation bytes.
-EDGES = bytes([0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
-               0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xF7, 0xF8, 0xFF])
+EDGES = bytes(
+    [
+        0x00,
+        0x41,
+        0x7F,
+        0x80,
+        0x8F,
+        0x90,
+        0x9F,
+        0xA0,
+        0xBF,
+        0xC0,
+        0xC1,
+        0xC2,
+        0xDF,
+        0xE0,
+        0xE1,
+        0xEC,
+        0xED,
+        0xEE,
+        0xEF,
+        0xF0,
+        0xF1,
+        0xF3,
+        0xF4,
+        0xF5,
+        0xF7,
+        0xF8,
+        0xFF,
+    ]
+)
 
 
 def test_every_two_byte_input() -> None:
@@ -162,42 +185,53 @@ def test_random_mixtures_of_text_and_junk(raw: bytes) -> None:
 
 
 def test_group_id_classic() -> None:
-    body = b"".join([
-        struct.pack(">h", 8), b"orders-\xff",  # GroupId
-        struct.pack(">i", 45000),              # SessionTimeoutMs
-        struct.pack(">i", 300000),             # RebalanceTimeoutMs
-        struct.pack(">h", 0),                  # MemberId
-        struct.pack(">h", -1),                 # GroupInstanceId
-        struct.pack(">h", 8), b"consumer",     # ProtocolType
-        struct.pack(">i", 0),                  # Protocols
-    ])
+    body = b"".join(
+        [
+            struct.pack(">h", 8),
+            b"orders-\xff",  # GroupId
+            struct.pack(">i", 45000),  # SessionTimeoutMs
+            struct.pack(">i", 300000),  # RebalanceTimeoutMs
+            struct.pack(">h", 0),  # MemberId
+            struct.pack(">h", -1),  # GroupInstanceId
+            struct.pack(">h", 8),
+            b"consumer",  # ProtocolType
+            struct.pack(">i", 0),  # Protocols
+        ]
+    )
     assert decode_request(11, 5, body).group_id == f"orders-{R}"
 
 
 def test_member_id_compact() -> None:
-    body = b"".join([
-        b"\x02g",                       # GroupId
-        struct.pack(">i", 7),           # GenerationId
-        b"\x06m\xed\xa0\x80x",          # MemberId: an encoded surrogate, one U+FFFD as in Java
-        b"\x00",                        # GroupInstanceId: null
-        b"\x00",                        # tagged fields
-    ])
+    body = b"".join(
+        [
+            b"\x02g",  # GroupId
+            struct.pack(">i", 7),  # GenerationId
+            b"\x06m\xed\xa0\x80x",  # MemberId: an encoded surrogate, one U+FFFD as in Java
+            b"\x00",  # GroupInstanceId: null
+            b"\x00",  # tagged fields
+        ]
+    )
     req = decode_request(12, 4, body)
     assert (req.group_id, req.generation_id, req.member_id, req.group_instance_id) == ("g", 7, f"m{R}x", None)
 
 
 def test_topic_name_in_an_array() -> None:
-    body = b"".join([
-        struct.pack(">h", 1), b"g",                   # GroupId
-        struct.pack(">i", 1),                         # GenerationIdOrMemberEpoch
-        struct.pack(">h", 1), b"m",                   # MemberId
-        struct.pack(">q", -1),                        # RetentionTimeMs (v2-4)
-        struct.pack(">i", 1),                         # Topics: 1
-        struct.pack(">h", 6), b"t\xc0\xafpic",        #   Name: overlong '/'
-        struct.pack(">i", 1),                         #   Partitions: 1
-        struct.pack(">iq", 0, 42),                    #     PartitionIndex, CommittedOffset
-        struct.pack(">h", -1),                        #     CommittedMetadata: null
-    ])
+    body = b"".join(
+        [
+            struct.pack(">h", 1),
+            b"g",  # GroupId
+            struct.pack(">i", 1),  # GenerationIdOrMemberEpoch
+            struct.pack(">h", 1),
+            b"m",  # MemberId
+            struct.pack(">q", -1),  # RetentionTimeMs (v2-4)
+            struct.pack(">i", 1),  # Topics: 1
+            struct.pack(">h", 6),
+            b"t\xc0\xafpic",  #   Name: overlong '/'
+            struct.pack(">i", 1),  #   Partitions: 1
+            struct.pack(">iq", 0, 42),  #     PartitionIndex, CommittedOffset
+            struct.pack(">h", -1),  #     CommittedMetadata: null
+        ]
+    )
     req = decode_request(8, 2, body)
     assert req.topics[0].name == f"t{R}{R}pic"
     assert req.topics[0].partitions[0].committed_offset == 42
@@ -229,6 +263,7 @@ class _BadStr(str):
 
 def _map_strings(obj: Any, fields: tuple[Field, ...], version: int, fn: Any) -> Any:
     """`obj` with `fn` applied to every string of the fields present in `version`."""
+
     def one(value: Any, f: Field) -> Any:
         if isinstance(value, str):
             return fn(value)

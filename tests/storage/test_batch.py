@@ -29,6 +29,7 @@ CODECS = [0, 1, 2, 3, 4]
 def needs_kafka_python_codec(codec: int) -> None:
     """kafka-python compresses with python-snappy / lz4 / zstandard (test-only dependencies)."""
     from kafka import codec as kcodec
+
     available = {2: kcodec.has_snappy, 3: kcodec.has_lz4, 4: kcodec.has_zstd}.get(codec, lambda: True)()
     if not available:
         pytest.skip(f"kafka-python has no codec {codec}: pip install python-snappy lz4 zstandard")
@@ -62,10 +63,17 @@ def test_tombstone_empty_value_null_key_and_headers_round_trip():
 
 
 def test_flags_and_producer_fields_are_preserved():
-    batch = encode_batch(7, [Record(None, 5, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x09")],
-                         producer_id=1234, producer_epoch=3, base_sequence=17,
-                         transactional=True, control=True, timestamp_type=1,
-                         partition_leader_epoch=9)
+    batch = encode_batch(
+        7,
+        [Record(None, 5, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x09")],
+        producer_id=1234,
+        producer_epoch=3,
+        base_sequence=17,
+        transactional=True,
+        control=True,
+        timestamp_type=1,
+        partition_leader_epoch=9,
+    )
     h = validate_batch(batch)
     assert h.is_transactional and h.is_control and h.timestamp_type == 1
     assert (h.producer_id, h.producer_epoch, h.base_sequence, h.last_sequence) == (1234, 3, 17, 17)
@@ -93,9 +101,15 @@ def test_empty_batch_keeps_its_envelope():
 @pytest.mark.parametrize("codec", CODECS)
 def test_we_read_kafka_python_batches(codec):
     needs_kafka_python_codec(codec)
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
-                                        producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                        batch_size=1 << 20)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=codec,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
     recs = sample_records() * 50  # large enough that compression matters
     for i, r in enumerate(recs):
         builder.append(i, r.timestamp, r.key, r.value, r.headers)
@@ -127,6 +141,7 @@ def test_snappy_raw_and_framed_are_also_accepted():
         struct.pack_into(">i", raw, 8, len(raw) - 12)
         struct.pack_into(">h", raw, 21, 2)
         from crc32c import crc32c
+
         struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
         assert as_tuples(iter_records(bytes(raw))) == as_tuples(iter_records(plain))
 
@@ -140,12 +155,15 @@ def test_assign_base_offset_touches_only_bytes_outside_the_crc():
     assert [r.offset for r in iter_records(moved)] == [123_456 + i for i in range(4)]
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda b: b[:40], "shorter than"),
-    (lambda b: b[:16] + b"\x01" + b[17:], "magic"),
-    (lambda b: b[:-1] + bytes([b[-1] ^ 1]), "CRC mismatch"),
-    (lambda b: b + b"\x00", "batchLength"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda b: b[:40], "shorter than"),
+        (lambda b: b[:16] + b"\x01" + b[17:], "magic"),
+        (lambda b: b[:-1] + bytes([b[-1] ^ 1]), "CRC mismatch"),
+        (lambda b: b + b"\x00", "batchLength"),
+    ],
+)
 def test_validate_batch_rejects_damage_with_a_clear_message(damage, message):
     raw = encode_batch(0, sample_records())
     with pytest.raises(InvalidBatch, match=message):
@@ -165,11 +183,11 @@ def test_malformed_record_lengths_raise_invalid_batch():
 
 def test_kafka_python_reads_a_whole_segment_file(tmp_path):
     from tests.storage.helpers import open_log
+
     log = open_log(tmp_path, segment_bytes=1 << 20)
     expected = []
     for i in range(30):
-        recs = [Record(key=b"k%d" % i, value=None if i % 7 == 0 else b"v%d" % i,
-                       headers=[("n", b"%d" % i)])]
+        recs = [Record(key=b"k%d" % i, value=None if i % 7 == 0 else b"v%d" % i, headers=[("n", b"%d" % i)])]
         base = log.append_records(recs, compression=i % 2)  # none/gzip: no extra codec needed
         expected.append((base, b"k%d" % i, recs[0].value, [("n", b"%d" % i)]))
     log.close()
@@ -187,11 +205,16 @@ def test_kafka_python_reads_a_whole_segment_file(tmp_path):
 
 header_values = st.one_of(st.none(), st.binary(max_size=8))
 records_strategy = st.lists(
-    st.builds(lambda ts, k, v, h: Record(None, ts, k, v, h),
-              st.integers(-1, 2**40), st.one_of(st.none(), st.binary(max_size=20)),
-              st.one_of(st.none(), st.binary(max_size=40)),
-              st.lists(st.tuples(st.text(max_size=5), header_values), max_size=3)),
-    min_size=1, max_size=8)
+    st.builds(
+        lambda ts, k, v, h: Record(None, ts, k, v, h),
+        st.integers(-1, 2**40),
+        st.one_of(st.none(), st.binary(max_size=20)),
+        st.one_of(st.none(), st.binary(max_size=40)),
+        st.lists(st.tuples(st.text(max_size=5), header_values), max_size=3),
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -23,14 +23,12 @@ from storage.batch.scan import Frames, key_spans, record_spans, records_region
 
 
 def batches(n: int, value: bytes = b"v" * 30) -> list[bytes]:
-    return [encode_batch(i * 3, [Record(None, 10 + i, b"k%d" % j, value) for j in range(3)])
-            for i in range(n)]
+    return [encode_batch(i * 3, [Record(None, 10 + i, b"k%d" % j, value) for j in range(3)]) for i in range(n)]
 
 
 def walk(source, **kw) -> tuple[list[tuple[int, int]], object]:
     frames = Frames(source, **kw)
-    got = [(pos, fields[0]) for pos, buf, off, fields in frames
-           if bytes(buf[off:off + fields[1] + 12])]
+    got = [(pos, fields[0]) for pos, buf, off, fields in frames if bytes(buf[off : off + fields[1] + 12])]
     return got, frames.problem
 
 
@@ -49,13 +47,16 @@ def test_fd_and_buffer_walks_agree_at_any_chunk_size(tmp_path, chunk):
     assert [off for _, off in by_buf[0]] == [i * 3 for i in range(20)] and by_buf[1] is None
 
 
-@pytest.mark.parametrize("damage, reason, torn", [
-    (lambda b, at: b[:at + 30], "torn tail: 30 bytes", True),
-    (lambda b, at: b[:at + 70], "torn tail: batch of", True),
-    (lambda b, at: b[:at + 16] + b"\x01" + b[at + 17:], "bad magic 1", False),
-    (lambda b, at: b[:at + 8] + (20).to_bytes(4, "big") + b[at + 12:], "batch length 20 is too small", False),
-    (lambda b, at: b[:at + 40] + bytes([b[at + 40] ^ 1]) + b[at + 41:], "CRC-32C mismatch", False),
-])
+@pytest.mark.parametrize(
+    "damage, reason, torn",
+    [
+        (lambda b, at: b[: at + 30], "torn tail: 30 bytes", True),
+        (lambda b, at: b[: at + 70], "torn tail: batch of", True),
+        (lambda b, at: b[: at + 16] + b"\x01" + b[at + 17 :], "bad magic 1", False),
+        (lambda b, at: b[: at + 8] + (20).to_bytes(4, "big") + b[at + 12 :], "batch length 20 is too small", False),
+        (lambda b, at: b[: at + 40] + bytes([b[at + 40] ^ 1]) + b[at + 41 :], "CRC-32C mismatch", False),
+    ],
+)
 @pytest.mark.parametrize("by_fd", [False, True])
 def test_the_walk_stops_at_the_first_bad_batch_and_says_why(tmp_path, damage, reason, torn, by_fd):
     good = batches(5)
@@ -97,11 +98,18 @@ def test_frame_bounds_stop_at_a_partial_batch():
     assert whole_batches_end(data) == len(data)
 
 
-records = st.lists(st.builds(
-    Record, st.none(), st.integers(0, 2**40), st.none() | st.binary(max_size=300),
-    st.none() | st.binary(max_size=300),
-    st.lists(st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=2)),
-    min_size=1, max_size=8)
+records = st.lists(
+    st.builds(
+        Record,
+        st.none(),
+        st.integers(0, 2**40),
+        st.none() | st.binary(max_size=300),
+        st.none() | st.binary(max_size=300),
+        st.lists(st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=2),
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -115,9 +123,9 @@ def test_walkers_agree_with_iter_records(recs, codec):
     decoded = list(iter_records(raw))
     assert [1000 + s[0] for s in full] == [r.offset for r in decoded] == [1000 + k[0] for k in keys]
     for (_, _, kp, kl, vp, vl, _, _, start), k, r in zip(full, keys, decoded):
-        assert (None if kl < 0 else data[kp:kp + kl]) == r.key
-        assert (None if vl < 0 else data[vp:vp + vl]) == r.value
-        assert (None if k[2] < 0 else data[k[1]:k[1] + k[2]]) == r.key
+        assert (None if kl < 0 else data[kp : kp + kl]) == r.key
+        assert (None if vl < 0 else data[vp : vp + vl]) == r.value
+        assert (None if k[2] < 0 else data[k[1] : k[1] + k[2]]) == r.key
         assert k[3] == (r.value is None) and k[4] == start
 
 

@@ -51,8 +51,12 @@ def test_latest_value_per_key_survives_with_its_offset(tmp_path):
 def test_offsets_are_never_renumbered_and_batch_envelopes_kept(tmp_path):
     log = open_compacted(tmp_path, FakeClock())
     for r in range(4):  # 3-record batches, one key per record rewritten every round
-        log.append_records([Record(key=b"a%d" % i, value=b"%d" % r) for i in range(3)],
-                           producer_id=7, producer_epoch=1, base_sequence=3 * r)
+        log.append_records(
+            [Record(key=b"a%d" % i, value=b"%d" % r) for i in range(3)],
+            producer_id=7,
+            producer_epoch=1,
+            base_sequence=3 * r,
+        )
     log.append_records([Record(key=b"a0", value=b"again")])  # a0 only: batch 3 partly kept
     log.roll()
     put(log, b"z", b"active")
@@ -62,8 +66,12 @@ def test_offsets_are_never_renumbered_and_batch_envelopes_kept(tmp_path):
     check_compacted(pre, records(log), stats.end_offset)
     for h in batch_headers(log):  # C5: same envelope and producer fields as some pre batch
         o = pre_headers[h.base_offset]
-        assert (h.last_offset, h.producer_id, h.producer_epoch, h.base_sequence) == \
-               (o.last_offset, o.producer_id, o.producer_epoch, o.base_sequence)
+        assert (h.last_offset, h.producer_id, h.producer_epoch, h.base_sequence) == (
+            o.last_offset,
+            o.producer_id,
+            o.producer_epoch,
+            o.base_sequence,
+        )
     rebuilt = [h for h in batch_headers(log) if h.base_offset == 9]
     assert rebuilt and rebuilt[0].records_count == 2 and rebuilt[0].last_offset == 11
     assert [(r[0], r[2]) for r in records(log) if 9 <= r[0] <= 11] == [(10, b"a1"), (11, b"a2")]
@@ -98,8 +106,13 @@ def test_keyless_records_and_control_batches_are_kept(tmp_path):
     log = open_compacted(tmp_path, FakeClock())
     put(log, b"k", b"1")
     log.append_records([Record(key=None, value=b"no key")])
-    control = encode_batch(0, [Record(key=b"\x00\x00\x00\x01", value=b"\x00\x00\x00\x00\x00\x05",
-                                      timestamp=1)], control=True, transactional=True, producer_id=3)
+    control = encode_batch(
+        0,
+        [Record(key=b"\x00\x00\x00\x01", value=b"\x00\x00\x00\x00\x00\x05", timestamp=1)],
+        control=True,
+        transactional=True,
+        producer_id=3,
+    )
     log.append_batch(control)
     put(log, b"k", b"2")
     log.roll()
@@ -144,8 +157,9 @@ def test_min_compaction_lag_keeps_recent_segments_dirty(tmp_path):
     stats = Cleaner().clean(log, force=True)
     assert stats.end_offset <= first_new_seg.base_offset
     post = records(log)
-    assert [r for r in post if r[0] >= first_new_seg.base_offset] == \
-           [r for r in pre if r[0] >= first_new_seg.base_offset]
+    assert [r for r in post if r[0] >= first_new_seg.base_offset] == [
+        r for r in pre if r[0] >= first_new_seg.base_offset
+    ]
     check_compacted(pre, post, stats.end_offset)
     clock.advance(120_000)  # now every segment is old enough
     stats = Cleaner().clean(log, force=True)
@@ -225,7 +239,7 @@ def test_read_at_a_removed_offset_returns_the_next_record(tmp_path):
         raw = log.read(position, 1)
         assert raw, "ran off the log end"
         h = decode_header(raw)
-        got = next((r.offset for r in iter_records(raw[:h.size]) if r.offset >= removed), None)
+        got = next((r.offset for r in iter_records(raw[: h.size]) if r.offset >= removed), None)
         position = h.next_offset
     assert got == nxt
     assert next(log.iter_records(removed)).offset == nxt
@@ -314,9 +328,13 @@ def test_policy_delete_logs_are_not_cleaned(tmp_path):
 
 def test_partial_batch_keeps_record_timestamps_and_recomputes_max(tmp_path):
     log = open_compacted(tmp_path, FakeClock())
-    log.append_records([Record(key=b"a", value=b"1", timestamp=1000),
-                        Record(key=b"b", value=b"1", timestamp=3000, headers=[("h", b"v")]),
-                        Record(key=b"c", value=b"1", timestamp=2000)])
+    log.append_records(
+        [
+            Record(key=b"a", value=b"1", timestamp=1000),
+            Record(key=b"b", value=b"1", timestamp=3000, headers=[("h", b"v")]),
+            Record(key=b"c", value=b"1", timestamp=2000),
+        ]
+    )
     put(log, b"b", b"2")
     log.roll()
     put(log, b"tail", b"t")
@@ -332,6 +350,7 @@ def test_partial_batch_keeps_record_timestamps_and_recomputes_max(tmp_path):
 
 async def test_clean_in_thread_while_appending_and_reading(tmp_path):
     import trio
+
     clock = FakeClock()
     log = open_compacted(tmp_path, clock)
     overwrite_rounds(log, 6, 12)
@@ -358,6 +377,7 @@ async def test_clean_in_thread_while_appending_and_reading(tmp_path):
 
 def test_cleaned_log_passes_the_dump_checker(tmp_path):
     from storage.dump import check
+
     clock = FakeClock()
     log = open_compacted(tmp_path / "t-0", clock, index_interval_bytes=64)
     overwrite_rounds(log, 6, 15)
@@ -374,6 +394,7 @@ def test_a_round_on_a_log_closed_meanwhile_leaves_no_files(tmp_path):
     import pytest
 
     from storage.log import LogFailedError
+
     log = open_compacted(tmp_path, FakeClock())
     overwrite_rounds(log, 3, 10)
     round_ = Cleaner().start(log)

@@ -12,9 +12,15 @@ from tests.storage.helpers import FakeClock
 
 
 def compact_config(**overrides) -> LogConfig:
-    fields = dict(segment_bytes=1024, index_interval_bytes=128, segment_index_bytes=4096,
-                  cleanup_policy="compact", min_cleanable_dirty_ratio=0.5,
-                  delete_retention_ms=1000, min_compaction_lag_ms=0)
+    fields = dict(
+        segment_bytes=1024,
+        index_interval_bytes=128,
+        segment_index_bytes=4096,
+        cleanup_policy="compact",
+        min_cleanable_dirty_ratio=0.5,
+        delete_retention_ms=1000,
+        min_compaction_lag_ms=0,
+    )
     fields.update(overrides)
     return LogConfig(**fields)
 

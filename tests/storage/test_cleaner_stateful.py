@@ -29,8 +29,7 @@ class CleanerMachine(RuleBasedStateMachine):
         super().__init__()
         self.dir = tempfile.mkdtemp(prefix="cleanersm-")
         self.clock = FakeClock()
-        self.config = compact_config(segment_bytes=500, index_interval_bytes=96,
-                                     delete_retention_ms=5_000)
+        self.config = compact_config(segment_bytes=500, index_interval_bytes=96, delete_retention_ms=5_000)
         self.log = Log.open(self.dir, self.config, self.clock)
         self.model: dict[bytes, bytes] = {}  # live key -> value
         self.written: dict[int, tuple[bytes, bytes | None]] = {}  # offset -> (key, value)
@@ -40,11 +39,12 @@ class CleanerMachine(RuleBasedStateMachine):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # -- writes -------------------------------------------------------------------------------
-    @rule(items=st.lists(st.tuples(keys, st.one_of(st.none(), values)), min_size=1, max_size=4),
-          compression=st.sampled_from([0, 0, 4]))
+    @rule(
+        items=st.lists(st.tuples(keys, st.one_of(st.none(), values)), min_size=1, max_size=4),
+        compression=st.sampled_from([0, 0, 4]),
+    )
     def append(self, items, compression):
-        base = self.log.append_records([Record(key=k, value=v) for k, v in items],
-                                       compression=compression)
+        base = self.log.append_records([Record(key=k, value=v) for k, v in items], compression=compression)
         for i, (k, v) in enumerate(items):
             self.written[base + i] = (k, v)
             if v is None:
@@ -91,7 +91,7 @@ class CleanerMachine(RuleBasedStateMachine):
         while got is None and position < end:
             raw = self.log.read(position, 1)
             h = decode_header(raw)
-            got = next((r.offset for r in iter_records(raw[:h.size]) if r.offset >= offset), None)
+            got = next((r.offset for r in iter_records(raw[: h.size]) if r.offset >= offset), None)
             position = h.next_offset
         assert got == expected
 
@@ -120,6 +120,5 @@ class CleanerMachine(RuleBasedStateMachine):
         assert self.log.log_end_offset == (max(self.written) + 1 if self.written else 0)
 
 
-CleanerMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=40, derandomize=True,
-                                            deadline=None)
+CleanerMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=40, derandomize=True, deadline=None)
 TestCleanerMachine = CleanerMachine.TestCase

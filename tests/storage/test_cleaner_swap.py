@@ -115,6 +115,7 @@ def test_io_error_during_swap_fails_the_log_and_reopen_recovers(tmp_path, monkey
     log = build(tmp_path, clock)
     pre = records(log)
     from storage import fsutil
+
     calls = {"n": 0}
     real = fsutil.fsync_dir
 

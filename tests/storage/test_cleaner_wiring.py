@@ -50,8 +50,15 @@ async def test_the_log_manager_cleans_consumer_offsets(tmp_path):
         def cleaned(self, partition, stats):
             cleaned_events.append(partition)
 
-    writer = PartitionWriter(OFFSETS_TOPIC, logs, 3, LogConfig(segment_bytes=1024, cleanup_policy="compact"),
-                             clock, encode_record, Observer())
+    writer = PartitionWriter(
+        OFFSETS_TOPIC,
+        logs,
+        3,
+        LogConfig(segment_bytes=1024, cleanup_policy="compact"),
+        clock,
+        encode_record,
+        Observer(),
+    )
     log = writer.reopen(1)
     fill(log)
     pre = records(log)

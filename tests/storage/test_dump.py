@@ -14,8 +14,12 @@ from tests.storage.helpers import FakeClock, fill, open_log
 def make_closed_log(path, batches=12, **overrides):
     log = open_log(path, FakeClock(1_000), **overrides)
     fill(log, batches)
-    log.append_records([Record(key=b"gone", value=None, headers=[("h1", b"x"), ("h2", None)])],
-                       producer_id=5, producer_epoch=1, base_sequence=10)
+    log.append_records(
+        [Record(key=b"gone", value=None, headers=[("h1", b"x"), ("h2", None)])],
+        producer_id=5,
+        producer_epoch=1,
+        base_sequence=10,
+    )
     log.close()
     return log
 
@@ -28,18 +32,25 @@ def test_dump_prints_kafka_dump_log_layout(tmp_path):
     assert lines[0] == f"Dumping {tmp_path / '00000000000000000000.log'}"
     assert lines[1] == "Log starting offset: 0"
     first = lines[2]
-    assert first.startswith("baseOffset: 0 lastOffset: 2 count: 3 baseSequence: -1 lastSequence: -1 "
-                            "producerId: -1 producerEpoch: -1 partitionLeaderEpoch: -1 "
-                            "isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
-                            "position: 0 CreateTime: 1000 size: ")
+    assert first.startswith(
+        "baseOffset: 0 lastOffset: 2 count: 3 baseSequence: -1 lastSequence: -1 "
+        "producerId: -1 producerEpoch: -1 partitionLeaderEpoch: -1 "
+        "isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
+        "position: 0 CreateTime: 1000 size: "
+    )
     crc = decode_header((tmp_path / "00000000000000000000.log").read_bytes()).crc
     assert first.endswith(f"magic: 2 compresscodec: none crc: {crc} isvalid: true")
-    assert lines[3] == ("| offset: 0 CreateTime: 1000 keySize: 5 valueSize: 20 sequence: -1 "
-                        "headerKeys: [] key: key-0 payload: 0:xxxxxxxxxxxxxxxxxx")
-    assert lines[-2].startswith("baseOffset: 36 lastOffset: 36 count: 1 baseSequence: 10 lastSequence: 10 "
-                                "producerId: 5 producerEpoch: 1")
-    assert lines[-1] == ("| offset: 36 CreateTime: 1000 keySize: 4 valueSize: -1 sequence: 10 "
-                         "headerKeys: [h1,h2] key: gone payload: null")
+    assert lines[3] == (
+        "| offset: 0 CreateTime: 1000 keySize: 5 valueSize: 20 sequence: -1 "
+        "headerKeys: [] key: key-0 payload: 0:xxxxxxxxxxxxxxxxxx"
+    )
+    assert lines[-2].startswith(
+        "baseOffset: 36 lastOffset: 36 count: 1 baseSequence: 10 lastSequence: 10 producerId: 5 producerEpoch: 1"
+    )
+    assert lines[-1] == (
+        "| offset: 36 CreateTime: 1000 keySize: 4 valueSize: -1 sequence: 10 "
+        "headerKeys: [h1,h2] key: gone payload: null"
+    )
 
 
 def test_dump_json_and_whole_data_dir(tmp_path):
@@ -79,8 +90,9 @@ def test_check_reports_bad_crc_with_file_position_offset(tmp_path):
     second = decode_header(data, 0).size
     data[second + 50] ^= 1
     seg.write_bytes(bytes(data))
-    assert [(p.file, p.position, p.offset, p.reason) for p in check(tmp_path)] == \
-        [(str(seg), second, 3, "CRC-32C mismatch")]
+    assert [(p.file, p.position, p.offset, p.reason) for p in check(tmp_path)] == [
+        (str(seg), second, 3, "CRC-32C mismatch")
+    ]
 
 
 def test_check_reports_bad_index_and_stray_swap_files(tmp_path):

@@ -119,9 +119,15 @@ class FakeLog:
         self.failure = self.failure or exc
 
     def committer(self, mode="group_commit") -> GroupCommitter:
-        return GroupCommitter(mode, 100, durable_offset=0, end_offset=lambda: self.end,
-                              sync_fd=lambda: os.dup(self.fd), check_writable=self.check,
-                              fail=self.fail)
+        return GroupCommitter(
+            mode,
+            100,
+            durable_offset=0,
+            end_offset=lambda: self.end,
+            sync_fd=lambda: os.dup(self.fd),
+            check_writable=self.check,
+            fail=self.fail,
+        )
 
 
 async def test_the_committer_needs_only_what_it_is_given(tmp_path, monkeypatch, autojump_clock):
@@ -145,8 +151,7 @@ async def test_the_committer_needs_only_what_it_is_given(tmp_path, monkeypatch, 
     assert committer.durable_offset == 50
 
 
-async def test_a_failed_sync_fails_the_given_log_once_and_wakes_everyone(tmp_path, monkeypatch,
-                                                                         autojump_clock):
+async def test_a_failed_sync_fails_the_given_log_once_and_wakes_everyone(tmp_path, monkeypatch, autojump_clock):
     monkeypatch.setattr(fsutil, "fdatasync", CountingSync(fail=True))
     log = FakeLog(tmp_path / "f")
     committer = log.committer()

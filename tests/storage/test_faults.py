@@ -54,7 +54,7 @@ class FaultyDisk:
         if self.allow <= 0:
             self.hits += 1
             raise OSError(errno.ENOSPC, "No space left on device")
-        part = data[:self.allow]
+        part = data[: self.allow]
         self.allow -= len(part)
         return part
 
@@ -74,8 +74,13 @@ def disk(monkeypatch):
 
 
 GROUP = LogConfig(segment_bytes=4096, index_interval_bytes=128, durability="group_commit")
-COMPACT = LogConfig(segment_bytes=1024, index_interval_bytes=128, segment_index_bytes=4096,
-                    cleanup_policy="compact", durability="group_commit")
+COMPACT = LogConfig(
+    segment_bytes=1024,
+    index_interval_bytes=128,
+    segment_index_bytes=4096,
+    cleanup_policy="compact",
+    durability="group_commit",
+)
 
 
 def values(log) -> list[bytes | None]:
@@ -84,8 +89,7 @@ def values(log) -> list[bytes | None]:
 
 @pytest.mark.parametrize("allow", [0, 7, 70])
 @pytest.mark.parametrize("fault", ["write", "fsync"])
-async def test_disk_full_during_appends_loses_nothing_acknowledged(tmp_path, disk, autojump_clock,
-                                                                   allow, fault):
+async def test_disk_full_during_appends_loses_nothing_acknowledged(tmp_path, disk, autojump_clock, allow, fault):
     logs = LogManager(tmp_path, FakeClock())
     log = logs.open("t", 0, GROUP)
     acked = []
@@ -102,11 +106,11 @@ async def test_disk_full_during_appends_loses_nothing_acknowledged(tmp_path, dis
             await log.wait_durable(log.append_records([Record(key=b"k", value=b"lost%d" % i)]))
             acked.append(b"lost%d" % i)  # (fsync errors fail the wait: never acknowledged)
     assert info.value.errno == errno.ENOSPC and log.failed and disk.hits
-    assert values(log)[:len(acked)] == acked  # nothing torn is served meanwhile
+    assert values(log)[: len(acked)] == acked  # nothing torn is served meanwhile
     assert list(logs.failed_logs()) == [("t", 0)]
     disk.clear()
     again = logs.reopen("t", 0)
-    assert values(again)[:len(acked)] == acked
+    assert values(again)[: len(acked)] == acked
     await again.wait_durable(again.append_records([Record(key=b"k", value=b"after")]))
     assert values(again)[-1] == b"after"
     logs.close()
@@ -131,8 +135,9 @@ def test_disk_full_during_recovery_is_a_clean_error_to_retry(tmp_path, disk, all
         with pytest.raises(OSError) as info:
             LogManager(tmp_path, FakeClock()).open("t", 0, GROUP)
         assert info.value.errno == errno.ENOSPC
-    assert (path / "00000000000000000000.log").read_bytes() == \
-        (pristine / "00000000000000000000.log").read_bytes()  # the data is untouched
+    assert (path / "00000000000000000000.log").read_bytes() == (
+        pristine / "00000000000000000000.log"
+    ).read_bytes()  # the data is untouched
     disk.clear()
     logs = LogManager(tmp_path, FakeClock())
     again = logs.open("t", 0, GROUP)
@@ -143,8 +148,7 @@ def test_disk_full_during_recovery_is_a_clean_error_to_retry(tmp_path, disk, all
 
 
 @pytest.mark.parametrize("where", ["output write", "output fsync"])
-async def test_disk_full_during_compaction_leaves_the_log_intact_and_serving(tmp_path, disk,
-                                                                             autojump_clock, where):
+async def test_disk_full_during_compaction_leaves_the_log_intact_and_serving(tmp_path, disk, autojump_clock, where):
     logs = LogManager(tmp_path, FakeClock())
     log = logs.open("c", 0, COMPACT)
     for r in range(6):
@@ -173,7 +177,8 @@ async def test_disk_full_during_compaction_leaves_the_log_intact_and_serving(tmp
 
 @pytest.mark.parametrize("failing", [2, 4, 7])  # before the commit, just after it, at the end
 async def test_a_failed_swap_rename_fails_the_log_and_reopen_completes_or_discards_it(
-        tmp_path, monkeypatch, autojump_clock, failing):
+    tmp_path, monkeypatch, autojump_clock, failing
+):
     logs = LogManager(tmp_path, FakeClock())
     log = logs.open("c", 0, COMPACT)
     for r in range(6):
@@ -204,6 +209,7 @@ async def test_a_failed_swap_rename_fails_the_log_and_reopen_completes_or_discar
 
 # -- a real full disk: a small loop-mounted ext4 (needs root, as CI runs) -------------------------
 
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A 24 MiB ext4 file system mounted on tmp_path/mnt, with a 6 MiB filler file to free."""
@@ -214,9 +220,13 @@ def small_disk(tmp_path):
     with open(image, "wb") as f:
         f.truncate(24 << 20)
     import subprocess
+
     made = subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], capture_output=True, text=True)
-    mounted = made.returncode == 0 and subprocess.run(
-        ["mount", "-o", "loop", str(image), str(mnt)], capture_output=True, text=True).returncode == 0
+    mounted = (
+        made.returncode == 0
+        and subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], capture_output=True, text=True).returncode
+        == 0
+    )
     if not mounted:
         pytest.skip(f"cannot make or loop-mount an ext4 image here: {made.stderr.strip() or 'mount failed'}")
     try:
@@ -284,6 +294,6 @@ async def _fill_the_disk_then_free_it(small_disk, data, logs) -> None:
         os.unlink(small_disk / "stuffing")
     again = logs.reopen("t", 0)
     got = [int(r.key) for r in again.iter_records()]
-    assert got[:len(acked)] == acked  # nothing acknowledged lost
+    assert got[: len(acked)] == acked  # nothing acknowledged lost
     await again.wait_durable(again.append_records([Record(key=b"after", value=b"x")]))
     assert await logs.clean_pass() == [("c", 0)]

@@ -85,11 +85,14 @@ def test_a_rebuild_writes_its_entries_at_once_on_persist(tmp_path):
     assert OffsetIndex(str(path), 0, 1000).lookup(45) == (40, 400)
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (b"\x00\x00\x00\x05\x00\x00\x00\x10\x00\x00\x00", "multiple of 8"),
-    (b"\x00\x00\x00\x05\x00\x00\x00\x10\x00\x00\x00\x03\x00\x00\x00\x20", "does not increase"),
-    (b"\x00\x00\x00\x05\x00\x01\x00\x00", "outside the log"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"\x00\x00\x00\x05\x00\x00\x00\x10\x00\x00\x00", "multiple of 8"),
+        (b"\x00\x00\x00\x05\x00\x00\x00\x10\x00\x00\x00\x03\x00\x00\x00\x20", "does not increase"),
+        (b"\x00\x00\x00\x05\x00\x01\x00\x00", "outside the log"),
+    ],
+)
 def test_offset_index_problems_are_named(tmp_path, content, fragment):
     path = tmp_path / "x.index"
     path.write_bytes(content)

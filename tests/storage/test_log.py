@@ -17,7 +17,7 @@ def offsets_in(raw: bytes) -> list[int]:
     out, pos = [], 0
     while pos < len(raw):
         h = decode_header(raw, pos)
-        out.extend(r.offset for r in iter_records(raw[pos:pos + h.size]))
+        out.extend(r.offset for r in iter_records(raw[pos : pos + h.size]))
         pos += h.size
     return out
 
@@ -76,9 +76,15 @@ def test_read_skips_offsets_removed_by_compaction(tmp_path):
 def test_append_batch_keeps_client_bytes_and_assigns_offsets(tmp_path):
     log = open_log(tmp_path)
     fill(log, 1)
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False,
-                                        producer_id=77, producer_epoch=1, base_sequence=0,
-                                        batch_size=1 << 20)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=1,
+        is_transactional=False,
+        producer_id=77,
+        producer_epoch=1,
+        base_sequence=0,
+        batch_size=1 << 20,
+    )
     for i in range(4):
         builder.append(i, 1_000 + i, b"k%d" % i, b"v%d" % i, [])
     client = bytes(builder.build())
@@ -88,8 +94,9 @@ def test_append_batch_keeps_client_bytes_and_assigns_offsets(tmp_path):
     assert [r.offset for r in log.iter_records(3)] == [3, 4, 5, 6]
 
 
-@pytest.mark.parametrize("damage", [lambda b: b[:30], lambda b: b[:-1] + bytes([b[-1] ^ 0xFF]),
-                                    lambda b: b[:16] + b"\x01" + b[17:]])
+@pytest.mark.parametrize(
+    "damage", [lambda b: b[:30], lambda b: b[:-1] + bytes([b[-1] ^ 0xFF]), lambda b: b[:16] + b"\x01" + b[17:]]
+)
 def test_append_batch_rejects_bad_batches_and_changes_nothing(tmp_path, damage):
     log = open_log(tmp_path)
     good = encode_batch(0, [Record(None, 5, b"k", b"v")])

@@ -23,8 +23,10 @@ from tests.storage.test_cleaner_helpers import check_compacted, records
 def inline_threads(monkeypatch):
     """Worker-thread steps (fsyncs, cleaner passes) run inline, so that MockClock's autojump
     cannot move virtual time while one runs: what happens at which virtual time is exact."""
+
     async def run_sync(fn, *args, **_):
         return fn(*args)
+
     monkeypatch.setattr(trio.to_thread, "run_sync", run_sync)
 
 
@@ -49,8 +51,13 @@ class Events(NoObserver):
         self.deleted.append((key, count))
 
 
-COMPACT = LogConfig(segment_bytes=1024, index_interval_bytes=128, segment_index_bytes=4096,
-                    cleanup_policy="compact", durability="interval")
+COMPACT = LogConfig(
+    segment_bytes=1024,
+    index_interval_bytes=128,
+    segment_index_bytes=4096,
+    cleanup_policy="compact",
+    durability="interval",
+)
 DELETE = LogConfig(segment_bytes=1024, retention_ms=10_000, durability="interval")
 
 
@@ -184,8 +191,7 @@ async def test_a_failed_flush_reaches_the_owner_and_reopen_recovers(tmp_path, mo
         monkeypatch.setattr(fsutil, "fdatasync", fsutil.fsync)
         again = logs.reopen("t", 0)
         assert again is not log and logs.failed_logs() == {}
-        assert again.log_end_offset >= 4 and [r.value for r in again.iter_records()][:4] == \
-            [b"v0", b"v1", b"v2", b"v3"]
+        assert again.log_end_offset >= 4 and [r.value for r in again.iter_records()][:4] == [b"v0", b"v1", b"v2", b"v3"]
         nursery.cancel_scope.cancel()
 
 

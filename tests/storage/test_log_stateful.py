@@ -18,8 +18,7 @@ from tests.storage.helpers import FakeClock, small_config
 
 values = st.one_of(st.none(), st.just(b""), st.binary(min_size=1, max_size=60))
 keys = st.one_of(st.none(), st.binary(min_size=1, max_size=8))
-headers = st.lists(st.tuples(st.sampled_from(["a", "b"]), st.one_of(st.none(), st.binary(max_size=4))),
-                   max_size=2)
+headers = st.lists(st.tuples(st.sampled_from(["a", "b"]), st.one_of(st.none(), st.binary(max_size=4))), max_size=2)
 records = st.lists(st.tuples(keys, values, headers), min_size=1, max_size=5)
 
 
@@ -51,8 +50,7 @@ class LogMachine(RuleBasedStateMachine):
     @rule(recs=records, compression=st.sampled_from([0, 0, 1, 4]))
     def append_records(self, recs, compression):
         self.clock.advance(7)
-        base = self.log.append_records([Record(key=k, value=v, headers=h) for k, v, h in recs],
-                                       compression=compression)
+        base = self.log.append_records([Record(key=k, value=v, headers=h) for k, v, h in recs], compression=compression)
         assert base == self.next_offset
         self._note([(base + i, k, v, h) for i, (k, v, h) in enumerate(recs)], base + len(recs))
 
@@ -60,9 +58,11 @@ class LogMachine(RuleBasedStateMachine):
     def append_client_batch_with_gaps(self, recs, gap, tail):
         """A client-built batch whose record offsets have gaps (as after compaction)."""
         deltas = [i * (gap + 1) for i in range(len(recs))]
-        raw = encode_batch(9999, [Record(9999 + d, self.clock.time_ms(), k, v, h)
-                                  for d, (k, v, h) in zip(deltas, recs)],
-                           last_offset_delta=deltas[-1] + tail)
+        raw = encode_batch(
+            9999,
+            [Record(9999 + d, self.clock.time_ms(), k, v, h) for d, (k, v, h) in zip(deltas, recs)],
+            last_offset_delta=deltas[-1] + tail,
+        )
         base, last = self.log.append_batch(raw)
         assert (base, last) == (self.next_offset, self.next_offset + deltas[-1] + tail)
         self._note([(base + d, k, v, h) for d, (k, v, h) in zip(deltas, recs)], last + 1)
@@ -74,7 +74,7 @@ class LogMachine(RuleBasedStateMachine):
         raw = self.log.read(offset, data.draw(st.integers(1, 2000)))
         h = decode_header(raw)
         assert h.last_offset >= offset
-        got = [(r.offset, r.key, r.value, r.headers) for r in iter_records(raw[:h.size])]
+        got = [(r.offset, r.key, r.value, r.headers) for r in iter_records(raw[: h.size])]
         assert got == next(rows for *_, nxt, rows in self.batches if nxt > offset)
 
     @precondition(lambda self: self.next_offset > 0)

@@ -27,10 +27,20 @@ def append(log: Log, i: int, size: int = 40, ts: int | None = None) -> None:
 def state(log: Log) -> list[tuple]:
     """Everything recovery rebuilds, per segment."""
     segs = log.segments
-    return [(s.base_offset, list(s.offset_index.keys), list(s.offset_index.values),
-             list(s.time_index.keys), list(s.time_index.values), s.next_offset, s.max_timestamp,
-             s._offset_of_max_timestamp, s.first_batch_timestamp) for s in segs] + \
-        [segs[-1].bytes_since_last_index_entry]  # (what the next append's index rule uses)
+    return [
+        (
+            s.base_offset,
+            list(s.offset_index.keys),
+            list(s.offset_index.values),
+            list(s.time_index.keys),
+            list(s.time_index.values),
+            s.next_offset,
+            s.max_timestamp,
+            s._offset_of_max_timestamp,
+            s.first_batch_timestamp,
+        )
+        for s in segs
+    ] + [segs[-1].bytes_since_last_index_entry]  # (what the next append's index rule uses)
 
 
 def full_rescan_twin(path, twin):
@@ -107,9 +117,12 @@ def test_a_recovery_point_inside_an_older_segment_resumes_there(tmp_path):
 
 
 @settings(max_examples=40, deadline=None)
-@given(sizes=st.lists(st.integers(1, 400), min_size=1, max_size=60),
-       timestamps=st.lists(st.integers(0, 50), min_size=60, max_size=60),
-       flush_at=st.integers(0, 60), cut=st.integers(0, 30))
+@given(
+    sizes=st.lists(st.integers(1, 400), min_size=1, max_size=60),
+    timestamps=st.lists(st.integers(0, 50), min_size=60, max_size=60),
+    flush_at=st.integers(0, 60),
+    cut=st.integers(0, 30),
+)
 def test_resuming_rebuilds_what_a_full_rescan_rebuilds(tmp_path_factory, sizes, timestamps, flush_at, cut):
     root = tmp_path_factory.mktemp("resume")
     path = root / "p"

@@ -91,6 +91,7 @@ class CrashAt:
             if self.calls == self.n:
                 raise RuntimeError("simulated crash")
             return fn(*args, **kwargs)
+
         return wrapped
 
 

@@ -19,8 +19,14 @@ PID, EPOCH = 42, 3
 
 
 def txn_batch(*keys: bytes, seq: int = 0, pid: int = PID, epoch: int = EPOCH) -> bytes:
-    return encode_batch(0, [Record(None, 1000, k, b"v-" + k) for k in keys], producer_id=pid,
-                        producer_epoch=epoch, base_sequence=seq, transactional=True)
+    return encode_batch(
+        0,
+        [Record(None, 1000, k, b"v-" + k) for k in keys],
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=seq,
+        transactional=True,
+    )
 
 
 def marker(commit: bool, pid: int = PID, epoch: int = EPOCH, coordinator_epoch: int = 7) -> bytes:
@@ -65,15 +71,18 @@ def test_an_abort_is_indexed_with_the_lso_it_leaves(tmp_path):
 def test_the_snapshot_is_kafkas_bytes_and_a_clean_reopen_reads_it(tmp_path):
     clock = FakeClock()
     log = open_log(tmp_path / "t-0", clock)
-    log.append_batch(encode_batch(0, [Record(None, 1000, b"k", b"v")] * 2, producer_id=7, producer_epoch=0,
-                                  base_sequence=0))
+    log.append_batch(
+        encode_batch(0, [Record(None, 1000, b"k", b"v")] * 2, producer_id=7, producer_epoch=0, base_sequence=0)
+    )
     log.append_batch(txn_batch(b"a"))
     log.close()
     assert list_snapshots(str(tmp_path / "t-0")) == [3]
     with open(snapshot_path(str(tmp_path / "t-0"), 3), "rb") as f:
         data = f.read()
-    entries = [struct.pack(">qhiqiqiq", 7, 0, 1, 1, 1, 1000, -1, -1),
-               struct.pack(">qhiqiqiq", PID, EPOCH, 0, 2, 0, 1000, -1, 2)]
+    entries = [
+        struct.pack(">qhiqiqiq", 7, 0, 1, 1, 1, 1000, -1, -1),
+        struct.pack(">qhiqiqiq", PID, EPOCH, 0, 2, 0, 1000, -1, 2),
+    ]
     body = struct.pack(">i", 2) + b"".join(entries)
     assert data == struct.pack(">hI", 1, crc32c(body)) + body
     reopened = Log.open(tmp_path / "t-0", log.config, clock)
@@ -157,8 +166,10 @@ def test_dump_prints_markers_txnindex_and_snapshots_as_kafka_dump_log_does(tmp_p
     assert f"version: 0 producerId: {PID} firstOffset: 0 lastOffset: 1 lastStableOffset: 2" in text
     out = io.StringIO()
     dump(snapshot_path(str(tmp_path / "t-0"), 2), out)
-    assert (f"producerId: {PID} producerEpoch: {EPOCH} coordinatorEpoch: 7 currentTxnFirstOffset: "
-            "OptionalLong.empty lastTimestamp: 2000 firstSequence: 0 lastSequence: 0 lastOffset: 0") in out.getvalue()
+    assert (
+        f"producerId: {PID} producerEpoch: {EPOCH} coordinatorEpoch: 7 currentTxnFirstOffset: "
+        "OptionalLong.empty lastTimestamp: 2000 firstSequence: 0 lastSequence: 0 lastOffset: 0"
+    ) in out.getvalue()
     assert check(tmp_path / "t-0") == []
 
 

@@ -68,12 +68,18 @@ def replay_journal(shard: GroupShard, journal: list[tuple[int, Any]]) -> GroupSh
             shard.replay(entry, now_ms)
     return shard
 
+
 # The test's own routing from request type to operation (production code calls each op by name).
 OPERATIONS: dict[type, Any] = {
-    JoinGroupParams: join_group, SyncGroupParams: sync_group, HeartbeatParams: heartbeat,
-    LeaveGroupParams: leave_group, DescribeGroupsParams: describe_groups,
-    ListGroupsParams: list_groups, DeleteGroupsParams: delete_groups,
-    OffsetCommitParams: commit_offsets, OffsetFetchParams: fetch_offsets,
+    JoinGroupParams: join_group,
+    SyncGroupParams: sync_group,
+    HeartbeatParams: heartbeat,
+    LeaveGroupParams: leave_group,
+    DescribeGroupsParams: describe_groups,
+    ListGroupsParams: list_groups,
+    DeleteGroupsParams: delete_groups,
+    OffsetCommitParams: commit_offsets,
+    OffsetFetchParams: fetch_offsets,
     OffsetDeleteParams: delete_offsets,
 }
 
@@ -176,13 +182,16 @@ class GroupTestContext:
         assert first.error == ErrorCode.MEMBER_ID_REQUIRED, first
         return self.join(first.member_id, client_id=client_id, **kwargs)
 
-    def sync(self, member_id: str, generation: int, assignments=None, group_id: str = "g",
-             instance_id: str | None = None) -> Any:
-        return self.send(SyncGroupParams(group_id, generation, member_id, instance_id,
-                                         assignments=list(assignments or [])))
+    def sync(
+        self, member_id: str, generation: int, assignments=None, group_id: str = "g", instance_id: str | None = None
+    ) -> Any:
+        return self.send(
+            SyncGroupParams(group_id, generation, member_id, instance_id, assignments=list(assignments or []))
+        )
 
-    def heartbeat(self, member_id: str, generation: int, group_id: str = "g",
-                  instance_id: str | None = None) -> ErrorCode:
+    def heartbeat(
+        self, member_id: str, generation: int, group_id: str = "g", instance_id: str | None = None
+    ) -> ErrorCode:
         return self.send(HeartbeatParams(group_id, generation, member_id, instance_id)).error
 
     def stable_group(self, n: int, group_id: str = "g", **kwargs: Any) -> list[str]:
@@ -191,8 +200,7 @@ class GroupTestContext:
         ids: list[str] = []
         for i in range(n):
             reply = self.join_dynamic(client_id=f"c{i}", group_id=group_id, **kwargs)
-            rejoins = [self.join(m, client_id=f"c{j}", group_id=group_id, **kwargs)
-                       for j, m in enumerate(ids)]
+            rejoins = [self.join(m, client_id=f"c{j}", group_id=group_id, **kwargs) for j, m in enumerate(ids)]
             assert reply.done, "join phase should complete once everyone rejoined"
             ids.append(reply.value.member_id)
             for r in rejoins:

@@ -8,6 +8,7 @@ until `writer.release()`, so a test can see that no reply leaves before its reco
 Durability defaults to log.flush.mode=interval: a real fsync runs in a worker thread, and while
 a task waits on a thread MockClock's autojump would race ahead in virtual time.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -66,17 +67,30 @@ class OneBroker:
 
 
 class GroupHarness:
-    def __init__(self, data_dir: str | Path, *, num_partitions: int = 50, epoch_ms: int = 0,
-                 durability: str = "interval", clock: TimerClock | None = None, **settings: Any) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        *,
+        num_partitions: int = 50,
+        epoch_ms: int = 0,
+        durability: str = "interval",
+        clock: TimerClock | None = None,
+        **settings: Any,
+    ) -> None:
         counter = itertools.count(1)
         self.clock = clock if clock is not None else TrioClock(epoch_ms=epoch_ms)
         self.logs = LogManager(data_dir, self.clock)
-        self.writer = RecordingWriter(OFFSETS_TOPIC, self.logs, num_partitions,
-                                      LogConfig(cleanup_policy="compact", durability=durability),
-                                      self.clock, encode_record)
+        self.writer = RecordingWriter(
+            OFFSETS_TOPIC,
+            self.logs,
+            num_partitions,
+            LogConfig(cleanup_policy="compact", durability=durability),
+            self.clock,
+            encode_record,
+        )
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(
-            GroupShards(GroupConfig(**settings), uuid_source=lambda: f"u{next(counter)}"),
-            self.writer, self.clock)
+            GroupShards(GroupConfig(**settings), uuid_source=lambda: f"u{next(counter)}"), self.writer, self.clock
+        )
         self.service = GroupService(self.runtime, OneBroker(), 0)
 
     def shard(self, group_id: str = "g") -> GroupShard:

@@ -7,6 +7,7 @@ them and the services a broker uses. `async with h.running():` runs both runtime
 loads and the deferred marker jobs). Time is trio's (TrioClock: MockClock in tests); logs use
 log.flush.mode=interval so no fsync thread races MockClock's autojump.
 """
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
@@ -38,8 +39,13 @@ from tests.support.runtime import OneBroker
 class TxnHarness:
     def __init__(self, data_dir: str | Path, **settings: Any) -> None:
         self.data_dir = Path(data_dir)
-        self.config = Config({"data.dir": str(data_dir), "log.flush.mode": "interval",
-                              **{k.replace("_", "."): v for k, v in settings.items()}})
+        self.config = Config(
+            {
+                "data.dir": str(data_dir),
+                "log.flush.mode": "interval",
+                **{k.replace("_", "."): v for k, v in settings.items()},
+            }
+        )
         self.clock = TrioClock(epoch_ms=1_000_000)
         self.topics = TopicRegistry(self.data_dir)
         self.topics.load()
@@ -87,8 +93,10 @@ class TxnHarness:
         records = [Record(None, 1000 + i, b"k", v) for i, v in enumerate(values)]
         part = self.data.partition("t", partition)
         assert part is not None
-        return await part.append(encode_batch(0, records, producer_id=pid, producer_epoch=epoch,
-                                              base_sequence=seq, transactional=True), 1 << 20)
+        return await part.append(
+            encode_batch(0, records, producer_id=pid, producer_epoch=epoch, base_sequence=seq, transactional=True),
+            1 << 20,
+        )
 
     def meta(self, txn_id: str = "tx") -> TransactionMetadata | None:
         shard = self.runtime.shard(txn_partition_for(txn_id, self.runtime.num_partitions))

@@ -1,5 +1,6 @@
 """`kgc groups` against a real server (EmbeddedServer): every action, checked against what the
 test itself produced, committed and assigned over the wire."""
+
 from __future__ import annotations
 
 import json
@@ -55,10 +56,21 @@ def test_describe_shows_offsets_lag_and_owner(server, member, capsys):
     code, out, err = kgc(server, capsys, "--describe", "--group", m.group)
     assert code == 0 and err == ""
     header = out.splitlines()[1]
-    assert header.split() == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
-                              "CONSUMER-ID", "HOST", "CLIENT-ID"]
-    assert rows(out) == [[m.group, "orders", str(p), str(c), "10", str(10 - c), m.member_id, "/127.0.0.1",
-                          "cli-test"] for p, c in ((0, 3), (1, 5), (2, 7))]
+    assert header.split() == [
+        "GROUP",
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
+    ]
+    assert rows(out) == [
+        [m.group, "orders", str(p), str(c), "10", str(10 - c), m.member_id, "/127.0.0.1", "cli-test"]
+        for p, c in ((0, 3), (1, 5), (2, 7))
+    ]
     # Kafka's column layout: group and topic padded to 15, partition to 10, offsets to 15.
     assert out.splitlines()[2].startswith(f"{m.group:<15} orders          0          3               10 ")
 
@@ -79,11 +91,13 @@ def test_list_members_and_state_views(server, member, capsys):
 
 def test_reset_is_refused_while_the_group_is_active(server, member, capsys):
     conn, m = member
-    code, out, _ = kgc(server, capsys, "--reset-offsets", "--group", m.group, "--to-earliest",
-                       "--all-topics", "--execute")
+    code, out, _ = kgc(
+        server, capsys, "--reset-offsets", "--group", m.group, "--to-earliest", "--all-topics", "--execute"
+    )
     assert code == 1
-    assert (f"Error: Assignments can only be reset if the group '{m.group}' is inactive, but the "
-            "current state is Stable.") in out
+    assert (
+        f"Error: Assignments can only be reset if the group '{m.group}' is inactive, but the current state is Stable."
+    ) in out
 
 
 def committed(server, capsys, group: str) -> dict[int, str]:
@@ -91,15 +105,23 @@ def committed(server, capsys, group: str) -> dict[int, str]:
     return {int(r[2]): r[3] for r in rows(out)}
 
 
-@pytest.mark.parametrize("scenario, expected", [
-    (["--to-earliest"], {0: 0, 1: 0, 2: 0}),
-    (["--to-latest"], {0: 10, 1: 10, 2: 10}),
-    (["--to-offset", "42"], {0: 10, 1: 10, 2: 10}),  # clamped to the log end, as Kafka does
-    (["--shift-by", "-4"], {0: 0, 1: 1, 2: 3}),  # 3-4 clamps to the log start
-    (["--by-duration", "PT1H"], {0: 4, 1: 4, 2: 4}),  # the first record newer than an hour ago
-    (["--to-datetime", datetime.fromtimestamp((OLD_MS + HOUR_MS) / 1000, UTC)
-      .strftime("%Y-%m-%dT%H:%M:%S.000+00:00")], {0: 4, 1: 4, 2: 4}),
-])
+@pytest.mark.parametrize(
+    "scenario, expected",
+    [
+        (["--to-earliest"], {0: 0, 1: 0, 2: 0}),
+        (["--to-latest"], {0: 10, 1: 10, 2: 10}),
+        (["--to-offset", "42"], {0: 10, 1: 10, 2: 10}),  # clamped to the log end, as Kafka does
+        (["--shift-by", "-4"], {0: 0, 1: 1, 2: 3}),  # 3-4 clamps to the log start
+        (["--by-duration", "PT1H"], {0: 4, 1: 4, 2: 4}),  # the first record newer than an hour ago
+        (
+            [
+                "--to-datetime",
+                datetime.fromtimestamp((OLD_MS + HOUR_MS) / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.000+00:00"),
+            ],
+            {0: 4, 1: 4, 2: 4},
+        ),
+    ],
+)
 def test_reset_offsets_dry_run_then_execute(server, member, capsys, scenario, expected):
     conn, m = member
     wire.leave(conn, m)
@@ -108,8 +130,9 @@ def test_reset_offsets_dry_run_then_execute(server, member, capsys, scenario, ex
     assert code == 0
     assert rows(out) == [[m.group, "orders", str(p), str(o)] for p, o in expected.items()]
     assert committed(server, capsys, m.group) == before  # dry run by default
-    code, out, _ = kgc(server, capsys, "--reset-offsets", "--group", m.group, "--topic", "orders", *scenario,
-                       "--execute")
+    code, out, _ = kgc(
+        server, capsys, "--reset-offsets", "--group", m.group, "--topic", "orders", *scenario, "--execute"
+    )
     assert code == 0
     assert committed(server, capsys, m.group) == {p: str(o) for p, o in expected.items()}
 

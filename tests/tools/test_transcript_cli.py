@@ -1,6 +1,7 @@
 """`kgc transcript` as a command: filters by member, API and client besides group; --follow
 driven by an injected "wait for more" that appends to the file (no sleeps); one-line failures
 with exit 2; a closed pipe ends it quietly."""
+
 from __future__ import annotations
 
 import io
@@ -43,36 +44,50 @@ def test_member_keeps_its_requests_answers_and_the_transitions_it_caused(path, c
     ]
     # a substring anywhere in the id works too; the join before alice had an id follows its answer
     alice = shown(path, capsys, "--member", ALICE[-12:])
-    assert alice[:2] == ["alice        -> JoinGroup v5  member alice-0109dcd9, protocols ['range'], topics ['orders'], session 6000 ms",
-                         "alice        <- JoinGroup  generation 1, protocol range, leader alice-0109dcd9, you are alice-0109dcd9, members ['alice-0109dcd9']"]
+    assert alice[:2] == [
+        "alice        -> JoinGroup v5  member alice-0109dcd9, protocols ['range'], topics ['orders'], session 6000 ms",
+        "alice        <- JoinGroup  generation 1, protocol range, leader alice-0109dcd9, you are alice-0109dcd9, members ['alice-0109dcd9']",
+    ]
 
 
 def test_api_is_repeatable_case_insensitive_and_keeps_transitions_it_caused(path, capsys):
     lines = shown(path, capsys, "--api", "heartbeat", "--api", "LeaveGroup", "--group", "shop")
-    expected = ["alice        -> Heartbeat v5", "alice        <- Heartbeat  REBALANCE_IN_PROGRESS",
-                "bob          -> LeaveGroup v5", "bob          <- LeaveGroup  ok",
-                "[shop]       == CompletingRebalance -> PreparingRebalance (generation 2)"]
+    expected = [
+        "alice        -> Heartbeat v5",
+        "alice        <- Heartbeat  REBALANCE_IN_PROGRESS",
+        "bob          -> LeaveGroup v5",
+        "bob          <- LeaveGroup  ok",
+        "[shop]       == CompletingRebalance -> PreparingRebalance (generation 2)",
+    ]
     assert len(lines) == len(expected) and all(a.startswith(b) for a, b in zip(lines, expected)), lines
 
 
 def test_client_keeps_that_clients_exchanges_everywhere(path, capsys):
     lines = shown(path, capsys, "--client", "bob", "--api", "Fetch")
-    assert lines == ["bob          -> Fetch v5  orders-1 from offset 0",
-                     "bob          <- Fetch  orders-1: nothing new, high watermark 0"]
+    assert lines == [
+        "bob          -> Fetch v5  orders-1 from offset 0",
+        "bob          <- Fetch  orders-1: nothing new, high watermark 0",
+    ]
     assert shown(path, capsys, "--client", "bo", code=1) == []  # a client id is matched whole
 
 
 def test_group_still_leaves_other_groups_out(path, capsys):
     lines = shown(path, capsys, "--group", "other")
-    assert lines == ["admin        -> DescribeGroups v5", "admin        <- DescribeGroups  ok",
-                     "[other]      == Stable -> Dead (generation 0)  because DeleteGroups from client 'admin'"]
+    assert lines == [
+        "admin        -> DescribeGroups v5",
+        "admin        <- DescribeGroups  ok",
+        "[other]      == Stable -> Dead (generation 0)  because DeleteGroups from client 'admin'",
+    ]
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("not json at all\n", "line 1 is not JSON"),
-    (json.dumps(sample.events()[0]) + "\n[1, 2]\n", "line 2 is not a transcript event"),
-    ('\n{"ts": 1, "type": "request"}\n', "line 2: a request event the transcript never writes (no 'conn')"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json at all\n", "line 1 is not JSON"),
+        (json.dumps(sample.events()[0]) + "\n[1, 2]\n", "line 2 is not a transcript event"),
+        ('\n{"ts": 1, "type": "request"}\n', "line 2: a request event the transcript never writes (no 'conn')"),
+    ],
+)
 def test_a_file_that_is_not_a_transcript_is_one_line_and_exit_2(tmp_path, capsys, content, message):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(content)
@@ -93,8 +108,11 @@ def test_a_live_files_half_written_last_line_waits_for_its_end(tmp_path, capsys)
 def test_binary_missing_and_unknown_api_are_one_line_and_exit_2(tmp_path, path, capsys):
     binary = tmp_path / "t.bin"
     binary.write_bytes(b"\xff\xfe\x00garbage")
-    for argv, message in [([str(binary)], "not UTF-8"), ([str(tmp_path / "none")], "No such file"),
-                          ([str(path), "--api", "Hartbeat"], "no API is called 'Hartbeat': did you mean Heartbeat?")]:
+    for argv, message in [
+        ([str(binary)], "not UTF-8"),
+        ([str(tmp_path / "none")], "No such file"),
+        ([str(path), "--api", "Hartbeat"], "no API is called 'Hartbeat': did you mean Heartbeat?"),
+    ]:
         with pytest.raises(SystemExit) as exit_info:
             main(["transcript", *argv])
         err = capsys.readouterr().err
@@ -126,7 +144,8 @@ def test_follow_prints_what_is_appended_until_ctrl_c(tmp_path):
     assert [line.split(None, 1)[1] for line in out.getvalue().splitlines()] == [
         "alice        -> FindCoordinator v5  where is group 'shop'?",
         "alice        <- FindCoordinator  coordinator is node 0 at 127.0.0.1:9092",
-        "alice        -> JoinGroup v5  member -, protocols ['range'], topics ['orders'], session 6000 ms"]
+        "alice        -> JoinGroup v5  member -, protocols ['range'], topics ['orders'], session 6000 ms",
+    ]
 
 
 def test_follow_and_html_do_not_go_together(path, capsys):
@@ -142,8 +161,9 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     with open(big, "w") as f:
         for _ in range(400):  # ~2 MB of output, far more than a pipe buffers
             f.writelines(json.dumps(e) + "\n" for e in sample.events())
-    proc = subprocess.Popen([sys.executable, "-m", "coordinator", "transcript", str(big)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coordinator", "transcript", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout.readline().split()[1:3] == [b"alice", b"->"]
     proc.stdout.close()
     err = proc.stderr.read()

@@ -1,6 +1,7 @@
 """`kgc transcript --html` on a hand-written transcript: the data the page embeds (lanes, exchanges
 with reasons, state bands, records, closed connections), its escaping (no `</script>` from a
 client id), and the command's choices and failures. The browser side is interop/test_timeline_page.py."""
+
 from __future__ import annotations
 
 import json
@@ -58,12 +59,19 @@ def test_exchanges_pair_requests_with_responses_on_their_members_lane():
 def test_state_bands_cover_the_time_axis_and_records_and_closes_are_marked():
     data = data_of()
     bands = [(b["state"], b["generation"], b["t"], b["t_end"]) for b in data["bands"]]
-    assert bands == [("Empty", None, 0, 20), ("PreparingRebalance", 0, 20, 20), ("CompletingRebalance", 1, 20, 30),
-                     ("Stable", 1, 30, 1000), ("PreparingRebalance", 1, 1000, 1400),
-                     ("CompletingRebalance", 2, 1400, 2000), ("PreparingRebalance", 2, 2000, 2100)]
+    assert bands == [
+        ("Empty", None, 0, 20),
+        ("PreparingRebalance", 0, 20, 20),
+        ("CompletingRebalance", 1, 20, 30),
+        ("Stable", 1, 30, 1000),
+        ("PreparingRebalance", 1, 1000, 1400),
+        ("CompletingRebalance", 2, 1400, 2000),
+        ("PreparingRebalance", 2, 2000, 2100),
+    ]
     assert data["bands"][4]["reason"] == f"JoinGroup from client 'bob' member '{BOB}'"
     assert [(r["t"], r["text"][:45]) for r in data["records"]] == [
-        (31, "__consumer_offsets-12@1 group metadata: gener")]
+        (31, "__consumer_offsets-12@1 group metadata: gener")
+    ]
     assert data["closed"] == [{"t": 2100, "lane": 2, "reason": "client closed"}]  # bob's connection
     assert (data["group"], data["duration_ms"], data["start_ms"]) == ("shop", 2100, sample.events()[0]["ts"])
 
@@ -104,16 +112,20 @@ def test_the_command_writes_the_page(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["transcript", str(path), "--group", "shop", "--html", str(out)])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out.strip() == (f"kgc: wrote {out} (group shop: 2 member lanes, 8 exchanges, "
-                                               "2 with errors, 7 state bands)")
+    assert capsys.readouterr().out.strip() == (
+        f"kgc: wrote {out} (group shop: 2 member lanes, 8 exchanges, 2 with errors, 7 state bands)"
+    )
     assert out.read_text().startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.parametrize(("events", "extra", "message"), [
-    (None, [], "has 2 groups (shop, other): choose one with --group"),
-    ([e for e in sample.events() if not e.get("groups") and e["type"] != "transition"], [], "has no group to draw"),
-    (None, ["--group", "nope"], "nothing of group 'nope' matches the filters"),
-])
+@pytest.mark.parametrize(
+    ("events", "extra", "message"),
+    [
+        (None, [], "has 2 groups (shop, other): choose one with --group"),
+        ([e for e in sample.events() if not e.get("groups") and e["type"] != "transition"], [], "has no group to draw"),
+        (None, ["--group", "nope"], "nothing of group 'nope' matches the filters"),
+    ],
+)
 def test_the_command_says_what_to_choose(tmp_path, capsys, events, extra, message):
     path = sample.write(tmp_path / "t.jsonl", events)
     with pytest.raises(SystemExit) as exit_info:
@@ -123,10 +135,17 @@ def test_the_command_says_what_to_choose(tmp_path, capsys, events, extra, messag
     assert not (tmp_path / "p.html").exists()
 
 
-@pytest.mark.parametrize(("line", "damage", "message"), [
-    (1, lambda e: e.pop("api"), "line 2: a response event the transcript never writes (no 'api')"),
-    (2, lambda e: e["body"].pop("protocols"), "line 3: a request event the transcript never writes (no 'protocols')"),
-])
+@pytest.mark.parametrize(
+    ("line", "damage", "message"),
+    [
+        (1, lambda e: e.pop("api"), "line 2: a response event the transcript never writes (no 'api')"),
+        (
+            2,
+            lambda e: e["body"].pop("protocols"),
+            "line 3: a request event the transcript never writes (no 'protocols')",
+        ),
+    ],
+)
 def test_a_malformed_event_is_named_by_its_line(line, damage, message):
     broken = lines()
     event = json.loads(broken[line])

@@ -1,5 +1,6 @@
 """`kgc transcript FILE --group G` on a transcript written by a real server running the lesson
 (join -> sync -> heartbeat -> rebalance -> leave) from tests/coordinator/test_transcript.py."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,7 +29,9 @@ async def test_the_lesson_reads_as_a_timeline(path, capsys):
     lines = render(path, capsys, "--group", "teach")
     text = "\n".join(lines)
     assert lines[0].split()[:4] == ["0.000", "consumer-a", "->", "JoinGroup"]
-    assert "<- JoinGroup  MEMBER_ID_REQUIRED: JoinGroup v5 without a member id: rejoin with member id 'consumer-a-" in text
+    assert (
+        "<- JoinGroup  MEMBER_ID_REQUIRED: JoinGroup v5 without a member id: rejoin with member id 'consumer-a-" in text
+    )
     assert "<- Heartbeat  ILLEGAL_GENERATION: request generation 1, group generation 2" in text
     assert "== Stable -> PreparingRebalance (generation 1)  because JoinGroup from client 'consumer-b'" in text
     assert "== PreparingRebalance -> Empty (generation 4)  because LeaveGroup from client 'consumer-a'" in text
@@ -49,10 +52,12 @@ def test_leader_moves_are_shown_with_their_cause():
 
     from coordinator.tools.transcript_render import render
 
-    lines = ['{"ts": 1000, "type": "leader", "topic": "__consumer_offsets", "partition": 7, "from": 0, '
-             '"to": 1, "epoch": 1, "reason": "broker 0 went down"}\n',
-             '{"ts": 1500, "type": "leader", "topic": "orders", "partition": 0, "from": 1, '
-             '"to": -1, "epoch": 2, "reason": "made leaderless on request"}\n']
+    lines = [
+        '{"ts": 1000, "type": "leader", "topic": "__consumer_offsets", "partition": 7, "from": 0, '
+        '"to": 1, "epoch": 1, "reason": "broker 0 went down"}\n',
+        '{"ts": 1500, "type": "leader", "topic": "orders", "partition": 0, "from": 1, '
+        '"to": -1, "epoch": 2, "reason": "made leaderless on request"}\n',
+    ]
     out = io.StringIO()
     assert render(lines, None, out) == 0
     assert out.getvalue().splitlines() == [

@@ -17,8 +17,16 @@ import pytest
 from coordinator.verify.faults import FAULTS, inject
 from coordinator.verify.generate import generate
 
-GEN = dict(records=30_000, partitions=10, groups=100, segment_bytes=32 << 10, workers=2,
-           user_topic_records=2_000, seed=7, transactions=0.2)
+GEN = dict(
+    records=30_000,
+    partitions=10,
+    groups=100,
+    segment_bytes=32 << 10,
+    workers=2,
+    user_topic_records=2_000,
+    seed=7,
+    transactions=0.2,
+)
 SPLIT_BYTES = 16 << 10  # smaller than a segment: exercises index-aligned sub-ranges
 FAULT_KINDS = sorted(FAULTS)
 
@@ -49,6 +57,7 @@ def faulty(clean, tmp_path_factory) -> dict:
 def spark():
     pytest.importorskip("pyspark")
     from coordinator.verify.session import get_session
+
     session = get_session("local[2]", driver_memory="2g", shuffle_partitions=4)
     yield session
     session.stop()
@@ -56,15 +65,29 @@ def spark():
 
 def run_spark(spark, m: dict):
     from coordinator.verify import spark_checks
-    return spark_checks.run(spark, m["after"], before=m["before"], ledger=m["ledger"],
-                            cleaned_at_ms=m["cleaned_at_ms"], num_partitions=m["partitions"],
-                            split_bytes=SPLIT_BYTES, pack_bytes=1 << 20)
+
+    return spark_checks.run(
+        spark,
+        m["after"],
+        before=m["before"],
+        ledger=m["ledger"],
+        cleaned_at_ms=m["cleaned_at_ms"],
+        num_partitions=m["partitions"],
+        split_bytes=SPLIT_BYTES,
+        pack_bytes=1 << 20,
+    )
 
 
 def run_oracle(m: dict):
     from coordinator.verify.oracle import verify
-    return verify(m["after"], before=m["before"], ledger=m["ledger"],
-                  cleaned_at_ms=m["cleaned_at_ms"], num_partitions=m["partitions"])
+
+    return verify(
+        m["after"],
+        before=m["before"],
+        ledger=m["ledger"],
+        cleaned_at_ms=m["cleaned_at_ms"],
+        num_partitions=m["partitions"],
+    )
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ __all__ = ["standalone_cluster", "spark_home"]
 
 def spark_home() -> Path:
     import pyspark
+
     return Path(pyspark.__file__).parent
 
 
@@ -34,8 +35,9 @@ def _until(what: str, check, deadline: float, procs: list[subprocess.Popen]) -> 
     while not check():
         for p in procs:
             if p.poll() is not None:
-                raise RuntimeError(f"{p.args[1] if len(p.args) > 1 else p.args} exited with "
-                                   f"{p.returncode} while waiting for {what}")
+                raise RuntimeError(
+                    f"{p.args[1] if len(p.args) > 1 else p.args} exited with {p.returncode} while waiting for {what}"
+                )
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(0.2)  # a poll interval, not a wait for an event
@@ -63,12 +65,18 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 @contextmanager
-def standalone_cluster(tmp: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
-                       timeout: float = 120) -> Iterator[str]:
+def standalone_cluster(
+    tmp: Path, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120
+) -> Iterator[str]:
     """Yields the master URL (spark://127.0.0.1:PORT) once `workers` workers registered."""
     spark_class = str(spark_home() / "bin" / "spark-class")
-    env = dict(os.environ, SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1",
-               SPARK_LOG_DIR=str(tmp / "logs"), SPARK_NO_DAEMONIZE="1")
+    env = dict(
+        os.environ,
+        SPARK_HOME=str(spark_home()),
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_LOG_DIR=str(tmp / "logs"),
+        SPARK_NO_DAEMONIZE="1",
+    )
     port, ui = _free_port(), _free_port()
     url = f"spark://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []
@@ -77,20 +85,52 @@ def standalone_cluster(tmp: Path, workers: int = 2, cores: int = 1, memory: str 
     def start(args: list[str], log: str) -> None:
         f = open(tmp / log, "wb")
         logs.append(f)
-        procs.append(subprocess.Popen([spark_class, *args], env=env, stdout=f, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [spark_class, *args],
+                env=env,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
 
     deadline = time.monotonic() + timeout
     try:
-        start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-               "--webui-port", str(ui)], "master.log")
+        start(
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(ui),
+            ],
+            "master.log",
+        )
         _until("the master's web UI", lambda: _alive_workers(ui) == 0 and _listening(ui), deadline, procs)
         for i in range(workers):
             work = tmp / f"worker-{i}"
             work.mkdir()
-            start(["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-                   "--cores", str(cores), "--memory", memory, "--webui-port", str(_free_port()),
-                   "--work-dir", str(work)], f"worker-{i}.log")
+            start(
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    url,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    str(cores),
+                    "--memory",
+                    memory,
+                    "--webui-port",
+                    str(_free_port()),
+                    "--work-dir",
+                    str(work),
+                ],
+                f"worker-{i}.log",
+            )
         _until(f"{workers} workers", lambda: _alive_workers(ui) >= workers, deadline, procs)
         yield url
     finally:

@@ -28,17 +28,31 @@ def _canon_fast(r) -> list[tuple[int, tuple, tuple]]:
     out = []
     kb = bytes(r.key_bytes)
     for i, row in enumerate(r.keys.tolist()):
-        k = None if row[kn.K_NULL] else kb[row[kn.K_KOFF]:row[kn.K_KOFF] + row[kn.K_KLEN]]
+        k = None if row[kn.K_NULL] else kb[row[kn.K_KOFF] : row[kn.K_KOFF] + row[kn.K_KLEN]]
         pid = row[kn.K_PID]
-        out.append((pid, (row[kn.K_REGION], k) if pid < 0 else (row[kn.K_REGION], pid, k), (
-            row[kn.K_COUNT], row[kn.K_FIRST_OFF], row[kn.K_FIRST_POS], row[kn.K_LAST_OFF],
-            row[kn.K_LAST_POS], row[kn.K_TS], int(r.value_hash[i]), row[kn.K_VLEN] < 0,
-            row[kn.K_HOR] if row[kn.K_HAS_HOR] else None)))
+        out.append(
+            (
+                pid,
+                (row[kn.K_REGION], k) if pid < 0 else (row[kn.K_REGION], pid, k),
+                (
+                    row[kn.K_COUNT],
+                    row[kn.K_FIRST_OFF],
+                    row[kn.K_FIRST_POS],
+                    row[kn.K_LAST_OFF],
+                    row[kn.K_LAST_POS],
+                    row[kn.K_TS],
+                    int(r.value_hash[i]),
+                    row[kn.K_VLEN] < 0,
+                    row[kn.K_HOR] if row[kn.K_HAS_HOR] else None,
+                ),
+            )
+        )
     return out
 
 
 def _same_scan(split) -> tuple:
     from coordinator.verify.fastscan import last_values, scan_split_fast
+
     kn = kernels
     a = scan_split(split, emit_batches=True)
     b = scan_split_fast(split, want_values=True)
@@ -53,10 +67,24 @@ def _same_scan(split) -> tuple:
         values = list(zip(rows, last_values(b)))
         assert [v for (p, _, _), v in values if p < 0] == [v[9] for v in a.keys.values()]
         assert {k: v for (p, k, _), v in values if p >= 0} == {k: v[9] for k, v in a.deferred.items()}
-        assert [tuple(int(x) for x in (r[kn.H_POS], r[kn.H_BASE], r[kn.H_BASE] + r[kn.H_LOD],
-                                       r[kn.H_CRC], r[kn.H_SIZE], r[kn.H_COUNT], r[kn.H_PID],
-                                       r[kn.H_PEP], r[kn.H_SEQ])) + (int(g),)
-                for r, g in zip(b.batches, b.regions)] == [t[:10] for t in a.batches]
+        assert [
+            tuple(
+                int(x)
+                for x in (
+                    r[kn.H_POS],
+                    r[kn.H_BASE],
+                    r[kn.H_BASE] + r[kn.H_LOD],
+                    r[kn.H_CRC],
+                    r[kn.H_SIZE],
+                    r[kn.H_COUNT],
+                    r[kn.H_PID],
+                    r[kn.H_PEP],
+                    r[kn.H_SEQ],
+                )
+            )
+            + (int(g),)
+            for r, g in zip(b.batches, b.regions)
+        ] == [t[:10] for t in a.batches]
     return a.violations, a.keys
 
 
@@ -75,6 +103,7 @@ def _rows(splits, engine, side=None, other=None) -> list[str]:
     import pyarrow as pa
 
     from coordinator.verify.rows import task_rows
+
     batches = list(task_rows(splits, engine=engine, other_root=other, side=side or "after", decode=True))
     return sorted(map(repr, pa.Table.from_batches(batches).to_pylist()))
 
@@ -93,6 +122,7 @@ def test_source_rows_are_the_same_from_both_engines(faulty):
 
 # -- hand-made batches --------------------------------------------------------------------------
 
+
 def _varint(n: int) -> bytes:
     out = bytearray()
     write_varint(out, n)
@@ -109,24 +139,32 @@ def _long_varint(n: int, size: int = 10) -> bytes:
     return bytes(out)
 
 
-def _record(od: int, key: bytes | None, value: bytes | None, headers: list[tuple[bytes, bytes]] = (),
-            tsd: bytes | None = None, length_delta: int = 0) -> bytes:
+def _record(
+    od: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[bytes, bytes]] = (),
+    tsd: bytes | None = None,
+    length_delta: int = 0,
+) -> bytes:
     body = b"\x00" + (tsd if tsd is not None else _varint(0)) + _varint(od)
     body += _varint(-1) if key is None else _varint(len(key)) + key
     body += _varint(-1) if value is None else _varint(len(value)) + value
-    body += _varint(len(headers)) + b"".join(_varint(len(k)) + k + _varint(len(v)) + v
-                                             for k, v in headers)
+    body += _varint(len(headers)) + b"".join(_varint(len(k)) + k + _varint(len(v)) + v for k, v in headers)
     return _varint(len(body) + length_delta) + body
 
 
-def _batch(base: int, records: list[bytes], *, count: int | None = None, lod: int | None = None,
-           attrs: int = 0) -> bytes:
+def _batch(
+    base: int, records: list[bytes], *, count: int | None = None, lod: int | None = None, attrs: int = 0
+) -> bytes:
     blob = b"".join(records)
     n = len(records) if count is None else count
     last = max(len(records) - 1, 0) if lod is None else lod
-    out = bytearray(HEADER.pack(base, HEADER_SIZE - 12 + len(blob), -1, 2, 0, attrs, last, 1000,
-                                1000, -1, -1, -1, n) + blob)
+    out = bytearray(
+        HEADER.pack(base, HEADER_SIZE - 12 + len(blob), -1, 2, 0, attrs, last, 1000, 1000, -1, -1, -1, n) + blob
+    )
     from crc32c import crc32c
+
     struct.pack_into(">I", out, 17, crc32c(bytes(out[21:])))
     return bytes(out)
 
@@ -153,11 +191,21 @@ def _crafted() -> list[bytes]:
         _batch(12, [_record(0, k("big"), GOOD, tsd=_long_varint(-(1 << 62)))]),  # 10 bytes, fine
         _batch(13, [_record(0, k("huge"), GOOD, tsd=_long_varint(0, 10)[:-1] + b"\x7f")]),  # > int64
         _batch(14, [_record(0, k("long"), GOOD, tsd=b"\x80" * 10 + b"\x00")]),  # 11 bytes
-        _batch(15, [_record(0, None, GOOD), _record(1, b"", GOOD), _record(2, b"\x07", None),
-                    _record(3, b"\x00\x63xx", GOOD), _record(4, b"\x00\x05yy", GOOD),
-                    _record(5, k("v"), b"\x00\x07zz"), _record(6, k("w"), b"\x00")]),  # G1
-        _batch(22, [_record(1, k("f"), GOOD), _record(0, k("g"), GOOD), _record(5, k("i"), GOOD)],
-               lod=2),  # offset deltas go back, then past lastOffsetDelta (S2)
+        _batch(
+            15,
+            [
+                _record(0, None, GOOD),
+                _record(1, b"", GOOD),
+                _record(2, b"\x07", None),
+                _record(3, b"\x00\x63xx", GOOD),
+                _record(4, b"\x00\x05yy", GOOD),
+                _record(5, k("v"), b"\x00\x07zz"),
+                _record(6, k("w"), b"\x00"),
+            ],
+        ),  # G1
+        _batch(
+            22, [_record(1, k("f"), GOOD), _record(0, k("g"), GOOD), _record(5, k("i"), GOOD)], lod=2
+        ),  # offset deltas go back, then past lastOffsetDelta (S2)
         _batch(25, [_record(0, k("n"), GOOD)], lod=-1),  # negative lastOffsetDelta
         _batch(26, [b"not a zstd frame"], attrs=4),  # does not decompress
         encode_batch(27, [Record(27, 5, k("z"), GOOD), Record(28, 6, k("a"), b"new")], compression=3),
@@ -184,7 +232,10 @@ def test_hand_made_batches_scan_the_same(tmp_path):
 def test_the_environment_switch_selects_the_python_engine():
     import subprocess
     import sys
-    code = ("import sys; from coordinator.verify import kernels, rows; "
-            "sys.exit(0 if (not kernels.AVAILABLE and rows.engine_for('auto') == 'python') else 1)")
+
+    code = (
+        "import sys; from coordinator.verify import kernels, rows; "
+        "sys.exit(0 if (not kernels.AVAILABLE and rows.engine_for('auto') == 'python') else 1)"
+    )
     env = dict(os.environ, KGC_VERIFY_NUMBA="0")
     assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0

@@ -24,13 +24,15 @@ def _key(f: dict) -> tuple:
 
 
 def test_importing_the_cli_does_not_load_pyspark():
-    code = ("import sys, coordinator.verify.cli, coordinator.verify.oracle; "
-            "sys.exit(1 if 'pyspark' in sys.modules else 0)")
+    code = (
+        "import sys, coordinator.verify.cli, coordinator.verify.oracle; sys.exit(1 if 'pyspark' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_oracle_passes_clean_logs(clean):
     from .conftest import run_oracle
+
     report = run_oracle(clean)
     assert report.violations == []
     assert report.stats["records"] > 0 and report.stats["before_records"] > report.stats["records"]
@@ -81,12 +83,18 @@ def _counted(rows: list[dict]) -> dict:
     return out
 
 
-@pytest.mark.parametrize("engine", ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not kernels.AVAILABLE, reason="numba is not installed"))])
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "python",
+        pytest.param("compiled", marks=pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed")),
+    ],
+)
 def test_key_rows_merged_over_sub_splits_equal_whole_segments(clean, engine):
     import pyarrow as pa
 
     from coordinator.verify.rows import task_rows
+
     whole = plan_splits(clean["before"], split_bytes=1 << 40)
     parts = plan_splits(clean["before"], split_bytes=SPLIT_BYTES)
     assert len(parts) > len(whole)
@@ -101,12 +109,11 @@ def test_key_rows_merged_over_sub_splits_equal_whole_segments(clean, engine):
 
 
 def test_continuity_flags_offsets_overlapping_the_next_segment():
-    base = dict(name="t-0", dir="/d", end=0, reached=0, broken=False, batches=1, records=1,
-                max_timestamp=0)
-    rows = [dict(base, segment=0, start=0, first_base=0, first_pos=0, last_offset=12,
-                 last_pos=100, log_end=13),
-            dict(base, segment=10, start=0, first_base=13, first_pos=0, last_offset=20,
-                 last_pos=0, log_end=21)]
+    base = dict(name="t-0", dir="/d", end=0, reached=0, broken=False, batches=1, records=1, max_timestamp=0)
+    rows = [
+        dict(base, segment=0, start=0, first_base=0, first_pos=0, last_offset=12, last_pos=100, log_end=13),
+        dict(base, segment=10, start=0, first_base=13, first_pos=0, last_offset=20, last_pos=0, log_end=21),
+    ]
     viols, leo = continuity(rows)
     assert ("S3", segment_path("/d", 0), 100, 12) in {v[:4] for v in viols}
     assert leo == {"/d": 21}
@@ -119,8 +126,7 @@ def test_ledger_replay_applies_deletions_in_sequence(tmp_path):
         {"seq": 2, "op": "commit", "group": "g", "topic": "t", "partition": 1, "offset": 7},
         {"seq": 3, "op": "delete_offset", "group": "g", "topic": "t", "partition": 0},
         {"seq": 5, "op": "delete_group", "group": "g"},
-        {"seq": 6, "op": "commit", "group": "g", "topic": "t", "partition": 2, "offset": 9,
-         "metadata": "m"},
+        {"seq": 6, "op": "commit", "group": "g", "topic": "t", "partition": 2, "offset": 9, "metadata": "m"},
         {"seq": 4, "op": "commit", "group": "h", "topic": "t", "partition": 0, "offset": 1},
     ]
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
@@ -128,9 +134,22 @@ def test_ledger_replay_applies_deletions_in_sequence(tmp_path):
 
 
 def _cli_args(m: dict, report: str) -> list[str]:
-    return [m["after"], "--before", m["before"], "--ledger", m["ledger"], "--engine", "oracle",
-            "--cleaned-at-ms", str(m["cleaned_at_ms"]), "--offsets-partitions",
-            str(m["partitions"]), "--report", report, "--quiet"]
+    return [
+        m["after"],
+        "--before",
+        m["before"],
+        "--ledger",
+        m["ledger"],
+        "--engine",
+        "oracle",
+        "--cleaned-at-ms",
+        str(m["cleaned_at_ms"]),
+        "--offsets-partitions",
+        str(m["partitions"]),
+        "--report",
+        report,
+        "--quiet",
+    ]
 
 
 def test_cli_oracle_engine_exit_codes_and_report(clean, faulty, tmp_path, capsys):
@@ -154,17 +173,16 @@ def test_cli_rejects_a_conf_without_a_value(tmp_path):
 def _segment_with_index(tmp_path, entries_for) -> str:
     """One partition dir, one segment of 40 one-record batches, index written by hand."""
     from storage.batch import Record, encode_batch
+
     pdir = tmp_path / "t-0"
     pdir.mkdir()
     log = bytearray()
     starts = []
     for i in range(40):
         starts.append(len(log))
-        log += encode_batch(i * 3, [Record(i * 3, 1000 + i, b"k%d" % i, b"v" * 300)],
-                            last_offset_delta=2)
+        log += encode_batch(i * 3, [Record(i * 3, 1000 + i, b"k%d" % i, b"v" * 300)], last_offset_delta=2)
     (pdir / f"{0:020d}.log").write_bytes(bytes(log))
-    idx = b"".join(rel.to_bytes(4, "big") + pos.to_bytes(4, "big")
-                   for rel, pos in entries_for(starts))
+    idx = b"".join(rel.to_bytes(4, "big") + pos.to_bytes(4, "big") for rel, pos in entries_for(starts))
     (pdir / f"{0:020d}.index").write_bytes(idx)
     (pdir / f"{0:020d}.timeindex").write_bytes(b"")
     return str(tmp_path)

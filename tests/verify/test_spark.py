@@ -23,13 +23,34 @@ def test_spark_cli_passes_clean_logs(spark, clean, tmp_path, scan):
     report = tmp_path / "report.json"
     try:
         # getOrCreate hands back the shared session: --conf still sets its runtime SQL settings.
-        rc = cli.main([clean["after"], "--before", clean["before"], "--ledger", clean["ledger"],
-                       "--master", "local[2]", "--shuffle-partitions", "4", "--scan", scan,
-                       "--conf", "spark.sql.shuffle.partitions=3",
-                       "--split-bytes", str(SPLIT_BYTES), "--pack-bytes", str(1 << 20),
-                       "--cleaned-at-ms", str(clean["cleaned_at_ms"]),
-                       "--offsets-partitions", str(clean["partitions"]), "--report", str(report),
-                       "--quiet"])
+        rc = cli.main(
+            [
+                clean["after"],
+                "--before",
+                clean["before"],
+                "--ledger",
+                clean["ledger"],
+                "--master",
+                "local[2]",
+                "--shuffle-partitions",
+                "4",
+                "--scan",
+                scan,
+                "--conf",
+                "spark.sql.shuffle.partitions=3",
+                "--split-bytes",
+                str(SPLIT_BYTES),
+                "--pack-bytes",
+                str(1 << 20),
+                "--cleaned-at-ms",
+                str(clean["cleaned_at_ms"]),
+                "--offsets-partitions",
+                str(clean["partitions"]),
+                "--report",
+                str(report),
+                "--quiet",
+            ]
+        )
         assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", "4")

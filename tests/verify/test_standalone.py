@@ -26,13 +26,38 @@ def test_kgc_verify_on_a_standalone_cluster(faulty, faulty_oracle_report, tmp_pa
     report = tmp_path / "report.json"
     with standalone_cluster(tmp_path, workers=2) as master:
         proc = subprocess.run(
-            [sys.executable, "-m", "coordinator", "verify", faulty["after"], "--before",
-             faulty["before"], "--ledger", faulty["ledger"], "--master", master,
-             "--cleaned-at-ms", str(faulty["cleaned_at_ms"]),
-             "--offsets-partitions", str(faulty["partitions"]), "--driver-memory", "1g",
-             "--shuffle-partitions", "4", "--split-bytes", str(SPLIT_BYTES),
-             "--pack-bytes", str(1 << 20), "--report", str(report), "--quiet"],
-            capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "coordinator",
+                "verify",
+                faulty["after"],
+                "--before",
+                faulty["before"],
+                "--ledger",
+                faulty["ledger"],
+                "--master",
+                master,
+                "--cleaned-at-ms",
+                str(faulty["cleaned_at_ms"]),
+                "--offsets-partitions",
+                str(faulty["partitions"]),
+                "--driver-memory",
+                "1g",
+                "--shuffle-partitions",
+                "4",
+                "--split-bytes",
+                str(SPLIT_BYTES),
+                "--pack-bytes",
+                str(1 << 20),
+                "--report",
+                str(report),
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         workers_used = sorted(p.parent.name for p in tmp_path.glob("worker-*/app-*/*/stderr"))
     assert proc.returncode == 1, proc.stderr[-3000:]  # the faults are violations
     doc = json.loads(report.read_text())

@@ -61,15 +61,23 @@ def hand_made(tmp_path) -> dict:
         seg.append(raw, decode_header(raw))
     seg.become_inactive()
     seg.close()
-    return {"root": str(tmp_path / "log"), "file": segment_path(str(d), 0), "positions": positions,
-            "ledger": str(tmp_path / "ledger.jsonl")}
+    return {
+        "root": str(tmp_path / "log"),
+        "file": segment_path(str(d), 0),
+        "positions": positions,
+        "ledger": str(tmp_path / "ledger.jsonl"),
+    }
 
 
 def _ledger(path: str, offsets: dict[int, int]) -> str:
     with open(path, "w") as f:
         for seq, (p, o) in enumerate(sorted(offsets.items()), 1):
-            f.write(json.dumps({"op": "commit", "seq": seq, "group": G, "topic": "t", "partition": p,
-                                "offset": o, "metadata": ""}) + "\n")
+            f.write(
+                json.dumps(
+                    {"op": "commit", "seq": seq, "group": G, "topic": "t", "partition": p, "offset": o, "metadata": ""}
+                )
+                + "\n"
+            )
     return path
 
 
@@ -108,11 +116,13 @@ def test_an_aborted_open_or_stale_transactional_offset_is_not_committed(hand_mad
 @pytest.mark.parametrize("scan", ["python", "auto"])
 def test_spark_resolves_markers_across_splits_and_tasks(spark, hand_made, scan):
     from coordinator.verify import spark_checks
+
     for claims in (KAFKA, {**KAFKA, 0: 300}, {**KAFKA, 1: 400}, {**KAFKA, 2: 70}):
         ledger = _ledger(hand_made["ledger"], claims)
         want = verify(hand_made["root"], ledger=ledger, num_partitions=1)
-        got = spark_checks.run(spark, hand_made["root"], ledger=ledger, num_partitions=1,
-                               split_bytes=1, pack_bytes=1, engine=scan)
+        got = spark_checks.run(
+            spark, hand_made["root"], ledger=ledger, num_partitions=1, split_bytes=1, pack_bytes=1, engine=scan
+        )
         assert (got.keys(), got.counts) == (want.keys(), want.counts)
         assert got.stats["txn_batches"] == 7 and got.stats["splits"] == len(LOG)
 
@@ -149,8 +159,14 @@ def _write(tmp_path, batches: list[bytes]) -> str:
 
 
 def test_a_marker_that_does_not_parse_is_s1_and_ends_nothing(tmp_path):
-    short = encode_batch(1, [Record(None, 1000, b"\x00\x00\x00\x01", b"\x00")], producer_id=7,
-                         producer_epoch=0, transactional=True, control=True)
+    short = encode_batch(
+        1,
+        [Record(None, 1000, b"\x00\x00\x00\x01", b"\x00")],
+        producer_id=7,
+        producer_epoch=0,
+        transactional=True,
+        control=True,
+    )
     root = _write(tmp_path, [_data(0, [(0, 100)], pid=7), short])
     (split,) = plan_splits(root, split_bytes=1 << 30)
     res = scan_split(split)
@@ -163,8 +179,15 @@ def test_a_marker_that_does_not_parse_is_s1_and_ends_nothing(tmp_path):
 @pytest.mark.parametrize("split_bytes", [1, 1 << 30])
 def test_the_compiled_scan_agrees(hand_made, tmp_path, split_bytes):
     from .test_fast_scan import _same_scan
-    short = encode_batch(1, [Record(None, 1000, b"\x00\x00\x00\x01", b"\x00")], producer_id=7,
-                         producer_epoch=0, transactional=True, control=True)
+
+    short = encode_batch(
+        1,
+        [Record(None, 1000, b"\x00\x00\x00\x01", b"\x00")],
+        producer_id=7,
+        producer_epoch=0,
+        transactional=True,
+        control=True,
+    )
     bad = _write(tmp_path, [_data(0, [(0, 100)], pid=7), short])
     splits = plan_splits(hand_made["root"], split_bytes=split_bytes) + plan_splits(bad, split_bytes=split_bytes)
     assert sum(len(_same_scan(s)[0]) for s in splits) == 1

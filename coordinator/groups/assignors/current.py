@@ -8,6 +8,7 @@ double-assign on them; we drop them so a bad input cannot break "every partition
 returned as the very object given, so an unchanged member costs no copy (Kafka's
 isImmutableMap / deepCopyAssignment idea); builders copy before they change one.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence

@@ -12,6 +12,7 @@ the subscribers sorted by (assignment size, member index):
 The sizes list is the builder's own and is read live, as in Kafka. Done when the two levels
 differ by at most one (`is_balanced`).
 """
+
 from __future__ import annotations
 
 
@@ -19,12 +20,12 @@ class MemberBalancer:
     def __init__(self, sizes: list[int]) -> None:
         self._sizes = sizes
         self._sorted: list[int] = []
-        self._least_end = 0          # exclusive
-        self._least_count = -1       # level of the least loaded range before it got partitions
+        self._least_end = 0  # exclusive
+        self._least_count = -1  # level of the least loaded range before it got partitions
         self._next_least = 0
-        self._most_start = 0         # inclusive
-        self._most_end = 0           # exclusive
-        self._most_count = 1         # level of the most loaded range before it gave partitions
+        self._most_start = 0  # inclusive
+        self._most_end = 0  # exclusive
+        self._most_count = 1  # level of the most loaded range before it gave partitions
         self._next_most = -1
 
     def initialize(self, members: list[int]) -> int:

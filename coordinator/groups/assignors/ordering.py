@@ -6,6 +6,7 @@ uniform builder's list of unassigned partitions), we reproduce Java's HashSet or
 `Uuid` keys and break its one undefined part (insertion order inside a bucket) by topic id.
 Everywhere else topics go in Kafka's `Uuid.compareTo` order and partitions ascending.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

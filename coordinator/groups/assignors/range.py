@@ -8,6 +8,7 @@ topic (co-partitioning, for joins). Stickiness is only what that order gives: a 
 that rejoins under a new member id keeps its ranges. The current assignment is not read (Kafka
 neither), so adding or removing a member can shift every range. Racks are ignored (as Kafka).
 """
+
 from __future__ import annotations
 
 from coordinator.groups.assignors.current import is_homogeneous
@@ -58,6 +59,7 @@ class RangeAssignor:
 def _sorted_member_ids(spec: GroupSpec) -> list[str]:
     """Kafka RangeAssignor.sortMemberIds: static members (by instance id) before dynamic ones
     (by member id), so a static member that rejoins with a new member id keeps its place."""
+
     def key(member_id: str) -> tuple[int, bytes]:
         instance_id = spec.members[member_id].instance_id
         if instance_id is not None:

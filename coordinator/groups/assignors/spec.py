@@ -6,6 +6,7 @@ the clock or group state, so equal inputs give equal outputs (our assignors are 
 Kafka's iterate hash maps, so where Kafka leaves an order to HashMap we fix one and say so).
 Topics are named by their topic id (uuid.UUID), as in Kafka. Member ids keep insertion order.
 """
+
 from __future__ import annotations
 
 import enum
@@ -21,6 +22,7 @@ Assignment = Mapping[TopicId, frozenset[int]]
 
 class SubscriptionType(enum.Enum):
     """Kafka SubscriptionType: every member subscribed to the same topics, or not."""
+
     HOMOGENEOUS = "Homogeneous"
     HETEROGENEOUS = "Heterogeneous"
 
@@ -36,6 +38,7 @@ class MemberSubscription:
 class GroupSpec:
     """Kafka GroupSpecImpl. `members` in a stable order (the group's member order);
     `assignments` holds each member's current *target* assignment (empty if none)."""
+
     members: Mapping[str, MemberSubscription]
     subscription_type: SubscriptionType
     assignments: Mapping[str, Assignment] = field(default_factory=dict)
@@ -63,6 +66,7 @@ class AssignorError(Exception):
 
 class PartitionAssignor(Protocol):
     """Kafka ConsumerGroupPartitionAssignor."""
+
     name: str
 
     def assign(self, spec: GroupSpec, topics: SubscribedTopicDescriber) -> dict[str, dict[TopicId, frozenset[int]]]:

@@ -6,6 +6,7 @@ builder from the group's subscription type: uniform_homogeneous.py when every me
 to the same topics, uniform_heterogeneous.py otherwise. Neither is rack-aware in Kafka 4.x (an
 open proposal, KAFKA-19909, would add racks to the homogeneous one), so racks are ignored.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.assignors.current import is_homogeneous

@@ -10,26 +10,19 @@ to improve perf"), the version in Kafka 4.0+. Members are numbered in member ord
      until a whole round moves nothing or 16 rounds have run (Kafka's MAX_ITERATION_COUNT).
 Nothing here depends on hash order: every sort has a complete tie-break, as in Kafka.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.assignors.current import empty_for_all, output, read_current
 from coordinator.groups.assignors.member_balancer import MemberBalancer
 from coordinator.groups.assignors.ordering import uuid_order_key
-from coordinator.groups.assignors.spec import (
-    Assignment,
-    AssignorError,
-    GroupSpec,
-    SubscribedTopicDescriber,
-    TopicId,
-)
+from coordinator.groups.assignors.spec import Assignment, AssignorError, GroupSpec, SubscribedTopicDescriber, TopicId
 
 # Kafka: each balancing round roughly halves the imbalance of overlapping subscriptions.
 MAX_ITERATION_COUNT = 16
 
 
-def assign_heterogeneous(
-    spec: GroupSpec, topics: SubscribedTopicDescriber
-) -> dict[str, dict[TopicId, frozenset[int]]]:
+def assign_heterogeneous(spec: GroupSpec, topics: SubscribedTopicDescriber) -> dict[str, dict[TopicId, frozenset[int]]]:
     return _Builder(spec, topics).build()
 
 
@@ -87,7 +80,8 @@ class _Builder:
         return {
             member_id: (
                 {topic_ids[n]: frozenset(p) for n, p in self.copies[i].items() if p}
-                if i in self.copies else output(self.current[i])
+                if i in self.copies
+                else output(self.current[i])
             )
             for i, member_id in enumerate(self.member_ids)
         }

@@ -11,30 +11,18 @@ Orders (see ordering.py): unassigned partitions by Java's HashSet order of the t
 Kafka, so its tests' expected results carry over), then partition; a member's own partitions by
 topic id (Kafka: its HashMap order) and partition; revoked partitions follow in member order.
 """
+
 from __future__ import annotations
 
 from itertools import groupby
 from operator import itemgetter
 
-from coordinator.groups.assignors.current import (
-    MutableAssignment,
-    copy_assignment,
-    empty_for_all,
-    output,
-    read_current,
-)
+from coordinator.groups.assignors.current import MutableAssignment, copy_assignment, empty_for_all, output, read_current
 from coordinator.groups.assignors.ordering import java_hash_set_order, sorted_topic_ids
-from coordinator.groups.assignors.spec import (
-    AssignorError,
-    GroupSpec,
-    SubscribedTopicDescriber,
-    TopicId,
-)
+from coordinator.groups.assignors.spec import AssignorError, GroupSpec, SubscribedTopicDescriber, TopicId
 
 
-def assign_homogeneous(
-    spec: GroupSpec, topics: SubscribedTopicDescriber
-) -> dict[str, dict[TopicId, frozenset[int]]]:
+def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicDescriber) -> dict[str, dict[TopicId, frozenset[int]]]:
     member_ids = list(spec.members)
     subscribed = spec.members[member_ids[0]].subscribed_topic_ids
     if not subscribed:
@@ -119,13 +107,10 @@ def assign_homogeneous(
         if mutable is None:
             mutable = copies[index] = copy_assignment(current[index])
         # Runs of one topic: one dict lookup per run, not per partition.
-        for topic_id, run in groupby(unassigned[next_index:next_index + wanted], key=itemgetter(0)):
+        for topic_id, run in groupby(unassigned[next_index : next_index + wanted], key=itemgetter(0)):
             mutable.setdefault(topic_id, set()).update(p for _, p in run)
         next_index += wanted
     if next_index < len(unassigned):
         raise AssignorError("Partitions were left unassigned")
 
-    return {
-        member_id: output(copies[i] if i in copies else current[i])
-        for i, member_id in enumerate(member_ids)
-    }
+    return {member_id: output(copies[i] if i in copies else current[i]) for i, member_id in enumerate(member_ids)}

@@ -6,6 +6,7 @@ tagged fields), or None for a tombstone (Kafka CoordinatorRecordSerde). Tagged f
 only when they differ from their default, as Kafka's generated code does; unknown tags are
 skipped when reading (Kafka keeps them as unknown tagged fields; we do not re-emit them).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -59,9 +60,15 @@ def _partition_racks(pr: r.PartitionRacks) -> bytes:
 
 
 def _topic_metadata(t: r.TopicMetadataEntry) -> bytes:
-    return b"".join((p.write_uuid(t.topic_id), p.write_compact_string(t.topic_name),
-                     p.write_int32(t.num_partitions), _carray(t.partition_metadata, _partition_racks),
-                     _TAGS_NONE))
+    return b"".join(
+        (
+            p.write_uuid(t.topic_id),
+            p.write_compact_string(t.topic_name),
+            p.write_int32(t.num_partitions),
+            _carray(t.partition_metadata, _partition_racks),
+            _TAGS_NONE,
+        )
+    )
 
 
 def _classic_protocol(cp: r.ClassicProtocol) -> bytes:
@@ -76,8 +83,11 @@ def encode_key(record: Any) -> bytes:
     """The key bytes (the compaction identity, shared by a record and its tombstone)."""
     kt = record.key_type
     parts = [p.write_int16(kt), p.write_string(record.group_id)]
-    if kt in (r.CONSUMER_GROUP_MEMBER_METADATA, r.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-              r.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT):
+    if kt in (
+        r.CONSUMER_GROUP_MEMBER_METADATA,
+        r.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+        r.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+    ):
         parts.append(p.write_string(record.member_id))
     elif kt == r.CONSUMER_GROUP_REGULAR_EXPRESSION:
         parts.append(p.write_string(record.regular_expression))
@@ -96,25 +106,40 @@ def _encode_value(record: Any) -> bytes:
         if record.classic_member_metadata is not None:
             # A nullable struct in a tagged field: a 1 marker, then the struct (MessageDataGenerator).
             tags[0] = p.write_uvarint(1) + _classic_member_metadata(record.classic_member_metadata)
-        return b"".join((head, p.write_compact_nullable_string(record.instance_id),
-                         p.write_compact_nullable_string(record.rack_id),
-                         p.write_compact_string(record.client_id), p.write_compact_string(record.client_host),
-                         _strings(record.subscribed_topic_names),
-                         p.write_compact_nullable_string(record.subscribed_topic_regex),
-                         p.write_int32(record.rebalance_timeout_ms),
-                         p.write_compact_nullable_string(record.server_assignor),
-                         p.write_tagged_fields(tags)))
+        return b"".join(
+            (
+                head,
+                p.write_compact_nullable_string(record.instance_id),
+                p.write_compact_nullable_string(record.rack_id),
+                p.write_compact_string(record.client_id),
+                p.write_compact_string(record.client_host),
+                _strings(record.subscribed_topic_names),
+                p.write_compact_nullable_string(record.subscribed_topic_regex),
+                p.write_int32(record.rebalance_timeout_ms),
+                p.write_compact_nullable_string(record.server_assignor),
+                p.write_tagged_fields(tags),
+            )
+        )
     if isinstance(record, r.ConsumerGroupTargetAssignmentMetadataRecord):
         return head + p.write_int32(record.assignment_epoch) + _TAGS_NONE
     if isinstance(record, r.ConsumerGroupTargetAssignmentMemberRecord):
         return head + _carray(record.topic_partitions, _topic_partitions) + _TAGS_NONE
     if isinstance(record, r.ConsumerGroupCurrentMemberAssignmentRecord):
-        return b"".join((head, p.write_int32(record.member_epoch), p.write_int32(record.previous_member_epoch),
-                         p.write_int8(record.state), _carray(record.assigned_partitions, _topic_partitions),
-                         _carray(record.partitions_pending_revocation, _topic_partitions), _TAGS_NONE))
+        return b"".join(
+            (
+                head,
+                p.write_int32(record.member_epoch),
+                p.write_int32(record.previous_member_epoch),
+                p.write_int8(record.state),
+                _carray(record.assigned_partitions, _topic_partitions),
+                _carray(record.partitions_pending_revocation, _topic_partitions),
+                _TAGS_NONE,
+            )
+        )
     if isinstance(record, r.ConsumerGroupRegularExpressionRecord):
-        return b"".join((head, _strings(record.topics), p.write_int64(record.version),
-                         p.write_int64(record.timestamp), _TAGS_NONE))
+        return b"".join(
+            (head, _strings(record.topics), p.write_int64(record.version), p.write_int64(record.timestamp), _TAGS_NONE)
+        )
     raise TypeError(f"not a consumer-group record: {type(record).__name__}")
 
 
@@ -127,6 +152,7 @@ def encode_consumer_record(record: Any) -> tuple[bytes, bytes | None]:
 
 
 # -- reading ---------------------------------------------------------------------------------
+
 
 def _read_carray(data: bytes, pos: int, read: Callable[[Any, int], tuple[T, int]]) -> tuple[tuple[T, ...], int]:
     items, pos = p.read_compact_array(data, pos, read)
@@ -258,8 +284,18 @@ def _v_member_metadata(v: bytes, pos: int, group_id: str, member_id: str | None)
     tags, pos = _read_tags(v, pos)
     classic = _read_classic_member_metadata(tags[0]) if 0 in tags else None
     return r.ConsumerGroupMemberMetadataRecord(
-        group_id, member_id, instance_id, rack_id, client_id, client_host, names, regex,
-        rebalance_timeout_ms, server_assignor, classic), pos
+        group_id,
+        member_id,
+        instance_id,
+        rack_id,
+        client_id,
+        client_host,
+        names,
+        regex,
+        rebalance_timeout_ms,
+        server_assignor,
+        classic,
+    ), pos
 
 
 def _v_target_metadata(v: bytes, pos: int, group_id: str, _: str | None) -> tuple[Any, int]:
@@ -281,7 +317,8 @@ def _v_current_assignment(v: bytes, pos: int, group_id: str, member_id: str | No
     assigned, pos = _read_carray(v, pos, _read_topic_partitions)
     pending, pos = _read_carray(v, pos, _read_topic_partitions)
     return r.ConsumerGroupCurrentMemberAssignmentRecord(
-        group_id, member_id, epoch, previous, state, assigned, pending), p.skip_tagged_fields(v, pos)
+        group_id, member_id, epoch, previous, state, assigned, pending
+    ), p.skip_tagged_fields(v, pos)
 
 
 def _v_regex(v: bytes, pos: int, group_id: str, regex: str | None) -> tuple[Any, int]:
@@ -289,8 +326,9 @@ def _v_regex(v: bytes, pos: int, group_id: str, regex: str | None) -> tuple[Any,
     topics, pos = _read_carray(v, pos, p.read_compact_string)
     version, pos = p.read_int64(v, pos)
     timestamp, pos = p.read_int64(v, pos)
-    return r.ConsumerGroupRegularExpressionRecord(group_id, regex, topics, version, timestamp), \
-        p.skip_tagged_fields(v, pos)
+    return r.ConsumerGroupRegularExpressionRecord(group_id, regex, topics, version, timestamp), p.skip_tagged_fields(
+        v, pos
+    )
 
 
 _VALUE_READERS: dict[int, Callable[[bytes, int, str, str | None], tuple[Any, int]]] = {
@@ -303,5 +341,10 @@ _VALUE_READERS: dict[int, Callable[[bytes, int, str, str | None], tuple[Any, int
     r.CONSUMER_GROUP_REGULAR_EXPRESSION: _v_regex,
 }
 
-__all__ = ["encode_consumer_record", "decode_consumer_record", "encode_key",
-           "ConsumerRecordDecodeError", "UnknownConsumerRecordVersion"]
+__all__ = [
+    "encode_consumer_record",
+    "decode_consumer_record",
+    "encode_key",
+    "ConsumerRecordDecodeError",
+    "UnknownConsumerRecordVersion",
+]

@@ -11,6 +11,7 @@ migration); `NO_CLASSIC` treats every non-consumer group as foreign. A record wr
 `Persisted` is written but not applied (Kafka's replayRecords=false): the conversions between
 classic and consumer groups set the new group directly, as Kafka does.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -29,12 +30,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Persisted:
     """`record`, to be written without replay (its effect is already in the groups)."""
+
     record: Any
 
 
 @dataclass(frozen=True)
 class TopicMeta:
     """One topic as the coordinator sees it (Kafka CoordinatorMetadataImage.TopicMetadata)."""
+
     topic_id: uuid.UUID
     name: str
     num_partitions: int
@@ -81,8 +84,9 @@ class ClassicBridge(Protocol):
         ConsumerGroupError(GROUP_ID_NOT_FOUND) when the upgrade is refused, or return None when
         `group` is not a classic group at all."""
 
-    def downgrade_on_leave(self, ctx: ConsumerOpContext, group: ConsumerGroup,
-                           leaving: Sequence[ConsumerGroupMember], records: list[Any]) -> bool:
+    def downgrade_on_leave(
+        self, ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Sequence[ConsumerGroupMember], records: list[Any]
+    ) -> bool:
         """Kafka validateOnlineDowngradeWithFencedMembers + convertToClassicGroup: when the
         leaving members are the last consumer-protocol ones, append the conversion records and
         return True (the members are then not fenced the usual way)."""
@@ -101,8 +105,9 @@ class NoClassicBridge:
     def upgrade(self, ctx: ConsumerOpContext, group: Any, records: list[Any]) -> ConsumerGroup | None:
         return None
 
-    def downgrade_on_leave(self, ctx: ConsumerOpContext, group: ConsumerGroup,
-                           leaving: Sequence[ConsumerGroupMember], records: list[Any]) -> bool:
+    def downgrade_on_leave(
+        self, ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Sequence[ConsumerGroupMember], records: list[Any]
+    ) -> bool:
         return False
 
     def replaceable_on_replay(self, group: Any) -> bool:

@@ -7,6 +7,7 @@ and receives the target partitions nobody else owns; partitions another member s
 pending (UNRELEASED_PARTITIONS) until their owner releases them. When the subscription changed,
 partitions of topics the member no longer subscribes to are revoked at once.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -23,8 +24,9 @@ from protocol.errors import ErrorCode
 PartitionEpoch = Callable[[uuid.UUID, int], int]
 
 
-def subscribed_topic_ids(member: ConsumerGroupMember, resolved_regexes: Mapping[str, ResolvedRegularExpression],
-                         topics: TopicsView) -> set[uuid.UUID]:
+def subscribed_topic_ids(
+    member: ConsumerGroupMember, resolved_regexes: Mapping[str, ResolvedRegularExpression], topics: TopicsView
+) -> set[uuid.UUID]:
     """The ids of the existing topics the member subscribes to, by name or by its regex (an
     unresolved regex counts as matching nothing)."""
     names: frozenset[str] = member.subscribed_topic_names
@@ -53,11 +55,18 @@ def owns_any(owned: Sequence[TopicPartitions] | None, assignment: Assignment) ->
 
 
 class CurrentAssignmentBuilder:
-    def __init__(self, member: ConsumerGroupMember, *, target_epoch: int, target: Assignment,
-                 current_partition_epoch: PartitionEpoch, topics: TopicsView,
-                 resolved_regexes: Mapping[str, ResolvedRegularExpression] | None = None,
-                 has_subscription_changed: bool = False,
-                 owned: Sequence[TopicPartitions] | None = None) -> None:
+    def __init__(
+        self,
+        member: ConsumerGroupMember,
+        *,
+        target_epoch: int,
+        target: Assignment,
+        current_partition_epoch: PartitionEpoch,
+        topics: TopicsView,
+        resolved_regexes: Mapping[str, ResolvedRegularExpression] | None = None,
+        has_subscription_changed: bool = False,
+        owned: Sequence[TopicPartitions] | None = None,
+    ) -> None:
         self.member = member
         self.target_epoch = target_epoch
         self.target = target
@@ -88,9 +97,11 @@ class CurrentAssignmentBuilder:
             return self._next_assignment(m.member_epoch, m.assigned_partitions)
         # UNKNOWN: a state from a newer version; start over from an empty assignment.
         if self.owned is None or len(self.owned) > 0:
-            raise ConsumerGroupError(ErrorCode.FENCED_MEMBER_EPOCH,
-                                     "The consumer group member is in a unknown state. "
-                                     "The member must abandon all its partitions and rejoin.")
+            raise ConsumerGroupError(
+                ErrorCode.FENCED_MEMBER_EPOCH,
+                "The consumer group member is in a unknown state. "
+                "The member must abandon all its partitions and rejoin.",
+            )
         return self._next_assignment(self.target_epoch, m.assigned_partitions)
 
     def _drop_unsubscribed(self, member_epoch: int, assigned: Assignment) -> ConsumerGroupMember:
@@ -109,8 +120,12 @@ class CurrentAssignmentBuilder:
             for t in removed:
                 new_pending[t] = new_pending.get(t, frozenset()) | assigned[t]
         if new_pending and owns_any(self.owned, new_pending):
-            return replace(m.with_epoch(member_epoch), state=MemberState.UNREVOKED_PARTITIONS,
-                           assigned_partitions=new_assigned, partitions_pending_revocation=new_pending)
+            return replace(
+                m.with_epoch(member_epoch),
+                state=MemberState.UNREVOKED_PARTITIONS,
+                assigned_partitions=new_assigned,
+                partitions_pending_revocation=new_pending,
+            )
         # Already revoked: shrink the assignment and keep the state.
         return replace(m.with_epoch(member_epoch), assigned_partitions=new_assigned)
 
@@ -130,8 +145,7 @@ class CurrentAssignmentBuilder:
             own_pending = m.partitions_pending_revocation.get(topic_id, frozenset())
             # A partition another member still owns is not handed over yet; one this member is
             # itself revoking does not count (KAFKA-19449).
-            free = frozenset(p for p in target - keep
-                             if self.partition_epoch(topic_id, p) == -1 or p in own_pending)
+            free = frozenset(p for p in target - keep if self.partition_epoch(topic_id, p) == -1 or p in own_pending)
             if len(free) != len(target - keep):
                 has_unreleased = True
             if keep:
@@ -142,10 +156,18 @@ class CurrentAssignmentBuilder:
                 to_assign[topic_id] = free
         if new_pending and owns_any(self.owned, new_pending):
             # Revoke first, at the current epoch (no epoch bump while revoking, KAFKA-19974).
-            return replace(m.with_epoch(member_epoch), state=MemberState.UNREVOKED_PARTITIONS,
-                           assigned_partitions=new_assigned, partitions_pending_revocation=new_pending)
+            return replace(
+                m.with_epoch(member_epoch),
+                state=MemberState.UNREVOKED_PARTITIONS,
+                assigned_partitions=new_assigned,
+                partitions_pending_revocation=new_pending,
+            )
         for topic_id, parts in to_assign.items():
             new_assigned[topic_id] = new_assigned.get(topic_id, frozenset()) | parts
         state = MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE
-        return replace(m.with_epoch(self.target_epoch), state=state,
-                       assigned_partitions=new_assigned, partitions_pending_revocation={})
+        return replace(
+            m.with_epoch(self.target_epoch),
+            state=state,
+            assigned_partitions=new_assigned,
+            partitions_pending_revocation={},
+        )

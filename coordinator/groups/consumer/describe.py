@@ -5,6 +5,7 @@ equality, before KIP-1251), DeleteGroups (NON_EMPTY_GROUP, the group's tombstone
 order), OffsetDelete (GROUP_SUBSCRIBED_TO_TOPIC), and the records deleting an empty consumer
 group that a classic JoinGroup replaces. Pure reads: nothing here emits.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -86,17 +87,23 @@ def _partitions(assignment: Assignment, topics: TopicsView) -> tuple[DescribedTo
 
 def _member(member: ConsumerGroupMember, target: Assignment, topics: TopicsView) -> DescribedConsumerMember:
     return DescribedConsumerMember(
-        member_id=member.member_id, instance_id=member.instance_id, rack_id=member.rack_id,
-        member_epoch=member.member_epoch, client_id=member.client_id, client_host=member.client_host,
+        member_id=member.member_id,
+        instance_id=member.instance_id,
+        rack_id=member.rack_id,
+        member_epoch=member.member_epoch,
+        client_id=member.client_id,
+        client_host=member.client_host,
         subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
         subscribed_topic_regex=member.subscribed_topic_regex,
         assignment=_partitions(member.assigned_partitions, topics),
         target_assignment=_partitions(target, topics),
-        member_type=MEMBER_TYPE_CLASSIC if member.use_classic_protocol else MEMBER_TYPE_CONSUMER)
+        member_type=MEMBER_TYPE_CLASSIC if member.use_classic_protocol else MEMBER_TYPE_CONSUMER,
+    )
 
 
-def describe_consumer_groups(groups: Mapping[str, Any], topics: TopicsView, settings: ConsumerGroupSettings,
-                             group_ids: Iterable[str]) -> list[DescribedConsumerGroup]:
+def describe_consumer_groups(
+    groups: Mapping[str, Any], topics: TopicsView, settings: ConsumerGroupSettings, group_ids: Iterable[str]
+) -> list[DescribedConsumerGroup]:
     """Kafka consumerGroupDescribe: one entry per id, GROUP_ID_NOT_FOUND for missing or
     non-consumer groups. The assignor named is the most used one, else the default."""
     out = []
@@ -106,12 +113,18 @@ def describe_consumer_groups(groups: Mapping[str, Any], topics: TopicsView, sett
             message = f"Group {gid} not found." if group is None else f"Group {gid} is not a consumer group."
             out.append(DescribedConsumerGroup(gid, ErrorCode.GROUP_ID_NOT_FOUND, message))
             continue
-        out.append(DescribedConsumerGroup(
-            group_id=gid, group_state=str(group.state), group_epoch=group.group_epoch,
-            assignment_epoch=group.assignment_epoch,
-            assignor_name=group.preferred_server_assignor(settings.assignors) or settings.default_assignor,
-            members=tuple(_member(m, group.target_assignment.get(mid, {}), topics)
-                          for mid, m in group.members.items())))
+        out.append(
+            DescribedConsumerGroup(
+                group_id=gid,
+                group_state=str(group.state),
+                group_epoch=group.group_epoch,
+                assignment_epoch=group.assignment_epoch,
+                assignor_name=group.preferred_server_assignor(settings.assignors) or settings.default_assignor,
+                members=tuple(
+                    _member(m, group.target_assignment.get(mid, {}), topics) for mid, m in group.members.items()
+                ),
+            )
+        )
     return out
 
 
@@ -138,14 +151,24 @@ def _check_epoch(received: int, expected: int, classic: bool) -> None:
     if received == expected:
         return
     if classic:
-        raise ConsumerGroupError(ErrorCode.ILLEGAL_GENERATION, (
-            f"The received generation id {received} does not match the expected member epoch {expected}."))
-    raise ConsumerGroupError(ErrorCode.STALE_MEMBER_EPOCH, (
-        f"The received member epoch {received} does not match the expected member epoch {expected}."))
+        raise ConsumerGroupError(
+            ErrorCode.ILLEGAL_GENERATION,
+            (f"The received generation id {received} does not match the expected member epoch {expected}."),
+        )
+    raise ConsumerGroupError(
+        ErrorCode.STALE_MEMBER_EPOCH,
+        (f"The received member epoch {received} does not match the expected member epoch {expected}."),
+    )
 
 
-def validate_offset_commit(group: ConsumerGroup, member_id: str, instance_id: str | None, member_epoch: int,
-                           is_transactional: bool = False, api_version: int = 9) -> None:
+def validate_offset_commit(
+    group: ConsumerGroup,
+    member_id: str,
+    instance_id: str | None,
+    member_epoch: int,
+    is_transactional: bool = False,
+    api_version: int = 9,
+) -> None:
     """Kafka ConsumerGroup.validateOffsetCommit; raises ConsumerGroupError."""
     if member_epoch < 0 and not group.members:
         return  # the admin client or a consumer without group management, on an empty group
@@ -155,9 +178,10 @@ def validate_offset_commit(group: ConsumerGroup, member_id: str, instance_id: st
     if member is None:
         raise unknown_member(member_id, group.group_id)
     if not is_transactional and not member.use_classic_protocol and api_version < 9:
-        raise ConsumerGroupError(ErrorCode.UNSUPPORTED_VERSION,
-                                 "OffsetCommit version 9 or above must be used by members using the modern "
-                                 "group protocol")
+        raise ConsumerGroupError(
+            ErrorCode.UNSUPPORTED_VERSION,
+            "OffsetCommit version 9 or above must be used by members using the modern group protocol",
+        )
     _check_epoch(member_epoch, member.member_epoch, member.use_classic_protocol)
 
 

@@ -4,6 +4,7 @@ Operations raise `ConsumerGroupError` where Kafka throws an ApiException; the op
 point catches it, explains it (the transcript's reason) and answers the code and message. Because
 operations emit their records only at the end, a raised error leaves the groups untouched.
 """
+
 from __future__ import annotations
 
 from protocol.errors import ErrorCode

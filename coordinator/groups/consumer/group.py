@@ -9,6 +9,7 @@ owned at its owner's epoch until released; adding an owned partition again is an
 and subscription type are derived on demand, exactly as Kafka derives them. The metadata refresh
 deadline is the one piece of soft state (not persisted, reset on load as in Kafka).
 """
+
 from __future__ import annotations
 
 import enum
@@ -156,8 +157,9 @@ class ConsumerGroup:
     def preferred_server_assignor(self, configured: Iterable[str] = ()) -> str | None:
         return _most_used(self.server_assignors, configured)
 
-    def compute_preferred_server_assignor(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None,
-                                          configured: Iterable[str] = ()) -> str | None:
+    def compute_preferred_server_assignor(
+        self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None, configured: Iterable[str] = ()
+    ) -> str | None:
         """The most used server assignor once `old` is replaced by `new`. Kafka breaks ties by
         HashMap order; we break them by the order of group.consumer.assignors, then by name."""
         counts = dict(self.server_assignors)
@@ -166,8 +168,9 @@ class ConsumerGroup:
 
     # -- what-if computations (ConsumerGroup.compute*) --------------------------------------
 
-    def compute_subscribed_topic_names(self, old: ConsumerGroupMember | None,
-                                       new: ConsumerGroupMember | None) -> dict[str, SubscriptionCount]:
+    def compute_subscribed_topic_names(
+        self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None
+    ) -> dict[str, SubscriptionCount]:
         counts = dict(self.subscribed_topic_names)
         _update_name_counts(counts, old, new)
         old_regex = old.regex if old is not None else None
@@ -181,8 +184,9 @@ class ConsumerGroup:
                         compute(counts, topic, dec_regex)
         return counts
 
-    def compute_subscribed_regexes(self, old: ConsumerGroupMember | None,
-                                   new: ConsumerGroupMember | None) -> dict[str, int]:
+    def compute_subscribed_regexes(
+        self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None
+    ) -> dict[str, int]:
         old_regex = old.regex if old is not None else None
         new_regex = new.regex if new is not None else None
         counts = dict(self.subscribed_regexes)
@@ -193,8 +197,9 @@ class ConsumerGroup:
                 compute(counts, new_regex, inc_value)
         return counts
 
-    def compute_subscribed_topic_names_without(self, removed: Iterable[ConsumerGroupMember],
-                                               removed_regexes: Iterable[str]) -> dict[str, SubscriptionCount]:
+    def compute_subscribed_topic_names_without(
+        self, removed: Iterable[ConsumerGroupMember], removed_regexes: Iterable[str]
+    ) -> dict[str, SubscriptionCount]:
         counts = dict(self.subscribed_topic_names)
         for member in removed:
             _update_name_counts(counts, member, None)
@@ -287,14 +292,16 @@ class ConsumerGroup:
             for topic_id, parts in assignment.items():
                 epochs = self.partition_epochs.get(topic_id)
                 if epochs is None:
-                    raise IllegalStateError(f"Cannot remove the epoch {old.member_epoch} from {topic_id} "
-                                            "because it does not have any epoch")
+                    raise IllegalStateError(
+                        f"Cannot remove the epoch {old.member_epoch} from {topic_id} because it does not have any epoch"
+                    )
                 for partition in parts:
                     previous = epochs.pop(partition, None)
                     if previous != old.member_epoch:
                         raise IllegalStateError(
                             f"Cannot remove the epoch {old.member_epoch} from {topic_id}-{partition} because "
-                            f"the partition is still owned at a different epoch {previous}")
+                            f"the partition is still owned at a different epoch {previous}"
+                        )
                 if not epochs:
                     del self.partition_epochs[topic_id]
 
@@ -304,8 +311,10 @@ class ConsumerGroup:
             for partition in parts:
                 previous = epochs.get(partition)
                 if previous is not None:
-                    raise IllegalStateError(f"Cannot set the epoch of {topic_id}-{partition} to {epoch} because "
-                                            f"the partition is still owned at epoch {previous}")
+                    raise IllegalStateError(
+                        f"Cannot set the epoch of {topic_id}-{partition} to {epoch} because "
+                        f"the partition is still owned at epoch {previous}"
+                    )
                 epochs[partition] = epoch
 
     def _update_inverted(self, member_id: str, old: Assignment, new: Assignment) -> None:
@@ -331,19 +340,36 @@ class ConsumerGroup:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return (f"ConsumerGroup({self.group_id!r}, epoch={self.group_epoch}, "
-                f"assignment_epoch={self.assignment_epoch}, state={self.state}, members={list(self.members)})")
+        return (
+            f"ConsumerGroup({self.group_id!r}, epoch={self.group_epoch}, "
+            f"assignment_epoch={self.assignment_epoch}, state={self.state}, members={list(self.members)})"
+        )
 
 
 def _comparable(g: ConsumerGroup) -> tuple[object, ...]:
-    return (g.group_id, g.group_epoch, g.assignment_epoch, g.metadata_hash, g.has_subscription_metadata_record,
-            g.members, g.target_assignment, g.resolved_regexes, g.static_members, g.server_assignors,
-            g.subscribed_topic_names, g.subscribed_regexes, g.inverted_target_assignment, g.partition_epochs,
-            g.num_classic_members, g.classic_protocols)
+    return (
+        g.group_id,
+        g.group_epoch,
+        g.assignment_epoch,
+        g.metadata_hash,
+        g.has_subscription_metadata_record,
+        g.members,
+        g.target_assignment,
+        g.resolved_regexes,
+        g.static_members,
+        g.server_assignors,
+        g.subscribed_topic_names,
+        g.subscribed_regexes,
+        g.inverted_target_assignment,
+        g.partition_epochs,
+        g.num_classic_members,
+        g.classic_protocols,
+    )
 
 
-def _update_name_counts(counts: dict[str, SubscriptionCount], old: ConsumerGroupMember | None,
-                        new: ConsumerGroupMember | None) -> None:
+def _update_name_counts(
+    counts: dict[str, SubscriptionCount], old: ConsumerGroupMember | None, new: ConsumerGroupMember | None
+) -> None:
     if old is not None:
         for topic in old.subscribed_topic_names:
             compute(counts, topic, dec_name)
@@ -352,8 +378,9 @@ def _update_name_counts(counts: dict[str, SubscriptionCount], old: ConsumerGroup
             compute(counts, topic, inc_name)
 
 
-def _update_assignor_counts(counts: dict[str, int], old: ConsumerGroupMember | None,
-                            new: ConsumerGroupMember | None) -> None:
+def _update_assignor_counts(
+    counts: dict[str, int], old: ConsumerGroupMember | None, new: ConsumerGroupMember | None
+) -> None:
     if old is not None and old.server_assignor is not None:
         compute(counts, old.server_assignor, dec_value)
     if new is not None and new.server_assignor is not None:

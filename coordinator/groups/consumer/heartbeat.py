@@ -6,6 +6,7 @@ for at most its session timeout, any other epoch is a regular heartbeat. Errors 
 and messages; an operation that answers an error emits no record. v0: the coordinator makes the
 member id; v1+: the client does (KIP-1082).
 """
+
 from __future__ import annotations
 
 import base64
@@ -72,8 +73,9 @@ class ConsumerHeartbeatResult:
     assignment: tuple[TopicPartitions, ...] | None = None  # None: no change to report
 
 
-def consumer_group_heartbeat(ctx: ConsumerOpContext, params: ConsumerHeartbeatParams,
-                             validated: bool = False) -> ConsumerHeartbeatResult:
+def consumer_group_heartbeat(
+    ctx: ConsumerOpContext, params: ConsumerHeartbeatParams, validated: bool = False
+) -> ConsumerHeartbeatResult:
     """`validated`: the caller already ran `validate` (GroupCoordinatorService does, before routing)."""
     try:
         if not validated:
@@ -93,8 +95,11 @@ def _blank(value: str | None) -> bool:
 
 def validate(p: ConsumerHeartbeatParams, assignors: Sequence[str]) -> None:
     """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid."""
-    if (p.api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or p.member_epoch > 0
-            or p.member_epoch == LEAVE_GROUP_MEMBER_EPOCH) and _blank(p.member_id):
+    if (
+        p.api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION
+        or p.member_epoch > 0
+        or p.member_epoch == LEAVE_GROUP_MEMBER_EPOCH
+    ) and _blank(p.member_id):
         raise invalid_request("MemberId can't be empty.")
     if _blank(p.group_id):
         raise invalid_request("GroupId can't be empty.")
@@ -109,17 +114,19 @@ def validate(p: ConsumerHeartbeatParams, assignors: Sequence[str]) -> None:
             raise invalid_request("TopicPartitions must be empty when (re-)joining.")
         # An empty list of names or an empty regex is a member subscribed to nothing.
         if p.subscribed_topic_names is None and p.subscribed_topic_regex is None:
-            raise invalid_request("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null "
-                                  "when (re-)joining.")
+            raise invalid_request(
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
+            )
     elif p.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         if p.instance_id is None:
             raise invalid_request("InstanceId can't be null.")
     elif p.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         raise invalid_request("MemberEpoch is invalid.")
     if p.server_assignor is not None and p.server_assignor not in assignors:
-        raise ConsumerGroupError(ErrorCode.UNSUPPORTED_ASSIGNOR, (
-            f"ServerAssignor {p.server_assignor} is not supported. Supported assignors: "
-            f"{', '.join(assignors)}."))
+        raise ConsumerGroupError(
+            ErrorCode.UNSUPPORTED_ASSIGNOR,
+            (f"ServerAssignor {p.server_assignor} is not supported. Supported assignors: {', '.join(assignors)}."),
+        )
 
 
 def kafka_uuid_text(ctx: ConsumerOpContext) -> str:
@@ -175,16 +182,24 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
 
     # 2. A new target assignment when the group epoch is ahead of it.
     if group_epoch > group.assignment_epoch:
-        target = update_target_assignment(ctx, group, group_epoch, member, updated,
-                                          sub_type if sub_type is not None else group.subscription_type, records)
+        target = update_target_assignment(
+            ctx,
+            group,
+            group_epoch,
+            member,
+            updated,
+            sub_type if sub_type is not None else group.subscription_type,
+            records,
+        )
         target_epoch = group_epoch
     else:
         target_epoch = group.assignment_epoch
         target = group.target_assignment_of(updated.member_id, updated.instance_id)
 
     # 3. Reconcile the member towards its target.
-    updated = maybe_reconcile(ctx, group, updated, target_epoch, target, subscription_changed,
-                              p.topic_partitions, records)
+    updated = maybe_reconcile(
+        ctx, group, updated, target_epoch, target, subscription_changed, p.topic_partitions, records
+    )
     schedule_session_timeout(ctx, gid, member_id)
     if bumped:
         why = f"member {member_id} joined or changed its subscription" if bump else "the subscribed topics changed"
@@ -197,13 +212,18 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
 
     # The assignment goes out on a (re)join, on a full request (after an error or timeout the
     # client sends every field) and whenever it changed.
-    full = (p.rebalance_timeout_ms != -1 and p.topic_partitions is not None
-            and (p.subscribed_topic_names is not None or p.subscribed_topic_regex is not None))
+    full = (
+        p.rebalance_timeout_ms != -1
+        and p.topic_partitions is not None
+        and (p.subscribed_topic_names is not None or p.subscribed_topic_regex is not None)
+    )
     send_assignment = p.member_epoch == 0 or full or updated.assigned_partitions != member.assigned_partitions
     return ConsumerHeartbeatResult(
-        member_id=updated.member_id, member_epoch=updated.member_epoch,
+        member_id=updated.member_id,
+        member_epoch=updated.member_epoch,
         heartbeat_interval_ms=ctx.settings.heartbeat_interval_ms,
-        assignment=to_topic_partitions(updated.assigned_partitions) if send_assignment else None)
+        assignment=to_topic_partitions(updated.assigned_partitions) if send_assignment else None,
+    )
 
 
 def _with_request_fields(member: ConsumerGroupMember, p: ConsumerHeartbeatParams) -> ConsumerGroupMember:
@@ -216,17 +236,38 @@ def _with_request_fields(member: ConsumerGroupMember, p: ConsumerHeartbeatParams
         p.server_assignor if p.server_assignor is not None else member.server_assignor,
         frozenset(p.subscribed_topic_names) if p.subscribed_topic_names is not None else member.subscribed_topic_names,
         p.subscribed_topic_regex if p.subscribed_topic_regex is not None else member.subscribed_topic_regex,
-        p.client_id, p.client_host, None)
-    current = (member.instance_id, member.rack_id, member.rebalance_timeout_ms, member.server_assignor,
-               member.subscribed_topic_names, member.subscribed_topic_regex, member.client_id, member.client_host,
-               member.classic_member_metadata)
+        p.client_id,
+        p.client_host,
+        None,
+    )
+    current = (
+        member.instance_id,
+        member.rack_id,
+        member.rebalance_timeout_ms,
+        member.server_assignor,
+        member.subscribed_topic_names,
+        member.subscribed_topic_regex,
+        member.client_id,
+        member.client_host,
+        member.classic_member_metadata,
+    )
     if fields == current:
         return member
-    (instance_id, rack_id, rebalance_timeout_ms, server_assignor, names, regex, client_id, client_host,
-     classic) = fields
-    return replace(member, instance_id=instance_id, rack_id=rack_id, rebalance_timeout_ms=rebalance_timeout_ms,
-                   server_assignor=server_assignor, subscribed_topic_names=names, subscribed_topic_regex=regex,
-                   client_id=client_id, client_host=client_host, classic_member_metadata=classic)
+    (instance_id, rack_id, rebalance_timeout_ms, server_assignor, names, regex, client_id, client_host, classic) = (
+        fields
+    )
+    return replace(
+        member,
+        instance_id=instance_id,
+        rack_id=rack_id,
+        rebalance_timeout_ms=rebalance_timeout_ms,
+        server_assignor=server_assignor,
+        subscribed_topic_names=names,
+        subscribed_topic_regex=regex,
+        client_id=client_id,
+        client_host=client_host,
+        classic_member_metadata=classic,
+    )
 
 
 def _leave(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHeartbeatResult:
@@ -244,9 +285,13 @@ def _leave(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHeartb
             raise ConsumerGroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {p.instance_id} is unknown.")
         member = static
         if member.member_id != p.member_id:
-            raise ConsumerGroupError(ErrorCode.FENCED_INSTANCE_ID, (
-                f"Static member {p.member_id} with instance id {p.instance_id} was fenced by member "
-                f"{member.member_id}."))
+            raise ConsumerGroupError(
+                ErrorCode.FENCED_INSTANCE_ID,
+                (
+                    f"Static member {p.member_id} with instance id {p.instance_id} was fenced by member "
+                    f"{member.member_id}."
+                ),
+            )
         if p.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             records.extend(static_leave_records(group, member))
             result = ConsumerHeartbeatResult(member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)

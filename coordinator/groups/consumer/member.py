@@ -6,6 +6,7 @@ never hold empty sets. `classic_member_metadata` is set for a member that speaks
 protocol inside a consumer group (the online-migration extension point; None for KIP-848
 members). Defaults are Kafka's ConsumerGroupMember.Builder defaults.
 """
+
 from __future__ import annotations
 
 import enum
@@ -30,10 +31,11 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 class MemberState(enum.IntEnum):
     """Kafka MemberState (the byte persisted in ConsumerGroupCurrentMemberAssignmentValue)."""
-    STABLE = 0                 # reconciled to the target assignment
-    UNREVOKED_PARTITIONS = 1   # must revoke partitions before it can move on
+
+    STABLE = 0  # reconciled to the target assignment
+    UNREVOKED_PARTITIONS = 1  # must revoke partitions before it can move on
     UNRELEASED_PARTITIONS = 2  # waits for partitions that their previous owner still holds
-    UNKNOWN = 127              # a state from a newer version
+    UNKNOWN = 127  # a state from a newer version
 
     @classmethod
     def from_value(cls, value: int) -> MemberState:
@@ -106,31 +108,52 @@ class ConsumerGroupMember:
 
     def metadata_record(self, group_id: str) -> ConsumerGroupMemberMetadataRecord:
         return ConsumerGroupMemberMetadataRecord(
-            group_id=group_id, member_id=self.member_id, instance_id=self.instance_id,
-            rack_id=self.rack_id, client_id=self.client_id, client_host=self.client_host,
+            group_id=group_id,
+            member_id=self.member_id,
+            instance_id=self.instance_id,
+            rack_id=self.rack_id,
+            client_id=self.client_id,
+            client_host=self.client_host,
             subscribed_topic_names=tuple(sorted(self.subscribed_topic_names)),
             subscribed_topic_regex=self.subscribed_topic_regex,
-            rebalance_timeout_ms=self.rebalance_timeout_ms, server_assignor=self.server_assignor,
-            classic_member_metadata=self.classic_member_metadata)
+            rebalance_timeout_ms=self.rebalance_timeout_ms,
+            server_assignor=self.server_assignor,
+            classic_member_metadata=self.classic_member_metadata,
+        )
 
     def assignment_record(self, group_id: str) -> ConsumerGroupCurrentMemberAssignmentRecord:
         return ConsumerGroupCurrentMemberAssignmentRecord(
-            group_id=group_id, member_id=self.member_id, member_epoch=self.member_epoch,
-            previous_member_epoch=self.previous_member_epoch, state=int(self.state),
+            group_id=group_id,
+            member_id=self.member_id,
+            member_epoch=self.member_epoch,
+            previous_member_epoch=self.previous_member_epoch,
+            state=int(self.state),
             assigned_partitions=to_topic_partitions(self.assigned_partitions),
-            partitions_pending_revocation=to_topic_partitions(self.partitions_pending_revocation))
+            partitions_pending_revocation=to_topic_partitions(self.partitions_pending_revocation),
+        )
 
     def updated_with_metadata(self, rec: ConsumerGroupMemberMetadataRecord) -> ConsumerGroupMember:
         """Kafka Builder.updateWith(ConsumerGroupMemberMetadataValue)."""
-        return replace(self, instance_id=rec.instance_id, rack_id=rec.rack_id, client_id=rec.client_id,
-                       client_host=rec.client_host, subscribed_topic_names=frozenset(rec.subscribed_topic_names),
-                       subscribed_topic_regex=rec.subscribed_topic_regex,
-                       rebalance_timeout_ms=rec.rebalance_timeout_ms, server_assignor=rec.server_assignor,
-                       classic_member_metadata=rec.classic_member_metadata)
+        return replace(
+            self,
+            instance_id=rec.instance_id,
+            rack_id=rec.rack_id,
+            client_id=rec.client_id,
+            client_host=rec.client_host,
+            subscribed_topic_names=frozenset(rec.subscribed_topic_names),
+            subscribed_topic_regex=rec.subscribed_topic_regex,
+            rebalance_timeout_ms=rec.rebalance_timeout_ms,
+            server_assignor=rec.server_assignor,
+            classic_member_metadata=rec.classic_member_metadata,
+        )
 
     def updated_with_assignment(self, rec: ConsumerGroupCurrentMemberAssignmentRecord) -> ConsumerGroupMember:
         """Kafka Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)."""
-        return replace(self, member_epoch=rec.member_epoch, previous_member_epoch=rec.previous_member_epoch,
-                       state=MemberState.from_value(rec.state),
-                       assigned_partitions=from_topic_partitions(rec.assigned_partitions),
-                       partitions_pending_revocation=from_topic_partitions(rec.partitions_pending_revocation))
+        return replace(
+            self,
+            member_epoch=rec.member_epoch,
+            previous_member_epoch=rec.previous_member_epoch,
+            state=MemberState.from_value(rec.state),
+            assigned_partitions=from_topic_partitions(rec.assigned_partitions),
+            partitions_pending_revocation=from_topic_partitions(rec.partitions_pending_revocation),
+        )

@@ -6,6 +6,7 @@ Functions that produce records append them to the operation's `records` list; th
 emits the list at the end. Timer actions are operations of their own and emit directly. Timer
 keys are Kafka's, so a timer set twice replaces the first.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -70,6 +71,7 @@ def get_member(group: ConsumerGroup, member_id: str) -> ConsumerGroupMember:
 
 # -- admission checks ------------------------------------------------------------------------
 
+
 def _is_subset(owned: Sequence[TopicPartitions] | None, assigned: Any) -> bool:
     if owned is None:
         return False
@@ -80,31 +82,39 @@ def _is_subset(owned: Sequence[TopicPartitions] | None, assigned: Any) -> bool:
     return True
 
 
-def check_member_epoch(member: ConsumerGroupMember, received: int,
-                       owned: Sequence[TopicPartitions] | None) -> None:
+def check_member_epoch(member: ConsumerGroupMember, received: int, owned: Sequence[TopicPartitions] | None) -> None:
     """Kafka throwIfConsumerGroupMemberEpochIsInvalid (with KAFKA-19233: epoch 0 rejoins)."""
     if received == 0:
         return
     if received > member.member_epoch:
-        raise ConsumerGroupError(ErrorCode.FENCED_MEMBER_EPOCH, (
-            f"The consumer group member has a greater member epoch ({received}) than the one known by the "
-            f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin."))
+        raise ConsumerGroupError(
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            (
+                f"The consumer group member has a greater member epoch ({received}) than the one known by the "
+                f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin."
+            ),
+        )
     if received < member.member_epoch:
         # The previous epoch with a subset of the assignment is accepted: the response that
         # bumped the epoch may have been lost.
         if received != member.previous_member_epoch or not _is_subset(owned, member.assigned_partitions):
-            raise ConsumerGroupError(ErrorCode.FENCED_MEMBER_EPOCH, (
-                f"The consumer group member has a smaller member epoch ({received}) than the one known by the "
-                f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
-                "rejoin."))
+            raise ConsumerGroupError(
+                ErrorCode.FENCED_MEMBER_EPOCH,
+                (
+                    f"The consumer group member has a smaller member epoch ({received}) than the one known by the "
+                    f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
+                    "rejoin."
+                ),
+            )
 
 
 def check_not_full(ctx: ConsumerOpContext, group: ConsumerGroup, member_id: str) -> None:
     """Kafka throwIfConsumerGroupIsFull (checked with the member id as sent)."""
     limit = ctx.settings.max_size
     if group.num_members() >= limit and (not member_id or not group.has_member(member_id)):
-        raise ConsumerGroupError(ErrorCode.GROUP_MAX_SIZE_REACHED,
-                                 f"The consumer group has reached its maximum capacity of {limit} members.")
+        raise ConsumerGroupError(
+            ErrorCode.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of {limit} members."
+        )
 
 
 def check_static_known(member: ConsumerGroupMember | None, instance_id: str) -> ConsumerGroupMember:
@@ -115,12 +125,15 @@ def check_static_known(member: ConsumerGroupMember | None, instance_id: str) -> 
 
 def check_not_fenced(member: ConsumerGroupMember, member_id: str, instance_id: str) -> None:
     if member.member_id != member_id:
-        raise ConsumerGroupError(ErrorCode.FENCED_INSTANCE_ID, (
-            f"Static member {member_id} with instance id {instance_id} was fenced by member {member.member_id}."))
+        raise ConsumerGroupError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            (f"Static member {member_id} with instance id {instance_id} was fenced by member {member.member_id}."),
+        )
 
 
-def dynamic_member(group: ConsumerGroup, member_id: str, member_epoch: int,
-                   owned: Sequence[TopicPartitions] | None, create: bool) -> ConsumerGroupMember:
+def dynamic_member(
+    group: ConsumerGroup, member_id: str, member_epoch: int, owned: Sequence[TopicPartitions] | None, create: bool
+) -> ConsumerGroupMember:
     member = group.members.get(member_id)
     if member is None:
         if not create:
@@ -130,9 +143,16 @@ def dynamic_member(group: ConsumerGroup, member_id: str, member_epoch: int,
     return member
 
 
-def static_member(group: ConsumerGroup, member_id: str, member_epoch: int, instance_id: str,
-                  owned: Sequence[TopicPartitions] | None, create: bool, records: list[Any],
-                  classic: bool = False) -> ConsumerGroupMember:
+def static_member(
+    group: ConsumerGroup,
+    member_id: str,
+    member_epoch: int,
+    instance_id: str,
+    owned: Sequence[TopicPartitions] | None,
+    create: bool,
+    records: list[Any],
+    classic: bool = False,
+) -> ConsumerGroupMember:
     """Kafka getOrMaybeSubscribeStaticConsumerGroupMember. A classic-protocol member (`classic`,
     JoinGroup in a consumer group) replaces the instance's previous member whatever its epoch and
     has no member epoch to check."""
@@ -140,11 +160,18 @@ def static_member(group: ConsumerGroup, member_id: str, member_epoch: int, insta
     if create:
         if existing is None:
             return group.members.get(member_id) or ConsumerGroupMember(member_id)
-        if not classic and not existing.use_classic_protocol \
-                and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise ConsumerGroupError(ErrorCode.UNRELEASED_INSTANCE_ID, (
-                f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
-                f"instance id is owned by {existing.member_id} member."))
+        if (
+            not classic
+            and not existing.use_classic_protocol
+            and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH
+        ):
+            raise ConsumerGroupError(
+                ErrorCode.UNRELEASED_INSTANCE_ID,
+                (
+                    f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
+                    f"instance id is owned by {existing.member_id} member."
+                ),
+            )
         # The new incarnation takes over the previous one's subscription and assignment.
         new = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
         replace_member(records, group, existing, new)
@@ -156,14 +183,18 @@ def static_member(group: ConsumerGroup, member_id: str, member_epoch: int, insta
     return existing
 
 
-def replace_member(records: list[Any], group: ConsumerGroup, old: ConsumerGroupMember,
-                   new: ConsumerGroupMember) -> None:
+def replace_member(
+    records: list[Any], group: ConsumerGroup, old: ConsumerGroupMember, new: ConsumerGroupMember
+) -> None:
     """Kafka replaceMember. The old member's timers are left running: they find no member."""
     gid = group.group_id
     remove_member_records(records, gid, old.member_id)
     records.append(new.metadata_record(gid))
-    records.append(ConsumerGroupTargetAssignmentMemberRecord(
-        gid, new.member_id, to_topic_partitions(group.target_assignment_of(old.member_id))))
+    records.append(
+        ConsumerGroupTargetAssignmentMemberRecord(
+            gid, new.member_id, to_topic_partitions(group.target_assignment_of(old.member_id))
+        )
+    )
     records.append(new.assignment_record(gid))
 
 
@@ -176,14 +207,20 @@ def remove_member_records(records: list[Any], group_id: str, member_id: str) -> 
 
 # -- leaving and fencing --------------------------------------------------------------------
 
+
 def static_leave_records(group: ConsumerGroup, member: ConsumerGroupMember) -> list[Any]:
     """Kafka consumerGroupStaticMemberGroupLeave: epoch -2, assignment kept for the session."""
     leaving = replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitions_pending_revocation={})
     return [leaving.assignment_record(group.group_id)]
 
 
-def fence_members(ctx: ConsumerOpContext, group: ConsumerGroup, members: Sequence[ConsumerGroupMember],
-                  records: list[Any], reason: str) -> None:
+def fence_members(
+    ctx: ConsumerOpContext,
+    group: ConsumerGroup,
+    members: Sequence[ConsumerGroupMember],
+    records: list[Any],
+    reason: str,
+) -> None:
     """Kafka consumerGroupFenceMembers: remove the members, drop regexes nobody else uses, bump
     the group epoch (with the metadata hash of what remains) and cancel the members' timers."""
     if not members:
@@ -202,14 +239,16 @@ def fence_members(ctx: ConsumerOpContext, group: ConsumerGroup, members: Sequenc
     names = group.compute_subscribed_topic_names_without(members, deleted)
     epoch = group.group_epoch + 1
     records.append(ConsumerGroupMetadataRecord(gid, epoch, metadata_hash(names, ctx.topics)))
-    ctx.explain(ErrorCode.NONE, f"group {gid} epoch bumped to {epoch}: "
-                f"{', '.join(m.member_id for m in members)} {reason}")
+    ctx.explain(
+        ErrorCode.NONE, f"group {gid} epoch bumped to {epoch}: {', '.join(m.member_id for m in members)} {reason}"
+    )
     for member in members:
         cancel_timers(ctx, gid, member.member_id)
 
 
-def fence_by_timer(ctx: ConsumerOpContext, group_id: str, member_id: str, reason: str,
-                    only_at_epoch: int | None = None) -> None:
+def fence_by_timer(
+    ctx: ConsumerOpContext, group_id: str, member_id: str, reason: str, only_at_epoch: int | None = None
+) -> None:
     """Kafka consumerGroupFenceMemberOperation: nothing if the group or member is gone."""
     group = ctx.groups.get(group_id)
     if not isinstance(group, ConsumerGroup):
@@ -225,19 +264,28 @@ def fence_by_timer(ctx: ConsumerOpContext, group_id: str, member_id: str, reason
 
 # -- timers ----------------------------------------------------------------------------------
 
-def schedule_session_timeout(ctx: ConsumerOpContext, group_id: str, member_id: str,
-                             timeout_ms: int | None = None) -> None:
+
+def schedule_session_timeout(
+    ctx: ConsumerOpContext, group_id: str, member_id: str, timeout_ms: int | None = None
+) -> None:
     timeout = ctx.settings.session_timeout_ms if timeout_ms is None else timeout_ms
-    ctx.timers.schedule(session_timeout_key(group_id, member_id), ctx.now_ms + timeout,
-                        lambda c: fence_by_timer(c, group_id, member_id, "left: its session expired"))
+    ctx.timers.schedule(
+        session_timeout_key(group_id, member_id),
+        ctx.now_ms + timeout,
+        lambda c: fence_by_timer(c, group_id, member_id, "left: its session expired"),
+    )
 
 
-def schedule_rebalance_timeout(ctx: ConsumerOpContext, group_id: str, member_id: str, member_epoch: int,
-                               rebalance_timeout_ms: int) -> None:
+def schedule_rebalance_timeout(
+    ctx: ConsumerOpContext, group_id: str, member_id: str, member_epoch: int, rebalance_timeout_ms: int
+) -> None:
     """The revocation deadline: still at `member_epoch` when it fires, the member is fenced."""
     reason = f"left: it failed to revoke its partitions from epoch {member_epoch} within {rebalance_timeout_ms}ms"
-    ctx.timers.schedule(rebalance_timeout_key(group_id, member_id), ctx.now_ms + rebalance_timeout_ms,
-                        lambda c: fence_by_timer(c, group_id, member_id, reason, member_epoch))
+    ctx.timers.schedule(
+        rebalance_timeout_key(group_id, member_id),
+        ctx.now_ms + rebalance_timeout_ms,
+        lambda c: fence_by_timer(c, group_id, member_id, reason, member_epoch),
+    )
 
 
 def cancel_timers(ctx: ConsumerOpContext, group_id: str, member_id: str) -> None:
@@ -254,5 +302,6 @@ def on_loaded(ctx: ConsumerOpContext) -> None:
         for member in group.members.values():
             schedule_session_timeout(ctx, group.group_id, member.member_id)
             if member.state == MemberState.UNREVOKED_PARTITIONS:
-                schedule_rebalance_timeout(ctx, group.group_id, member.member_id, member.member_epoch,
-                                           member.rebalance_timeout_ms)
+                schedule_rebalance_timeout(
+                    ctx, group.group_id, member.member_id, member.member_epoch, member.rebalance_timeout_ms
+                )

@@ -8,6 +8,7 @@ rack as its length then the string. A group hashes its existing subscribed topic
 topic-name order; no topics hashes to 0. A changed hash bumps the group epoch (new partitions,
 deleted or created topics), so equal inputs must give Kafka's exact value.
 """
+
 from __future__ import annotations
 
 import struct
@@ -36,14 +37,15 @@ def _put_string(out: bytearray, s: str) -> None:
 def topic_hash(topic: TopicMeta) -> int:
     out = bytearray((TOPIC_HASH_MAGIC_BYTE,))
     raw_id = topic.topic_id.bytes
-    out += raw_id[7::-1]   # getMostSignificantBits, written little-endian
-    out += raw_id[:7:-1]   # getLeastSignificantBits
+    out += raw_id[7::-1]  # getMostSignificantBits, written little-endian
+    out += raw_id[:7:-1]  # getLeastSignificantBits
     _put_string(out, topic.name)
     out += _I32.pack(topic.num_partitions)
     for partition in range(topic.num_partitions):
         out += _I32.pack(partition)
-        for rack in sorted(topic.partition_racks.get(partition, ()),
-                           key=lambda s: s.encode("utf-16-be")):  # Java String order (UTF-16 units)
+        for rack in sorted(
+            topic.partition_racks.get(partition, ()), key=lambda s: s.encode("utf-16-be")
+        ):  # Java String order (UTF-16 units)
             out += _I32.pack(len(rack.encode("utf-16-le")) // 2)
             _put_string(out, rack)
     return _signed64(xxhash.xxh3_64_intdigest(bytes(out)))
@@ -52,8 +54,7 @@ def topic_hash(topic: TopicMeta) -> int:
 def group_hash(topic_hashes: dict[str, int]) -> int:
     if not topic_hashes:
         return 0
-    data = b"".join(_I64.pack(topic_hashes[name])
-                    for name in sorted(topic_hashes, key=lambda s: s.encode("utf-16-be")))
+    data = b"".join(_I64.pack(topic_hashes[name]) for name in sorted(topic_hashes, key=lambda s: s.encode("utf-16-be")))
     return _signed64(xxhash.xxh3_64_intdigest(data))
 
 

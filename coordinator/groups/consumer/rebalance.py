@@ -7,6 +7,7 @@ GroupMetadataManager.consumerGroupHeartbeat, Kafka 4.2):
 3. reconciliation of the member towards its target, with the revocation deadline timer.
 Each step appends records to the operation's list; nothing is applied until the operation emits.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -30,8 +31,9 @@ from coordinator.groups.consumer.target_assignment import TargetAssignmentBuilde
 from protocol.errors import ErrorCode
 
 
-def member_metadata_changed(group_id: str, member: ConsumerGroupMember, updated: ConsumerGroupMember,
-                            records: list[Any]) -> bool:
+def member_metadata_changed(
+    group_id: str, member: ConsumerGroupMember, updated: ConsumerGroupMember, records: list[Any]
+) -> bool:
     """Kafka hasMemberSubscriptionChanged: a metadata record when anything changed; True when
     the subscribed topic names did."""
     if updated == member:
@@ -40,9 +42,14 @@ def member_metadata_changed(group_id: str, member: ConsumerGroupMember, updated:
     return updated.subscribed_topic_names != member.subscribed_topic_names
 
 
-def update_subscription_metadata(ctx: ConsumerOpContext, group: ConsumerGroup, bump: bool,
-                                 member: ConsumerGroupMember, updated: ConsumerGroupMember,
-                                 records: list[Any]) -> tuple[int, SubscriptionType, bool]:
+def update_subscription_metadata(
+    ctx: ConsumerOpContext,
+    group: ConsumerGroup,
+    bump: bool,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    records: list[Any],
+) -> tuple[int, SubscriptionType, bool]:
     """Kafka updateSubscriptionMetadata: the subscription as it will be, its metadata hash, a bump
     when asked or when the hash changed. Returns (group epoch, subscription type, bumped)."""
     regexes = group.compute_subscribed_regexes(member, updated)
@@ -63,17 +70,30 @@ def update_subscription_metadata(ctx: ConsumerOpContext, group: ConsumerGroup, b
     return epoch, sub_type, bump
 
 
-def update_target_assignment(ctx: ConsumerOpContext, group: ConsumerGroup, group_epoch: int,
-                             member: ConsumerGroupMember, updated: ConsumerGroupMember,
-                             sub_type: SubscriptionType, records: list[Any]) -> Assignment:
+def update_target_assignment(
+    ctx: ConsumerOpContext,
+    group: ConsumerGroup,
+    group_epoch: int,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    sub_type: SubscriptionType,
+    records: list[Any],
+) -> Assignment:
     """Kafka updateTargetAssignment: the group's preferred assignor computes the target for
     `group_epoch`; returns the updated member's new target."""
     configured = ctx.settings.assignors
     name = group.compute_preferred_server_assignor(member, updated, configured) or ctx.settings.default_assignor
     builder = TargetAssignmentBuilder(
-        group_id=group.group_id, group_epoch=group_epoch, assignor=ctx.assignors[name], topics=ctx.topics,
-        members=group.members, static_members=group.static_members, subscription_type=sub_type,
-        target_assignment=group.target_assignment, resolved_regexes=group.resolved_regexes)
+        group_id=group.group_id,
+        group_epoch=group_epoch,
+        assignor=ctx.assignors[name],
+        topics=ctx.topics,
+        members=group.members,
+        static_members=group.static_members,
+        subscription_type=sub_type,
+        target_assignment=group.target_assignment,
+        resolved_regexes=group.resolved_regexes,
+    )
     builder.add_or_update_member(updated)
     previous = group.static_member_id(updated.instance_id)
     if previous is not None and previous != updated.member_id:
@@ -81,29 +101,44 @@ def update_target_assignment(ctx: ConsumerOpContext, group: ConsumerGroup, group
     try:
         result = builder.build()
     except AssignorError as exc:
-        raise ConsumerGroupError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                                 f"Failed to compute a new target assignment for epoch {group_epoch}: {exc}") from None
+        raise ConsumerGroupError(
+            ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to compute a new target assignment for epoch {group_epoch}: {exc}"
+        ) from None
     records.extend(result.records)
     return result.target.get(updated.member_id, EMPTY_ASSIGNMENT)
 
 
-def maybe_reconcile(ctx: ConsumerOpContext, group: ConsumerGroup, member: ConsumerGroupMember,
-                    target_epoch: int, target: Assignment, has_subscription_changed: bool,
-                    owned: Sequence[TopicPartitions] | None, records: list[Any]) -> ConsumerGroupMember:
+def maybe_reconcile(
+    ctx: ConsumerOpContext,
+    group: ConsumerGroup,
+    member: ConsumerGroupMember,
+    target_epoch: int,
+    target: Assignment,
+    has_subscription_changed: bool,
+    owned: Sequence[TopicPartitions] | None,
+    records: list[Any],
+) -> ConsumerGroupMember:
     """Kafka maybeReconcile: a current-assignment record when the member moved, and the
     revocation deadline set while it must revoke (cancelled otherwise)."""
     if not has_subscription_changed and member.is_reconciled_to(target_epoch):
         return member
     updated = CurrentAssignmentBuilder(
-        member, target_epoch=target_epoch, target=target, current_partition_epoch=group.current_partition_epoch,
-        topics=ctx.topics, resolved_regexes=group.resolved_regexes,
-        has_subscription_changed=has_subscription_changed, owned=owned).build()
+        member,
+        target_epoch=target_epoch,
+        target=target,
+        current_partition_epoch=group.current_partition_epoch,
+        topics=ctx.topics,
+        resolved_regexes=group.resolved_regexes,
+        has_subscription_changed=has_subscription_changed,
+        owned=owned,
+    ).build()
     if updated != member:
         records.append(updated.assignment_record(group.group_id))
         if not updated.use_classic_protocol:
             if updated.state == MemberState.UNREVOKED_PARTITIONS:
-                schedule_rebalance_timeout(ctx, group.group_id, updated.member_id, updated.member_epoch,
-                                           updated.rebalance_timeout_ms)
+                schedule_rebalance_timeout(
+                    ctx, group.group_id, updated.member_id, updated.member_epoch, updated.rebalance_timeout_ms
+                )
             else:
                 ctx.timers.cancel(rebalance_timeout_key(group.group_id, updated.member_id))
     return updated

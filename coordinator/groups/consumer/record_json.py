@@ -6,6 +6,7 @@ converters' field names (camelCase of the schema names): uuids in Kafka's Uuid t
 (URL-safe base64, no padding), bytes as standard base64, tagged fields only when they differ from
 their default. `to_json` returns the two as Python values; `to_json_text` as the printed text.
 """
+
 from __future__ import annotations
 
 import base64
@@ -43,31 +44,52 @@ def value_data(record: Any) -> dict[str, Any]:
             data["metadataHash"] = record.metadata_hash
         return data
     if isinstance(record, r.ConsumerGroupPartitionMetadataRecord):
-        return {"topics": [{"topicId": kafka_uuid(t.topic_id), "topicName": t.topic_name,
-                            "numPartitions": t.num_partitions,
-                            "partitionMetadata": [{"partition": pm.partition, "racks": list(pm.racks)}
-                                                  for pm in t.partition_metadata]}
-                           for t in record.topics]}
+        return {
+            "topics": [
+                {
+                    "topicId": kafka_uuid(t.topic_id),
+                    "topicName": t.topic_name,
+                    "numPartitions": t.num_partitions,
+                    "partitionMetadata": [
+                        {"partition": pm.partition, "racks": list(pm.racks)} for pm in t.partition_metadata
+                    ],
+                }
+                for t in record.topics
+            ]
+        }
     if isinstance(record, r.ConsumerGroupMemberMetadataRecord):
-        data = {"instanceId": record.instance_id, "rackId": record.rack_id, "clientId": record.client_id,
-                "clientHost": record.client_host, "subscribedTopicNames": list(record.subscribed_topic_names),
-                "subscribedTopicRegex": record.subscribed_topic_regex,
-                "rebalanceTimeoutMs": record.rebalance_timeout_ms, "serverAssignor": record.server_assignor}
+        data = {
+            "instanceId": record.instance_id,
+            "rackId": record.rack_id,
+            "clientId": record.client_id,
+            "clientHost": record.client_host,
+            "subscribedTopicNames": list(record.subscribed_topic_names),
+            "subscribedTopicRegex": record.subscribed_topic_regex,
+            "rebalanceTimeoutMs": record.rebalance_timeout_ms,
+            "serverAssignor": record.server_assignor,
+        }
         c = record.classic_member_metadata
         if c is not None:
             data["classicMemberMetadata"] = {
                 "sessionTimeoutMs": c.session_timeout_ms,
-                "supportedProtocols": [{"name": cp.name, "metadata": base64.b64encode(cp.metadata).decode("ascii")}
-                                       for cp in c.supported_protocols]}
+                "supportedProtocols": [
+                    {"name": cp.name, "metadata": base64.b64encode(cp.metadata).decode("ascii")}
+                    for cp in c.supported_protocols
+                ],
+            }
         return data
     if isinstance(record, r.ConsumerGroupTargetAssignmentMetadataRecord):
         return {"assignmentEpoch": record.assignment_epoch}
     if isinstance(record, r.ConsumerGroupTargetAssignmentMemberRecord):
         return {"topicPartitions": _tps(record.topic_partitions)}
     if isinstance(record, r.ConsumerGroupCurrentMemberAssignmentRecord):
-        return {"memberEpoch": record.member_epoch, "previousMemberEpoch": record.previous_member_epoch,
-                "state": record.state, "assignedPartitions": _tps(record.assigned_partitions),
-                "partitionsPendingRevocation": _tps(record.partitions_pending_revocation)}
+        return {
+            "memberEpoch": record.member_epoch,
+            "previousMemberEpoch": record.previous_member_epoch,
+            "state": record.state,
+            "assignedPartitions": _tps(record.assigned_partitions),
+            "partitionsPendingRevocation": _tps(record.partitions_pending_revocation),
+        }
     if isinstance(record, r.ConsumerGroupRegularExpressionRecord):
         return {"topics": list(record.topics), "version": record.version, "timestamp": record.timestamp}
     raise TypeError(f"not a consumer-group record value: {type(record).__name__}")

@@ -6,6 +6,7 @@ same key, a null value). Records are plain values: `codec.py` turns them into Ka
 `record_json.py` into Kafka's dump JSON, `replay.py` applies them to the groups. Lists keep the
 order they were built or decoded in, so a decoded record re-encodes to the same bytes.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -26,6 +27,7 @@ CONSUMER_KEY_TYPES = frozenset({3, 4, 5, 6, 7, 8, 16})
 @dataclass(frozen=True, slots=True)
 class TopicPartitions:
     """One topic's partitions (TopicPartitions / TopicPartition in the value schemas)."""
+
     topic_id: uuid.UUID
     partitions: tuple[int, ...]
 
@@ -39,6 +41,7 @@ class PartitionRacks:
 @dataclass(frozen=True, slots=True)
 class TopicMetadataEntry:
     """ConsumerGroupPartitionMetadataValue.TopicMetadata (only read since Kafka 4.1, KIP-1101)."""
+
     topic_id: uuid.UUID
     topic_name: str
     num_partitions: int
@@ -56,15 +59,18 @@ class ClassicMemberMetadata:
     """Tagged field 0 of ConsumerGroupMemberMetadataValue: set for a member of a consumer group
     that speaks the classic protocol (online migration, KIP-848); None for consumer-protocol
     members."""
+
     session_timeout_ms: int
     supported_protocols: tuple[ClassicProtocol, ...]
 
 
 # -- key type 3 ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupMetadataRecord:
     """The group epoch, and the hash of the subscribed topics' metadata (tag 0, KIP-1101)."""
+
     key_type: ClassVar[int] = CONSUMER_GROUP_METADATA
     group_id: str
     epoch: int
@@ -79,10 +85,12 @@ class ConsumerGroupMetadataTombstone:
 
 # -- key type 4 ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupPartitionMetadataRecord:
     """Subscription metadata written before Kafka 4.1; now only read (so that the next epoch
     bump deletes it, GroupMetadataManager.updateSubscriptionMetadata)."""
+
     key_type: ClassVar[int] = CONSUMER_GROUP_PARTITION_METADATA
     group_id: str
     topics: tuple[TopicMetadataEntry, ...]
@@ -96,10 +104,12 @@ class ConsumerGroupPartitionMetadataTombstone:
 
 # -- key type 5 ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupMemberMetadataRecord:
     """A member's subscription and client details (GroupCoordinatorRecordHelpers
     .newConsumerGroupMemberSubscriptionRecord sorts the topic names)."""
+
     key_type: ClassVar[int] = CONSUMER_GROUP_MEMBER_METADATA
     group_id: str
     member_id: str
@@ -123,6 +133,7 @@ class ConsumerGroupMemberMetadataTombstone:
 
 # -- key type 6 ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMetadataRecord:
     key_type: ClassVar[int] = CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA
@@ -137,6 +148,7 @@ class ConsumerGroupTargetAssignmentMetadataTombstone:
 
 
 # -- key type 7 ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMemberRecord:
@@ -155,9 +167,11 @@ class ConsumerGroupTargetAssignmentMemberTombstone:
 
 # -- key type 8 ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupCurrentMemberAssignmentRecord:
     """A member's epoch, reconciliation state (MemberState byte) and owned partitions."""
+
     key_type: ClassVar[int] = CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT
     group_id: str
     member_id: str
@@ -177,10 +191,12 @@ class ConsumerGroupCurrentMemberAssignmentTombstone:
 
 # -- key type 16 -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupRegularExpressionRecord:
     """A resolved subscription regex: the matching topics (sorted), the topics-view version and
     the time it was resolved at (Kafka 4.0+, KIP-848 regex subscriptions)."""
+
     key_type: ClassVar[int] = CONSUMER_GROUP_REGULAR_EXPRESSION
     group_id: str
     regular_expression: str
@@ -214,15 +230,21 @@ ConsumerRecord = (
 )
 
 TOMBSTONES: tuple[type, ...] = (
-    ConsumerGroupMetadataTombstone, ConsumerGroupPartitionMetadataTombstone,
-    ConsumerGroupMemberMetadataTombstone, ConsumerGroupTargetAssignmentMetadataTombstone,
-    ConsumerGroupTargetAssignmentMemberTombstone, ConsumerGroupCurrentMemberAssignmentTombstone,
+    ConsumerGroupMetadataTombstone,
+    ConsumerGroupPartitionMetadataTombstone,
+    ConsumerGroupMemberMetadataTombstone,
+    ConsumerGroupTargetAssignmentMetadataTombstone,
+    ConsumerGroupTargetAssignmentMemberTombstone,
+    ConsumerGroupCurrentMemberAssignmentTombstone,
     ConsumerGroupRegularExpressionTombstone,
 )
 CONSUMER_RECORD_TYPES: tuple[type, ...] = TOMBSTONES + (
-    ConsumerGroupMetadataRecord, ConsumerGroupPartitionMetadataRecord,
-    ConsumerGroupMemberMetadataRecord, ConsumerGroupTargetAssignmentMetadataRecord,
-    ConsumerGroupTargetAssignmentMemberRecord, ConsumerGroupCurrentMemberAssignmentRecord,
+    ConsumerGroupMetadataRecord,
+    ConsumerGroupPartitionMetadataRecord,
+    ConsumerGroupMemberMetadataRecord,
+    ConsumerGroupTargetAssignmentMetadataRecord,
+    ConsumerGroupTargetAssignmentMemberRecord,
+    ConsumerGroupCurrentMemberAssignmentRecord,
     ConsumerGroupRegularExpressionRecord,
 )
 

@@ -6,6 +6,7 @@ linear-time matching, so a member cannot stall the coordinator with a pathologic
 pattern Kafka rejects is rejected here. A topic matches when the whole name matches
 (Matcher.matches). Error texts come from RE2, not RE2/J, so they may be worded differently.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -49,7 +50,8 @@ def throw_if_invalid(regex: str) -> None:
     except InvalidRegex as exc:
         raise ConsumerGroupError(
             ErrorCode.INVALID_REGULAR_EXPRESSION,
-            f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.") from None
+            f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.",
+        ) from None
 
 
 def resolve(regexes: Iterable[str], topic_names: Iterable[str]) -> dict[str, frozenset[str]]:

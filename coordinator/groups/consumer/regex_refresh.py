@@ -11,6 +11,7 @@ group.consumer.regex.refresh.interval.ms. The result writes one ConsumerGroupReg
 record per regex still in use and bumps the group epoch when a regex's topics or the metadata
 hash changed; the next heartbeat then computes the new target assignment.
 """
+
 from __future__ import annotations
 
 import enum
@@ -47,8 +48,13 @@ def regex_refresh_key(group_id: str) -> str:
     return f"{group_id}-regex"
 
 
-def maybe_update_regexes(ctx: ConsumerOpContext, group: ConsumerGroup, member: ConsumerGroupMember,
-                         updated: ConsumerGroupMember, records: list[Any]) -> RegexUpdate:
+def maybe_update_regexes(
+    ctx: ConsumerOpContext,
+    group: ConsumerGroup,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    records: list[Any],
+) -> RegexUpdate:
     """Records the member's regex change (a tombstone when it was the last user of the old
     one) and schedules a resolution when one is due. Raises INVALID_REGULAR_EXPRESSION."""
     now = ctx.now_ms

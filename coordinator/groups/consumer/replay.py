@@ -6,6 +6,7 @@ contradicts the group (a member deleted before its assignment, a group deleted w
 raises IllegalStateError, as Kafka's replay throws IllegalStateException. A classic "simple"
 group (offsets only) under the same id is replaced; any other foreign group is an error.
 """
+
 from __future__ import annotations
 
 from collections.abc import MutableMapping
@@ -18,8 +19,9 @@ from coordinator.groups.consumer.group import ConsumerGroup, IllegalStateError, 
 from coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerGroupMember, from_topic_partitions
 
 
-def _group(groups: MutableMapping[str, Any], group_id: str, create: bool,
-           classic: ClassicBridge) -> ConsumerGroup | None:
+def _group(
+    groups: MutableMapping[str, Any], group_id: str, create: bool, classic: ClassicBridge
+) -> ConsumerGroup | None:
     """Kafka getOrMaybeCreatePersistedConsumerGroup (None where Kafka throws GroupIdNotFound)."""
     group = groups.get(group_id)
     if isinstance(group, ConsumerGroup):
@@ -33,8 +35,7 @@ def _group(groups: MutableMapping[str, Any], group_id: str, create: bool,
     raise IllegalStateError(f"Group {group_id} is not a consumer group")
 
 
-def replay_consumer_record(groups: MutableMapping[str, Any], record: Any,
-                           classic: ClassicBridge = NO_CLASSIC) -> None:
+def replay_consumer_record(groups: MutableMapping[str, Any], record: Any, classic: ClassicBridge = NO_CLASSIC) -> None:
     """Apply `record` (any class of records.py) to `groups`."""
     tombstone = isinstance(record, r.TOMBSTONES)
     group = _group(groups, record.group_id, not tombstone, classic)
@@ -51,9 +52,15 @@ def replay_consumer_record(groups: MutableMapping[str, Any], record: Any,
     elif isinstance(record, r.ConsumerGroupCurrentMemberAssignmentTombstone):
         member = group.members.get(record.member_id)
         if member is not None:
-            group.update_member(replace(member, member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
-                                        previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
-                                        assigned_partitions={}, partitions_pending_revocation={}))
+            group.update_member(
+                replace(
+                    member,
+                    member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                    previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                    assigned_partitions={},
+                    partitions_pending_revocation={},
+                )
+            )
     elif isinstance(record, r.ConsumerGroupMetadataRecord):
         group.group_epoch = record.epoch
         group.metadata_hash = record.metadata_hash
@@ -73,11 +80,14 @@ def replay_consumer_record(groups: MutableMapping[str, Any], record: Any,
         if group.target_assignment:
             raise IllegalStateError(
                 f"Received a tombstone record to delete target assignment of {group.group_id} but the "
-                f"assignment still has {len(group.target_assignment)} members.")
+                f"assignment still has {len(group.target_assignment)} members."
+            )
         group.assignment_epoch = -1
     elif isinstance(record, r.ConsumerGroupRegularExpressionRecord):
-        group.update_resolved_regex(record.regular_expression, ResolvedRegularExpression(
-            frozenset(record.topics), record.version, record.timestamp))
+        group.update_resolved_regex(
+            record.regular_expression,
+            ResolvedRegularExpression(frozenset(record.topics), record.version, record.timestamp),
+        )
     elif isinstance(record, r.ConsumerGroupRegularExpressionTombstone):
         group.remove_resolved_regex(record.regular_expression)
     else:
@@ -89,23 +99,32 @@ def _remove_member(group: ConsumerGroup, member_id: str) -> None:
     if member is None:
         return
     if member.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
-        raise IllegalStateError(f"Received a tombstone record to delete member {member_id} but did not "
-                                "receive ConsumerGroupCurrentMemberAssignmentValue tombstone.")
+        raise IllegalStateError(
+            f"Received a tombstone record to delete member {member_id} but did not "
+            "receive ConsumerGroupCurrentMemberAssignmentValue tombstone."
+        )
     if member_id in group.target_assignment:
-        raise IllegalStateError(f"Received a tombstone record to delete member {member_id} but did not "
-                                "receive ConsumerGroupTargetAssignmentMetadataValue tombstone.")
+        raise IllegalStateError(
+            f"Received a tombstone record to delete member {member_id} but did not "
+            "receive ConsumerGroupTargetAssignmentMetadataValue tombstone."
+        )
     group.remove_member(member_id)
 
 
 def _remove_group(groups: MutableMapping[str, Any], group: ConsumerGroup) -> None:
     gid = group.group_id
     if group.members:
-        raise IllegalStateError(f"Received a tombstone record to delete group {gid} but the group still has "
-                                f"{len(group.members)} members.")
+        raise IllegalStateError(
+            f"Received a tombstone record to delete group {gid} but the group still has {len(group.members)} members."
+        )
     if group.target_assignment:
-        raise IllegalStateError(f"Received a tombstone record to delete group {gid} but the target assignment "
-                                f"still has {len(group.target_assignment)} members.")
+        raise IllegalStateError(
+            f"Received a tombstone record to delete group {gid} but the target assignment "
+            f"still has {len(group.target_assignment)} members."
+        )
     if group.assignment_epoch != -1:
-        raise IllegalStateError(f"Received a tombstone record to delete group {gid} but did not receive "
-                                "ConsumerGroupTargetAssignmentMetadataValue tombstone.")
+        raise IllegalStateError(
+            f"Received a tombstone record to delete group {gid} but did not receive "
+            "ConsumerGroupTargetAssignmentMetadataValue tombstone."
+        )
     del groups[gid]

@@ -2,6 +2,7 @@
 (GroupCoordinatorConfig). Validation of operator-given values (min <= value <= max) is the
 config loader's job; the group code only reads them.
 """
+
 from __future__ import annotations
 
 import enum
@@ -12,6 +13,7 @@ INT_MAX = 2**31 - 1
 
 class MigrationPolicy(enum.Enum):
     """group.consumer.migration.policy (Kafka ConsumerGroupMigrationPolicy)."""
+
     DISABLED = "disabled"
     UPGRADE = "upgrade"
     DOWNGRADE = "downgrade"
@@ -28,13 +30,13 @@ class MigrationPolicy(enum.Enum):
 
 @dataclass(frozen=True)
 class ConsumerGroupSettings:
-    session_timeout_ms: int = 45_000        # group.consumer.session.timeout.ms
-    min_session_timeout_ms: int = 45_000    # group.consumer.min.session.timeout.ms
-    max_session_timeout_ms: int = 60_000    # group.consumer.max.session.timeout.ms
-    heartbeat_interval_ms: int = 5_000      # group.consumer.heartbeat.interval.ms
+    session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
+    min_session_timeout_ms: int = 45_000  # group.consumer.min.session.timeout.ms
+    max_session_timeout_ms: int = 60_000  # group.consumer.max.session.timeout.ms
+    heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
     min_heartbeat_interval_ms: int = 5_000  # group.consumer.min.heartbeat.interval.ms
     max_heartbeat_interval_ms: int = 15_000  # group.consumer.max.heartbeat.interval.ms
-    max_size: int = INT_MAX                 # group.consumer.max.size
+    max_size: int = INT_MAX  # group.consumer.max.size
     # group.consumer.assignors: the first one is the default when a member names none.
     assignors: tuple[str, ...] = ("uniform", "range")
     migration_policy: MigrationPolicy = MigrationPolicy.BIDIRECTIONAL  # group.consumer.migration.policy

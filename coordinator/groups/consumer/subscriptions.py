@@ -4,6 +4,7 @@ Utils.incValue/decValue, ConsumerGroup.subscriptionType).
 A topic is subscribed by name (members listing it) and/or by regex (resolved regexes matching
 it); a count that drops to zero removes the entry, as Java's Map.compute with a null result does.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, MutableMapping
@@ -47,8 +48,9 @@ def dec_value(v: int | None) -> int | None:
     return None if v is None or v == 1 else v - 1
 
 
-def subscription_type(regexes: Mapping[str, int], names: Mapping[str, SubscriptionCount],
-                      num_members: int) -> SubscriptionType:
+def subscription_type(
+    regexes: Mapping[str, int], names: Mapping[str, SubscriptionCount], num_members: int
+) -> SubscriptionType:
     """Kafka ConsumerGroup.subscriptionType: homogeneous when every member subscribes to the same
     topics by name, or every member to one single regex and nothing by name."""
     if not regexes:

@@ -7,6 +7,7 @@ ConsumerGroupTargetAssignmentMember per member whose target changed (or who had 
 ConsumerGroupTargetAssignmentMetadata with the new epoch. Members are given to the assignor in
 the group's member order, new members last (Kafka uses a HashMap; we fix an order).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -116,7 +117,10 @@ class TargetAssignmentBuilder:
             target[member_id] = new_assignment
             old = self.target_assignment.get(member_id)
             if old is None or normalize(old) != new_assignment:
-                records.append(ConsumerGroupTargetAssignmentMemberRecord(
-                    self.group_id, member_id, to_topic_partitions(new_assignment)))
+                records.append(
+                    ConsumerGroupTargetAssignmentMemberRecord(
+                        self.group_id, member_id, to_topic_partitions(new_assignment)
+                    )
+                )
         records.append(ConsumerGroupTargetAssignmentMetadataRecord(self.group_id, self.group_epoch))
         return TargetAssignmentResult(records, target)

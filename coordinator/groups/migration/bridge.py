@@ -9,6 +9,7 @@
   tombstones and the classic group's record are written without replay, the classic group is put
   in place directly and starts a rebalance its members rejoin, as Kafka does.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -55,26 +56,34 @@ class ShardClassicBridge:
         gid = group.group_id
         settings = ctx.settings
         if not settings.migration_policy.upgrade_enabled:
-            raise group_id_not_found(f"Cannot upgrade classic group {gid} to consumer group because online "
-                                     "upgrade is disabled.")
+            raise group_id_not_found(
+                f"Cannot upgrade classic group {gid} to consumer group because online upgrade is disabled."
+            )
         if not group.uses_consumer_protocol:
-            raise group_id_not_found(f"Cannot upgrade classic group {gid} to consumer group because the group "
-                                     "does not use the consumer embedded protocol.")
+            raise group_id_not_found(
+                f"Cannot upgrade classic group {gid} to consumer group because the group "
+                "does not use the consumer embedded protocol."
+            )
         if len(group.members) > settings.max_size:
-            raise group_id_not_found(f"Cannot upgrade classic group {gid} to consumer group because the group "
-                                     "size exceeds the consumer group maximum size.")
+            raise group_id_not_found(
+                f"Cannot upgrade classic group {gid} to consumer group because the group "
+                "size exceeds the consumer group maximum size."
+            )
         try:
             creation = consumer_records_from_classic(group, ctx.topics)
         except ConversionError:
-            raise group_id_not_found(f"Cannot upgrade classic group {gid} to consumer group because the embedded "
-                                     "consumer protocol is malformed.") from None
+            raise group_id_not_found(
+                f"Cannot upgrade classic group {gid} to consumer group because the embedded "
+                "consumer protocol is malformed."
+            ) from None
         op = _op(ctx)
         # Members waiting on the classic rebalance learn that another one has started.
         why = f"group {gid} is upgraded to the consumer protocol: rejoin"
         for member in group.members.values():
-            for reply, answer in ((member.awaiting_join, JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS,
-                                                                         member.member_id)),
-                                  (member.awaiting_sync, SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS))):
+            for reply, answer in (
+                (member.awaiting_join, JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id)),
+                (member.awaiting_sync, SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS)),
+            ):
                 if reply is not None:
                     explain_parked(reply, ErrorCode.REBALANCE_IN_PROGRESS, why)
                     op.complete(reply, answer)
@@ -88,14 +97,19 @@ class ShardClassicBridge:
         upgraded: ConsumerGroup = built[gid]
         for converted in upgraded.members.values():
             assert converted.classic_member_metadata is not None
-            schedule_session_timeout(ctx, gid, converted.member_id,
-                                     converted.classic_member_metadata.session_timeout_ms)
-        ctx.explain(ErrorCode.NONE, f"group {gid} upgraded from classic (generation {group.generation_id}) to a "
-                    f"consumer group at epoch {upgraded.group_epoch}")
+            schedule_session_timeout(
+                ctx, gid, converted.member_id, converted.classic_member_metadata.session_timeout_ms
+            )
+        ctx.explain(
+            ErrorCode.NONE,
+            f"group {gid} upgraded from classic (generation {group.generation_id}) to a "
+            f"consumer group at epoch {upgraded.group_epoch}",
+        )
         return upgraded
 
-    def downgrade_on_leave(self, ctx: ConsumerOpContext, group: ConsumerGroup,
-                           leaving: Sequence[ConsumerGroupMember], records: list[Any]) -> bool:
+    def downgrade_on_leave(
+        self, ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Sequence[ConsumerGroupMember], records: list[Any]
+    ) -> bool:
         if not downgrade_allowed(ctx, group, leaving):
             return False
         convert_to_classic(ctx, group, [m.member_id for m in leaving], None, records)
@@ -119,9 +133,14 @@ def downgrade_allowed(ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Seq
     return remaining <= _op(ctx).shard.config.max_size
 
 
-def convert_to_classic(ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Sequence[str],
-                       joining: ConsumerGroupMember | None, records: list[Any],
-                       rebalance: bool = True) -> ClassicGroup:
+def convert_to_classic(
+    ctx: ConsumerOpContext,
+    group: ConsumerGroup,
+    leaving: Sequence[str],
+    joining: ConsumerGroupMember | None,
+    records: list[Any],
+    rebalance: bool = True,
+) -> ClassicGroup:
     """Kafka convertToClassicGroup: the consumer group's tombstones and the classic group's record,
     written as they are (not replayed); the classic group replaces the consumer group at once and
     starts a rebalance when a member left (or a replacing member changed its subscription)."""
@@ -138,8 +157,11 @@ def convert_to_classic(ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Se
     op.shard.groups[gid] = classic
     for member in classic.members.values():
         reschedule_member_heartbeat(op, classic, member)
-    ctx.explain(ErrorCode.NONE, f"group {gid} downgraded from a consumer group (epoch {group.group_epoch}) to a "
-                "classic group: its last consumer-protocol member left")
+    ctx.explain(
+        ErrorCode.NONE,
+        f"group {gid} downgraded from a consumer group (epoch {group.group_epoch}) to a "
+        "classic group: its last consumer-protocol member left",
+    )
     if rebalance:
         because(f"group {gid} was downgraded to the classic protocol")
         prepare_rebalance(op, classic)
@@ -150,4 +172,3 @@ def _renamed(record: Any, old_id: str | None, new_id: str) -> Any:
     if getattr(record, "member_id", None) == old_id:
         return type(record)(record.group_id, new_id)
     return record
-

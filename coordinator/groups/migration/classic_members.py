@@ -11,6 +11,7 @@ partitions. A Heartbeat asks it to rejoin (REBALANCE_IN_PROGRESS) while its epoc
 group's or it has partitions to revoke or to receive. A static member replacing the last
 consumer-protocol member downgrades the group. Errors are Kafka's codes, each explained.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -86,8 +87,10 @@ def validate_member(group: ConsumerGroup, member_id: str, instance_id: str | Non
         return member
     member = group.static_member(instance_id)
     if member is None:
-        raise ConsumerGroupError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                 f"Member with instance id {instance_id} is not a member of group {group.group_id}.")
+        raise ConsumerGroupError(
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            f"Member with instance id {instance_id} is not a member of group {group.group_id}.",
+        )
     check_not_fenced(member, member_id, instance_id)
     return member
 
@@ -95,29 +98,43 @@ def validate_member(group: ConsumerGroup, member_id: str, instance_id: str | Non
 def _classic_only(member: ConsumerGroupMember) -> ClassicMemberMetadata:
     """Kafka throwIfMemberDoesNotUseClassicProtocol."""
     if member.classic_member_metadata is None:
-        raise ConsumerGroupError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                 f"Member {member.member_id} does not use the classic protocol.")
+        raise ConsumerGroupError(
+            ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic protocol."
+        )
     return member.classic_member_metadata
 
 
 def _generation(member: ConsumerGroupMember, generation_id: int) -> None:
     if member.member_epoch != generation_id:
-        raise ConsumerGroupError(ErrorCode.ILLEGAL_GENERATION, (
-            f"The request generation id {generation_id} is not equal to the member epoch {member.member_epoch} "
-            f"of member {member.member_id}."))
+        raise ConsumerGroupError(
+            ErrorCode.ILLEGAL_GENERATION,
+            (
+                f"The request generation id {generation_id} is not equal to the member epoch {member.member_epoch} "
+                f"of member {member.member_id}."
+            ),
+        )
 
 
-def schedule_join_timeout_if_absent(ctx: ShardConsumerContext, group_id: str, member_id: str,
-                                    timeout_ms: int) -> None:
+def schedule_join_timeout_if_absent(ctx: ShardConsumerContext, group_id: str, member_id: str, timeout_ms: int) -> None:
     key = join_timeout_key(group_id, member_id)
     if not ctx.timers.is_scheduled(key):
-        ctx.timers.schedule(key, ctx.now_ms + timeout_ms, lambda c: fence_by_timer(
-            c, group_id, member_id, "left: the classic member failed to join within the rebalance timeout"))
+        ctx.timers.schedule(
+            key,
+            ctx.now_ms + timeout_ms,
+            lambda c: fence_by_timer(
+                c, group_id, member_id, "left: the classic member failed to join within the rebalance timeout"
+            ),
+        )
 
 
 def schedule_sync_timeout(ctx: ShardConsumerContext, group_id: str, member_id: str, timeout_ms: int) -> None:
-    ctx.timers.schedule(sync_timeout_key(group_id, member_id), ctx.now_ms + timeout_ms, lambda c: fence_by_timer(
-        c, group_id, member_id, "left: the member failed to sync within the rebalance timeout"))
+    ctx.timers.schedule(
+        sync_timeout_key(group_id, member_id),
+        ctx.now_ms + timeout_ms,
+        lambda c: fence_by_timer(
+            c, group_id, member_id, "left: the member failed to sync within the rebalance timeout"
+        ),
+    )
 
 
 def _answer_error(ctx: ShardConsumerContext, exc: ConsumerGroupError) -> ErrorCode:
@@ -127,6 +144,7 @@ def _answer_error(ctx: ShardConsumerContext, exc: ConsumerGroupError) -> ErrorCo
 
 # -- JoinGroup ----------------------------------------------------------------------------------
 
+
 def join_consumer_group(op: GroupContext, group: ConsumerGroup, p: JoinGroupParams) -> JoinGroupResult:
     ctx = _context(op)
     unknown = p.member_id == UNKNOWN_MEMBER_ID
@@ -134,19 +152,24 @@ def join_consumer_group(op: GroupContext, group: ConsumerGroup, p: JoinGroupPara
     try:
         check_not_full(ctx, group, member_id)
         if not supports_classic_protocols(group, p.protocol_type, [name for name, _ in p.protocols]):
-            raise ConsumerGroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                                     f"Member {member_id}'s protocols are not supported.")
+            raise ConsumerGroupError(
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported."
+            )
         if unknown and p.group_instance_id is None and p.request_version >= 4:
-            ctx.explain(ErrorCode.MEMBER_ID_REQUIRED, f"JoinGroup v{p.request_version} without a member id: rejoin "
-                        f"consumer group {group.group_id} with member id {member_id!r} (KIP-394)")
+            ctx.explain(
+                ErrorCode.MEMBER_ID_REQUIRED,
+                f"JoinGroup v{p.request_version} without a member id: rejoin "
+                f"consumer group {group.group_id} with member id {member_id!r} (KIP-394)",
+            )
             return JoinGroupResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
         return _join(ctx, group, p, member_id, unknown)
     except ConsumerGroupError as exc:
         return JoinGroupResult(_answer_error(ctx, exc), p.member_id)
 
 
-def _join(ctx: ShardConsumerContext, group: ConsumerGroup, p: JoinGroupParams, member_id: str,
-          unknown: bool) -> JoinGroupResult:
+def _join(
+    ctx: ShardConsumerContext, group: ConsumerGroup, p: JoinGroupParams, member_id: str, unknown: bool
+) -> JoinGroupResult:
     gid = group.group_id
     records: list[Any] = []
     if p.group_instance_id is None:
@@ -158,16 +181,21 @@ def _join(ctx: ShardConsumerContext, group: ConsumerGroup, p: JoinGroupParams, m
     try:
         subscription = member_subscription(p.protocols[0][1] if p.protocols else b"")
     except ConversionError as exc:
-        raise ConsumerGroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in "
-                                 f"subscription deserialization: {exc}") from None
+        raise ConsumerGroupError(
+            ErrorCode.UNKNOWN_SERVER_ERROR,
+            f"Malformed embedded consumer protocol in subscription deserialization: {exc}",
+        ) from None
     updated = replace(
         member,
         instance_id=p.group_instance_id if p.group_instance_id is not None else member.instance_id,
         rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
         rebalance_timeout_ms=p.rebalance_timeout_ms if p.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
-        subscribed_topic_names=frozenset(subscription.topics), subscribed_topic_regex="",
-        client_id=p.client_id, client_host=p.client_host,
-        classic_member_metadata=ClassicMemberMetadata(p.session_timeout_ms, classic_protocols(p.protocols)))
+        subscribed_topic_names=frozenset(subscription.topics),
+        subscribed_topic_regex="",
+        client_id=p.client_id,
+        client_host=p.client_host,
+        classic_member_metadata=ClassicMemberMetadata(p.session_timeout_ms, classic_protocols(p.protocols)),
+    )
     owned = _owned(ctx, subscription.owned_partitions)
 
     names_changed = member_metadata_changed(gid, member, updated, records)
@@ -178,13 +206,23 @@ def _join(ctx: ShardConsumerContext, group: ConsumerGroup, p: JoinGroupParams, m
     if refreshed:
         group_epoch, sub_type, bumped = update_subscription_metadata(ctx, group, bump, member, updated, records)
         if bumped:
-            ctx.explain(ErrorCode.NONE, f"group {gid} epoch bumped to {group_epoch}: classic member {member_id} "
-                        "joined or changed its subscription")
+            ctx.explain(
+                ErrorCode.NONE,
+                f"group {gid} epoch bumped to {group_epoch}: classic member {member_id} "
+                "joined or changed its subscription",
+            )
     if downgrade:
         if not bump:
-            updated = maybe_reconcile(ctx, group, updated, group.assignment_epoch,
-                                      group.target_assignment_of(updated.member_id, updated.instance_id),
-                                      False, owned, records)
+            updated = maybe_reconcile(
+                ctx,
+                group,
+                updated,
+                group.assignment_epoch,
+                group.target_assignment_of(updated.member_id, updated.instance_id),
+                False,
+                owned,
+                records,
+            )
         convert_to_classic(ctx, group, (), updated, records, rebalance=bump)
         # Kafka writes the whole result without replay: the classic group is already in place.
         records = [r if isinstance(r, Persisted) else Persisted(r) for r in records]
@@ -205,8 +243,13 @@ def _join(ctx: ShardConsumerContext, group: ConsumerGroup, p: JoinGroupParams, m
     if not downgrade:
         schedule_session_timeout(ctx, gid, updated.member_id, p.session_timeout_ms)
         schedule_sync_timeout(ctx, gid, updated.member_id, p.rebalance_timeout_ms)
-    return JoinGroupResult(ErrorCode.NONE, updated.member_id, generation_id=updated.member_epoch,
-                           protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=p.protocols[0][0])
+    return JoinGroupResult(
+        ErrorCode.NONE,
+        updated.member_id,
+        generation_id=updated.member_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocol_name=p.protocols[0][0],
+    )
 
 
 def _downgrade_on_replacement(ctx: ShardConsumerContext, group: ConsumerGroup, replaced: ConsumerGroupMember) -> bool:
@@ -231,6 +274,7 @@ def _owned(ctx: ShardConsumerContext, partitions: Any) -> tuple[TopicPartitions,
 
 # -- SyncGroup ----------------------------------------------------------------------------------
 
+
 def sync_consumer_group(op: GroupContext, group: ConsumerGroup, p: SyncGroupParams) -> SyncGroupResult:
     ctx = _context(op)
     try:
@@ -239,22 +283,33 @@ def sync_consumer_group(op: GroupContext, group: ConsumerGroup, p: SyncGroupPara
         _generation(member, p.generation_id)
         protocol_name = classic.supported_protocols[0].name
         if p.protocol_type is not None and p.protocol_type != CONSUMER_PROTOCOL_TYPE:
-            raise ConsumerGroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, (
-                f"The protocol type {p.protocol_type} from member {member.member_id} request is not equal to the "
-                f"group protocol type {CONSUMER_PROTOCOL_TYPE}."))
+            raise ConsumerGroupError(
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                (
+                    f"The protocol type {p.protocol_type} from member {member.member_id} request is not equal to the "
+                    f"group protocol type {CONSUMER_PROTOCOL_TYPE}."
+                ),
+            )
         if p.protocol_name is not None and p.protocol_name != protocol_name:
-            raise ConsumerGroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, (
-                f"The protocol name {p.protocol_name} from member {member.member_id} request is not equal to the "
-                f"protocol name {protocol_name} returned in the join response."))
+            raise ConsumerGroupError(
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                (
+                    f"The protocol name {p.protocol_name} from member {member.member_id} request is not equal to the "
+                    f"protocol name {protocol_name} returned in the join response."
+                ),
+            )
         _raise_if_rebalancing(ctx, group, member)
     except ConsumerGroupError as exc:
         return SyncGroupResult(_answer_error(ctx, exc))
     gid = group.group_id
     ctx.timers.cancel(sync_timeout_key(gid, member.member_id))
     schedule_session_timeout(ctx, gid, member.member_id, classic.session_timeout_ms)
-    return SyncGroupResult(ErrorCode.NONE, p.protocol_type, p.protocol_name,
-                           assignment_bytes(member.assigned_partitions, classic.supported_protocols[0].metadata,
-                                            ctx.topics))
+    return SyncGroupResult(
+        ErrorCode.NONE,
+        p.protocol_type,
+        p.protocol_name,
+        assignment_bytes(member.assigned_partitions, classic.supported_protocols[0].metadata, ctx.topics),
+    )
 
 
 def _raise_if_rebalancing(ctx: ShardConsumerContext, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
@@ -262,12 +317,17 @@ def _raise_if_rebalancing(ctx: ShardConsumerContext, group: ConsumerGroup, membe
     is still revoking: it finishes that, then rejoins)."""
     if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
         schedule_join_timeout_if_absent(ctx, group.group_id, member.member_id, member.rebalance_timeout_ms)
-        raise ConsumerGroupError(ErrorCode.REBALANCE_IN_PROGRESS, (
-            f"A new rebalance is triggered in group {group.group_id} and member {member.member_id} should rejoin "
-            "to catch up."))
+        raise ConsumerGroupError(
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            (
+                f"A new rebalance is triggered in group {group.group_id} and member {member.member_id} should rejoin "
+                "to catch up."
+            ),
+        )
 
 
 # -- Heartbeat ----------------------------------------------------------------------------------
+
 
 def heartbeat_consumer_group(op: GroupContext, group: ConsumerGroup, p: HeartbeatParams) -> HeartbeatResult:
     ctx = _context(op)
@@ -279,12 +339,19 @@ def heartbeat_consumer_group(op: GroupContext, group: ConsumerGroup, p: Heartbea
         return HeartbeatResult(_answer_error(ctx, exc))
     gid = group.group_id
     schedule_session_timeout(ctx, gid, member.member_id, classic.session_timeout_ms)
-    if (member.member_epoch < group.group_epoch or member.state == MemberState.UNREVOKED_PARTITIONS
-            or (member.state == MemberState.UNRELEASED_PARTITIONS and not waiting_on_unreleased(group, member))):
+    if (
+        member.member_epoch < group.group_epoch
+        or member.state == MemberState.UNREVOKED_PARTITIONS
+        or (member.state == MemberState.UNRELEASED_PARTITIONS and not waiting_on_unreleased(group, member))
+    ):
         schedule_join_timeout_if_absent(ctx, gid, member.member_id, member.rebalance_timeout_ms)
-        ctx.explain(ErrorCode.REBALANCE_IN_PROGRESS, (
-            f"member {member.member_id} (epoch {member.member_epoch}, {member.state.name}) must rejoin consumer "
-            f"group {gid} (epoch {group.group_epoch}) to reconcile"))
+        ctx.explain(
+            ErrorCode.REBALANCE_IN_PROGRESS,
+            (
+                f"member {member.member_id} (epoch {member.member_epoch}, {member.state.name}) must rejoin consumer "
+                f"group {gid} (epoch {group.group_epoch}) to reconcile"
+            ),
+        )
         return HeartbeatResult(ErrorCode.REBALANCE_IN_PROGRESS)
     return HeartbeatResult(ErrorCode.NONE)
 
@@ -304,6 +371,7 @@ def waiting_on_unreleased(group: ConsumerGroup, member: ConsumerGroupMember) -> 
 
 # -- LeaveGroup ---------------------------------------------------------------------------------
 
+
 def leave_consumer_group(op: GroupContext, group: ConsumerGroup, p: LeaveGroupParams) -> LeaveGroupResult:
     """Kafka 4.2 classicGroupLeaveToConsumerGroup: any member may be named (by id, or by instance
     id with an unknown member id for an admin removal); the valid ones are fenced together."""
@@ -319,8 +387,9 @@ def leave_consumer_group(op: GroupContext, group: ConsumerGroup, p: LeaveGroupPa
             else:
                 static = group.static_member(who.group_instance_id)
                 if static is None:
-                    raise ConsumerGroupError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                             f"Instance id {who.group_instance_id} is unknown.")
+                    raise ConsumerGroupError(
+                        ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {who.group_instance_id} is unknown."
+                    )
                 if who.member_id != UNKNOWN_MEMBER_ID:
                     check_not_fenced(static, who.member_id, who.group_instance_id)
                 member = static

@@ -8,6 +8,7 @@ group at the group epoch whose members carry their consumer-group target assignm
 ConsumerProtocol version of their own metadata. The ConsumerProtocol (de)serialisation of classic
 members inside a consumer group (`member_subscription`, `assignment_bytes`) lives here too.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -75,8 +76,9 @@ def assignment_bytes(assignment: Assignment, metadata: bytes, topics: TopicsView
     the ConsumerProtocol version of its own metadata (capped at the highest known). Topics are
     sorted by name (Kafka iterates a HashMap)."""
     try:
-        version = min(max(int.from_bytes(metadata[:2], "big", signed=True), 0), MAX_VERSION) \
-            if len(metadata) >= 2 else 0
+        version = (
+            min(max(int.from_bytes(metadata[:2], "big", signed=True), 0), MAX_VERSION) if len(metadata) >= 2 else 0
+        )
     except ValueError:
         version = 0
     named = []
@@ -90,6 +92,7 @@ def assignment_bytes(assignment: Assignment, metadata: bytes, topics: TopicsView
 
 # -- classic -> consumer ------------------------------------------------------------------------
 
+
 def consumer_members_from_classic(group: ClassicGroup, topics: TopicsView) -> list[ConsumerGroupMember]:
     """The members of Kafka ConsumerGroup.fromClassicGroup, in the classic group's order."""
     generation = group.generation_id
@@ -100,12 +103,22 @@ def consumer_members_from_classic(group: ClassicGroup, topics: TopicsView) -> li
         except DecodeError as exc:
             raise ConversionError(str(exc)) from None
         subscription = member_subscription(m.metadata(group.protocol_name))
-        members.append(ConsumerGroupMember(
-            member_id=m.member_id, member_epoch=generation, previous_member_epoch=generation,
-            state=MemberState.STABLE, instance_id=m.group_instance_id, rack_id=subscription.rack_id,
-            rebalance_timeout_ms=m.rebalance_timeout_ms, client_id=m.client_id, client_host=m.client_host,
-            subscribed_topic_names=frozenset(subscription.topics), assigned_partitions=assigned,
-            classic_member_metadata=ClassicMemberMetadata(m.session_timeout_ms, classic_protocols(m.protocols))))
+        members.append(
+            ConsumerGroupMember(
+                member_id=m.member_id,
+                member_epoch=generation,
+                previous_member_epoch=generation,
+                state=MemberState.STABLE,
+                instance_id=m.group_instance_id,
+                rack_id=subscription.rack_id,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                subscribed_topic_names=frozenset(subscription.topics),
+                assigned_partitions=assigned,
+                classic_member_metadata=ClassicMemberMetadata(m.session_timeout_ms, classic_protocols(m.protocols)),
+            )
+        )
     return members
 
 
@@ -117,8 +130,10 @@ def consumer_records_from_classic(group: ClassicGroup, topics: TopicsView) -> li
     records: list[Any] = [m.metadata_record(gid) for m in members]
     names = {name for m in members for name in m.subscribed_topic_names}
     records.append(ConsumerGroupMetadataRecord(gid, epoch, metadata_hash(names, topics)))
-    records += [ConsumerGroupTargetAssignmentMemberRecord(gid, m.member_id, to_topic_partitions(m.assigned_partitions))
-                for m in members]
+    records += [
+        ConsumerGroupTargetAssignmentMemberRecord(gid, m.member_id, to_topic_partitions(m.assigned_partitions))
+        for m in members
+    ]
     records.append(ConsumerGroupTargetAssignmentMetadataRecord(gid, epoch))
     records += [m.assignment_record(gid) for m in members]
     return records
@@ -126,18 +141,25 @@ def consumer_records_from_classic(group: ClassicGroup, topics: TopicsView) -> li
 
 # -- consumer -> classic ------------------------------------------------------------------------
 
+
 def classic_member(member: ConsumerGroupMember, member_id: str | None = None) -> ClassicMember:
     classic = member.classic_member_metadata
     assert classic is not None, "only classic-protocol members move to a classic group"
     return ClassicMember(
-        member_id=member_id or member.member_id, group_instance_id=member.instance_id, client_id=member.client_id,
-        client_host=member.client_host, rebalance_timeout_ms=member.rebalance_timeout_ms,
-        session_timeout_ms=classic.session_timeout_ms, protocol_type=CONSUMER_PROTOCOL_TYPE,
-        protocols=[(p.name, p.metadata) for p in classic.supported_protocols])
+        member_id=member_id or member.member_id,
+        group_instance_id=member.instance_id,
+        client_id=member.client_id,
+        client_host=member.client_host,
+        rebalance_timeout_ms=member.rebalance_timeout_ms,
+        session_timeout_ms=classic.session_timeout_ms,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocols=[(p.name, p.metadata) for p in classic.supported_protocols],
+    )
 
 
-def classic_from_consumer(group: ConsumerGroup, leaving: Iterable[str], joining: ConsumerGroupMember | None,
-                          topics: TopicsView, now_ms: int) -> ClassicGroup:
+def classic_from_consumer(
+    group: ConsumerGroup, leaving: Iterable[str], joining: ConsumerGroupMember | None, topics: TopicsView, now_ms: int
+) -> ClassicGroup:
     """Kafka ClassicGroup.fromConsumerGroup. `leaving` members are left out; a `joining` static
     member replaces the member holding its instance id and takes over its target assignment."""
     gone = set(leaving)

@@ -1,4 +1,5 @@
 """CreateTopics/DeleteTopics rules, config validation and persistence."""
+
 from __future__ import annotations
 
 from coordinator.broker.admin import create_topic, delete_topic

@@ -1,4 +1,5 @@
 """Fetch: long polling under MockClock(autojump_threshold=0), size limits, offset range, HW."""
+
 from __future__ import annotations
 
 import trio
@@ -17,7 +18,7 @@ def want(offset=0, topic="t", partition=0, max_bytes=1 << 20):
 def values(records: bytes) -> list[bytes]:
     out, pos = [], 0
     for pos, _, size in frame_bounds(records):
-        out += [r.value for r in iter_records(records[pos:pos + size])]
+        out += [r.value for r in iter_records(records[pos : pos + size])]
     return out
 
 
@@ -93,12 +94,14 @@ async def test_max_bytes_whole_batches_and_at_least_one_for_the_first_partition(
     results = await fetch(data, [want(0)], max_wait_ms=0, min_bytes=0, max_bytes=size * 5 // 2)
     assert values(results[0].records) == [b"A" * 100, b"B" * 100]
     # partition_max_bytes bounds each partition; the response limit is shared.
-    results = await fetch(data, [want(0, max_bytes=size), want(0, partition=1)], max_wait_ms=0, min_bytes=0,
-                          max_bytes=size * 2)
+    results = await fetch(
+        data, [want(0, max_bytes=size), want(0, partition=1)], max_wait_ms=0, min_bytes=0, max_bytes=size * 2
+    )
     assert values(results[0].records) == [b"A" * 100]
     assert values(results[1].records) == [b"z" * 100]
-    results = await fetch(data, [want(0, max_bytes=size * 2), want(0, partition=1)], max_wait_ms=0,
-                          min_bytes=0, max_bytes=size * 2)
+    results = await fetch(
+        data, [want(0, max_bytes=size * 2), want(0, partition=1)], max_wait_ms=0, min_bytes=0, max_bytes=size * 2
+    )
     assert results[1].records == b""
     # An empty first partition does not use up the oversized-batch allowance.
     results = await fetch(data, [want(1, partition=1), want(0)], max_wait_ms=0, min_bytes=0, max_bytes=10)
@@ -109,11 +112,18 @@ async def test_offsets_out_of_range_and_unknown_partitions_answer_at_once(tmp_pa
     data = make_data(tmp_path, clock=TrioClock(0), topics={"t": 1})
     await data.partition("t", 0).append(batch(b"a", b"b"), 1 << 20)
     start = trio.current_time()
-    results = await fetch(data, [want(3), want(0, topic="nope"), want(0, partition=5), want(2)],
-                          max_wait_ms=5000, min_bytes=1 << 20, max_bytes=1 << 20)
+    results = await fetch(
+        data,
+        [want(3), want(0, topic="nope"), want(0, partition=5), want(2)],
+        max_wait_ms=5000,
+        min_bytes=1 << 20,
+        max_bytes=1 << 20,
+    )
     assert [r.error for r in results] == [
-        ErrorCode.OFFSET_OUT_OF_RANGE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NONE,
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NONE,
     ]
     assert (results[0].high_watermark, results[0].log_start_offset) == (2, 0)
     assert trio.current_time() == start

@@ -1,4 +1,5 @@
 """Produce validation (Kafka's LogValidator order), ListOffsets lookups and retention."""
+
 from __future__ import annotations
 
 import struct
@@ -122,8 +123,9 @@ async def test_the_retention_task_runs_every_check_interval_and_close_marks_clea
 
     from coordinator.runtime.clock import TrioClock
 
-    data = make_data(tmp_path, clock=TrioClock(0), topics={"t": 1}, log_retention_bytes=1,
-                     log_retention_check_interval_ms=60_000)
+    data = make_data(
+        tmp_path, clock=TrioClock(0), topics={"t": 1}, log_retention_bytes=1, log_retention_check_interval_ms=60_000
+    )
     part = data.partition("t", 0)
     await part.append(batch(b"old"), 1 << 20)
     part.log.roll()

@@ -1,4 +1,5 @@
 """Idempotent produce: Kafka's ProducerStateManager rules, and their recovery from the log."""
+
 from __future__ import annotations
 
 from coordinator.broker.producer_ids import ProducerIdManager

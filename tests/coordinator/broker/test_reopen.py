@@ -1,5 +1,6 @@
 """A user partition whose log failed on an I/O error (a full disk) answers KAFKA_STORAGE_ERROR,
 then serves again by itself once the fault clears: DataPath.reopen_failed, with backoff."""
+
 from __future__ import annotations
 
 import errno
@@ -57,8 +58,7 @@ async def test_a_shared_log_manager_serves_both_owners(tmp_path):
     registry = TopicRegistry(tmp_path)
     registry.load()
     registry.ensure("t", 2)
-    data = DataPath(Config({"data.dir": str(tmp_path), "log.flush.mode": "interval"}), registry, clock,
-                    logs=logs)
+    data = DataPath(Config({"data.dir": str(tmp_path), "log.flush.mode": "interval"}), registry, clock, logs=logs)
     data.open_all()
     assert set(logs.logs()) == {("__consumer_offsets", 0), ("t", 0), ("t", 1)}
     assert (await data.partition("t", 1).append(batch(b"x"), 1 << 20)).error == ErrorCode.NONE

@@ -1,4 +1,5 @@
 """The data path with transactions: LSO, read_committed reads, aborted lists, markers, checks."""
+
 from __future__ import annotations
 
 from coordinator.broker.fetch import FetchWant, fetch
@@ -47,11 +48,11 @@ async def test_an_aborted_transaction_is_listed_for_read_committed_fetches(tmp_p
     part = data.partition("t", 0)
     await part.append(txn(b"x"), 1 << 20)
     await end(part, commit=False)
-    [committed] = await fetch(data, [FetchWant("t", 0, 0, 1 << 20)], max_wait_ms=0, min_bytes=1,
-                              max_bytes=1 << 20, committed=True)
+    [committed] = await fetch(
+        data, [FetchWant("t", 0, 0, 1 << 20)], max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, committed=True
+    )
     assert committed.aborted == [(PID, 0)] and committed.last_stable_offset == 2
-    [uncommitted] = await fetch(data, [FetchWant("t", 0, 0, 1 << 20)], max_wait_ms=0, min_bytes=1,
-                                max_bytes=1 << 20)
+    [uncommitted] = await fetch(data, [FetchWant("t", 0, 0, 1 << 20)], max_wait_ms=0, min_bytes=1, max_bytes=1 << 20)
     assert uncommitted.aborted is None and offsets(uncommitted.records) == [0, 1]
 
 

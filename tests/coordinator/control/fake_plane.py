@@ -2,6 +2,7 @@
 and the CLI without a server. Fault rules, the request log, version limits and the manual clock
 are the real ones; brokers, groups and partitions are plain data with the same refusals a real
 plane gives (unknown -> 404, a move to a down broker -> 409, advancing a system clock -> 409)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,15 +36,44 @@ class FakeControlPlane:
         self.limits = VersionLimits()
         self.load_delay_ms = 0
         self.calls: list[tuple[Any, ...]] = []  # actions, in order, for tests to check
-        self.partitions = {("orders", p): PartitionView("orders", p, p % brokers, 0, list(range(brokers)))
-                           for p in range(3)}
-        self.groups = {"a/b": GroupView("a/b", "classic", "Empty", 0, 0, None, None, None, []),
-                       "g": GroupView("g", "classic", "Stable", 3, 1, "consumer", "range", "m-1", [
-            MemberView("m-1", None, "app", "/127.0.0.1", 45_000, 300_000, ["orders"],
-                       [TopicPartitions("orders", [0, 1])]),
-            MemberView("m-2", "static-2", "app", "/127.0.0.1", 45_000, 300_000, ["orders"],
-                       [TopicPartitions("orders", [2])]),
-        ])}
+        self.partitions = {
+            ("orders", p): PartitionView("orders", p, p % brokers, 0, list(range(brokers))) for p in range(3)
+        }
+        self.groups = {
+            "a/b": GroupView("a/b", "classic", "Empty", 0, 0, None, None, None, []),
+            "g": GroupView(
+                "g",
+                "classic",
+                "Stable",
+                3,
+                1,
+                "consumer",
+                "range",
+                "m-1",
+                [
+                    MemberView(
+                        "m-1",
+                        None,
+                        "app",
+                        "/127.0.0.1",
+                        45_000,
+                        300_000,
+                        ["orders"],
+                        [TopicPartitions("orders", [0, 1])],
+                    ),
+                    MemberView(
+                        "m-2",
+                        "static-2",
+                        "app",
+                        "/127.0.0.1",
+                        45_000,
+                        300_000,
+                        ["orders"],
+                        [TopicPartitions("orders", [2])],
+                    ),
+                ],
+            ),
+        }
         self.groups["a/b/rebalance"] = GroupView("a/b/rebalance", "classic", "Empty", 0, 0, None, None, None, [])
 
     def _broker(self, node_id: int) -> BrokerView:
@@ -144,8 +174,9 @@ class FakeControlPlane:
         self.clock_.set_time(self.clock_.time_ms() + ms)
         return self.clock()
 
-    def requests(self, since: int = 0, api: str | int | None = None, group: str | None = None,
-                 limit: int = 100) -> RequestsPage:
+    def requests(
+        self, since: int = 0, api: str | int | None = None, group: str | None = None, limit: int = 100
+    ) -> RequestsPage:
         return self.log.page(since, api, group, limit)
 
     def clear_requests(self) -> None:

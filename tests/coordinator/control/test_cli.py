@@ -1,5 +1,6 @@
 """`kgc control VERB ...` against FakeControlPlane behind the real HTTP API: each verb's call and
 effect, JSON on stdout, and one line on stderr with exit 2 for every refusal."""
+
 from __future__ import annotations
 
 import json
@@ -27,15 +28,17 @@ async def server(plane: FakeControlPlane, nursery: trio.Nursery) -> AsyncIterato
     yield await nursery.start(serve_control, plane, "127.0.0.1", 0, "tok")
 
 
-async def kgc(server: ControlServer, capsys: pytest.CaptureFixture[str], *argv: str,
-              token: str = "tok") -> tuple[int, Any, str]:
+async def kgc(
+    server: ControlServer, capsys: pytest.CaptureFixture[str], *argv: str, token: str = "tok"
+) -> tuple[int, Any, str]:
     code = await trio.to_thread.run_sync(main, ["--url", server.url, "--token", token, *argv])
     out, err = capsys.readouterr()
     return code, json.loads(out) if out else None, err
 
 
-async def test_fail_delay_and_friends_add_rules(server: ControlServer, plane: FakeControlPlane,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+async def test_fail_delay_and_friends_add_rules(
+    server: ControlServer, plane: FakeControlPlane, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert await kgc(server, capsys, "fail", "OffsetCommit", "NOT_COORDINATOR", "--count", "1") == (0, {"id": 1}, "")
     await kgc(server, capsys, "fail", "JoinGroup", "COORDINATOR_LOAD_IN_PROGRESS,NONE,15", "--group", "g")
     await kgc(server, capsys, "fail", "Heartbeat", "REBALANCE_IN_PROGRESS", "--every", "--state", "Stable")
@@ -60,8 +63,9 @@ async def test_fail_delay_and_friends_add_rules(server: ControlServer, plane: Fa
     assert (await kgc(server, capsys, "clear-faults"))[:2] == (0, {"removed": 7})
 
 
-async def test_cluster_clock_and_request_verbs(server: ControlServer, plane: FakeControlPlane,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+async def test_cluster_clock_and_request_verbs(
+    server: ControlServer, plane: FakeControlPlane, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, brokers, _ = await kgc(server, capsys, "brokers")
     assert code == 0 and [b["node_id"] for b in brokers] == [0, 1, 2]
     assert (await kgc(server, capsys, "broker-down", "2"))[1]["up"] is False
@@ -82,36 +86,58 @@ async def test_cluster_clock_and_request_verbs(server: ControlServer, plane: Fak
     assert (await kgc(server, capsys, "clock"))[1]["mode"] == "manual"
     assert (await kgc(server, capsys, "advance", "30000"))[1]["now_ms"] == 1_700_000_030_000
     for group in ("a", "b"):
-        plane.log.record(int(ApiKey.HEARTBEAT), 4, 0, 1, "c", 1, 2, heartbeat.HeartbeatRequest(group_id=group),
-                         heartbeat.HeartbeatResponse())
+        plane.log.record(
+            int(ApiKey.HEARTBEAT),
+            4,
+            0,
+            1,
+            "c",
+            1,
+            2,
+            heartbeat.HeartbeatRequest(group_id=group),
+            heartbeat.HeartbeatResponse(),
+        )
     code, page, _ = await kgc(server, capsys, "requests", "--since", "0", "--api", "Heartbeat", "--group", "b")
     assert code == 0 and page["next"] == 2 and [r["group"] for r in page["requests"]] == ["b"]
     assert set((await kgc(server, capsys, "snapshot"))[1]) >= {"groups", "topics", "offsets"}
-    assert plane.calls == [("down", 2), ("up", 2), ("rebalance", "a/b"), ("move_coordinator", "g", 0),
-                           ("expire", "g", "m-2"), ("rebalance", "g")]
+    assert plane.calls == [
+        ("down", 2),
+        ("up", 2),
+        ("rebalance", "a/b"),
+        ("move_coordinator", "g", 0),
+        ("expire", "g", "m-2"),
+        ("rebalance", "g"),
+    ]
 
 
-@pytest.mark.parametrize(("argv", "line"), [
-    (["fail", "OffsetComit", "NOT_COORDINATOR"], "kgc control: 400 unknown API 'OffsetComit'"),
-    (["fail", "OffsetCommit", "NOT_COORDINATOR,15", "--every"], "kgc control: --every takes one error"),
-    (["broker-down", "9"], "kgc control: 404 unknown broker 9"),
-    (["group", "x/y"], "kgc control: 404 unknown group 'x/y'"),
-    (["rule", "{nope"], "kgc control: the rule is not JSON"),
-    (["requests", "--since", "99"], "kgc control: 400 cursor 99 is outside 0..0"),
-])
-async def test_refusals_are_one_line_on_stderr_with_exit_2(server: ControlServer, plane: FakeControlPlane,
-                                                           capsys: pytest.CaptureFixture[str], argv: list[str],
-                                                           line: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["fail", "OffsetComit", "NOT_COORDINATOR"], "kgc control: 400 unknown API 'OffsetComit'"),
+        (["fail", "OffsetCommit", "NOT_COORDINATOR,15", "--every"], "kgc control: --every takes one error"),
+        (["broker-down", "9"], "kgc control: 404 unknown broker 9"),
+        (["group", "x/y"], "kgc control: 404 unknown group 'x/y'"),
+        (["rule", "{nope"], "kgc control: the rule is not JSON"),
+        (["requests", "--since", "99"], "kgc control: 400 cursor 99 is outside 0..0"),
+    ],
+)
+async def test_refusals_are_one_line_on_stderr_with_exit_2(
+    server: ControlServer, plane: FakeControlPlane, capsys: pytest.CaptureFixture[str], argv: list[str], line: str
+) -> None:
     code, out, err = await kgc(server, capsys, *argv)
     assert (code, out) == (2, None)
     assert err.startswith(line) and err.count("\n") == 1
     assert plane.faults() == [] and plane.calls == []
 
 
-async def test_a_wrong_token_is_refused(server: ControlServer, plane: FakeControlPlane,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+async def test_a_wrong_token_is_refused(
+    server: ControlServer, plane: FakeControlPlane, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert await kgc(server, capsys, "broker-down", "0", token="nope") == (
-        2, None, "kgc control: 401 missing or wrong bearer token\n")
+        2,
+        None,
+        "kgc control: 401 missing or wrong bearer token\n",
+    )
     assert plane.calls == []
 
 
@@ -127,8 +153,9 @@ async def test_no_url_or_no_server(capsys: pytest.CaptureFixture[str], monkeypat
     assert code == 2 and err.startswith(f"kgc control: cannot reach http://127.0.0.1:{port}")
 
 
-async def test_kgc_hands_control_to_this_module(server: ControlServer, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+async def test_kgc_hands_control_to_this_module(
+    server: ControlServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("KGC_CONTROL_URL", server.url)
     monkeypatch.setenv("KGC_CONTROL_TOKEN", "tok")
 

@@ -1,6 +1,7 @@
 """error_response: for every API and every version the codec knows (a superset of the served
 ones), a populated request gives an error answer that encodes, decodes back, and carries the
 code where Kafka's getErrorResponse puts it, once per partition / group / key of the request."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -67,8 +68,12 @@ def _places(key: int, version: int) -> list[tuple[str, str | None]]:
     if key == K.ADD_PARTITIONS_TO_TXN:
         if version >= 4:
             return [("error_code", None)]
-        return [("results_by_topic_v3_and_below.results_by_partition.partition_error_code",
-                 "v3_and_below_topics.partitions")]
+        return [
+            (
+                "results_by_topic_v3_and_below.results_by_partition.partition_error_code",
+                "v3_and_below_topics.partitions",
+            )
+        ]
     return [("error_code", None)]
 
 
@@ -115,8 +120,9 @@ def test_every_api_and_version_answers_a_well_formed_error(key: int, version: in
 
 
 def test_every_served_api_has_a_case() -> None:
-    served = {(int(k), v) for k, (lo, hi) in SUPPORTED_VERSIONS.items() for v in range(max(lo, CODEC_VERSIONS[k][0]),
-                                                                                        hi + 1)}
+    served = {
+        (int(k), v) for k, (lo, hi) in SUPPORTED_VERSIONS.items() for v in range(max(lo, CODEC_VERSIONS[k][0]), hi + 1)
+    }
     assert served <= set(CASES)
 
 
@@ -135,10 +141,12 @@ def test_kafka_details() -> None:
     old = error_response(K.FIND_COORDINATOR, 3, _request(K.FIND_COORDINATOR, 3, 0, False), CODE)
     assert (old.node_id, old.host, old.port) == (-1, "", -1)
     # ApiVersions with UNSUPPORTED_VERSION lists its own range (KIP-511).
-    unsupported = error_response(K.API_VERSIONS, 3, _request(K.API_VERSIONS, 3, 0, False),
-                                 ErrorCode.UNSUPPORTED_VERSION)
+    unsupported = error_response(
+        K.API_VERSIONS, 3, _request(K.API_VERSIONS, 3, 0, False), ErrorCode.UNSUPPORTED_VERSION
+    )
     assert [(a.api_key, a.min_version, a.max_version) for a in unsupported.api_keys] == [
-        (18, *SUPPORTED_VERSIONS[K.API_VERSIONS])]
+        (18, *SUPPORTED_VERSIONS[K.API_VERSIONS])
+    ]
     # Fetch keeps the session id the client sent.
     fetch = _request(K.FETCH, 12, 0, False)
     assert error_response(K.FETCH, 12, fetch, CODE).session_id == fetch.session_id

@@ -1,5 +1,6 @@
 """Control (the in-process `.control`): sync calls from another thread run in the server's trio
 loop against the plane, with the shapes the issue names."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -61,8 +62,13 @@ async def test_the_issue_examples_from_a_test_thread() -> None:
     page = await in_thread(lambda: control.requests(api="JoinGroup"))
     assert [r["api"] for r in page.requests] == ["JoinGroup"]
     assert "groups" in await in_thread(control.snapshot)
-    assert plane.calls == [("down", 1), ("up", 1), ("move_coordinator", "g", 2), ("expire", "g", "m-2"),
-                           ("rebalance", "g")]
+    assert plane.calls == [
+        ("down", 1),
+        ("up", 1),
+        ("move_coordinator", "g", 2),
+        ("expire", "g", "m-2"),
+        ("rebalance", "g"),
+    ]
 
 
 async def test_refusals_reach_the_test_thread_as_control_errors() -> None:

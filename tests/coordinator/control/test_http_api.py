@@ -1,5 +1,6 @@
 """The HTTP API against FakeControlPlane over a real loopback socket: every endpoint and its
 shape, one-line 4xx errors, the bearer token, loopback-only binding, and openapi.json."""
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,9 @@ class Client:
         self.server = server
         self.token = token
 
-    async def call(self, method: str, path: str, body: Any = None, content: bytes | None = None,
-                   token: str | None = None) -> tuple[int, Any]:
+    async def call(
+        self, method: str, path: str, body: Any = None, content: bytes | None = None, token: str | None = None
+    ) -> tuple[int, Any]:
         headers = {"Content-Type": "application/json"}
         if token or self.token:
             headers["Authorization"] = f"Bearer {token or self.token}"
@@ -67,8 +69,9 @@ async def test_brokers(api: Client, plane: FakeControlPlane) -> None:
 
 
 async def test_faults(api: Client, plane: FakeControlPlane) -> None:
-    status, body = await api.call("POST", "/v1/faults", {"api": "OffsetCommit", "errors": ["NOT_COORDINATOR"],
-                                                         "count": 1})
+    status, body = await api.call(
+        "POST", "/v1/faults", {"api": "OffsetCommit", "errors": ["NOT_COORDINATOR"], "count": 1}
+    )
     assert (status, body) == (200, {"id": 1})
     assert (await api.call("POST", "/v1/faults", {"api": 12, "error": 27, "broker": 2}))[1] == {"id": 2}
     request = heartbeat.HeartbeatRequest(group_id="g")
@@ -76,7 +79,9 @@ async def test_faults(api: Client, plane: FakeControlPlane) -> None:
     status, listed = await api.call("GET", "/v1/faults")
     assert status == 200
     assert [(f["id"], f["api"], f["hits"], f["active"]) for f in listed] == [
-        (1, "OffsetCommit", 0, True), (2, "Heartbeat", 1, True)]
+        (1, "OffsetCommit", 0, True),
+        (2, "Heartbeat", 1, True),
+    ]
     assert listed[0]["rule"] == {"api": "OffsetCommit", "errors": ["NOT_COORDINATOR"], "count": 1}
     assert await api.call("DELETE", "/v1/faults/1") == (200, {"removed": 1})
     assert await api.call("DELETE", "/v1/faults/1") == (404, {"error": "no fault rule 1"})
@@ -88,11 +93,23 @@ async def test_groups(api: Client, plane: FakeControlPlane) -> None:
     status, group = await api.call("GET", "/v1/groups/g")
     assert status == 200
     assert {k: group[k] for k in ("state", "generation", "coordinator", "protocol", "leader")} == {
-        "state": "Stable", "generation": 3, "coordinator": 1, "protocol": "range", "leader": "m-1"}
+        "state": "Stable",
+        "generation": 3,
+        "coordinator": 1,
+        "protocol": "range",
+        "leader": "m-1",
+    }
     assert group["members"][1] == {
-        "member_id": "m-2", "group_instance_id": "static-2", "client_id": "app", "client_host": "/127.0.0.1",
-        "session_timeout_ms": 45_000, "rebalance_timeout_ms": 300_000, "subscription": ["orders"],
-        "assignment": [{"topic": "orders", "partitions": [2]}], "member_epoch": None}
+        "member_id": "m-2",
+        "group_instance_id": "static-2",
+        "client_id": "app",
+        "client_host": "/127.0.0.1",
+        "session_timeout_ms": 45_000,
+        "rebalance_timeout_ms": 300_000,
+        "subscription": ["orders"],
+        "assignment": [{"topic": "orders", "partitions": [2]}],
+        "member_epoch": None,
+    }
     status, moved = await api.call("POST", "/v1/groups/g/coordinator", {"node_id": 2})
     assert status == 200 and moved["leader"] == 2 and moved["topic"] == "__consumer_offsets"
     assert await api.call("POST", "/v1/groups/g/members/m-1/expire") == (200, {"expired": "m-1"})
@@ -108,8 +125,13 @@ async def test_partitions_load_delay_and_versions(api: Client, plane: FakeContro
     assert await api.call("POST", "/v1/coordinator-load-delay", {"ms": 1500}) == (200, {"ms": 1500})
     assert plane.load_delay_ms == 1500
     status, limited = await api.call("POST", "/v1/versions", {"api": "Fetch", "max_version": 11})
-    assert status == 200 and limited == {"api": "Fetch", "api_key": 1, "min_version": 4, "max_version": 11,
-                                         "limited": True}
+    assert status == 200 and limited == {
+        "api": "Fetch",
+        "api_key": 1,
+        "min_version": 4,
+        "max_version": 11,
+        "limited": True,
+    }
     assert plane.limits.table[1] == (4, 11)
     status, listed = await api.call("DELETE", "/v1/versions")
     assert status == 200 and not any(v["limited"] for v in listed) and plane.limits.table[1] == (4, 16)
@@ -118,10 +140,21 @@ async def test_partitions_load_delay_and_versions(api: Client, plane: FakeContro
 async def test_clock_requests_and_snapshot(api: Client, plane: FakeControlPlane) -> None:
     assert await api.call("GET", "/v1/clock") == (200, {"mode": "manual", "now_ms": 1_700_000_000_000})
     assert await api.call("POST", "/v1/clock/advance", {"ms": 30_000}) == (
-        200, {"mode": "manual", "now_ms": 1_700_000_030_000})
+        200,
+        {"mode": "manual", "now_ms": 1_700_000_030_000},
+    )
     for group in ("a", "b", "a"):
-        plane.log.record(int(ApiKey.HEARTBEAT), 4, 0, 1, "c", 1, 2, heartbeat.HeartbeatRequest(group_id=group),
-                         heartbeat.HeartbeatResponse())
+        plane.log.record(
+            int(ApiKey.HEARTBEAT),
+            4,
+            0,
+            1,
+            "c",
+            1,
+            2,
+            heartbeat.HeartbeatRequest(group_id=group),
+            heartbeat.HeartbeatResponse(),
+        )
     status, page = await api.call("GET", "/v1/requests?since=0&group=a&api=Heartbeat")
     assert status == 200 and page["next"] == 3 and [r["cursor"] for r in page["requests"]] == [0, 2]
     assert page["requests"][0]["request"]["group_id"] == "a" and page["missed"] == 0
@@ -132,31 +165,35 @@ async def test_clock_requests_and_snapshot(api: Client, plane: FakeControlPlane)
     assert status == 200 and set(snap) == {"clock", "brokers", "groups", "offsets", "topics"}
 
 
-@pytest.mark.parametrize(("method", "path", "body", "status", "error"), [
-    ("POST", "/v1/faults", {"api": "OffsetComit", "error": "NOT_COORDINATOR"}, 400, "unknown API 'OffsetComit'"),
-    ("POST", "/v1/faults", {"api": "OffsetCommit", "error": "NOT_A_THING"}, 400, "unknown error 'NOT_A_THING'"),
-    ("POST", "/v1/faults", {"api": "OffsetCommit", "errors": []}, 400, "errors is empty"),
-    ("POST", "/v1/faults", {"api": "Fetch", "group": "g", "delay_ms": 5}, 400, "Fetch requests never name a group"),
-    ("POST", "/v1/faults", {"api": "OffsetCommit", "eror": "X"}, 400, "eror: unknown field"),
-    ("POST", "/v1/faults", {"api": "OffsetCommit", "close": "sideways"}, 400, "close: Input should be"),
-    ("POST", "/v1/faults", {"api": "OffsetCommit", "delay_ms": "soon"}, 400, "delay_ms: Input should be"),
-    ("POST", "/v1/faults", [1, 2], 400, "Input should be"),
-    ("POST", "/v1/brokers/7/down", None, 404, "unknown broker 7"),
-    ("POST", "/v1/brokers/x/down", None, 400, "path.node_id: Input should be a valid integer"),
-    ("GET", "/v1/groups/nope", None, 404, "unknown group 'nope'"),
-    ("POST", "/v1/groups/g/coordinator", {}, 400, "node_id: Field required"),
-    ("POST", "/v1/groups/g/coordinator", {"node_id": 9}, 404, "unknown broker 9"),
-    ("POST", "/v1/groups/g/members/ghost/expire", None, 404, "group 'g' has no member 'ghost'"),
-    ("POST", "/v1/partitions/orders/9/leader", {"node_id": 0}, 404, "unknown partition orders-9"),
-    ("POST", "/v1/clock/advance", {"ms": -5}, 400, "ms: Input should be greater than or equal to 0"),
-    ("POST", "/v1/versions", {"api": "Fetch", "max_version": 99}, 400, "not within the served v4-v16"),
-    ("GET", "/v1/requests?since=5", None, 400, "cursor 5 is outside 0..0"),
-    ("GET", "/v1/requests?api=Bogus", None, 400, "unknown API 'Bogus'"),
-    ("GET", "/v1/nowhere", None, 404, "Not Found"),
-    ("PUT", "/v1/brokers", None, 405, "Method Not Allowed"),
-])
-async def test_bad_input_is_a_one_line_4xx(api: Client, method: str, path: str, body: Any, status: int,
-                                           error: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "error"),
+    [
+        ("POST", "/v1/faults", {"api": "OffsetComit", "error": "NOT_COORDINATOR"}, 400, "unknown API 'OffsetComit'"),
+        ("POST", "/v1/faults", {"api": "OffsetCommit", "error": "NOT_A_THING"}, 400, "unknown error 'NOT_A_THING'"),
+        ("POST", "/v1/faults", {"api": "OffsetCommit", "errors": []}, 400, "errors is empty"),
+        ("POST", "/v1/faults", {"api": "Fetch", "group": "g", "delay_ms": 5}, 400, "Fetch requests never name a group"),
+        ("POST", "/v1/faults", {"api": "OffsetCommit", "eror": "X"}, 400, "eror: unknown field"),
+        ("POST", "/v1/faults", {"api": "OffsetCommit", "close": "sideways"}, 400, "close: Input should be"),
+        ("POST", "/v1/faults", {"api": "OffsetCommit", "delay_ms": "soon"}, 400, "delay_ms: Input should be"),
+        ("POST", "/v1/faults", [1, 2], 400, "Input should be"),
+        ("POST", "/v1/brokers/7/down", None, 404, "unknown broker 7"),
+        ("POST", "/v1/brokers/x/down", None, 400, "path.node_id: Input should be a valid integer"),
+        ("GET", "/v1/groups/nope", None, 404, "unknown group 'nope'"),
+        ("POST", "/v1/groups/g/coordinator", {}, 400, "node_id: Field required"),
+        ("POST", "/v1/groups/g/coordinator", {"node_id": 9}, 404, "unknown broker 9"),
+        ("POST", "/v1/groups/g/members/ghost/expire", None, 404, "group 'g' has no member 'ghost'"),
+        ("POST", "/v1/partitions/orders/9/leader", {"node_id": 0}, 404, "unknown partition orders-9"),
+        ("POST", "/v1/clock/advance", {"ms": -5}, 400, "ms: Input should be greater than or equal to 0"),
+        ("POST", "/v1/versions", {"api": "Fetch", "max_version": 99}, 400, "not within the served v4-v16"),
+        ("GET", "/v1/requests?since=5", None, 400, "cursor 5 is outside 0..0"),
+        ("GET", "/v1/requests?api=Bogus", None, 400, "unknown API 'Bogus'"),
+        ("GET", "/v1/nowhere", None, 404, "Not Found"),
+        ("PUT", "/v1/brokers", None, 405, "Method Not Allowed"),
+    ],
+)
+async def test_bad_input_is_a_one_line_4xx(
+    api: Client, method: str, path: str, body: Any, status: int, error: str
+) -> None:
     got_status, got = await api.call(method, path, body)
     assert got_status == status and set(got) == {"error"}
     assert error in got["error"] and "\n" not in got["error"]
@@ -168,7 +205,9 @@ async def test_malformed_json_and_state_conflicts(api: Client, plane: FakeContro
     await plane.broker_down(2)
     assert await api.call("POST", "/v1/groups/g/coordinator", {"node_id": 2}) == (409, {"error": "broker 2 is down"})
     assert await api.call("POST", "/v1/partitions/orders/0/leader", {"node_id": 2}) == (
-        409, {"error": "broker 2 is down"})
+        409,
+        {"error": "broker 2 is down"},
+    )
     plane.manual = False
     status, body = await api.call("POST", "/v1/clock/advance", {"ms": 1})
     assert status == 409 and "clock.mode=manual" in body["error"]
@@ -180,22 +219,38 @@ async def test_openapi_lists_every_endpoint(api: Client) -> None:
     assert status == 200
     listed = {(method.upper(), path) for path, item in spec["paths"].items() for method in item}
     assert listed == {
-        ("GET", "/v1/brokers"), ("POST", "/v1/brokers/{node_id}/down"), ("POST", "/v1/brokers/{node_id}/up"),
-        ("POST", "/v1/faults"), ("GET", "/v1/faults"), ("DELETE", "/v1/faults"), ("DELETE", "/v1/faults/{fault_id}"),
-        ("GET", "/v1/groups/{group_id}"), ("POST", "/v1/groups/{group_id}/coordinator"),
-        ("POST", "/v1/groups/{group_id}/members/{member_id}/expire"), ("POST", "/v1/groups/{group_id}/rebalance"),
+        ("GET", "/v1/brokers"),
+        ("POST", "/v1/brokers/{node_id}/down"),
+        ("POST", "/v1/brokers/{node_id}/up"),
+        ("POST", "/v1/faults"),
+        ("GET", "/v1/faults"),
+        ("DELETE", "/v1/faults"),
+        ("DELETE", "/v1/faults/{fault_id}"),
+        ("GET", "/v1/groups/{group_id}"),
+        ("POST", "/v1/groups/{group_id}/coordinator"),
+        ("POST", "/v1/groups/{group_id}/members/{member_id}/expire"),
+        ("POST", "/v1/groups/{group_id}/rebalance"),
         ("POST", "/v1/partitions/{topic}/{partition}/leader"),
         ("POST", "/v1/partitions/{topic}/{partition}/leaderless"),
-        ("POST", "/v1/coordinator-load-delay"), ("GET", "/v1/versions"), ("POST", "/v1/versions"),
-        ("DELETE", "/v1/versions"), ("GET", "/v1/clock"), ("POST", "/v1/clock/advance"), ("GET", "/v1/requests"),
-        ("DELETE", "/v1/requests"), ("GET", "/v1/snapshot"), ("GET", "/v1/transitions"), ("GET", "/"),
+        ("POST", "/v1/coordinator-load-delay"),
+        ("GET", "/v1/versions"),
+        ("POST", "/v1/versions"),
+        ("DELETE", "/v1/versions"),
+        ("GET", "/v1/clock"),
+        ("POST", "/v1/clock/advance"),
+        ("GET", "/v1/requests"),
+        ("DELETE", "/v1/requests"),
+        ("GET", "/v1/snapshot"),
+        ("GET", "/v1/transitions"),
+        ("GET", "/"),
     }
     fault_schema = spec["components"]["schemas"]["FaultSpec"]
     assert fault_schema["additionalProperties"] is False and "errors" in fault_schema["properties"]
 
 
-async def test_a_token_guards_everything_and_a_refusal_changes_nothing(plane: FakeControlPlane,
-                                                                        nursery: trio.Nursery) -> None:
+async def test_a_token_guards_everything_and_a_refusal_changes_nothing(
+    plane: FakeControlPlane, nursery: trio.Nursery
+) -> None:
     server = await nursery.start(serve_control, plane, "127.0.0.1", 0, "s3cret")
     anonymous, wrong, right = Client(server), Client(server, "guess"), Client(server, "s3cret")
     for client in (anonymous, wrong):
@@ -227,6 +282,7 @@ async def test_the_docs_describe_every_endpoint(api: Client) -> None:
     docs = (Path(__file__).parents[3] / "docs" / "control-plane.md").read_text()
     documented = {re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|DELETE) /(?:v1/)?[^`?]*)", docs)}
     _, spec = await api.call("GET", "/openapi.json")
-    served = {f"{method.upper()} {re.sub(r'{[^}]*}', '{}', path)}" for path, item in spec["paths"].items()
-              for method in item}
+    served = {
+        f"{method.upper()} {re.sub(r'{[^}]*}', '{}', path)}" for path, item in spec["paths"].items() for method in item
+    }
     assert served <= documented, served - documented

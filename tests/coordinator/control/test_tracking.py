@@ -1,5 +1,6 @@
 """RequestLog: cursors across wrap-around and clear, missed counts, filters, paging, and JSON
 rendered only when read."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,14 +31,32 @@ def cursors(page: Any) -> list[int]:
 
 def test_an_entry_says_everything_about_the_request() -> None:
     log = RequestLog(10)
-    log.record(int(ApiKey.HEARTBEAT), 4, 2, 7, "app", 1_000, 1_003, hb("orders"),
-               heartbeat.HeartbeatResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS), 5)
+    log.record(
+        int(ApiKey.HEARTBEAT),
+        4,
+        2,
+        7,
+        "app",
+        1_000,
+        1_003,
+        hb("orders"),
+        heartbeat.HeartbeatResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS),
+        5,
+    )
     [entry] = log.page().requests
     assert entry == {
-        "cursor": 0, "api": "Heartbeat", "api_key": 12, "version": 4, "broker": 2, "connection": 7,
-        "client_id": "app", "group": "orders",
+        "cursor": 0,
+        "api": "Heartbeat",
+        "api_key": 12,
+        "version": 4,
+        "broker": 2,
+        "connection": 7,
+        "client_id": "app",
+        "group": "orders",
         "errors": [{"code": 27, "name": "REBALANCE_IN_PROGRESS", "message": None}],
-        "received_ms": 1_000, "answered_ms": 1_003, "fault": 5,
+        "received_ms": 1_000,
+        "answered_ms": 1_003,
+        "fault": 5,
         "request": {"group_id": "orders", "generation_id": 1, "member_id": "m", "group_instance_id": None},
         "response": {"throttle_time_ms": 0, "error_code": 27},
     }
@@ -87,8 +106,12 @@ def test_clear_forgets_but_cursors_go_on() -> None:
 def test_bad_cursors_and_filters_are_refused() -> None:
     log = RequestLog(8)
     record(log, 2)
-    for kwargs, reason in [({"since": 3}, "cursor 3 is outside 0..2"), ({"since": -1}, "outside"),
-                           ({"limit": 0}, "limit must be at least 1"), ({"api": "Nope"}, "unknown API 'Nope'")]:
+    for kwargs, reason in [
+        ({"since": 3}, "cursor 3 is outside 0..2"),
+        ({"since": -1}, "outside"),
+        ({"limit": 0}, "limit must be at least 1"),
+        ({"api": "Nope"}, "unknown API 'Nope'"),
+    ]:
         with pytest.raises(ControlError, match=reason) as refused:
             log.page(**kwargs)
         assert refused.value.status == 400
@@ -122,8 +145,13 @@ def test_json_is_rendered_only_when_read(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_a_pre_encoded_response_body_is_decoded_for_reading() -> None:
     log = RequestLog(4)
-    response = offset_commit.OffsetCommitResponse(topics=[offset_commit.OffsetCommitResponseTopic(
-        name="t", partitions=[offset_commit.OffsetCommitResponsePartition(0, ErrorCode.NOT_COORDINATOR)])])
+    response = offset_commit.OffsetCommitResponse(
+        topics=[
+            offset_commit.OffsetCommitResponseTopic(
+                name="t", partitions=[offset_commit.OffsetCommitResponsePartition(0, ErrorCode.NOT_COORDINATOR)]
+            )
+        ]
+    )
     body = encode_response(ApiKey.OFFSET_COMMIT, 8, response)
     log.record(int(ApiKey.OFFSET_COMMIT), 8, 0, 1, "c", 1, 2, offset_commit.OffsetCommitRequest(group_id="g"), body)
     [entry] = log.page().requests

@@ -1,4 +1,5 @@
 """DescribeGroups, ListGroups and DeleteGroups answers."""
+
 from coordinator.groups.record_types import GroupTombstone
 from coordinator.groups.requests import (
     DeletedGroup,
@@ -18,10 +19,17 @@ def test_describe_stable_group_shows_metadata_and_assignments():
     c = GroupTestContext()
     a, b = c.stable_group(2)
     (described,) = c.send(DescribeGroupsParams(["g"]))
-    assert described == DescribedGroup("g", ErrorCode.NONE, "Stable", "consumer", "range", [
-        DescribedMember(a, None, "c0", "/127.0.0.1", b"range-meta", b"assign-" + a.encode()),
-        DescribedMember(b, None, "c1", "/127.0.0.1", b"range-meta", b"assign-" + b.encode()),
-    ])
+    assert described == DescribedGroup(
+        "g",
+        ErrorCode.NONE,
+        "Stable",
+        "consumer",
+        "range",
+        [
+            DescribedMember(a, None, "c0", "/127.0.0.1", b"range-meta", b"assign-" + a.encode()),
+            DescribedMember(b, None, "c1", "/127.0.0.1", b"range-meta", b"assign-" + b.encode()),
+        ],
+    )
 
 
 def test_describe_rebalance_from_stable_hides_metadata_keeps_last_assignments():
@@ -31,10 +39,17 @@ def test_describe_rebalance_from_stable_hides_metadata_keeps_last_assignments():
     a, b = c.stable_group(2)
     c.join(a)
     (described,) = c.send(DescribeGroupsParams(["g"]))
-    assert described == DescribedGroup("g", ErrorCode.NONE, "PreparingRebalance", "consumer", "", [
-        DescribedMember(a, None, "c0", "/127.0.0.1", b"", b"assign-" + a.encode()),
-        DescribedMember(b, None, "c1", "/127.0.0.1", b"", b"assign-" + b.encode()),
-    ])
+    assert described == DescribedGroup(
+        "g",
+        ErrorCode.NONE,
+        "PreparingRebalance",
+        "consumer",
+        "",
+        [
+            DescribedMember(a, None, "c0", "/127.0.0.1", b"", b"assign-" + a.encode()),
+            DescribedMember(b, None, "c1", "/127.0.0.1", b"", b"assign-" + b.encode()),
+        ],
+    )
 
 
 def test_describe_rebalance_from_completing_rebalance_shows_cleared_assignments():
@@ -47,9 +62,14 @@ def test_describe_rebalance_from_completing_rebalance_shows_cleared_assignments(
     assert str(c.group().state) == "CompletingRebalance"
     c.send(LeaveGroupParams.single("g", b, 3))  # starts a rebalance from CompletingRebalance
     (described,) = c.send(DescribeGroupsParams(["g"]))
-    assert described == DescribedGroup("g", ErrorCode.NONE, "PreparingRebalance", "consumer", "", [
-        DescribedMember(a, None, "c0", "/127.0.0.1", b"", b""),
-    ])
+    assert described == DescribedGroup(
+        "g",
+        ErrorCode.NONE,
+        "PreparingRebalance",
+        "consumer",
+        "",
+        [DescribedMember(a, None, "c0", "/127.0.0.1", b"", b"")],
+    )
 
 
 def test_describe_unknown_group_depends_on_version():

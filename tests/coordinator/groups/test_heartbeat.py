@@ -1,4 +1,5 @@
 """Heartbeat answers in every state, and what a missed session does to the group."""
+
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.state import GroupState
 from protocol.errors import ErrorCode

@@ -1,6 +1,7 @@
 """group.initial.rebalance.delay.ms: the first rebalance of an Empty group waits, and waits
 again while new members keep arriving, capped by the rebalance timeout
 (Kafka tryCompleteInitialRebalanceElseSchedule)."""
+
 from coordinator.groups.group_config import GroupConfig
 from protocol.errors import ErrorCode
 from tests.support.group_context import GroupTestContext

@@ -18,8 +18,13 @@ from tests.support.group_context import GroupTestContext
 PROTOCOL_CHOICES = [[("range", b"r")], [("range", b"r2")], [("rr", b"x"), ("range", b"r")]]
 
 step = st.one_of(
-    st.tuples(st.just("join"), st.integers(0, 5), st.sampled_from([None, "i1", "i2"]),
-              st.sampled_from([3, 4, 9]), st.integers(0, 2)),
+    st.tuples(
+        st.just("join"),
+        st.integers(0, 5),
+        st.sampled_from([None, "i1", "i2"]),
+        st.sampled_from([3, 4, 9]),
+        st.integers(0, 2),
+    ),
     st.tuples(st.just("sync"), st.integers(0, 5), st.booleans()),
     st.tuples(st.just("heartbeat"), st.integers(0, 5)),
     st.tuples(st.just("leave"), st.integers(0, 5), st.booleans()),
@@ -33,9 +38,7 @@ def check_invariants(c: GroupTestContext) -> None:
         members = group.members
         assert (group.leader_id is None) == (not members)
         assert group.leader_id is None or group.leader_id in members
-        assert group.static_members == {
-            m.group_instance_id: m.member_id for m in members.values() if m.is_static
-        }
+        assert group.static_members == {m.group_instance_id: m.member_id for m in members.values() if m.is_static}
         assert set(group.pending_sync_members) <= set(members)
         assert not set(group.pending_join_members) & set(members)
         if group.state is GroupState.EMPTY:
@@ -66,8 +69,7 @@ def test_random_histories_keep_invariants(steps, delay):
         generation = group.generation_id if group else 0
         if action == "join":
             index, instance, version, protocols = args
-            answer = c.join(pick(index), instance_id=instance, version=version,
-                            protocols=PROTOCOL_CHOICES[protocols])
+            answer = c.join(pick(index), instance_id=instance, version=version, protocols=PROTOCOL_CHOICES[protocols])
             value = answer.value if isinstance(answer, ParkedReply) and answer.done else answer
             if not isinstance(value, ParkedReply) and value.member_id:
                 known.append(value.member_id)

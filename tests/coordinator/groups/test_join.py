@@ -1,4 +1,5 @@
 """JoinGroup rules: KIP-394, session-timeout bounds, protocols, leader, join-phase timing."""
+
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import JoinGroupResult, LeaveGroupParams
@@ -104,9 +105,7 @@ def test_protocol_selected_by_vote_among_protocols_every_member_supports():
     # "x" is not supported by everyone; roundrobin has 2 votes (b, c), range 1 (a, the leader).
     assert a2.value.protocol_name == "roundrobin"
     assert a2.value.leader == a_id
-    assert a2.value.members == [
-        (a_id, None, b"rr-a"), ("b-uuid2", None, b"rr-b"), ("c-uuid3", None, b"rr-c")
-    ]
+    assert a2.value.members == [(a_id, None, b"rr-a"), ("b-uuid2", None, b"rr-b"), ("c-uuid3", None, b"rr-c")]
     assert b.value.members == [] and c_reply.value.members == []
     assert b.value.generation_id == c_reply.value.generation_id == a2.value.generation_id == 2
 

@@ -1,4 +1,5 @@
 """LeaveGroup: v0-2 single member, v3+ batches with per-member errors, static removal."""
+
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import LeaveGroupParams, LeaveGroupResult, LeavingMember, LeftMember
 from protocol.errors import ErrorCode
@@ -37,14 +38,19 @@ def test_last_member_leaving_empties_the_group_and_writes_it():
 def test_batch_leave_with_per_member_errors():
     c = GroupTestContext()
     a, b, d = c.stable_group(3)
-    result = c.send(LeaveGroupParams("g", [
-        LeavingMember(a), LeavingMember("ghost"), LeavingMember(d, reason="shutdown"),
-    ], request_version=5))
-    assert result == LeaveGroupResult(ErrorCode.NONE, [
-        LeftMember(a, None, ErrorCode.NONE),
-        LeftMember("ghost", None, ErrorCode.UNKNOWN_MEMBER_ID),
-        LeftMember(d, None, ErrorCode.NONE),
-    ])
+    result = c.send(
+        LeaveGroupParams(
+            "g", [LeavingMember(a), LeavingMember("ghost"), LeavingMember(d, reason="shutdown")], request_version=5
+        )
+    )
+    assert result == LeaveGroupResult(
+        ErrorCode.NONE,
+        [
+            LeftMember(a, None, ErrorCode.NONE),
+            LeftMember("ghost", None, ErrorCode.UNKNOWN_MEMBER_ID),
+            LeftMember(d, None, ErrorCode.NONE),
+        ],
+    )
     # The leader left: leadership moves on; the rebalance waits for b only.
     group = c.group()
     assert list(group.members) == [b] and group.leader_id == b
@@ -57,12 +63,13 @@ def test_static_member_removed_by_instance_id_with_unknown_member_id():
     c = GroupTestContext()
     joined = c.join("", instance_id="inst-1", version=5)
     member_id = joined.value.member_id
-    result = c.send(LeaveGroupParams("g", [
-        LeavingMember("", "inst-1"), LeavingMember("", "inst-unknown"),
-    ], request_version=3))
-    assert result == LeaveGroupResult(ErrorCode.NONE, [
-        LeftMember("", "inst-1", ErrorCode.NONE), LeftMember("", "inst-unknown", ErrorCode.UNKNOWN_MEMBER_ID),
-    ])
+    result = c.send(
+        LeaveGroupParams("g", [LeavingMember("", "inst-1"), LeavingMember("", "inst-unknown")], request_version=3)
+    )
+    assert result == LeaveGroupResult(
+        ErrorCode.NONE,
+        [LeftMember("", "inst-1", ErrorCode.NONE), LeftMember("", "inst-unknown", ErrorCode.UNKNOWN_MEMBER_ID)],
+    )
     assert member_id not in c.group().members and c.group().static_members == {}
 
 
@@ -85,9 +92,10 @@ def test_pending_member_can_leave():
 def test_leave_unknown_group_answers_unknown_member_per_member():
     c = GroupTestContext()
     result = c.send(LeaveGroupParams("nope", [LeavingMember("m1"), LeavingMember("", "i")]))
-    assert result == LeaveGroupResult(ErrorCode.NONE, [
-        LeftMember("m1", None, ErrorCode.UNKNOWN_MEMBER_ID), LeftMember("", "i", ErrorCode.UNKNOWN_MEMBER_ID),
-    ])
+    assert result == LeaveGroupResult(
+        ErrorCode.NONE,
+        [LeftMember("m1", None, ErrorCode.UNKNOWN_MEMBER_ID), LeftMember("", "i", ErrorCode.UNKNOWN_MEMBER_ID)],
+    )
 
 
 def test_leaving_member_parked_join_is_answered_unknown_member_and_rebalance_completes():

@@ -1,5 +1,6 @@
 """OffsetCommit: simple commits, generation/member checks (ClassicGroup.validateOffsetCommit),
 metadata size, client retention, leader epochs, and the records one commit writes."""
+
 import pytest
 
 from coordinator.groups.group_config import GroupConfig
@@ -19,12 +20,15 @@ from .offset_helpers import commit
 
 def test_simple_commit_creates_an_empty_simple_group_and_writes_one_record_per_partition():
     c = GroupTestContext(start_ms=1_000)
-    result = c.send(OffsetCommitParams("g", [
-        ("t", [CommitPartition(0, 5, 3, "m0"), CommitPartition(1, 7, -1, None)]),
-        ("u", [CommitPartition(2, 9)]),
-    ]))
-    assert result == OffsetCommitResult(ErrorCode.NONE, [
-        ("t", [(0, ErrorCode.NONE), (1, ErrorCode.NONE)]), ("u", [(2, ErrorCode.NONE)])])
+    result = c.send(
+        OffsetCommitParams(
+            "g",
+            [("t", [CommitPartition(0, 5, 3, "m0"), CommitPartition(1, 7, -1, None)]), ("u", [CommitPartition(2, 9)])],
+        )
+    )
+    assert result == OffsetCommitResult(
+        ErrorCode.NONE, [("t", [(0, ErrorCode.NONE), (1, ErrorCode.NONE)]), ("u", [(2, ErrorCode.NONE)])]
+    )
     assert c.take_records() == [
         OffsetCommitRecord("g", "t", 0, 5, 3, "m0", 1_000, None),
         OffsetCommitRecord("g", "t", 1, 7, -1, "", 1_000, None),  # null metadata is stored as ""
@@ -43,8 +47,10 @@ def test_a_later_commit_replaces_the_earlier_one():
     assert c.shard.offsets.get("g", "t", 0) == OffsetCommitRecord("g", "t", 0, 2, -1, "x", 5, None)
 
 
-@pytest.mark.parametrize("version,error", [(8, ErrorCode.ILLEGAL_GENERATION), (2, ErrorCode.ILLEGAL_GENERATION),
-                                           (9, ErrorCode.GROUP_ID_NOT_FOUND)])
+@pytest.mark.parametrize(
+    "version,error",
+    [(8, ErrorCode.ILLEGAL_GENERATION), (2, ErrorCode.ILLEGAL_GENERATION), (9, ErrorCode.GROUP_ID_NOT_FOUND)],
+)
 def test_unknown_group_with_a_generation(version, error):
     c = GroupTestContext()
     result = c.send(commit(generation=1, member="m", offsets={0: 1, 1: 2}, version=version))
@@ -76,12 +82,15 @@ def test_member_commit_in_stable_group_and_it_resets_the_session_timer():
     assert c.heartbeat_deadline(m) == 4_000 + 10_000
 
 
-@pytest.mark.parametrize("kwargs,error", [
-    (dict(generation=2), ErrorCode.ILLEGAL_GENERATION),
-    (dict(generation=1, member="stranger"), ErrorCode.UNKNOWN_MEMBER_ID),
-    (dict(generation=-1, member=""), ErrorCode.UNKNOWN_MEMBER_ID),  # simple commit to a live group
-    (dict(generation=-1), ErrorCode.ILLEGAL_GENERATION),  # member known, generation -1
-])
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        (dict(generation=2), ErrorCode.ILLEGAL_GENERATION),
+        (dict(generation=1, member="stranger"), ErrorCode.UNKNOWN_MEMBER_ID),
+        (dict(generation=-1, member=""), ErrorCode.UNKNOWN_MEMBER_ID),  # simple commit to a live group
+        (dict(generation=-1), ErrorCode.ILLEGAL_GENERATION),  # member known, generation -1
+    ],
+)
 def test_member_checks(kwargs, error):
     c = GroupTestContext()
     (m,) = c.stable_group(1)
@@ -131,12 +140,34 @@ def test_simple_commit_to_an_empty_group_that_once_had_members():
 
 def test_metadata_too_large_is_per_partition_and_counts_java_chars():
     c = GroupTestContext(GroupConfig(offset_metadata_max_bytes=4))
-    result = c.send(OffsetCommitParams("g", [("t", [
-        CommitPartition(0, 1, -1, "abcd"), CommitPartition(1, 1, -1, "abcde"),
-        CommitPartition(2, 1, -1, "\U0001F600\U0001F600\U0001F600"),  # 6 UTF-16 units
-    ])]))
-    assert result == OffsetCommitResult(ErrorCode.NONE, [("t", [
-        (0, ErrorCode.NONE), (1, ErrorCode.OFFSET_METADATA_TOO_LARGE), (2, ErrorCode.OFFSET_METADATA_TOO_LARGE)])])
+    result = c.send(
+        OffsetCommitParams(
+            "g",
+            [
+                (
+                    "t",
+                    [
+                        CommitPartition(0, 1, -1, "abcd"),
+                        CommitPartition(1, 1, -1, "abcde"),
+                        CommitPartition(2, 1, -1, "\U0001f600\U0001f600\U0001f600"),  # 6 UTF-16 units
+                    ],
+                )
+            ],
+        )
+    )
+    assert result == OffsetCommitResult(
+        ErrorCode.NONE,
+        [
+            (
+                "t",
+                [
+                    (0, ErrorCode.NONE),
+                    (1, ErrorCode.OFFSET_METADATA_TOO_LARGE),
+                    (2, ErrorCode.OFFSET_METADATA_TOO_LARGE),
+                ],
+            )
+        ],
+    )
     assert [(r.partition, r.metadata) for r in c.take_records()] == [(0, "abcd")]
 
 
@@ -151,5 +182,11 @@ def test_fetch_after_commit_returns_leader_epoch_and_metadata():
     c.send(commit(offsets={3: 99}, metadata="meta", epoch=4))
     (group,) = c.send(OffsetFetchParams.single("g", [("t", [3])]))
     (topic, (part,)) = group.topics[0]
-    assert (topic, part.partition, part.offset, part.leader_epoch, part.metadata, part.error) == \
-        ("t", 3, 99, 4, "meta", ErrorCode.NONE)
+    assert (topic, part.partition, part.offset, part.leader_epoch, part.metadata, part.error) == (
+        "t",
+        3,
+        99,
+        4,
+        "meta",
+        ErrorCode.NONE,
+    )

@@ -1,5 +1,6 @@
 """OffsetDelete: ClassicGroup.validateOffsetDelete and isSubscribedToTopic, tombstones only for
 offsets that exist."""
+
 from coordinator.groups.offset_requests import OffsetDeleteParams, OffsetDeleteResult
 from coordinator.groups.records import OffsetTombstone
 from coordinator.groups.state import GroupState
@@ -20,8 +21,9 @@ def test_empty_group_deletes_and_tombstones_only_existing_offsets():
     c.send(commit(offsets={0: 1, 1: 2}))
     c.take_records()
     result = c.send(OffsetDeleteParams("g", [("t", [0, 5]), ("u", [0])]))
-    assert result == OffsetDeleteResult(ErrorCode.NONE, [
-        ("t", [(0, ErrorCode.NONE), (5, ErrorCode.NONE)]), ("u", [(0, ErrorCode.NONE)])])
+    assert result == OffsetDeleteResult(
+        ErrorCode.NONE, [("t", [(0, ErrorCode.NONE), (5, ErrorCode.NONE)]), ("u", [(0, ErrorCode.NONE)])]
+    )
     assert c.take_records() == [OffsetTombstone("g", "t", 0)]
     assert c.shard.offsets.get("g", "t", 0) is None
     assert c.shard.offsets.get("g", "t", 1) is not None
@@ -35,8 +37,9 @@ def test_stable_consumer_group_per_topic_subscription():
     c.send(commit(topic="old", generation=1, member=m))
     c.take_records()
     result = c.send(OffsetDeleteParams("g", [("t", [0]), ("old", [0])]))
-    assert result == OffsetDeleteResult(ErrorCode.NONE, [
-        ("t", [(0, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)]), ("old", [(0, ErrorCode.NONE)])])
+    assert result == OffsetDeleteResult(
+        ErrorCode.NONE, [("t", [(0, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)]), ("old", [(0, ErrorCode.NONE)])]
+    )
     assert c.take_records() == [OffsetTombstone("g", "old", 0)]
 
 

@@ -16,8 +16,7 @@ RETENTION, CHECK = 10_000, 1_000
 
 
 def _ctx() -> GroupTestContext:
-    c = GroupTestContext(GroupConfig(offsets_retention_ms=RETENTION,
-                                     offsets_retention_check_interval_ms=CHECK))
+    c = GroupTestContext(GroupConfig(offsets_retention_ms=RETENTION, offsets_retention_check_interval_ms=CHECK))
     schedule_offset_expiration(c.shard, c.clock.time_ms())
     return c
 
@@ -88,11 +87,11 @@ def test_client_expire_timestamp_wins_both_ways():
 
 def test_rebalancing_group_offsets_do_not_expire():
     c = _ctx()
-    a, b = c.stable_group(2, protocols=consumer_protocols("t"), session_ms=60_000,
-                          rebalance_ms=120_000)
+    a, b = c.stable_group(2, protocols=consumer_protocols("t"), session_ms=60_000, rebalance_ms=120_000)
     c.send(commit(topic="old", generation=2, member=a))
-    c.join(a, client_id="c0", protocols=consumer_protocols("t"), session_ms=60_000,
-           rebalance_ms=120_000)  # PreparingRebalance until b rejoins
+    c.join(
+        a, client_id="c0", protocols=consumer_protocols("t"), session_ms=60_000, rebalance_ms=120_000
+    )  # PreparingRebalance until b rejoins
     assert c.group().is_in(GroupState.PREPARING_REBALANCE)
     c.take_records()
     c.sleep(30_000)

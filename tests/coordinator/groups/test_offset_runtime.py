@@ -1,6 +1,7 @@
 """Offsets through the real runtime under trio's MockClock: a commit's answer waits for
 durability, retention fires from the runtime's timer loop and writes its tombstones, and a
 timer whose append fails does not stop the loop."""
+
 import errno
 
 import trio

@@ -1,5 +1,6 @@
 """`kgc dump --offsets-decoder` on a __consumer_offsets log written by our own writer (PartitionWriter),
 field by field against Kafka's OffsetsMessageParser output format."""
+
 from __future__ import annotations
 
 import json
@@ -25,11 +26,14 @@ from protocol.consumer_protocol import (
 )
 from storage.log_manager import LogManager
 
-SUB = encode_subscription(ConsumerProtocolSubscription(
-    version=3, topics=["orders"], owned_partitions=[TopicPartition("orders", [0])], generation_id=4,
-    rack_id="r1"))
-ASSIGNMENT = encode_assignment(ConsumerProtocolAssignment(
-    version=0, assigned_partitions=[TopicPartition("orders", [0, 1])], user_data=b"\x01"))
+SUB = encode_subscription(
+    ConsumerProtocolSubscription(
+        version=3, topics=["orders"], owned_partitions=[TopicPartition("orders", [0])], generation_id=4, rack_id="r1"
+    )
+)
+ASSIGNMENT = encode_assignment(
+    ConsumerProtocolAssignment(version=0, assigned_partitions=[TopicPartition("orders", [0, 1])], user_data=b"\x01")
+)
 MEMBER = MemberSnapshot("m-1", None, "client-1", "/10.0.0.1", 30000, 10000, SUB, ASSIGNMENT)
 RECORDS = [
     GroupMetadataRecord("g1", "consumer", 5, "range", "m-1", 1234, (MEMBER,)),
@@ -44,8 +48,9 @@ RECORDS = [
 def data_dir(tmp_path):
     """The records above, appended by the durable writer as one op, then closed cleanly."""
     log_config = offsets_log_config(Config({"data.dir": str(tmp_path)}))
-    writer = PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50, log_config,
-                             FakeClock(5_000), encode_record)
+    writer = PartitionWriter(
+        OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50, log_config, FakeClock(5_000), encode_record
+    )
     writer.append(partition_for("g1"), RECORDS)
     writer.close()
     return tmp_path
@@ -71,22 +76,32 @@ def test_every_record_is_decoded_field_by_field(data_dir, capsys):
     assert payload.startswith('{"version":"3","data":{"protocolType":"consumer","generation":5,')  # compact
     group = json.loads(payload)["data"]
     assert (group["protocol"], group["leader"], group["currentStateTimestamp"]) == ("range", "m-1", 1234)
-    assert group["members"] == [{
-        "memberId": "m-1", "groupInstanceId": None, "clientId": "client-1", "clientHost": "/10.0.0.1",
-        "rebalanceTimeout": 30000, "sessionTimeout": 10000,
-        "subscription": {"topics": ["orders"], "userData": None,
-                         "ownedPartitions": [{"topic": "orders", "partitions": [0]}],
-                         "generationId": 4, "rackId": "r1"},
-        "assignment": {"assignedPartitions": [{"topic": "orders", "partitions": [0, 1]}], "userData": "AQ=="},
-    }]
+    assert group["members"] == [
+        {
+            "memberId": "m-1",
+            "groupInstanceId": None,
+            "clientId": "client-1",
+            "clientHost": "/10.0.0.1",
+            "rebalanceTimeout": 30000,
+            "sessionTimeout": 10000,
+            "subscription": {
+                "topics": ["orders"],
+                "userData": None,
+                "ownedPartitions": [{"topic": "orders", "partitions": [0]}],
+                "generationId": 4,
+                "rackId": "r1",
+            },
+            "assignment": {"assignedPartitions": [{"topic": "orders", "partitions": [0, 1]}], "userData": "AQ=="},
+        }
+    ]
 
     key, payload = key_and_payload(lines[1])
     assert key == {"type": "1", "data": {"group": "g1", "topic": "orders", "partition": 0}}
-    assert payload == ('{"version":"3","data":{"offset":42,"leaderEpoch":7,"metadata":"meta",'
-                       '"commitTimestamp":1000}}')
+    assert payload == ('{"version":"3","data":{"offset":42,"leaderEpoch":7,"metadata":"meta","commitTimestamp":1000}}')
     _, payload = key_and_payload(lines[2])
-    assert payload == ('{"version":"1","data":{"offset":43,"metadata":"","commitTimestamp":1001,'
-                       '"expireTimestamp":99999}}')
+    assert payload == (
+        '{"version":"1","data":{"offset":43,"metadata":"","commitTimestamp":1001,"expireTimestamp":99999}}'
+    )
     key, payload = key_and_payload(lines[3])
     assert key["data"] == {"group": "g1", "topic": "orders", "partition": 1} and payload == "<DELETE>"
     key, payload = key_and_payload(lines[4])
@@ -111,8 +126,9 @@ def test_what_kafka_reports_instead_of_a_record():
 
 
 def test_a_group_that_is_not_a_consumer_group_keeps_its_bytes_as_base64():
-    record = GroupMetadataRecord("c", "connect", 1, "default", "m", None,
-                                 (MemberSnapshot("m", "i", "c", "h", 1, 2, b"sub", b""),))
+    record = GroupMetadataRecord(
+        "c", "connect", 1, "default", "m", None, (MemberSnapshot("m", "i", "c", "h", 1, 2, b"sub", b""),)
+    )
     key, value = encode_record(record)
     _, payload = decode(0, key, value)
     member = json.loads(payload)["data"]["members"][0]

@@ -11,6 +11,7 @@ batches) and compares: committed offsets and the offsets pending in open transac
 and every group that is settled (Empty or Stable: what Kafka persists) exactly as its record
 says. Groups in PreparingRebalance/CompletingRebalance are between records, as in Kafka.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -36,8 +37,12 @@ from tests.support.group_context import GroupTestContext, replay_journal
 GROUPS = ("g1", "g2")
 PRODUCERS = (100, 101)
 SETTLED = (GroupState.EMPTY, GroupState.STABLE)
-CONFIG = GroupConfig(initial_rebalance_delay_ms=500, offsets_retention_ms=120_000,
-                     offsets_retention_check_interval_ms=30_000, new_member_join_timeout_ms=300_000)
+CONFIG = GroupConfig(
+    initial_rebalance_delay_ms=500,
+    offsets_retention_ms=120_000,
+    offsets_retention_check_interval_ms=30_000,
+    new_member_join_timeout_ms=300_000,
+)
 
 
 def persisted_view(shard: GroupShard) -> tuple[dict, dict]:
@@ -61,15 +66,18 @@ class ReplayMachine(RuleBasedStateMachine):
         self.instances = 0
 
     # -- membership -----------------------------------------------------------------------
-    @rule(group=st.sampled_from(GROUPS), static=st.booleans(), version=st.sampled_from([3, 9]),
-          session=st.sampled_from([6_000, 20_000]))
+    @rule(
+        group=st.sampled_from(GROUPS),
+        static=st.booleans(),
+        version=st.sampled_from([3, 9]),
+        session=st.sampled_from([6_000, 20_000]),
+    )
     def join_new_member(self, group, static, version, session):
         instance = None
         if static:
             self.instances += 1
             instance = f"i{self.instances % 3}"  # instances come back: static replacement
-        kwargs = dict(group_id=group, instance_id=instance, version=version, session_ms=session,
-                      rebalance_ms=10_000)
+        kwargs = dict(group_id=group, instance_id=instance, version=version, session_ms=session, rebalance_ms=10_000)
         before = self._member_ids(group)
         answer = self.c.join("", **kwargs)
         if getattr(answer, "error", None) == ErrorCode.MEMBER_ID_REQUIRED:  # KIP-394: rejoin with it
@@ -86,8 +94,7 @@ class ReplayMachine(RuleBasedStateMachine):
     def rejoin(self, data, changed):
         group, member_id, instance = data.draw(st.sampled_from(self.members))
         protocols = [("range", b"changed" if changed else b"range-meta")]
-        self.c.join(member_id, group_id=group, instance_id=instance, protocols=protocols,
-                    rebalance_ms=10_000)
+        self.c.join(member_id, group_id=group, instance_id=instance, protocols=protocols, rebalance_ms=10_000)
 
     @precondition(lambda self: self.members)
     @rule(data=st.data())
@@ -121,19 +128,32 @@ class ReplayMachine(RuleBasedStateMachine):
         live = self.c.shard.group(group)
         if live is not None and live.state is GroupState.PREPARING_REBALANCE:
             for m in list(live.members.values()):
-                self.c.join(m.member_id, group_id=group, instance_id=m.group_instance_id,
-                            protocols=list(m.protocols), session_ms=m.session_timeout_ms, rebalance_ms=10_000)
+                self.c.join(
+                    m.member_id,
+                    group_id=group,
+                    instance_id=m.group_instance_id,
+                    protocols=list(m.protocols),
+                    session_ms=m.session_timeout_ms,
+                    rebalance_ms=10_000,
+                )
         live = self.c.shard.group(group)
         if live is not None and live.state is GroupState.COMPLETING_REBALANCE:
             order = sorted(live.members.values(), key=lambda m: m.member_id == live.leader_id)
             for m in order:
                 assignments = [(x, f"a-{x}".encode()) for x in live.members] if m.member_id == live.leader_id else []
-                self.c.send(SyncGroupParams(group, live.generation_id, m.member_id, m.group_instance_id,
-                                            assignments=assignments))
+                self.c.send(
+                    SyncGroupParams(
+                        group, live.generation_id, m.member_id, m.group_instance_id, assignments=assignments
+                    )
+                )
 
     # -- offsets and admin ----------------------------------------------------------------
-    @rule(data=st.data(), partitions=st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True),
-          offset=st.integers(0, 1_000), simple=st.booleans())
+    @rule(
+        data=st.data(),
+        partitions=st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True),
+        offset=st.integers(0, 1_000),
+        simple=st.booleans(),
+    )
     def commit(self, data, partitions, offset, simple):
         if simple or not self.members:
             group, member_id, instance, generation = data.draw(st.sampled_from(GROUPS)), "", None, -1
@@ -153,9 +173,13 @@ class ReplayMachine(RuleBasedStateMachine):
         self.c.send(DeleteGroupsParams([group]))
 
     # -- transactions (KIP-447 TxnOffsetCommit, then the coordinator's marker) -----------------
-    @rule(data=st.data(), producer=st.sampled_from(PRODUCERS),
-          partitions=st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True),
-          offset=st.integers(0, 1_000), with_member=st.booleans())
+    @rule(
+        data=st.data(),
+        producer=st.sampled_from(PRODUCERS),
+        partitions=st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True),
+        offset=st.integers(0, 1_000),
+        with_member=st.booleans(),
+    )
     def txn_commit(self, data, producer, partitions, offset, with_member):
         if with_member and self.members:
             group, member_id, instance = data.draw(st.sampled_from(self.members))
@@ -163,9 +187,16 @@ class ReplayMachine(RuleBasedStateMachine):
             generation = live.generation_id if live else 0
         else:
             group, member_id, instance, generation = data.draw(st.sampled_from(GROUPS)), "", None, -1
-        params = TxnOffsetCommitParams(f"tx-{producer}", group, producer, 0,
-                                       [("t", [CommitPartition(n, offset) for n in partitions])],
-                                       generation, member_id, instance)
+        params = TxnOffsetCommitParams(
+            f"tx-{producer}",
+            group,
+            producer,
+            0,
+            [("t", [CommitPartition(n, offset) for n in partitions])],
+            generation,
+            member_id,
+            instance,
+        )
         self.c.send(lambda ctx: commit_transactional_offsets(ctx, params))
 
     @rule(producer=st.sampled_from(PRODUCERS), commit=st.booleans())
@@ -192,5 +223,6 @@ class ReplayMachine(RuleBasedStateMachine):
 
 
 TestLiveStateEqualsReplay = ReplayMachine.TestCase
-TestLiveStateEqualsReplay.settings = settings(max_examples=150, stateful_step_count=40, deadline=None,
-                                               suppress_health_check=[HealthCheck.too_slow])
+TestLiveStateEqualsReplay.settings = settings(
+    max_examples=150, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)

@@ -2,6 +2,7 @@
 (COORDINATOR_LOAD_IN_PROGRESS) or failed (COORDINATOR_NOT_AVAILABLE) is answered, for every group
 request type; multi-group requests split by partition keep request order; a failed append
 becomes an error answer."""
+
 import errno
 
 import pytest
@@ -54,17 +55,21 @@ async def harness(tmp_path, loading=(), failed=()) -> GroupHarness:
     return h
 
 
-
-@pytest.mark.parametrize("state,error", [("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-                                         ("failed", ErrorCode.COORDINATOR_NOT_AVAILABLE)])
-@pytest.mark.parametrize("method,request_,answer", [
-    ("join_group", JOIN, lambda e: JoinGroupResult(e, "m1")),
-    ("sync_group", SyncGroupParams("g", 1, "m1"), lambda e: SyncGroupResult(e)),
-    ("heartbeat", HeartbeatParams("g", 1, "m1"), lambda e: HeartbeatResult(e)),
-    ("leave_group", LeaveGroupParams.single("g", "m1"), lambda e: LeaveGroupResult(e)),
-    ("commit_offsets", commit(offsets={0: 1, 1: 2}), lambda e: OffsetCommitResult(e, [("t", [(0, e), (1, e)])])),
-    ("delete_offsets", OffsetDeleteParams("g", [("t", [0])]), lambda e: OffsetDeleteResult(e)),
-])
+@pytest.mark.parametrize(
+    "state,error",
+    [("loading", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS), ("failed", ErrorCode.COORDINATOR_NOT_AVAILABLE)],
+)
+@pytest.mark.parametrize(
+    "method,request_,answer",
+    [
+        ("join_group", JOIN, lambda e: JoinGroupResult(e, "m1")),
+        ("sync_group", SyncGroupParams("g", 1, "m1"), lambda e: SyncGroupResult(e)),
+        ("heartbeat", HeartbeatParams("g", 1, "m1"), lambda e: HeartbeatResult(e)),
+        ("leave_group", LeaveGroupParams.single("g", "m1"), lambda e: LeaveGroupResult(e)),
+        ("commit_offsets", commit(offsets={0: 1, 1: 2}), lambda e: OffsetCommitResult(e, [("t", [(0, e), (1, e)])])),
+        ("delete_offsets", OffsetDeleteParams("g", [("t", [0])]), lambda e: OffsetDeleteResult(e)),
+    ],
+)
 async def test_single_group_requests(tmp_path, state, error, method, request_, answer):
     h = await harness(tmp_path, **{state: ["g"]})
     before = len(h.writer.records)
@@ -77,9 +82,12 @@ async def test_multi_group_requests_keep_request_order(tmp_path):
     assert await h.service.delete_groups(DeleteGroupsParams([A, C, B])) == [
         DeletedGroup(A, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
         DeletedGroup(C, ErrorCode.GROUP_ID_NOT_FOUND),
-        DeletedGroup(B, ErrorCode.COORDINATOR_NOT_AVAILABLE)]
+        DeletedGroup(B, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    ]
     assert await h.service.fetch_offsets(OffsetFetchParams([FetchGroup(B, None), FetchGroup(C, None)])) == [
-        FetchedGroup(B, ErrorCode.COORDINATOR_NOT_AVAILABLE), FetchedGroup(C, ErrorCode.NONE)]
+        FetchedGroup(B, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+        FetchedGroup(C, ErrorCode.NONE),
+    ]
     assert await h.service.list_groups(ListGroupsParams()) == (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, [])
     assert await GroupHarness(tmp_path / "other").service.list_groups(ListGroupsParams()) == (ErrorCode.NONE, [])
 
@@ -92,17 +100,24 @@ async def test_a_failed_append_is_answered_coordinator_not_available(tmp_path, m
 
     monkeypatch.setattr(fsutil, "write_all", enospc)
     assert await h.service.commit_offsets(commit(offsets={0: 1})) == OffsetCommitResult(
-        ErrorCode.COORDINATOR_NOT_AVAILABLE, [("t", [(0, ErrorCode.COORDINATOR_NOT_AVAILABLE)])])
+        ErrorCode.COORDINATOR_NOT_AVAILABLE, [("t", [(0, ErrorCode.COORDINATOR_NOT_AVAILABLE)])]
+    )
 
 
-@pytest.mark.parametrize("method,request_,answer", [
-    ("join_group", JoinGroupParams("", "m1", 10_000, "consumer", [("range", b"")]),
-     JoinGroupResult(ErrorCode.INVALID_GROUP_ID, "m1")),
-    ("sync_group", SyncGroupParams("", 1, "m1"), SyncGroupResult(ErrorCode.INVALID_GROUP_ID)),
-    ("heartbeat", HeartbeatParams("", 1, "m1"), HeartbeatResult(ErrorCode.INVALID_GROUP_ID)),
-    ("leave_group", LeaveGroupParams.single("", "m1"), LeaveGroupResult(ErrorCode.INVALID_GROUP_ID)),
-    ("delete_offsets", OffsetDeleteParams("", [("t", [0])]), OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)),
-])
+@pytest.mark.parametrize(
+    "method,request_,answer",
+    [
+        (
+            "join_group",
+            JoinGroupParams("", "m1", 10_000, "consumer", [("range", b"")]),
+            JoinGroupResult(ErrorCode.INVALID_GROUP_ID, "m1"),
+        ),
+        ("sync_group", SyncGroupParams("", 1, "m1"), SyncGroupResult(ErrorCode.INVALID_GROUP_ID)),
+        ("heartbeat", HeartbeatParams("", 1, "m1"), HeartbeatResult(ErrorCode.INVALID_GROUP_ID)),
+        ("leave_group", LeaveGroupParams.single("", "m1"), LeaveGroupResult(ErrorCode.INVALID_GROUP_ID)),
+        ("delete_offsets", OffsetDeleteParams("", [("t", [0])]), OffsetDeleteResult(ErrorCode.INVALID_GROUP_ID)),
+    ],
+)
 async def test_empty_group_id_is_invalid_before_the_partition_is_looked_at(tmp_path, method, request_, answer):
     """GroupCoordinatorService.isGroupIdNotEmpty comes first: even while the partition of ""
     loads, the answer is INVALID_GROUP_ID (OffsetCommit and OffsetFetch accept "")."""

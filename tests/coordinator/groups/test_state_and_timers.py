@@ -30,8 +30,7 @@ def test_illegal_transition_raises_and_legal_one_records_previous_state_and_time
     with pytest.raises(IllegalStateTransition):
         group.transition_to(S.STABLE, 5)
     group.transition_to(S.PREPARING_REBALANCE, 7)
-    assert (group.state, group.previous_state, group.state_timestamp_ms) == (
-        S.PREPARING_REBALANCE, S.EMPTY, 7)
+    assert (group.state, group.previous_state, group.state_timestamp_ms) == (S.PREPARING_REBALANCE, S.EMPTY, 7)
 
 
 def test_state_names_parse_case_insensitively():

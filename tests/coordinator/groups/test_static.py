@@ -1,4 +1,5 @@
 """Static membership (KIP-345): replacement without rebalance, fencing, KAFKA-9801."""
+
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import JoinGroupResult, SyncGroupResult
 from protocol.errors import ErrorCode
@@ -13,8 +14,7 @@ def stable_static_pair() -> tuple[GroupTestContext, str, str, int]:
     assert a2.done and b.done
     gen = a2.value.generation_id
     c.sync(b.value.member_id, gen, instance_id="ib")
-    c.sync(a2.value.member_id, gen, [(a2.value.member_id, b"A"), (b.value.member_id, b"B")],
-           instance_id="ia")
+    c.sync(a2.value.member_id, gen, [(a2.value.member_id, b"A"), (b.value.member_id, b"B")], instance_id="ia")
     assert str(c.group().state) == "Stable"
     c.take_records()
     return c, a2.value.member_id, b.value.member_id, gen
@@ -48,7 +48,13 @@ def test_static_leader_replacement_v9_gets_members_with_skip_assignment():
     reply = c.join("", instance_id="ia", client_id="ca", version=9)
     new_leader = "ia-uuid3"
     assert reply.value == JoinGroupResult(
-        ErrorCode.NONE, new_leader, gen, "consumer", "range", new_leader, True,
+        ErrorCode.NONE,
+        new_leader,
+        gen,
+        "consumer",
+        "range",
+        new_leader,
+        True,
         [(new_leader, "ia", b"range-meta"), (b, "ib", b"range-meta")],
     )
     assert c.group().leader_id == new_leader

@@ -1,4 +1,5 @@
 """SyncGroup rules: parking, the leader's assignment, pending-sync expiry, error answers."""
+
 from coordinator.groups.record_types import GroupMetadataRecord, MemberSnapshot
 from coordinator.groups.requests import SyncGroupParams, SyncGroupResult
 from protocol.errors import ErrorCode
@@ -26,11 +27,20 @@ def test_follower_syncing_before_leader_is_parked_then_gets_its_assignment():
     assert parked.value == SyncGroupResult(ErrorCode.NONE, "consumer", "range", b"B")
     assert str(c.group().state) == "Stable"
     assert c.sync_deadline() is None
-    assert c.take_records() == [GroupMetadataRecord(
-        "g", "consumer", gen, "range", leader, 0, (
-            MemberSnapshot(leader, None, "a", "/127.0.0.1", 60_000, 10_000, b"range-meta", b"A"),
-            MemberSnapshot(follower, None, "b", "/127.0.0.1", 60_000, 10_000, b"range-meta", b"B"),
-        ))]
+    assert c.take_records() == [
+        GroupMetadataRecord(
+            "g",
+            "consumer",
+            gen,
+            "range",
+            leader,
+            0,
+            (
+                MemberSnapshot(leader, None, "a", "/127.0.0.1", 60_000, 10_000, b"range-meta", b"A"),
+                MemberSnapshot(follower, None, "b", "/127.0.0.1", 60_000, 10_000, b"range-meta", b"B"),
+            ),
+        )
+    ]
 
 
 def test_follower_syncing_after_leader_gets_stored_assignment_without_a_record():
@@ -70,10 +80,12 @@ def test_sync_errors():
     assert c.sync(follower, gen + 1) == SyncGroupResult(ErrorCode.ILLEGAL_GENERATION)
     assert c.sync("stranger", gen) == SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
     assert c.sync(leader, gen, group_id="other") == SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID)
-    assert c.send(SyncGroupParams("g", gen, leader, protocol_type="connect")) == \
-        SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    assert c.send(SyncGroupParams("g", gen, leader, protocol_name="sticky")) == \
-        SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    assert c.send(SyncGroupParams("g", gen, leader, protocol_type="connect")) == SyncGroupResult(
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    )
+    assert c.send(SyncGroupParams("g", gen, leader, protocol_name="sticky")) == SyncGroupResult(
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    )
     # Matching v5 protocol fields are fine.
     ok = c.send(SyncGroupParams("g", gen, leader, protocol_type="consumer", protocol_name="range"))
     assert ok.done

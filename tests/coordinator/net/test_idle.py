@@ -1,4 +1,5 @@
 """connections.max.idle.ms: idle connections and frames still arriving are closed (idle.py)."""
+
 from __future__ import annotations
 
 import pytest

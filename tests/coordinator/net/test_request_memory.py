@@ -1,4 +1,5 @@
 """RequestMemory (queued.max.request.bytes): the bound itself, deterministically."""
+
 from __future__ import annotations
 
 import pytest

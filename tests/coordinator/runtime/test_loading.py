@@ -62,8 +62,9 @@ def commit(group, topic="t", partition=0, offset=1, epoch=-1, expire=None):
 
 
 def member(mid, session=10_000):
-    return MemberSnapshot(mid, None, "client", "/127.0.0.1", 60_000, session, b"sub-" + mid.encode(),
-                          b"asg-" + mid.encode())
+    return MemberSnapshot(
+        mid, None, "client", "/127.0.0.1", 60_000, session, b"sub-" + mid.encode(), b"asg-" + mid.encode()
+    )
 
 
 async def write_ops(tmp_path, clock, ops):
@@ -279,8 +280,11 @@ async def test_failed_fsync_reloads_too(tmp_path, monkeypatch, autojump_clock):
 async def test_segments_decode_with_an_independent_batch_reader(tmp_path, autojump_clock):
     clock = FakeClock(0)
     g = GroupMetadataRecord("g1", "consumer", 1, "range", "a", 10, (member("a"),))
-    ops = [[g, commit("g1", offset=1), commit("g1", partition=1, offset=2)], [OffsetTombstone("g1", "t", 1)],
-           [GroupTombstone("g1")]]
+    ops = [
+        [g, commit("g1", offset=1), commit("g1", partition=1, offset=2)],
+        [OffsetTombstone("g1", "t", 1)],
+        [GroupTombstone("g1")],
+    ]
     await write_ops(tmp_path, clock, ops)
     files = glob.glob(str(tmp_path / f"__consumer_offsets-{partition_for('g1')}" / "*.log"))
     assert len(files) == 1
@@ -314,8 +318,17 @@ async def test_load_equals_a_record_by_record_replay(tmp_path, autojump_clock):
                 op.append(OffsetTombstone(g, rng.choice("ab"), rng.randint(0, 2)))
             elif kind < 0.9:
                 members = tuple(member(f"m{j}") for j in range(rng.randint(0, 2)))
-                op.append(GroupMetadataRecord(g, "consumer" if members else "", i, "range" if members else None,
-                                              "m0" if members else None, i, members))
+                op.append(
+                    GroupMetadataRecord(
+                        g,
+                        "consumer" if members else "",
+                        i,
+                        "range" if members else None,
+                        "m0" if members else None,
+                        i,
+                        members,
+                    )
+                )
             else:
                 op.append(GroupTombstone(g))
         ops.append(op)
@@ -329,8 +342,7 @@ async def test_load_equals_a_record_by_record_replay(tmp_path, autojump_clock):
     runtime = await loaded(tmp_path, clock)
 
     def visible(groups, offsets):
-        return {g: grp.snapshot() for g, grp in groups.items()
-                if grp.members or grp.generation_id or g in offsets}
+        return {g: grp.snapshot() for g, grp in groups.items() if grp.members or grp.generation_id or g in offsets}
 
     assert all_offsets(runtime) == model_offsets.groups
     assert visible(all_groups(runtime), all_offsets(runtime)) == visible(model_groups, model_offsets.groups)
@@ -350,8 +362,9 @@ async def test_runtime_with_the_durable_writer_survives_a_restart(tmp_path, mock
         assert first.error == ErrorCode.MEMBER_ID_REQUIRED
         joined = await service.join_group(GroupTestContext.join_params(first.member_id, group_id="rt"))
         assert joined.error == ErrorCode.NONE
-        synced = await service.sync_group(SyncGroupParams("rt", joined.generation_id, joined.member_id,
-                                                          assignments=[(joined.member_id, b"A")]))
+        synced = await service.sync_group(
+            SyncGroupParams("rt", joined.generation_id, joined.member_id, assignments=[(joined.member_id, b"A")])
+        )
         assert synced.error == ErrorCode.NONE and synced.assignment == b"A"
         before = shard_of(runtime, "rt").group("rt").snapshot()
         nursery.cancel_scope.cancel()

@@ -24,8 +24,9 @@ P, Q = 7, 8  # two partitions of the topic
 def make_writer(tmp_path, n=50, **overrides) -> PartitionWriter:
     config = Config({"data.dir": str(tmp_path), **overrides})
     clock = FakeClock(1_000)
-    return PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, clock), n, offsets_log_config(config), clock,
-                           encode_record)
+    return PartitionWriter(
+        OFFSETS_TOPIC, LogManager(tmp_path, clock), n, offsets_log_config(config), clock, encode_record
+    )
 
 
 def commit(group, topic="t", partition=0, offset=1):
@@ -34,8 +35,11 @@ def commit(group, topic="t", partition=0, offset=1):
 
 def batches(writer, partition):
     log = writer.log(partition)
-    return [] if log is None else [[decode_record(r.key, r.value) for r in iter_records(data)]
-                                   for _, data in log.iter_batches()]
+    return (
+        []
+        if log is None
+        else [[decode_record(r.key, r.value) for r in iter_records(data)] for _, data in log.iter_batches()]
+    )
 
 
 class CountingSync:

@@ -3,6 +3,7 @@
 Real logs (data path, __consumer_offsets, __transaction_state), MockClock time; every answer is
 Kafka's (TransactionCoordinator) for the same request.
 """
+
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import CommitPartition, FetchGroup, OffsetFetchParams
@@ -107,8 +108,9 @@ async def part_waiter(part) -> None:
 async def test_idle_ids_expire(tmp_path, autojump_clock):
     import trio
 
-    h = TxnHarness(tmp_path, transactional_id_expiration_ms=5_000,
-                   transaction_remove_expired_transaction_cleanup_interval_ms=1_000)
+    h = TxnHarness(
+        tmp_path, transactional_id_expiration_ms=5_000, transaction_remove_expired_transaction_cleanup_interval_ms=1_000
+    )
     async with h.running():
         await h.init()
         assert h.meta() is not None
@@ -122,8 +124,9 @@ async def test_offsets_in_a_transaction_wait_for_its_marker(tmp_path, autojump_c
     async with h.running():
         pid = (await h.init()).producer_id
         assert await h.add_offsets(pid, 0, "g") == E.NONE
-        result = await h.groups.commit_transactional_offsets(TxnOffsetCommitParams(
-            "tx", "g", pid, 0, [("t", [CommitPartition(0, 42)])]))
+        result = await h.groups.commit_transactional_offsets(
+            TxnOffsetCommitParams("tx", "g", pid, 0, [("t", [CommitPartition(0, 42)])])
+        )
         assert result.error == E.NONE
         stable = OffsetFetchParams([FetchGroup("g", [("t", [0])])], require_stable=True)
         [fetched] = await h.groups.fetch_offsets(stable)
@@ -143,8 +146,9 @@ async def test_aborted_offsets_are_dropped_and_a_reload_agrees(tmp_path, autojum
         for commit, offset in ((True, 10), (False, 20), (None, 30)):
             epoch = h.meta().producer_epoch
             await h.add_offsets(pid, epoch, "g")
-            await h.groups.commit_transactional_offsets(TxnOffsetCommitParams(
-                "tx", "g", pid, epoch, [("t", [CommitPartition(0, offset)])]))
+            await h.groups.commit_transactional_offsets(
+                TxnOffsetCommitParams("tx", "g", pid, epoch, [("t", [CommitPartition(0, offset)])])
+            )
             if commit is not None:
                 await h.end(pid, epoch, commit)
                 await h.settled()
@@ -164,14 +168,21 @@ async def test_txn_offset_commit_checks_the_group_kip_447(tmp_path, autojump_clo
     async with h.running():
         pid = (await h.init()).producer_id
         await h.add_offsets(pid, 0, "nobody")
-        unknown = await h.groups.commit_transactional_offsets(TxnOffsetCommitParams(
-            "tx", "nobody", pid, 0, [("t", [CommitPartition(0, 1)])], generation_id=3, member_id="m"))
+        unknown = await h.groups.commit_transactional_offsets(
+            TxnOffsetCommitParams(
+                "tx", "nobody", pid, 0, [("t", [CommitPartition(0, 1)])], generation_id=3, member_id="m"
+            )
+        )
         assert unknown.error == E.ILLEGAL_GENERATION  # an unknown group with a generation
-        simple = await h.groups.commit_transactional_offsets(TxnOffsetCommitParams(
-            "tx", "nobody", pid, 0, [("t", [CommitPartition(0, 1)])]))
+        simple = await h.groups.commit_transactional_offsets(
+            TxnOffsetCommitParams("tx", "nobody", pid, 0, [("t", [CommitPartition(0, 1)])])
+        )
         assert simple.error == E.NONE
-        member = await h.groups.commit_transactional_offsets(TxnOffsetCommitParams(
-            "tx", "nobody", pid, 0, [("t", [CommitPartition(0, 1)])], generation_id=0, member_id="ghost"))
+        member = await h.groups.commit_transactional_offsets(
+            TxnOffsetCommitParams(
+                "tx", "nobody", pid, 0, [("t", [CommitPartition(0, 1)])], generation_id=0, member_id="ghost"
+            )
+        )
         assert member.error == E.UNKNOWN_MEMBER_ID
 
 

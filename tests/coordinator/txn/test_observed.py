@@ -1,5 +1,6 @@
 """What the transcript and the control plane see of transactions: each state change with its
 cause, the transactions in snapshot(), and the manual clock stepping the transaction timers."""
+
 from __future__ import annotations
 
 import io
@@ -18,11 +19,19 @@ from tests.integration.raw_client import RawClient
 
 async def _begin(server, txn: str, timeout_ms: int = 60_000) -> tuple[RawClient, int]:
     client = await RawClient.connect(server.host, server.port)
-    init = await client.request(ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(
-        transactional_id=txn, transaction_timeout_ms=timeout_ms))
-    await client.request(ApiKey.ADD_PARTITIONS_TO_TXN, 3, AddPartitionsToTxnRequest(
-        v3_and_below_transactional_id=txn, v3_and_below_producer_id=init.producer_id,
-        v3_and_below_producer_epoch=0, v3_and_below_topics=[AddPartitionsToTxnTopic("orders", [0])]))
+    init = await client.request(
+        ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=timeout_ms)
+    )
+    await client.request(
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        3,
+        AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=txn,
+            v3_and_below_producer_id=init.producer_id,
+            v3_and_below_producer_epoch=0,
+            v3_and_below_topics=[AddPartitionsToTxnTopic("orders", [0])],
+        ),
+    )
     return client, init.producer_id
 
 
@@ -36,15 +45,20 @@ async def test_the_transcript_names_each_transaction_change_and_its_cause(tmp_pa
                 await trio.sleep(0.01)
             await client.aclose()
     changes = [(e["from"], e["to"], e["reason"]) for e in _events(path) if e["type"] == "transaction"]
-    assert [c[:2] for c in changes] == [("-", "Empty"), ("Empty", "Ongoing"), ("Ongoing", "PrepareCommit"),
-                                        ("PrepareCommit", "CompleteCommit")]
+    assert [c[:2] for c in changes] == [
+        ("-", "Empty"),
+        ("Empty", "Ongoing"),
+        ("Ongoing", "PrepareCommit"),
+        ("PrepareCommit", "CompleteCommit"),
+    ]
     assert changes[0][2].startswith("InitProducerId from client")
     assert changes[1][2].startswith("AddPartitionsToTxn from client")
     assert changes[3][2] == "every COMMIT marker of 'tx-seen' is durable"
     out = io.StringIO()
     assert render(path.read_text().splitlines(keepends=True), None, out) == 0  # `kgc transcript t.jsonl`
-    assert "[txn tx-seen] == Ongoing -> PrepareCommit (producer 0 epoch 0)  because EndTxn from client" \
-        in out.getvalue()
+    assert (
+        "[txn tx-seen] == Ongoing -> PrepareCommit (producer 0 epoch 0)  because EndTxn from client" in out.getvalue()
+    )
 
 
 def _events(path) -> list[dict]:
@@ -52,8 +66,11 @@ def _events(path) -> list[dict]:
 
 
 async def test_the_manual_clock_times_a_transaction_out_and_the_snapshot_shows_it(tmp_path):
-    settings = {"clock.mode": "manual", "control.enable": True,
-                "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000}
+    settings = {
+        "clock.mode": "manual",
+        "control.enable": True,
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
+    }
     async with open_server(tmp_path / "data", topics={"orders": 1}, settings=settings) as server:
         with trio.fail_after(20):
             client, pid = await _begin(server, "tx-clock", timeout_ms=5_000)

@@ -1,4 +1,5 @@
 """__transaction_state bytes (TransactionLogKey v0, TransactionLogValue v0/v1) and the state table."""
+
 from __future__ import annotations
 
 import struct
@@ -28,11 +29,16 @@ def test_key_and_value_are_kafkas_v0_bytes():
     rec = TransactionRecord("app-1", 4000, 3, 60_000, S.ONGOING, (("b", 1), ("a", 2), ("a", 0)), 1_700, 1_600)
     key, value = encode_record(rec)
     assert key == struct.pack(">h", 0) + _string("app-1")
-    assert value == (struct.pack(">hqhib", 0, 4000, 3, 60_000, 1) + struct.pack(">i", 2)
-                     + _string("a") + struct.pack(">iii", 2, 0, 2) + _string("b") + struct.pack(">ii", 1, 1)
-                     + struct.pack(">qq", 1_700, 1_600))
-    assert decode_record(key, value) == rec.__class__(**{**rec.__dict__, "partitions": (("a", 0), ("a", 2),
-                                                                                       ("b", 1))})
+    assert value == (
+        struct.pack(">hqhib", 0, 4000, 3, 60_000, 1)
+        + struct.pack(">i", 2)
+        + _string("a")
+        + struct.pack(">iii", 2, 0, 2)
+        + _string("b")
+        + struct.pack(">ii", 1, 1)
+        + struct.pack(">qq", 1_700, 1_600)
+    )
+    assert decode_record(key, value) == rec.__class__(**{**rec.__dict__, "partitions": (("a", 0), ("a", 2), ("b", 1))})
 
 
 def test_an_empty_transaction_writes_null_partitions_and_a_tombstone_a_null_value():
@@ -47,10 +53,20 @@ def test_an_empty_transaction_writes_null_partitions_and_a_tombstone_a_null_valu
 
 
 def test_value_v1_is_read_with_its_tagged_fields():
-    value = (struct.pack(">hqhib", 1, 77, 2, 1000, 4)
-             + bytes([2]) + bytes([2]) + b"t" + bytes([2]) + struct.pack(">i", 5) + bytes([0])  # [t: [5]]
-             + struct.pack(">qq", 9, 8)
-             + bytes([2, 0, 8]) + struct.pack(">q", 70) + bytes([1, 8]) + struct.pack(">q", 78))  # tags 0, 1
+    value = (
+        struct.pack(">hqhib", 1, 77, 2, 1000, 4)
+        + bytes([2])
+        + bytes([2])
+        + b"t"
+        + bytes([2])
+        + struct.pack(">i", 5)
+        + bytes([0])  # [t: [5]]
+        + struct.pack(">qq", 9, 8)
+        + bytes([2, 0, 8])
+        + struct.pack(">q", 70)
+        + bytes([1, 8])
+        + struct.pack(">q", 78)
+    )  # tags 0, 1
     rec = decode_record(struct.pack(">h", 0) + _string("y"), value)
     assert rec == TransactionRecord("y", 77, 2, 1000, S.COMPLETE_COMMIT, (("t", 5),), 9, 8, 70, 78)
 
@@ -69,7 +85,8 @@ def test_the_dump_decoder_prints_kafkas_json():
         '{"type":"0","data":{"transactionalId":"app"}}',
         '{"version":"0","data":{"producerId":4,"producerEpoch":1,"transactionTimeoutMs":100,'
         '"transactionStatus":3,"transactionPartitions":[{"topic":"t","partitionIds":[0]}],'
-        '"transactionLastUpdateTimestampMs":7,"transactionStartTimestampMs":6}}')
+        '"transactionLastUpdateTimestampMs":7,"transactionStartTimestampMs":6}}',
+    )
     assert decode_json(0, key, None)[1] == "<DELETE>"
 
 

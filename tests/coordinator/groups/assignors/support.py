@@ -1,5 +1,6 @@
 """Test helpers for the assignors: a topic describer, spec builders, and the property checks
 Kafka's tests use (checkValidityAndBalance) plus stickiness comparisons."""
+
 from __future__ import annotations
 
 import base64
@@ -7,13 +8,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from coordinator.groups.assignors.spec import (
-    Assignment,
-    GroupSpec,
-    MemberSubscription,
-    SubscriptionType,
-    TopicId,
-)
+from coordinator.groups.assignors.spec import Assignment, GroupSpec, MemberSubscription, SubscriptionType, TopicId
 
 Result = Mapping[str, Mapping[TopicId, frozenset[int]]]
 
@@ -26,6 +21,7 @@ def kafka_uuid(text: str) -> uuid.UUID:
 @dataclass
 class Topics:
     """SubscribedTopicDescriber over a dict; racks are the partition's replicas' racks."""
+
     counts: dict[TopicId, int]
     racks: dict[TopicId, list[frozenset[str]]] = field(default_factory=dict)
 

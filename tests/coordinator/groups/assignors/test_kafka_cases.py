@@ -1,5 +1,6 @@
 """Kafka's own assignor test cases (kafka_cases.json: inputs, expected outputs, and the
 properties Kafka's test asserts), run against our assignors."""
+
 from __future__ import annotations
 
 import itertools
@@ -37,21 +38,17 @@ def _decode(result: Result) -> dict[str, dict[str, list[int]]]:
 
 def _build(case: dict[str, Any], members: list[dict[str, Any]]) -> tuple[GroupSpec, Topics]:
     topics = Topics({_topic(t): n for t, n in case["topics"].items()})
-    subs = {
-        m["id"]: member(map(_topic, m["topics"]), instance=m.get("instance_id"))
-        for m in members
-    }
-    assignments = {
-        m["id"]: {_topic(t): frozenset(p) for t, p in m.get("assignment", {}).items()} for m in members
-    }
+    subs = {m["id"]: member(map(_topic, m["topics"]), instance=m.get("instance_id")) for m in members}
+    assignments = {m["id"]: {_topic(t): frozenset(p) for t, p in m.get("assignment", {}).items()} for m in members}
     return spec(subs, assignments, SubscriptionType[case["subscription_type"]]), topics
 
 
 def _generated(case: dict[str, Any]) -> tuple[GroupSpec, Topics]:
     gen = case["generated"]
     # Kafka draws random topic ids; fixed ones keep the test deterministic.
-    topic_ids = [uuid.UUID(int=(i * 0x9E3779B97F4A7C15_F39CC0605CEDC835) % (1 << 128))
-                 for i in range(1, gen["topics"] + 1)]
+    topic_ids = [
+        uuid.UUID(int=(i * 0x9E3779B97F4A7C15_F39CC0605CEDC835) % (1 << 128)) for i in range(1, gen["topics"] + 1)
+    ]
     topics = Topics({t: gen["partitions"] for t in topic_ids})
     names = sorted(f"member{i}" for i in range(1, gen["members"] + 1))  # Kafka's TreeMap order
     return spec({n: member(topic_ids) for n in names}, {}, SubscriptionType[case["subscription_type"]]), topics
@@ -84,8 +81,9 @@ def test_kafka_case(case: dict[str, Any]) -> None:
 COMMON = DATA["common"]
 
 
-def _common(run: dict[str, Any], rack_aware: bool, racks: dict[str, str],
-            instances: bool = False) -> tuple[GroupSpec, Topics]:
+def _common(
+    run: dict[str, Any], rack_aware: bool, racks: dict[str, str], instances: bool = False
+) -> tuple[GroupSpec, Topics]:
     counts = {_topic(t): n for t, n in COMMON["topics"].items()}
     # MetadataImageBuilder.addRacks: 4 brokers on rack0..rack3, partition i on brokers i%4, (i+1)%4.
     partition_racks = {

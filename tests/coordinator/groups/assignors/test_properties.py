@@ -1,6 +1,7 @@
 """Hypothesis properties of the assignors: exactly-once, subscription respected, balance
 (homogeneous uniform), stability (no membership change -> no change), removal moves only the
 removed member's partitions (homogeneous uniform), and equal inputs -> equal outputs."""
+
 from __future__ import annotations
 
 import uuid

@@ -3,6 +3,7 @@ GroupMetadataManagerTestContext): topics, timers, a fixed-answer assignor, and `
 one operation per call with its own context, replays every emitted record at once (after an
 encode/decode round trip, so the bytes path is exercised too) and keeps them for assertions.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,8 +35,13 @@ class FakeTopics:
         self._by_name: dict[str, TopicMeta] = {}
         self.version = 0
 
-    def add(self, name: str, partitions: int, topic_id: uuid.UUID | None = None,
-            racks: Mapping[int, tuple[str, ...]] | None = None) -> uuid.UUID:
+    def add(
+        self,
+        name: str,
+        partitions: int,
+        topic_id: uuid.UUID | None = None,
+        racks: Mapping[int, tuple[str, ...]] | None = None,
+    ) -> uuid.UUID:
         topic_id = topic_id or tid(len(self._by_name) + 1)
         self._by_name[name] = TopicMeta(topic_id, name, partitions, dict(racks or {}))
         self.version += 1
@@ -155,8 +161,9 @@ class OpCtx:
 
 
 class Harness:
-    def __init__(self, settings: ConsumerGroupSettings | None = None, classic: ClassicBridge = NO_CLASSIC,
-                 now_ms: int = 0) -> None:
+    def __init__(
+        self, settings: ConsumerGroupSettings | None = None, classic: ClassicBridge = NO_CLASSIC, now_ms: int = 0
+    ) -> None:
         self.settings = settings or ConsumerGroupSettings()
         self.groups: dict[str, Any] = {}
         self.timers = FakeTimers()
@@ -165,7 +172,7 @@ class Harness:
         self.classic = classic
         self.now_ms = now_ms
         self.uuids = itertools.count(0xABC0)
-        self.log: list[Any] = []        # every record emitted so far, in order
+        self.log: list[Any] = []  # every record emitted so far, in order
         self.last: OpCtx | None = None  # the context of the last operation
 
     def apply(self, record: Any) -> None:
@@ -185,13 +192,25 @@ class Harness:
         self.last = ctx
         return op(ctx)
 
-    def heartbeat(self, group_id: str, member_id: str, member_epoch: int, *,
-                  owned: Iterable[tuple[uuid.UUID, Iterable[int]]] | None = None,
-                  **kwargs: Any) -> ConsumerHeartbeatResult:
+    def heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        *,
+        owned: Iterable[tuple[uuid.UUID, Iterable[int]]] | None = None,
+        **kwargs: Any,
+    ) -> ConsumerHeartbeatResult:
         tps = None if owned is None else tuple(TopicPartitions(t, tuple(p)) for t, p in owned)
-        params = ConsumerHeartbeatParams(group_id=group_id, member_id=member_id, member_epoch=member_epoch,
-                                         topic_partitions=tps, client_id=kwargs.pop("client_id", "client"),
-                                         client_host=kwargs.pop("client_host", "/127.0.0.1"), **kwargs)
+        params = ConsumerHeartbeatParams(
+            group_id=group_id,
+            member_id=member_id,
+            member_epoch=member_epoch,
+            topic_partitions=tps,
+            client_id=kwargs.pop("client_id", "client"),
+            client_host=kwargs.pop("client_host", "/127.0.0.1"),
+            **kwargs,
+        )
         return self.run(lambda ctx: consumer_group_heartbeat(ctx, params))
 
     def join(self, group_id: str, member_id: str, topics: Iterable[str] = (), **kwargs: Any) -> ConsumerHeartbeatResult:
@@ -232,9 +251,14 @@ class Harness:
         return groups
 
 
-def seed_group(h: Harness, group_id: str, epoch: int, members: Iterable[Any],
-               targets: Mapping[str, Mapping[uuid.UUID, Iterable[int]]] | None = None,
-               assignment_epoch: int | None = None) -> None:
+def seed_group(
+    h: Harness,
+    group_id: str,
+    epoch: int,
+    members: Iterable[Any],
+    targets: Mapping[str, Mapping[uuid.UUID, Iterable[int]]] | None = None,
+    assignment_epoch: int | None = None,
+) -> None:
     """Kafka's ConsumerGroupBuilder: replay the records of an existing group (the epoch record
     carries the hash of the members' topics, so a first heartbeat finds nothing changed)."""
     from coordinator.groups.consumer.member import normalize, to_topic_partitions
@@ -244,6 +268,7 @@ def seed_group(h: Harness, group_id: str, epoch: int, members: Iterable[Any],
         ConsumerGroupTargetAssignmentMemberRecord,
         ConsumerGroupTargetAssignmentMetadataRecord,
     )
+
     members = list(members)
     for m in members:
         h.apply(m.metadata_record(group_id))

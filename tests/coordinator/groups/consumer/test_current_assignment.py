@@ -1,5 +1,6 @@
 """Reconciliation state machine, one transition per test (ported from Kafka's
 CurrentAssignmentBuilderTest; Kafka 4.2 semantics for KAFKA-19974 and KAFKA-19449)."""
+
 from __future__ import annotations
 
 import uuid
@@ -31,20 +32,48 @@ def owned(p1: Iterable[int] = (), p2: Iterable[int] = ()) -> tuple[TopicPartitio
     return (TopicPartitions(T1, tuple(p1)), TopicPartitions(T2, tuple(p2)))
 
 
-def m(state: MemberState, epoch: int, previous: int, assigned: dict, pending: dict | None = None,
-      names: Iterable[str] = ("topic1", "topic2"), regex: str = "") -> ConsumerGroupMember:
-    return ConsumerGroupMember("member", member_epoch=epoch, previous_member_epoch=previous, state=state,
-                               subscribed_topic_names=frozenset(names), subscribed_topic_regex=regex,
-                               assigned_partitions=assigned, partitions_pending_revocation=pending or {})
+def m(
+    state: MemberState,
+    epoch: int,
+    previous: int,
+    assigned: dict,
+    pending: dict | None = None,
+    names: Iterable[str] = ("topic1", "topic2"),
+    regex: str = "",
+) -> ConsumerGroupMember:
+    return ConsumerGroupMember(
+        "member",
+        member_epoch=epoch,
+        previous_member_epoch=previous,
+        state=state,
+        subscribed_topic_names=frozenset(names),
+        subscribed_topic_regex=regex,
+        assigned_partitions=assigned,
+        partitions_pending_revocation=pending or {},
+    )
 
 
-def build(member: ConsumerGroupMember, epoch: int, target: dict, owner_epoch: Any = -1, *,
-          owned_parts: tuple[TopicPartitions, ...] | None = None, changed: bool = False,
-          regexes: dict | None = None) -> ConsumerGroupMember:
+def build(
+    member: ConsumerGroupMember,
+    epoch: int,
+    target: dict,
+    owner_epoch: Any = -1,
+    *,
+    owned_parts: tuple[TopicPartitions, ...] | None = None,
+    changed: bool = False,
+    regexes: dict | None = None,
+) -> ConsumerGroupMember:
     fn = owner_epoch if callable(owner_epoch) else (lambda t, p: owner_epoch)
-    return CurrentAssignmentBuilder(member, target_epoch=epoch, target=target, current_partition_epoch=fn,
-                                    topics=TOPICS, resolved_regexes=regexes, has_subscription_changed=changed,
-                                    owned=owned_parts).build()
+    return CurrentAssignmentBuilder(
+        member,
+        target_epoch=epoch,
+        target=target,
+        current_partition_epoch=fn,
+        topics=TOPICS,
+        resolved_regexes=regexes,
+        has_subscription_changed=changed,
+        owned=owned_parts,
+    ).build()
 
 
 S, UNREV, UNREL = MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS, MemberState.UNRELEASED_PARTITIONS

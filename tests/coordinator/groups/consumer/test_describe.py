@@ -1,5 +1,6 @@
 """What ConsumerGroupDescribe, ListGroups, DescribeGroups, OffsetCommit, OffsetFetch and
 OffsetDelete get from a consumer group (Kafka ConsumerGroup / GroupMetadataManager)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -39,15 +40,33 @@ def test_describe() -> None:
     assert foo is not None and bar is not None
     h.groups["classic"] = object()
     got = describe_consumer_groups(h.groups, h.topics, h.settings, ["g", "nope", "classic"])
-    assigned = (DescribedTopicPartitions(bar.topic_id, "bar", (0,)),
-                DescribedTopicPartitions(foo.topic_id, "foo", (0, 1)))
+    assigned = (
+        DescribedTopicPartitions(bar.topic_id, "bar", (0,)),
+        DescribedTopicPartitions(foo.topic_id, "foo", (0, 1)),
+    )
     assert got == [
         DescribedConsumerGroup(
-            group_id="g", group_state="Stable", group_epoch=1, assignment_epoch=1, assignor_name="range",
-            members=(DescribedConsumerMember(
-                member_id="m1", instance_id="i1", rack_id="r1", member_epoch=1, client_id="client",
-                client_host="/127.0.0.1", subscribed_topic_names=("bar", "foo"), subscribed_topic_regex="",
-                assignment=assigned, target_assignment=assigned, member_type=1),)),
+            group_id="g",
+            group_state="Stable",
+            group_epoch=1,
+            assignment_epoch=1,
+            assignor_name="range",
+            members=(
+                DescribedConsumerMember(
+                    member_id="m1",
+                    instance_id="i1",
+                    rack_id="r1",
+                    member_epoch=1,
+                    client_id="client",
+                    client_host="/127.0.0.1",
+                    subscribed_topic_names=("bar", "foo"),
+                    subscribed_topic_regex="",
+                    assignment=assigned,
+                    target_assignment=assigned,
+                    member_type=1,
+                ),
+            ),
+        ),
         DescribedConsumerGroup("nope", ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found."),
         DescribedConsumerGroup("classic", ErrorCode.GROUP_ID_NOT_FOUND, "Group classic is not a consumer group."),
     ]
@@ -91,20 +110,35 @@ def test_offset_commit_validation() -> None:
     h = stable_group()
     group = h.group("g")
     check(lambda: validate_offset_commit(group, "m1", None, 1), None)
-    check(lambda: validate_offset_commit(group, "m1", None, 0), ErrorCode.STALE_MEMBER_EPOCH,
-          "The received member epoch 0 does not match the expected member epoch 1.")
-    check(lambda: validate_offset_commit(group, "m1", None, 2), ErrorCode.STALE_MEMBER_EPOCH,
-          "The received member epoch 2 does not match the expected member epoch 1.")
-    check(lambda: validate_offset_commit(group, "x", None, 1), ErrorCode.UNKNOWN_MEMBER_ID,
-          "Member x is not a member of group g.")
+    check(
+        lambda: validate_offset_commit(group, "m1", None, 0),
+        ErrorCode.STALE_MEMBER_EPOCH,
+        "The received member epoch 0 does not match the expected member epoch 1.",
+    )
+    check(
+        lambda: validate_offset_commit(group, "m1", None, 2),
+        ErrorCode.STALE_MEMBER_EPOCH,
+        "The received member epoch 2 does not match the expected member epoch 1.",
+    )
+    check(
+        lambda: validate_offset_commit(group, "x", None, 1),
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        "Member x is not a member of group g.",
+    )
     check(lambda: validate_offset_commit(group, "", None, -1), ErrorCode.UNKNOWN_MEMBER_ID)  # not empty
-    check(lambda: validate_offset_commit(group, "m1", None, 1, api_version=8), ErrorCode.UNSUPPORTED_VERSION,
-          "OffsetCommit version 9 or above must be used by members using the modern group protocol")
+    check(
+        lambda: validate_offset_commit(group, "m1", None, 1, api_version=8),
+        ErrorCode.UNSUPPORTED_VERSION,
+        "OffsetCommit version 9 or above must be used by members using the modern group protocol",
+    )
     check(lambda: validate_offset_commit(group, "", None, -1, is_transactional=True), None)
     check(lambda: validate_offset_commit(group, "m1", None, 1, is_transactional=True, api_version=3), None)
     group.members["m1"] = replace(group.members["m1"], classic_member_metadata=ClassicMemberMetadata(10, ()))
-    check(lambda: validate_offset_commit(group, "m1", None, 3, api_version=8), ErrorCode.ILLEGAL_GENERATION,
-          "The received generation id 3 does not match the expected member epoch 1.")
+    check(
+        lambda: validate_offset_commit(group, "m1", None, 3, api_version=8),
+        ErrorCode.ILLEGAL_GENERATION,
+        "The received generation id 3 does not match the expected member epoch 1.",
+    )
     h2 = Harness()
     h2.join("e", "m", [])
     h2.heartbeat("e", "m", -1)
@@ -117,8 +151,11 @@ def test_offset_fetch_validation() -> None:
     check(lambda: validate_offset_fetch(group, None, -1), None)
     check(lambda: validate_offset_fetch(group, "m1", 1), None)
     check(lambda: validate_offset_fetch(group, "m1", 0), ErrorCode.STALE_MEMBER_EPOCH)
-    check(lambda: validate_offset_fetch(group, "zz", 1), ErrorCode.UNKNOWN_MEMBER_ID,
-          "Member zz is not a member of group g.")
+    check(
+        lambda: validate_offset_fetch(group, "zz", 1),
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        "Member zz is not a member of group g.",
+    )
 
 
 @pytest.mark.parametrize("topic,subscribed", [("foo", True), ("bar", True), ("other", False)])

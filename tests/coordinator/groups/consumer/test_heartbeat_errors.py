@@ -1,5 +1,6 @@
 """ConsumerGroupHeartbeat: every error Kafka answers, with its message, and nothing persisted
 (ported from Kafka's GroupMetadataManagerTest / GroupCoordinatorServiceTest)."""
+
 from __future__ import annotations
 
 import uuid
@@ -17,27 +18,51 @@ def error(result: object) -> tuple[int, str | None]:
     return result.error_code, result.error_message  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    # v1 (KIP-1082): the client makes its member id; it is checked first.
-    (dict(group_id="foo", member_id="", member_epoch=0, api_version=1), "MemberId can't be empty."),
-    (dict(group_id="foo", member_id="  ", member_epoch=0, api_version=1), "MemberId can't be empty."),
-    (dict(group_id="foo", member_id="", member_epoch=1, api_version=0), "MemberId can't be empty."),
-    (dict(group_id="foo", member_id="", member_epoch=-1, api_version=0), "MemberId can't be empty."),
-    (dict(group_id="", member_id="", member_epoch=0, api_version=0), "GroupId can't be empty."),
-    (dict(group_id="   ", member_id="m", member_epoch=0), "GroupId can't be empty."),
-    (dict(group_id="foo", member_id="m", member_epoch=1, instance_id=""), "InstanceId can't be empty."),
-    (dict(group_id="foo", member_id="m", member_epoch=1, rack_id=" "), "RackId can't be empty."),
-    (dict(group_id="foo", member_id="m", member_epoch=0), "RebalanceTimeoutMs must be provided in first request."),
-    (dict(group_id="foo", member_id="m", member_epoch=0, rebalance_timeout_ms=5000),
-     "TopicPartitions must be empty when (re-)joining."),
-    (dict(group_id="foo", member_id="m", member_epoch=0, rebalance_timeout_ms=5000,
-          topic_partitions=((uuid.UUID(int=1), (0,)),)), "TopicPartitions must be empty when (re-)joining."),
-    (dict(group_id="foo", member_id="m", member_epoch=0, rebalance_timeout_ms=5000, topic_partitions=()),
-     "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."),
-    (dict(group_id="foo", member_id="m", member_epoch=-2, rebalance_timeout_ms=5000, topic_partitions=(),
-          subscribed_topic_names=["foo"]), "InstanceId can't be null."),
-    (dict(group_id="foo", member_id="m", member_epoch=-3), "MemberEpoch is invalid."),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        # v1 (KIP-1082): the client makes its member id; it is checked first.
+        (dict(group_id="foo", member_id="", member_epoch=0, api_version=1), "MemberId can't be empty."),
+        (dict(group_id="foo", member_id="  ", member_epoch=0, api_version=1), "MemberId can't be empty."),
+        (dict(group_id="foo", member_id="", member_epoch=1, api_version=0), "MemberId can't be empty."),
+        (dict(group_id="foo", member_id="", member_epoch=-1, api_version=0), "MemberId can't be empty."),
+        (dict(group_id="", member_id="", member_epoch=0, api_version=0), "GroupId can't be empty."),
+        (dict(group_id="   ", member_id="m", member_epoch=0), "GroupId can't be empty."),
+        (dict(group_id="foo", member_id="m", member_epoch=1, instance_id=""), "InstanceId can't be empty."),
+        (dict(group_id="foo", member_id="m", member_epoch=1, rack_id=" "), "RackId can't be empty."),
+        (dict(group_id="foo", member_id="m", member_epoch=0), "RebalanceTimeoutMs must be provided in first request."),
+        (
+            dict(group_id="foo", member_id="m", member_epoch=0, rebalance_timeout_ms=5000),
+            "TopicPartitions must be empty when (re-)joining.",
+        ),
+        (
+            dict(
+                group_id="foo",
+                member_id="m",
+                member_epoch=0,
+                rebalance_timeout_ms=5000,
+                topic_partitions=((uuid.UUID(int=1), (0,)),),
+            ),
+            "TopicPartitions must be empty when (re-)joining.",
+        ),
+        (
+            dict(group_id="foo", member_id="m", member_epoch=0, rebalance_timeout_ms=5000, topic_partitions=()),
+            "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.",
+        ),
+        (
+            dict(
+                group_id="foo",
+                member_id="m",
+                member_epoch=-2,
+                rebalance_timeout_ms=5000,
+                topic_partitions=(),
+                subscribed_topic_names=["foo"],
+            ),
+            "InstanceId can't be null.",
+        ),
+        (dict(group_id="foo", member_id="m", member_epoch=-3), "MemberEpoch is invalid."),
+    ],
+)
 def test_invalid_requests(kwargs: dict, message: str) -> None:
     h = Harness()
     result = h.run(lambda ctx: consumer_group_heartbeat(ctx, ConsumerHeartbeatParams(**kwargs)))
@@ -49,8 +74,10 @@ def test_invalid_requests(kwargs: dict, message: str) -> None:
 def test_unsupported_assignor_lists_the_configured_ones() -> None:
     h = Harness()
     result = h.heartbeat("foo", "m", 1, server_assignor="bar")
-    assert error(result) == (ErrorCode.UNSUPPORTED_ASSIGNOR,
-                             "ServerAssignor bar is not supported. Supported assignors: uniform, range.")
+    assert error(result) == (
+        ErrorCode.UNSUPPORTED_ASSIGNOR,
+        "ServerAssignor bar is not supported. Supported assignors: uniform, range.",
+    )
 
 
 def test_empty_names_or_empty_regex_join_is_accepted() -> None:
@@ -62,8 +89,16 @@ def test_empty_names_or_empty_regex_join_is_accepted() -> None:
 def test_v0_member_id_is_generated() -> None:
     """Kafka testMemberIdGeneration: a Kafka Uuid text; no topics, so an empty assignment."""
     h = Harness()
-    result = h.heartbeat("group-foo", "", 0, owned=(), api_version=0, rebalance_timeout_ms=5000,
-                         subscribed_topic_names=["foo", "bar"], server_assignor="range")
+    result = h.heartbeat(
+        "group-foo",
+        "",
+        0,
+        owned=(),
+        api_version=0,
+        rebalance_timeout_ms=5000,
+        subscribed_topic_names=["foo", "bar"],
+        server_assignor="range",
+    )
     assert result.error_code == 0 and result.member_id == "AAAAAAAAAAAAAAAAAACrwA"
     assert (result.member_epoch, result.heartbeat_interval_ms, result.assignment) == (1, 5000, ())
     assert set(h.group("group-foo").members) == {"AAAAAAAAAAAAAAAAAACrwA"}
@@ -82,16 +117,26 @@ def test_unknown_member_id() -> None:
     result = h.heartbeat("fooup", "m2", 1, rebalance_timeout_ms=5000, subscribed_topic_names=["foo"], owned=())
     assert error(result) == (ErrorCode.UNKNOWN_MEMBER_ID, "Member m2 is not a member of group fooup.")
     assert h.records == []
-    assert error(h.heartbeat("fooup", "m2", -1)) == (ErrorCode.UNKNOWN_MEMBER_ID,
-                                                     "Member m2 is not a member of group fooup.")
+    assert error(h.heartbeat("fooup", "m2", -1)) == (
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        "Member m2 is not a member of group fooup.",
+    )
 
 
 def _group_at_epoch_100(h: Harness) -> uuid.UUID:
     foo = h.topics.add("foo", 6)
-    member = ConsumerGroupMember("m", member_epoch=100, previous_member_epoch=99, state=MemberState.STABLE,
-                                 rebalance_timeout_ms=5000, client_id="client", client_host="/127.0.0.1",
-                                 subscribed_topic_names=frozenset({"foo", "bar"}), server_assignor="range",
-                                 assigned_partitions={foo: frozenset({1, 2, 3})})
+    member = ConsumerGroupMember(
+        "m",
+        member_epoch=100,
+        previous_member_epoch=99,
+        state=MemberState.STABLE,
+        rebalance_timeout_ms=5000,
+        client_id="client",
+        client_host="/127.0.0.1",
+        subscribed_topic_names=frozenset({"foo", "bar"}),
+        server_assignor="range",
+        assigned_partitions={foo: frozenset({1, 2, 3})},
+    )
     seed_group(h, "fooup", 100, [member], {"m": {foo: {1, 2, 3}}})
     return foo
 
@@ -101,21 +146,30 @@ def test_member_epoch_validation() -> None:
     h = Harness()
     foo = _group_at_epoch_100(h)
     greater = h.heartbeat("fooup", "m", 200, rebalance_timeout_ms=5000, subscribed_topic_names=["foo", "bar"])
-    assert error(greater) == (ErrorCode.FENCED_MEMBER_EPOCH, (
-        "The consumer group member has a greater member epoch (200) than the one known by the group "
-        "coordinator (100). The member must abandon all its partitions and rejoin."))
+    assert error(greater) == (
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        (
+            "The consumer group member has a greater member epoch (200) than the one known by the group "
+            "coordinator (100). The member must abandon all its partitions and rejoin."
+        ),
+    )
     smaller = h.heartbeat("fooup", "m", 50, rebalance_timeout_ms=5000, subscribed_topic_names=["foo", "bar"])
-    assert error(smaller) == (ErrorCode.FENCED_MEMBER_EPOCH, (
-        "The consumer group member has a smaller member epoch (50) than the one known by the group "
-        "coordinator (100). The member must abandon all its partitions and rejoin."))
+    assert error(smaller) == (
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        (
+            "The consumer group member has a smaller member epoch (50) than the one known by the group "
+            "coordinator (100). The member must abandon all its partitions and rejoin."
+        ),
+    )
     # The previous epoch without owned partitions is fenced too ...
     assert h.heartbeat("fooup", "m", 99, rebalance_timeout_ms=5000).error_code == ErrorCode.FENCED_MEMBER_EPOCH
     # ... or with a partition it never had.
     assert h.heartbeat("fooup", "m", 99, owned=[(foo, [1, 4])]).error_code == ErrorCode.FENCED_MEMBER_EPOCH
     assert h.log[-1].key_type == 6  # nothing was written by the failures (last is the seeding)
     # The previous epoch with a subset of the assignment: the bumped response was lost.
-    result = h.heartbeat("fooup", "m", 99, rebalance_timeout_ms=5000, subscribed_topic_names=["foo", "bar"],
-                         owned=[(foo, [1, 2])])
+    result = h.heartbeat(
+        "fooup", "m", 99, rebalance_timeout_ms=5000, subscribed_topic_names=["foo", "bar"], owned=[(foo, [1, 2])]
+    )
     assert (result.error_code, result.member_epoch) == (0, 100)
 
 
@@ -136,8 +190,10 @@ def test_group_max_size() -> None:
     h.join("g", "m1", ["foo"])
     h.join("g", "m2", ["foo"])
     result = h.join("g", "m3", ["foo"])
-    assert error(result) == (ErrorCode.GROUP_MAX_SIZE_REACHED,
-                             "The consumer group has reached its maximum capacity of 2 members.")
+    assert error(result) == (
+        ErrorCode.GROUP_MAX_SIZE_REACHED,
+        "The consumer group has reached its maximum capacity of 2 members.",
+    )
     assert h.records == [] and set(h.group("g").members) == {"m1", "m2"}
     assert h.join("g", "m1", ["foo"]).error_code == 0
 
@@ -148,8 +204,10 @@ def test_assignor_failure_is_unknown_server_error_and_writes_nothing() -> None:
     h.topics.add("foo", 2)
     h.assignors["uniform"].error = "boom"
     result = h.join("g", "m1", ["foo"])
-    assert error(result) == (ErrorCode.UNKNOWN_SERVER_ERROR,
-                             "Failed to compute a new target assignment for epoch 1: boom")
+    assert error(result) == (
+        ErrorCode.UNKNOWN_SERVER_ERROR,
+        "Failed to compute a new target assignment for epoch 1: boom",
+    )
     assert h.groups == {} and h.log == [] and h.timers.timers == {}
 
 

@@ -1,6 +1,7 @@
 """ConsumerGroupHeartbeat: joins, subscription changes, new members, leaving and the whole
 reconciliation of three members, with the exact records and responses (ported from Kafka's
 GroupMetadataManagerTest; Kafka 4.2 writes the metadata hash instead of PartitionMetadata)."""
+
 from __future__ import annotations
 
 import uuid
@@ -29,13 +30,28 @@ def tps(*pairs: tuple[object, tuple[int, ...]]) -> tuple[TopicPartitions, ...]:
     return tuple(TopicPartitions(t, p) for t, p in pairs)  # type: ignore[arg-type]
 
 
-def member(member_id: str, epoch: int, previous: int, names: set[str], assigned: dict | None = None,
-           state: MemberState = MemberState.STABLE, pending: dict | None = None) -> ConsumerGroupMember:
-    return ConsumerGroupMember(member_id, member_epoch=epoch, previous_member_epoch=previous, state=state,
-                               rebalance_timeout_ms=5000, client_id="client", client_host="/127.0.0.1",
-                               subscribed_topic_names=frozenset(names), server_assignor="range",
-                               assigned_partitions={t: frozenset(p) for t, p in (assigned or {}).items()},
-                               partitions_pending_revocation={t: frozenset(p) for t, p in (pending or {}).items()})
+def member(
+    member_id: str,
+    epoch: int,
+    previous: int,
+    names: set[str],
+    assigned: dict | None = None,
+    state: MemberState = MemberState.STABLE,
+    pending: dict | None = None,
+) -> ConsumerGroupMember:
+    return ConsumerGroupMember(
+        member_id,
+        member_epoch=epoch,
+        previous_member_epoch=previous,
+        state=state,
+        rebalance_timeout_ms=5000,
+        client_id="client",
+        client_host="/127.0.0.1",
+        subscribed_topic_names=frozenset(names),
+        server_assignor="range",
+        assigned_partitions={t: frozenset(p) for t, p in (assigned or {}).items()},
+        partitions_pending_revocation={t: frozenset(p) for t, p in (pending or {}).items()},
+    )
 
 
 def test_member_joins_empty_group() -> None:
@@ -79,17 +95,25 @@ def test_updating_subscription_triggers_new_target_assignment() -> None:
 
 def _two_member_group(h: Harness) -> tuple[uuid.UUID, uuid.UUID]:
     foo, bar = h.topics.add("foo", 6), h.topics.add("bar", 3)
-    seed_group(h, G, 10, [member("m1", 10, 9, {"foo", "bar"}, {foo: {0, 1, 2}, bar: {0, 1}}),
-                          member("m2", 10, 9, {"foo", "bar"}, {foo: {3, 4, 5}, bar: {2}})],
-               {"m1": {foo: {0, 1, 2}, bar: {0, 1}}, "m2": {foo: {3, 4, 5}, bar: {2}}})
+    seed_group(
+        h,
+        G,
+        10,
+        [
+            member("m1", 10, 9, {"foo", "bar"}, {foo: {0, 1, 2}, bar: {0, 1}}),
+            member("m2", 10, 9, {"foo", "bar"}, {foo: {3, 4, 5}, bar: {2}}),
+        ],
+        {"m1": {foo: {0, 1, 2}, bar: {0, 1}}, "m2": {foo: {3, 4, 5}, bar: {2}}},
+    )
     return foo, bar
 
 
 def test_new_joining_member_triggers_new_target_assignment() -> None:
     h = Harness()
     foo, bar = _two_member_group(h)
-    h.assignors["range"].prepare({"m1": {foo: {0, 1}, bar: {0}}, "m2": {foo: {2, 3}, bar: {1}},
-                                  "m3": {foo: {4, 5}, bar: {2}}})
+    h.assignors["range"].prepare(
+        {"m1": {foo: {0, 1}, bar: {0}}, "m2": {foo: {2, 3}, bar: {1}}, "m3": {foo: {4, 5}, bar: {2}}}
+    )
     result = h.join(G, "m3", ["foo", "bar"], server_assignor="range")
     assert (result.member_id, result.member_epoch, result.assignment) == ("m3", 11, ())
     expected3 = member("m3", 11, 0, {"foo", "bar"}, state=MemberState.UNRELEASED_PARTITIONS)
@@ -109,12 +133,24 @@ def test_leaving_member_bumps_group_epoch() -> None:
     h = Harness()
     foo, bar = h.topics.add("foo", 6), h.topics.add("bar", 3)
     h.topics.add("zar", 1)
-    seed_group(h, G, 10, [member("m1", 10, 9, {"foo", "bar"}, {foo: {0, 1, 2}, bar: {0, 1}}),
-                          member("m2", 10, 9, {"foo", "bar", "zar"}, {foo: {3, 4, 5}, bar: {2}})],
-               {"m1": {foo: {0, 1, 2}, bar: {0, 1}}, "m2": {foo: {3, 4, 5}, bar: {2}}})
+    seed_group(
+        h,
+        G,
+        10,
+        [
+            member("m1", 10, 9, {"foo", "bar"}, {foo: {0, 1, 2}, bar: {0, 1}}),
+            member("m2", 10, 9, {"foo", "bar", "zar"}, {foo: {3, 4, 5}, bar: {2}}),
+        ],
+        {"m1": {foo: {0, 1, 2}, bar: {0, 1}}, "m2": {foo: {3, 4, 5}, bar: {2}}},
+    )
     result = h.heartbeat(G, "m2", -1, rebalance_timeout_ms=5000, subscribed_topic_names=["foo", "bar"], owned=())
-    assert (result.error_code, result.member_id, result.member_epoch, result.heartbeat_interval_ms,
-            result.assignment) == (0, "m2", -1, 0, None)
+    assert (
+        result.error_code,
+        result.member_id,
+        result.member_epoch,
+        result.heartbeat_interval_ms,
+        result.assignment,
+    ) == (0, "m2", -1, 0, None)
     assert h.records == [
         ConsumerGroupCurrentMemberAssignmentTombstone(G, "m2"),
         ConsumerGroupTargetAssignmentMemberTombstone(G, "m2"),
@@ -135,35 +171,50 @@ def test_reconciliation_process() -> None:
     """Kafka testReconciliationProcess: revoke first, hand partitions over once released."""
     h = Harness()
     foo, bar = _two_member_group(h)
-    h.assignors["range"].prepare({"m1": {foo: {0, 1}, bar: {0}}, "m2": {foo: {2, 3}, bar: {2}},
-                                  "m3": {foo: {4, 5}, bar: {1}}})
+    h.assignors["range"].prepare(
+        {"m1": {foo: {0, 1}, bar: {0}}, "m2": {foo: {2, 3}, bar: {2}}, "m3": {foo: {4, 5}, bar: {1}}}
+    )
     group = h.group(G)
     assert group.state == ConsumerGroupState.STABLE
 
     # m3 joins: epoch 11, everything it should get is still owned.
     r = h.join(G, "m3", ["foo", "bar"], server_assignor="range")
     assert (r.member_epoch, r.assignment) == (11, ())
-    assert h.records[-1] == member("m3", 11, 0, {"foo", "bar"}, state=MemberState.UNRELEASED_PARTITIONS
-                                   ).assignment_record(G)
+    assert h.records[-1] == member(
+        "m3", 11, 0, {"foo", "bar"}, state=MemberState.UNRELEASED_PARTITIONS
+    ).assignment_record(G)
     assert group.state == ConsumerGroupState.RECONCILING
 
     # m1 must revoke foo-2 and bar-1: it stays at epoch 10 and gets its reduced assignment.
     r = h.heartbeat(G, "m1", 10)
     assert (r.member_epoch, r.assignment) == (10, tps((foo, (0, 1)), (bar, (0,))))
-    assert h.records == [member("m1", 10, 10, {"foo", "bar"}, {foo: {0, 1}, bar: {0}},
-                                MemberState.UNREVOKED_PARTITIONS, {foo: {2}, bar: {1}}).assignment_record(G)]
+    assert h.records == [
+        member(
+            "m1",
+            10,
+            10,
+            {"foo", "bar"},
+            {foo: {0, 1}, bar: {0}},
+            MemberState.UNREVOKED_PARTITIONS,
+            {foo: {2}, bar: {1}},
+        ).assignment_record(G)
+    ]
     assert h.timers.deadline(f"rebalance-timeout-{G}-m1") == 5000
 
     r = h.heartbeat(G, "m2", 10)
     assert (r.member_epoch, r.assignment) == (10, tps((foo, (3,)), (bar, (2,))))
-    assert h.records == [member("m2", 10, 10, {"foo", "bar"}, {foo: {3}, bar: {2}},
-                                MemberState.UNREVOKED_PARTITIONS, {foo: {4, 5}}).assignment_record(G)]
+    assert h.records == [
+        member(
+            "m2", 10, 10, {"foo", "bar"}, {foo: {3}, bar: {2}}, MemberState.UNREVOKED_PARTITIONS, {foo: {4, 5}}
+        ).assignment_record(G)
+    ]
 
     # m3 still waits; only its previous epoch moves.
     r = h.heartbeat(G, "m3", 11)
     assert (r.member_epoch, r.assignment) == (11, None)
-    assert h.records == [member("m3", 11, 11, {"foo", "bar"}, state=MemberState.UNRELEASED_PARTITIONS
-                                ).assignment_record(G)]
+    assert h.records == [
+        member("m3", 11, 11, {"foo", "bar"}, state=MemberState.UNRELEASED_PARTITIONS).assignment_record(G)
+    ]
 
     # m1 acknowledges the revocation by reporting what it still owns: epoch 11, Stable.
     r = h.heartbeat(G, "m1", 10, owned=[(foo, [0, 1]), (bar, [0])])
@@ -177,9 +228,10 @@ def test_reconciliation_process() -> None:
 
     # m3 receives bar-1 (released by m1) and keeps waiting for foo-4/5.
     r = h.heartbeat(G, "m3", 11)
-    assert (r.member_epoch, r.assignment) == (11, tps((bar, (1,)),))
-    assert h.records == [member("m3", 11, 11, {"foo", "bar"}, {bar: {1}}, MemberState.UNRELEASED_PARTITIONS
-                                ).assignment_record(G)]
+    assert (r.member_epoch, r.assignment) == (11, tps((bar, (1,))))
+    assert h.records == [
+        member("m3", 11, 11, {"foo", "bar"}, {bar: {1}}, MemberState.UNRELEASED_PARTITIONS).assignment_record(G)
+    ]
     r = h.heartbeat(G, "m3", 11)
     assert (r.assignment, h.records) == (None, [])
 
@@ -205,7 +257,7 @@ def test_full_request_gets_the_assignment_back() -> None:
     h.join(G, "m", ["foo"])
     assert h.heartbeat(G, "m", 1).assignment is None
     full = h.heartbeat(G, "m", 1, rebalance_timeout_ms=5000, subscribed_topic_names=["foo"], owned=[(foo, [0, 1])])
-    assert full.assignment == tps((foo, (0, 1)),) and h.records == []
+    assert full.assignment == tps((foo, (0, 1))) and h.records == []
 
 
 def test_unchanged_heartbeat_writes_nothing() -> None:
@@ -227,7 +279,7 @@ def test_partition_count_change_bumps_epoch_on_next_heartbeat() -> None:
     assert h.heartbeat(G, "m", 1).member_epoch == 1  # nobody asked for a refresh yet
     assert h.run(lambda ctx: on_topics_changed(ctx, ["foo", "other"])) == [G]
     r = h.heartbeat(G, "m", 1)
-    assert (r.member_epoch, r.assignment) == (2, tps((foo, (0, 1, 2, 3)),))
+    assert (r.member_epoch, r.assignment) == (2, tps((foo, (0, 1, 2, 3))))
     assert h.records[0] == ConsumerGroupMetadataRecord(G, 2, metadata_hash(["foo"], h.topics))
     assert h.records[-2:] == [ConsumerGroupTargetAssignmentMetadataRecord(G, 2), h.records[-1]]
 
@@ -259,4 +311,4 @@ def test_preferred_assignor_is_the_most_used() -> None:
     assert list(spec.members) == ["m1", "m2", "m3"]
     # The test assignor deals foo's 4 partitions round-robin over m1, m2, m3.
     foo = h.topics.by_name("foo").topic_id  # type: ignore[union-attr]
-    assert to_topic_partitions(h.group(G).target_assignment["m3"]) == tps((foo, (2,)),)
+    assert to_topic_partitions(h.group(G).target_assignment["m3"]) == tps((foo, (2,)))

@@ -1,5 +1,6 @@
 """KIP-1101 metadata hash (Kafka Utils.computeTopicHash / computeGroupHash): the byte stream
 hash4j feeds XXH3-64, written out by hand here, and the properties the epoch bumps rely on."""
+
 from __future__ import annotations
 
 import struct
@@ -24,12 +25,23 @@ def hash4j_string(s: str) -> bytes:
 
 def test_topic_hash_is_xxh3_of_the_hash4j_stream() -> None:
     meta = TopicMeta(TOPIC_ID, "foo", 2, {0: ("rack1", "rack0"), 1: ("rack2", "rack1")})
-    stream = (b"\x00" + struct.pack("<q", 0x0123456789ABCDEF) + struct.pack("<q", 0x0011223344556677)
-              + hash4j_string("foo") + struct.pack("<i", 2)
-              + struct.pack("<i", 0) + struct.pack("<i", 5) + hash4j_string("rack0") + struct.pack("<i", 5)
-              + hash4j_string("rack1")
-              + struct.pack("<i", 1) + struct.pack("<i", 5) + hash4j_string("rack1") + struct.pack("<i", 5)
-              + hash4j_string("rack2"))
+    stream = (
+        b"\x00"
+        + struct.pack("<q", 0x0123456789ABCDEF)
+        + struct.pack("<q", 0x0011223344556677)
+        + hash4j_string("foo")
+        + struct.pack("<i", 2)
+        + struct.pack("<i", 0)
+        + struct.pack("<i", 5)
+        + hash4j_string("rack0")
+        + struct.pack("<i", 5)
+        + hash4j_string("rack1")
+        + struct.pack("<i", 1)
+        + struct.pack("<i", 5)
+        + hash4j_string("rack1")
+        + struct.pack("<i", 5)
+        + hash4j_string("rack2")
+    )
     assert topic_hash(meta) == signed(xxhash.xxh3_64_intdigest(stream))
 
 

@@ -1,6 +1,7 @@
 """Regex subscriptions: RE2 semantics, INVALID_REGULAR_EXPRESSION, resolution as a separate
 operation, the refresh rules, and topics created later joining the subscription (Kafka 4.x
 GroupMetadataManager regex handling)."""
+
 from __future__ import annotations
 
 import pytest
@@ -60,13 +61,19 @@ def test_regex_resolved_by_a_later_operation_then_assigned() -> None:
     # The group leaves epoch 0, but the unresolved regex subscribes to nothing yet.
     assert (r.member_epoch, r.assignment) == (1, ())
     assert [type(x).__name__ for x in h.records] == [
-        "ConsumerGroupMemberMetadataRecord", "ConsumerGroupMetadataRecord", "ConsumerGroupTargetAssignmentMemberRecord",
-        "ConsumerGroupTargetAssignmentMetadataRecord", "ConsumerGroupCurrentMemberAssignmentRecord"]
+        "ConsumerGroupMemberMetadataRecord",
+        "ConsumerGroupMetadataRecord",
+        "ConsumerGroupTargetAssignmentMemberRecord",
+        "ConsumerGroupTargetAssignmentMetadataRecord",
+        "ConsumerGroupCurrentMemberAssignmentRecord",
+    ]
     assert h.timers.deadline(KEY) == 0
     h.advance(100)
     fired = h.log[-2:]
-    assert fired == [ConsumerGroupRegularExpressionRecord(G, "foo.*", ("foo1", "foo2"), h.topics.version, 100),
-                     ConsumerGroupMetadataRecord(G, 2, metadata_hash(["foo1", "foo2"], h.topics))]
+    assert fired == [
+        ConsumerGroupRegularExpressionRecord(G, "foo.*", ("foo1", "foo2"), h.topics.version, 100),
+        ConsumerGroupMetadataRecord(G, 2, metadata_hash(["foo1", "foo2"], h.topics)),
+    ]
     group = h.group(G)
     assert group.state == ConsumerGroupState.ASSIGNING and set(group.subscribed_topic_names) == {"foo1", "foo2"}
     r = h.heartbeat(G, "m1", 1)

@@ -1,5 +1,6 @@
 """Replay, the only mutator: what each record does, the tombstone order Kafka's replay insists
 on, partition-epoch invariants, foreign groups, and the classic-group extension point."""
+
 from __future__ import annotations
 
 import uuid
@@ -24,9 +25,12 @@ T = uuid.UUID(int=7)
 
 
 def member_records(gid: str, mid: str, epoch: int, parts: tuple[int, ...], state: int = 0) -> list[Any]:
-    return [r.ConsumerGroupMemberMetadataRecord(gid, mid, None, None, "c", "/h", ("foo",), "", 100, None),
-            r.ConsumerGroupCurrentMemberAssignmentRecord(gid, mid, epoch, epoch - 1, state,
-                                                         (r.TopicPartitions(T, parts),) if parts else (), ())]
+    return [
+        r.ConsumerGroupMemberMetadataRecord(gid, mid, None, None, "c", "/h", ("foo",), "", 100, None),
+        r.ConsumerGroupCurrentMemberAssignmentRecord(
+            gid, mid, epoch, epoch - 1, state, (r.TopicPartitions(T, parts),) if parts else (), ()
+        ),
+    ]
 
 
 def replay_all(groups: dict[str, Any], recs: Sequence[Any]) -> None:
@@ -36,16 +40,28 @@ def replay_all(groups: dict[str, Any], recs: Sequence[Any]) -> None:
 
 def test_records_build_the_group() -> None:
     groups: dict[str, Any] = {}
-    replay_all(groups, member_records("g", "m1", 5, (0, 1)) + [
-        r.ConsumerGroupMetadataRecord("g", 5, 99),
-        r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0, 1, 2)),)),
-        r.ConsumerGroupTargetAssignmentMetadataRecord("g", 5),
-        r.ConsumerGroupRegularExpressionRecord("g", "f.*", ("foo", "fa"), 3, 1000)])
+    replay_all(
+        groups,
+        member_records("g", "m1", 5, (0, 1))
+        + [
+            r.ConsumerGroupMetadataRecord("g", 5, 99),
+            r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0, 1, 2)),)),
+            r.ConsumerGroupTargetAssignmentMetadataRecord("g", 5),
+            r.ConsumerGroupRegularExpressionRecord("g", "f.*", ("foo", "fa"), 3, 1000),
+        ],
+    )
     g = groups["g"]
     assert (g.group_epoch, g.metadata_hash, g.assignment_epoch) == (5, 99, 5)
     assert g.members["m1"] == ConsumerGroupMember(
-        "m1", member_epoch=5, previous_member_epoch=4, rebalance_timeout_ms=100, client_id="c", client_host="/h",
-        subscribed_topic_names=frozenset({"foo"}), assigned_partitions={T: frozenset({0, 1})})
+        "m1",
+        member_epoch=5,
+        previous_member_epoch=4,
+        rebalance_timeout_ms=100,
+        client_id="c",
+        client_host="/h",
+        subscribed_topic_names=frozenset({"foo"}),
+        assigned_partitions={T: frozenset({0, 1})},
+    )
     assert g.partition_epochs == {T: {0: 5, 1: 5}}
     assert g.inverted_target_assignment == {T: {0: "m1", 1: "m1", 2: "m1"}}
     assert g.subscribed_topic_names == {"foo": SubscriptionCount(1, 1), "fa": SubscriptionCount(0, 1)}
@@ -63,9 +79,12 @@ def test_unknown_member_state_byte_reads_as_unknown() -> None:
 
 def test_tombstones_for_missing_groups_and_members_are_ignored() -> None:
     groups: dict[str, Any] = {}
-    for rec in (r.ConsumerGroupMetadataTombstone("g"), r.ConsumerGroupMemberMetadataTombstone("g", "m"),
-                r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m"),
-                r.ConsumerGroupRegularExpressionTombstone("g", "x")):
+    for rec in (
+        r.ConsumerGroupMetadataTombstone("g"),
+        r.ConsumerGroupMemberMetadataTombstone("g", "m"),
+        r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m"),
+        r.ConsumerGroupRegularExpressionTombstone("g", "x"),
+    ):
         replay_consumer_record(groups, rec)
     assert groups == {}
     replay_consumer_record(groups, r.ConsumerGroupMetadataRecord("g", 1))
@@ -74,24 +93,38 @@ def test_tombstones_for_missing_groups_and_members_are_ignored() -> None:
     assert groups["g"].members == {}
 
 
-@pytest.mark.parametrize("bad,message", [
-    (r.ConsumerGroupMemberMetadataTombstone("g", "m1"), "did not receive ConsumerGroupCurrentMemberAssignmentValue"),
-    (r.ConsumerGroupTargetAssignmentMetadataTombstone("g"), "the assignment still has 1 members"),
-    (r.ConsumerGroupMetadataTombstone("g"), "the group still has 1 members"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (
+            r.ConsumerGroupMemberMetadataTombstone("g", "m1"),
+            "did not receive ConsumerGroupCurrentMemberAssignmentValue",
+        ),
+        (r.ConsumerGroupTargetAssignmentMetadataTombstone("g"), "the assignment still has 1 members"),
+        (r.ConsumerGroupMetadataTombstone("g"), "the group still has 1 members"),
+    ],
+)
 def test_tombstones_out_of_order_are_illegal(bad: Any, message: str) -> None:
     groups: dict[str, Any] = {}
-    replay_all(groups, member_records("g", "m1", 5, (0,)) + [
-        r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0,)),))])
+    replay_all(
+        groups,
+        member_records("g", "m1", 5, (0,))
+        + [r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0,)),))],
+    )
     with pytest.raises(IllegalStateError, match=message):
         replay_consumer_record(groups, bad)
 
 
 def test_member_removed_before_its_target_is_illegal() -> None:
     groups: dict[str, Any] = {}
-    replay_all(groups, member_records("g", "m1", 5, (0,)) + [
-        r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0,)),)),
-        r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m1")])
+    replay_all(
+        groups,
+        member_records("g", "m1", 5, (0,))
+        + [
+            r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0,)),)),
+            r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m1"),
+        ],
+    )
     with pytest.raises(IllegalStateError, match="ConsumerGroupTargetAssignmentMetadataValue tombstone"):
         replay_consumer_record(groups, r.ConsumerGroupMemberMetadataTombstone("g", "m1"))
 
@@ -123,8 +156,11 @@ def test_delete_empty_group_with_kafkas_tombstones() -> None:
     validate_delete_group(group)
     tombstones = group_tombstones(group)
     assert empty_group_tombstones(group) == tombstones
-    assert tombstones == [r.ConsumerGroupTargetAssignmentMetadataTombstone("g"),
-                          r.ConsumerGroupPartitionMetadataTombstone("g"), r.ConsumerGroupMetadataTombstone("g")]
+    assert tombstones == [
+        r.ConsumerGroupTargetAssignmentMetadataTombstone("g"),
+        r.ConsumerGroupPartitionMetadataTombstone("g"),
+        r.ConsumerGroupMetadataTombstone("g"),
+    ]
     for t in tombstones:
         h.apply(t)
     assert h.groups == {} and h.rebuilt() == {}
@@ -132,14 +168,21 @@ def test_delete_empty_group_with_kafkas_tombstones() -> None:
 
 def test_group_tombstones_with_members_replay_cleanly() -> None:
     groups: dict[str, Any] = {}
-    replay_all(groups, member_records("g", "m1", 5, (0,)) + member_records("g", "m2", 5, (1,)) + [
-        r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0,)),)),
-        r.ConsumerGroupRegularExpressionRecord("g", "x", (), 1, 1)])
+    replay_all(
+        groups,
+        member_records("g", "m1", 5, (0,))
+        + member_records("g", "m2", 5, (1,))
+        + [
+            r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (r.TopicPartitions(T, (0,)),)),
+            r.ConsumerGroupRegularExpressionRecord("g", "x", (), 1, 1),
+        ],
+    )
     replay_all(groups, group_tombstones(groups["g"]))
     assert groups == {}
 
 
 # -- foreign groups and the classic extension point ---------------------------------------
+
 
 @dataclass
 class FakeClassic:
@@ -165,8 +208,9 @@ class FakeBridge:
             raise ConsumerGroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group.group_id}.")
         return None
 
-    def downgrade_on_leave(self, ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Sequence[ConsumerGroupMember],
-                           records: list[Any]) -> bool:
+    def downgrade_on_leave(
+        self, ctx: ConsumerOpContext, group: ConsumerGroup, leaving: Sequence[ConsumerGroupMember], records: list[Any]
+    ) -> bool:
         self.downgrades.append([m.member_id for m in leaving])
         return False
 
@@ -194,8 +238,10 @@ def test_non_empty_classic_group_upgrade_refused() -> None:
     h = Harness(classic=FakeBridge())
     h.groups["g"] = FakeClassic("g", empty=False)
     result = h.join("g", "m1", ["foo"])
-    assert (result.error_code, result.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
-                                                         "Cannot upgrade classic group g.")
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Cannot upgrade classic group g.",
+    )
     assert h.heartbeat("g", "m1", 5).error_message == "Group g is not a consumer group."
 
 

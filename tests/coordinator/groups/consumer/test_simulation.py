@@ -2,6 +2,7 @@
 KIP-848 client (it owns what the last assignment gave it). Every few operations a replay of all
 records from scratch equals the live groups; in the end the group converges to Stable with every
 partition owned exactly once."""
+
 from __future__ import annotations
 
 import random
@@ -26,8 +27,15 @@ class Client:
 
     def heartbeat(self, h: Harness) -> None:
         if self.epoch == 0:
-            r = h.heartbeat(G, self.member_id, 0, owned=(), rebalance_timeout_ms=30_000,
-                            subscribed_topic_names=["a", "b"], instance_id=self.instance_id)
+            r = h.heartbeat(
+                G,
+                self.member_id,
+                0,
+                owned=(),
+                rebalance_timeout_ms=30_000,
+                subscribed_topic_names=["a", "b"],
+                instance_id=self.instance_id,
+            )
         else:
             r = h.heartbeat(G, self.member_id, self.epoch, owned=self.owned.items(), instance_id=self.instance_id)
         if r.error_code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):

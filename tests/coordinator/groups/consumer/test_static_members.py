@@ -2,6 +2,7 @@
 the session timeout, a rejoin under the same instance id takes it back, and Kafka's
 UNRELEASED_INSTANCE_ID / FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID rules (ported from Kafka's
 GroupMetadataManagerTest)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -23,11 +24,19 @@ G = "fooup"
 
 
 def static(member_id: str, instance_id: str, assigned: dict) -> ConsumerGroupMember:
-    return ConsumerGroupMember(member_id, member_epoch=10, previous_member_epoch=9, state=MemberState.STABLE,
-                               instance_id=instance_id, rebalance_timeout_ms=5000, client_id="client",
-                               client_host="/127.0.0.1", subscribed_topic_names=frozenset({"foo", "bar"}),
-                               server_assignor="range",
-                               assigned_partitions={t: frozenset(p) for t, p in assigned.items()})
+    return ConsumerGroupMember(
+        member_id,
+        member_epoch=10,
+        previous_member_epoch=9,
+        state=MemberState.STABLE,
+        instance_id=instance_id,
+        rebalance_timeout_ms=5000,
+        client_id="client",
+        client_host="/127.0.0.1",
+        subscribed_topic_names=frozenset({"foo", "bar"}),
+        server_assignor="range",
+        assigned_partitions={t: frozenset(p) for t, p in assigned.items()},
+    )
 
 
 def two_static_members(h: Harness) -> tuple:
@@ -59,8 +68,9 @@ def test_static_member_gets_its_assignment_back_upon_rejoin() -> None:
         ConsumerGroupTargetAssignmentMemberTombstone(G, "m2"),
         ConsumerGroupMemberMetadataTombstone(G, "m2"),
         copied.metadata_record(G),
-        ConsumerGroupTargetAssignmentMemberRecord(G, "m2-new", (TopicPartitions(foo, (3, 4, 5)),
-                                                                TopicPartitions(bar, (2,)))),
+        ConsumerGroupTargetAssignmentMemberRecord(
+            G, "m2-new", (TopicPartitions(foo, (3, 4, 5)), TopicPartitions(bar, (2,)))
+        ),
         copied.assignment_record(G),
         rejoined.assignment_record(G),
     ]
@@ -89,9 +99,13 @@ def test_unreleased_instance_id() -> None:
     h = Harness()
     two_static_members(h)
     r = h.join(G, "other", ["foo", "bar"], instance_id="i1")
-    assert (r.error_code, r.error_message) == (ErrorCode.UNRELEASED_INSTANCE_ID, (
-        "Static member other with instance id i1 cannot join the group because the instance id is owned by "
-        "m1 member."))
+    assert (r.error_code, r.error_message) == (
+        ErrorCode.UNRELEASED_INSTANCE_ID,
+        (
+            "Static member other with instance id i1 cannot join the group because the instance id is owned by "
+            "m1 member."
+        ),
+    )
     assert h.records == []
 
 
@@ -147,9 +161,11 @@ def test_temporarily_left_static_member_is_fenced_after_its_session() -> None:
     h.heartbeat(G, "m2", -2, instance_id="i2")
     assert h.advance(43_999) == []
     fired = h.advance(1)
-    assert fired == [ConsumerGroupCurrentMemberAssignmentTombstone(G, "m2"),
-                     ConsumerGroupTargetAssignmentMemberTombstone(G, "m2"),
-                     ConsumerGroupMemberMetadataTombstone(G, "m2"),
-                     ConsumerGroupMetadataRecord(G, 11, metadata_hash(["foo", "bar"], h.topics))]
+    assert fired == [
+        ConsumerGroupCurrentMemberAssignmentTombstone(G, "m2"),
+        ConsumerGroupTargetAssignmentMemberTombstone(G, "m2"),
+        ConsumerGroupMemberMetadataTombstone(G, "m2"),
+        ConsumerGroupMetadataRecord(G, 11, metadata_hash(["foo", "bar"], h.topics)),
+    ]
     assert h.group(G).current_partition_epoch(foo, 3) == -1  # released
     assert h.rebuilt() == h.groups

@@ -1,5 +1,6 @@
 """Session timeouts and revocation (rebalance) deadlines of consumer-group members (Kafka
 testSessionTimeoutLifecycle/Expiration, testRebalanceTimeoutLifecycle/Expiration, onLoaded)."""
+
 from __future__ import annotations
 
 from coordinator.groups.consumer.member import MemberState
@@ -19,10 +20,12 @@ SESSION = f"session-timeout-{G}-m1"
 
 
 def fenced(member_id: str, epoch: int, names: list[str], h: Harness) -> list[object]:
-    return [ConsumerGroupCurrentMemberAssignmentTombstone(G, member_id),
-            ConsumerGroupTargetAssignmentMemberTombstone(G, member_id),
-            ConsumerGroupMemberMetadataTombstone(G, member_id),
-            ConsumerGroupMetadataRecord(G, epoch, metadata_hash(names, h.topics))]
+    return [
+        ConsumerGroupCurrentMemberAssignmentTombstone(G, member_id),
+        ConsumerGroupTargetAssignmentMemberTombstone(G, member_id),
+        ConsumerGroupMemberMetadataTombstone(G, member_id),
+        ConsumerGroupMetadataRecord(G, epoch, metadata_hash(names, h.topics)),
+    ]
 
 
 def test_session_timeout_lifecycle() -> None:
@@ -95,6 +98,7 @@ def test_rebalance_timeout_ignored_when_the_member_moved_on() -> None:
     revoking_member(h)
     # Re-point the deadline action at an epoch the member already left (Kafka: "Ignoring rebalance timeout").
     from coordinator.groups.consumer.membership import schedule_rebalance_timeout
+
     h.run(lambda ctx: schedule_rebalance_timeout(ctx, G, "m1", 0, 10))
     assert h.advance(10) == []
     assert "m1" in h.group(G).members

@@ -2,6 +2,7 @@
 clock, a fake topic registry behind the shard's TopicsImage, and builders for ConsumerGroupHeartbeat
 requests run through the real operations (consumer_ops.py), the real replay and the real timers.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -25,8 +26,9 @@ from coordinator.groups.shard import GroupShard
 from coordinator.groups.topics_image import TopicsImage
 from tests.support.group_context import GroupTestContext
 
-FAST = ConsumerGroupSettings(session_timeout_ms=10_000, min_session_timeout_ms=1_000, heartbeat_interval_ms=1_000,
-                             min_heartbeat_interval_ms=100)
+FAST = ConsumerGroupSettings(
+    session_timeout_ms=10_000, min_session_timeout_ms=1_000, heartbeat_interval_ms=1_000, min_heartbeat_interval_ms=100
+)
 
 
 def tid(n: int) -> uuid.UUID:
@@ -76,21 +78,30 @@ class ConsumerTestContext(GroupTestContext):
         return shard
 
     # -- requests ---------------------------------------------------------------------------
-    def cg_heartbeat(self, member_id: str, epoch: int, group_id: str = "g", *,
-                  owned: list[tuple[uuid.UUID, list[int]]] | None = None, **kwargs: Any) -> ConsumerHeartbeatResult:
+    def cg_heartbeat(
+        self,
+        member_id: str,
+        epoch: int,
+        group_id: str = "g",
+        *,
+        owned: list[tuple[uuid.UUID, list[int]]] | None = None,
+        **kwargs: Any,
+    ) -> ConsumerHeartbeatResult:
         kwargs.setdefault("client_id", "client")
         kwargs.setdefault("client_host", "/127.0.0.1")
         tps = None if owned is None else tuple(TopicPartitions(t, tuple(p)) for t, p in owned)
-        params = ConsumerHeartbeatParams(group_id=group_id, member_id=member_id, member_epoch=epoch,
-                                         topic_partitions=tps, **kwargs)
+        params = ConsumerHeartbeatParams(
+            group_id=group_id, member_id=member_id, member_epoch=epoch, topic_partitions=tps, **kwargs
+        )
         invalid = validate_heartbeat(self.shard.config, params)  # what GroupService checks first
         if invalid is not None:
             return invalid
         result: ConsumerHeartbeatResult = self.send(lambda ctx: consumer_heartbeat(ctx, params))
         return result
 
-    def join_consumer(self, member_id: str, topics: list[str] | None = None, group_id: str = "g",
-                      **kwargs: Any) -> ConsumerHeartbeatResult:
+    def join_consumer(
+        self, member_id: str, topics: list[str] | None = None, group_id: str = "g", **kwargs: Any
+    ) -> ConsumerHeartbeatResult:
         kwargs.setdefault("rebalance_timeout_ms", 5_000)
         if "subscribed_topic_regex" not in kwargs:
             kwargs.setdefault("subscribed_topic_names", list(topics or []))

@@ -1,6 +1,7 @@
 """The other group APIs on KIP-848 consumer groups (Kafka 4.2 GroupMetadataManager, ConsumerGroup,
 OffsetMetadataManager): ListGroups types and states, DescribeGroups (not a classic group),
 OffsetCommit / OffsetFetch member epochs, OffsetDelete, DeleteGroups and offset expiry."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,8 +37,7 @@ def cg_records(c: ConsumerTestContext) -> list:
 
 @pytest.fixture
 def c() -> ConsumerTestContext:
-    ctx = ConsumerTestContext(start_ms=1_000, offsets_retention_ms=100_000,
-                              offsets_retention_check_interval_ms=10_000)
+    ctx = ConsumerTestContext(start_ms=1_000, offsets_retention_ms=100_000, offsets_retention_check_interval_ms=10_000)
     ctx.registry.add("foo", 2)
     ctx.registry.add("bar", 1)
     ctx.join_consumer("m1", ["foo"], group_id="cg")
@@ -50,7 +50,8 @@ def test_list_groups_reports_both_types_with_their_states(c):
     listed = c.send(ListGroupsParams())
     assert sorted(listed, key=lambda g: g.group_id) == [
         ListedGroup("cg", "consumer", "Stable", "consumer"),
-        ListedGroup("classic", "consumer", "CompletingRebalance", "classic")]
+        ListedGroup("classic", "consumer", "CompletingRebalance", "classic"),
+    ]
     assert c.send(ListGroupsParams(types_filter=["Consumer"])) == [ListedGroup("cg", "consumer", "Stable", "consumer")]
     assert [g.group_id for g in c.send(ListGroupsParams(types_filter=["classic"]))] == ["classic"]
     assert c.send(ListGroupsParams(types_filter=["share"])) == []
@@ -61,9 +62,11 @@ def test_list_groups_reports_both_types_with_their_states(c):
 
 def test_describe_groups_says_a_consumer_group_is_not_a_classic_group(c):
     assert c.send(DescribeGroupsParams(["cg"], request_version=5)) == [
-        DescribedGroup("cg", ErrorCode.NONE, "Dead", "", "")]
+        DescribedGroup("cg", ErrorCode.NONE, "Dead", "", "")
+    ]
     assert c.send(DescribeGroupsParams(["cg"], request_version=6)) == [
-        DescribedGroup("cg", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "")]
+        DescribedGroup("cg", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "")
+    ]
 
 
 def test_offset_commit_checks_the_member_epoch(c):
@@ -72,8 +75,9 @@ def test_offset_commit_checks_the_member_epoch(c):
     stale = c.send(commit("cg", "foo", {0: 6}, generation=0, member="m1"))
     assert stale == OffsetCommitResult(ErrorCode.STALE_MEMBER_EPOCH, [("foo", [(0, ErrorCode.STALE_MEMBER_EPOCH)])])
     assert c.send(commit("cg", "foo", {0: 6}, generation=1, member="nobody")).error == ErrorCode.UNKNOWN_MEMBER_ID
-    assert c.send(commit("cg", "foo", {0: 6}, generation=1, member="m1", version=8)).error == \
-        ErrorCode.UNSUPPORTED_VERSION  # consumer-protocol members commit with v9+
+    assert (
+        c.send(commit("cg", "foo", {0: 6}, generation=1, member="m1", version=8)).error == ErrorCode.UNSUPPORTED_VERSION
+    )  # consumer-protocol members commit with v9+
     # The admin client (no member, epoch -1) may commit only while the group is Empty.
     assert c.send(commit("cg", "foo", {0: 6})).error == ErrorCode.UNKNOWN_MEMBER_ID
     assert c.take_records() == []
@@ -99,8 +103,9 @@ def test_offset_delete_refuses_subscribed_topics(c):
     c.send(commit("cg", "bar", {0: 6}, generation=1, member="m1"))
     c.take_records()
     result = c.send(OffsetDeleteParams("cg", [("foo", [0]), ("bar", [0])]))
-    assert result == OffsetDeleteResult(ErrorCode.NONE, [("foo", [(0, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)]),
-                                                         ("bar", [(0, ErrorCode.NONE)])])
+    assert result == OffsetDeleteResult(
+        ErrorCode.NONE, [("foo", [(0, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)]), ("bar", [(0, ErrorCode.NONE)])]
+    )
     assert c.take_records() == [OffsetTombstone("cg", "bar", 0)]
 
 
@@ -114,7 +119,8 @@ def test_delete_groups_refuses_a_group_with_members_then_writes_its_tombstones(c
         OffsetTombstone("cg", "foo", 0),
         r.ConsumerGroupTargetAssignmentMetadataTombstone("cg"),
         r.ConsumerGroupPartitionMetadataTombstone("cg"),
-        r.ConsumerGroupMetadataTombstone("cg")]
+        r.ConsumerGroupMetadataTombstone("cg"),
+    ]
     assert "cg" not in c.shard.groups and c.fresh_shard().groups.keys() == c.shard.groups.keys()
 
 

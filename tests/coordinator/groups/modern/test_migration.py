@@ -3,6 +3,7 @@ GroupMetadataManager): a consumer-protocol member upgrades a classic group, clas
 working inside the consumer group (JoinGroup/SyncGroup/Heartbeat/LeaveGroup answered from its target
 assignment), the group goes back to classic when its last consumer-protocol member leaves, and
 empty groups of either type make way for the other whatever the policy."""
+
 from __future__ import annotations
 
 import pytest
@@ -70,10 +71,15 @@ def test_a_consumer_protocol_member_upgrades_a_classic_group(c):
     records = c.take_records()
     assert records[0] == GroupTombstone("g")
     assert [type(x).__name__ for x in records[1:9]] == [
-        "ConsumerGroupMemberMetadataRecord", "ConsumerGroupMemberMetadataRecord", "ConsumerGroupMetadataRecord",
-        "ConsumerGroupTargetAssignmentMemberRecord", "ConsumerGroupTargetAssignmentMemberRecord",
-        "ConsumerGroupTargetAssignmentMetadataRecord", "ConsumerGroupCurrentMemberAssignmentRecord",
-        "ConsumerGroupCurrentMemberAssignmentRecord"]
+        "ConsumerGroupMemberMetadataRecord",
+        "ConsumerGroupMemberMetadataRecord",
+        "ConsumerGroupMetadataRecord",
+        "ConsumerGroupTargetAssignmentMemberRecord",
+        "ConsumerGroupTargetAssignmentMemberRecord",
+        "ConsumerGroupTargetAssignmentMetadataRecord",
+        "ConsumerGroupCurrentMemberAssignmentRecord",
+        "ConsumerGroupCurrentMemberAssignmentRecord",
+    ]
     assert records[1].classic_member_metadata == r.ClassicMemberMetadata(10_000, (r.ClassicProtocol("range", SUB),))
     assert records[3].epoch == generation
     group = c.cgroup()
@@ -91,8 +97,13 @@ def test_classic_members_rejoin_and_sync_from_the_target_assignment(c):
     joined = c.join_consumer("new", ["foo"])
     assert c.heartbeat(a, gen) == ErrorCode.REBALANCE_IN_PROGRESS  # the group epoch moved on
     rejoin = c.join(a, protocols=PROTOCOLS)  # answered at once: no join phase in a consumer group
-    assert (rejoin.error, rejoin.member_id, rejoin.generation_id, rejoin.leader, rejoin.members) == \
-        (ErrorCode.NONE, a, gen + 1, "", [])
+    assert (rejoin.error, rejoin.member_id, rejoin.generation_id, rejoin.leader, rejoin.members) == (
+        ErrorCode.NONE,
+        a,
+        gen + 1,
+        "",
+        [],
+    )
     assert (rejoin.protocol_type, rejoin.protocol_name) == ("consumer", "range")
     synced = c.send(SyncGroupParams("g", gen + 1, a, protocol_type="consumer", protocol_name="range"))
     target = c.cgroup().target_assignment[a]
@@ -101,8 +112,10 @@ def test_classic_members_rejoin_and_sync_from_the_target_assignment(c):
     assert decode_assignment(synced.assignment) == expected
     assert c.heartbeat(a, gen + 1) == ErrorCode.NONE
     assert c.heartbeat(a, gen) == ErrorCode.ILLEGAL_GENERATION
-    assert c.send(SyncGroupParams("g", gen + 1, a, protocol_type="consumer", protocol_name="roundrobin")).error == \
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert (
+        c.send(SyncGroupParams("g", gen + 1, a, protocol_type="consumer", protocol_name="roundrobin")).error
+        == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    )
     assert c.heartbeat("nobody", gen + 1) == ErrorCode.UNKNOWN_MEMBER_ID
     assert c.heartbeat("new", joined.member_epoch) == ErrorCode.UNKNOWN_MEMBER_ID  # not a classic member
 
@@ -110,12 +123,14 @@ def test_classic_members_rejoin_and_sync_from_the_target_assignment(c):
 def test_upgrade_refused_by_policy_or_by_a_malformed_assignment(c):
     classic_group(c)
     c.take_records()
-    c.shard.config = c.shard.config.__class__(consumer=ConsumerGroupSettings(
-        **{**FAST.__dict__, "migration_policy": MigrationPolicy.DOWNGRADE}))
+    c.shard.config = c.shard.config.__class__(
+        consumer=ConsumerGroupSettings(**{**FAST.__dict__, "migration_policy": MigrationPolicy.DOWNGRADE})
+    )
     refused = c.join_consumer("new", ["foo"])
     assert (refused.error_code, refused.error_message) == (
         ErrorCode.GROUP_ID_NOT_FOUND,
-        "Cannot upgrade classic group g to consumer group because online upgrade is disabled.")
+        "Cannot upgrade classic group g to consumer group because online upgrade is disabled.",
+    )
     assert c.take_records() == [] and isinstance(c.shard.groups["g"], ClassicGroup)
 
 
@@ -126,8 +141,9 @@ def test_malformed_embedded_protocol_refuses_the_upgrade():
     c.take_records()
     refused = c.join_consumer("new", ["foo"])
     assert (refused.error_code, refused.error_message) == (
-        ErrorCode.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group g to consumer group because the embedded "
-        "consumer protocol is malformed.")
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Cannot upgrade classic group g to consumer group because the embedded consumer protocol is malformed.",
+    )
     assert c.take_records() == []
 
 
@@ -157,8 +173,9 @@ def test_the_last_consumer_protocol_member_leaving_downgrades_the_group(c):
 def test_downgrade_policy_disabled_keeps_a_consumer_group(c):
     a, b = classic_group(c)
     c.join_consumer("new", ["foo"])
-    c.shard.config = c.shard.config.__class__(consumer=ConsumerGroupSettings(
-        **{**FAST.__dict__, "migration_policy": MigrationPolicy.UPGRADE}))
+    c.shard.config = c.shard.config.__class__(
+        consumer=ConsumerGroupSettings(**{**FAST.__dict__, "migration_policy": MigrationPolicy.UPGRADE})
+    )
     c.cg_heartbeat("new", -1)
     group = c.cgroup()
     assert set(group.members) == {a, b} and group.num_classic_members == 2
@@ -171,8 +188,10 @@ def test_classic_join_to_an_empty_consumer_group_replaces_it(c):
     first = c.join("", protocols=PROTOCOLS)
     assert first.error == ErrorCode.MEMBER_ID_REQUIRED
     records = c.take_records()
-    assert records[-2:] == [r.ConsumerGroupMetadataTombstone("g"),
-                            GroupMetadataRecord("g", "", 0, None, None, 1_000, ())]
+    assert records[-2:] == [
+        r.ConsumerGroupMetadataTombstone("g"),
+        GroupMetadataRecord("g", "", 0, None, None, 1_000, ()),
+    ]
     assert isinstance(c.shard.groups["g"], ClassicGroup)
     assert c.fresh_shard().groups.keys() == {"g"}
 
@@ -214,7 +233,10 @@ def test_classic_leave_inside_a_consumer_group(c):
     c.take_records()
     result = c.send(LeaveGroupParams("g", [LeavingMember(a), LeavingMember("ghost"), LeavingMember("", "nope")]))
     assert [(m.member_id, m.error) for m in result.members] == [
-        (a, ErrorCode.NONE), ("ghost", ErrorCode.UNKNOWN_MEMBER_ID), ("", ErrorCode.UNKNOWN_MEMBER_ID)]
+        (a, ErrorCode.NONE),
+        ("ghost", ErrorCode.UNKNOWN_MEMBER_ID),
+        ("", ErrorCode.UNKNOWN_MEMBER_ID),
+    ]
     assert set(c.cgroup().members) == {b, "new"}
     assert c.fresh_shard().groups == c.shard.groups
 

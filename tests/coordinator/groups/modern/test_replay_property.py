@@ -5,6 +5,7 @@ classic groups upgraded and downgraded, commits, deletes, topics created and gro
 (session, rebalance, join/sync timeouts, regex resolution, retention). After every step the whole
 journal goes through the bytes codec into a fresh shard: every consumer group must equal the live
 one (hard and derived state), offsets too, and settled classic groups their record."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,8 +29,13 @@ from tests.coordinator.groups.modern.support import ConsumerTestContext
 GROUPS = ("g1", "g2")
 MEMBERS = ("m1", "m2", "m3")
 SUBSCRIPTIONS = (["foo"], ["bar"], ["foo", "bar"], [])
-SETTINGS = ConsumerGroupSettings(session_timeout_ms=8_000, min_session_timeout_ms=1_000, heartbeat_interval_ms=1_000,
-                                 min_heartbeat_interval_ms=100, regex_batch_refresh_min_interval_ms=1_000)
+SETTINGS = ConsumerGroupSettings(
+    session_timeout_ms=8_000,
+    min_session_timeout_ms=1_000,
+    heartbeat_interval_ms=1_000,
+    min_heartbeat_interval_ms=100,
+    regex_batch_refresh_min_interval_ms=1_000,
+)
 
 
 def protocols(topics: list[str]) -> list[tuple[str, bytes]]:
@@ -39,8 +45,13 @@ def protocols(topics: list[str]) -> list[tuple[str, bytes]]:
 class ConsumerReplayMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.c = ConsumerTestContext(SETTINGS, start_ms=1_000, offsets_retention_ms=60_000,
-                                     offsets_retention_check_interval_ms=20_000, min_session_timeout_ms=1_000)
+        self.c = ConsumerTestContext(
+            SETTINGS,
+            start_ms=1_000,
+            offsets_retention_ms=60_000,
+            offsets_retention_check_interval_ms=20_000,
+            min_session_timeout_ms=1_000,
+        )
         self.c.registry.add("foo", 3)
         self.c.registry.add("bar", 2)
         schedule_offset_expiration(self.c.shard, 1_000)
@@ -51,25 +62,36 @@ class ConsumerReplayMachine(RuleBasedStateMachine):
         return None if g is None else g.members.get(member_id)
 
     # -- consumer protocol ------------------------------------------------------------------
-    @rule(group=st.sampled_from(GROUPS), member=st.sampled_from(MEMBERS), topics=st.sampled_from(SUBSCRIPTIONS),
-          regex=st.sampled_from([None, None, "f.*", "b.*"]), static=st.booleans(),
-          assignor=st.sampled_from([None, "range", "uniform"]))
+    @rule(
+        group=st.sampled_from(GROUPS),
+        member=st.sampled_from(MEMBERS),
+        topics=st.sampled_from(SUBSCRIPTIONS),
+        regex=st.sampled_from([None, None, "f.*", "b.*"]),
+        static=st.booleans(),
+        assignor=st.sampled_from([None, "range", "uniform"]),
+    )
     def join(self, group, member, topics, regex, static, assignor):
         kwargs = dict(server_assignor=assignor, instance_id=f"i-{member}" if static else None)
         if regex is not None:
             kwargs["subscribed_topic_regex"] = regex
         self.c.join_consumer(member, topics, group, **kwargs)
 
-    @rule(group=st.sampled_from(GROUPS), member=st.sampled_from(MEMBERS), mode=st.sampled_from(
-        ["owned", "owned", "revoked", "none", "stale", "future", "change"]), topics=st.sampled_from(SUBSCRIPTIONS))
+    @rule(
+        group=st.sampled_from(GROUPS),
+        member=st.sampled_from(MEMBERS),
+        mode=st.sampled_from(["owned", "owned", "revoked", "none", "stale", "future", "change"]),
+        topics=st.sampled_from(SUBSCRIPTIONS),
+    )
     def heartbeat(self, group, member, mode, topics):
         m = self.member(group, member)
         epoch = m.member_epoch if m is not None else 1
         owned = None
         kwargs = {}
         if m is not None and mode in ("owned", "change"):
-            owned = [(t, sorted(p | m.partitions_pending_revocation.get(t, frozenset())))
-                     for t, p in m.assigned_partitions.items()]
+            owned = [
+                (t, sorted(p | m.partitions_pending_revocation.get(t, frozenset())))
+                for t, p in m.assigned_partitions.items()
+            ]
         elif mode == "revoked" and m is not None:
             owned = [(t, sorted(p)) for t, p in m.assigned_partitions.items()]
         elif mode == "stale":
@@ -79,8 +101,9 @@ class ConsumerReplayMachine(RuleBasedStateMachine):
             epoch += 3
         if mode == "change":
             kwargs["subscribed_topic_names"] = topics
-        self.c.cg_heartbeat(member, epoch, group, owned=owned,
-                            instance_id=m.instance_id if m is not None else None, **kwargs)
+        self.c.cg_heartbeat(
+            member, epoch, group, owned=owned, instance_id=m.instance_id if m is not None else None, **kwargs
+        )
 
     @rule(group=st.sampled_from(GROUPS), member=st.sampled_from(MEMBERS), static=st.booleans())
     def leave(self, group, member, static):
@@ -93,12 +116,14 @@ class ConsumerReplayMachine(RuleBasedStateMachine):
     # -- classic members and classic groups -------------------------------------------------
     @rule(group=st.sampled_from(GROUPS), topics=st.sampled_from(SUBSCRIPTIONS[:3]))
     def classic_join(self, group, topics):
-        first = self.c.join("", group_id=group, protocols=protocols(topics), version=4, session_ms=6_000,
-                            rebalance_ms=4_000)
+        first = self.c.join(
+            "", group_id=group, protocols=protocols(topics), version=4, session_ms=6_000, rebalance_ms=4_000
+        )
         member_id = getattr(first, "member_id", None)
         if member_id:
-            answer = self.c.join(member_id, group_id=group, protocols=protocols(topics), version=4,
-                                 session_ms=6_000, rebalance_ms=4_000)
+            answer = self.c.join(
+                member_id, group_id=group, protocols=protocols(topics), version=4, session_ms=6_000, rebalance_ms=4_000
+            )
             self.classic.add((group, member_id))
             self._settle_classic(group)
             if hasattr(answer, "generation_id") and answer.generation_id >= 0:
@@ -110,8 +135,9 @@ class ConsumerReplayMachine(RuleBasedStateMachine):
             return
         if live.state is GroupState.PREPARING_REBALANCE:
             for m in list(live.members.values()):
-                self.c.join(m.member_id, group_id=group, protocols=list(m.protocols), session_ms=6_000,
-                            rebalance_ms=4_000)
+                self.c.join(
+                    m.member_id, group_id=group, protocols=list(m.protocols), session_ms=6_000, rebalance_ms=4_000
+                )
         live = self.c.shard.group(group)
         if live is not None and live.state is GroupState.COMPLETING_REBALANCE:
             leader = live.leader_id
@@ -131,8 +157,9 @@ class ConsumerReplayMachine(RuleBasedStateMachine):
         if action == "heartbeat":
             self.c.heartbeat(member_id, generation, group)
         elif action == "rejoin":
-            self.c.join(member_id, group_id=group, protocols=protocols(["foo"]), version=4, session_ms=6_000,
-                        rebalance_ms=4_000)
+            self.c.join(
+                member_id, group_id=group, protocols=protocols(["foo"]), version=4, session_ms=6_000, rebalance_ms=4_000
+            )
         elif action == "sync":
             self.c.send(SyncGroupParams(group, generation, member_id))
         else:
@@ -180,14 +207,19 @@ class ConsumerReplayMachine(RuleBasedStateMachine):
                 assert replayed == live, group_id
             elif live.state in (GroupState.EMPTY, GroupState.STABLE) and not live.is_simple():
                 assert isinstance(replayed, ClassicGroup), group_id
-                assert replace(replayed.snapshot(), current_state_timestamp_ms=None) == \
-                    replace(live.snapshot(), current_state_timestamp_ms=None), group_id
+                assert replace(replayed.snapshot(), current_state_timestamp_ms=None) == replace(
+                    live.snapshot(), current_state_timestamp_ms=None
+                ), group_id
         for group_id, replayed in fresh.groups.items():
             if group_id not in self.c.shard.groups:
-                assert isinstance(replayed, ClassicGroup) and replayed.is_simple() and \
-                    not fresh.offsets.has_offsets(group_id), f"{group_id} would come back after a restart"
+                assert (
+                    isinstance(replayed, ClassicGroup)
+                    and replayed.is_simple()
+                    and not fresh.offsets.has_offsets(group_id)
+                ), f"{group_id} would come back after a restart"
 
 
 TestConsumerLiveStateEqualsReplay = ConsumerReplayMachine.TestCase
-TestConsumerLiveStateEqualsReplay.settings = settings(max_examples=120, stateful_step_count=35, deadline=None,
-                                                       suppress_health_check=[HealthCheck.too_slow])
+TestConsumerLiveStateEqualsReplay.settings = settings(
+    max_examples=120, stateful_step_count=35, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)

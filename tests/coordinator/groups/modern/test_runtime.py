@@ -3,6 +3,7 @@ waits until its records are durable, a record that contradicts the group (Illega
 Kafka's replay throws) fails the partition and the runtime reloads it from the log, consumer-group
 requests to a broker that does not lead the group's partition get NOT_COORDINATOR, and a member
 that stops heartbeating is fenced by the runtime's own timer loop."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,9 @@ from protocol.errors import ErrorCode
 from tests.coordinator.groups.modern.support import FakeRegistry
 from tests.support.runtime import GroupHarness
 
-FAST = ConsumerGroupSettings(session_timeout_ms=3_000, min_session_timeout_ms=1_000, heartbeat_interval_ms=500,
-                             min_heartbeat_interval_ms=100)
+FAST = ConsumerGroupSettings(
+    session_timeout_ms=3_000, min_session_timeout_ms=1_000, heartbeat_interval_ms=500, min_heartbeat_interval_ms=100
+)
 
 
 def harness(tmp_path) -> GroupHarness:
@@ -38,8 +40,15 @@ def harness(tmp_path) -> GroupHarness:
 
 
 def join(member_id: str) -> ConsumerHeartbeatParams:
-    return ConsumerHeartbeatParams(group_id="g", member_id=member_id, member_epoch=0, rebalance_timeout_ms=5_000,
-                                   subscribed_topic_names=["foo"], topic_partitions=(), client_host="/127.0.0.1")
+    return ConsumerHeartbeatParams(
+        group_id="g",
+        member_id=member_id,
+        member_epoch=0,
+        rebalance_timeout_ms=5_000,
+        subscribed_topic_names=["foo"],
+        topic_partitions=(),
+        client_host="/127.0.0.1",
+    )
 
 
 async def test_a_heartbeat_answers_once_its_records_are_durable(tmp_path, autojump_clock):
@@ -54,7 +63,9 @@ async def test_a_heartbeat_answers_once_its_records_are_durable(tmp_path, autoju
         nursery.start_soon(member)
         await trio.sleep(1)
         assert answers == [] and [type(x).__name__ for x in h.writer.records][:2] == [
-            "ConsumerGroupMemberMetadataRecord", "ConsumerGroupMetadataRecord"]
+            "ConsumerGroupMemberMetadataRecord",
+            "ConsumerGroupMetadataRecord",
+        ]
         h.writer.release()
     assert (answers[0].error_code, answers[0].member_epoch) == (0, 1)
 

@@ -2,6 +2,7 @@
 shard's timers, topics from the topics image. Exact answers, records and timers, as Kafka's
 GroupMetadataManagerTest asserts them; bad input answers Kafka's error, writes nothing and leaves
 the group as it was."""
+
 from __future__ import annotations
 
 import copy
@@ -76,9 +77,11 @@ def test_a_member_that_does_not_revoke_in_time_is_fenced(c):
     c.sleep(5_000)  # the rebalance timeout
     assert "m1" not in c.cgroup().members and c.cgroup().group_epoch == 3
     records = c.take_records()
-    assert records[:3] == [r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m1"),
-                           r.ConsumerGroupTargetAssignmentMemberTombstone("g", "m1"),
-                           r.ConsumerGroupMemberMetadataTombstone("g", "m1")]
+    assert records[:3] == [
+        r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m1"),
+        r.ConsumerGroupTargetAssignmentMemberTombstone("g", "m1"),
+        r.ConsumerGroupMemberMetadataTombstone("g", "m1"),
+    ]
     assert records[3] == r.ConsumerGroupMetadataRecord("g", 3, metadata_hash(["foo"], c.shard.topics))
     assert c.consumer_deadline("session-timeout-g-m1") is None
 
@@ -101,8 +104,11 @@ def test_leave_and_static_leave(c):
     left = c.cg_heartbeat("m1", -1)
     assert (left.error_code, left.member_id, left.member_epoch) == (0, "m1", -1)
     assert [type(x).__name__ for x in c.take_records()] == [
-        "ConsumerGroupCurrentMemberAssignmentTombstone", "ConsumerGroupTargetAssignmentMemberTombstone",
-        "ConsumerGroupMemberMetadataTombstone", "ConsumerGroupMetadataRecord"]
+        "ConsumerGroupCurrentMemberAssignmentTombstone",
+        "ConsumerGroupTargetAssignmentMemberTombstone",
+        "ConsumerGroupMemberMetadataTombstone",
+        "ConsumerGroupMetadataRecord",
+    ]
     static = c.cg_heartbeat("s1", -2, instance_id="i1")
     assert (static.member_id, static.member_epoch) == ("s1", -2)
     (record,) = c.take_records()
@@ -119,8 +125,12 @@ def test_describe_shows_epochs_states_and_both_assignments(c):
     c.join_consumer("m1", ["foo"])
     c.join_consumer("m2", ["foo"], server_assignor="range")
     described, missing, empty = c.describe_consumer("g", "nope", "")
-    assert (described.group_state, described.group_epoch, described.assignment_epoch, described.assignor_name) == \
-        ("Reconciling", 2, 2, "range")
+    assert (described.group_state, described.group_epoch, described.assignment_epoch, described.assignor_name) == (
+        "Reconciling",
+        2,
+        2,
+        "range",
+    )
     m1, m2 = described.members
     assert [(p.topic_name, p.partitions) for p in m1.assignment] == [("foo", (0, 1, 2, 3))]
     assert [(p.topic_id, p.partitions) for p in m1.target_assignment] == [(foo, (0, 1))]
@@ -140,9 +150,14 @@ def test_a_new_partition_of_a_subscribed_topic_bumps_the_epoch(c):
 
 
 def test_regex_subscription_resolves_then_follows_new_topics():
-    c = ConsumerTestContext(ConsumerGroupSettings(
-        session_timeout_ms=60_000, heartbeat_interval_ms=1_000, min_heartbeat_interval_ms=100,
-        regex_batch_refresh_min_interval_ms=1_000))
+    c = ConsumerTestContext(
+        ConsumerGroupSettings(
+            session_timeout_ms=60_000,
+            heartbeat_interval_ms=1_000,
+            min_heartbeat_interval_ms=100,
+            regex_batch_refresh_min_interval_ms=1_000,
+        )
+    )
     foo = c.registry.add("foo", 2)
     c.registry.add("other", 1)
     joined = c.join_consumer("m1", subscribed_topic_regex="f.*")
@@ -150,7 +165,8 @@ def test_regex_subscription_resolves_then_follows_new_topics():
     c.sleep(0)  # the resolution runs as its own operation, due at once
     assert c.take_records()[-2:] == [
         r.ConsumerGroupRegularExpressionRecord("g", "f.*", ("foo",), c.shard.topics.version, 0),
-        r.ConsumerGroupMetadataRecord("g", 2, metadata_hash(["foo"], c.shard.topics))]
+        r.ConsumerGroupMetadataRecord("g", 2, metadata_hash(["foo"], c.shard.topics)),
+    ]
     got = c.cg_heartbeat("m1", 1, owned=[])
     assert (got.member_epoch, assignment(got)) == (2, {foo: [0, 1]})
     fab = c.registry.add("fab", 3)
@@ -171,6 +187,7 @@ def test_after_a_load_every_member_gets_a_session_timer(c):
 
 # -- bad input: Kafka's error, nothing written, the group unharmed -----------------------------
 
+
 def _unharmed(c: ConsumerTestContext, send, code: int, message: str) -> None:
     before = copy.deepcopy(c.shard.groups)
     c.take_records()
@@ -182,8 +199,12 @@ def _unharmed(c: ConsumerTestContext, send, code: int, message: str) -> None:
 
 def test_unknown_assignor(c):
     c.join_consumer("m1", ["foo"])
-    _unharmed(c, lambda: c.cg_heartbeat("m1", 1, server_assignor="sticky"), ErrorCode.UNSUPPORTED_ASSIGNOR,
-              "ServerAssignor sticky is not supported. Supported assignors: uniform, range.")
+    _unharmed(
+        c,
+        lambda: c.cg_heartbeat("m1", 1, server_assignor="sticky"),
+        ErrorCode.UNSUPPORTED_ASSIGNOR,
+        "ServerAssignor sticky is not supported. Supported assignors: uniform, range.",
+    )
 
 
 def test_invalid_regex(c):
@@ -191,16 +212,25 @@ def test_invalid_regex(c):
     code = ErrorCode.INVALID_REGULAR_EXPRESSION
     result = c.cg_heartbeat("m2", 0, owned=[], rebalance_timeout_ms=5000, subscribed_topic_regex="(foo")
     assert result.error_code == code and result.error_message.startswith(
-        "SubscribedTopicRegex `(foo` is not a valid regular expression: ")
-    _unharmed(c, lambda: c.cg_heartbeat("m1", 1, subscribed_topic_regex="[a-"), code,
-              c.cg_heartbeat("m1", 1, subscribed_topic_regex="[a-").error_message)
+        "SubscribedTopicRegex `(foo` is not a valid regular expression: "
+    )
+    _unharmed(
+        c,
+        lambda: c.cg_heartbeat("m1", 1, subscribed_topic_regex="[a-"),
+        code,
+        c.cg_heartbeat("m1", 1, subscribed_topic_regex="[a-").error_message,
+    )
 
 
 def test_epoch_from_the_future(c):
     c.join_consumer("m1", ["foo"])
-    _unharmed(c, lambda: c.cg_heartbeat("m1", 5), ErrorCode.FENCED_MEMBER_EPOCH,
-              "The consumer group member has a greater member epoch (5) than the one known by the group "
-              "coordinator (1). The member must abandon all its partitions and rejoin.")
+    _unharmed(
+        c,
+        lambda: c.cg_heartbeat("m1", 5),
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        "The consumer group member has a greater member epoch (5) than the one known by the group "
+        "coordinator (1). The member must abandon all its partitions and rejoin.",
+    )
 
 
 def test_owned_partition_the_member_never_had(c):
@@ -210,23 +240,36 @@ def test_owned_partition_the_member_never_had(c):
     c.cg_heartbeat("m1", 1, owned=owned(first))
     c.cg_heartbeat("m1", 1, owned=[(foo, [0, 1])])  # m1 is at epoch 2, previous 1
     # At the previous epoch, only a subset of what it has is accepted (a lost answer).
-    _unharmed(c, lambda: c.cg_heartbeat("m1", 1, owned=[(foo, [0, 3])]), ErrorCode.FENCED_MEMBER_EPOCH,
-              "The consumer group member has a smaller member epoch (1) than the one known by the group "
-              "coordinator (2). The member must abandon all its partitions and rejoin.")
+    _unharmed(
+        c,
+        lambda: c.cg_heartbeat("m1", 1, owned=[(foo, [0, 3])]),
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        "The consumer group member has a smaller member epoch (1) than the one known by the group "
+        "coordinator (2). The member must abandon all its partitions and rejoin.",
+    )
     assert c.cg_heartbeat("m1", 1, owned=[(foo, [0])]).member_epoch == 2
 
 
 def test_heartbeat_for_an_unknown_member(c):
     c.join_consumer("m1", ["foo"])
-    _unharmed(c, lambda: c.cg_heartbeat("ghost", 1), ErrorCode.UNKNOWN_MEMBER_ID,
-              "Member ghost is not a member of group g.")
-    _unharmed(c, lambda: c.cg_heartbeat("ghost", 1, group_id="nope"), ErrorCode.GROUP_ID_NOT_FOUND,
-              "Consumer group nope not found.")
+    _unharmed(
+        c, lambda: c.cg_heartbeat("ghost", 1), ErrorCode.UNKNOWN_MEMBER_ID, "Member ghost is not a member of group g."
+    )
+    _unharmed(
+        c,
+        lambda: c.cg_heartbeat("ghost", 1, group_id="nope"),
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Consumer group nope not found.",
+    )
 
 
 def test_group_max_size(c):
     c = ConsumerTestContext(ConsumerGroupSettings(**{**FAST.__dict__, "max_size": 1}))
     c.registry.add("foo", 1)
     c.join_consumer("m1", ["foo"])
-    _unharmed(c, lambda: c.join_consumer("m2", ["foo"]), ErrorCode.GROUP_MAX_SIZE_REACHED,
-              "The consumer group has reached its maximum capacity of 1 members.")
+    _unharmed(
+        c,
+        lambda: c.join_consumer("m2", ["foo"]),
+        ErrorCode.GROUP_MAX_SIZE_REACHED,
+        "The consumer group has reached its maximum capacity of 1 members.",
+    )

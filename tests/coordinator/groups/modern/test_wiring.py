@@ -1,5 +1,6 @@
 """KIP-848 records through the shard's one codec and one replay, the dump JSON of
 `kgc dump --offsets-decoder`, and the topics image that follows the broker's topics."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ RECORDS = [
 ]
 
 
-@pytest.mark.parametrize("record", RECORDS + [r.ConsumerGroupRegularExpressionRecord("g", "f.*", ("foo",), 3, 9),
-                                              r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m1")])
+@pytest.mark.parametrize(
+    "record",
+    RECORDS
+    + [
+        r.ConsumerGroupRegularExpressionRecord("g", "f.*", ("foo",), 3, 9),
+        r.ConsumerGroupCurrentMemberAssignmentTombstone("g", "m1"),
+    ],
+)
 def test_consumer_records_go_through_the_shards_codec(record):
     key, value = encode_record(record)
     assert key[:2] == record.key_type.to_bytes(2, "big")
@@ -73,8 +80,14 @@ def test_a_contradicting_record_raises_illegal_state():
 
 
 def test_dump_prints_consumer_records_as_kafkas_parser(tmp_path, capsys):
-    writer = PartitionWriter(OFFSETS_TOPIC, LogManager(tmp_path, FakeClock(5_000)), 50,
-                             offsets_log_config(Config({"data.dir": str(tmp_path)})), FakeClock(5_000), encode_record)
+    writer = PartitionWriter(
+        OFFSETS_TOPIC,
+        LogManager(tmp_path, FakeClock(5_000)),
+        50,
+        offsets_log_config(Config({"data.dir": str(tmp_path)})),
+        FakeClock(5_000),
+        encode_record,
+    )
     writer.append(partition_for("g"), RECORDS + [r.ConsumerGroupMetadataTombstone("g")])
     writer.close()
     with pytest.raises(SystemExit):
@@ -82,13 +95,23 @@ def test_dump_prints_consumer_records_as_kafkas_parser(tmp_path, capsys):
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| offset:")]
     payloads = [(line.split(" key: ", 1)[1].split(" payload: ", 1)) for line in lines]
     assert json.loads(payloads[0][0]) == {"type": "5", "data": {"groupId": "g", "memberId": "m1"}}
-    assert json.loads(payloads[0][1]) == {"version": "0", "data": {
-        "instanceId": None, "rackId": None, "clientId": "c", "clientHost": "/127.0.0.1",
-        "subscribedTopicNames": ["foo"], "subscribedTopicRegex": None, "rebalanceTimeoutMs": 5000,
-        "serverAssignor": None}}
+    assert json.loads(payloads[0][1]) == {
+        "version": "0",
+        "data": {
+            "instanceId": None,
+            "rackId": None,
+            "clientId": "c",
+            "clientHost": "/127.0.0.1",
+            "subscribedTopicNames": ["foo"],
+            "subscribedTopicRegex": None,
+            "rebalanceTimeoutMs": 5000,
+            "serverAssignor": None,
+        },
+    }
     assert json.loads(payloads[1][1]) == {"version": "0", "data": {"epoch": 1, "metadataHash": 77}}
-    assert json.loads(payloads[4][1])["data"]["assignedPartitions"] == [{"topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
-                                                                        "partitions": [0, 1]}]
+    assert json.loads(payloads[4][1])["data"]["assignedPartitions"] == [
+        {"topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": [0, 1]}
+    ]
     assert payloads[5] == ['{"type":"3","data":{"groupId":"g"}}', "<DELETE>"]
 
 
@@ -98,6 +121,7 @@ def test_decode_of_an_assignment_tombstone():
 
 
 # -- the topics image -------------------------------------------------------------------------
+
 
 def test_topics_image_follows_the_registry_and_logs_what_changed():
     registry, clock = FakeRegistry(), FakeClock(1_000)
@@ -121,12 +145,20 @@ def test_topics_image_follows_the_registry_and_logs_what_changed():
 
 
 def test_settings_come_from_kafka_names():
-    config = GroupConfig.from_config(Config({
-        "group.consumer.session.timeout.ms": "12000", "group.consumer.min.session.timeout.ms": "10000",
-        "group.consumer.heartbeat.interval.ms": "700", "group.consumer.min.heartbeat.interval.ms": "500",
-        "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
-        "group.consumer.migration.policy": "upgrade", "group.coordinator.rebalance.protocols": "classic",
-        "group.consumer.max.size": "3"}))
+    config = GroupConfig.from_config(
+        Config(
+            {
+                "group.consumer.session.timeout.ms": "12000",
+                "group.consumer.min.session.timeout.ms": "10000",
+                "group.consumer.heartbeat.interval.ms": "700",
+                "group.consumer.min.heartbeat.interval.ms": "500",
+                "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
+                "group.consumer.migration.policy": "upgrade",
+                "group.coordinator.rebalance.protocols": "classic",
+                "group.consumer.max.size": "3",
+            }
+        )
+    )
     assert (config.consumer.session_timeout_ms, config.consumer.heartbeat_interval_ms) == (12_000, 700)
     assert config.consumer.assignors == ("range", "uniform") and config.consumer.default_assignor == "range"
     assert config.consumer.migration_policy.upgrade_enabled and not config.consumer.migration_policy.downgrade_enabled
@@ -138,10 +170,16 @@ def test_settings_come_from_kafka_names():
     with pytest.raises(ValueError, match="session.timeout.ms must be between"):
         GroupConfig.from_config(Config({"group.consumer.session.timeout.ms": "1000"}))
     with pytest.raises(ValueError, match="heartbeat.interval.ms must be less than"):
-        GroupConfig.from_config(Config({"group.consumer.min.session.timeout.ms": "1000",
-                                        "group.consumer.session.timeout.ms": "2000",
-                                        "group.consumer.min.heartbeat.interval.ms": "100",
-                                        "group.consumer.heartbeat.interval.ms": "3000"}))
+        GroupConfig.from_config(
+            Config(
+                {
+                    "group.consumer.min.session.timeout.ms": "1000",
+                    "group.consumer.session.timeout.ms": "2000",
+                    "group.consumer.min.heartbeat.interval.ms": "100",
+                    "group.consumer.heartbeat.interval.ms": "3000",
+                }
+            )
+        )
 
 
 def test_uuid_source_gives_predictable_member_ids():
