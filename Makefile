@@ -24,9 +24,10 @@ $(STAMP)-test: pyproject.toml scripts/install_test_deps.sh interop/js/package-lo
 	bash scripts/install_test_deps.sh
 	@touch $@ $(STAMP)-run
 
-# pytest too: mypy checks the pytest plugin against pytest's own types.
+# pytest and the verifier's libraries too: mypy checks the pytest plugin and the verifier
+# against their own types (numpy's), so the gate sees what the tests run.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,pytest]'
+	$(BIN)/pip install --quiet -e '.[dev,pytest,verify]'
 	@touch $@
 
 install: $(STAMP)-run
