@@ -30,7 +30,8 @@ from .batch.layout import (
     TRANSACTIONAL_BIT,
     Buffer,
 )
-from .batch.scan import Frame, Frames, KeySpan, key_spans, records_region
+from .batch.record_walk import KeySpan, key_spans, records_region
+from .batch.scan import Frame, Frames
 from .cleaner_policy import (
     CLEANER_CHECKPOINT_FILE,
     Cleanable,

@@ -25,7 +25,8 @@ from coordinator.verify.layout import Split, Violation, read_index, segment_path
 from coordinator.verify.txn import AGGREGATE, CONTROL, DEFER, G1, PLAIN, TXN_BITS, batch_modes, read_control
 from storage.batch import InvalidBatch, crc_matches
 from storage.batch.layout import CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, Buffer
-from storage.batch.scan import Frames, RecordSpan, record_spans, records_region
+from storage.batch.record_walk import RecordSpan, record_spans, records_region
+from storage.batch.scan import Frames
 from storage.index import TimeIndex
 
 __all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message", "KEY_FIELDS"]
