@@ -30,15 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from coordinator.config import (
-    SETTINGS,
-    Config,
-    ConfigError,
-    check_cluster,
-    parse_assignment,
-    resolve,
-    settings_from_file,
-)
+from coordinator.config import Config, ConfigError, check_cluster, parse_assignment, resolve, settings_from_file
+from coordinator.config_settings import SETTINGS
 from coordinator.datadir import DataDirError
 from coordinator.net.bind import bind_listeners
 from coordinator.processes import child_setup, supervise
