@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from coordinator.embed.embedded import EmbeddedServer
-from coordinator.tools.kafka_client import Connection
+from coordinator.tools.kafka_connection import Connection
 from protocol.api import ApiKey
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 

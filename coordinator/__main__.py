@@ -20,43 +20,22 @@ the line, shows the traceback instead); an internal error is one line too, exit 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
-import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from coordinator.config import (
-    SETTINGS,
-    Config,
-    ConfigError,
-    check_cluster,
-    parse_assignment,
-    resolve,
-    settings_from_file,
-)
+from coordinator.cli_parser import COMMAND_FAILED, CommandError, KgcParser
+from coordinator.config import Config, ConfigError, check_cluster, parse_assignment, resolve, settings_from_file
+from coordinator.config_settings import SETTINGS
 from coordinator.datadir import DataDirError
 from coordinator.net.bind import bind_listeners
 from coordinator.processes import child_setup, supervise
+from coordinator.verify_launch import run_verify
 
-COMMAND_FAILED = 2  # a failure the user can act on (argparse uses 2 for usage errors too)
 INTERNAL_ERROR = 1
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-
-class CommandError(Exception):
-    """A failure to report as one line (the message says what to do), exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error on one line (subcommands inherit the class)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(COMMAND_FAILED, f"{self.prog}: {message} (`{self.prog} --help` shows the options)\n")
 
 
 def _topic_spec(text: str) -> tuple[str, int]:
@@ -79,7 +58,7 @@ def _port(text: str) -> int:
 def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     """The whole command line; `serve_only`: just `kgc serve` (a start-up imports none of the
     other commands' modules)."""
-    parser = _Parser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
+    parser = KgcParser(prog="kgc", description="A Kafka group coordinator for tests and learning.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks (accepted anywhere on the line)")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -301,49 +280,6 @@ def resolve_config(args: argparse.Namespace, notes: list[str] | None = None) -> 
     return config
 
 
-# -- kgc verify ------------------------------------------------------------------------------------
-JAVA_NEEDED = 17  # Spark 4 runs on Java 17 or 21
-
-
-def _verify(argv: list[str]) -> int:
-    from coordinator.verify import cli
-
-    parser = _Parser(prog="kgc verify", description=(cli.__doc__ or "").splitlines()[0])
-    cli.add_arguments(parser)
-    args = parser.parse_args(argv)
-    if args.engine == "spark":
-        _require_spark()
-    return int(cli.run(args))
-
-
-def _require_spark() -> None:
-    missing = [m for m in ("pyspark", "pyarrow") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise CommandError(
-            f"verify needs {' and '.join(missing)}: pip install "
-            f"'kafka-group-coordinator[verify]' (Spark also needs Java {JAVA_NEEDED}+; "
-            "--engine oracle checks the same rules without Spark)"
-        )
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    if not java or not os.path.exists(java):
-        raise CommandError(
-            f"verify runs Spark, which needs Java {JAVA_NEEDED} or newer: install it (Debian/"
-            f"Ubuntu: apt install openjdk-{JAVA_NEEDED}-jre-headless) or set JAVA_HOME "
-            "(--engine oracle needs no Java)"
-        )
-    try:
-        shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CommandError(f"verify cannot run {java} ({exc}): install Java {JAVA_NEEDED}+ or set JAVA_HOME") from None
-    found = re.search(r'version "(?:1\.)?(\d+)', shown)
-    if found and int(found.group(1)) < JAVA_NEEDED:
-        raise CommandError(
-            f"verify runs Spark 4, which needs Java {JAVA_NEEDED} or newer; {java} is Java "
-            f"{found.group(1)}: install a newer one and point JAVA_HOME at it"
-        )
-
-
 # -- the entry point -------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -379,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["verify"]:
-        return _verify(argv[1:])
+        return run_verify(argv[1:])
     if argv[:1] == ["control"]:
         from coordinator.control.cli import main as control_main
 

@@ -42,15 +42,8 @@ from interop.clients.cluster import (
     requests_since,
     wait_acked,
 )
-from interop.clients.group_members import (
-    AiokafkaMember,
-    ConfluentKafkaMember,
-    KafkaPythonMember,
-    describe_group,
-    fail_if_any_died,
-    group_owns_all,
-    stop_all,
-)
+from interop.clients.group_members import describe_group, fail_if_any_died, group_owns_all, stop_all
+from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
 from interop.clients.waiting import wait_until
 
 pytestmark = pytest.mark.interop

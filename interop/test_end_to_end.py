@@ -24,19 +24,10 @@ from collections import Counter
 
 import pytest
 
-from interop.clients.group_members import (
-    AiokafkaMember,
-    ConfluentKafkaMember,
-    KafkajsMember,
-    KafkaPythonMember,
-    KcatMember,
-    PlatformaticMember,
-    describe_group,
-    fail_if_any_died,
-    group_owns_all,
-    stop_all,
-)
+from interop.clients.group_members import describe_group, fail_if_any_died, group_owns_all, stop_all
+from interop.clients.process_members import KafkajsMember, KcatMember, PlatformaticMember
 from interop.clients.producers import CODECS, expected_messages, produce
+from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
 from interop.clients.waiting import wait_until
 
 pytestmark = pytest.mark.interop

@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from interop.clients.group_members import (
-    AiokafkaMember,
-    KafkajsMember,
-    KafkaPythonMember,
-    KcatMember,
-    PlatformaticMember,
-    describe_group,
-    group_owns_all,
-    stop_all,
-)
+from interop.clients.group_members import describe_group, group_owns_all, stop_all
 from interop.clients.groups import ConfluentMember, Ownership, close_all
+from interop.clients.process_members import KafkajsMember, KcatMember, PlatformaticMember
+from interop.clients.python_members import AiokafkaMember, KafkaPythonMember
 from interop.clients.waiting import wait_until
 
 pytestmark = pytest.mark.interop
@@ -77,7 +70,7 @@ def test_a_mixed_group_of_confluent_kafka_python_and_aiokafka_agrees_on_roundrob
     (v0), aiokafka [roundrobin] (v0): the only protocol all support is roundrobin, so the
     coordinator must select it (Kafka's vote over common candidates), and whichever client leads
     must read the others' subscriptions. Then a member leaves and the other two take over."""
-    from interop.clients.group_members import ConfluentKafkaMember
+    from interop.clients.python_members import ConfluentKafkaMember
 
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     group = "mixed-python"
@@ -219,8 +212,8 @@ def test_admin_clients_describe_list_and_shrink_a_live_group(kafka_coordinator, 
     from kafka import KafkaAdminClient
     from kafka.admin import MemberToRemove
 
-    from interop.clients.group_members import ConfluentKafkaMember
     from interop.clients.producers import produce
+    from interop.clients.python_members import ConfluentKafkaMember
 
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     group = "admin-view"

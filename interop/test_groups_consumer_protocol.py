@@ -22,9 +22,10 @@ import pytest
 
 from interop.clients.background import BackgroundClient
 from interop.clients.consumer_protocol import ConsumerProtocolMember, describe_group
-from interop.clients.group_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember, stop_all
+from interop.clients.group_members import stop_all
 from interop.clients.groups import Ownership, close_all, stable_group
 from interop.clients.process import REPO
+from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
 from interop.clients.waiting import wait_until
 
 SESSION_MS = 3000

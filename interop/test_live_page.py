@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from interop.clients.group_members import ConfluentKafkaMember, describe_group, group_owns_all, stop_all
+from interop.clients.group_members import describe_group, group_owns_all, stop_all
+from interop.clients.python_members import ConfluentKafkaMember
 from interop.clients.waiting import wait_until
 from interop.test_timeline_page import CHROMIUM_FLAGS, chromium
 

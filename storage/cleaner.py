@@ -11,26 +11,21 @@ its group or may be its producer's last batch); control batches and keyless reco
 batches of aborted transactions (the segments' `.txnindex`) are dropped and never enter the map;
 an open transaction bounds the round (cleaner_policy); a cleaned segment keeps the aborted-
 transaction entries of the segments it replaces (their markers are always kept).
-FORMAT.md "Cleaner" lists every rule and simplification.
+The byte-level copying helpers (reading, chunked writing, rebuilding a batch) are in
+cleaner_copy.py. FORMAT.md "Cleaner" lists every rule and simplification.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import trio
 
-from .batch import BatchHeader, Record, decode_header, empty_batch, encode_batch_and_header, iter_records, rebuild_kept
-from .batch.layout import (
-    COMPRESSION_MASK,
-    CONTROL_BIT,
-    DELETE_HORIZON_BIT,
-    TIMESTAMP_TYPE_BIT,
-    TRANSACTIONAL_BIT,
-    Buffer,
-)
-from .batch.scan import Frame, Frames, KeySpan, key_spans, records_region
+from .batch import decode_header, empty_batch, iter_records, rebuild_kept
+from .batch.layout import COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, TRANSACTIONAL_BIT, Buffer
+from .batch.record_walk import KeySpan, key_spans, records_region
+from .cleaner_copy import ChunkWriter, encode_retained, segment_batches
 from .cleaner_policy import (
     CLEANER_CHECKPOINT_FILE,
     Cleanable,
@@ -43,7 +38,6 @@ from .cleaner_policy import (
 )
 from .log import Log, LogFailedError
 from .offset_map import OffsetMap, key_digest
-from .recovery import CorruptLogError
 from .segment import LogSegment
 from .swap import CLEANED
 
@@ -59,19 +53,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-READ_CHUNK = 8 << 20  # the cleaner reads segments in big sequential chunks
-
-
-def _batches(seg: LogSegment) -> Iterator[Frame]:
-    """Every whole batch of `seg`, CRC-checked: the cleaner never spreads corrupt bytes. A torn
-    tail ends the walk silently (only a crashed active segment has one, and it is never
-    cleaned); anything else that is not a batch is a CorruptLogError."""
-    frames = Frames(seg.fd, 0, seg.size, check_crc=True, chunk=READ_CHUNK)
-    yield from frames
-    problem = frames.problem
-    if problem is not None and not problem.torn:
-        raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
 
 
 class Cleaner:
@@ -128,39 +109,6 @@ class Cleaner:
         return round_.stats
 
 
-class _ChunkWriter:
-    """Appends retained batches to a `.cleaned` segment in chunks; each chunk is one
-    LogSegment.append, so an index entry may cover several batches starting at its position
-    (Kafka's cleaner appends whole retained read buffers the same way)."""
-
-    def __init__(self, seg: LogSegment, chunk_bytes: int) -> None:
-        self.seg, self.chunk_bytes = seg, chunk_bytes
-        self.buf = bytearray()
-        self.first = self.last = self.max_ts = -1
-        self.bytes_out = 0
-
-    def add(self, data: bytes | memoryview, base: int, last: int, max_ts: int) -> None:
-        if not self.buf:
-            self.first, self.max_ts = base, max_ts
-        self.buf += data
-        self.last = last
-        if max_ts > self.max_ts:
-            self.max_ts = max_ts
-        if len(self.buf) >= self.chunk_bytes:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.buf:
-            return
-        # Only base/last offset, size and max timestamp of this header are used by append.
-        header = BatchHeader(
-            self.first, len(self.buf) - 12, -1, 2, 0, 0, self.last - self.first, -1, self.max_ts, -1, -1, -1, 0
-        )
-        self.seg.append(bytes(self.buf), header)
-        self.bytes_out += len(self.buf)
-        self.buf = bytearray()
-
-
 class CleaningRound:
     """One cleaning of one log. Steps (callable one by one, so appends and reads may happen
     in between): build_map(), then clean_group(g) for g in groups(), then finish(); run()
@@ -193,7 +141,7 @@ class CleaningRound:
                 break
             if seg.next_offset <= start:
                 continue
-            for _, buf, off, (base, length, _, _, _, attrs, ld, _, _, pid, _, _, count) in _batches(seg):
+            for _, buf, off, (base, length, _, _, _, attrs, ld, _, _, pid, _, _, count) in segment_batches(seg):
                 if base + ld < start:
                     continue
                 if base >= limit:
@@ -264,7 +212,7 @@ class CleaningRound:
             return None
         new = self.log.new_cleaned_segment(group[0].base_offset)
         try:
-            writer = _ChunkWriter(new, self.config.write_chunk_bytes)
+            writer = ChunkWriter(new, self.config.write_chunk_bytes)
             for i, seg in enumerate(group):
                 self._recopy(seg, writer, ends_group=i == len(group) - 1)
             writer.flush()
@@ -306,11 +254,11 @@ class CleaningRound:
         log.info("%s: segments changed under the cleaner; skipping a group", self.log.directory)
         return False
 
-    def _recopy(self, seg: LogSegment, writer: _ChunkWriter, *, ends_group: bool) -> None:
+    def _recopy(self, seg: LogSegment, writer: ChunkWriter, *, ends_group: bool) -> None:
         start, end, bits, tombs = self.start, self.end, self._bits, self._tomb_batches
         st = self.stats
         seg_next = seg.next_offset
-        for _, buf, off, (base, length, _, _, _, attrs, ld, bts, mts, pid, _, _, count) in _batches(seg):
+        for _, buf, off, (base, length, _, _, _, attrs, ld, bts, mts, pid, _, _, count) in segment_batches(seg):
             last, size = base + ld, length + 12
             if base >= end or attrs & CONTROL_BIT:  # beyond this round / control: as is
                 writer.add(memoryview(buf)[off : off + size], base, last, mts)
@@ -375,7 +323,7 @@ class CleaningRound:
 
     def _emit(
         self,
-        writer: _ChunkWriter,
+        writer: ChunkWriter,
         buf: Buffer,
         off: int,
         size: int,
@@ -428,26 +376,6 @@ class CleaningRound:
         records = list(iter_records(buf[off : off + size]))
         if horizon is None and has_tomb:
             horizon = self.now_ms + self.log.config.delete_retention_ms
-        data, rebuilt = _encode(h, [records[i] for i in kept], horizon)
+        data, rebuilt = encode_retained(h, [records[i] for i in kept], horizon)
         writer.add(data, base, base + ld, rebuilt.max_timestamp)
         st.batches_rebuilt += 1
-
-
-def _encode(h: BatchHeader, records: list[Record], horizon: int | None) -> tuple[bytes, BatchHeader]:
-    """Rebuild a batch: same base and last offset, producer fields, attributes and codec
-    (MemoryRecords.buildRetainedRecordsInto with overrideLastOffset)."""
-    attrs = h.attributes
-    return encode_batch_and_header(
-        h.base_offset,
-        records,
-        compression=attrs & COMPRESSION_MASK,
-        producer_id=h.producer_id,
-        producer_epoch=h.producer_epoch,
-        base_sequence=h.base_sequence,
-        transactional=bool(attrs & TRANSACTIONAL_BIT),
-        control=False,
-        timestamp_type=1 if attrs & TIMESTAMP_TYPE_BIT else 0,
-        partition_leader_epoch=h.partition_leader_epoch,
-        last_offset_delta=h.last_offset_delta,
-        delete_horizon_ms=horizon,
-    )

@@ -6,7 +6,8 @@ the next offset to assign; after any failed write or fsync the Log refuses furth
 (LogFailedError) until it is reopened, because the file tail is then unknown and recovery must
 decide it. Producer state, snapshots and aborted-transaction indexes follow every append
 (`txns`, log_txn.py). Everything runs on the caller's (trio) thread except the fsyncs of
-`wait_durable` and `checkpoint`. File grammar and recovery rules: FORMAT.md.
+`wait_durable` and `checkpoint`. Durability lives in log_durability.py, retention and the swap
+in log_segment_removal.py (mixins). File grammar and recovery rules: FORMAT.md.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import os
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Any
-
-import trio
 
 from . import fsutil
 from .batch import (
@@ -32,13 +31,12 @@ from .batch import iter_records as _batch_records
 from .batch.records import encode_kv_batch
 from .durability import GroupCommitter
 from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
+from .log_durability import LogDurability
+from .log_segment_removal import LogSegmentRemoval
 from .log_txn import LogTransactions
-from .producer_snapshot import write_snapshot_bytes
 from .producer_state import ProducerStateManager
 from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
-from .retention import segments_past_retention
 from .segment import LogSegment
-from .swap import DELETED, check_replacement, new_cleaned, prepare_new, rename_into_place
 from .txn_index import AbortedTxn
 
 __all__ = [
@@ -53,7 +51,7 @@ __all__ = [
 ]
 
 
-class Log:
+class Log(LogDurability, LogSegmentRemoval):
     def __init__(
         self,
         directory: str,
@@ -317,121 +315,6 @@ class Log:
                     return found
         return None
 
-    # -- durability ---------------------------------------------------------------------------
-    def flush(self) -> None:
-        """fsync the active segment's data and indexes now (earlier segments were fsynced on
-        roll) and record the log end as the recovery point."""
-        self._begin_write()
-        target = self._next_offset
-        try:
-            self._segments[-1].flush()
-            self._recovery_point.record(target)
-        except OSError as exc:
-            self._fail(exc)
-            raise
-        self._committer.advance(target)
-
-    async def checkpoint(self) -> None:
-        """`flush` in a worker thread: make everything appended so far durable, indexes
-        included, and record it as the recovery point, so that recovery after a crash rescans
-        only what comes after it (Kafka's periodic flush + checkpointLogRecoveryOffsets).
-        Does nothing if the recovery point is already the log end."""
-        self._begin_write()
-        target = self._next_offset
-        if target <= self._recovery_point.offset:
-            return
-        seg = self._segments[-1]  # the thread syncs its own descriptors: a roll may close these
-        fds = [os.dup(fd) for fd in (seg.fd, seg.offset_index.fd, seg.time_index.fd, seg.txn_index.fd) if fd >= 0]
-        snapshot = self.txns.encode()  # the producer state at `target`, so a crash replays from here
-        try:
-            await trio.to_thread.run_sync(
-                _sync_and_record, fds, self._recovery_point, target, (self.directory, snapshot)
-            )
-        except OSError as exc:
-            self._fail(exc)
-            raise
-        self._committer.advance(target)
-        self.txns.prune()
-
-    @property
-    def recovery_point(self) -> int:
-        """The offset recovery after a crash would rescan from (see `checkpoint`)."""
-        return self._recovery_point.offset
-
-    async def wait_durable(self, offset: int) -> None:
-        """Return once `offset` is on disk, per `config.durability` (durability.GroupCommitter):
-        'group_commit' shares one fsync between concurrent callers, 'every_append' fsyncs now,
-        'interval' returns at once (the owner calls `sync` on a timer). Raises OSError or
-        LogFailedError if the log failed before `offset` was durable."""
-        await self._committer.wait_durable(offset)
-
-    async def sync(self) -> None:
-        """fdatasync everything appended so far now (one step of an interval flusher)."""
-        await self._committer.sync()
-
-    # -- retention ----------------------------------------------------------------------------
-    def delete_segments_before(self, offset: int) -> int:
-        """Delete non-active segments whose every offset is below `offset`; returns how many."""
-        count = sum(1 for s in self._segments[1:] if s.base_offset <= offset)
-        for _ in range(count):
-            self._delete_oldest()
-        if count:
-            self.txns.on_log_start(self.log_start_offset)
-        return count
-
-    def apply_retention(self, now_ms: int) -> int:
-        """Time and size retention for cleanup.policy=delete (retention.py); never deletes the
-        active segment. Returns the number of segments deleted."""
-        count = segments_past_retention(self._segments, self.config, now_ms)
-        for _ in range(count):
-            self._delete_oldest()
-        if count:
-            self.txns.on_log_start(self.log_start_offset)
-        return count
-
-    def _delete_oldest(self) -> None:
-        self._begin_write()
-        seg = self._segments[0]
-        try:
-            seg.change_suffix(DELETED)  # crash-safe: recovery removes *.deleted
-            del self._segments[0], self._bases[0]
-            fsutil.fsync_dir(self.directory)
-            seg.delete()
-        except OSError as exc:
-            self._fail(exc)  # half-renamed files: reopen (recovery) decides
-            raise
-
-    # -- the cleaner's swap (LocalLog.replaceSegments) ------------------------------------------
-    def new_cleaned_segment(self, base_offset: int) -> LogSegment:
-        """An empty `<base>.log.cleaned` segment for the cleaner to append batches to."""
-        return new_cleaned(
-            self.directory,
-            base_offset,
-            index_interval_bytes=self.config.index_interval_bytes,
-            segment_index_bytes=self.config.segment_index_bytes,
-        )
-
-    def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
-        """Swap cleaned segments `new` (suffix .cleaned, from `new_cleaned_segment`) in for the
-        consecutive non-active segments `old`. Crash-safe sequence, FORMAT.md "Swap":
-        1 fsync new; 2 rename new .cleaned -> .swap in descending base order, fsync dir (commit);
-        3 rename old -> .deleted; 4 rename .swap -> final names, fsync dir; 5 delete .deleted.
-        Every old base must lie inside some new segment's [base, next_offset), so that
-        recovery can tell which old segments a .swap replaces."""
-        self._begin_write()
-        old, new = list(old), sorted(new, key=lambda s: s.base_offset)
-        first, last = check_replacement(self._segments, old, new)
-        prepare_new(new)  # an OSError here changed nothing the log serves: the log stays usable
-        try:
-            rename_into_place(self.directory, old, new)
-        except OSError as exc:
-            # The directory is now half-way through the sequence; only recovery (reopen) may
-            # finish or discard it (FORMAT.md "Swap").
-            self._fail(exc)
-            raise
-        self._segments[first : last + 1] = new
-        self._bases = [s.base_offset for s in self._segments]
-
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
         """Flush, trim indexes, write the recovery point and the clean-shutdown marker. A failed
@@ -481,15 +364,3 @@ class Log:
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
             self._failure = exc
-
-
-def _sync_and_record(
-    fds: list[int], point: RecoveryPoint, offset: int, snapshot: tuple[str, bytes] | None = None
-) -> None:
-    fsutil.fsync_and_close(fds)
-    point.record(offset)
-    if snapshot is not None:
-        try:
-            write_snapshot_bytes(snapshot[0], offset, snapshot[1])
-        except OSError:  # a cache: without it a crash replays more of the log
-            pass

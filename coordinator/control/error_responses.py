@@ -4,8 +4,9 @@ One builder per API, each copying what Kafka's `<Api>Request.getErrorResponse` b
 clients/.../common/requests): partition-level codes where the API has partitions (Produce,
 Fetch < v13, ListOffsets, OffsetCommit, ...), per-group or per-key entries for batched APIs
 (DescribeGroups, DeleteGroups, FindCoordinator v4+, OffsetFetch v8+), the top-level code
-elsewhere. Fields a version lacks are simply not encoded, so one builder serves every version.
-Produce with acks=0 gets None, as in Kafka: no response at all.
+elsewhere (the transaction APIs' builders: txn_error_responses.py). Fields a version lacks are
+simply not encoded, so one builder serves every version. Produce with acks=0 gets None, as in
+Kafka: no response at all.
 """
 
 from __future__ import annotations
@@ -13,11 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coordinator.control.txn_error_responses import (
+    add_partitions_to_txn_error,
+    describe_producers_error,
+    describe_transactions_error,
+    init_producer_id_error,
+    txn_offset_commit_error,
+    write_txn_markers_error,
+)
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.errors import ErrorCode
 from protocol.messages import (
     add_offsets_to_txn,
-    add_partitions_to_txn,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -26,13 +34,10 @@ from protocol.messages import (
     delete_topics,
     describe_cluster,
     describe_groups,
-    describe_producers,
-    describe_transactions,
     end_txn,
     fetch,
     find_coordinator,
     heartbeat,
-    init_producer_id,
     join_group,
     leave_group,
     list_groups,
@@ -45,8 +50,6 @@ from protocol.messages import (
     offset_for_leader_epoch,
     produce,
     sync_group,
-    txn_offset_commit,
-    write_txn_markers,
 )
 
 _Builder = Callable[[int, Any, int, "str | None"], Any]
@@ -267,10 +270,6 @@ def _delete_topics(version: int, req: Any, code: int, message: str | None) -> An
     )
 
 
-def _init_producer_id(version: int, req: Any, code: int, message: str | None) -> Any:
-    return init_producer_id.InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
-
-
 def _offset_for_leader_epoch(version: int, req: Any, code: int, message: str | None) -> Any:
     m = offset_for_leader_epoch
     return m.OffsetForLeaderEpochResponse(
@@ -287,89 +286,10 @@ def _offset_for_leader_epoch(version: int, req: Any, code: int, message: str | N
     )
 
 
-def _add_partitions_to_txn(version: int, req: Any, code: int, message: str | None) -> Any:
-    m = add_partitions_to_txn  # v4+ (broker-to-broker batches): the top-level code
-    if version >= 4:
-        return m.AddPartitionsToTxnResponse(error_code=code)
-    return m.AddPartitionsToTxnResponse(
-        results_by_topic_v3_and_below=[
-            m.AddPartitionsToTxnTopicResult(
-                name=t.name,
-                results_by_partition=[
-                    m.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=code)
-                    for p in t.partitions
-                ],
-            )
-            for t in req.v3_and_below_topics
-        ]
-    )
-
-
-def _write_txn_markers(version: int, req: Any, code: int, message: str | None) -> Any:
-    m = write_txn_markers
-    return m.WriteTxnMarkersResponse(
-        markers=[
-            m.WritableTxnMarkerResult(
-                producer_id=marker.producer_id,
-                topics=[
-                    m.WritableTxnMarkerTopicResult(
-                        name=t.name,
-                        partitions=[
-                            m.WritableTxnMarkerPartitionResult(partition_index=p, error_code=code)
-                            for p in t.partition_indexes
-                        ],
-                    )
-                    for t in marker.topics
-                ],
-            )
-            for marker in req.markers
-        ]
-    )
-
-
-def _txn_offset_commit(version: int, req: Any, code: int, message: str | None) -> Any:
-    m = txn_offset_commit
-    return m.TxnOffsetCommitResponse(
-        topics=[
-            m.TxnOffsetCommitResponseTopic(
-                name=t.name,
-                partitions=[
-                    m.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code)
-                    for p in t.partitions
-                ],
-            )
-            for t in req.topics
-        ]
-    )
-
-
 def _delete_groups(version: int, req: Any, code: int, message: str | None) -> Any:
     m = delete_groups
     return m.DeleteGroupsResponse(
         results=[m.DeletableGroupResult(group_id=g, error_code=code) for g in req.groups_names]
-    )
-
-
-def _describe_producers(version: int, req: Any, code: int, message: str | None) -> Any:
-    m = describe_producers
-    return m.DescribeProducersResponse(
-        topics=[
-            m.TopicResponse(
-                name=t.name,
-                partitions=[
-                    m.PartitionResponse(partition_index=p, error_code=code, error_message=message)
-                    for p in t.partition_indexes
-                ],
-            )
-            for t in req.topics
-        ]
-    )
-
-
-def _describe_transactions(version: int, req: Any, code: int, message: str | None) -> Any:
-    m = describe_transactions
-    return m.DescribeTransactionsResponse(
-        transaction_states=[m.TransactionState(error_code=code, transactional_id=tid) for tid in req.transactional_ids]
     )
 
 
@@ -406,18 +326,18 @@ _BUILDERS: dict[int, _Builder] = {
     ApiKey.API_VERSIONS: _api_versions,
     ApiKey.CREATE_TOPICS: _create_topics,
     ApiKey.DELETE_TOPICS: _delete_topics,
-    ApiKey.INIT_PRODUCER_ID: _init_producer_id,
+    ApiKey.INIT_PRODUCER_ID: init_producer_id_error,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: _offset_for_leader_epoch,
-    ApiKey.ADD_PARTITIONS_TO_TXN: _add_partitions_to_txn,
+    ApiKey.ADD_PARTITIONS_TO_TXN: add_partitions_to_txn_error,
     ApiKey.ADD_OFFSETS_TO_TXN: _top_level(add_offsets_to_txn.AddOffsetsToTxnResponse),
     ApiKey.END_TXN: _top_level(end_txn.EndTxnResponse),
-    ApiKey.WRITE_TXN_MARKERS: _write_txn_markers,
-    ApiKey.TXN_OFFSET_COMMIT: _txn_offset_commit,
+    ApiKey.WRITE_TXN_MARKERS: write_txn_markers_error,
+    ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit_error,
     ApiKey.DELETE_GROUPS: _delete_groups,
     ApiKey.OFFSET_DELETE: _top_level(offset_delete.OffsetDeleteResponse),
     ApiKey.DESCRIBE_CLUSTER: _top_level(describe_cluster.DescribeClusterResponse, with_message=True),
-    ApiKey.DESCRIBE_PRODUCERS: _describe_producers,
-    ApiKey.DESCRIBE_TRANSACTIONS: _describe_transactions,
+    ApiKey.DESCRIBE_PRODUCERS: describe_producers_error,
+    ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions_error,
     ApiKey.LIST_TRANSACTIONS: _top_level(list_transactions.ListTransactionsResponse),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: _top_level(
         consumer_group_heartbeat.ConsumerGroupHeartbeatResponse, with_message=True

@@ -15,7 +15,7 @@ from coordinator.groups.consumer.describe import empty_group_tombstones
 from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
-from coordinator.groups.migration.classic_members import join_consumer_group
+from coordinator.groups.migration.classic_join import join_consumer_group
 from coordinator.groups.rebalance import maybe_prepare_rebalance_or_complete_join, schedule_heartbeat, set_awaiting_join
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult

@@ -27,7 +27,7 @@ from coordinator.runtime.clock import Clock
 from coordinator.runtime.operation import Replayable, TransactionalReplayable
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.batch import InvalidBatch, iter_records, read_marker
-from storage.batch.scan import fold_latest, records_region
+from storage.batch.record_walk import fold_latest, records_region
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY = 20_000  # records between yields to the event loop while loading

@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from coordinator.tools import groups_render as render
-from coordinator.tools.kafka_client import EARLIEST, LATEST, AdminClient, KafkaError, MemberInfo, error_name
+from coordinator.tools.kafka_client import EARLIEST, LATEST, AdminClient, MemberInfo
+from coordinator.tools.kafka_connection import KafkaError, error_name
 
 RESET_SCENARIOS = ("to_earliest", "to_latest", "to_offset", "shift_by", "to_datetime", "by_duration")
 INACTIVE = ("Empty", "Dead")

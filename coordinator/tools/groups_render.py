@@ -222,7 +222,7 @@ def reset_plan(group: str, offsets: dict[tuple[str, int], int]) -> str:
 
 
 def deleted_groups(results: dict[str, int]) -> str:
-    from coordinator.tools.kafka_client import error_name
+    from coordinator.tools.kafka_connection import error_name
 
     ok = [g for g, e in results.items() if not e]
     failed = {g: e for g, e in results.items() if e}
@@ -236,7 +236,7 @@ def deleted_groups(results: dict[str, int]) -> str:
 
 
 def deleted_offsets(group: str, topics: list[str], top: int, per: dict[tuple[str, int], int]) -> str:
-    from coordinator.tools.kafka_client import error_name
+    from coordinator.tools.kafka_connection import error_name
 
     messages = {
         0: f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}",

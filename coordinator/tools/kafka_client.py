@@ -2,7 +2,7 @@
 
 It speaks to any Kafka broker, not only ours: every connection starts with ApiVersions v0 (which
 every broker answers) and each request then goes out at the highest version both sides know,
-capped where this client only builds the older request layout (`_CAPS`). Group requests go to the
+capped where this client only builds the older request layout (kafka_connection.py). Group requests go to the
 group's coordinator (FindCoordinator), ListOffsets to each partition's leader (Metadata).
 Errors raise `KafkaError` with the error's Kafka name. A group is described as Kafka's admin client
 does: ConsumerGroupDescribe (KIP-848) first, DescribeGroups when the group is not a consumer group
@@ -11,48 +11,18 @@ does: ConsumerGroupDescribe (KIP-848) first, DescribeGroups when the group is no
 
 from __future__ import annotations
 
-import itertools
-import socket
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from coordinator.tools.kafka_connection import Connection, KafkaError
 from protocol.api import ApiKey
-from protocol.codec import decode_response, encode_request, message_module, message_schema
+from protocol.codec import message_module
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import DecodeError, ErrorCode
-from protocol.headers import RequestHeader, decode_response_header, encode_request_header
-
-# Highest versions whose request layout this client builds (newer ones add topic ids etc.).
-_CAPS = {
-    ApiKey.OFFSET_FETCH: 9,
-    ApiKey.OFFSET_COMMIT: 9,
-    ApiKey.FIND_COORDINATOR: 6,
-    ApiKey.METADATA: 12,
-    ApiKey.LIST_OFFSETS: 7,
-    ApiKey.DESCRIBE_GROUPS: 5,
-    ApiKey.LIST_GROUPS: 5,
-    ApiKey.DELETE_GROUPS: 2,
-    ApiKey.OFFSET_DELETE: 0,
-}
 
 LATEST = -1  # ListOffsets timestamps (ListOffsetsRequest.LATEST_TIMESTAMP / EARLIEST_TIMESTAMP)
 EARLIEST = -2
-
-
-class KafkaError(Exception):
-    def __init__(self, code: int, context: str = "") -> None:
-        self.code = code
-        self.name = error_name(code)
-        super().__init__(f"{context}: {self.name}" if context else self.name)
-
-
-def error_name(code: int) -> str:
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return f"error {code}"
 
 
 @dataclass(frozen=True)
@@ -85,61 +55,6 @@ class GroupInfo:
     consumer: bool = False  # a KIP-848 consumer group (described by ConsumerGroupDescribe)
     group_epoch: int | None = None
     target_epoch: int | None = None
-
-
-class Connection:
-    """One socket to one broker; requests are sent one at a time."""
-
-    def __init__(self, host: str, port: int, client_id: str, timeout: float) -> None:
-        self.host, self.port = host, port
-        self.client_id = client_id
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self._ids = itertools.count(1)
-        self.versions: dict[int, tuple[int, int]] = {}
-        api = self.send(ApiKey.API_VERSIONS, 0, message_module(ApiKey.API_VERSIONS).ApiVersionsRequest())
-        if api.error_code:
-            raise KafkaError(api.error_code, "ApiVersions")
-        self.versions = {k.api_key: (k.min_version, k.max_version) for k in api.api_keys}
-
-    def version(self, key: ApiKey) -> int:
-        """The highest version both this client and the broker speak."""
-        low, high = message_schema(key, False).versions
-        high = min(high, _CAPS.get(key, high))
-        if key not in self.versions:
-            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"the broker does not serve {key.name}")
-        broker_low, broker_high = self.versions[key]
-        if max(low, broker_low) > min(high, broker_high):
-            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"no common {key.name} version")
-        return min(high, broker_high)
-
-    def request(self, key: ApiKey, build: Callable[[int], Any]) -> tuple[int, Any]:
-        """Send `build(version)` at the best version; returns (version, decoded response)."""
-        version = self.version(key)
-        return version, self.send(key, version, build(version))
-
-    def send(self, key: int, version: int, body: Any) -> Any:
-        cid = next(self._ids)
-        header = RequestHeader(int(key), version, cid, self.client_id)
-        payload = encode_request_header(header) + encode_request(key, version, body)
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-        (size,) = struct.unpack(">i", self._read(4))
-        frame = self._read(size)
-        head, offset = decode_response_header(frame, key, version)
-        if head.correlation_id != cid:
-            raise ConnectionError(f"correlation id {head.correlation_id} != {cid}")
-        return decode_response(key, version, frame, offset)
-
-    def _read(self, n: int) -> bytes:
-        chunks = bytearray()
-        while len(chunks) < n:
-            chunk = self.sock.recv(n - len(chunks))
-            if not chunk:
-                raise ConnectionError(f"{self.host}:{self.port} closed the connection")
-            chunks += chunk
-        return bytes(chunks)
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 class AdminClient:

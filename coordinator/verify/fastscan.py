@@ -6,7 +6,8 @@ then walked by the same kernel), the text of each violation, the `.index` and `.
 checks (numpy, entry by entry as scan.py states them), the modes of transactional and control
 batches (txn.py, which reads their markers). A batch whose records the kernel rejects gets its
 message from scan.checked_spans, the reference grammar. Needs numpy and numba
-(kernels.AVAILABLE); tests/verify/test_fast_scan.py holds it equal to scan.py.
+(kernels.AVAILABLE); tests/verify/test_fast_scan.py holds it equal to scan.py. Its C4/C5 envelope checks are in
+fast_envelopes.py.
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ def _problem(split: Split, log: str, prob: Any, s: Summary, out: list[Violation]
 
 
 def _index_checks(split: Split, hdr: Any, valid: Any, size: int, out: list[Violation]) -> tuple[int, int] | None:
-    """scan._index_checks over arrays (same order of checks, same messages)."""
+    """offset_index_check.offset_index_checks over arrays (same order of checks, same messages)."""
     seg = split.segment
     path = segment_path(split.dir, seg, ".index")
     rel, ipos, fsize = index_arrays(path)
@@ -364,61 +365,3 @@ def last_values(res: FastResult) -> list[bytes | None]:
     """Each key's last value (None for a tombstone); needs want_values."""
     data, ends = bytes(res.values), res.value_ends.tolist()
     return [None if vl < 0 else data[ends[i] : ends[i + 1]] for i, vl in enumerate(res.keys[:, kn.K_VLEN].tolist())]
-
-
-def _other_rows(directory: str, lo: int, hi: int) -> Any:
-    """Frame rows of the other log's trusted batches with base in [lo, hi] (envelopes.ranges)."""
-    from coordinator.verify.envelopes import ranges
-
-    parts = []
-    for log, start, size in ranges(directory, lo, hi):
-        mm, buf, _ = map_file(log)
-        try:
-            hdr, _ = kn.frame(buf, start, size, size, hi)
-        finally:
-            del buf
-            if mm is not None:
-                mm.close()
-        hdr = hdr[(hdr[:, kn.H_VALID] == 1) & (hdr[:, kn.H_BASE] >= lo)]
-        parts.append(hdr)
-    return np.concatenate(parts) if parts else np.empty((0, kn.H), np.int64)
-
-
-def _found(mine: Any, other: Any, cols: list[int]) -> Any:
-    """Per row of `mine`: some row of `other` has the same base and the same `cols`."""
-    order = np.argsort(other[:, kn.H_BASE], kind="stable")
-    o = other[order]
-    lo = np.searchsorted(o[:, kn.H_BASE], mine[:, kn.H_BASE], "left")
-    hi = np.searchsorted(o[:, kn.H_BASE], mine[:, kn.H_BASE], "right")
-    found = np.zeros(len(mine), bool)
-    one = hi - lo == 1
-    at = np.minimum(lo, max(len(o) - 1, 0))
-    if len(o):
-        found[one] = np.all(o[at[one]][:, cols] == mine[one][:, cols], axis=1)
-    for i in np.flatnonzero(hi - lo > 1):  # repeated base offsets (an S2 violation): any match
-        found[i] = bool(np.any(np.all(o[lo[i] : hi[i]][:, cols] == mine[i, cols], axis=1)))
-    return found
-
-
-def envelope_checks_fast(side: str, rows: Any, regions: Any, log: str, other_dir: str) -> list[Violation]:
-    """envelopes.envelope_checks over frame rows (same rules, same messages)."""
-    from coordinator.verify.envelopes import AFTER
-
-    out: list[Violation] = []
-    env = [kn.H_LOD, kn.H_PID, kn.H_PEP, kn.H_SEQ]  # with the base: (base, last, producer)
-    for region in (0, 1):
-        mine = rows[regions == region]
-        if not len(mine) or (region == 0 and side != AFTER):
-            continue
-        other = _other_rows(other_dir, int(mine[:, kn.H_BASE].min()), int(mine[:, kn.H_BASE].max()))
-        if region == 0:
-            bad, what = ~_found(mine, other, env), ("C5", "batch envelope (base, last, producer) not in before")
-        elif side == AFTER:
-            bad, what = (
-                ~_found(mine, other, [kn.H_LOD, kn.H_CRC, kn.H_SIZE]),
-                ("C4", "uncleanable batch differs from before"),
-            )
-        else:
-            bad, what = ~_found(mine, other, []), ("C4", "uncleanable batch missing after cleaning")
-        out += [(what[0], log, int(mine[i, kn.H_POS]), int(mine[i, kn.H_BASE]), what[1]) for i in np.flatnonzero(bad)]
-    return out

@@ -215,12 +215,12 @@ def _scan(split: Split, engine: str, other_root: str | None, side: str, decode: 
     decode = decode and split.is_offsets_topic
     other = os.path.join(other_root, split.name) if other_root is not None else None
     if engine_for(engine) == "compiled":
-        from coordinator.verify import fastscan
+        from coordinator.verify import fast_envelopes, fastscan
 
         res = fastscan.scan_split_fast(split, want_values=decode)
         violations, summary = res.violations, res.summary
         if other is not None and res.batches is not None:
-            violations += fastscan.envelope_checks_fast(side, res.batches, res.regions, split.log_path, other)
+            violations += fast_envelopes.envelope_checks_fast(side, res.batches, res.regions, split.log_path, other)
         if res.keys is None or not len(res.keys):
             return violations, summary, None, res.markers
         values = fastscan.last_values(res) if decode else None

@@ -22,10 +22,12 @@ from typing import Any
 from crc32c import crc32c
 
 from coordinator.verify.layout import Split, Violation, read_index, segment_path
+from coordinator.verify.offset_index_check import offset_index_checks
 from coordinator.verify.txn import AGGREGATE, CONTROL, DEFER, G1, PLAIN, TXN_BITS, batch_modes, read_control
 from storage.batch import InvalidBatch, crc_matches
 from storage.batch.layout import CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, Buffer
-from storage.batch.scan import Frames, RecordSpan, record_spans, records_region
+from storage.batch.record_walk import RecordSpan, record_spans, records_region
+from storage.batch.scan import Frames
 from storage.index import TimeIndex
 
 __all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message", "KEY_FIELDS"]
@@ -269,7 +271,7 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
             mm.close()
     res.keys = {(r, k): a for r in (0, 1) for k, a in by_region[r].items()}
     res.deferred = {(r, p, k): a for (r, p), d in deferred.items() for k, a in d.items()}
-    s.start_entry = _index_checks(split, entries, want, found, size, res.violations, index_path)
+    s.start_entry = offset_index_checks(split, entries, want, found, size, res.violations, index_path)
     if split.last:
         _time_index_checks(split, s, res.violations)
     res.summary = s
@@ -295,74 +297,6 @@ def _transactions(
         rows.append((pid, attrs, marker))
         where.append((pos, error))
     return {pos: (mode, error) for (pos, error), mode in zip(where, batch_modes(rows))}
-
-
-def _index_checks(
-    split: Split,
-    entries: list[tuple[int, int]],
-    want: dict[int, int],
-    found: dict[int, tuple[int, int | None] | None],
-    size: int,
-    out: list[Violation],
-    path: str,
-) -> tuple[int, int] | None:
-    """S5. An entry (offset, position) is sound when a batch starts at the position, that
-    batch's base <= offset, and every earlier batch ends below offset (storage.md S5), so a
-    floor lookup never starts past the target. The offset need not lie inside the batch:
-    Kafka's older LogSegment.append, like storage's cleaner, indexes a multi-batch chunk by its
-    largest offset at the chunk's first position."""
-    seg = split.segment
-    if split.first:
-        fsize = os.path.getsize(path) if os.path.exists(path) else 0
-        if fsize % 8:
-            out.append(("S5", path, fsize - fsize % 8, None, f"size {fsize} is not a multiple of 8"))
-        prev_rel, prev_pos = -1, -1
-        for i, (rel, pos) in enumerate(entries):
-            if rel <= prev_rel or pos <= prev_pos:
-                out.append(
-                    (
-                        "S5",
-                        path,
-                        i * 8,
-                        seg + rel,
-                        f"entry ({rel}, {pos}) does not increase after ({prev_rel}, {prev_pos})",
-                    )
-                )
-            if pos < 0 or pos >= size:
-                out.append(("S5", path, i * 8, seg + rel, f"entry position {pos} is outside the log ({size} bytes)"))
-            prev_rel, prev_pos = rel, pos
-    deferred = None
-    for pos, i in want.items():
-        off = seg + entries[i][0]
-        if pos not in found:
-            out.append(("S5", path, i * 8, off, f"entry points at log position {pos}, which is not a batch start"))
-            continue
-        hit = found[pos]
-        if hit is not None:
-            base, prev_last = hit
-            if base > off:
-                out.append(
-                    (
-                        "S5",
-                        path,
-                        i * 8,
-                        off,
-                        f"entry offset {off} is below the base offset {base} of the batch at {pos}",
-                    )
-                )
-            elif prev_last is not None and prev_last >= off:
-                out.append(
-                    (
-                        "S5",
-                        path,
-                        i * 8,
-                        off,
-                        f"entry offset {off} is not above the previous batch's last offset {prev_last}",
-                    )
-                )
-            elif prev_last is None and pos == split.start and pos > 0:
-                deferred = (i * 8, off)
-    return deferred
 
 
 def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:

@@ -8,7 +8,8 @@ split count only if their producer's next marker (a window over the markers) is 
 without transactions skips that step. Stage 2 groups the per-split key aggregates per key
 (latest, first, count) and checks them with joins: against the replayed ledger (G2/G3, the
 ledger read as Parquet), against the before image (C1-C3, C6). Violation locations are exact
-(file, position, offset) and identical to oracle.py's, which the tests assert.
+(file, position, offset) and identical to oracle.py's, which the tests assert. The stage-2
+joins themselves are in spark_key_checks.py.
 """
 
 from __future__ import annotations
@@ -19,23 +20,16 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from coordinator.verify.layout import active_bases, segment_path
-from coordinator.verify.ledger import SPARK_SCHEMA, is_parquet
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
+from coordinator.verify.spark_key_checks import AFTER, compaction_checks, latest_struct, offset_checks
 
 __all__ = ["run", "load"]
-
-AFTER, BEFORE = 0, 1  # the `side` of a violation row: which log its name/segment are in
-_OUT = ["check", "side", "name", "segment", "file", "position", "offset", "message"]
-
-
-def _null(kind: str = "bigint") -> Column:
-    return F.lit(None).cast(kind)
 
 
 def load(
@@ -67,54 +61,6 @@ def load(
     if other is not None:
         reader = reader.option("other", other)
     return reader.load().persist(StorageLevel.MEMORY_AND_DISK)
-
-
-def _v(cond: Column, check: str, loc: str, message: Column | str, side: int = AFTER) -> Column:
-    """A violation (or null where `cond` fails) located at struct column `loc` (offset,
-    segment, pos) of the row's partition `name`; exploded into rows by _rows."""
-    msg = F.lit(message) if isinstance(message, str) else message
-    return F.when(
-        cond,
-        F.struct(
-            F.lit(check).alias("check"),
-            F.lit(side).alias("side"),
-            F.col(f"{loc}.segment").alias("segment"),
-            _null("string").alias("file"),
-            F.col(f"{loc}.pos").alias("position"),
-            F.col(f"{loc}.offset").alias("offset"),
-            msg.alias("message"),
-        ),
-    )
-
-
-def _rows(df: DataFrame, name: Column, candidates: list[Column]) -> DataFrame:
-    """One pass over `df`: every candidate violation of each row, as rows of _OUT."""
-    return (
-        df.select(name.alias("name"), F.explode(F.array(*candidates)).alias("v"))
-        .where(F.col("v").isNotNull())
-        .select("v.check", "v.side", "name", "v.segment", "v.file", "v.position", "v.offset", "v.message")
-    )
-
-
-def _last(*decoded: str) -> Column:
-    return F.struct(
-        F.col("last_offset").alias("offset"),
-        "segment",
-        F.col("last_pos").alias("pos"),
-        "timestamp",
-        "value_hash",
-        "tombstone",
-        "delete_horizon",
-        *decoded,
-    )
-
-
-def _read_ledger(spark: SparkSession, ledger: str) -> DataFrame:
-    if is_parquet(ledger):
-        return spark.read.parquet(ledger).select(
-            "op", "seq", "group", "topic", F.col("partition").cast("int"), "offset", "metadata"
-        )
-    return spark.read.schema(SPARK_SCHEMA).json(ledger)
 
 
 def _counted(df: DataFrame, transactions: bool) -> DataFrame:
@@ -150,173 +96,12 @@ def _post_keys(K: DataFrame) -> DataFrame:
     return (
         K.groupBy("name", "key")
         .agg(
-            F.max_by(_last(*DECODED), "last_offset").alias("l"),
+            F.max_by(latest_struct(*DECODED), "last_offset").alias("l"),
             F.sum(F.when(F.col("_r0"), F.col("count"))).alias("count0"),
             F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
-            F.max_by(F.when(F.col("_r0"), _last()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
+            F.max_by(F.when(F.col("_r0"), latest_struct()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
         )
         .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-
-
-def _expected(spark: SparkSession, ledger: str) -> DataFrame:
-    """The ledger replayed (rules.replay_ledger): per (group, topic, partition), the last
-    acknowledged commit unless an offset or group deletion was acknowledged after it."""
-    lg = _read_ledger(spark, ledger)
-    tp = ["group", "topic", "partition"]
-    # seq is unique, so the greatest (seq, ...) struct is the last commit (cheaper than max_by).
-    c = (
-        lg.where(F.col("op") == "commit")
-        .groupBy(*tp)
-        .agg(F.max(F.struct("seq", "offset", F.coalesce("metadata", F.lit("")).alias("metadata"))).alias("c"))
-    )
-    do = lg.where(F.col("op") == "delete_offset").groupBy(*tp).agg(F.max("seq").alias("dseq"))
-    dg = lg.where(F.col("op") == "delete_group").groupBy("group").agg(F.max("seq").alias("gseq"))
-    return (
-        c.join(do, tp, "left")
-        .join(dg, ["group"], "left")
-        .where((F.col("c.seq") > F.coalesce("dseq", F.lit(-1))) & (F.col("c.seq") > F.coalesce("gseq", F.lit(-1))))
-        .select(F.col("group").alias("eg"), F.col("topic").alias("et"), F.col("partition").alias("ep"), "c")
-    )
-
-
-def _offsets(keys: DataFrame, spark: SparkSession, ledger: str | None, placement: bool) -> DataFrame:
-    """G1 (latest record decodes), G3, the G4 candidates (_G4: one row per (name, group)) and,
-    with a ledger, G2 (and _G2 for acknowledged commits the log lacks), in one pass."""
-    ok = F.col("l.decode_error").isNull()
-    rt = F.col("l.record_type")
-    k = keys.where(F.col("name").startswith("__consumer_offsets-")).select(
-        "name", "key", "l", F.when(ok, F.col("l.group")).alias("grp")
-    )
-    w = Window.partitionBy("name", "grp")
-    k = k.withColumn(
-        "tomb_offset", F.max(F.when(ok & (rt == 2) & F.col("l.tombstone"), F.col("l.offset"))).over(w)
-    ).withColumn("rn", F.row_number().over(w.orderBy("key")))
-    commit = F.col("l").isNotNull() & ok & rt.isin(0, 1)
-    live = commit & ~F.col("l.tombstone")
-    out = [
-        _v(~ok, "G1", "l", F.concat(F.lit("latest record does not decode: "), F.col("l.decode_error"))),
-        _v(
-            live & (F.col("l.offset") < F.col("tomb_offset")), "G3", "l", "live offset older than its group's tombstone"
-        ),
-        F.when(
-            (F.col("rn") == 1) & F.col("grp").isNotNull() & F.lit(placement),
-            F.struct(
-                F.lit("_G4").alias("check"),
-                F.lit(AFTER).alias("side"),
-                _null().alias("segment"),
-                _null("string").alias("file"),
-                _null().alias("position"),
-                _null().alias("offset"),
-                F.col("grp").alias("message"),
-            ),
-        ),
-    ]
-    name = F.col("name")
-    if ledger is not None:
-        tp = [F.when(commit, F.col(f"l.{c}")) for c in ("group", "topic", "partition")]
-        k = k.join(
-            _expected(spark, ledger),
-            (tp[0] == F.col("eg")) & (tp[1] == F.col("et")) & (tp[2] == F.col("ep")),
-            "full_outer",
-        )
-        has_exp = F.col("c").isNotNull()
-        out += [
-            _v(
-                has_exp & commit & F.col("l.tombstone"),
-                "G2",
-                "l",
-                "acknowledged commit is missing (log has a tombstone)",
-            ),
-            _v(
-                has_exp
-                & live
-                & (
-                    (F.col("c.offset") != F.col("l.committed_offset"))
-                    | (F.col("c.metadata") != F.coalesce("l.metadata", F.lit("")))
-                ),
-                "G2",
-                "l",
-                F.concat(
-                    F.lit("log has offset "),
-                    F.col("l.committed_offset").cast("string"),
-                    F.lit(", acknowledged "),
-                    F.col("c.offset").cast("string"),
-                ),
-            ),
-            _v(~has_exp & live, "G2", "l", "committed offset never acknowledged or deleted"),
-            # The log lacks it altogether: located on the driver (rules.offsets_dir).
-            F.when(
-                has_exp & F.col("l").isNull(),
-                F.struct(
-                    F.lit("_G2").alias("check"),
-                    F.lit(AFTER).alias("side"),
-                    _null().alias("segment"),
-                    F.col("eg").alias("file"),
-                    F.col("ep").cast("bigint").alias("position"),
-                    F.col("c.offset").alias("offset"),
-                    F.col("et").alias("message"),
-                ),
-            ),
-        ]
-        name = F.coalesce("name", F.lit(""))
-    return _rows(k, name, out)
-
-
-def _compaction(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
-    """C1-C3 and C6: the before log's latest counted record per key (region 0, from its counted
-    K rows `pre`) against the after log's."""
-    p = (
-        pre.where(F.col("region") == 0)
-        .groupBy("name", "key")
-        .agg(F.max_by(_last(), "last_offset").alias("P"))
-        .alias("p")
-    )
-    a = (
-        keys.where(F.col("l0").isNotNull())
-        .select("name", "key", F.col("count0").alias("count"), F.col("f0").alias("f"), F.col("l0").alias("A"))
-        .alias("a")
-    )
-    j = p.join(
-        a, (F.col("p.name") == F.col("a.name")) & F.col("p.key").eqNullSafe(F.col("a.key")), "full_outer"
-    ).select(F.coalesce("p.name", "a.name").alias("name"), "P", "count", "f", "A")
-    P, A = F.col("P"), F.col("A")
-    expired = F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull() & (F.col("P.delete_horizon") <= now)
-    same_val = (F.col("A.value_hash") == F.col("P.value_hash")) & (F.col("A.tombstone") == F.col("P.tombstone"))
-    both = A.isNotNull() & P.isNotNull()
-    return _rows(
-        j,
-        F.col("name"),
-        [
-            _v(
-                A.isNotNull()
-                & F.col("A.tombstone")
-                & (F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now)),
-                "C6",
-                "A",
-                "kept tombstone has no delete horizon or it has passed",
-            ),
-            _v(F.col("count") > 1, "C3", "f", "older record of the key survived"),
-            _v(A.isNotNull() & P.isNull(), "C1", "A", "record is not in the before log"),
-            _v(
-                both & (F.col("A.offset") != F.col("P.offset")),
-                "C1",
-                "A",
-                F.when(
-                    same_val, F.concat(F.lit("renumbered: was offset "), F.col("P.offset").cast("string"))
-                ).otherwise(F.lit("surviving record is not the key's latest")),
-            ),
-            _v(both & (F.col("A.offset") == F.col("P.offset")) & ~same_val, "C1", "A", "value changed by cleaning"),
-            _v(
-                P.isNotNull()
-                & ~F.coalesce(expired, F.lit(False))
-                & (A.isNull() | ((F.col("P.offset") != F.col("f.offset")) & (F.col("P.offset") != F.col("A.offset")))),
-                "C2",
-                "P",
-                "latest record of the key was removed",
-                side=BEFORE,
-            ),
-        ],
     )
 
 
@@ -396,12 +181,12 @@ def run(
     t1 = time.perf_counter()
     phase("keys")
     keys = _post_keys(_counted(post, stats["txn_batches"] > 0))
-    frames = [_offsets(keys, spark, ledger, placement=num_partitions > 0)]
+    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]
     if pre is not None:
         _, _, pre_max, pre_stats = results[1]
         report.stats.update({f"before_{k}": v for k, v in pre_stats.items()})
         now = cleaned_at_ms if cleaned_at_ms is not None else max(max_ts, pre_max)
-        frames.append(_compaction(_counted(pre, pre_stats["txn_batches"] > 0), keys, now))
+        frames.append(compaction_checks(_counted(pre, pre_stats["txn_batches"] > 0), keys, now))
         leo, pre_leo = leos
         for name in sorted(set(pre_leo) | set(leo)):
             if pre_leo.get(name) != leo.get(name):

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from interop.clients.group_members import NodeMember
+from interop.clients.process_members import NodeMember
 from interop.clients.waiting import wait_until
 
 Acked = tuple[int, int, str]  # partition, offset, value
@@ -22,7 +22,7 @@ Acked = tuple[int, int, str]  # partition, offset, value
 
 class KafkajsClusterMember(NodeMember):
     """kafkajs 2.2.4 with every broker as bootstrap (kafkajs-cluster-member.mjs); otherwise as
-    group_members.KafkajsMember (RoundRobinAssigner, commits each batch before reporting it)."""
+    process_members.KafkajsMember (RoundRobinAssigner, commits each batch before reporting it)."""
 
     script = "kafkajs-cluster-member.mjs"
 

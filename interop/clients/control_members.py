@@ -2,7 +2,7 @@
 vary, under one spelling: session timeout, request timeout, client id.
 
 `member(client, name, bootstrap, group, topic, ...)` builds a started-later member of
-group_members.py (confluent-kafka, kafka-python or aiokafka; each commits after every batch),
+python_members.py (confluent-kafka, kafka-python or aiokafka; each commits after every batch),
 translating the settings to the client's own names. Its client id is `kgc-interop-<name>`, which
 is what fault rules match with `client_id=` and what the request log shows.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from interop.clients.group_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
+from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
 
 PYTHON_CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka")
 HEARTBEAT_MS = 200

@@ -39,19 +39,9 @@ from .layout import (
     validate_batch,
     verify_crc,
 )
+from .record_walk import KeySpan, RecordSpan, key_spans, record_spans, records_region
 from .records import Record, encode_batch, encode_batch_and_header, iter_records, rebuild_kept
-from .scan import (
-    Frame,
-    FrameProblem,
-    Frames,
-    KeySpan,
-    RecordSpan,
-    frame_bounds,
-    key_spans,
-    record_spans,
-    records_region,
-    whole_batches_end,
-)
+from .scan import Frame, FrameProblem, Frames, frame_bounds, whole_batches_end
 
 __all__ = [
     "Record",

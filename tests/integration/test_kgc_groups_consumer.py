@@ -11,7 +11,7 @@ import pytest
 
 from coordinator.__main__ import main
 from coordinator.embed.embedded import EmbeddedServer
-from coordinator.tools.kafka_client import Connection
+from coordinator.tools.kafka_connection import Connection
 from protocol.api import ApiKey
 from protocol.consumer_protocol import ConsumerProtocolSubscription, encode_subscription
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest

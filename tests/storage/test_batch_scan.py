@@ -19,7 +19,8 @@ from storage.batch import (
     iter_records,
     whole_batches_end,
 )
-from storage.batch.scan import Frames, key_spans, record_spans, records_region
+from storage.batch.record_walk import key_spans, record_spans, records_region
+from storage.batch.scan import Frames
 
 
 def batches(n: int, value: bytes = b"v" * 30) -> list[bytes]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.tools.kafka_client import Connection
+from coordinator.tools.kafka_connection import Connection
 from protocol.api import ApiKey
 from protocol.consumer_protocol import (
     ConsumerProtocolAssignment,
