@@ -49,7 +49,9 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     expire = None if p.retention_time_ms == DEFAULT_RETENTION_TIME else now + p.retention_time_ms
     max_bytes = ctx.shard.config.offset_metadata_max_bytes
     topics = []
-    group_id, apply = p.group_id, ctx.apply
+    group_id = p.group_id
+    records: list[OffsetCommitRecord] = []
+    record = records.append
     for topic, partitions in p.topics:
         answers = []
         for part in partitions:
@@ -59,10 +61,12 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
                         f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
                 answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            apply(offset_commit_record(group_id, topic, part.partition, part.offset, part.leader_epoch,
-                                       part.metadata or "", now, expire))
+            record(offset_commit_record(group_id, topic, part.partition, part.offset, part.leader_epoch,
+                                        part.metadata or "", now, expire))
             answers.append((part.partition, ErrorCode.NONE))
         topics.append((topic, answers))
+    # Nothing above reads the offsets: applying the records together equals applying each in turn.
+    ctx.apply_all(records)
     return OffsetCommitResult(ErrorCode.NONE, topics)
 
 
