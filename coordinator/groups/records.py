@@ -13,6 +13,7 @@ skips (Kafka's UnknownRecordTypeException / UnknownRecordVersionException, ignor
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from coordinator.groups.consumer import codec as consumer_codec
@@ -31,7 +32,7 @@ from protocol.errors import DecodeError
 
 __all__ = [
     "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
-    "encode_record", "decode_record", "encode_key", "OFFSET_COMMIT_KEY_TYPE",
+    "encode_record", "encode_records", "decode_record", "encode_key", "OFFSET_COMMIT_KEY_TYPE",
     "LEGACY_OFFSET_COMMIT_KEY_TYPE", "GROUP_METADATA_KEY_TYPE",
 ]
 
@@ -98,6 +99,38 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     if isinstance(obj, GroupMetadataRecord):
         return key, _encode_group_value(obj)
     return key, None
+
+
+_VALUE_V3: dict[int, Any] = {}  # metadata length -> pack of a whole OffsetCommitValue v3
+
+
+def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
+    """`encode_record` of each record (an op's batch, PartitionWriter's encode_all): the same
+    bytes, but a commit's run of OffsetCommitRecords of one group and topic looks its key prefix
+    up once and packs each value in one struct call."""
+    pairs = []
+    group = topic = None
+    prefix = b""
+    for obj in records:
+        if type(obj) is not OffsetCommitRecord or obj.expire_timestamp_ms is not None:
+            pairs.append(encode_record(obj))
+            continue
+        if obj.topic != topic or obj.group_id != group:
+            group, topic = obj.group_id, obj.topic
+            prefix = _offset_key(group, topic, 0)[:-4]
+        meta = obj.metadata.encode()
+        n = len(meta)
+        pack = _VALUE_V3.get(n)
+        if pack is None:
+            if n > 0x7FFF:  # too long for an int16 length: the general path raises as it always did
+                pairs.append(encode_record(obj))
+                continue
+            pack = struct.Struct(f">hqih{n}sq").pack
+            if len(_VALUE_V3) < 1024:
+                _VALUE_V3[n] = pack
+        pairs.append((prefix + _I32_PACK(obj.partition), pack(OFFSET_COMMIT_VALUE_VERSION, obj.offset,
+                                                              obj.leader_epoch, n, meta, obj.commit_timestamp_ms)))
+    return pairs
 
 
 def _encode_offset_value(r: OffsetCommitRecord) -> bytes:
