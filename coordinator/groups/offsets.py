@@ -55,15 +55,16 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     for topic, partitions in p.topics:
         answers = []
         for part in partitions:
+            metadata = part.committed_metadata
             # a Java length is at most twice the str's: most metadata needs no exact count
-            if part.metadata and len(part.metadata) * 2 > max_bytes and _java_length(part.metadata) > max_bytes:
-                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition} is "
-                        f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
-                answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+            if metadata and len(metadata) * 2 > max_bytes and _java_length(metadata) > max_bytes:
+                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition_index} is "
+                        f"{_java_length(metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
+                answers.append((part.partition_index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            record(offset_commit_record(group_id, topic, part.partition, part.offset, part.leader_epoch,
-                                        part.metadata or "", now, expire))
-            answers.append((part.partition, ErrorCode.NONE))
+            record(offset_commit_record(group_id, topic, part.partition_index, part.committed_offset,
+                                        part.committed_leader_epoch, metadata or "", now, expire))
+            answers.append((part.partition_index, ErrorCode.NONE))
         topics.append((topic, answers))
     # Nothing above reads the offsets: applying the records together equals applying each in turn.
     ctx.apply_all(records)
@@ -119,7 +120,7 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
 
 def commit_error(p: OffsetCommitParams, error: ErrorCode) -> OffsetCommitResult:
     """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
-    return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts])
+    return OffsetCommitResult(error, [(t, [(part.partition_index, error) for part in parts])
                                       for t, parts in p.topics])
 
 
