@@ -106,30 +106,40 @@ _VALUE_V3: dict[int, Any] = {}  # metadata length -> pack of a whole OffsetCommi
 
 def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
     """`encode_record` of each record (an op's batch, PartitionWriter's encode_all): the same
-    bytes, but a commit's run of OffsetCommitRecords of one group and topic looks its key prefix
-    up once and packs each value in one struct call."""
-    pairs = []
-    group = topic = None
-    prefix = b""
+    bytes, but a commit's run of OffsetCommitRecords looks its key prefix up once per (group,
+    topic), encodes a metadata string once while it repeats, packs each value in one struct call
+    and reads the fields from the instance dict (a frozen dataclass keeps them there)."""
+    pairs: list[tuple[bytes, bytes | None]] = []
+    append = pairs.append
+    group = topic = text = None
+    prefix = meta = b""
+    n = 0
+    pack: Any = None
     for obj in records:
-        if type(obj) is not OffsetCommitRecord or obj.expire_timestamp_ms is not None:
-            pairs.append(encode_record(obj))
+        if type(obj) is not OffsetCommitRecord:
+            append(encode_record(obj))
             continue
-        if obj.topic != topic or obj.group_id != group:
-            group, topic = obj.group_id, obj.topic
+        d = obj.__dict__
+        if d["expire_timestamp_ms"] is not None:
+            append(encode_record(obj))  # value v1
+            continue
+        if d["topic"] != topic or d["group_id"] != group:
+            group, topic = d["group_id"], d["topic"]
             prefix = _offset_key(group, topic, 0)[:-4]
-        meta = obj.metadata.encode()
-        n = len(meta)
-        pack = _VALUE_V3.get(n)
-        if pack is None:
-            if n > 0x7FFF:  # too long for an int16 length: the general path raises as it always did
-                pairs.append(encode_record(obj))
-                continue
-            pack = struct.Struct(f">hqih{n}sq").pack
-            if len(_VALUE_V3) < 1024:
-                _VALUE_V3[n] = pack
-        pairs.append((prefix + _I32_PACK(obj.partition), pack(OFFSET_COMMIT_VALUE_VERSION, obj.offset,
-                                                              obj.leader_epoch, n, meta, obj.commit_timestamp_ms)))
+        if d["metadata"] != text:
+            text = d["metadata"]
+            meta = text.encode()
+            n = len(meta)
+            pack = _VALUE_V3.get(n)
+            if pack is None and n <= 0x7FFF:
+                pack = struct.Struct(f">hqih{n}sq").pack
+                if len(_VALUE_V3) < 1024:
+                    _VALUE_V3[n] = pack
+        if pack is None:  # too long for an int16 length: the general path raises as it always did
+            append(encode_record(obj))
+            continue
+        append((prefix + _I32_PACK(d["partition"]),
+                pack(OFFSET_COMMIT_VALUE_VERSION, d["offset"], d["leader_epoch"], n, meta, d["commit_timestamp_ms"])))
     return pairs
 
 

@@ -339,4 +339,8 @@ def test_encode_records_is_encode_record_of_each():
     ]
     assert encode_records(records) == [encode_record(r) for r in records]
     assert encode_records([]) == []
+    too_long = OffsetCommitRecord("g", "t", 0, 1, -1, "x" * 0x8000, 1000, None)
+    for encode in (encode_record, lambda r: encode_records([records[0], r])):
+        with pytest.raises(ValueError, match="too long"):
+            encode(too_long)
 
