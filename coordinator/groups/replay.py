@@ -1,6 +1,7 @@
 """Replay: apply one __consumer_offsets record to a shard's groups and offsets.
 
-The one path records take into memory, live (OpContext.apply) and at load. Copies Kafka's
+The one path records take into memory, live (OpContext.apply, apply_all) and at load; an
+offset commit's records take `replay_offset_commits`, alone or a whole commit at once. Copies Kafka's
 GroupMetadataManager.replay / OffsetMetadataManager.replay and ClassicGroup.fromRecord: a
 GroupMetadataRecord replaces the whole group (Empty without members, else Stable, the selected
 protocol's metadata as each member's only protocol); a GroupTombstone removes the group (its

@@ -64,8 +64,11 @@ class GroupShard:
 
     def replay(self, record: Any, now_ms: int) -> bool:
         """Apply one record (live, through OpContext.apply, and at load)."""
-        if type(record) is OffsetCommitRecord:  # nearly every record: one path with replay_all's
-            self._replay_commits((record,), now_ms)
+        if type(record) is OffsetCommitRecord:  # nearly every record: the path replay_all's take
+            replay_offset_commits((record,), self.groups, self.offsets, now_ms)
+            txn = self.txn_offsets
+            if txn.open_by_group:  # open transactions must know what plain commits did
+                txn.on_commit(record, txn.next_seq())
             return True
         if is_consumer_record(record):
             replay_consumer_record(self.groups, record, REPLAY_BRIDGE)

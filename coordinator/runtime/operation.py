@@ -4,7 +4,8 @@ replies) and `ParkedReply` (an answer a later operation or timer gives).
 An operation is `op(ctx, params) -> answer`, run synchronously by the runtime. It changes its
 shard in one of two ways, as Kafka's CoordinatorRuntime does: `ctx.apply(record)` writes the
 record and applies it through the shard's `replay` at once, the same code that rebuilds the shard
-at load (Kafka's replayRecords=true: offsets, tombstones, consumer groups, transactions);
+at load (Kafka's replayRecords=true: offsets, tombstones, consumer groups, transactions;
+`ctx.apply_all(records)` does the same for many, in one call);
 `ctx.persist(record)` only writes a record whose source is live state the op has already changed
 (Kafka's replayRecords=false: a classic group's GroupMetadata snapshot). Parked requests are
 answered with `ctx.complete(reply, value)`, and the runtime delivers those values only once the
