@@ -26,6 +26,7 @@ from coordinator.groups.record_types import (
     OffsetTombstone,
     RecordDecodeError,
     UnknownRecord,
+    offset_commit_record,
 )
 from protocol import primitives as p
 from protocol.errors import DecodeError
@@ -108,7 +109,7 @@ def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
     """`encode_record` of each record (an op's batch, PartitionWriter's encode_all): the same
     bytes, but a commit's run of OffsetCommitRecords looks its key prefix up once per (group,
     topic), encodes a metadata string once while it repeats, packs each value in one struct call
-    and reads the fields from the instance dict (a frozen dataclass keeps them there)."""
+    and unpacks each record's fields at once (it is a tuple)."""
     pairs: list[tuple[bytes, bytes | None]] = []
     append = pairs.append
     group = topic = text = None
@@ -119,15 +120,15 @@ def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
         if type(obj) is not OffsetCommitRecord:
             append(encode_record(obj))
             continue
-        d = obj.__dict__
-        if d["expire_timestamp_ms"] is not None:
+        group_id, topic_name, partition, offset, epoch, metadata, commit_ts, expire = obj
+        if expire is not None:
             append(encode_record(obj))  # value v1
             continue
-        if d["topic"] != topic or d["group_id"] != group:
-            group, topic = d["group_id"], d["topic"]
+        if topic_name != topic or group_id != group:
+            group, topic = group_id, topic_name
             prefix = _offset_key(group, topic, 0)[:-4]
-        if d["metadata"] != text:
-            text = d["metadata"]
+        if metadata != text:
+            text = metadata
             meta = text.encode()
             n = len(meta)
             pack = _VALUE_V3.get(n)
@@ -138,8 +139,7 @@ def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
         if pack is None:  # too long for an int16 length: the general path raises as it always did
             append(encode_record(obj))
             continue
-        append((prefix + _I32_PACK(d["partition"]),
-                pack(OFFSET_COMMIT_VALUE_VERSION, d["offset"], d["leader_epoch"], n, meta, d["commit_timestamp_ms"])))
+        append((prefix + _I32_PACK(partition), pack(OFFSET_COMMIT_VALUE_VERSION, offset, epoch, n, meta, commit_ts)))
     return pairs
 
 
@@ -241,21 +241,7 @@ def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | N
         (commit_ts,) = _I64.unpack_from(value, end)
     except (struct.error, UnicodeDecodeError):
         return None
-    # A frozen dataclass's __init__ pays object.__setattr__ per field (the biggest cost of a
-    # load); filling the instance dict directly builds an identical, equal object.
-    rec = _new(OffsetCommitRecord)
-    d = rec.__dict__
-    d["group_id"], d["topic"] = names
-    d["partition"] = partition
-    d["offset"] = offset
-    d["leader_epoch"] = epoch
-    d["metadata"] = metadata
-    d["commit_timestamp_ms"] = commit_ts
-    d["expire_timestamp_ms"] = None
-    return rec
-
-
-_new = object.__new__
+    return offset_commit_record(names[0], names[1], partition, offset, epoch, metadata, commit_ts, None)
 
 
 def _end(buf: bytes, pos: int, what: str) -> None:
