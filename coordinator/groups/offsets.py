@@ -52,19 +52,21 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     group_id = p.group_id
     records: list[OffsetCommitRecord] = []
     record = records.append
+    none = ErrorCode.NONE
     for topic, partitions in p.topics:
-        answers = []
+        answers: list[tuple[int, ErrorCode]] = []
+        answer = answers.append
         for part in partitions:
-            metadata = part.committed_metadata
+            index, metadata = part.partition_index, part.committed_metadata
             # a Java length is at most twice the str's: most metadata needs no exact count
             if metadata and len(metadata) * 2 > max_bytes and _java_length(metadata) > max_bytes:
-                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{part.partition_index} is "
+                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{index} is "
                         f"{_java_length(metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
-                answers.append((part.partition_index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+                answer((index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            record(offset_commit_record(group_id, topic, part.partition_index, part.committed_offset,
-                                        part.committed_leader_epoch, metadata or "", now, expire))
-            answers.append((part.partition_index, ErrorCode.NONE))
+            record(offset_commit_record(group_id, topic, index, part.committed_offset, part.committed_leader_epoch,
+                                        metadata or "", now, expire))
+            answer((index, none))
         topics.append((topic, answers))
     # Nothing above reads the offsets: applying the records together equals applying each in turn.
     ctx.apply_all(records)
