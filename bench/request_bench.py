@@ -2,7 +2,7 @@
 librdkafka's mock cluster (and an earlier kgc checkout with --baseline), in the same run.
 
     .venv/bin/python bench/request_bench.py [--seconds 3] [--baseline DIR] [--no-mock] [--window 1]
-        [--mode interval] [--profile PATH]
+        [--mode interval] [--profile PATH] [--in-process]
 
 One member joins a group over the raw protocol (JoinGroup v5, SyncGroup v3, blocking sockets so the
 load generator costs little), then sends Heartbeat v3 back-to-back for `--seconds`, then
@@ -10,7 +10,9 @@ OffsetCommit v8 with 32 partitions (its generation and member id) back-to-back. 
 are in flight at once (1: a synchronous client). kgc runs with log.flush.mode=`--mode` (interval:
 no fsync on the reply path, the setting the issue's CPU targets name). Prints requests/s, p50/p99
 and server CPU per request (utime+stime of the server process / requests): the last is robust on a
-busy machine. Asserts nothing about speed.
+busy machine. Asserts nothing about speed. `--in-process` also runs this tree's server in this
+process (no control plane, as `serve`) and times `dispatch()` of the same frames, no sockets:
+process CPU per request, best of 9 runs, which varies far less with the machine's state.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import struct
 import sys
 import tempfile
 import time
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -185,6 +188,65 @@ def bench_server(server: Running, seconds: float, window: int) -> dict[str, tupl
     return results
 
 
+def bench_in_process(mode: str) -> dict[str, float]:
+    """CPU us per request of dispatch() alone (decode, handler, op, append, encode), best of 9."""
+    import trio
+
+    from coordinator.config import Config
+    from coordinator.net.dispatch import Connection, dispatch
+    from coordinator.server import serve
+    from protocol.headers import RequestHeader as Header
+
+    def frame(key: int, version: int, request: object) -> bytes:
+        return encode_request_header(Header(key, version, 1, "bench")) + encode_request(key, version, request)
+
+    async def call(broker: object, conn: Connection, key: int, version: int, request: object) -> object:
+        answer = await dispatch(frame(key, version, request), conn, broker)  # type: ignore[arg-type]
+        assert answer is not None
+        return decode_response(key, version, answer[1], 0)
+
+    async def run(root: str) -> dict[str, float]:
+        config = Config({"data.dir": root, "host": "127.0.0.1", "port": 0, "log.flush.mode": mode})
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(serve, config, {TOPIC: PARTITIONS})
+            try:
+                await server.runtime.loaded.wait()
+                broker, conn = server.broker, Connection(1, "127.0.0.1")
+                protocols = [JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)]
+                joining = JoinGroupRequest(group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                                           member_id="", protocol_type="consumer", protocols=protocols)
+                joining.member_id = (await call(broker, conn, ApiKey.JOIN_GROUP, 5, joining)).member_id  # type: ignore[attr-defined]
+                joined: Any = await call(broker, conn, ApiKey.JOIN_GROUP, 5, joining)
+                member, generation = joined.member_id, joined.generation_id
+                await call(broker, conn, ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+                    group_id="g", generation_id=generation, member_id=member,
+                    assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")]))
+                phases = {
+                    "Heartbeat": [frame(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
+                        group_id="g", generation_id=generation, member_id=member))],
+                    "OffsetCommit 32p": [frame(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
+                        group_id="g", generation_id_or_member_epoch=generation, member_id=member, topics=[
+                            OffsetCommitRequestTopic(name=TOPIC, partitions=[
+                                OffsetCommitRequestPartition(partition_index=p, committed_offset=i * 100 + p,
+                                                             committed_metadata="bench")
+                                for p in range(PARTITIONS)])])) for i in range(64)]}
+                results = {}
+                for what, frames in phases.items():
+                    best = float("inf")
+                    for _ in range(9):
+                        began = time.process_time()
+                        for i in range(2000):
+                            await dispatch(frames[i % len(frames)], conn, broker)
+                        best = min(best, (time.process_time() - began) / 2000 * 1e6)
+                    results[what] = best
+                return results
+            finally:
+                server.stop()
+
+    with tempfile.TemporaryDirectory(prefix="kgc-request-bench-") as root:
+        return trio.run(run, root)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -194,6 +256,8 @@ def main() -> None:
     parser.add_argument("--no-mock", action="store_true")
     parser.add_argument("--repeat", type=int, default=1, help="run every server this many times")
     parser.add_argument("--profile", metavar="PATH", help="run this tree's server under cProfile")
+    parser.add_argument("--in-process", action="store_true",
+                        help="also time dispatch() of this tree in this process (no sockets)")
     args = parser.parse_args()
     print(
         f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs); "
@@ -233,6 +297,10 @@ def main() -> None:
                         )
                 finally:
                     server.stop()
+    if args.in_process:
+        for what, cpu in bench_in_process(args.mode).items():
+            print(f"  {'kgc in process':16s} {what:17s} dispatch() only, no sockets: CPU {cpu:6.1f} us/request "
+                  "(best of 9)", flush=True)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.profile:
         import pstats

@@ -24,7 +24,7 @@ from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.migration.bridge import CLASSIC_BRIDGE
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.rebalance import schedule_heartbeat
-from coordinator.groups.records import decode_record, encode_record
+from coordinator.groups.records import decode_record, encode_record, encode_records
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupResult, SyncGroupResult
 from coordinator.groups.retention import schedule_offset_expiration
 from coordinator.groups.shard import GroupContext, GroupShard
@@ -109,18 +109,8 @@ def group_runtime(
 ) -> CoordinatorRuntime[GroupShard]:
     """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime;
     `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
-    writer = PartitionWriter(
-        OFFSETS_TOPIC,
-        logs,
-        config.offsets_topic_num_partitions,
-        offsets_log_config(config),
-        clock,
-        encode_record,
-        observer,
-    )
-    return CoordinatorRuntime(
-        GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
-        writer,
-        clock,
-        load_delay_ms=config.coordinator_load_delay_ms,
-    )
+    writer = PartitionWriter(OFFSETS_TOPIC, logs, config.offsets_topic_num_partitions,
+                             offsets_log_config(config), clock, encode_record, observer,
+                             encode_all=encode_records)
+    return CoordinatorRuntime(GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
+                              writer, clock, load_delay_ms=config.coordinator_load_delay_ms)

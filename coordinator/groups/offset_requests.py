@@ -7,8 +7,9 @@ handler (Kafka's KafkaApis does it before the coordinator sees the request), not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from protocol.errors import ErrorCode
 
@@ -19,21 +20,52 @@ INVALID_OFFSET = -1  # Kafka OffsetFetchResponse.INVALID_OFFSET
 
 # -- OffsetCommit (8) -----------------------------------------------------------------------
 
+class CommitPartitionLike(Protocol):
+    """What a commit reads of each partition. The OffsetCommit handler passes the decoded
+    request's partitions (OffsetCommitRequestPartition has these fields) as they are, sparing a
+    copy per partition; everyone else builds CommitPartitions."""
+
+    @property
+    def partition_index(self) -> int: ...
+    @property
+    def committed_offset(self) -> int: ...
+    @property
+    def committed_leader_epoch(self) -> int: ...  # v6+; -1 = unknown
+    @property
+    def committed_metadata(self) -> str | None: ...
+
 
 class CommitPartition(NamedTuple):
     """A NamedTuple, not a dataclass: a commit builds one per partition, and a frozen dataclass's
-    __init__ costs several times as much."""
+    __init__ costs several times as much. Fields named as the wire's (CommitPartitionLike)."""
 
-    partition: int
-    offset: int
-    leader_epoch: int = -1  # v6+; -1 = unknown
-    metadata: str | None = ""
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int = -1  # v6+; -1 = unknown
+    committed_metadata: str | None = ""
+
+    # The short names TxnOffsetCommit's operation reads.
+    @property
+    def partition(self) -> int:
+        return self.partition_index
+
+    @property
+    def offset(self) -> int:
+        return self.committed_offset
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.committed_leader_epoch
+
+    @property
+    def metadata(self) -> str | None:
+        return self.committed_metadata
 
 
 @dataclass(frozen=True)
 class OffsetCommitParams:
     group_id: str
-    topics: list[tuple[str, list[CommitPartition]]]
+    topics: Sequence[tuple[str, Sequence[CommitPartitionLike]]]
     generation_id: int = NO_GENERATION
     member_id: str = ""
     group_instance_id: str | None = None

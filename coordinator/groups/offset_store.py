@@ -8,7 +8,7 @@ plain data: the writer of records (the runtime) and replay are its only mutators
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from coordinator.groups.records import OffsetCommitRecord
 
@@ -24,6 +24,20 @@ class OffsetStore:
         if offsets is None:  # (setdefault would build a dict on every call: this is every commit's path)
             offsets = self.groups[record.group_id] = {}
         offsets[(record.topic, record.partition)] = record
+
+    def put_all(self, records: Iterable[OffsetCommitRecord]) -> None:
+        """`put` of each record in order (a commit's records: one group, so one lookup)."""
+        groups = self.groups
+        group_id: str | None = None
+        offsets: dict[TopicPartition, OffsetCommitRecord] = {}
+        for record in records:
+            if record.group_id != group_id:
+                group_id = record.group_id
+                found = groups.get(group_id)
+                if found is None:
+                    found = groups[group_id] = {}
+                offsets = found
+            offsets[(record.topic, record.partition)] = record
 
     def delete(self, group_id: str, topic: str, partition: int) -> OffsetCommitRecord | None:
         offsets = self.groups.get(group_id)

@@ -50,26 +50,27 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     expire = None if p.retention_time_ms == DEFAULT_RETENTION_TIME else now + p.retention_time_ms
     max_bytes = ctx.shard.config.offset_metadata_max_bytes
     topics = []
-    group_id, apply = p.group_id, ctx.apply
+    group_id = p.group_id
+    records: list[OffsetCommitRecord] = []
+    record = records.append
+    none = ErrorCode.NONE
     for topic, partitions in p.topics:
-        answers = []
+        answers: list[tuple[int, ErrorCode]] = []
+        answer = answers.append
         for part in partitions:
+            index, metadata = part.partition_index, part.committed_metadata
             # a Java length is at most twice the str's: most metadata needs no exact count
-            if part.metadata and len(part.metadata) * 2 > max_bytes and _java_length(part.metadata) > max_bytes:
-                explain(
-                    ErrorCode.OFFSET_METADATA_TOO_LARGE,
-                    f"metadata of {topic}-{part.partition} is "
-                    f"{_java_length(part.metadata)} chars, offset.metadata.max.bytes is {max_bytes}",
-                )
-                answers.append((part.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+            if metadata and len(metadata) * 2 > max_bytes and _java_length(metadata) > max_bytes:
+                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{index} is "
+                        f"{_java_length(metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
+                answer((index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            apply(
-                offset_commit_record(
-                    group_id, topic, part.partition, part.offset, part.leader_epoch, part.metadata or "", now, expire
-                )
-            )
-            answers.append((part.partition, ErrorCode.NONE))
+            record(offset_commit_record(group_id, topic, index, part.committed_offset, part.committed_leader_epoch,
+                                        metadata or "", now, expire))
+            answer((index, none))
         topics.append((topic, answers))
+    # Nothing above reads the offsets: applying the records together equals applying each in turn.
+    ctx.apply_all(records)
     return OffsetCommitResult(ErrorCode.NONE, topics)
 
 
@@ -132,7 +133,8 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
 
 def commit_error(p: OffsetCommitParams, error: ErrorCode) -> OffsetCommitResult:
     """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
-    return OffsetCommitResult(error, [(t, [(part.partition, error) for part in parts]) for t, parts in p.topics])
+    return OffsetCommitResult(error, [(t, [(part.partition_index, error) for part in parts])
+                                      for t, parts in p.topics])
 
 
 def _java_length(text: str) -> int:

@@ -13,6 +13,7 @@ skips (Kafka's UnknownRecordTypeException / UnknownRecordVersionException, ignor
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from coordinator.groups.consumer import codec as consumer_codec
@@ -25,21 +26,15 @@ from coordinator.groups.record_types import (
     OffsetTombstone,
     RecordDecodeError,
     UnknownRecord,
+    offset_commit_record,
 )
 from protocol import primitives as p
 from protocol.errors import DecodeError
 
 __all__ = [
-    "OffsetCommitRecord",
-    "OffsetTombstone",
-    "UnknownRecord",
-    "RecordDecodeError",
-    "encode_record",
-    "decode_record",
-    "encode_key",
-    "OFFSET_COMMIT_KEY_TYPE",
-    "LEGACY_OFFSET_COMMIT_KEY_TYPE",
-    "GROUP_METADATA_KEY_TYPE",
+    "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
+    "encode_record", "encode_records", "decode_record", "encode_key", "OFFSET_COMMIT_KEY_TYPE",
+    "LEGACY_OFFSET_COMMIT_KEY_TYPE", "GROUP_METADATA_KEY_TYPE",
 ]
 
 LEGACY_OFFSET_COMMIT_KEY_TYPE = 0
@@ -110,6 +105,47 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     if isinstance(obj, GroupMetadataRecord):
         return key, _encode_group_value(obj)
     return key, None
+
+
+_VALUE_V3: dict[int, Any] = {}  # metadata length -> pack of a whole OffsetCommitValue v3
+
+
+def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
+    """`encode_record` of each record (an op's batch, PartitionWriter's encode_all): the same
+    bytes, but a commit's run of OffsetCommitRecords looks its key prefix up once per (group,
+    topic), encodes a metadata string once while it repeats, packs each value in one struct call
+    and unpacks each record's fields at once (it is a tuple)."""
+    pairs: list[tuple[bytes, bytes | None]] = []
+    append = pairs.append
+    group = topic = text = None
+    prefix = meta = b""
+    n = 0
+    pack: Any = None
+    for obj in records:
+        if type(obj) is not OffsetCommitRecord:
+            append(encode_record(obj))
+            continue
+        group_id, topic_name, partition, offset, epoch, metadata, commit_ts, expire = obj
+        if expire is not None:
+            append(encode_record(obj))  # value v1
+            continue
+        if topic_name != topic or group_id != group:
+            group, topic = group_id, topic_name
+            prefix = _offset_key(group, topic, 0)[:-4]
+        if metadata != text:
+            text = metadata
+            meta = text.encode()
+            n = len(meta)
+            pack = _VALUE_V3.get(n)
+            if pack is None and n <= 0x7FFF:
+                pack = struct.Struct(f">hqih{n}sq").pack
+                if len(_VALUE_V3) < 1024:
+                    _VALUE_V3[n] = pack
+        if pack is None:  # too long for an int16 length: the general path raises as it always did
+            append(encode_record(obj))
+            continue
+        append((prefix + _I32_PACK(partition), pack(OFFSET_COMMIT_VALUE_VERSION, offset, epoch, n, meta, commit_ts)))
+    return pairs
 
 
 def _encode_offset_value(r: OffsetCommitRecord) -> bytes:
@@ -237,21 +273,7 @@ def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | N
         (commit_ts,) = _I64.unpack_from(value, end)
     except (struct.error, UnicodeDecodeError):
         return None
-    # A frozen dataclass's __init__ pays object.__setattr__ per field (the biggest cost of a
-    # load); filling the instance dict directly builds an identical, equal object.
-    rec = _new(OffsetCommitRecord)
-    d = rec.__dict__
-    d["group_id"], d["topic"] = names
-    d["partition"] = partition
-    d["offset"] = offset
-    d["leader_epoch"] = epoch
-    d["metadata"] = metadata
-    d["commit_timestamp_ms"] = commit_ts
-    d["expire_timestamp_ms"] = None
-    return rec
-
-
-_new = object.__new__
+    return offset_commit_record(names[0], names[1], partition, offset, epoch, metadata, commit_ts, None)
 
 
 def _end(buf: bytes, pos: int, what: str) -> None:

@@ -1,6 +1,7 @@
 """Replay: apply one __consumer_offsets record to a shard's groups and offsets.
 
-The one path records take into memory, live (OpContext.apply) and at load. Copies Kafka's
+The one path records take into memory, live (OpContext.apply, apply_all) and at load; an
+offset commit's records take `replay_offset_commits`, alone or a whole commit at once. Copies Kafka's
 GroupMetadataManager.replay / OffsetMetadataManager.replay and ClassicGroup.fromRecord: a
 GroupMetadataRecord replaces the whole group (Empty without members, else Stable, the selected
 protocol's metadata as each member's only protocol); a GroupTombstone removes the group (its
@@ -12,6 +13,8 @@ GroupMetadataRecord replaces whatever group has its id and a GroupTombstone remo
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
@@ -60,11 +63,7 @@ def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:
 def replay(record: object, groups: dict[str, AnyGroup], offsets: OffsetStore, now_ms: int) -> bool:
     """Apply one record; returns False for a record that was skipped (UnknownRecord)."""
     if isinstance(record, OffsetCommitRecord):
-        offsets.put(record)
-        if record.group_id not in groups:
-            # OffsetMetadataManager.replay: a commit is the only record that can create a
-            # (simple) group; the commit of an existing group leaves it as it is.
-            groups[record.group_id] = ClassicGroup(record.group_id, now_ms)
+        replay_offset_commits((record,), groups, offsets, now_ms)
     elif isinstance(record, OffsetTombstone):
         offsets.delete(record.group_id, record.topic, record.partition)
     elif isinstance(record, GroupMetadataRecord):
@@ -76,3 +75,18 @@ def replay(record: object, groups: dict[str, AnyGroup], offsets: OffsetStore, no
     else:
         raise TypeError(f"cannot replay {type(record).__name__}")
     return True
+
+
+def replay_offset_commits(records: Sequence[OffsetCommitRecord], groups: dict[str, AnyGroup],
+                          offsets: OffsetStore, now_ms: int) -> None:
+    """Apply offset commits in order: the one path an OffsetCommitRecord takes, alone (`replay`,
+    a load) or a whole commit's records at once (live: no per-record dispatch)."""
+    offsets.put_all(records)
+    group_id = None
+    for record in records:
+        if record.group_id != group_id:
+            group_id = record.group_id
+            if group_id not in groups:
+                # OffsetMetadataManager.replay: a commit is the only record that can create a
+                # (simple) group; the commit of an existing group leaves it as it is.
+                groups[group_id] = ClassicGroup(group_id, now_ms)

@@ -13,7 +13,7 @@ transactions wait in `txn_offsets` for their marker (txn_offsets.py).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from coordinator.groups.consumer.context import NoClassicBridge
@@ -24,7 +24,7 @@ from coordinator.groups.group import ClassicGroup
 from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.offset_store import OffsetStore
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
-from coordinator.groups.replay import AnyGroup, replay
+from coordinator.groups.replay import AnyGroup, replay, replay_offset_commits
 from coordinator.groups.topics_image import TopicsImage
 from coordinator.groups.txn_offsets import TransactionalOffsets
 from coordinator.runtime.operation import OpContext
@@ -64,17 +64,36 @@ class GroupShard:
 
     def replay(self, record: Any, now_ms: int) -> bool:
         """Apply one record (live, through OpContext.apply, and at load)."""
+        if type(record) is OffsetCommitRecord:  # nearly every record: the path replay_all's take
+            replay_offset_commits((record,), self.groups, self.offsets, now_ms)
+            txn = self.txn_offsets
+            if txn.open_by_group:  # open transactions must know what plain commits did
+                txn.on_commit(record, txn.next_seq())
+            return True
         if is_consumer_record(record):
             replay_consumer_record(self.groups, record, REPLAY_BRIDGE)
             return True
         applied = replay(record, self.groups, self.offsets, now_ms)
         txn = self.txn_offsets
-        if txn.open_by_group:  # open transactions must know what plain commits and deletes did
-            if isinstance(record, OffsetCommitRecord):
-                txn.on_commit(record, txn.next_seq())
-            elif isinstance(record, OffsetTombstone):
-                txn.on_tombstone(record.group_id, record.topic, record.partition)
+        if txn.open_by_group and isinstance(record, OffsetTombstone):  # as _replay_commits does
+            txn.on_tombstone(record.group_id, record.topic, record.partition)
         return applied
+
+    def replay_all(self, records: Sequence[Any], now_ms: int) -> None:
+        """`replay` of each record in order (OpContext.apply_all); a commit's offset records,
+        the hot case, go through the same commit path in one pass."""
+        if all(type(record) is OffsetCommitRecord for record in records):
+            self._replay_commits(records, now_ms)
+        else:
+            for record in records:
+                self.replay(record, now_ms)
+
+    def _replay_commits(self, records: Sequence[OffsetCommitRecord], now_ms: int) -> None:
+        replay_offset_commits(records, self.groups, self.offsets, now_ms)
+        txn = self.txn_offsets
+        if txn.open_by_group:  # open transactions must know what plain commits did
+            for record in records:
+                txn.on_commit(record, txn.next_seq())
 
     def replay_transactional(self, record: Any, producer_id: int, now_ms: int) -> bool:
         """A record of a transactional batch: an offset commit waits for its marker

@@ -12,7 +12,9 @@ rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself do
 
 from __future__ import annotations
 
-from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams
+from collections.abc import Sequence
+
+from coordinator.groups.offset_requests import CommitPartitionLike, OffsetCommitParams
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
@@ -28,9 +30,14 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
     version = ctx.api_version
     registry = ctx.broker.topics
     answers: dict[str, list[OffsetCommitResponsePartition]] = {}
-    known: list[tuple[str, list[CommitPartition]]] = []
+    known: list[tuple[str, Sequence[CommitPartitionLike]]] = []
     for t in request.topics:
         topic = registry.get(t.name)
+        if topic is not None and all(0 <= p.partition_index < topic.partitions for p in t.partitions):
+            # The decoded partitions are what the commit reads (before v6 they decode with leader
+            # epoch -1): passed as they are, no copy per partition.
+            known.append((t.name, t.partitions))
+            continue
         valid = []
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.partitions:
@@ -43,28 +50,24 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
                     OffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 )
             else:
-                valid.append(
-                    CommitPartition(
-                        p.partition_index,
-                        p.committed_offset,
-                        p.committed_leader_epoch if version >= 6 else -1,
-                        p.committed_metadata,
-                    )
-                )
+                valid.append(p)
         if valid:
             known.append((t.name, valid))
     if known:
-        result = await ctx.broker.groups.commit_offsets(
-            OffsetCommitParams(
-                group_id=request.group_id,
-                topics=known,
-                generation_id=request.generation_id_or_member_epoch,
-                member_id=request.member_id,
-                group_instance_id=request.group_instance_id if version >= 7 else None,
-                retention_time_ms=request.retention_time_ms if version <= 4 else -1,
-                request_version=version,
-            )
-        )
+        result = await ctx.broker.groups.commit_offsets(OffsetCommitParams(
+            group_id=request.group_id,
+            topics=known,
+            generation_id=request.generation_id_or_member_epoch,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id if version >= 7 else None,
+            retention_time_ms=request.retention_time_ms if version <= 4 else -1,
+            request_version=version,
+        ))
+        if not answers and len(known) == len({name for name, _ in known}):
+            # Every topic known, each named once (the usual case): the result is the response.
+            return OffsetCommitResponse(topics=[OffsetCommitResponseTopic(name=name, partitions=[
+                OffsetCommitResponsePartition(n, error) for n, error in partitions])
+                for name, partitions in result.topics])
         for name, partitions in result.topics:
             answers.setdefault(name, []).extend(OffsetCommitResponsePartition(n, error) for n, error in partitions)
     return OffsetCommitResponse(

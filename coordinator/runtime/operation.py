@@ -4,7 +4,8 @@ replies) and `ParkedReply` (an answer a later operation or timer gives).
 An operation is `op(ctx, params) -> answer`, run synchronously by the runtime. It changes its
 shard in one of two ways, as Kafka's CoordinatorRuntime does: `ctx.apply(record)` writes the
 record and applies it through the shard's `replay` at once, the same code that rebuilds the shard
-at load (Kafka's replayRecords=true: offsets, tombstones, consumer groups, transactions);
+at load (Kafka's replayRecords=true: offsets, tombstones, consumer groups, transactions;
+`ctx.apply_all(records)` does the same for many, in one call);
 `ctx.persist(record)` only writes a record whose source is live state the op has already changed
 (Kafka's replayRecords=false: a classic group's GroupMetadata snapshot). Parked requests are
 answered with `ctx.complete(reply, value)`, and the runtime delivers those values only once the
@@ -18,7 +19,7 @@ only output a COMMIT/ABORT control batch, replayed by `replay_end_transaction`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from coordinator.observe.reasons import current_bucket
@@ -141,6 +142,23 @@ class OpContext(Generic[S]):
         else:
             shard: Any = self.shard
             shard.replay_transactional(record, self.producer[0], self.now_ms)
+
+    def apply_all(self, records: Sequence[Any]) -> None:
+        """`apply` of each record in order, in one call: a shard with `replay_all` (same effect
+        as its `replay` of each) takes them at once, sparing a many-partition commit the
+        per-record dispatch."""
+        if self.marker is not None:
+            raise RuntimeError("an op that writes a transaction marker writes nothing else")
+        self.records.extend(records)
+        shard: Any = self.shard
+        if self.producer is not None:
+            for record in records:
+                shard.replay_transactional(record, self.producer[0], self.now_ms)
+        elif (replay_all := getattr(shard, "replay_all", None)) is not None:
+            replay_all(records, self.now_ms)
+        else:
+            for record in records:
+                shard.replay(record, self.now_ms)
 
     def transactional(self, producer_id: int, producer_epoch: int) -> None:
         """The op's records are written as one transactional batch of this producer."""

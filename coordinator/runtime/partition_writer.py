@@ -39,25 +39,21 @@ class LogWriteError(Exception):
 
 
 Encode = Callable[[Any], tuple[bytes, bytes | None]]
+# The (key, value) of each of an op's records, in order: what `encode` gives one by one, or a
+# topic's batch encoder that shares work across a commit's many records.
+EncodeAll = Callable[[Sequence[Any]], list[tuple[bytes, bytes | None]]]
 
 
 class PartitionWriter:
-    def __init__(
-        self,
-        topic: str,
-        logs: LogManager,
-        num_partitions: int,
-        log_config: LogConfig,
-        clock: Any,
-        encode: Encode,
-        observer: WriterObserver | None = None,
-    ) -> None:
+    def __init__(self, topic: str, logs: LogManager, num_partitions: int, log_config: LogConfig,
+                 clock: Any, encode: Encode, observer: WriterObserver | None = None, *,
+                 encode_all: EncodeAll | None = None) -> None:
         self.topic = topic
         self.logs = logs
         self.num_partitions = num_partitions
         self.log_config = log_config
         self.clock = clock
-        self._encode = encode
+        self._encode_all: EncodeAll = encode_all or (lambda records: list(map(encode, records)))
         self._observer = observer
         self._opened: set[int] = set()
         self._closed = False
@@ -112,7 +108,7 @@ class PartitionWriter:
         log = self.logs.get(self.topic, partition)
         if not records and marker is None:
             return -1 if log is None else log.log_end_offset - 1
-        pairs = list(map(self._encode, records))
+        pairs = self._encode_all(records)
         try:
             if log is None:
                 log = self.reopen(partition)

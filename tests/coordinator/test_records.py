@@ -18,6 +18,7 @@ from coordinator.groups.records import (
     decode_record,
     encode_key,
     encode_record,
+    encode_records,
 )
 
 H = bytes.fromhex
@@ -433,3 +434,26 @@ def test_offset_commit_v3_fast_path_rejects_what_the_general_path_rejects():
     # as Kafka's loader does (Java's String(bytes, UTF_8) replaces it), so the record loads.
     bad_utf8 = value[:16] + b"\xff\xfe" + value[18:]
     assert decode_record(key, bad_utf8).metadata == "\ufffd\ufffd"
+
+
+def test_encode_records_is_encode_record_of_each():
+    """The batch encoder (an op's records) writes exactly the bytes of the one-record encoder:
+    runs of one group and topic, group/topic changes, expiry (value v1), non-ASCII and long
+    metadata, tombstones and group records in between."""
+    records = [
+        OffsetCommitRecord("g", "t", 0, 5, 9, "md", 1000, None),
+        OffsetCommitRecord("g", "t", 1, 6, -1, "", 1000, None),
+        OffsetCommitRecord("g", "u", 1, 7, -1, "m\u00e9ta", 1000, None),
+        OffsetCommitRecord("g\u00e9", "u", 1, 7, -1, "x" * 300, 1000, None),
+        OffsetCommitRecord("g", "t", 2, 8, 3, "md", 1000, 5000),
+        OffsetTombstone("g", "t", 0),
+        GroupTombstone("g"),
+        OffsetCommitRecord("g", "t", 3, 2**40, 0, "\U0001F600", 2**41, None),
+    ]
+    assert encode_records(records) == [encode_record(r) for r in records]
+    assert encode_records([]) == []
+    too_long = OffsetCommitRecord("g", "t", 0, 1, -1, "x" * 0x8000, 1000, None)
+    for encode in (encode_record, lambda r: encode_records([records[0], r])):
+        with pytest.raises(ValueError, match="too long"):
+            encode(too_long)
+
