@@ -29,13 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from coordinator.groups.assignors import ASSIGNORS  # noqa: E402
-from coordinator.groups.assignors.spec import (  # noqa: E402
-    Assignment,
-    GroupSpec,
-    MemberSubscription,
-    SubscriptionType,
-    TopicId,
-)
+from coordinator.groups.assignors.spec import Assignment, GroupSpec, MemberSubscription, SubscriptionType, TopicId  # noqa: E402
 
 PARTITIONS = {32: 4, 1000: 10, 10000: 100}  # partitions -> topics
 MEMBERS = (16, 100, 1000)

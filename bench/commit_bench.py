@@ -36,11 +36,7 @@ from servers import Running, cpu_seconds, start_kgc, start_mock  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import encode_request  # noqa: E402
 from protocol.headers import RequestHeader, encode_request_header  # noqa: E402
-from protocol.messages.offset_commit import (  # noqa: E402
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 
 TOPIC, PARTITIONS = "bench", 32
 

@@ -29,11 +29,7 @@ from protocol.codec import decode_response, encode_request  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
 from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
-from protocol.messages.offset_commit import (  # noqa: E402
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
 
 

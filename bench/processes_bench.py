@@ -33,11 +33,7 @@ from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import decode_response, encode_request  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
 from protocol.messages.find_coordinator import FindCoordinatorRequest  # noqa: E402
-from protocol.messages.offset_commit import (  # noqa: E402
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 
 TOPIC, PARTITIONS = "bench", 32
 

@@ -38,11 +38,7 @@ from protocol.errors import ErrorCode  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
 from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
-from protocol.messages.offset_commit import (  # noqa: E402
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
 
 TOPIC, PARTITIONS = "bench", 32
@@ -213,23 +209,63 @@ def bench_in_process(mode: str) -> dict[str, float]:
                 await server.runtime.loaded.wait()
                 broker, conn = server.broker, Connection(1, "127.0.0.1")
                 protocols = [JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)]
-                joining = JoinGroupRequest(group_id="g", session_timeout_ms=30000, rebalance_timeout_ms=30000,
-                                           member_id="", protocol_type="consumer", protocols=protocols)
+                joining = JoinGroupRequest(
+                    group_id="g",
+                    session_timeout_ms=30000,
+                    rebalance_timeout_ms=30000,
+                    member_id="",
+                    protocol_type="consumer",
+                    protocols=protocols,
+                )
                 joining.member_id = (await call(broker, conn, ApiKey.JOIN_GROUP, 5, joining)).member_id  # type: ignore[attr-defined]
                 joined: Any = await call(broker, conn, ApiKey.JOIN_GROUP, 5, joining)
                 member, generation = joined.member_id, joined.generation_id
-                await call(broker, conn, ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
-                    group_id="g", generation_id=generation, member_id=member,
-                    assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")]))
+                await call(
+                    broker,
+                    conn,
+                    ApiKey.SYNC_GROUP,
+                    3,
+                    SyncGroupRequest(
+                        group_id="g",
+                        generation_id=generation,
+                        member_id=member,
+                        assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
+                    ),
+                )
                 phases = {
-                    "Heartbeat": [frame(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
-                        group_id="g", generation_id=generation, member_id=member))],
-                    "OffsetCommit 32p": [frame(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(
-                        group_id="g", generation_id_or_member_epoch=generation, member_id=member, topics=[
-                            OffsetCommitRequestTopic(name=TOPIC, partitions=[
-                                OffsetCommitRequestPartition(partition_index=p, committed_offset=i * 100 + p,
-                                                             committed_metadata="bench")
-                                for p in range(PARTITIONS)])])) for i in range(64)]}
+                    "Heartbeat": [
+                        frame(
+                            ApiKey.HEARTBEAT,
+                            3,
+                            HeartbeatRequest(group_id="g", generation_id=generation, member_id=member),
+                        )
+                    ],
+                    "OffsetCommit 32p": [
+                        frame(
+                            ApiKey.OFFSET_COMMIT,
+                            8,
+                            OffsetCommitRequest(
+                                group_id="g",
+                                generation_id_or_member_epoch=generation,
+                                member_id=member,
+                                topics=[
+                                    OffsetCommitRequestTopic(
+                                        name=TOPIC,
+                                        partitions=[
+                                            OffsetCommitRequestPartition(
+                                                partition_index=p,
+                                                committed_offset=i * 100 + p,
+                                                committed_metadata="bench",
+                                            )
+                                            for p in range(PARTITIONS)
+                                        ],
+                                    )
+                                ],
+                            ),
+                        )
+                        for i in range(64)
+                    ],
+                }
                 results = {}
                 for what, frames in phases.items():
                     best = float("inf")
@@ -256,8 +292,9 @@ def main() -> None:
     parser.add_argument("--no-mock", action="store_true")
     parser.add_argument("--repeat", type=int, default=1, help="run every server this many times")
     parser.add_argument("--profile", metavar="PATH", help="run this tree's server under cProfile")
-    parser.add_argument("--in-process", action="store_true",
-                        help="also time dispatch() of this tree in this process (no sockets)")
+    parser.add_argument(
+        "--in-process", action="store_true", help="also time dispatch() of this tree in this process (no sockets)"
+    )
     args = parser.parse_args()
     print(
         f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs); "
@@ -299,8 +336,11 @@ def main() -> None:
                     server.stop()
     if args.in_process:
         for what, cpu in bench_in_process(args.mode).items():
-            print(f"  {'kgc in process':16s} {what:17s} dispatch() only, no sockets: CPU {cpu:6.1f} us/request "
-                  "(best of 9)", flush=True)
+            print(
+                f"  {'kgc in process':16s} {what:17s} dispatch() only, no sockets: CPU {cpu:6.1f} us/request "
+                "(best of 9)",
+                flush=True,
+            )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.profile:
         import pstats

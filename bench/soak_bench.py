@@ -39,11 +39,7 @@ from protocol.headers import RequestHeader, decode_response_header, encode_reque
 from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity  # noqa: E402
-from protocol.messages.offset_commit import (  # noqa: E402
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
 
 TOPIC = "soak"

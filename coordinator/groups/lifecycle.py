@@ -109,8 +109,19 @@ def group_runtime(
 ) -> CoordinatorRuntime[GroupShard]:
     """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime;
     `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
-    writer = PartitionWriter(OFFSETS_TOPIC, logs, config.offsets_topic_num_partitions,
-                             offsets_log_config(config), clock, encode_record, observer,
-                             encode_all=encode_records)
-    return CoordinatorRuntime(GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
-                              writer, clock, load_delay_ms=config.coordinator_load_delay_ms)
+    writer = PartitionWriter(
+        OFFSETS_TOPIC,
+        logs,
+        config.offsets_topic_num_partitions,
+        offsets_log_config(config),
+        clock,
+        encode_record,
+        observer,
+        encode_all=encode_records,
+    )
+    return CoordinatorRuntime(
+        GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
+        writer,
+        clock,
+        load_delay_ms=config.coordinator_load_delay_ms,
+    )

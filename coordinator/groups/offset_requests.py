@@ -20,6 +20,7 @@ INVALID_OFFSET = -1  # Kafka OffsetFetchResponse.INVALID_OFFSET
 
 # -- OffsetCommit (8) -----------------------------------------------------------------------
 
+
 class CommitPartitionLike(Protocol):
     """What a commit reads of each partition. The OffsetCommit handler passes the decoded
     request's partitions (OffsetCommitRequestPartition has these fields) as they are, sparing a

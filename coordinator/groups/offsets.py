@@ -61,12 +61,25 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
             index, metadata = part.partition_index, part.committed_metadata
             # a Java length is at most twice the str's: most metadata needs no exact count
             if metadata and len(metadata) * 2 > max_bytes and _java_length(metadata) > max_bytes:
-                explain(ErrorCode.OFFSET_METADATA_TOO_LARGE, f"metadata of {topic}-{index} is "
-                        f"{_java_length(metadata)} chars, offset.metadata.max.bytes is {max_bytes}")
+                explain(
+                    ErrorCode.OFFSET_METADATA_TOO_LARGE,
+                    f"metadata of {topic}-{index} is "
+                    f"{_java_length(metadata)} chars, offset.metadata.max.bytes is {max_bytes}",
+                )
                 answer((index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            record(offset_commit_record(group_id, topic, index, part.committed_offset, part.committed_leader_epoch,
-                                        metadata or "", now, expire))
+            record(
+                offset_commit_record(
+                    group_id,
+                    topic,
+                    index,
+                    part.committed_offset,
+                    part.committed_leader_epoch,
+                    metadata or "",
+                    now,
+                    expire,
+                )
+            )
             answer((index, none))
         topics.append((topic, answers))
     # Nothing above reads the offsets: applying the records together equals applying each in turn.
@@ -133,8 +146,7 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
 
 def commit_error(p: OffsetCommitParams, error: ErrorCode) -> OffsetCommitResult:
     """OffsetCommitRequest.getErrorResponse: every partition carries the error."""
-    return OffsetCommitResult(error, [(t, [(part.partition_index, error) for part in parts])
-                                      for t, parts in p.topics])
+    return OffsetCommitResult(error, [(t, [(part.partition_index, error) for part in parts]) for t, parts in p.topics])
 
 
 def _java_length(text: str) -> int:

@@ -68,13 +68,22 @@ class OffsetCommitRecord(NamedTuple):
 _new_tuple = tuple.__new__
 
 
-def offset_commit_record(group_id: str, topic: str, partition: int, offset: int, leader_epoch: int,
-                         metadata: str, commit_timestamp_ms: int,
-                         expire_timestamp_ms: int | None) -> OffsetCommitRecord:
+def offset_commit_record(
+    group_id: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    leader_epoch: int,
+    metadata: str,
+    commit_timestamp_ms: int,
+    expire_timestamp_ms: int | None,
+) -> OffsetCommitRecord:
     """`OffsetCommitRecord(...)` for the hot paths (a commit, a load), without the generated
     __new__'s keyword handling."""
-    return _new_tuple(OffsetCommitRecord, (group_id, topic, partition, offset, leader_epoch, metadata,
-                                           commit_timestamp_ms, expire_timestamp_ms))
+    return _new_tuple(
+        OffsetCommitRecord,
+        (group_id, topic, partition, offset, leader_epoch, metadata, commit_timestamp_ms, expire_timestamp_ms),
+    )
 
 
 @dataclass(frozen=True, slots=True)

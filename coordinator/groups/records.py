@@ -32,9 +32,17 @@ from protocol import primitives as p
 from protocol.errors import DecodeError
 
 __all__ = [
-    "OffsetCommitRecord", "OffsetTombstone", "UnknownRecord", "RecordDecodeError",
-    "encode_record", "encode_records", "decode_record", "encode_key", "OFFSET_COMMIT_KEY_TYPE",
-    "LEGACY_OFFSET_COMMIT_KEY_TYPE", "GROUP_METADATA_KEY_TYPE",
+    "OffsetCommitRecord",
+    "OffsetTombstone",
+    "UnknownRecord",
+    "RecordDecodeError",
+    "encode_record",
+    "encode_records",
+    "decode_record",
+    "encode_key",
+    "OFFSET_COMMIT_KEY_TYPE",
+    "LEGACY_OFFSET_COMMIT_KEY_TYPE",
+    "GROUP_METADATA_KEY_TYPE",
 ]
 
 LEGACY_OFFSET_COMMIT_KEY_TYPE = 0

@@ -77,8 +77,9 @@ def replay(record: object, groups: dict[str, AnyGroup], offsets: OffsetStore, no
     return True
 
 
-def replay_offset_commits(records: Sequence[OffsetCommitRecord], groups: dict[str, AnyGroup],
-                          offsets: OffsetStore, now_ms: int) -> None:
+def replay_offset_commits(
+    records: Sequence[OffsetCommitRecord], groups: dict[str, AnyGroup], offsets: OffsetStore, now_ms: int
+) -> None:
     """Apply offset commits in order: the one path an OffsetCommitRecord takes, alone (`replay`,
     a load) or a whole commit's records at once (live: no per-record dispatch)."""
     offsets.put_all(records)

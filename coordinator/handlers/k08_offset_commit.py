@@ -54,20 +54,27 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         if valid:
             known.append((t.name, valid))
     if known:
-        result = await ctx.broker.groups.commit_offsets(OffsetCommitParams(
-            group_id=request.group_id,
-            topics=known,
-            generation_id=request.generation_id_or_member_epoch,
-            member_id=request.member_id,
-            group_instance_id=request.group_instance_id if version >= 7 else None,
-            retention_time_ms=request.retention_time_ms if version <= 4 else -1,
-            request_version=version,
-        ))
+        result = await ctx.broker.groups.commit_offsets(
+            OffsetCommitParams(
+                group_id=request.group_id,
+                topics=known,
+                generation_id=request.generation_id_or_member_epoch,
+                member_id=request.member_id,
+                group_instance_id=request.group_instance_id if version >= 7 else None,
+                retention_time_ms=request.retention_time_ms if version <= 4 else -1,
+                request_version=version,
+            )
+        )
         if not answers and len(known) == len({name for name, _ in known}):
             # Every topic known, each named once (the usual case): the result is the response.
-            return OffsetCommitResponse(topics=[OffsetCommitResponseTopic(name=name, partitions=[
-                OffsetCommitResponsePartition(n, error) for n, error in partitions])
-                for name, partitions in result.topics])
+            return OffsetCommitResponse(
+                topics=[
+                    OffsetCommitResponseTopic(
+                        name=name, partitions=[OffsetCommitResponsePartition(n, error) for n, error in partitions]
+                    )
+                    for name, partitions in result.topics
+                ]
+            )
         for name, partitions in result.topics:
             answers.setdefault(name, []).extend(OffsetCommitResponsePartition(n, error) for n, error in partitions)
     return OffsetCommitResponse(

@@ -45,9 +45,18 @@ EncodeAll = Callable[[Sequence[Any]], list[tuple[bytes, bytes | None]]]
 
 
 class PartitionWriter:
-    def __init__(self, topic: str, logs: LogManager, num_partitions: int, log_config: LogConfig,
-                 clock: Any, encode: Encode, observer: WriterObserver | None = None, *,
-                 encode_all: EncodeAll | None = None) -> None:
+    def __init__(
+        self,
+        topic: str,
+        logs: LogManager,
+        num_partitions: int,
+        log_config: LogConfig,
+        clock: Any,
+        encode: Encode,
+        observer: WriterObserver | None = None,
+        *,
+        encode_all: EncodeAll | None = None,
+    ) -> None:
         self.topic = topic
         self.logs = logs
         self.num_partitions = num_partitions

@@ -35,7 +35,7 @@ from .layout import (
     pack_header,
     write_varint,
 )
-from .scan import KeySpan, decode_headers, record_spans, records_region, timestamp_delta
+from .record_walk import KeySpan, decode_headers, record_spans, records_region, timestamp_delta
 
 __all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "encode_kv_batch", "rebuild_kept"]
 

@@ -1,6 +1,6 @@
 """Fast scanning of RecordBatch v2 bytes without building objects: the batches of a file region
 or a buffer (`Frames`). The records of one batch (`record_spans`, `key_spans`, ...) are walked
-in record_walk.py and re-exported here.
+in record_walk.py.
 
 Recovery, the cleaner, `Log` reads, dump/check and the verifier all walk batches through here.
 Invariants: `Frames` hands out only whole batches with magic 2 and a size >= 61 whose bytes lie
@@ -20,35 +20,7 @@ from crc32c import crc32c
 
 from .layout import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, Buffer, HeaderFields
 
-# Re-exported: storage/batch/records.py (and older callers) import the record walkers from here.
-from .record_walk import (
-    KeySpan,
-    RecordSpan,
-    decode_headers,
-    fold_latest,
-    key_spans,
-    record_spans,
-    records_region,
-    timestamp_delta,
-)
-
-__all__ = [
-    "Frames",
-    "Frame",
-    "FrameProblem",
-    "SCAN_CHUNK",
-    "frame_bounds",
-    "whole_batches_end",
-    "find_batch",
-    "records_region",
-    "record_spans",
-    "RecordSpan",
-    "key_spans",
-    "KeySpan",
-    "decode_headers",
-    "timestamp_delta",
-    "fold_latest",
-]
+__all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches_end", "find_batch"]
 
 SCAN_CHUNK = 1 << 20
 _OFFSET_AND_LENGTH = struct.Struct(">qi")

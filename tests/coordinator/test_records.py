@@ -448,7 +448,7 @@ def test_encode_records_is_encode_record_of_each():
         OffsetCommitRecord("g", "t", 2, 8, 3, "md", 1000, 5000),
         OffsetTombstone("g", "t", 0),
         GroupTombstone("g"),
-        OffsetCommitRecord("g", "t", 3, 2**40, 0, "\U0001F600", 2**41, None),
+        OffsetCommitRecord("g", "t", 3, 2**40, 0, "\U0001f600", 2**41, None),
     ]
     assert encode_records(records) == [encode_record(r) for r in records]
     assert encode_records([]) == []
@@ -456,4 +456,3 @@ def test_encode_records_is_encode_record_of_each():
     for encode in (encode_record, lambda r: encode_records([records[0], r])):
         with pytest.raises(ValueError, match="too long"):
             encode(too_long)
-

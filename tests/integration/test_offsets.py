@@ -259,15 +259,22 @@ async def test_a_topic_named_twice_is_answered_once(tmp_path):
     names twice gets one response topic, whether or not another partition was unknown."""
     async with open_server(tmp_path, topics={"t": 3, "u": 1}) as server:
         c = await _connect(server)
-        twice = [CT(name="t", partitions=[CP(0, 1)]), CT(name="u", partitions=[CP(0, 4)]),
-                 CT(name="t", partitions=[CP(2, 3)])]
+        twice = [
+            CT(name="t", partitions=[CP(0, 1)]),
+            CT(name="u", partitions=[CP(0, 4)]),
+            CT(name="t", partitions=[CP(2, 3)]),
+        ]
         r = await c.request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(group_id="twice", topics=twice))
         assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
-            ("t", [(0, NONE), (2, NONE)]), ("u", [(0, NONE)])]
+            ("t", [(0, NONE), (2, NONE)]),
+            ("u", [(0, NONE)]),
+        ]
         twice[1].partitions.append(CP(5, 1))
         r = await c.request(ApiKey.OFFSET_COMMIT, 8, OffsetCommitRequest(group_id="twice", topics=twice))
         assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
-            ("u", [(5, UNKNOWN_TP), (0, NONE)]), ("t", [(0, NONE), (2, NONE)])]
+            ("u", [(5, UNKNOWN_TP), (0, NONE)]),
+            ("t", [(0, NONE), (2, NONE)]),
+        ]
         await c.aclose()
 
 

@@ -1,6 +1,7 @@
 """GroupShard.replay_all (what OpContext.apply_all calls) leaves a shard exactly as `replay` of
 each record in turn: offsets, groups (a commit's simple group), and what open transactions
 learn of plain commits (their sequence numbers decide which offset a COMMIT marker keeps)."""
+
 from __future__ import annotations
 
 from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone
@@ -20,8 +21,7 @@ def _shard_with_open_transaction() -> GroupShard:
 
 def _view(shard: GroupShard) -> tuple:
     txn = shard.txn_offsets
-    return (shard.offsets.groups, sorted(shard.groups), txn.pending, txn.open_by_group,
-            txn._committed_seq)
+    return (shard.offsets.groups, sorted(shard.groups), txn.pending, txn.open_by_group, txn._committed_seq)
 
 
 def _one_by_one(records: list) -> GroupShard:
@@ -41,8 +41,14 @@ def test_a_commits_records_replay_as_one_by_one():
 
 
 def test_mixed_records_replay_as_one_by_one():
-    records = [_commit("g", 0, 10), OffsetTombstone("g", "t", 0), _commit("h", 1, 3),
-               GroupMetadataRecord("h", "", 0, None, None, None, ()), GroupTombstone("x"), _commit("g", 1, 4)]
+    records = [
+        _commit("g", 0, 10),
+        OffsetTombstone("g", "t", 0),
+        _commit("h", 1, 3),
+        GroupMetadataRecord("h", "", 0, None, None, None, ()),
+        GroupTombstone("x"),
+        _commit("g", 1, 4),
+    ]
     shard = _shard_with_open_transaction()
     shard.replay_all(records, 2_000)
     assert _view(shard) == _view(_one_by_one(records))
