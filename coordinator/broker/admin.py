@@ -4,9 +4,11 @@ CreateTopics (ReplicationControlManager.createTopic on one broker): duplicate na
 request -> INVALID_REQUEST; bad name -> INVALID_TOPIC_EXCEPTION; existing -> TOPIC_ALREADY_EXISTS;
 explicit assignments must use -1/-1 counts and name live brokers, one list length for all
 (the replicas are then placed by Kafka's assignment all the same: the lists set the factor);
-partitions < 1 -> INVALID_PARTITIONS; a replication factor below 1 or above the live broker count
--> INVALID_REPLICATION_FACTOR (-1 = default.replication.factor); unknown or bad configs ->
-INVALID_CONFIG. `validate_only` checks without creating.
+partitions < 1 -> INVALID_PARTITIONS; beyond kgc's `max.partitions` -> POLICY_VIOLATION (Kafka
+has no such cap: it is this server's, checked where Kafka checks a CreateTopicPolicy); a
+replication factor below 1 or above the live broker count -> INVALID_REPLICATION_FACTOR (-1 =
+default.replication.factor); unknown or bad configs -> INVALID_CONFIG. `validate_only` checks
+without creating.
 """
 
 from __future__ import annotations
@@ -73,6 +75,14 @@ def create_topic(
     if num_partitions < 1:
         return CreateOutcome(
             ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+        )
+    held = sum(t.partitions for t in data.topics.all() if not t.internal)
+    if held + num_partitions > data.config.max_partitions:
+        # kgc's cap (max.partitions), refused as Kafka refuses what a CreateTopicPolicy rejects.
+        return CreateOutcome(
+            ErrorCode.POLICY_VIOLATION,
+            f"{num_partitions} more partitions would make {held + num_partitions} user-topic partitions, more "
+            f"than max.partitions={data.config.max_partitions} on this server",
         )
     if replication_factor == DEFAULT:
         replication_factor = data.config.default_replication_factor

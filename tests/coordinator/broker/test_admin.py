@@ -34,6 +34,14 @@ def test_each_validation_error(tmp_path):
     assert [t.name for t in data.topics.all()] == ["exists"]
 
 
+def test_max_partitions_caps_what_a_client_creates(tmp_path):
+    data = make_data(tmp_path, topics={"exists": 3}, max_partitions=10)
+    refused = create(data, name="big", partitions=8)
+    assert refused.error == ErrorCode.POLICY_VIOLATION and "max.partitions=10" in refused.message
+    assert data.topics.get("big") is None
+    assert create(data, name="fits", partitions=7).error == ErrorCode.NONE
+
+
 def test_defaults_and_validate_only(tmp_path):
     data = make_data(tmp_path, num_partitions=4)
     checked = create(data, partitions=-1, rf=-1, validate_only=True)
