@@ -31,7 +31,7 @@ from coordinator.groups.shard import GroupContext, GroupShard
 from coordinator.groups.topics_image import TopicsImage, TopicSource
 from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
-from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
+from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver, internal_topic_log_config
 from coordinator.runtime.timers import ShardTimers
 from protocol.errors import ErrorCode
 from storage.log import LogConfig
@@ -88,16 +88,7 @@ class GroupShards:
 def offsets_log_config(config: Any) -> LogConfig:
     """LogConfig for __consumer_offsets (GroupCoordinatorService.groupMetadataTopicConfigs:
     cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes)."""
-    return LogConfig(
-        segment_bytes=config.offsets_topic_segment_bytes,
-        cleanup_policy="compact",
-        durability=config.log_flush_mode,
-        flush_interval_ms=config.log_flush_interval_ms,
-        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
-        delete_retention_ms=config.log_cleaner_delete_retention_ms,
-        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
-        retention_ms=-1,
-    )
+    return internal_topic_log_config(config, config.offsets_topic_segment_bytes)
 
 
 def group_runtime(

@@ -179,3 +179,19 @@ class PartitionWriter:
         for partition in sorted(self._opened):
             self.logs.close_log(self.topic, partition)
         self._opened.clear()
+
+
+def internal_topic_log_config(config: Any, segment_bytes: int) -> LogConfig:
+    """LogConfig of a coordinator's internal topic (__consumer_offsets, __transaction_state):
+    compacted, never deleted by time, flushed and cleaned by the broker's settings, with the
+    topic's own segment size (Kafka's groupMetadataTopicConfigs / transactionTopicConfigs)."""
+    return LogConfig(
+        segment_bytes=segment_bytes,
+        cleanup_policy="compact",
+        durability=config.log_flush_mode,
+        flush_interval_ms=config.log_flush_interval_ms,
+        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
+        delete_retention_ms=config.log_cleaner_delete_retention_ms,
+        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+        retention_ms=-1,
+    )

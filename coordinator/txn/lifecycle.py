@@ -18,7 +18,7 @@ from typing import Any
 from coordinator.observe.reasons import because
 from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
-from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver
+from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver, internal_topic_log_config
 from coordinator.runtime.timers import ShardTimers
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.ops import MarkerJob, abort_timed_out, expire_transactional_ids
@@ -100,16 +100,7 @@ def _expire_tick(ctx: TxnContext) -> None:
 
 
 def txn_log_config(config: Any) -> LogConfig:
-    return LogConfig(
-        segment_bytes=config.transaction_state_log_segment_bytes,
-        cleanup_policy="compact",
-        durability=config.log_flush_mode,
-        flush_interval_ms=config.log_flush_interval_ms,
-        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
-        delete_retention_ms=config.log_cleaner_delete_retention_ms,
-        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
-        retention_ms=-1,
-    )
+    return internal_topic_log_config(config, config.transaction_state_log_segment_bytes)
 
 
 def txn_runtime(
