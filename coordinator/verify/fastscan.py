@@ -21,7 +21,7 @@ import numpy as np
 
 from coordinator.verify import kernels as kn
 from coordinator.verify.layout import Split, Violation, segment_path
-from coordinator.verify.scan import Summary, checked_spans, g1_message
+from coordinator.verify.scan import Summary, checked_spans, g1_message, read_time_index
 from coordinator.verify.txn import PLAIN, TXN_BITS, batch_modes, read_control
 from storage.batch import HEADER_SIZE, InvalidBatch, records_region
 from storage.batch.layout import COMPRESSION_MASK, CONTROL_BIT
@@ -297,17 +297,10 @@ def _index_checks(split: Split, hdr: Any, valid: Any, size: int, out: list[Viola
 
 
 def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
-    path = segment_path(split.dir, split.segment, ".timeindex")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
+    found = read_time_index(split, s, out)
+    if found is None:
         return
-    if len(data) % 12:
-        out.append(("S6", path, len(data) - len(data) % 12, None, f"size {len(data)} is not a multiple of 12"))
-    upper = s.last_offset if s.last_offset is not None else split.segment
-    if split.next_segment is not None:
-        upper = min(upper, split.next_segment - 1) if s.last_offset is not None else split.next_segment - 1
+    path, data, upper = found
     e = np.frombuffer(data, dtype=np.dtype([("ts", ">i8"), ("rel", ">i4")]), count=len(data) // 12)
     ts, rel = e["ts"].astype(np.int64), e["rel"].astype(np.int64)
     off = split.segment + rel

@@ -299,20 +299,31 @@ def _transactions(
     return {pos: (mode, error) for (pos, error), mode in zip(where, batch_modes(rows))}
 
 
-def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
+def read_time_index(split: Split, s: Summary, out: list[Violation]) -> tuple[str, bytes, int] | None:
+    """The split's `.timeindex` for the S6 checks of both scans: (path, its whole 12-byte
+    entries, the highest offset an entry may name), None when there is none. A size that is not
+    a multiple of 12 is reported here."""
     path = segment_path(split.dir, split.segment, ".timeindex")
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        return
+        return None
     if len(data) % 12:
         out.append(("S6", path, len(data) - len(data) % 12, None, f"size {len(data)} is not a multiple of 12"))
     upper = s.last_offset if s.last_offset is not None else split.segment
     if split.next_segment is not None:
         upper = min(upper, split.next_segment - 1) if s.last_offset is not None else split.next_segment - 1
+    return path, data[: len(data) - len(data) % 12], upper
+
+
+def _time_index_checks(split: Split, s: Summary, out: list[Violation]) -> None:
+    found = read_time_index(split, s, out)
+    if found is None:
+        return
+    path, data, upper = found
     prev_ts, prev_rel = None, -1
-    for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(data[: len(data) - len(data) % 12])):
+    for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(data)):
         off = split.segment + rel
         if prev_ts is not None and ts < prev_ts:
             out.append(("S6", path, i * 12, off, f"timestamp {ts} decreases after {prev_ts}"))
