@@ -42,14 +42,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from interop.clients.cluster import KafkajsClusterMember  # noqa: E402
-from interop.clients.group_members import (  # noqa: E402
-    AiokafkaMember,
-    ConfluentKafkaMember,
-    KafkaPythonMember,
-    group_owns_all,
-    stop_all,
-)
-from interop.clients.waiting import wait_until  # noqa: E402
+from interop.clients.group_members import group_owns_all, stop_all  # noqa: E402
+from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember  # noqa: E402
+from tests.support.waiting import wait_until  # noqa: E402
 
 TOPIC, GROUP, PARTITIONS = "failover", "failover-group", 6
 MEMBERS = {

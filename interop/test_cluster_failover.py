@@ -44,7 +44,7 @@ from interop.clients.cluster import (
 )
 from interop.clients.group_members import describe_group, fail_if_any_died, group_owns_all, stop_all
 from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

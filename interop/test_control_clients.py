@@ -31,7 +31,7 @@ from coordinator.embed.embedded import EmbeddedServer
 from interop.clients.cluster import log_end, requests_since
 from interop.clients.control_members import PYTHON_CLIENTS, client_id, member
 from interop.clients.group_members import describe_group, fail_if_any_died, group_owns_all, stop_all
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

@@ -26,7 +26,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from coordinator.control.errors import ControlError
 from coordinator.embed.embedded import EmbeddedServer
 from interop.clients.cluster import requests_since
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

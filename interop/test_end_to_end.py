@@ -28,7 +28,7 @@ from interop.clients.group_members import describe_group, fail_if_any_died, grou
 from interop.clients.process_members import KafkajsMember, KcatMember, PlatformaticMember
 from interop.clients.producers import CODECS, expected_messages, produce
 from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

@@ -23,7 +23,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from coordinator.__main__ import build_parser
 from coordinator.tools.groups_cli import run as run_groups
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

@@ -18,7 +18,7 @@ from interop.clients.group_members import describe_group, group_owns_all, stop_a
 from interop.clients.groups import ConfluentMember, Ownership, close_all
 from interop.clients.process_members import KafkajsMember, KcatMember, PlatformaticMember
 from interop.clients.python_members import AiokafkaMember, KafkaPythonMember
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

@@ -25,7 +25,7 @@ import pytest
 from interop.clients.background import BackgroundClient
 from interop.clients.groups import ConfluentMember, Ownership, close_all, stable_group
 from interop.clients.process import REPO
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

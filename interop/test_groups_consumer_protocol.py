@@ -26,7 +26,7 @@ from interop.clients.group_members import stop_all
 from interop.clients.groups import Ownership, close_all, stable_group
 from interop.clients.process import REPO
 from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 SESSION_MS = 3000
 FAST = {

@@ -16,8 +16,8 @@ import pytest
 
 from interop.clients.group_members import describe_group, group_owns_all, stop_all
 from interop.clients.python_members import ConfluentKafkaMember
-from interop.clients.waiting import wait_until
 from interop.test_timeline_page import CHROMIUM_FLAGS, chromium
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

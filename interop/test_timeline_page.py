@@ -22,7 +22,7 @@ from coordinator.__main__ import main
 from coordinator.tools.transcript_render import short
 from interop.clients.group_members import describe_group, group_owns_all, stop_all
 from interop.clients.python_members import ConfluentKafkaMember
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 from tests.tools import transcript_sample
 
 pytestmark = pytest.mark.interop

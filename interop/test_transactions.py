@@ -19,7 +19,7 @@ import time
 import pytest
 
 from interop.clients.transactions import every_value, read_values, run_transactions
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.interop
 

@@ -7,6 +7,6 @@ kcat). Every client's output is captured and shown only in a failing assertion's
 
 from interop.clients.metadata import METADATA_CLIENTS, TopicMetadata
 from interop.clients.process import ClientRun, run_json
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 __all__ = ["METADATA_CLIENTS", "ClientRun", "TopicMetadata", "run_json", "wait_until"]

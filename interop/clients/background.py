@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from interop.clients.process import MAX_TIMEOUT
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 _TAIL = 60  # lines of each stream kept in a failure message
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from interop.clients.process_members import NodeMember
-from interop.clients.waiting import wait_until
+from tests.support.waiting import wait_until
 
 Acked = tuple[int, int, str]  # partition, offset, value
 

@@ -16,6 +16,7 @@ from coordinator.__main__ import main
 from coordinator.runtime.clock import FakeClock
 from storage.batch import Record
 from storage.log import Log, LogConfig
+from tests.support.waiting import wait_until
 
 KGC = Path(sys.executable).with_name("kgc")
 DEADLINE = 60  # seconds a command may take before the test calls it hung
@@ -227,7 +228,8 @@ def test_sigterm_during_start_up_stops_it(tmp_path):
     )
     try:
         meta = tmp_path / "d" / "kgc.meta.properties"
-        _wait_for(meta.exists)  # past the data dir checks: in serve(), about to block on the FIFO
+        # past the data dir checks: in serve(), about to block on the FIFO
+        wait_until(meta.exists, DEADLINE, interval=0.01, message="the data dir's kgc.meta.properties")
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=DEADLINE)
     finally:
@@ -235,12 +237,3 @@ def test_sigterm_during_start_up_stops_it(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "serving" not in out
     assert "SIGTERM: stopped while starting" in err and "Traceback" not in err
-
-
-def _wait_for(condition, deadline: float = DEADLINE) -> None:
-    import time
-
-    end = time.monotonic() + deadline
-    while not condition():
-        assert time.monotonic() < end, "condition not met before the deadline"
-        time.sleep(0.01)

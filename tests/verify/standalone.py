@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.waiting import wait_until
+
 __all__ = ["standalone_cluster", "spark_home"]
 
 
@@ -32,15 +34,17 @@ def _free_port() -> int:
 
 
 def _until(what: str, check, deadline: float, procs: list[subprocess.Popen]) -> None:
-    while not check():
+    """Poll `check` until `deadline` (monotonic), failing at once if one of `procs` exited."""
+
+    def ready() -> bool:
         for p in procs:
             if p.poll() is not None:
                 raise RuntimeError(
                     f"{p.args[1] if len(p.args) > 1 else p.args} exited with {p.returncode} while waiting for {what}"
                 )
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.2)  # a poll interval, not a wait for an event
+        return bool(check())
+
+    wait_until(ready, max(0.0, deadline - time.monotonic()), interval=0.2, message=what)
 
 
 def _alive_workers(ui_port: int) -> int:

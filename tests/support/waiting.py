@@ -1,7 +1,9 @@
 """`wait_until`: poll a real-time condition with short sleeps, up to a deadline.
 
-Interop tests run in real time against real clients, so polling is how they synchronise; a
-fixed sleep never is. The deadline only bounds a hang: tests never assert on how long it took.
+Tests that drive real processes (interop clients, a `kgc serve` child, a Spark cluster) run in
+real time, so polling a condition is how they synchronise; a fixed sleep never is. The deadline
+only bounds a hang: tests never assert on how long it took. Code under a trio MockClock never
+needs this.
 """
 
 from __future__ import annotations
