@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from coordinator.groups import forced
 from coordinator.groups.consumer_ops import (
@@ -68,6 +68,7 @@ from coordinator.groups.sync import sync_group
 from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams, commit_transactional_offsets
 from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
+from coordinator.runtime.leadership import Leaders, not_coordinator
 from coordinator.runtime.operation import ParkedReply
 from protocol.errors import ErrorCode
 
@@ -75,13 +76,6 @@ P = TypeVar("P")
 R = TypeVar("R")
 Item = TypeVar("Item")
 GroupOp = Callable[[GroupContext, P], "R | ParkedReply[R]"]
-
-
-class Leaders(Protocol):
-    """Who leads each __consumer_offsets partition (coordinator/cluster): its leader coordinates
-    the partition's groups."""
-
-    def leader(self, topic_name: str, partition: int) -> int: ...
 
 
 class GroupService:
@@ -96,18 +90,7 @@ class GroupService:
         return partition_for(group_id, self.num_partitions)
 
     def _not_here(self, partition: int) -> CoordinatorUnavailable | None:
-        """NOT_COORDINATOR when another broker (or none) leads the partition: the client must
-        look the coordinator up again (FindCoordinator)."""
-        leader = self.leaders.leader(OFFSETS_TOPIC, partition)
-        if leader == self.node_id:
-            return None
-        where = f"broker {leader}" if leader >= 0 else "no broker (the partition has no leader)"
-        return CoordinatorUnavailable(
-            OFFSETS_TOPIC,
-            partition,
-            ErrorCode.NOT_COORDINATOR,
-            f"this is broker {self.node_id}; {where} coordinates its groups",
-        )
+        return not_coordinator(self.leaders, OFFSETS_TOPIC, partition, self.node_id, "its groups")
 
     def shard_for(self, group_id: str) -> GroupShard | None:
         """The live shard holding the group (None while its partition loads or is failed): for

@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
+from coordinator.runtime.leadership import Leaders, not_coordinator
 from coordinator.txn.ops import (
     AddPartitionsParams,
     EndTxnParams,
@@ -35,10 +36,6 @@ from protocol.errors import ErrorCode
 
 P = TypeVar("P")
 R = TypeVar("R")
-
-
-class Leaders(Protocol):
-    def leader(self, topic_name: str, partition: int) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -69,16 +66,7 @@ class TxnService:
         return partition_for(transactional_id, self.num_partitions)
 
     def _not_here(self, partition: int) -> CoordinatorUnavailable | None:
-        leader = self.leaders.leader(TRANSACTION_STATE_TOPIC, partition)
-        if leader == self.node_id:
-            return None
-        where = f"broker {leader}" if leader >= 0 else "no broker (the partition has no leader)"
-        return CoordinatorUnavailable(
-            TRANSACTION_STATE_TOPIC,
-            partition,
-            ErrorCode.NOT_COORDINATOR,
-            f"this is broker {self.node_id}; {where} coordinates its transactional ids",
-        )
+        return not_coordinator(self.leaders, TRANSACTION_STATE_TOPIC, partition, self.node_id, "its transactional ids")
 
     async def _one(
         self, transactional_id: str, op: Callable[[TxnContext, P], R], params: P, error_result: Callable[[ErrorCode], R]
