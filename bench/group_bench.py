@@ -86,9 +86,6 @@ def server_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-_ADMINS: dict[str, object] = {}
-
-
 _MOCK_TOPICS: set[str] = set()
 
 
@@ -97,7 +94,8 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
         return
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = _ADMINS.setdefault(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "log_level": 3}))
+    # A client per call, dropped at once: a kept one would go on reconnecting to a stopped server.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result(TIMEOUT_S)  # type: ignore[attr-defined]
 
 
@@ -241,8 +239,6 @@ def client_benches(
                     print(f"   stable again:          {describe([r[3] for r in runs])}")
             finally:
                 stop_server(proc)
-                admin = _ADMINS.pop(bootstrap, None)
-                del admin  # its threads stop reconnecting to the stopped server
 
 
 # -- 3: heartbeats over the raw protocol -----------------------------------------------------------
