@@ -27,6 +27,7 @@ import trio
 from coordinator.config import Config, ConfigError
 from coordinator.datadir import DataDirError
 from coordinator.observe.logs import get_logger, log_event, setup_logging
+from coordinator.runtime import gc_governor
 from coordinator.server import serve
 
 LONG_STOP_PARTITIONS = 1000  # closing this many logs takes seconds: say so, and how to cut it short
@@ -80,6 +81,9 @@ async def _serve_until_signalled(
             server = await nursery.start(
                 partial(serve, config, create_topics, ports=ports, bound=[sockets], only_broker=index)
             )
+        gc_governor.install()  # what start-up built lives as long as the server: frozen
+        collector = trio.CancelScope()
+        nursery.start_soon(_govern_gc, collector)
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             phase.serving = True
             if child is None:
@@ -107,6 +111,12 @@ async def _serve_until_signalled(
                     )
                 server.stop()
                 break
+        collector.cancel()
+
+
+async def _govern_gc(scope: trio.CancelScope) -> None:
+    with scope:
+        await gc_governor.govern()
 
 
 @contextmanager

@@ -1,0 +1,79 @@
+"""The garbage collector's policy for a `kgc serve` process (a process that embeds kgc keeps its own).
+
+CPython starts a full collection once the objects promoted to its oldest generation since the last
+one exceed a quarter of that generation. A server with thousands of connections promotes every
+request's waiting coroutines (they live until the connection's next request, seconds later) and
+they die in the oldest generation soon after: the counter grows while the heap does not, and with
+10,000 members full collections ran every ~2 s, each walking the whole heap (most of the server's
+CPU and pauses of 0.3-2 s, bench/soak_bench.py). So here: what is alive once the server serves is
+frozen (modules, loaded state: never walked again), automatic full collections are off, and
+`govern` collects fully when the process has really grown (resident memory up by a quarter and at
+least 32 MiB since the last full collection, looked at every 10 s: one read of /proc, where
+counting the oldest generation's objects would itself walk them), and at least every 10 minutes
+for cyclic garbage that does not show as growth. The young generations keep CPython's thresholds.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import trio
+
+NO_AUTOMATIC_FULL = 1 << 30  # gen-1 collections between automatic full ones: never, in practice
+
+
+@dataclass(frozen=True, slots=True)
+class GcPolicy:
+    check_every_s: float = 10.0
+    growth: float = 1.25  # CPython's own ratio, applied to what the process really holds
+    min_growth_bytes: int = 32 << 20  # a small process's few megabytes are not worth a collection
+    full_every_s: float = 600.0
+
+
+def install() -> None:
+    """Freeze what is alive now and turn automatic full collections off (call once serving).
+    No collection first: it would cost the first requests ~50 ms for a few kilobytes of garbage."""
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, NO_AUTOMATIC_FULL)
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes() -> int:
+    """The process's resident memory now (Linux); elsewhere its peak, which also grows with it."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def full_collection() -> None:
+    gc.collect(2)
+
+
+def due(size: int, size_after_last: int, since_last_s: float, policy: GcPolicy) -> bool:
+    grown = size > size_after_last * policy.growth and size - size_after_last >= policy.min_growth_bytes
+    return grown or since_last_s >= policy.full_every_s
+
+
+async def govern(
+    policy: GcPolicy = GcPolicy(),
+    *,
+    measure: Callable[[], int] = resident_bytes,
+    collect: Callable[[], None] = full_collection,
+) -> None:
+    """Run full collections when `due`, for ever (a task of the serving process)."""
+    size_after_last, last = measure(), trio.current_time()
+    while True:
+        await trio.sleep(policy.check_every_s)
+        now = trio.current_time()
+        if due(measure(), size_after_last, now - last, policy):
+            collect()
+            size_after_last, last = measure(), trio.current_time()
