@@ -15,24 +15,38 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 TimerKey = Hashable
 
 
-@dataclass(order=True)
 class Timer:
-    deadline_ms: int
-    seq: int
-    key: TimerKey = field(compare=False)
-    action: Callable[..., Any] = field(compare=False, repr=False)
+    """A scheduled action. Rescheduling a live key updates its Timer in place: the deadline, the
+    action and `seq` (its place among timers due at the same millisecond)."""
+
+    __slots__ = ("deadline_ms", "seq", "key", "action", "entry")
+
+    def __init__(self, deadline_ms: int, seq: int, key: TimerKey, action: Callable[..., Any]) -> None:
+        self.deadline_ms = deadline_ms
+        self.seq = seq
+        self.key = key
+        self.action = action
+        self.entry: _Entry | None = None  # the heap entry that stands for this timer
+
+
+# (deadline_ms, seq, timer): compared in C, and seq is unique, so the timer itself never is.
+_Entry = tuple[int, int, Timer]
 
 
 class Timers:
+    """The heap is lazy. A timer pushed later (a heartbeat moving a session timer: the common case)
+    keeps its old, earlier heap entry, which is re-pushed with the new deadline when it reaches the
+    top: one heap push per session timeout instead of one per heartbeat. A timer moved earlier gets
+    a new entry. Entries of cancelled, fired or superseded timers are dropped when they surface."""
+
     def __init__(self) -> None:
         self._by_key: dict[TimerKey, Timer] = {}
-        self._heap: list[Timer] = []
+        self._heap: list[_Entry] = []
         self._seq = itertools.count()
         # The earliest deadline scheduled since the driver last reset it: the runtime wakes its
         # timer loop only when a new timer is due before the one it sleeps towards (a heartbeat
@@ -43,15 +57,26 @@ class Timers:
         """Schedule (or reschedule) the timer for `key`."""
         if deadline_ms < self.earliest_new:
             self.earliest_new = deadline_ms
-        timer = Timer(deadline_ms, next(self._seq), key, action)
-        self._by_key[key] = timer
+        seq = next(self._seq)
+        timer = self._by_key.get(key)
+        if timer is None:
+            timer = self._by_key[key] = Timer(deadline_ms, seq, key, action)
+        else:
+            timer.deadline_ms, timer.seq, timer.action = deadline_ms, seq, action
+            entry = timer.entry
+            if entry is not None and entry[0] <= deadline_ms:
+                return timer  # its entry surfaces first and is re-pushed then
+        self._push(timer)
         heap = self._heap
-        heapq.heappush(heap, timer)
         if len(heap) > 64 and len(heap) > 4 * len(self._by_key):
-            # Rescheduled and cancelled entries wait in the heap until they reach its top: a
-            # session timer pushed on every heartbeat would keep session/interval of them per
-            # member. Rebuild from the live ones once stale entries are 3 in 4 (amortised O(1)).
-            self._heap = sorted(self._by_key.values())
+            # Entries of timers moved earlier or cancelled bloat the heap: rebuild it from the live
+            # timers once stale entries are 3 in 4 (amortised O(1)).
+            entries: list[_Entry] = []
+            for live in self._by_key.values():
+                live.entry = (live.deadline_ms, live.seq, live)
+                entries.append(live.entry)
+            heapq.heapify(entries)
+            self._heap = entries
         return timer
 
     def cancel(self, key: TimerKey) -> bool:
@@ -69,17 +94,18 @@ class Timers:
 
     def keys(self) -> list[TimerKey]:
         """Live keys in firing order."""
-        return [t.key for t in sorted(self._by_key.values())]
+        return [t.key for t in sorted(self._by_key.values(), key=lambda t: (t.deadline_ms, t.seq))]
 
     def next_deadline(self) -> int | None:
-        self._drop_stale()
-        return self._heap[0].deadline_ms if self._heap else None
+        self._settle_top()
+        return self._heap[0][0] if self._heap else None
 
     def pop_expired(self, now_ms: int) -> Timer | None:
         """Remove and return the earliest timer due at `now_ms`, if any."""
-        self._drop_stale()
-        if self._heap and self._heap[0].deadline_ms <= now_ms:
-            timer = heapq.heappop(self._heap)
+        self._settle_top()
+        if self._heap and self._heap[0][0] <= now_ms:
+            timer = heapq.heappop(self._heap)[2]
+            timer.entry = None
             del self._by_key[timer.key]
             return timer
         return None
@@ -92,10 +118,24 @@ class Timers:
             del self._by_key[key]
         return len(doomed)
 
-    def _drop_stale(self) -> None:
-        # Cancelled or rescheduled entries stay in the heap until they reach the top.
-        while self._heap and self._by_key.get(self._heap[0].key) is not self._heap[0]:
-            heapq.heappop(self._heap)
+    def _push(self, timer: Timer) -> None:
+        entry = (timer.deadline_ms, timer.seq, timer)
+        timer.entry = entry
+        heapq.heappush(self._heap, entry)
+
+    def _settle_top(self) -> None:
+        """Until the top entry is a live timer's current one: drop dead entries, re-push late ones."""
+        heap, by_key = self._heap, self._by_key
+        while heap:
+            entry = heap[0]
+            timer = entry[2]
+            if timer.entry is not entry or by_key.get(timer.key) is not timer:
+                heapq.heappop(heap)  # superseded, cancelled or already fired
+            elif entry[1] != timer.seq:
+                heapq.heappop(heap)  # rescheduled later since this entry was pushed
+                self._push(timer)
+            else:
+                return
 
 
 class ShardTimers:

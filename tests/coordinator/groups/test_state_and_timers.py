@@ -99,3 +99,31 @@ def test_rescheduling_does_not_grow_the_heap_without_bound():
     fired = _due(timers, 10_000)
     assert [t.key[2] for t in fired] == [f"m{member}" for member in range(100)]
     assert [t.deadline_ms for t in fired] == [1_490 + member for member in range(100)]
+
+
+def test_lazy_heap_fires_exactly_as_a_sorted_reference_does():
+    """Random schedules (later, earlier, same deadline), cancels and pops against a naive model:
+    live timers sorted by (deadline, scheduling order)."""
+    import random
+
+    rng = random.Random(11)
+    timers, model = Timers(), {}  # model: key -> (deadline, order)
+    order, now = 0, 0
+    for _ in range(20_000):
+        roll = rng.random()
+        key = f"k{rng.randrange(40)}"
+        if roll < 0.6:
+            deadline = now + rng.choice([0, 1, 5, 50, 200])
+            timers.schedule(key, deadline, lambda: None)
+            model[key] = (deadline, order)
+            order += 1
+        elif roll < 0.7:
+            assert timers.cancel(key) == (model.pop(key, None) is not None)
+        else:
+            now += rng.randrange(30)
+            expected = sorted((v, k) for k, v in model.items() if v[0] <= now)
+            assert [(t.key, t.deadline_ms) for t in _due(timers, now)] == [(k, v[0]) for v, k in expected]
+            for _, k in expected:
+                del model[k]
+        assert timers.next_deadline() == (min(v[0] for v in model.values()) if model else None)
+        assert len(timers) == len(model) and len(timers._heap) <= 4 * max(len(model), 16) + 1
