@@ -202,7 +202,10 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
     `latest[key] = value` (None for a tombstone), the key moved to the end of `latest`, so that
     after all batches `latest` holds each key's last value in order of last occurrence. Jumps
     from record to record by its length, like key_spans (the batch's CRC was checked; a key or
-    value running past its record is InvalidBatch). Returns how many keyed records it saw."""
+    value running past its record is InvalidBatch). Returns how many keyed records it saw. Keys
+    and values are slices of a bytes object (any other buffer's region is copied to one first)."""
+    if type(buf) is not bytes:
+        buf, end, pos = bytes(buf[pos:end]), end - pos, 0
     pop, keyed = latest.pop, 0
     try:
         for _ in range(count):
@@ -229,7 +232,7 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
             else:
                 klen, p = read_varint(buf, p)
             if klen >= 0:
-                key = bytes(buf[p : p + klen])
+                key = buf[p : p + klen]
                 p += klen
                 b = buf[p]
                 if b < 0x80:
@@ -241,7 +244,7 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
                 if p + vlen > nxt or nxt > end:
                     raise IndexError
                 pop(key, None)
-                latest[key] = None if vlen < 0 else bytes(buf[p : p + vlen])
+                latest[key] = None if vlen < 0 else buf[p : p + vlen]
                 keyed += 1
             pos = nxt
     except IndexError:
