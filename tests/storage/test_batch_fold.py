@@ -21,11 +21,16 @@ def random_batches(seed: int, count: int = 60) -> list[bytes]:
     out, offset = [], 0
     for _ in range(count):
         records = []
-        for _ in range(rng.randint(1, 8)):
+        # Every varint width the walk has a path for: record, key and value lengths of 1, 2 and
+        # 3 bytes, timestamp deltas up to 5 bytes, offset deltas past 63 (a batch of 70).
+        for _ in range(rng.choice((1, 2, 5, 8, 70))):
             key = None if rng.random() < 0.1 else b"k%d" % rng.randint(0, 15)
+            if key is not None and rng.random() < 0.1:
+                key = key.ljust(rng.choice((100, 9000)), b"-")
             value = None if rng.random() < 0.2 else os.urandom(rng.choice((0, 3, 40, 200, 9000)))
             headers = [("h", b"v")] if rng.random() < 0.1 else []
-            records.append(Record(timestamp=1, key=key, value=value, headers=headers))
+            ts = rng.choice((1, 1, 100, 10**10))
+            records.append(Record(timestamp=ts, key=key, value=value, headers=headers))
         compression = rng.choice((0, 0, 0, COMPRESSION_GZIP, COMPRESSION_ZSTD))
         out.append(encode_batch(offset, records, compression=compression))
         offset += len(records)
