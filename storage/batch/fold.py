@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from crc32c import crc32c
 
+from . import native
 from .compression import decompress
 from .layout import (
     COMPRESSION_MASK,
@@ -60,7 +61,7 @@ def fold_region(fd: int, start: int, end: int, latest: dict[bytes, bytes | None]
     if fields is not None and len(buf) < fields[1] + LOG_OVERHEAD <= left:
         buf = os.pread(fd, fields[1] + LOG_OVERHEAD, start)  # one batch bigger than the chunk
     view = memoryview(buf)
-    unpack = HEADER.unpack_from
+    unpack, fold_records = HEADER.unpack_from, native.FOLD.fold_records  # fold_latest's loop on bytes
     off, buf_len, batches, keyed, next_offset = 0, len(buf), 0, 0, -1
     while buf_len - off >= HEADER_SIZE:
         base, length, _, magic, crc, attrs, last_delta, _, _, _, _, _, count = unpack(buf, off)
@@ -80,7 +81,7 @@ def fold_region(fd: int, start: int, end: int, latest: dict[bytes, bytes | None]
             data = decompress(attrs & COMPRESSION_MASK, bytes(view[off + HEADER_SIZE : off + size]))
             keyed += fold_latest(data, 0, len(data), count, latest)
         else:
-            keyed += fold_latest(buf, off + HEADER_SIZE, off + size, count, latest)
+            keyed += fold_records(buf, off + HEADER_SIZE, off + size, count, latest)
         batches += 1
         next_offset = base + last_delta + 1
         off += size

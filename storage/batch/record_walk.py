@@ -7,6 +7,7 @@ it ends inside its batch; a malformed one raises InvalidBatch.
 
 from __future__ import annotations
 
+from . import native
 from .compression import decompress
 from .layout import COMPRESSION_MASK, HEADER_SIZE, Buffer, InvalidBatch, read_varint
 
@@ -206,77 +207,10 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
     and values are slices of a bytes object (any other buffer's region is copied to one first).
     The common shapes take short paths: one-byte timestamp and offset deltas, one- or two-byte
     lengths (a zigzag varint's first byte < 0x80 is the whole varint)."""
-    if type(buf) is not bytes:
-        buf, end, pos = bytes(buf[pos:end]), end - pos, 0
-    pop, unkeyed = latest.pop, 0
-    value: bytes | None
-    try:
-        for _ in range(count):
-            b = buf[pos]
-            if b < 0x80:  # record length (never negative)
-                pos += 1
-                nxt = pos + (b >> 1)
-            elif buf[pos + 1] < 0x80:
-                nxt = pos + 2 + (((b & 0x7F) | (buf[pos + 1] << 7)) >> 1)
-                pos += 2
-            else:
-                length, pos = read_varint(buf, pos)
-                nxt = pos + length
-            if nxt > end:
-                raise IndexError
-            # pos: attributes; then timestampDelta, offsetDelta, keyLength
-            if buf[pos + 1] < 0x80 and buf[pos + 2] < 0x80:
-                b, p = buf[pos + 3], pos + 4
-            else:
-                p = pos + 1
-                while buf[p] >= 0x80:
-                    p += 1
-                p += 1
-                while buf[p] >= 0x80:
-                    p += 1
-                b, p = buf[p + 1], p + 2
-            # b: keyLength's first byte; p: the byte after it
-            if b < 0x80:
-                if b & 1:  # negative: a null key
-                    unkeyed += 1
-                    pos = nxt
-                    continue
-                kend = p + (b >> 1)
-            elif buf[p] < 0x80:
-                kend = p + 1 + (((b & 0x7F) | (buf[p] << 7)) >> 1)
-                p += 1
-            else:
-                klen, p = read_varint(buf, p - 1)
-                if klen < 0:
-                    unkeyed += 1
-                    pos = nxt
-                    continue
-                kend = p + klen
-            key = buf[p:kend]
-            b = buf[kend]  # valueLength's first byte
-            if b < 0x80:
-                if b & 1:
-                    value, p = None, kend + 1
-                else:
-                    p = kend + 1 + (b >> 1)
-                    value = buf[kend + 1 : p]
-            elif buf[kend + 1] < 0x80:  # two bytes, read as a length (as key_spans reads them)
-                p = kend + 2 + (((b & 0x7F) | (buf[kend + 1] << 7)) >> 1)
-                value = buf[kend + 2 : p]
-            else:
-                vlen, p = read_varint(buf, kend)
-                value = None if vlen < 0 else buf[p : p + vlen]
-                p += max(vlen, 0)
-            if p > nxt:
-                raise IndexError
-            pop(key, None)
-            latest[key] = value
-            pos = nxt
-    except IndexError:
-        raise InvalidBatch("records run past the end of the batch") from None
-    if pos != end:
-        raise InvalidBatch(f"records end at {pos}, the batch at {end}")
-    return count - unkeyed
+    if not isinstance(buf, bytes):
+        buf, pos, end = bytes(buf[pos:end]), 0, end - pos
+    keyed: int = native.FOLD.fold_records(buf, pos, end, count, latest)
+    return keyed
 
 
 def timestamp_delta(buf: Buffer, start: int) -> int:
