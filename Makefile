@@ -43,7 +43,7 @@ check: install-dev
 	$(BIN)/mypy coordinator
 
 # Optional: the loader's record loop compiled by mypyc (the dev extra; needs a C compiler) into
-# storage/batch/_fold_native*.so. Without it the same loop runs as Python; `rm` the .so to go back.
+# storage/batch/_kernels_native*.so. Without it the same loop runs as Python; `rm` the .so to go back.
 native: install-dev
 	$(BIN)/python -m storage.batch.build_native
 

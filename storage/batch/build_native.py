@@ -1,5 +1,5 @@
-"""Build the optional compiled fold kernel (`make native`): mypyc (the `dev` extra) compiles a
-copy of fold_kernel.py, stamped with the source's SHA-256, into storage/batch/_fold_native*.so.
+"""Build the optional compiled kernels (`make native`): mypyc (the `dev` extra) compiles a
+copy of kernels.py, stamped with the source's SHA-256, into storage/batch/_kernels_native*.so.
 It builds in a temporary tree holding only the modules the kernel imports, so that mypyc's
 setuptools run never reads the project's pyproject.toml. Delete the .so files to go back to
 pure Python; native.py ignores a build whose stamp no longer matches the source.
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import fold_kernel
+from . import kernels
 from .native import NATIVE_MODULE, source_digest
 
 HERE = Path(__file__).resolve().parent
@@ -27,9 +27,9 @@ def build() -> list[Path]:
         package.mkdir(parents=True)
         Path(tmp, "storage", "__init__.py").write_text("")
         (package / "__init__.py").write_text("")
-        shutil.copy(HERE / "layout.py", package / "layout.py")  # what fold_kernel imports
-        source = (HERE / "fold_kernel.py").read_text()
-        stamp = f'\n\nSOURCE_SHA256 = "{source_digest(fold_kernel)}"\n'
+        shutil.copy(HERE / "layout.py", package / "layout.py")  # what kernels imports
+        source = (HERE / "kernels.py").read_text()
+        stamp = f'\n\nSOURCE_SHA256 = "{source_digest(kernels)}"\n'
         (package / f"{NATIVE_MODULE}.py").write_text(source + stamp)
         mypyc = shutil.which("mypyc", path=os.path.dirname(sys.executable)) or "mypyc"
         subprocess.run([mypyc, f"storage/batch/{NATIVE_MODULE}.py"], cwd=tmp, check=True)

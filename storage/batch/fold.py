@@ -61,7 +61,7 @@ def fold_region(fd: int, start: int, end: int, latest: dict[bytes, bytes | None]
     if fields is not None and len(buf) < fields[1] + LOG_OVERHEAD <= left:
         buf = os.pread(fd, fields[1] + LOG_OVERHEAD, start)  # one batch bigger than the chunk
     view = memoryview(buf)
-    unpack, fold_records = HEADER.unpack_from, native.FOLD.fold_records  # fold_latest's loop on bytes
+    unpack, fold_records = HEADER.unpack_from, native.KERNELS.fold_records  # fold_latest's loop on bytes
     off, buf_len, batches, keyed, next_offset = 0, len(buf), 0, 0, -1
     while buf_len - off >= HEADER_SIZE:
         base, length, _, magic, crc, attrs, last_delta, _, _, _, _, _, count = unpack(buf, off)

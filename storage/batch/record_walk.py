@@ -209,7 +209,7 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
     lengths (a zigzag varint's first byte < 0x80 is the whole varint)."""
     if not isinstance(buf, bytes):
         buf, pos, end = bytes(buf[pos:end]), 0, end - pos
-    keyed: int = native.FOLD.fold_records(buf, pos, end, count, latest)
+    keyed: int = native.KERNELS.fold_records(buf, pos, end, count, latest)
     return keyed
 
 
