@@ -3,7 +3,7 @@
 `KERNELS` is the module whose `fold_records` (the loader) and `map_records` (the cleaner's offset
 map) run: `_kernels_native` (kernels.py compiled by mypyc: `python -m storage.batch.build_native`,
 i.e. `make native`) when it is there and was built from the current kernels.py (the build
-records the source's SHA-256; a stale or foreign build is ignored), otherwise kernels itself.
+records the sources' SHA-256; a stale or foreign build is ignored), otherwise kernels itself.
 Both run the same source, so they give the same results; the tests run both when it is built.
 """
 
@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from types import ModuleType
 
-from . import kernels
+from . import kernels, layout
 
 __all__ = ["KERNELS", "NATIVE_MODULE", "compiled_kernels", "source_digest"]
 
@@ -23,9 +23,14 @@ log = logging.getLogger(__name__)
 NATIVE_MODULE = "_kernels_native"
 
 
-def source_digest(module: ModuleType) -> str:
-    assert module.__file__ is not None
-    return hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()
+def source_digest() -> str:
+    """SHA-256 of kernels.py and of layout.py, the one module it imports (its signatures are
+    compiled into the build)."""
+    digest = hashlib.sha256()
+    for module in (kernels, layout):
+        assert module.__file__ is not None
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
 
 
 def compiled_kernels() -> ModuleType | None:
@@ -34,8 +39,8 @@ def compiled_kernels() -> ModuleType | None:
         native = importlib.import_module(f"{__package__}.{NATIVE_MODULE}")
     except ImportError:
         return None
-    if getattr(native, "SOURCE_SHA256", None) != source_digest(kernels):
-        log.warning("%s was built from another kernels.py: ignored (rebuild: make native)", native.__file__)
+    if getattr(native, "SOURCE_SHA256", None) != source_digest():
+        log.info("%s was built from other sources: ignored (rebuild: make native)", native.__file__)
         return None
     return native
 

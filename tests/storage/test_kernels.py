@@ -85,6 +85,6 @@ def test_the_loader_runs_the_compiled_kernel_only_when_built_from_this_source(mo
     stale = types.SimpleNamespace(SOURCE_SHA256="0" * 64, __file__="stale.so")
     monkeypatch.setattr(native.importlib, "import_module", lambda name: stale)
     assert native.compiled_kernels() is None
-    fresh = types.SimpleNamespace(SOURCE_SHA256=native.source_digest(pure), __file__="fresh.so")
+    fresh = types.SimpleNamespace(SOURCE_SHA256=native.source_digest(), __file__="fresh.so")
     monkeypatch.setattr(native.importlib, "import_module", lambda name: fresh)
     assert native.compiled_kernels() is fresh
