@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test check install install-test install-dev bench
+.PHONY: serve test check install install-test install-dev bench native
 
 # Each install runs only when its inputs changed since the last one (a stamp file in the venv
 # records it), so `make serve` on a ready venv starts at once and quietly. `rm .venv/.installed-*`
@@ -41,6 +41,11 @@ check: install-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict protocol storage
 	$(BIN)/mypy coordinator
+
+# Optional: the loader's record loop compiled by mypyc (the dev extra; needs a C compiler) into
+# storage/batch/_kernels_native*.so. Without it the same loop runs as Python; `rm` the .so to go back.
+native: install-dev
+	$(BIN)/python -m storage.batch.build_native
 
 serve: install
 	$(BIN)/kgc serve $(ARGS)

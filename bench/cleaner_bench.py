@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from storage.batch import Record  # noqa: E402
+from storage.batch import Record, native  # noqa: E402
 from storage.cleaner import Cleaner, CleanerConfig  # noqa: E402
 from storage.log import Log, LogConfig  # noqa: E402
 
@@ -108,6 +108,7 @@ def clean_only(path: str, dedupe_mib: int, profile: bool) -> None:
                 "map_entries": stats.map_entries,
                 "segments_in": stats.segments_in,
                 "segments_out": stats.segments_out,
+                "kernels": "compiled" if native.KERNELS is not native.kernels else "pure",
             }
         )
     )

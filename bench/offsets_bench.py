@@ -6,6 +6,8 @@ them: one op = `--per-op` partitions of one group, one batch per op, group commi
 `--ops-per-fsync` ops.
 
     .venv/bin/python bench/offsets_bench.py --records 1000000
+    .venv/bin/python bench/offsets_bench.py --dir /tmp/ob     # keeps the data dir, then:
+    .venv/bin/python bench/offsets_bench.py --dir /tmp/ob --load-only --repeat 3
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from coordinator.groups.lifecycle import group_runtime
 from coordinator.groups.placement import partition_for
 from coordinator.groups.record_types import OffsetCommitRecord
 from coordinator.runtime.clock import SystemClock
+from storage.batch import native
 from storage.log_manager import LogManager
 
 
@@ -81,6 +84,10 @@ async def load(data_dir: Path) -> tuple[float, float, int, int, int]:
     return elapsed, cpu, total, live, n_groups
 
 
+def kernels() -> str:
+    return "pure Python" if native.KERNELS is native.kernels else "compiled"
+
+
 async def empty_start(data_dir: Path) -> float:
     config = Config({"data.dir": str(data_dir)})
     started = time.perf_counter()
@@ -99,7 +106,19 @@ async def main() -> None:
     parser.add_argument("--per-op", type=int, default=5)
     parser.add_argument("--ops-per-fsync", type=int, default=200)
     parser.add_argument("--dir", type=Path, default=None, help="data dir (default: a temp dir)")
+    parser.add_argument("--repeat", type=int, default=1, help="with --load-only: loads in a row")
+    parser.add_argument("--load-only", action="store_true", help="load --dir's data as a previous run left it")
     args = parser.parse_args()
+    if args.load_only:
+        if args.dir is None:
+            parser.error("--load-only needs --dir")
+        for _ in range(args.repeat):
+            elapsed, cpu, total, live, n_groups = await load(args.dir / "data")
+            print(
+                f"load:  {total} records in {elapsed:.2f} s wall, {cpu:.2f} s CPU = "
+                f"{total / cpu:,.0f} records/s per CPU second ({kernels()} kernels)"
+            )
+        return
     root = args.dir or Path(tempfile.mkdtemp(prefix="offsets-bench-"))
     try:
         print(f"empty data dir start: {await empty_start(root / 'empty') * 1000:.1f} ms")
@@ -114,7 +133,7 @@ async def main() -> None:
         print(
             f"load:  {total} records in {elapsed:.2f} s = {total / elapsed:,.0f} records/s wall, "
             f"{cpu:.2f} s CPU = {total / cpu:,.0f} records/s per CPU second "
-            f"({live} live offsets, {n_groups} groups, 50 partitions)"
+            f"({live} live offsets, {n_groups} groups, 50 partitions; {kernels()} kernels)"
         )
     finally:
         if args.dir is None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import trio
 
 from .batch import decode_header, empty_batch, iter_records, rebuild_kept
-from .batch.layout import COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, TRANSACTIONAL_BIT, Buffer
+from .batch.layout import COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, HEADER_SIZE, TRANSACTIONAL_BIT, Buffer
 from .batch.record_walk import KeySpan, key_spans, records_region
 from .cleaner_copy import ChunkWriter, encode_retained, segment_batches
 from .cleaner_policy import (
@@ -153,11 +153,14 @@ class CleaningRound:
                 if count > omap.room():  # full: clean up to the last batch that fit
                     end = base
                     break
-                data, pos, stop = records_region(buf, off, length + 12, attrs)
-                has_tomb = put_records(data, pos, stop, count, base, start, bits)
-                if has_tomb:
+                if attrs & COMPRESSION_MASK:
+                    data, pos, stop = records_region(buf, off, length + 12, attrs)
+                else:
+                    data, pos, stop = buf, off + HEADER_SIZE, off + length + 12
+                if put_records(data, pos, stop, count, base, start, bits):
                     tombs.add(base)
-                omap.update_latest_offset(base + ld)
+                if base + ld > omap.latest_offset:  # update_latest_offset
+                    omap.latest_offset = base + ld
         for o in omap.offsets():
             if o >= 0:
                 bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
@@ -285,6 +288,9 @@ class CleaningRound:
                 if n == count and count and (base not in tombs or (horizon is not None and self.now_ms < horizon)):
                     writer.add(memoryview(buf)[off : off + size], base, last, mts)
                     st.batches_copied += 1
+                    continue
+                if not n and not ((ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last)):
+                    st.batches_dropped += 1  # nothing kept, no envelope needed: what _emit decides
                     continue
                 if n:
                     data, pos, stop = records_region(buf, off, size, attrs)

@@ -12,9 +12,14 @@ order); `latest_offset` is the last offset the map covers (Kafka's updateLatestO
 from __future__ import annotations
 
 from collections.abc import Iterator
-from hashlib import md5
 
-from .batch.layout import Buffer, InvalidBatch, read_varint
+try:  # CPython's own MD5: the same digests as hashlib's OpenSSL md5, at half the cost per key
+    from _md5 import md5  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # a build without it
+    from hashlib import md5
+
+from .batch import native
+from .batch.layout import Buffer
 
 __all__ = ["OffsetMap", "key_digest", "DIGEST_SIZE", "BYTES_PER_ENTRY"]
 
@@ -26,7 +31,8 @@ BYTES_PER_ENTRY = 160
 
 def key_digest(key: Buffer) -> bytes:
     """MD5 of the key, as SkimpyOffsetMap hashes (collisions: 2^-128 per pair)."""
-    return md5(key).digest()
+    digest: bytes = md5(key).digest()
+    return digest
 
 
 class OffsetMap:
@@ -80,56 +86,12 @@ class OffsetMap:
         """Map every keyed record of one batch (its `count` records in buf[pos:end], base offset
         `base`) whose offset is >= start; set the bit (offset - start) of keyless records in
         `keyless_bits`. Returns True if a tombstone was seen. This is the cleaner's hottest loop
-        (one pass per dirty record), so it walks the records itself, as batch.scan.key_spans
-        does (jumping by each record's length; the batch's CRC was checked), instead of
-        building spans first. The caller checked room(). Raises InvalidBatch."""
-        the_map, md5_ = self._map, md5
-        latest = self.latest_offset
-        has_tomb = False
-        try:
-            for _ in range(count):
-                b = buf[pos]
-                if b < 0x80:
-                    length, pos = b >> 1, pos + 1  # a record length is never negative
-                elif buf[pos + 1] < 0x80:
-                    length, pos = ((b & 0x7F) | (buf[pos + 1] << 7)) >> 1, pos + 2
-                else:
-                    length, pos = read_varint(buf, pos)
-                nxt = pos + length
-                if nxt > end:
-                    raise IndexError
-                p = pos + 1  # record attributes
-                while buf[p] >= 0x80:  # timestampDelta: skipped
-                    p += 1
-                b = buf[p + 1]
-                if b < 0x80:
-                    delta, p = (b >> 1) ^ -(b & 1), p + 2
-                else:
-                    delta, p = read_varint(buf, p + 1)
-                b = buf[p]
-                if b < 0x80:
-                    klen, p = (b >> 1) ^ -(b & 1), p + 1
-                elif buf[p + 1] < 0x80:
-                    klen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
-                else:
-                    klen, p = read_varint(buf, p)
-                pos = nxt
-                o = base + delta
-                if o < start:  # a batch straddling the first dirty offset
-                    continue
-                if klen < 0:
-                    if buf[p] == 0x01:  # valueLength zigzag(-1): a tombstone
-                        has_tomb = True
-                    keyless_bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
-                    continue
-                if buf[p + klen] == 0x01:
-                    has_tomb = True
-                the_map[md5_(buf[p : p + klen]).digest()] = o
-                latest = o  # offsets only grow within a batch and across calls
-        except IndexError:
-            raise InvalidBatch("records run past the end of the batch") from None
-        finally:
-            self.latest_offset = max(latest, self.latest_offset)
-        if pos != end:
-            raise InvalidBatch(f"records end at {pos}, the batch at {end}")
-        return has_tomb
+        (one pass per dirty record): batch.kernels.map_records walks the records itself,
+        jumping by each record's length (the batch's CRC was checked), instead of building
+        spans first. The caller checked room(). Raises InvalidBatch."""
+        if not isinstance(buf, bytes):
+            buf, pos, end = bytes(buf[pos:end]), 0, end - pos
+        has_tomb, latest = native.KERNELS.map_records(buf, pos, end, count, base, start, keyless_bits, self._map, md5)
+        if latest > self.latest_offset:
+            self.latest_offset = latest
+        return bool(has_tomb)

@@ -10,13 +10,16 @@ batch the survivors so far are replayed and the rest of the log is replayed in o
 record of a transactional batch through `replay_transactional` with its producer id and each
 COMMIT/ABORT marker through `replay_end_transaction` (Kafka's loader does the same for every
 batch), so an offset committed in a transaction counts only once its COMMIT marker is read and
-an aborted one never. The loop yields to trio every `CHECKPOINT_EVERY` records.
+an aborted one never. The plain batches before that are read straight from the segment files
+(storage.batch.fold: no per-batch objects); from the first batch it does not fold the rest goes
+through Log.iter_batches. The loop yields to trio every `CHECKPOINT_EVERY` records.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +30,9 @@ from coordinator.runtime.clock import Clock
 from coordinator.runtime.operation import Replayable, TransactionalReplayable
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.batch import InvalidBatch, iter_records, read_marker
+from storage.batch.fold import fold_region
 from storage.batch.record_walk import fold_latest, records_region
+from storage.log import Log
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY = 20_000  # records between yields to the event loop while loading
@@ -54,8 +59,10 @@ async def replay_log(
     stats = LoadStats(partition)
     try:
         latest: dict[bytes, bytes | None] = {}
-        next_yield = CHECKPOINT_EVERY
-        batches = writer.iter_batches(partition)
+        log_ = writer.reopen(partition)
+        offset = await _fold_segments(log_, latest, stats)
+        next_yield = stats.records + CHECKPOINT_EVERY
+        batches = log_.iter_batches(offset)
         for header, data in batches:
             if header.is_transactional or header.is_control:
                 await _replay_latest(latest, decode, shard, clock, stats)
@@ -74,6 +81,41 @@ async def replay_log(
         raise
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+async def _fold_segments(log_: Log, latest: dict[bytes, bytes | None], stats: LoadStats) -> int:
+    """Fold the log's plain batches from its start into `latest`, segment by segment as
+    Log.iter_batches finds them; returns the offset of the first batch not folded (the log end
+    offset when every batch was)."""
+    offset = log_.log_start_offset
+    next_yield = stats.records + CHECKPOINT_EVERY
+    while offset < log_.log_end_offset:
+        segments = log_.segments
+        i = max(0, bisect_right([s.base_offset for s in segments], offset) - 1)
+        seg = segments[i]
+        pos = seg.find_position(offset)
+        if pos is None:
+            if i + 1 >= len(segments):
+                break
+            offset = max(offset, segments[i + 1].base_offset)
+            continue
+        while True:
+            folded = fold_region(seg.fd, pos, seg.size, latest)
+            stats.batches += folded.batches
+            stats.records += folded.records
+            if folded.next_offset >= 0:
+                offset = folded.next_offset
+            if folded.stopped:
+                return offset  # Log.iter_batches takes it from here, and says what is wrong
+            if folded.position >= seg.size:
+                break
+            pos = folded.position
+            if stats.records >= next_yield:
+                next_yield = stats.records + CHECKPOINT_EVERY
+                await trio.lowlevel.checkpoint()
+                if seg.fd < 0:  # replaced while we yielded: look it up again
+                    break
+    return offset
 
 
 async def _replay_latest(

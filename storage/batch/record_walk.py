@@ -7,6 +7,7 @@ it ends inside its batch; a malformed one raises InvalidBatch.
 
 from __future__ import annotations
 
+from . import native
 from .compression import decompress
 from .layout import COMPRESSION_MASK, HEADER_SIZE, Buffer, InvalidBatch, read_varint
 
@@ -202,52 +203,13 @@ def fold_latest(buf: Buffer, pos: int, end: int, count: int, latest: dict[bytes,
     `latest[key] = value` (None for a tombstone), the key moved to the end of `latest`, so that
     after all batches `latest` holds each key's last value in order of last occurrence. Jumps
     from record to record by its length, like key_spans (the batch's CRC was checked; a key or
-    value running past its record is InvalidBatch). Returns how many keyed records it saw."""
-    pop, keyed = latest.pop, 0
-    try:
-        for _ in range(count):
-            b = buf[pos]
-            if b < 0x80:
-                length, pos = b >> 1, pos + 1
-            elif buf[pos + 1] < 0x80:
-                length, pos = ((b & 0x7F) | (buf[pos + 1] << 7)) >> 1, pos + 2
-            else:
-                length, pos = read_varint(buf, pos)
-            nxt = pos + length
-            p = pos + 1  # record attributes
-            while buf[p] >= 0x80:  # timestampDelta
-                p += 1
-            p += 1
-            while buf[p] >= 0x80:  # offsetDelta
-                p += 1
-            p += 1
-            b = buf[p]
-            if b < 0x80:
-                klen, p = (b >> 1) ^ -(b & 1), p + 1
-            elif buf[p + 1] < 0x80:
-                klen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
-            else:
-                klen, p = read_varint(buf, p)
-            if klen >= 0:
-                key = bytes(buf[p : p + klen])
-                p += klen
-                b = buf[p]
-                if b < 0x80:
-                    vlen, p = (b >> 1) ^ -(b & 1), p + 1
-                elif buf[p + 1] < 0x80:
-                    vlen, p = ((b & 0x7F) | (buf[p + 1] << 7)) >> 1, p + 2
-                else:
-                    vlen, p = read_varint(buf, p)
-                if p + vlen > nxt or nxt > end:
-                    raise IndexError
-                pop(key, None)
-                latest[key] = None if vlen < 0 else bytes(buf[p : p + vlen])
-                keyed += 1
-            pos = nxt
-    except IndexError:
-        raise InvalidBatch("records run past the end of the batch") from None
-    if pos != end:
-        raise InvalidBatch(f"records end at {pos}, the batch at {end}")
+    value running past its record is InvalidBatch). Returns how many keyed records it saw. Keys
+    and values are slices of a bytes object (any other buffer's region is copied to one first).
+    The common shapes take short paths: one-byte timestamp and offset deltas, one- or two-byte
+    lengths (a zigzag varint's first byte < 0x80 is the whole varint)."""
+    if not isinstance(buf, bytes):
+        buf, pos, end = bytes(buf[pos:end]), 0, end - pos
+    keyed: int = native.KERNELS.fold_records(buf, pos, end, count, latest)
     return keyed
 
 
