@@ -93,11 +93,18 @@ class Conn:
 class Group:
     def __init__(self, name: str) -> None:
         self.name = name
-        self.churning_until = 0.0  # deliberate rebalance in progress until then (monotonic)
+        self.members: list[Member] = []
+        self.churning_until = float("inf")  # a deliberate change (or formation) in progress until then
         self.churn_lock = trio.Lock()
 
     def quiet(self) -> bool:
-        return time.monotonic() >= self.churning_until
+        """No deliberate change in progress: its grace period is over and every member has joined
+        the same generation (a deliberate rebalance that outlasts the grace on a busy machine is
+        still deliberate until the whole group has come through it)."""
+        if time.monotonic() < self.churning_until:
+            return False
+        generations = {m.generation for m in self.members}
+        return len(generations) == 1
 
 
 class Member:
@@ -150,6 +157,11 @@ class Member:
             if synced.error_code == ErrorCode.NONE:  # type: ignore[attr-defined]
                 return
         raise RuntimeError(f"{self.group.name}/{self.index} never synced")
+
+    async def join_then_run(self, until: list[float], synced: trio.Semaphore) -> None:
+        await self.join()
+        synced.release()
+        await self.run(until)
 
     async def run(self, until: float | list[float]) -> None:
         box = until if isinstance(until, list) else [until]
@@ -261,7 +273,7 @@ async def churn(
         old.leave_asked.set()  # its own task sends LeaveGroup (one request at a time per connection)
         await old.left.wait()
         new = Member(group, index, await connect(port), args, stats)
-        members[group.name][index] = new
+        members[group.name][index] = new  # the same list as group.members
         await new.join()
         group.churning_until = time.monotonic() + grace
         nursery.start_soon(new.run, until)
@@ -316,12 +328,12 @@ async def soak(server, args: argparse.Namespace) -> None:
         async with forming:
             conns = [await connect(server.port) for _ in range(args.members)]
             ms = [Member(group, i, c, args, stats) for i, c in enumerate(conns)]
-            async with trio.open_nursery() as joining:
-                for m in ms:
-                    joining.start_soon(m.join)
-        members[group.name] = ms
-        for m in ms:
-            nursery.start_soon(m.run, until_box)
+            members[group.name] = group.members = ms
+            synced = trio.Semaphore(0)
+            for m in ms:  # as a client does: heartbeat from its own SyncGroup on, whatever the others do
+                nursery.start_soon(m.join_then_run, until_box, synced)
+            for _ in ms:
+                await synced.acquire()
 
     until_box = [until]
     rss: list[tuple[float, float]] = []
