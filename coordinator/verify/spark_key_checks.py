@@ -184,9 +184,10 @@ def offset_checks(keys: DataFrame, spark: SparkSession, ledger: str | None, plac
     return violation_rows(k, name, out)
 
 
-def compaction_checks(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
+def compaction_checks(pre: DataFrame, keys: DataFrame, now: int | DataFrame) -> DataFrame:
     """C1-C3 and C6: the before log's latest counted record per key (region 0, from its counted
-    K rows `pre`) against the after log's."""
+    K rows `pre`) against the after log's. `now` (the cleaning time) is a number, or a one-row
+    DataFrame of column `_now` computed in the same job."""
     p = (
         pre.where(F.col("region") == 0)
         .groupBy("name", "key")
@@ -201,8 +202,12 @@ def compaction_checks(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
     j = p.join(
         a, (F.col("p.name") == F.col("a.name")) & F.col("p.key").eqNullSafe(F.col("a.key")), "full_outer"
     ).select(F.coalesce("p.name", "a.name").alias("name"), "P", "count", "f", "A")
+    if isinstance(now, DataFrame):
+        j, now_c = j.crossJoin(F.broadcast(now)), F.col("_now")
+    else:
+        now_c = F.lit(now)
     P, A = F.col("P"), F.col("A")
-    expired = F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull() & (F.col("P.delete_horizon") <= now)
+    expired = F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull() & (F.col("P.delete_horizon") <= now_c)
     same_val = (F.col("A.value_hash") == F.col("P.value_hash")) & (F.col("A.tombstone") == F.col("P.tombstone"))
     both = A.isNotNull() & P.isNotNull()
     return violation_rows(
@@ -212,7 +217,7 @@ def compaction_checks(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
             violation(
                 A.isNotNull()
                 & F.col("A.tombstone")
-                & (F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now)),
+                & (F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now_c)),
                 "C6",
                 "A",
                 "kept tombstone has no delete horizon or it has passed",
