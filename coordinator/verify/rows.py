@@ -22,8 +22,9 @@ import pyarrow.compute as pc
 
 from coordinator.verify import kernels
 from coordinator.verify.envelopes import as_batches, envelope_checks
+from coordinator.verify.latest import DECODED, decoded_columns
 from coordinator.verify.layout import Split, Violation
-from coordinator.verify.scan import Summary, decode_latest, scan_split
+from coordinator.verify.scan import Summary, scan_split
 
 __all__ = ["task_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
 
@@ -79,7 +80,6 @@ ARROW_SCHEMA = pa.schema([(n, t) for n, t, _ in _COLUMNS])
 SCHEMA_DDL = ", ".join(f"`{n}` {d}" for n, _, d in _COLUMNS)
 _TYPES = {n: t for n, t, _ in _COLUMNS}
 _NAMES = [n for n, _, _ in _COLUMNS]
-DECODED = ("record_type", "group", "topic", "partition", "committed_offset", "metadata", "decode_error")
 
 
 def engine_for(name: str) -> str:
@@ -303,10 +303,5 @@ def task_rows(
     }
     which = t["decode"].to_pylist()
     if any(which):
-        keys, values = t["key"].to_pylist(), t["value"].to_pylist()
-        decoded = [decode_latest(k, v) if d else _NOT_DECODED for k, v, d in zip(keys, values, which)]
-        cols.update({name: [d[name] for d in decoded] for name in DECODED})
+        cols.update(decoded_columns(t["key"].to_pylist(), t["value"].to_pylist(), which))
     yield _batch("K", cols)
-
-
-_NOT_DECODED: dict[str, Any] = dict.fromkeys(DECODED)
