@@ -2,7 +2,7 @@
 decoded for a whole task at once.
 
 Nearly every record of a real log is an OffsetCommitKey (key type 1) with an OffsetCommitValue
-v3: those take a fast path with the same checks as groups.records._decode_offset_commit_v3,
+v3 or a tombstone: those take a fast path with the same checks as groups.records._decode_offset_commit_v3,
 straight into column lists (no record object, no dict per key). Every other record, and every
 one the fast path rejects, goes through scan.decode_latest, the reference, so the columns are
 the same as decode_latest's row by row (tests/verify/test_fast_scan.py compares them).
@@ -37,8 +37,9 @@ def _names(key: bytes) -> tuple[str, str] | None:
     return key[4:pos].decode(), key[pos + 2 : pos + 2 + tlen].decode()
 
 
-def _fast(key: bytes, value: bytes, names: dict[bytes, tuple[str, str] | None]) -> tuple[Any, ...] | None:
-    """The DECODED values of an OffsetCommitKey + v3 value, or None: take the reference path."""
+def _fast(key: bytes, value: bytes | None, names: dict[bytes, tuple[str, str] | None]) -> tuple[Any, ...] | None:
+    """The DECODED values of an OffsetCommitKey with a v3 value or none (a tombstone), or None:
+    take the reference path."""
     try:
         prefix = key[:-4]
         if prefix in names:
@@ -48,6 +49,8 @@ def _fast(key: bytes, value: bytes, names: dict[bytes, tuple[str, str] | None]) 
         if gt is None:
             return None
         (partition,) = _I32.unpack_from(key, len(key) - 4)
+        if value is None:
+            return (1, gt[0], gt[1], partition, None, None, None)
         offset, _epoch, mlen = _V3.unpack_from(value, 2)
         end = 16 + mlen
         if mlen < 0 or end + 8 != len(value):
@@ -69,7 +72,7 @@ def decoded_columns(
         if not d:
             out.append(none)
             continue
-        if k is not None and v is not None and k[:2] == _COMMIT_KEY and v[:2] == _V3_PREFIX:
+        if k is not None and k[:2] == _COMMIT_KEY and (v is None or v[:2] == _V3_PREFIX):
             row = _fast(k, v, names)
             if row is not None:
                 out.append(row)

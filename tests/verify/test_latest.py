@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from coordinator.groups.record_types import (
-    GroupMetadataRecord,
-    GroupTombstone,
-    OffsetCommitRecord,
-    OffsetTombstone,
-)
+from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.records import encode_record
 from coordinator.verify.latest import DECODED, decoded_columns
 from coordinator.verify.scan import decode_latest
@@ -51,7 +46,8 @@ def _cases() -> list[tuple[bytes | None, bytes | None]]:
     ]
     # The same (group, topic) prefix first well-formed, then broken: the names cache must not
     # let a bad key through.
-    cases += [(key, value), (key[:-4] + b"\x00\x00\x00", value)]
+    cases += [(key, value), (key[:-4] + b"\x00\x00\x00", value), (key[:-4] + b"\x00\x00\x00", None)]
+    cases += [(key[:-1], None), (key + b"\x00", None), (key[:4] + b"\xff" + key[5:], None), (b"\x00\x01\x00", None)]
     return cases
 
 
