@@ -283,7 +283,8 @@ def task_rows(
     """Every output row of the splits of one task (given in log order: layout.plan_splits).
     `other_root`: the other data dir of a compaction check (enables C4/C5; `side` says which
     one this is); `decode`: decode each key's last record (only the after log of
-    __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits."""
+    __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits;
+    the before log's come from region 0 only (the compaction checks compare nothing else)."""
     tables = []
     for split in splits:
         violations, summary, keys, markers = _scan(split, engine, other_root, side, decode)
@@ -293,7 +294,9 @@ def task_rows(
             yield _summary(split, summary)
         if markers:
             yield _markers(split, markers)
-        if keys is not None:
+        if keys is not None and side == "before":
+            keys = keys.filter(pc.equal(keys["region"], 0))
+        if keys is not None and len(keys):
             tables.append(keys)
     if not tables:
         return
