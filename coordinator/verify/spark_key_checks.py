@@ -85,9 +85,15 @@ def _expected(spark: SparkSession, ledger: str) -> DataFrame:
     acknowledged commit unless an offset or group deletion was acknowledged after it."""
     lg = _read_ledger(spark, ledger)
     tp = ["group", "topic", "partition"]
-    # seq is unique, so the greatest (seq, ...) struct is the last commit (cheaper than max_by).
+    commits = lg.where(F.col("op") == "commit")
+    # The last commit per partition: the greatest seq by a hash aggregate (fixed-width buffer),
+    # then the commits that carry it by a join, then the greatest (seq, ...) struct over those
+    # few rows (one unless seqs repeat): a max over the struct on the whole ledger would sort
+    # every commit.
+    last = commits.groupBy(*tp).agg(F.max("seq").alias("_seq")).select(*[F.col(k).alias(f"_{k}") for k in tp], "_seq")
+    on = [F.col(k).eqNullSafe(F.col(f"_{k}")) for k in tp] + [F.col("seq") == F.col("_seq")]
     c = (
-        lg.where(F.col("op") == "commit")
+        commits.join(last, on[0] & on[1] & on[2] & on[3])
         .groupBy(*tp)
         .agg(F.max(F.struct("seq", "offset", F.coalesce("metadata", F.lit("")).alias("metadata"))).alias("c"))
     )
