@@ -1,4 +1,4 @@
-"""The Spark job's stage-2 key-level checks, as joins over the per-key aggregates (spark_checks.py
+"""The Spark job's key-level checks, as joins over the per-key aggregates (spark_checks.py
 groups them): G1-G4 against the replayed ledger (read as JSON lines or Parquet) and the
 placement of groups (`offset_checks`), and C1-C3, C6 against the before image
 (`compaction_checks`). Owns the violation-row shape (OUT_COLUMNS, `violation`, `violation_rows`);
