@@ -7,20 +7,28 @@ sit in "wrong" partitions, every other check runs). Sizes count before/ + after/
 engine runs as its own process through the CLI; figures come from its JSON report. Prints
 figures only, never passes/fails on time. Files are read warm from the page cache.
 Spark runs once per master and record scan (--scans: compiled numba kernels, pure Python); CPU
-seconds of each run's whole process tree are sampled from /proc (steadier than wall time here).
-Usage: .venv/bin/python bench/verify_bench.py [--sizes 1 5] [--masters local[2]] [--scans compiled]
+seconds of each run's whole process tree are sampled from /proc (steadier than wall time here;
+a standalone cluster's JVMs are not in that tree, so its figure is the driver's only).
+Masters: local[N], spark://HOST:PORT, or `standalone` (a loopback master with two 1-core
+workers started from the pyspark distribution for the run, as tests/verify/test_standalone.py does).
+Usage: .venv/bin/python bench/verify_bench.py [--sizes 1 5] [--masters local[2] standalone]
+       [--scans compiled] [--conf spark.executor.memory=2g]... [--work DIR --keep]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 from coordinator.verify.generate import generate
 from coordinator.verify.layout import list_partition_dirs
@@ -93,7 +101,21 @@ class _TreeCpu:
         return sum(self.seen.values())
 
 
-def run_engine(ds: dict, engine: str, master: str, scan: str, report: str) -> dict:
+@contextlib.contextmanager
+def master_url(master: str) -> Iterator[str]:
+    """The master URL to pass to kgc verify; `standalone` starts a loopback cluster for the run."""
+    if master != "standalone":
+        yield master
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.verify.standalone import standalone_cluster
+
+    with tempfile.TemporaryDirectory(prefix="kgc-verify-standalone-") as tmp:
+        with standalone_cluster(Path(tmp), workers=2, cores=1, memory="3g") as url:
+            yield url
+
+
+def run_engine(ds: dict, engine: str, master: str, scan: str, report: str, conf: list[str] | None = None) -> dict:
     cmd = [
         sys.executable,
         "-m",
@@ -115,6 +137,8 @@ def run_engine(ds: dict, engine: str, master: str, scan: str, report: str) -> di
     ]
     if engine == "spark":
         cmd += ["--master", master, "--scan", scan]
+        for c in conf or []:
+            cmd += ["--conf", c]
     if os.path.exists(report):
         os.unlink(report)
     t0 = time.monotonic()
@@ -147,7 +171,10 @@ def run_engine(ds: dict, engine: str, master: str, scan: str, report: str) -> di
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1.0], help="GiB (before+after)")
-    ap.add_argument("--masters", nargs="+", default=["local[2]", "local[1]"])
+    ap.add_argument(
+        "--masters", nargs="+", default=["local[2]", "local[1]"], help="local[N], spark://HOST:PORT or standalone"
+    )
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="passed to kgc verify")
     ap.add_argument(
         "--scans",
         nargs="+",
@@ -190,7 +217,9 @@ def main() -> int:
             ("spark", m, scan) for m in a.masters for scan in a.scans
         ]
         for engine, master, scan in engines:
-            r = run_engine(ds, engine, master, scan, os.path.join(a.work, "report.json"))
+            with master_url(master) as url:
+                r = run_engine(ds, engine, url, scan, os.path.join(a.work, "report.json"), a.conf)
+            r["master"] = master if engine == "spark" else "-"
             r["gib"] = gib
             rows.append(r)
             mib = r["bytes"] / (1 << 20)

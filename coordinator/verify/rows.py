@@ -22,8 +22,9 @@ import pyarrow.compute as pc
 
 from coordinator.verify import kernels
 from coordinator.verify.envelopes import as_batches, envelope_checks
+from coordinator.verify.latest import DECODED, decoded_columns
 from coordinator.verify.layout import Split, Violation
-from coordinator.verify.scan import Summary, decode_latest, scan_split
+from coordinator.verify.scan import Summary, scan_split
 
 __all__ = ["task_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
 
@@ -79,7 +80,6 @@ ARROW_SCHEMA = pa.schema([(n, t) for n, t, _ in _COLUMNS])
 SCHEMA_DDL = ", ".join(f"`{n}` {d}" for n, _, d in _COLUMNS)
 _TYPES = {n: t for n, t, _ in _COLUMNS}
 _NAMES = [n for n, _, _ in _COLUMNS]
-DECODED = ("record_type", "group", "topic", "partition", "committed_offset", "metadata", "decode_error")
 
 
 def engine_for(name: str) -> str:
@@ -283,7 +283,8 @@ def task_rows(
     """Every output row of the splits of one task (given in log order: layout.plan_splits).
     `other_root`: the other data dir of a compaction check (enables C4/C5; `side` says which
     one this is); `decode`: decode each key's last record (only the after log of
-    __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits."""
+    __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits;
+    the before log's come from region 0 only (the compaction checks compare nothing else)."""
     tables = []
     for split in splits:
         violations, summary, keys, markers = _scan(split, engine, other_root, side, decode)
@@ -293,7 +294,9 @@ def task_rows(
             yield _summary(split, summary)
         if markers:
             yield _markers(split, markers)
-        if keys is not None:
+        if keys is not None and side == "before":
+            keys = keys.filter(pc.equal(keys["region"], 0))
+        if keys is not None and len(keys):
             tables.append(keys)
     if not tables:
         return
@@ -303,10 +306,5 @@ def task_rows(
     }
     which = t["decode"].to_pylist()
     if any(which):
-        keys, values = t["key"].to_pylist(), t["value"].to_pylist()
-        decoded = [decode_latest(k, v) if d else _NOT_DECODED for k, v, d in zip(keys, values, which)]
-        cols.update({name: [d[name] for d in decoded] for name in DECODED})
+        cols.update(decoded_columns(t["key"].to_pylist(), t["value"].to_pylist(), which))
     yield _batch("K", cols)
-
-
-_NOT_DECODED: dict[str, Any] = dict.fromkeys(DECODED)

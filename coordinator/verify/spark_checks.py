@@ -1,16 +1,15 @@
 """The Spark job: read the logs with the `kgclog` source and express the key-level checks as joins.
 
-Stage 1 (the only pass over the bytes) runs the scan in the workers and is persisted: structure
-(S1-S6, G1) and the batch-envelope checks (C4/C5, against the other log, envelopes.py) come out
-as violation rows there, with no shuffle; split summaries are collected and joined across
-splits on the driver by rules.continuity. Transactional records whose marker lies beyond their
-split count only if their producer's next marker (a window over the markers) is a COMMIT; a log
-without transactions skips that step. Stage 2 groups the per-split key aggregates per key
-(latest, first, count) and checks them with joins: against the replayed ledger (G2/G3, the
-ledger read as Parquet), against the before image (C1-C3, C6). Violation locations are exact
-(file, position, offset) and identical to oracle.py's, which the tests assert. The stage-2
-joins themselves are in spark_key_checks.py.
-"""
+One Spark job. The scan (the only pass over the bytes) runs in the workers into a local
+checkpoint that every consumer reads: structure (S1-S6, G1) and the batch-envelope checks
+(C4/C5, against the other log, envelopes.py) come out as violation rows, and split summaries
+as `_S` rows, both collected with the key-level results and joined across splits on the driver
+by rules.continuity. Transactional records whose marker lies beyond their split count only if
+their producer's next marker (a window over the markers) is a COMMIT. The key-level checks group
+the per-split key aggregates per key (latest, first, count) and check them with joins: against
+the replayed ledger (G2/G3, the ledger read as Parquet), against the before image (C1-C3, C6).
+Violation locations are exact (file, position, offset) and identical to oracle.py's, which the
+tests assert. The key-level joins themselves are in spark_key_checks.py."""
 
 from __future__ import annotations
 
@@ -60,15 +59,16 @@ def load(
         reader = reader.option("region_end", json.dumps(region_end))
     if other is not None:
         reader = reader.option("other", other)
-    return reader.load().persist(StorageLevel.MEMORY_AND_DISK)
+    # Every consumer of the scan (split summaries and violations for the driver, the key-level
+    # checks) reads this local checkpoint, in one job: the scan runs once, its rows are kept as
+    # they are (no columnar cache to build), and the optimizer pushes nothing below it.
+    return reader.load().localCheckpoint(eager=False, storageLevel=StorageLevel.MEMORY_AND_DISK_DESER)
 
 
-def _counted(df: DataFrame, transactions: bool) -> DataFrame:
+def _counted(df: DataFrame) -> DataFrame:
     """The K rows of records that count (txn.py): plain and locally resolved rows, and deferred
     rows whose producer's next marker (the nearest M row at a higher offset) is a COMMIT."""
     K = df.where(F.col("kind") == "K")
-    if not transactions:
-        return K
     kind = F.col("kind")
     t = df.where((kind == "M") | ((kind == "K") & F.col("producer_id").isNotNull()))
     # Descending, so "the nearest marker above" is a growing frame (linear, not quadratic).
@@ -86,42 +86,79 @@ def _counted(df: DataFrame, transactions: bool) -> DataFrame:
 
 
 def _post_keys(K: DataFrame) -> DataFrame:
-    """Per (name, key) of the after log's counted K rows, in one aggregation (persisted: both
-    check groups use it): the latest record, decoded (l), and over region 0 only: count, first
+    """Per (name, key) of the after log's counted K rows, in one aggregation (both check groups
+    use it): the latest record, decoded (l), and over region 0 only: count, first
     (f0), latest (l0)."""
     first = F.struct(
         F.col("first_offset").alias("offset"), F.col("first_segment").alias("segment"), F.col("first_pos").alias("pos")
     )
     K = K.withColumn("_r0", F.col("region") == 0)
-    return (
-        K.groupBy("name", "key")
-        .agg(
-            F.max_by(latest_struct(*DECODED), "last_offset").alias("l"),
-            F.sum(F.when(F.col("_r0"), F.col("count"))).alias("count0"),
-            F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
-            F.max_by(F.when(F.col("_r0"), latest_struct()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
-        )
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    return K.groupBy("name", "key").agg(
+        F.max_by(latest_struct(*DECODED), "last_offset").alias("l"),
+        F.sum(F.when(F.col("_r0"), F.col("count"))).alias("count0"),
+        F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
+        F.max_by(F.when(F.col("_r0"), latest_struct()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
     )
 
 
-def _summaries(dfs: list[DataFrame]) -> list[tuple[list[dict[str, Any]], dict[str, str], int, dict[str, int]]]:
-    """One job over every scanned log (it also fills their caches): the split summaries.
-    Per log: (summaries, dir by name, max timestamp, stats)."""
-    sel = None
-    for i, df in enumerate(dfs):
-        part = df.where(F.col("kind") == "S").withColumn("_side", F.lit(i))
-        sel = part if sel is None else sel.unionByName(part)
-    rows = [r.asDict() for r in sel.collect()] if sel is not None else []
+_S_FIELDS = (
+    "dir",
+    "segment",
+    "start",
+    "end_pos",
+    "reached",
+    "broken",
+    "first_base",
+    "first_pos",
+    "last_offset",
+    "last_pos",
+    "batches",
+    "records",
+    "max_timestamp",
+    "log_end",
+    "entry_pos",
+    "entry_offset",
+    "txn_batches",
+)
+
+
+def _driver_rows(df: DataFrame, side: int) -> DataFrame:
+    """The scan's V rows as violation rows, and its S rows (split summaries) as rows of check
+    `_S` with the summary as JSON in `message`: both reach the driver in the one collect."""
+    kind = F.col("kind")
+    v = df.where(kind == "V").select(
+        "check", F.lit(side).alias("side"), "name", "segment", "file", "position", "offset", "message"
+    )
+    s = df.where(kind == "S").select(
+        F.lit("_S").alias("check"),
+        F.lit(side).alias("side"),
+        "name",
+        "segment",
+        F.lit(None).cast("string").alias("file"),
+        F.lit(None).cast("bigint").alias("position"),
+        F.lit(None).cast("bigint").alias("offset"),
+        F.to_json(F.struct(*_S_FIELDS)).alias("message"),
+    )
+    return v.unionByName(s)
+
+
+def _summaries(
+    rows: list[dict[str, Any]], sides: int
+) -> list[tuple[list[dict[str, Any]], dict[str, str], int, dict[str, int]]]:
+    """Per log, from the `_S` rows: (summaries, dir by name, max timestamp, stats)."""
     out = []
-    for i in range(len(dfs)):
+    for i in range(sides):
         summaries: list[dict[str, Any]] = []
         dirs: dict[str, str] = {}
         max_ts = -1
         stats = {"bytes": 0, "records": 0, "batches": 0, "splits": 0, "txn_batches": 0}
-        for d in rows:
-            if d["_side"] != i:
+        for r in rows:
+            if r["side"] != i:
                 continue
+            d = json.loads(r["message"])
+            for f in _S_FIELDS:
+                d.setdefault(f, None)  # to_json leaves nulls out
+            d["name"] = r["name"]
             dirs[d["name"]] = d["dir"]
             d["end"] = d["end_pos"]
             d["start_entry"] = None if d["entry_pos"] is None else (d["entry_pos"], d["entry_offset"])
@@ -150,8 +187,9 @@ def run(
     engine: str = "auto",
     phase: Callable[[str], None] = lambda name: None,
 ) -> Report:
-    """Two Spark jobs: stage 1 (scan, structure, envelopes), then every key-level check in one
-    union (with the scan's violation rows, so every check is capped the same way)."""
+    """One Spark job: every log is scanned once, into one shuffle by partition name that every
+    consumer reuses (split summaries and scan violations for the driver, the key-level checks);
+    the driver then joins the summaries across splits (continuity, log end offsets)."""
     report = Report()
     t0 = time.perf_counter()
     region_end = active_bases(data_dir) if before else None
@@ -162,11 +200,29 @@ def run(
         pack_bytes=pack_bytes,
         engine=engine,
     )
-    phase("scan")
+    phase("scan and checks")
     post = load(spark, data_dir, other=before, side="after", decode=True, **opts)
     pre = load(spark, before, other=data_dir, side="before", **opts) if before else None
     logs = [post] + ([pre] if pre is not None else [])
-    results = _summaries(logs)
+    keys = _post_keys(_counted(post))
+    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]
+    if pre is not None:
+        now: int | DataFrame = cleaned_at_ms if cleaned_at_ms is not None else _max_timestamp(logs)
+        frames.append(compaction_checks(_counted(pre), keys, now))
+    frames += [_driver_rows(df, side) for side, df in enumerate(logs)]
+    viol = frames[0]
+    for f in frames[1:]:
+        viol = viol.unionByName(f)
+    w = Window.partitionBy("check").orderBy("file", "name", "segment", "position", "offset")
+    capped = (
+        viol.withColumn("_n", F.row_number().over(w))
+        .withColumn("_total", F.count(F.lit(1)).over(Window.partitionBy("check")))
+        .where((F.col("_n") <= max_examples) | F.col("check").startswith("_"))
+    )
+    rows = capped.collect()
+    t1 = time.perf_counter()
+    phase("driver checks")
+    results = _summaries([r.asDict() for r in rows if r["check"] == "_S"], len(logs))
     dirs: list[dict[str, str]] = []
     leos: list[dict[str, int]] = []
     for summaries, names, _, _ in results:
@@ -176,17 +232,9 @@ def run(
         by_dir = {d: n for n, d in names.items()}
         leos.append({by_dir[d]: v for d, v in leo.items()})
         dirs.append(names)
-    _, _, max_ts, stats = results[0]
-    report.stats.update(stats)
-    t1 = time.perf_counter()
-    phase("keys")
-    keys = _post_keys(_counted(post, stats["txn_batches"] > 0))
-    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]
+    report.stats.update(results[0][3])
     if pre is not None:
-        _, _, pre_max, pre_stats = results[1]
-        report.stats.update({f"before_{k}": v for k, v in pre_stats.items()})
-        now = cleaned_at_ms if cleaned_at_ms is not None else max(max_ts, pre_max)
-        frames.append(compaction_checks(_counted(pre, pre_stats["txn_batches"] > 0), keys, now))
+        report.stats.update({f"before_{k}": v for k, v in results[1][3].items()})
         leo, pre_leo = leos
         for name in sorted(set(pre_leo) | set(leo)):
             if pre_leo.get(name) != leo.get(name):
@@ -197,26 +245,19 @@ def run(
                     leo.get(name),
                     f"log end offset changed from {pre_leo.get(name)}",
                 )
-    for side, df in enumerate(logs):
-        frames.append(
-            df.where(F.col("kind") == "V").select(
-                "check", F.lit(side).alias("side"), "name", "segment", "file", "position", "offset", "message"
-            )
-        )
-    viol = frames[0]
-    for f in frames[1:]:
-        viol = viol.unionByName(f)
-    w = Window.partitionBy("check").orderBy("file", "name", "segment", "position", "offset")
-    capped = (
-        viol.withColumn("_n", F.row_number().over(w))
-        .withColumn("_total", F.count(F.lit(1)).over(Window.partitionBy("check")))
-        .where((F.col("_n") <= max_examples) | F.col("check").startswith("_"))
-    )
-    _collect(capped.collect(), report, dirs, data_dir, num_partitions, max_examples)
-    report.stats["phases"] = {"stage1_scan_s": round(t1 - t0, 3), "stage2_keys_s": round(time.perf_counter() - t1, 3)}
-    for df in logs + [keys]:
-        df.unpersist()
+    _collect([r for r in rows if r["check"] != "_S"], report, dirs, data_dir, num_partitions, max_examples)
+    report.stats["phases"] = {"spark_job_s": round(t1 - t0, 3), "driver_s": round(time.perf_counter() - t1, 3)}
     return report
+
+
+def _max_timestamp(logs: list[DataFrame]) -> DataFrame:
+    """One row, `_now`: the newest record timestamp of every log (the default cleaning time)."""
+    ts = None
+    for df in logs:
+        part = df.where(F.col("kind") == "S").select("max_timestamp")
+        ts = part if ts is None else ts.unionByName(part)
+    assert ts is not None
+    return ts.agg(F.coalesce(F.max("max_timestamp"), F.lit(-1)).alias("_now"))
 
 
 def _collect(

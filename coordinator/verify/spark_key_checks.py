@@ -1,4 +1,4 @@
-"""The Spark job's stage-2 key-level checks, as joins over the per-key aggregates (spark_checks.py
+"""The Spark job's key-level checks, as joins over the per-key aggregates (spark_checks.py
 groups them): G1-G4 against the replayed ledger (read as JSON lines or Parquet) and the
 placement of groups (`offset_checks`), and C1-C3, C6 against the before image
 (`compaction_checks`). Owns the violation-row shape (OUT_COLUMNS, `violation`, `violation_rows`);
@@ -85,9 +85,15 @@ def _expected(spark: SparkSession, ledger: str) -> DataFrame:
     acknowledged commit unless an offset or group deletion was acknowledged after it."""
     lg = _read_ledger(spark, ledger)
     tp = ["group", "topic", "partition"]
-    # seq is unique, so the greatest (seq, ...) struct is the last commit (cheaper than max_by).
+    commits = lg.where(F.col("op") == "commit")
+    # The last commit per partition: the greatest seq by a hash aggregate (fixed-width buffer),
+    # then the commits that carry it by a join, then the greatest (seq, ...) struct over those
+    # few rows (one unless seqs repeat): a max over the struct on the whole ledger would sort
+    # every commit.
+    last = commits.groupBy(*tp).agg(F.max("seq").alias("_seq")).select(*[F.col(k).alias(f"_{k}") for k in tp], "_seq")
+    on = [F.col(k).eqNullSafe(F.col(f"_{k}")) for k in tp] + [F.col("seq") == F.col("_seq")]
     c = (
-        lg.where(F.col("op") == "commit")
+        commits.join(last, on[0] & on[1] & on[2] & on[3])
         .groupBy(*tp)
         .agg(F.max(F.struct("seq", "offset", F.coalesce("metadata", F.lit("")).alias("metadata"))).alias("c"))
     )
@@ -184,9 +190,10 @@ def offset_checks(keys: DataFrame, spark: SparkSession, ledger: str | None, plac
     return violation_rows(k, name, out)
 
 
-def compaction_checks(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
+def compaction_checks(pre: DataFrame, keys: DataFrame, now: int | DataFrame) -> DataFrame:
     """C1-C3 and C6: the before log's latest counted record per key (region 0, from its counted
-    K rows `pre`) against the after log's."""
+    K rows `pre`) against the after log's. `now` (the cleaning time) is a number, or a one-row
+    DataFrame of column `_now` computed in the same job."""
     p = (
         pre.where(F.col("region") == 0)
         .groupBy("name", "key")
@@ -201,8 +208,12 @@ def compaction_checks(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
     j = p.join(
         a, (F.col("p.name") == F.col("a.name")) & F.col("p.key").eqNullSafe(F.col("a.key")), "full_outer"
     ).select(F.coalesce("p.name", "a.name").alias("name"), "P", "count", "f", "A")
+    if isinstance(now, DataFrame):
+        j, now_c = j.crossJoin(F.broadcast(now)), F.col("_now")
+    else:
+        now_c = F.lit(now)
     P, A = F.col("P"), F.col("A")
-    expired = F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull() & (F.col("P.delete_horizon") <= now)
+    expired = F.col("P.tombstone") & F.col("P.delete_horizon").isNotNull() & (F.col("P.delete_horizon") <= now_c)
     same_val = (F.col("A.value_hash") == F.col("P.value_hash")) & (F.col("A.tombstone") == F.col("P.tombstone"))
     both = A.isNotNull() & P.isNotNull()
     return violation_rows(
@@ -212,7 +223,7 @@ def compaction_checks(pre: DataFrame, keys: DataFrame, now: int) -> DataFrame:
             violation(
                 A.isNotNull()
                 & F.col("A.tombstone")
-                & (F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now)),
+                & (F.col("A.delete_horizon").isNull() | (F.col("A.delete_horizon") <= now_c)),
                 "C6",
                 "A",
                 "kept tombstone has no delete horizon or it has passed",

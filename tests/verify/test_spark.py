@@ -69,3 +69,24 @@ def test_spark_catches_fault(kind, faulty, faulty_spark_report):
 def test_spark_agrees_with_the_oracle(faulty_spark_report, faulty_oracle_report):
     assert faulty_spark_report.keys() == faulty_oracle_report.keys()
     assert faulty_spark_report.counts == faulty_oracle_report.counts
+
+
+def test_spark_defaults_the_cleaning_time_like_the_oracle(spark, faulty):
+    """Without --cleaned-at-ms both take the newest timestamp of the logs (Spark computes it in
+    the same job as the checks that use it)."""
+    from coordinator.verify import spark_checks
+    from coordinator.verify.oracle import verify
+
+    m = faulty
+    got = spark_checks.run(
+        spark,
+        m["after"],
+        before=m["before"],
+        ledger=m["ledger"],
+        num_partitions=m["partitions"],
+        split_bytes=SPLIT_BYTES,
+        pack_bytes=1 << 20,
+    )
+    want = verify(m["after"], before=m["before"], ledger=m["ledger"], num_partitions=m["partitions"])
+    assert (got.keys(), got.counts) == (want.keys(), want.counts)
+    assert got.keys()
