@@ -108,7 +108,14 @@ async def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="data dir (default: a temp dir)")
     parser.add_argument("--repeat", type=int, default=1, help="with --load-only: loads in a row")
     parser.add_argument("--load-only", action="store_true", help="load --dir's data as a previous run left it")
+    parser.add_argument(
+        "--serve-gc", action="store_true", help="load under kgc serve's GC policy (runtime/gc_governor.install)"
+    )
     args = parser.parse_args()
+    if args.serve_gc:
+        from coordinator.runtime import gc_governor
+
+        gc_governor.install()
     if args.load_only:
         if args.dir is None:
             parser.error("--load-only needs --dir")

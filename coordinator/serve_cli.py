@@ -56,6 +56,7 @@ def run(
     `bound`: the brokers' listening sockets, bound by the CLI; `child`: (broker index, every
     broker's port, its sockets, the fd to tell readiness on) for one broker of --processes."""
     setup_logging(log_level)
+    gc_governor.install()  # modules frozen, and no full collection while start-up loads offsets
     phase = _Phase()
     with _terminate_as_interrupt(phase.signals):
         try:
@@ -81,7 +82,7 @@ async def _serve_until_signalled(
             server = await nursery.start(
                 partial(serve, config, create_topics, ports=ports, bound=[sockets], only_broker=index)
             )
-        gc_governor.install()  # what start-up built lives as long as the server: frozen
+        gc_governor.install()  # what start-up loaded lives as long as the server: frozen too
         collector = trio.CancelScope()
         nursery.start_soon(_govern_gc, collector)
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -35,8 +35,9 @@ class GcPolicy:
 
 
 def install() -> None:
-    """Freeze what is alive now and turn automatic full collections off (call once serving).
-    No collection first: it would cost the first requests ~50 ms for a few kilobytes of garbage."""
+    """Freeze what is alive now and turn automatic full collections off: before start-up (the
+    modules; a load of __consumer_offsets then runs no full collection) and once serving (what
+    the load built). No collection first: it would cost ~50 ms for a few kilobytes of garbage."""
     gc.freeze()
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, NO_AUTOMATIC_FULL)
