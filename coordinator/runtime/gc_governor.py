@@ -10,7 +10,8 @@ frozen (modules, loaded state: never walked again), automatic full collections a
 `govern` collects fully when the process has really grown (resident memory up by a quarter and at
 least 32 MiB since the last full collection, looked at every 10 s: one read of /proc, where
 counting the oldest generation's objects would itself walk them), and at least every 10 minutes
-for cyclic garbage that does not show as growth. The young generations keep CPython's thresholds.
+for cyclic garbage that does not show as growth; each of these walks the frozen objects too and
+freezes the survivors again. The young generations keep CPython's thresholds.
 """
 
 from __future__ import annotations
@@ -56,7 +57,11 @@ def resident_bytes() -> int:
 
 
 def full_collection() -> None:
+    """Everything, the frozen objects included (a frozen group deleted since, in a reference
+    cycle, is freed here and not never), then freeze the survivors again."""
+    gc.unfreeze()
     gc.collect(2)
+    gc.freeze()
 
 
 def due(size: int, size_after_last: int, since_last_s: float, policy: GcPolicy) -> bool:

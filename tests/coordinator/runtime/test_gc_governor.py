@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 import trio
 
-from coordinator.runtime.gc_governor import NO_AUTOMATIC_FULL, GcPolicy, due, govern, install, resident_bytes
+from coordinator.runtime.gc_governor import (
+    NO_AUTOMATIC_FULL,
+    GcPolicy,
+    due,
+    full_collection,
+    govern,
+    install,
+    resident_bytes,
+)
 
 
 def test_due_on_growth_past_a_quarter_or_after_the_period() -> None:
@@ -58,3 +67,19 @@ def test_install_freezes_and_turns_automatic_full_collections_off(restore_gc: No
     install()
     assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == (young, middle, NO_AUTOMATIC_FULL)
+
+
+def test_a_full_collection_frees_cyclic_garbage_that_was_frozen(restore_gc: None) -> None:
+    class Node:
+        pass
+
+    node = Node()
+    node.self = node  # type: ignore[attr-defined]
+    alive = weakref.ref(node)
+    install()
+    del node
+    gc.collect()
+    assert alive() is not None  # frozen: the ordinary collections never look at it
+    full_collection()
+    assert alive() is None
+    assert gc.get_freeze_count() > 0  # the survivors are frozen again
