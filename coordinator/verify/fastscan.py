@@ -80,7 +80,13 @@ def scan_split_fast(split: Split, *, want_values: bool = False) -> FastResult:
     finally:
         del buf
         if mm is not None:
-            mm.close()
+            try:
+                mm.close()
+            except BufferError:
+                # A view of the map is still referenced, by garbage in a reference cycle the
+                # collector has not reached yet (not by `res`: its arrays are copies). The map
+                # closes when that view goes; closing it under the view would be unsafe anyway.
+                pass
     return res
 
 
