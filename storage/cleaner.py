@@ -159,8 +159,7 @@ class CleaningRound:
                     data, pos, stop = buf, off + HEADER_SIZE, off + length + 12
                 if put_records(data, pos, stop, count, base, start, bits):
                     tombs.add(base)
-                if base + ld > omap.latest_offset:  # update_latest_offset
-                    omap.latest_offset = base + ld
+                omap.update_latest_offset(base + ld)
         for o in omap.offsets():
             if o >= 0:
                 bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
@@ -263,20 +262,14 @@ class CleaningRound:
         seg_next = seg.next_offset
         for _, buf, off, (base, length, _, _, _, attrs, ld, bts, mts, pid, _, _, count) in segment_batches(seg):
             last, size = base + ld, length + 12
+            ends_group_here = ends_group and last + 1 >= seg_next
             if base >= end or attrs & CONTROL_BIT:  # beyond this round / control: as is
                 writer.add(memoryview(buf)[off : off + size], base, last, mts)
                 st.batches_copied += 1
                 continue
             if attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base):  # every record goes
                 self._emit(
-                    writer,
-                    buf,
-                    off,
-                    size,
-                    [],
-                    [],
-                    None,
-                    envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last),
+                    writer, buf, off, size, [], [], None, envelope=self._needs_envelope(pid, last, ends_group_here)
                 )
                 continue
             horizon = bts if attrs & DELETE_HORIZON_BIT else None
@@ -289,8 +282,8 @@ class CleaningRound:
                     writer.add(memoryview(buf)[off : off + size], base, last, mts)
                     st.batches_copied += 1
                     continue
-                if not n and not ((ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last)):
-                    st.batches_dropped += 1  # nothing kept, no envelope needed: what _emit decides
+                if not n and not self._needs_envelope(pid, last, ends_group_here):
+                    st.batches_dropped += 1  # nothing kept, no envelope: _emit would write nothing
                     continue
                 if n:
                     data, pos, stop = records_region(buf, off, size, attrs)
@@ -301,14 +294,7 @@ class CleaningRound:
                 spans = key_spans(data, pos, stop, count)
                 keep = [kl < 0 or self._latest(base + d, data[kp : kp + kl]) for d, kp, kl, _, _ in spans]
             self._emit(
-                writer,
-                buf,
-                off,
-                size,
-                spans,
-                keep,
-                horizon,
-                envelope=(ends_group and last + 1 >= seg_next) or self._producer_needs(pid, last),
+                writer, buf, off, size, spans, keep, horizon, envelope=self._needs_envelope(pid, last, ends_group_here)
             )
 
     def _latest(self, offset: int, key: Buffer) -> bool:
@@ -323,9 +309,10 @@ class CleaningRound:
         CleanedTransactionMetadata.onBatchRead, from the aborted-transaction indexes)."""
         return any(first <= base <= last for first, last in self._aborted.get(pid, ()))
 
-    def _producer_needs(self, pid: int, last: int) -> bool:
-        """Keep an emptied batch that may be its producer's last (producer state survives)."""
-        return pid >= 0 and self._producer_last.get(pid, last) == last
+    def _needs_envelope(self, pid: int, last: int, ends_group: bool) -> bool:
+        """An emptied batch is still written, header only, when it ends its group or may be its
+        producer's last (producer state survives)."""
+        return ends_group or (pid >= 0 and self._producer_last.get(pid, last) == last)
 
     def _emit(
         self,
