@@ -26,6 +26,7 @@ from coordinator.groups.record_types import (
     OffsetTombstone,
     RecordDecodeError,
     UnknownRecord,
+    offset_commit_record,
 )
 from protocol import primitives as p
 from protocol.errors import DecodeError
@@ -252,7 +253,6 @@ def decode_record(key: bytes, value: bytes | None) -> Any:
 
 
 _KEY_NAMES: dict[bytes, tuple[str, str]] = {}  # key minus its partition -> (group, topic)
-_new_tuple = tuple.__new__  # offset_commit_record's body, without its call (one per loaded offset)
 
 
 def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | None:
@@ -281,7 +281,7 @@ def _decode_offset_commit_v3(key: bytes, value: bytes) -> OffsetCommitRecord | N
         (commit_ts,) = _I64.unpack_from(value, end)
     except (struct.error, UnicodeDecodeError):
         return None
-    return _new_tuple(OffsetCommitRecord, (names[0], names[1], partition, offset, epoch, metadata, commit_ts, None))
+    return offset_commit_record(names[0], names[1], partition, offset, epoch, metadata, commit_ts, None)
 
 
 def _end(buf: bytes, pos: int, what: str) -> None:
