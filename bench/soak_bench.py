@@ -250,13 +250,7 @@ async def connect(port: int) -> Conn:
 
 
 async def churn(
-    port: int,
-    groups: list[Group],
-    members: dict[str, list[Member]],
-    args: argparse.Namespace,
-    stats: Stats,
-    until: float,
-    nursery: trio.Nursery,
+    port: int, groups: list[Group], args: argparse.Namespace, stats: Stats, until: float, nursery: trio.Nursery
 ) -> None:
     """One member of a quiet group leaves; a new one joins in its place (a deliberate rebalance)."""
     rng = random.Random(7)
@@ -268,12 +262,12 @@ async def churn(
             continue
         group.churning_until = time.monotonic() + grace
         stats.deliberate += 1
-        index = rng.randrange(len(members[group.name]))
-        old = members[group.name][index]
+        index = rng.randrange(len(group.members))
+        old = group.members[index]
         old.leave_asked.set()  # its own task sends LeaveGroup (one request at a time per connection)
         await old.left.wait()
         new = Member(group, index, await connect(port), args, stats)
-        members[group.name][index] = new  # the same list as group.members
+        group.members[index] = new
         await new.join()
         group.churning_until = time.monotonic() + grace
         nursery.start_soon(new.run, until)
@@ -319,7 +313,6 @@ async def sample(
 async def soak(server, args: argparse.Namespace) -> None:
     stats = Stats()
     groups = [Group(f"soak-{g}") for g in range(args.groups)]
-    members: dict[str, list[Member]] = {g.name: [] for g in groups}
     began = time.monotonic()
     forming = trio.CapacityLimiter(200)  # groups forming at once (the listen backlog, the join phase)
     until = float("inf")  # set once every group has formed; members heartbeat from their own formation
@@ -328,7 +321,7 @@ async def soak(server, args: argparse.Namespace) -> None:
         async with forming:
             conns = [await connect(server.port) for _ in range(args.members)]
             ms = [Member(group, i, c, args, stats) for i, c in enumerate(conns)]
-            members[group.name] = group.members = ms
+            group.members = ms
             synced = trio.Semaphore(0)
             for m in ms:  # as a client does: heartbeat from its own SyncGroup on, whatever the others do
                 nursery.start_soon(m.join_then_run, until_box, synced)
@@ -341,7 +334,7 @@ async def soak(server, args: argparse.Namespace) -> None:
         async with trio.open_nursery() as formation:
             for group in groups:
                 formation.start_soon(form, group, nursery)
-        total = sum(len(m) for m in members.values())
+        total = sum(len(g.members) for g in groups)
         print(
             f"{total} members in {len(groups)} groups formed in {time.monotonic() - began:.1f} s "
             f"(each heartbeats from its own formation on); server RSS {server.rss_mib():.1f} MiB",
@@ -355,7 +348,7 @@ async def soak(server, args: argparse.Namespace) -> None:
         for group in groups:
             group.churning_until = started + 3 * args.heartbeat_ms / 1000 + 5
         until_box[0] = started + args.minutes * 60
-        nursery.start_soon(churn, server.port, groups, members, args, stats, until_box[0], nursery)
+        nursery.start_soon(churn, server.port, groups, args, stats, until_box[0], nursery)
         nursery.start_soon(sample, server, stats, args, started, until_box[0], rss)
         # The load generator holds 10,000 connections too: it gets the server's collector policy, so
         # that its own full collections do not show up as the server's heartbeat latency.
