@@ -1,7 +1,7 @@
 """ControlError: how every part of the control plane refuses an action.
 
 It carries the HTTP status the control API answers with (400 bad input, 404 unknown thing,
-409 not possible in the current state) and a one-line reason, so the same refusal reads the
+409 not possible in the current state, 503 not possible yet: retry) and a one-line reason, so the same refusal reads the
 same from HTTP, from `kgc control` and from Python.
 """
 
@@ -26,3 +26,7 @@ def not_found(message: str) -> ControlError:
 
 def conflict(message: str) -> ControlError:
     return ControlError(409, message)
+
+
+def unavailable(message: str) -> ControlError:
+    return ControlError(503, message)

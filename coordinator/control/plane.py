@@ -17,7 +17,7 @@ from typing import Any
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
 from coordinator.cluster.controller import Controller
-from coordinator.control.errors import ControlError, conflict, not_found
+from coordinator.control.errors import ControlError, conflict, not_found, unavailable
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
 from coordinator.control.plane_api import (
@@ -38,7 +38,7 @@ from coordinator.groups.placement import partition_for
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
 from coordinator.runtime.clock import ManualClock, TimerClock
-from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, PartitionState
 from protocol.errors import ErrorCode
 
 
@@ -115,7 +115,15 @@ class ServerControl:
     def group(self, group_id: str) -> GroupView:
         group = self._live_group(group_id)
         if group is None:
-            raise not_found(f"no group {group_id!r} (or its coordinator is loading)")
+            runtime = self._group_runtime
+            partition = partition_for(group_id, runtime.num_partitions)
+            state = runtime.state(partition)
+            if state is PartitionState.LOADING or state is PartitionState.FAILED:
+                # What a client hears as COORDINATOR_LOAD_IN_PROGRESS: the group may well exist.
+                raise unavailable(f"group {group_id!r}: __consumer_offsets-{partition} is {state.value}, retry")
+            if state is PartitionState.UNLOADED:
+                raise conflict(f"group {group_id!r}: no broker leads __consumer_offsets-{partition}")
+            raise not_found(f"no group {group_id!r}")
         return group_view(group, self._coordinator(group_id))
 
     def group_state(self, group_id: str) -> str | None:

@@ -6,8 +6,10 @@ Every wait is on a condition under a deadline; time never passes by sleeping.
 
 from __future__ import annotations
 
+import pytest
 import trio
 
+from coordinator.control.errors import ControlError
 from coordinator.embed.embedded import open_server
 from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from protocol.api import ApiKey
@@ -124,10 +126,19 @@ async def test_coordinator_broker_down_then_up(tmp_path):
             assert error == ErrorCode.NONE and new not in (old, -1)
             # The new coordinator loads the partition (stretched to 500 ms): LOAD_IN_PROGRESS meanwhile.
             assert (await fetch_committed(clients[new]))[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+            assert server.control is not None  # the control plane says so too: retry, not "no such group"
+            with pytest.raises(ControlError) as refused:
+                server.control.group(GROUP)
+            assert refused.value.status == 503 and "loading" in refused.value.message
             third = 3 - old - new
             assert (await fetch_committed(clients[third]))[0] == ErrorCode.NOT_COORDINATOR
             await server.runtime.settled(partition_for(GROUP))
             assert await fetch_committed(clients[new]) == (ErrorCode.NONE, 42)
+            view = server.control.group(GROUP)
+            assert (view.group_id, view.state, view.coordinator) == (GROUP, "Empty", new)
+            with pytest.raises(ControlError) as refused:
+                server.control.group("no-such-group")
+            assert refused.value.status == 404
             epoch = server.cluster.leadership(OFFSETS_TOPIC, partition_for(GROUP)).epoch
             assert epoch == 1
             await server.controller.broker_up(old)  # listens again on its port; leads its partitions again
