@@ -76,7 +76,7 @@ def create_topic(
         return CreateOutcome(
             ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
         )
-    held = sum(t.partitions for t in data.topics.all() if not t.internal)
+    held = data.topics.user_partitions()
     if held + num_partitions > data.config.max_partitions:
         # kgc's cap (max.partitions), refused as Kafka refuses what a CreateTopicPolicy rejects.
         return CreateOutcome(

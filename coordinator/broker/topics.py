@@ -124,6 +124,10 @@ class TopicRegistry:
     def all(self) -> list[Topic]:
         return sorted(self._topics.values(), key=lambda t: t.name)
 
+    def user_partitions(self) -> int:
+        """Partitions of the topics that are not internal: what `max.partitions` caps."""
+        return sum(t.partitions for t in self._topics.values() if not t.internal)
+
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
         for topic in self._topics.values():
             if topic.topic_id == topic_id:

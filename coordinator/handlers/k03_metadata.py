@@ -8,7 +8,8 @@ Brokers are the live ones; each partition has its replicas, the live ones as ISR
 as offline, and its leader and leader epoch from the cluster (coordinator/cluster); a partition
 with no live replica has leader -1 and LEADER_NOT_AVAILABLE. The controller is the lowest live
 broker. Auto-created topics get default.replication.factor (INVALID_REPLICATION_FACTOR if more
-brokers than live are needed).
+brokers than live are needed); one that would pass `max.partitions` is not created
+(UNKNOWN_TOPIC_OR_PARTITION, as with auto-creation off: kgc's cap, see admin.py).
 """
 
 from __future__ import annotations
@@ -83,7 +84,18 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
             "(allow_auto_topic_creation false, or auto.create.topics.enable=false)",
         )
         return _missing(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    factor = ctx.broker.config.default_replication_factor
+    config = ctx.broker.config
+    held = registry.user_partitions()
+    if held + config.num_partitions > config.max_partitions:
+        # The cap CreateTopics enforces (admin.py) holds here too: a client naming ever more topics
+        # must not fill the disk. Refused as when auto-creation is off.
+        explain(
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            f"auto-creating {name!r} would make {held + config.num_partitions} user-topic partitions, "
+            f"more than max.partitions={config.max_partitions}",
+        )
+        return _missing(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    factor = config.default_replication_factor
     live = len(ctx.broker.cluster.live_nodes())
     if factor > live:
         explain(
@@ -92,7 +104,7 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
         )
         return _missing(name, ZERO_UUID, ErrorCode.INVALID_REPLICATION_FACTOR)
     try:
-        topic = registry.create(name, ctx.broker.config.num_partitions, None, factor)
+        topic = registry.create(name, config.num_partitions, None, factor)
     except InvalidTopicError as exc:
         explain(ErrorCode.INVALID_TOPIC_EXCEPTION, f"{name!r} is not a legal topic name: {exc}")
         return _missing(name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION)

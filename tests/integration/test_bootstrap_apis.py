@@ -145,3 +145,20 @@ async def test_topics_survive_a_restart(tmp_path):
             ("kept", 5, first_id)
         ]
         await client.aclose()
+
+
+async def test_metadata_auto_creation_stops_at_max_partitions(tmp_path):
+    # A client naming ever more topics must not create them past the cap CreateTopics enforces.
+    from coordinator.embed.embedded import open_server
+
+    settings = {"max.partitions": 4, "num.partitions": 1}
+    async with open_server(tmp_path / "data", topics={"orders": 3}, settings=settings) as server:
+        client = await RawClient.connect(server.host, server.port)
+        names = [MetadataRequestTopic(name="first"), MetadataRequestTopic(name="second")]
+        response = await client.request(ApiKey.METADATA, 9, MetadataRequest(topics=names))
+        assert [(t.name, t.error_code) for t in response.topics] == [
+            ("first", ErrorCode.NONE),  # 3 + 1 = 4 partitions: within the cap
+            ("second", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),  # 5 would not be
+        ]
+        assert server.broker.topics.get("second") is None
+        await client.aclose()
