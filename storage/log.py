@@ -279,14 +279,10 @@ class Log(LogDurability, LogSegmentRemoval):
         Robust to roll and segment replacement between items (it re-finds its place)."""
         offset = self.log_start_offset if start_offset is None else max(start_offset, self.log_start_offset)
         while offset < self._next_offset:
-            i = self._segment_index_for(offset)
-            seg = self._segments[i]
-            pos = seg.find_position(offset)
-            if pos is None:
-                if i + 1 >= len(self._segments):
-                    return
-                offset = max(offset, self._segments[i + 1].base_offset)
-                continue
+            found = self.locate(offset)
+            if found is None:
+                return
+            seg, pos, offset = found
             start = offset
             for batch_pos, h, data in seg.iter_batches(pos):
                 if not verify_crc(data):
@@ -297,6 +293,23 @@ class Log(LogDurability, LogSegmentRemoval):
                     break
             if offset == start:  # nothing readable where the index pointed: never spin
                 raise CorruptLogError(seg.log_path, pos, offset, "no whole batch at this position")
+
+    def locate(self, offset: int) -> tuple[LogSegment, int, int] | None:
+        """Where reading from `offset` starts: (segment, file position of the batch that holds
+        `offset` or of the next one, that offset or the next segment's base when compaction left
+        nothing at or after it in its segment), or None when no batch is there. The walk of every
+        reader that goes batch by batch (iter_batches, the loader's folds): after a yield, a
+        reader calls it again with the offset it reached, since a roll or a replacement may have
+        moved the files."""
+        while True:
+            i = self._segment_index_for(offset)
+            seg = self._segments[i]
+            pos = seg.find_position(offset)
+            if pos is not None:
+                return seg, pos, offset
+            if i + 1 >= len(self._segments):
+                return None
+            offset = max(offset, self._segments[i + 1].base_offset)
 
     def iter_records(self, start_offset: int | None = None) -> Iterator[Record]:
         """Records with offset >= start_offset, in offset order."""

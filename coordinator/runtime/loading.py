@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import time
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,21 +83,16 @@ async def replay_log(
 
 
 async def _fold_segments(log_: Log, latest: dict[bytes, bytes | None], stats: LoadStats) -> int:
-    """Fold the log's plain batches from its start into `latest`, segment by segment as
-    Log.iter_batches finds them; returns the offset of the first batch not folded (the log end
+    """Fold the log's plain batches from its start into `latest`, segment by segment where
+    Log.locate finds them (as Log.iter_batches does); returns the offset of the first batch not folded (the log end
     offset when every batch was)."""
     offset = log_.log_start_offset
     next_yield = stats.records + CHECKPOINT_EVERY
     while offset < log_.log_end_offset:
-        segments = log_.segments
-        i = max(0, bisect_right([s.base_offset for s in segments], offset) - 1)
-        seg = segments[i]
-        pos = seg.find_position(offset)
-        if pos is None:
-            if i + 1 >= len(segments):
-                break
-            offset = max(offset, segments[i + 1].base_offset)
-            continue
+        found = log_.locate(offset)
+        if found is None:
+            break
+        seg, pos, offset = found
         while True:
             folded = fold_region(seg.fd, pos, seg.size, latest)
             stats.batches += folded.batches
