@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordinator.groups.offset_requests import CommitPartitionLike, OffsetCommitParams
+from coordinator.handlers.known_partitions import split_known
 from coordinator.handlers.request_context import RequestContext
-from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -38,19 +38,11 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
             # epoch -1): passed as they are, no copy per partition.
             known.append((t.name, t.partitions))
             continue
-        valid = []
-        for p in t.partitions:
-            if topic is None or not 0 <= p.partition_index < topic.partitions:
-                explain(
-                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    f"topic {t.name!r} "
-                    + ("does not exist" if topic is None else f"has no partition {p.partition_index}"),
-                )
-                answers.setdefault(t.name, []).append(
-                    OffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                )
-            else:
-                valid.append(p)
+        valid, unknown = split_known(registry, t.name, t.partitions)
+        if unknown:
+            answers.setdefault(t.name, []).extend(
+                OffsetCommitResponsePartition(n, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for n in unknown
+            )
         if valid:
             known.append((t.name, valid))
     if known:

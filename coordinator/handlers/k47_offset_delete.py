@@ -9,8 +9,8 @@ does not have (checked here, before the group, as Kafka's KafkaApis does).
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import OffsetDeleteParams
+from coordinator.handlers.known_partitions import split_known
 from coordinator.handlers.request_context import RequestContext
-from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete import (
     OffsetDeleteRequest,
@@ -25,22 +25,13 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDel
     answers: dict[str, list[OffsetDeleteResponsePartition]] = {}
     known: list[tuple[str, list[int]]] = []
     for t in request.topics:
-        topic = registry.get(t.name)
-        valid = []
-        for p in t.partitions:
-            if topic is None or not 0 <= p.partition_index < topic.partitions:
-                explain(
-                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    f"topic {t.name!r} "
-                    + ("does not exist" if topic is None else f"has no partition {p.partition_index}"),
-                )
-                answers.setdefault(t.name, []).append(
-                    OffsetDeleteResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                )
-            else:
-                valid.append(p.partition_index)
+        valid, unknown = split_known(registry, t.name, t.partitions)
+        if unknown:
+            answers.setdefault(t.name, []).extend(
+                OffsetDeleteResponsePartition(n, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for n in unknown
+            )
         if valid:
-            known.append((t.name, valid))
+            known.append((t.name, [p.partition_index for p in valid]))
     result = await ctx.broker.groups.delete_offsets(OffsetDeleteParams(request.group_id, known))
     if result.error:
         return OffsetDeleteResponse(error_code=result.error)
