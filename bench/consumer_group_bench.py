@@ -39,11 +39,11 @@ from group_bench import (  # noqa: E402
     describe,
     form_group,
     percentile,
-    server_cpu_seconds,
     start_server,
     stop_server,
     wait_for,
 )
+from servers import cpu_seconds  # noqa: E402
 
 from interop.clients.consumer_protocol import ConsumerProtocolMember  # noqa: E402
 from interop.clients.groups import ConfluentMember, Ownership, close_all  # noqa: E402
@@ -208,12 +208,12 @@ async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: f
                 nursery.start_soon(form, port, f"hb-{label[:7]}-{g}", size, members)
         latencies: list[float] = []
         errors: list[int] = []
-        cpu0, began = server_cpu_seconds(pid), time.perf_counter()
+        cpu0, began = cpu_seconds(pid), time.perf_counter()
         async with trio.open_nursery() as nursery:
             for m in members:
                 nursery.start_soon(beat, m, began + seconds, error_at, latencies, errors)
         wall = time.perf_counter() - began
-        cpu = server_cpu_seconds(pid) - cpu0
+        cpu = cpu_seconds(pid) - cpu0
         print(
             f"   {label:26s}: {len(latencies) / wall:7.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms"
             f"   p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU per request "

@@ -15,53 +15,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from servers import start_kgc  # noqa: E402
+
 TIMEOUT_SECONDS = 120
-
-
-def start_server(data_dir: str, topics: list[str], settings: list[str]) -> tuple[subprocess.Popen, int]:
-    args = [
-        sys.executable,
-        "-m",
-        "coordinator",
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        data_dir,
-        "--log-level",
-        "WARNING",
-    ]
-    for setting in settings:
-        args += ["--set", setting]
-    for topic in topics:
-        args += ["--create-topic", f"{topic}:1"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()  # type: ignore[union-attr]
-    match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
-    if not match:
-        proc.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return proc, int(match.group(1))
-
-
-def server_cpu_seconds(pid: int) -> float:
-    """user+system CPU time of the server process so far (Linux /proc; 0.0 elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def produce(bootstrap: str, topic: str, count: int, size: int) -> tuple[float, float]:
@@ -152,24 +118,25 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="server setting NAME=VALUE")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kgc-bench-") as data_dir:
-        proc, port = start_server(data_dir, ["small", "large", "latency"], args.set)
+        settings = dict(setting.split("=", 1) for setting in args.set)
+        server = start_kgc(data_dir, settings=settings, topics={"small": 1, "large": 1, "latency": 1})
         print(f"server settings: {args.set or 'defaults (log.flush.mode=group_commit)'}")
-        bootstrap = f"127.0.0.1:{port}"
+        bootstrap = server.bootstrap
         try:
             for topic, size in (("small", 100), ("large", 1024)):
                 count = args.messages if size == 100 else args.messages // 4
-                cpu = server_cpu_seconds(proc.pid)
+                cpu = server.cpu_seconds()
                 seconds, loop = produce(bootstrap, topic, count, size)
-                cpu = server_cpu_seconds(proc.pid) - cpu
+                cpu = server.cpu_seconds() - cpu
                 mib = count * size / (1 << 20)
                 print(
                     f"produce {size:>5} B values acks=all: {count / seconds:>10,.0f} msg/s "
                     f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s, "
                     f"client produce() loop {loop:.2f}s)"
                 )
-                cpu = server_cpu_seconds(proc.pid)
+                cpu = server.cpu_seconds()
                 seconds = consume(bootstrap, topic, count)
-                cpu = server_cpu_seconds(proc.pid) - cpu
+                cpu = server.cpu_seconds() - cpu
                 print(
                     f"consume {size:>5} B values:          {count / seconds:>10,.0f} msg/s "
                     f"{mib / seconds:>7.1f} MiB/s ({count} msgs in {seconds:.2f}s, server CPU {cpu:.2f}s)"
@@ -181,8 +148,7 @@ def main() -> None:
                 f"mean {statistics.mean(samples):.2f} ms"
             )
         finally:
-            proc.terminate()
-            proc.wait(10)
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from servers import start_kgc, start_mock  # noqa: E402
+from servers import cpu_seconds, start_kgc, start_mock  # noqa: E402
 
 from interop.clients.groups import ConfluentMember, Ownership, close_all  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
@@ -74,16 +74,6 @@ def stop_server(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-
-
-def server_cpu_seconds(pid: int) -> float:
-    """user+system CPU time of the server process so far (Linux /proc; 0.0 elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 _MOCK_TOPICS: set[str] = set()
@@ -368,7 +358,7 @@ async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: f
     for label, interval in ((f"paced, every {interval_ms} ms", interval_ms / 1000), ("back-to-back", None)):
         latencies: list[float] = []
         errors: list[int] = []
-        cpu0 = server_cpu_seconds(pid)
+        cpu0 = cpu_seconds(pid)
         own0 = _own_cpu_seconds()
         began = time.perf_counter()
         until = began + seconds
@@ -376,7 +366,7 @@ async def heartbeat_load(port: int, pid: int, groups: int, size: int, seconds: f
             for m in members:
                 nursery.start_soon(beat, m, until, interval, latencies, errors)
         wall = time.perf_counter() - began
-        cpu = server_cpu_seconds(pid) - cpu0
+        cpu = cpu_seconds(pid) - cpu0
         own = _own_cpu_seconds() - own0
         print(
             f"   {label:22s}: {len(latencies) / wall:8.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms   "

@@ -10,33 +10,21 @@ and over 16 connections. Prints requests/s; asserts nothing about speed.
 from __future__ import annotations
 
 import argparse
-import re
+import os
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 
 import trio
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from servers import start_kgc  # noqa: E402
+
 from protocol.api import ApiKey
 from protocol.codec import encode_request
 from protocol.headers import RequestHeader, encode_request_header
 from protocol.messages.api_versions import ApiVersionsRequest
-
-
-def start_server(data_dir: str) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir", data_dir, "--log-level", "WARNING"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    match = re.search(r"bootstrap=[\d.]+:(\d+)", line)
-    if not match:
-        proc.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return proc, int(match.group(1))
 
 
 def request_frame(version: int, correlation_id: int) -> bytes:
@@ -96,7 +84,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=32)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir:
-        proc, port = start_server(data_dir)
+        server = start_kgc(data_dir)
+        port = server.port
         try:
             print(f"ApiVersions round trips, {args.window} in flight per connection, {args.seconds:.0f} s each")
             print(f"{'connections':>12} {'version':>8} {'requests/s':>12}")
@@ -105,8 +94,7 @@ def main() -> None:
                     rate = trio.run(measure, port, connections, args.seconds, args.window, version)
                     print(f"{connections:>12} {version:>8} {rate:>12,.0f}")
         finally:
-            proc.terminate()
-            proc.wait(10)
+            server.stop()
 
 
 if __name__ == "__main__":

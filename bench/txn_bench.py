@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/txn_bench.py [--seconds 3] [--sizes 1,100] [--flush-mode group_commit]
 
-For each server (a `kgc serve` process; librdkafka's mock cluster, created through ctypes from the
-librdkafka inside the confluent-kafka wheel, 3 brokers) and each size: one confluent-kafka
+For each server (a `kgc serve` process; librdkafka's mock cluster with 3 brokers, in its own process:
+bench/servers.py) and each size: one confluent-kafka
 transactional producer runs begin -> produce SIZE messages -> commit_transaction for `--seconds`:
 transactions/s, messages/s, commit latency p50/p99. Meanwhile a read_committed consumer (its own
 thread) notes when it receives each transaction's last message: LSO lag = that moment minus the
@@ -15,75 +15,19 @@ asserts on time.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import glob
 import os
-import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from servers import start_kgc, start_mock  # noqa: E402
+
 TOPIC, PARTITIONS = "txn-bench", 3
-
-
-def start_kgc(data_dir: str, flush_mode: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "coordinator",
-            "serve",
-            "--port",
-            "0",
-            "--data-dir",
-            data_dir,
-            "--log-level",
-            "WARNING",
-            "--create-topic",
-            f"{TOPIC}:{PARTITIONS}",
-            "--set",
-            f"log.flush.mode={flush_mode}",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    )
-    assert proc.stdout is not None
-    match = re.search(r"bootstrap=(\S+)", proc.stdout.readline())
-    if not match:
-        proc.kill()
-        raise SystemExit("kgc did not start")
-    return proc, match.group(1)
-
-
-class Mock:
-    """librdkafka's mock cluster in this process (rd_kafka_mock_cluster_new through ctypes)."""
-
-    def __init__(self, brokers: int = 3) -> None:
-        import confluent_kafka
-
-        found = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__) + ".libs", "librdkafka*.so*"))
-        if not found:
-            raise SystemExit("librdkafka not found next to the confluent_kafka package")
-        lib = self.lib = ctypes.CDLL(found[0])
-        lib.rd_kafka_conf_new.restype = ctypes.c_void_p
-        lib.rd_kafka_new.restype = ctypes.c_void_p
-        lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p
-        lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
-        lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-        err = ctypes.create_string_buffer(256)
-        self.handle = lib.rd_kafka_new(0, lib.rd_kafka_conf_new(), err, 256)  # the mock's owner
-        self.cluster = lib.rd_kafka_mock_cluster_new(self.handle, brokers)
-        lib.rd_kafka_mock_topic_create(self.cluster, TOPIC.encode(), PARTITIONS, 1)
-        self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.cluster).decode()
 
 
 class Reader(threading.Thread):
@@ -176,16 +120,20 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        proc, bootstrap = start_kgc(os.path.join(tmp, "data"), args.flush_mode)
+        kgc = start_kgc(
+            os.path.join(tmp, "data"), settings={"log.flush.mode": args.flush_mode}, topics={TOPIC: PARTITIONS}
+        )
         try:
             for size in sizes:
-                report(f"kgc ({args.flush_mode})", size, run_size(bootstrap, size, args.seconds))
+                report(f"kgc ({args.flush_mode})", size, run_size(kgc.bootstrap, size, args.seconds))
         finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(30)
-    mock = Mock()
-    for size in sizes:
-        report("librdkafka mock (3)", size, run_size(mock.bootstrap, size, args.seconds))
+            kgc.stop()
+    mock = start_mock({TOPIC: PARTITIONS}, brokers=3)
+    try:
+        for size in sizes:
+            report("librdkafka mock (3)", size, run_size(mock.bootstrap, size, args.seconds))
+    finally:
+        mock.stop()
 
 
 if __name__ == "__main__":
