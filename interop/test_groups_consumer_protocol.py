@@ -12,8 +12,6 @@ hang, nothing asserts on time.
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
 import time
 from typing import Any
@@ -21,21 +19,14 @@ from typing import Any
 import pytest
 
 from interop.clients.background import BackgroundClient
-from interop.clients.consumer_protocol import ConsumerProtocolMember, describe_group
+from interop.clients.consumer_protocol import FAST_SESSION_MS, FAST_SETTINGS, ConsumerProtocolMember, describe_group
 from interop.clients.group_members import stop_all
 from interop.clients.groups import Ownership, close_all, stable_group
 from interop.clients.process import REPO
 from interop.clients.python_members import AiokafkaMember, ConfluentKafkaMember, KafkaPythonMember
 from tests.support.waiting import wait_until
 
-SESSION_MS = 3000
-FAST = {
-    "group.consumer.heartbeat.interval.ms": 300,
-    "group.consumer.min.heartbeat.interval.ms": 100,
-    "group.consumer.session.timeout.ms": SESSION_MS,
-    "group.consumer.min.session.timeout.ms": 1000,
-    "group.consumer.regex.batch.refresh.min.interval.ms": 500,
-}
+SESSION_MS, FAST = FAST_SESSION_MS, FAST_SETTINGS
 pytestmark = [pytest.mark.interop, pytest.mark.kafka_settings(FAST)]
 
 PARTITIONS = 32
@@ -362,112 +353,3 @@ def test_classic_members_join_a_consumer_group(kafka_coordinator, topic_name):
     finally:
         close_all(modern)
         assert stop_all(classic) == []
-
-
-def _server(data_dir: str, log: Any) -> tuple[subprocess.Popen[str], str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "coordinator",
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        data_dir,
-        "--create-topic",
-        "kept:4",
-        "--log-level",
-        "WARNING",
-    ]
-    for name, value in FAST.items():
-        argv += ["--set", f"{name}={value}"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()  # "kgc: serving bootstrap=HOST:PORT with data in ..."
-    if not line.startswith("kgc: serving bootstrap="):
-        proc.kill()  # never leave a server behind
-        proc.wait(30)
-        raise AssertionError(f"server did not start: {line!r}")
-    return proc, line.split()[2].split("=", 1)[1]
-
-
-def test_offsets_committed_under_the_consumer_protocol_survive_kill_9_and_every_client_reads_them(tmp_path):
-    from confluent_kafka import Consumer
-
-    data_dir = str(tmp_path / "data")
-    wanted = {0: 11, 1: 22, 2: 33, 3: 44}
-    with open(tmp_path / "server.log", "a") as log:
-        proc, bootstrap = _server(data_dir, log)
-        committer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": "kip848-kept",
-                "group.protocol": "consumer",
-                "enable.auto.commit": False,
-            }
-        )
-        try:
-            committer.subscribe(["kept"])
-            # OffsetCommit v9 carrying the member's epoch, once it is a member with partitions.
-            wait_until(lambda: _commit(committer, wanted), DEADLINE, message="a commit with the member epoch")
-        finally:
-            proc.send_signal(signal.SIGKILL)  # no clean shutdown: the log is the only truth
-            proc.wait(30)
-            committer.close()
-        proc, bootstrap = _server(data_dir, log)
-        try:
-            assert _read_back(bootstrap, "kip848-kept", wanted) == {}
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-
-
-def _commit(consumer: Any, offsets: dict[int, int]) -> bool:
-    from confluent_kafka import KafkaException, TopicPartition
-
-    consumer.poll(0.05)
-    owned = {tp.partition for tp in consumer.assignment()}
-    if not owned:
-        return False
-    try:
-        consumer.commit(offsets=[TopicPartition("kept", p, o) for p, o in offsets.items()], asynchronous=False)
-    except KafkaException:
-        return False
-    return True
-
-
-def _read_back(bootstrap: str, group: str, wanted: dict[int, int]) -> dict[str, Any]:
-    """What each client reads as committed; returns the clients that read something else."""
-    import asyncio
-
-    from aiokafka import AIOKafkaConsumer
-    from aiokafka.structs import TopicPartition as AioTP
-    from confluent_kafka import Consumer, TopicPartition
-    from kafka import KafkaConsumer
-    from kafka import TopicPartition as KpTP
-
-    wrong: dict[str, Any] = {}
-    for protocol in ("consumer", "classic"):
-        c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": protocol})
-        got = {tp.partition: tp.offset for tp in c.committed([TopicPartition("kept", p) for p in wanted], timeout=10)}
-        c.close()
-        if got != wanted:
-            wrong[f"confluent-{protocol}"] = got
-    kp = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    got = {p: kp.committed(KpTP("kept", p)) for p in wanted}
-    kp.close()
-    if got != wanted:
-        wrong["kafka-python"] = got
-
-    async def aio() -> dict[int, int]:
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-        await consumer.start()
-        try:
-            return {p: await consumer.committed(AioTP("kept", p)) for p in wanted}
-        finally:
-            await consumer.stop()
-
-    got = asyncio.run(aio())
-    if got != wanted:
-        wrong["aiokafka"] = got
-    return wrong

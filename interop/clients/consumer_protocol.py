@@ -22,6 +22,17 @@ from interop.clients.groups import ConfluentMember, Event, Ownership
 # Settings of the classic protocol that librdkafka rejects with group.protocol=consumer.
 CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
 
+# The broker's group.consumer.* settings the interop tests run with: shortened (heartbeat 300 ms,
+# session 3 s) so that the suite stays quick.
+FAST_SESSION_MS = 3000
+FAST_SETTINGS = {
+    "group.consumer.heartbeat.interval.ms": 300,
+    "group.consumer.min.heartbeat.interval.ms": 100,
+    "group.consumer.session.timeout.ms": FAST_SESSION_MS,
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.regex.batch.refresh.min.interval.ms": 500,
+}
+
 
 class ConsumerProtocolMember(ConfluentMember):
     def __init__(
