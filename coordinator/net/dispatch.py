@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.handlers import HANDLERS
+from coordinator.handlers import HANDLERS, load_handler
 from coordinator.handlers.k18_api_versions import encoded_api_versions
 from coordinator.handlers.request_context import BrokerContext, CloseConnection, RequestContext
 from protocol.api import ApiKey
@@ -37,7 +37,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
         raise CloseConnection(f"unparseable request header: {exc}") from None
     key, version = header.api_key, header.api_version
     versions = broker.versions.table.get(key)
-    handler = HANDLERS.get(key)
+    handler = HANDLERS.get(key) or load_handler(key)  # a handler module loads on its first request
     if versions is None or handler is None:
         raise CloseConnection(f"unknown or unserved API key {key} (v{version})")
     low, high = versions

@@ -24,6 +24,7 @@ AddOffsetsToTxnResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..schema import Field as F
 from ..schema import Message
@@ -31,7 +32,7 @@ from ..schema import Message
 API_KEY = 25
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddOffsetsToTxnRequest:
     """AddOffsetsToTxn request, versions 0-4."""
 
@@ -44,8 +45,22 @@ class AddOffsetsToTxnRequest:
     # The unique group identifier.
     group_id: str = ""
 
+    def __init__(self, transactional_id: str = "", producer_id: int = 0, producer_epoch: int = 0, group_id: str = "") -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.group_id = group_id
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, group_id={self.group_id!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.producer_id, self.producer_epoch, self.group_id) == (other.transactional_id, other.producer_id, other.producer_epoch, other.group_id)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddOffsetsToTxnResponse:
     """AddOffsetsToTxn response, versions 0-4."""
 
@@ -53,6 +68,18 @@ class AddOffsetsToTxnResponse:
     throttle_time_ms: int = 0
     # The response error code, or 0 if there was no error.
     error_code: int = 0
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code) == (other.throttle_time_ms, other.error_code)
+        return NotImplemented
 
 
 REQUEST = Message(AddOffsetsToTxnRequest, api_key=25, kind='request', valid='0-4', flexible='3+', fields=(

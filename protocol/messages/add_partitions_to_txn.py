@@ -29,23 +29,41 @@ AddPartitionsToTxnResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 24
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTopic:
+    """AddPartitionsToTxnTopic of AddPartitionsToTxnRequest."""
+
     # The name of the topic.
     name: str = ""
     # The partition indexes to add to the transaction.
     partitions: list[int] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[int] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTransaction:
+    """AddPartitionsToTxnTransaction of AddPartitionsToTxnRequest."""
+
     # The transactional id corresponding to the transaction.
     transactional_id: str = ""
     # Current producer id in use by the transactional id.
@@ -57,32 +75,89 @@ class AddPartitionsToTxnTransaction:
     # The partitions to add to the transaction.
     topics: list[AddPartitionsToTxnTopic] = field(default_factory=list)
 
+    def __init__(self, transactional_id: str = "", producer_id: int = 0, producer_epoch: int = 0, verify_only: bool = False, topics: list[AddPartitionsToTxnTopic] = FACTORY) -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.verify_only = verify_only
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, verify_only={self.verify_only!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.producer_id, self.producer_epoch, self.verify_only, self.topics) == (other.transactional_id, other.producer_id, other.producer_epoch, other.verify_only, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnPartitionResult:
+    """AddPartitionsToTxnPartitionResult of AddPartitionsToTxnResponse."""
+
     # The partition indexes.
     partition_index: int = 0
     # The response error code.
     partition_error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, partition_error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.partition_error_code = partition_error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, partition_error_code={self.partition_error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.partition_error_code) == (other.partition_index, other.partition_error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTopicResult:
+    """AddPartitionsToTxnTopicResult of AddPartitionsToTxnResponse."""
+
     # The topic name.
     name: str = ""
     # The results for each partition.
     results_by_partition: list[AddPartitionsToTxnPartitionResult] = field(default_factory=list)
 
+    def __init__(self, name: str = "", results_by_partition: list[AddPartitionsToTxnPartitionResult] = FACTORY) -> None:
+        self.name = name
+        self.results_by_partition = [] if results_by_partition is FACTORY else results_by_partition
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, results_by_partition={self.results_by_partition!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.results_by_partition) == (other.name, other.results_by_partition)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnResult:
+    """AddPartitionsToTxnResult of AddPartitionsToTxnResponse."""
+
     # The transactional id corresponding to the transaction.
     transactional_id: str = ""
     # The results for each topic.
     topic_results: list[AddPartitionsToTxnTopicResult] = field(default_factory=list)
 
+    def __init__(self, transactional_id: str = "", topic_results: list[AddPartitionsToTxnTopicResult] = FACTORY) -> None:
+        self.transactional_id = transactional_id
+        self.topic_results = [] if topic_results is FACTORY else topic_results
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, topic_results={self.topic_results!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.topic_results) == (other.transactional_id, other.topic_results)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnRequest:
     """AddPartitionsToTxn request, versions 0-5."""
 
@@ -97,8 +172,23 @@ class AddPartitionsToTxnRequest:
     # The partitions to add to the transaction.
     v3_and_below_topics: list[AddPartitionsToTxnTopic] = field(default_factory=list)
 
+    def __init__(self, transactions: list[AddPartitionsToTxnTransaction] = FACTORY, v3_and_below_transactional_id: str = "", v3_and_below_producer_id: int = 0, v3_and_below_producer_epoch: int = 0, v3_and_below_topics: list[AddPartitionsToTxnTopic] = FACTORY) -> None:
+        self.transactions = [] if transactions is FACTORY else transactions
+        self.v3_and_below_transactional_id = v3_and_below_transactional_id
+        self.v3_and_below_producer_id = v3_and_below_producer_id
+        self.v3_and_below_producer_epoch = v3_and_below_producer_epoch
+        self.v3_and_below_topics = [] if v3_and_below_topics is FACTORY else v3_and_below_topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactions={self.transactions!r}, v3_and_below_transactional_id={self.v3_and_below_transactional_id!r}, v3_and_below_producer_id={self.v3_and_below_producer_id!r}, v3_and_below_producer_epoch={self.v3_and_below_producer_epoch!r}, v3_and_below_topics={self.v3_and_below_topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactions, self.v3_and_below_transactional_id, self.v3_and_below_producer_id, self.v3_and_below_producer_epoch, self.v3_and_below_topics) == (other.transactions, other.v3_and_below_transactional_id, other.v3_and_below_producer_id, other.v3_and_below_producer_epoch, other.v3_and_below_topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnResponse:
     """AddPartitionsToTxn response, versions 0-5."""
 
@@ -110,6 +200,20 @@ class AddPartitionsToTxnResponse:
     results_by_transaction: list[AddPartitionsToTxnResult] = field(default_factory=list)
     # The results for each topic.
     results_by_topic_v3_and_below: list[AddPartitionsToTxnTopicResult] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, results_by_transaction: list[AddPartitionsToTxnResult] = FACTORY, results_by_topic_v3_and_below: list[AddPartitionsToTxnTopicResult] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.results_by_transaction = [] if results_by_transaction is FACTORY else results_by_transaction
+        self.results_by_topic_v3_and_below = [] if results_by_topic_v3_and_below is FACTORY else results_by_topic_v3_and_below
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, results_by_transaction={self.results_by_transaction!r}, results_by_topic_v3_and_below={self.results_by_topic_v3_and_below!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.results_by_transaction, self.results_by_topic_v3_and_below) == (other.throttle_time_ms, other.error_code, other.results_by_transaction, other.results_by_topic_v3_and_below)
+        return NotImplemented
 
 
 REQUEST = Message(AddPartitionsToTxnRequest, api_key=24, kind='request', valid='0-5', flexible='3+', fields=(

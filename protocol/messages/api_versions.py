@@ -27,15 +27,19 @@ ApiVersionsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 18
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ApiVersion:
+    """ApiVersion of ApiVersionsResponse."""
+
     # The API index.
     api_key: int = 0
     # The minimum supported version, inclusive.
@@ -43,9 +47,24 @@ class ApiVersion:
     # The maximum supported version, inclusive.
     max_version: int = 0
 
+    def __init__(self, api_key: int = 0, min_version: int = 0, max_version: int = 0) -> None:
+        self.api_key = api_key
+        self.min_version = min_version
+        self.max_version = max_version
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(api_key={self.api_key!r}, min_version={self.min_version!r}, max_version={self.max_version!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.api_key, self.min_version, self.max_version) == (other.api_key, other.min_version, other.max_version)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SupportedFeatureKey:
+    """SupportedFeatureKey of ApiVersionsResponse."""
+
     # The name of the feature.
     name: str = ""
     # The minimum supported version for the feature.
@@ -53,9 +72,24 @@ class SupportedFeatureKey:
     # The maximum supported version for the feature.
     max_version: int = 0
 
+    def __init__(self, name: str = "", min_version: int = 0, max_version: int = 0) -> None:
+        self.name = name
+        self.min_version = min_version
+        self.max_version = max_version
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, min_version={self.min_version!r}, max_version={self.max_version!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.min_version, self.max_version) == (other.name, other.min_version, other.max_version)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FinalizedFeatureKey:
+    """FinalizedFeatureKey of ApiVersionsResponse."""
+
     # The name of the feature.
     name: str = ""
     # The cluster-wide finalized max version level for the feature.
@@ -63,8 +97,21 @@ class FinalizedFeatureKey:
     # The cluster-wide finalized min version level for the feature.
     min_version_level: int = 0
 
+    def __init__(self, name: str = "", max_version_level: int = 0, min_version_level: int = 0) -> None:
+        self.name = name
+        self.max_version_level = max_version_level
+        self.min_version_level = min_version_level
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, max_version_level={self.max_version_level!r}, min_version_level={self.min_version_level!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.max_version_level, self.min_version_level) == (other.name, other.max_version_level, other.min_version_level)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ApiVersionsRequest:
     """ApiVersions request, versions 0-4."""
 
@@ -73,8 +120,20 @@ class ApiVersionsRequest:
     # The version of the client.
     client_software_version: str = ""
 
+    def __init__(self, client_software_name: str = "", client_software_version: str = "") -> None:
+        self.client_software_name = client_software_name
+        self.client_software_version = client_software_version
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(client_software_name={self.client_software_name!r}, client_software_version={self.client_software_version!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.client_software_name, self.client_software_version) == (other.client_software_name, other.client_software_version)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ApiVersionsResponse:
     """ApiVersions response, versions 0-4."""
 
@@ -92,6 +151,23 @@ class ApiVersionsResponse:
     finalized_features: list[FinalizedFeatureKey] = field(default_factory=list)
     # Set by a KRaft controller if the required configurations for ZK migration are present.
     zk_migration_ready: bool = False
+
+    def __init__(self, error_code: int = 0, api_keys: list[ApiVersion] = FACTORY, throttle_time_ms: int = 0, supported_features: list[SupportedFeatureKey] = FACTORY, finalized_features_epoch: int = -1, finalized_features: list[FinalizedFeatureKey] = FACTORY, zk_migration_ready: bool = False) -> None:
+        self.error_code = error_code
+        self.api_keys = [] if api_keys is FACTORY else api_keys
+        self.throttle_time_ms = throttle_time_ms
+        self.supported_features = [] if supported_features is FACTORY else supported_features
+        self.finalized_features_epoch = finalized_features_epoch
+        self.finalized_features = [] if finalized_features is FACTORY else finalized_features
+        self.zk_migration_ready = zk_migration_ready
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, api_keys={self.api_keys!r}, throttle_time_ms={self.throttle_time_ms!r}, supported_features={self.supported_features!r}, finalized_features_epoch={self.finalized_features_epoch!r}, finalized_features={self.finalized_features!r}, zk_migration_ready={self.zk_migration_ready!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.api_keys, self.throttle_time_ms, self.supported_features, self.finalized_features_epoch, self.finalized_features, self.zk_migration_ready) == (other.error_code, other.api_keys, other.throttle_time_ms, other.supported_features, other.finalized_features_epoch, other.finalized_features, other.zk_migration_ready)
+        return NotImplemented
 
 
 REQUEST = Message(ApiVersionsRequest, api_key=18, kind='request', valid='0-4', flexible='3+', fields=(

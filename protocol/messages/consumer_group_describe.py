@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -21,20 +23,50 @@ from ..schema import Message, Struct
 API_KEY = 69
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicPartitions:
+    """TopicPartitions of ConsumerGroupDescribeResponse."""
+
     topic_id: uuid.UUID = ZERO_UUID
     topic_name: str = ""
     partitions: list[int] = field(default_factory=list)
 
+    def __init__(self, topic_id: uuid.UUID = ZERO_UUID, topic_name: str = "", partitions: list[int] = FACTORY) -> None:
+        self.topic_id = topic_id
+        self.topic_name = topic_name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic_id={self.topic_id!r}, topic_name={self.topic_name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic_id, self.topic_name, self.partitions) == (other.topic_id, other.topic_name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Assignment:
+    """Assignment of ConsumerGroupDescribeResponse."""
+
     topic_partitions: list[TopicPartitions] = field(default_factory=list)
 
+    def __init__(self, topic_partitions: list[TopicPartitions] = FACTORY) -> None:
+        self.topic_partitions = [] if topic_partitions is FACTORY else topic_partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic_partitions={self.topic_partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic_partitions,) == (other.topic_partitions,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Member:
+    """Member of ConsumerGroupDescribeResponse."""
+
     member_id: str = ""
     instance_id: str | None = None
     rack_id: str | None = None
@@ -47,9 +79,32 @@ class Member:
     target_assignment: Assignment = field(default_factory=Assignment)
     member_type: int = -1
 
+    def __init__(self, member_id: str = "", instance_id: str | None = None, rack_id: str | None = None, member_epoch: int = 0, client_id: str = "", client_host: str = "", subscribed_topic_names: list[str] = FACTORY, subscribed_topic_regex: str | None = None, assignment: Assignment = FACTORY, target_assignment: Assignment = FACTORY, member_type: int = -1) -> None:
+        self.member_id = member_id
+        self.instance_id = instance_id
+        self.rack_id = rack_id
+        self.member_epoch = member_epoch
+        self.client_id = client_id
+        self.client_host = client_host
+        self.subscribed_topic_names = [] if subscribed_topic_names is FACTORY else subscribed_topic_names
+        self.subscribed_topic_regex = subscribed_topic_regex
+        self.assignment = Assignment() if assignment is FACTORY else assignment
+        self.target_assignment = Assignment() if target_assignment is FACTORY else target_assignment
+        self.member_type = member_type
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(member_id={self.member_id!r}, instance_id={self.instance_id!r}, rack_id={self.rack_id!r}, member_epoch={self.member_epoch!r}, client_id={self.client_id!r}, client_host={self.client_host!r}, subscribed_topic_names={self.subscribed_topic_names!r}, subscribed_topic_regex={self.subscribed_topic_regex!r}, assignment={self.assignment!r}, target_assignment={self.target_assignment!r}, member_type={self.member_type!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member_id, self.instance_id, self.rack_id, self.member_epoch, self.client_id, self.client_host, self.subscribed_topic_names, self.subscribed_topic_regex, self.assignment, self.target_assignment, self.member_type) == (other.member_id, other.instance_id, other.rack_id, other.member_epoch, other.client_id, other.client_host, other.subscribed_topic_names, other.subscribed_topic_regex, other.assignment, other.target_assignment, other.member_type)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribedGroup:
+    """DescribedGroup of ConsumerGroupDescribeResponse."""
+
     error_code: int = 0
     error_message: str | None = None
     group_id: str = ""
@@ -60,21 +115,64 @@ class DescribedGroup:
     members: list[Member] = field(default_factory=list)
     authorized_operations: int = -2147483648
 
+    def __init__(self, error_code: int = 0, error_message: str | None = None, group_id: str = "", group_state: str = "", group_epoch: int = 0, assignment_epoch: int = 0, assignor_name: str = "", members: list[Member] = FACTORY, authorized_operations: int = -2147483648) -> None:
+        self.error_code = error_code
+        self.error_message = error_message
+        self.group_id = group_id
+        self.group_state = group_state
+        self.group_epoch = group_epoch
+        self.assignment_epoch = assignment_epoch
+        self.assignor_name = assignor_name
+        self.members = [] if members is FACTORY else members
+        self.authorized_operations = authorized_operations
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, error_message={self.error_message!r}, group_id={self.group_id!r}, group_state={self.group_state!r}, group_epoch={self.group_epoch!r}, assignment_epoch={self.assignment_epoch!r}, assignor_name={self.assignor_name!r}, members={self.members!r}, authorized_operations={self.authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.error_message, self.group_id, self.group_state, self.group_epoch, self.assignment_epoch, self.assignor_name, self.members, self.authorized_operations) == (other.error_code, other.error_message, other.group_id, other.group_state, other.group_epoch, other.assignment_epoch, other.assignor_name, other.members, other.authorized_operations)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ConsumerGroupDescribeRequest:
     """ConsumerGroupDescribe request, versions 0-1."""
 
     group_ids: list[str] = field(default_factory=list)
     include_authorized_operations: bool = False
 
+    def __init__(self, group_ids: list[str] = FACTORY, include_authorized_operations: bool = False) -> None:
+        self.group_ids = [] if group_ids is FACTORY else group_ids
+        self.include_authorized_operations = include_authorized_operations
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_ids={self.group_ids!r}, include_authorized_operations={self.include_authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_ids, self.include_authorized_operations) == (other.group_ids, other.include_authorized_operations)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ConsumerGroupDescribeResponse:
     """ConsumerGroupDescribe response, versions 0-1."""
 
     throttle_time_ms: int = 0
     groups: list[DescribedGroup] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, groups: list[DescribedGroup] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.groups = [] if groups is FACTORY else groups
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, groups={self.groups!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.groups) == (other.throttle_time_ms, other.groups)
+        return NotImplemented
 
 
 REQUEST = Message(ConsumerGroupDescribeRequest, api_key=69, kind='request', valid='0-1', flexible='0+', fields=(

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -18,18 +20,45 @@ from ..schema import Message, Struct
 API_KEY = 68
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicPartitions:
+    """TopicPartitions of ConsumerGroupHeartbeatRequest and ConsumerGroupHeartbeatResponse."""
+
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
 
+    def __init__(self, topic_id: uuid.UUID = ZERO_UUID, partitions: list[int] = FACTORY) -> None:
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic_id, self.partitions) == (other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Assignment:
+    """Assignment of ConsumerGroupHeartbeatResponse."""
+
     topic_partitions: list[TopicPartitions] = field(default_factory=list)
 
+    def __init__(self, topic_partitions: list[TopicPartitions] = FACTORY) -> None:
+        self.topic_partitions = [] if topic_partitions is FACTORY else topic_partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic_partitions={self.topic_partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic_partitions,) == (other.topic_partitions,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ConsumerGroupHeartbeatRequest:
     """ConsumerGroupHeartbeat request, versions 0-1."""
 
@@ -44,8 +73,28 @@ class ConsumerGroupHeartbeatRequest:
     server_assignor: str | None = None
     topic_partitions: list[TopicPartitions] | None = None
 
+    def __init__(self, group_id: str = "", member_id: str = "", member_epoch: int = 0, instance_id: str | None = None, rack_id: str | None = None, rebalance_timeout_ms: int = -1, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = None, server_assignor: str | None = None, topic_partitions: list[TopicPartitions] | None = None) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.member_epoch = member_epoch
+        self.instance_id = instance_id
+        self.rack_id = rack_id
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.subscribed_topic_names = subscribed_topic_names
+        self.subscribed_topic_regex = subscribed_topic_regex
+        self.server_assignor = server_assignor
+        self.topic_partitions = topic_partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, member_epoch={self.member_epoch!r}, instance_id={self.instance_id!r}, rack_id={self.rack_id!r}, rebalance_timeout_ms={self.rebalance_timeout_ms!r}, subscribed_topic_names={self.subscribed_topic_names!r}, subscribed_topic_regex={self.subscribed_topic_regex!r}, server_assignor={self.server_assignor!r}, topic_partitions={self.topic_partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.member_id, self.member_epoch, self.instance_id, self.rack_id, self.rebalance_timeout_ms, self.subscribed_topic_names, self.subscribed_topic_regex, self.server_assignor, self.topic_partitions) == (other.group_id, other.member_id, other.member_epoch, other.instance_id, other.rack_id, other.rebalance_timeout_ms, other.subscribed_topic_names, other.subscribed_topic_regex, other.server_assignor, other.topic_partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ConsumerGroupHeartbeatResponse:
     """ConsumerGroupHeartbeat response, versions 0-1."""
 
@@ -56,6 +105,23 @@ class ConsumerGroupHeartbeatResponse:
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
     assignment: Assignment | None = None
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, error_message: str | None = None, member_id: str | None = None, member_epoch: int = 0, heartbeat_interval_ms: int = 0, assignment: Assignment | None = None) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.member_id = member_id
+        self.member_epoch = member_epoch
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.assignment = assignment
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, member_id={self.member_id!r}, member_epoch={self.member_epoch!r}, heartbeat_interval_ms={self.heartbeat_interval_ms!r}, assignment={self.assignment!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.error_message, self.member_id, self.member_epoch, self.heartbeat_interval_ms, self.assignment) == (other.throttle_time_ms, other.error_code, other.error_message, other.member_id, other.member_epoch, other.heartbeat_interval_ms, other.assignment)
+        return NotImplemented
 
 
 REQUEST = Message(ConsumerGroupHeartbeatRequest, api_key=68, kind='request', valid='0-1', flexible='0+', fields=(

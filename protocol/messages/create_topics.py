@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -49,24 +51,54 @@ from ..schema import Message, Struct
 API_KEY = 19
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreatableReplicaAssignment:
+    """CreatableReplicaAssignment of CreateTopicsRequest."""
+
     # The partition index.
     partition_index: int = 0
     # The brokers to place the partition on.
     broker_ids: list[int] = field(default_factory=list)
 
+    def __init__(self, partition_index: int = 0, broker_ids: list[int] = FACTORY) -> None:
+        self.partition_index = partition_index
+        self.broker_ids = [] if broker_ids is FACTORY else broker_ids
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, broker_ids={self.broker_ids!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.broker_ids) == (other.partition_index, other.broker_ids)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreatableTopicConfig:
+    """CreatableTopicConfig of CreateTopicsRequest."""
+
     # The configuration name.
     name: str = ""
     # The configuration value.
     value: str | None = ""
 
+    def __init__(self, name: str = "", value: str | None = "") -> None:
+        self.name = name
+        self.value = value
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, value={self.value!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.value) == (other.name, other.value)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreatableTopic:
+    """CreatableTopic of CreateTopicsRequest."""
+
     # The topic name.
     name: str = ""
     # The number of partitions to create in the topic, or -1 if we are either specifying a manual partition assignment or using the default partitions.
@@ -78,9 +110,26 @@ class CreatableTopic:
     # The custom topic configurations to set.
     configs: list[CreatableTopicConfig] = field(default_factory=list)
 
+    def __init__(self, name: str = "", num_partitions: int = 0, replication_factor: int = 0, assignments: list[CreatableReplicaAssignment] = FACTORY, configs: list[CreatableTopicConfig] = FACTORY) -> None:
+        self.name = name
+        self.num_partitions = num_partitions
+        self.replication_factor = replication_factor
+        self.assignments = [] if assignments is FACTORY else assignments
+        self.configs = [] if configs is FACTORY else configs
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, num_partitions={self.num_partitions!r}, replication_factor={self.replication_factor!r}, assignments={self.assignments!r}, configs={self.configs!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.num_partitions, self.replication_factor, self.assignments, self.configs) == (other.name, other.num_partitions, other.replication_factor, other.assignments, other.configs)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreatableTopicConfigs:
+    """CreatableTopicConfigs of CreateTopicsResponse."""
+
     # The configuration name.
     name: str = ""
     # The configuration value.
@@ -92,9 +141,26 @@ class CreatableTopicConfigs:
     # True if this configuration is sensitive.
     is_sensitive: bool = False
 
+    def __init__(self, name: str = "", value: str | None = "", read_only: bool = False, config_source: int = -1, is_sensitive: bool = False) -> None:
+        self.name = name
+        self.value = value
+        self.read_only = read_only
+        self.config_source = config_source
+        self.is_sensitive = is_sensitive
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, value={self.value!r}, read_only={self.read_only!r}, config_source={self.config_source!r}, is_sensitive={self.is_sensitive!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.value, self.read_only, self.config_source, self.is_sensitive) == (other.name, other.value, other.read_only, other.config_source, other.is_sensitive)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreatableTopicResult:
+    """CreatableTopicResult of CreateTopicsResponse."""
+
     # The topic name.
     name: str = ""
     # The unique topic ID.
@@ -112,8 +178,26 @@ class CreatableTopicResult:
     # Configuration of the topic.
     configs: list[CreatableTopicConfigs] | None = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, error_code: int = 0, error_message: str | None = "", topic_config_error_code: int = 0, num_partitions: int = -1, replication_factor: int = -1, configs: list[CreatableTopicConfigs] | None = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.error_code = error_code
+        self.error_message = error_message
+        self.topic_config_error_code = topic_config_error_code
+        self.num_partitions = num_partitions
+        self.replication_factor = replication_factor
+        self.configs = [] if configs is FACTORY else configs
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, topic_config_error_code={self.topic_config_error_code!r}, num_partitions={self.num_partitions!r}, replication_factor={self.replication_factor!r}, configs={self.configs!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.error_code, self.error_message, self.topic_config_error_code, self.num_partitions, self.replication_factor, self.configs) == (other.name, other.topic_id, other.error_code, other.error_message, other.topic_config_error_code, other.num_partitions, other.replication_factor, other.configs)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreateTopicsRequest:
     """CreateTopics request, versions 2-7."""
 
@@ -124,8 +208,21 @@ class CreateTopicsRequest:
     # If true, check that the topics can be created as specified, but don't create anything.
     validate_only: bool = False
 
+    def __init__(self, topics: list[CreatableTopic] = FACTORY, timeout_ms: int = 60000, validate_only: bool = False) -> None:
+        self.topics = [] if topics is FACTORY else topics
+        self.timeout_ms = timeout_ms
+        self.validate_only = validate_only
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topics={self.topics!r}, timeout_ms={self.timeout_ms!r}, validate_only={self.validate_only!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topics, self.timeout_ms, self.validate_only) == (other.topics, other.timeout_ms, other.validate_only)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class CreateTopicsResponse:
     """CreateTopics response, versions 2-7."""
 
@@ -133,6 +230,18 @@ class CreateTopicsResponse:
     throttle_time_ms: int = 0
     # Results for each topic we tried to create.
     topics: list[CreatableTopicResult] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[CreatableTopicResult] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(CreateTopicsRequest, api_key=19, kind='request', valid='2-7', flexible='5+', fields=(

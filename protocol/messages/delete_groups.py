@@ -16,30 +16,57 @@ DeleteGroupsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 42
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeletableGroupResult:
+    """DeletableGroupResult of DeleteGroupsResponse."""
+
     # The group id.
     group_id: str = ""
     # The deletion error, or 0 if the deletion succeeded.
     error_code: int = 0
 
+    def __init__(self, group_id: str = "", error_code: int = 0) -> None:
+        self.group_id = group_id
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.error_code) == (other.group_id, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeleteGroupsRequest:
     """DeleteGroups request, versions 0-2."""
 
     # The group names to delete.
     groups_names: list[str] = field(default_factory=list)
 
+    def __init__(self, groups_names: list[str] = FACTORY) -> None:
+        self.groups_names = [] if groups_names is FACTORY else groups_names
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(groups_names={self.groups_names!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.groups_names,) == (other.groups_names,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeleteGroupsResponse:
     """DeleteGroups response, versions 0-2."""
 
@@ -47,6 +74,18 @@ class DeleteGroupsResponse:
     throttle_time_ms: int = 0
     # The deletion results.
     results: list[DeletableGroupResult] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, results: list[DeletableGroupResult] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.results = [] if results is FACTORY else results
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, results={self.results!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.results) == (other.throttle_time_ms, other.results)
+        return NotImplemented
 
 
 REQUEST = Message(DeleteGroupsRequest, api_key=42, kind='request', valid='0-2', flexible='2+', fields=(

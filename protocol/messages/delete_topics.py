@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -44,16 +46,32 @@ from ..schema import Message, Struct
 API_KEY = 20
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeleteTopicState:
+    """DeleteTopicState of DeleteTopicsRequest."""
+
     # The topic name.
     name: str | None = None
     # The unique topic ID.
     topic_id: uuid.UUID = ZERO_UUID
 
+    def __init__(self, name: str | None = None, topic_id: uuid.UUID = ZERO_UUID) -> None:
+        self.name = name
+        self.topic_id = topic_id
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id) == (other.name, other.topic_id)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeletableTopicResult:
+    """DeletableTopicResult of DeleteTopicsResponse."""
+
     # The topic name.
     name: str | None = ""
     # The unique topic ID.
@@ -63,8 +81,22 @@ class DeletableTopicResult:
     # The error message, or null if there was no error.
     error_message: str | None = None
 
+    def __init__(self, name: str | None = "", topic_id: uuid.UUID = ZERO_UUID, error_code: int = 0, error_message: str | None = None) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.error_code = error_code
+        self.error_message = error_message
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, error_code={self.error_code!r}, error_message={self.error_message!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.error_code, self.error_message) == (other.name, other.topic_id, other.error_code, other.error_message)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeleteTopicsRequest:
     """DeleteTopics request, versions 1-6."""
 
@@ -75,8 +107,21 @@ class DeleteTopicsRequest:
     # The length of time in milliseconds to wait for the deletions to complete.
     timeout_ms: int = 0
 
+    def __init__(self, topics: list[DeleteTopicState] = FACTORY, topic_names: list[str] = FACTORY, timeout_ms: int = 0) -> None:
+        self.topics = [] if topics is FACTORY else topics
+        self.topic_names = [] if topic_names is FACTORY else topic_names
+        self.timeout_ms = timeout_ms
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topics={self.topics!r}, topic_names={self.topic_names!r}, timeout_ms={self.timeout_ms!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topics, self.topic_names, self.timeout_ms) == (other.topics, other.topic_names, other.timeout_ms)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DeleteTopicsResponse:
     """DeleteTopics response, versions 1-6."""
 
@@ -84,6 +129,18 @@ class DeleteTopicsResponse:
     throttle_time_ms: int = 0
     # The results for each topic we tried to delete.
     responses: list[DeletableTopicResult] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, responses: list[DeletableTopicResult] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.responses = [] if responses is FACTORY else responses
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, responses={self.responses!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.responses) == (other.throttle_time_ms, other.responses)
+        return NotImplemented
 
 
 REQUEST = Message(DeleteTopicsRequest, api_key=20, kind='request', valid='1-6', flexible='4+', fields=(

@@ -19,15 +19,19 @@ DescribeClusterResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 60
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeClusterBroker:
+    """DescribeClusterBroker of DescribeClusterResponse."""
+
     # The broker ID.
     broker_id: int = 0
     # The broker hostname.
@@ -39,8 +43,23 @@ class DescribeClusterBroker:
     # Whether the broker is fenced
     is_fenced: bool = False
 
+    def __init__(self, broker_id: int = 0, host: str = "", port: int = 0, rack: str | None = None, is_fenced: bool = False) -> None:
+        self.broker_id = broker_id
+        self.host = host
+        self.port = port
+        self.rack = rack
+        self.is_fenced = is_fenced
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(broker_id={self.broker_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r}, is_fenced={self.is_fenced!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.broker_id, self.host, self.port, self.rack, self.is_fenced) == (other.broker_id, other.host, other.port, other.rack, other.is_fenced)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeClusterRequest:
     """DescribeCluster request, versions 0-2."""
 
@@ -51,8 +70,21 @@ class DescribeClusterRequest:
     # Whether to include fenced brokers when listing brokers.
     include_fenced_brokers: bool = False
 
+    def __init__(self, include_cluster_authorized_operations: bool = False, endpoint_type: int = 1, include_fenced_brokers: bool = False) -> None:
+        self.include_cluster_authorized_operations = include_cluster_authorized_operations
+        self.endpoint_type = endpoint_type
+        self.include_fenced_brokers = include_fenced_brokers
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(include_cluster_authorized_operations={self.include_cluster_authorized_operations!r}, endpoint_type={self.endpoint_type!r}, include_fenced_brokers={self.include_fenced_brokers!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.include_cluster_authorized_operations, self.endpoint_type, self.include_fenced_brokers) == (other.include_cluster_authorized_operations, other.endpoint_type, other.include_fenced_brokers)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeClusterResponse:
     """DescribeCluster response, versions 0-2."""
 
@@ -72,6 +104,24 @@ class DescribeClusterResponse:
     brokers: list[DescribeClusterBroker] = field(default_factory=list)
     # 32-bit bitfield to represent authorized operations for this cluster.
     cluster_authorized_operations: int = -2147483648
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, error_message: str | None = None, endpoint_type: int = 1, cluster_id: str = "", controller_id: int = -1, brokers: list[DescribeClusterBroker] = FACTORY, cluster_authorized_operations: int = -2147483648) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.endpoint_type = endpoint_type
+        self.cluster_id = cluster_id
+        self.controller_id = controller_id
+        self.brokers = [] if brokers is FACTORY else brokers
+        self.cluster_authorized_operations = cluster_authorized_operations
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, endpoint_type={self.endpoint_type!r}, cluster_id={self.cluster_id!r}, controller_id={self.controller_id!r}, brokers={self.brokers!r}, cluster_authorized_operations={self.cluster_authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.error_message, self.endpoint_type, self.cluster_id, self.controller_id, self.brokers, self.cluster_authorized_operations) == (other.throttle_time_ms, other.error_code, other.error_message, other.endpoint_type, other.cluster_id, other.controller_id, other.brokers, other.cluster_authorized_operations)
+        return NotImplemented
 
 
 REQUEST = Message(DescribeClusterRequest, api_key=60, kind='request', valid='0-2', flexible='0+', fields=(

@@ -30,15 +30,19 @@ DescribeGroupsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 15
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribedGroupMember:
+    """DescribedGroupMember of DescribeGroupsResponse."""
+
     # The member id.
     member_id: str = ""
     # The unique identifier of the consumer instance provided by end user.
@@ -52,9 +56,27 @@ class DescribedGroupMember:
     # The current assignment provided by the group leader.
     member_assignment: bytes = b""
 
+    def __init__(self, member_id: str = "", group_instance_id: str | None = None, client_id: str = "", client_host: str = "", member_metadata: bytes = b"", member_assignment: bytes = b"") -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.member_metadata = member_metadata
+        self.member_assignment = member_assignment
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, client_id={self.client_id!r}, client_host={self.client_host!r}, member_metadata={self.member_metadata!r}, member_assignment={self.member_assignment!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member_id, self.group_instance_id, self.client_id, self.client_host, self.member_metadata, self.member_assignment) == (other.member_id, other.group_instance_id, other.client_id, other.client_host, other.member_metadata, other.member_assignment)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribedGroup:
+    """DescribedGroup of DescribeGroupsResponse."""
+
     # The describe error, or 0 if there was no error.
     error_code: int = 0
     # The describe error message, or null if there was no error.
@@ -72,8 +94,26 @@ class DescribedGroup:
     # 32-bit bitfield to represent authorized operations for this group.
     authorized_operations: int = -2147483648
 
+    def __init__(self, error_code: int = 0, error_message: str | None = None, group_id: str = "", group_state: str = "", protocol_type: str = "", protocol_data: str = "", members: list[DescribedGroupMember] = FACTORY, authorized_operations: int = -2147483648) -> None:
+        self.error_code = error_code
+        self.error_message = error_message
+        self.group_id = group_id
+        self.group_state = group_state
+        self.protocol_type = protocol_type
+        self.protocol_data = protocol_data
+        self.members = [] if members is FACTORY else members
+        self.authorized_operations = authorized_operations
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, error_message={self.error_message!r}, group_id={self.group_id!r}, group_state={self.group_state!r}, protocol_type={self.protocol_type!r}, protocol_data={self.protocol_data!r}, members={self.members!r}, authorized_operations={self.authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.error_message, self.group_id, self.group_state, self.protocol_type, self.protocol_data, self.members, self.authorized_operations) == (other.error_code, other.error_message, other.group_id, other.group_state, other.protocol_type, other.protocol_data, other.members, other.authorized_operations)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeGroupsRequest:
     """DescribeGroups request, versions 0-6."""
 
@@ -82,8 +122,20 @@ class DescribeGroupsRequest:
     # Whether to include authorized operations.
     include_authorized_operations: bool = False
 
+    def __init__(self, groups: list[str] = FACTORY, include_authorized_operations: bool = False) -> None:
+        self.groups = [] if groups is FACTORY else groups
+        self.include_authorized_operations = include_authorized_operations
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(groups={self.groups!r}, include_authorized_operations={self.include_authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.groups, self.include_authorized_operations) == (other.groups, other.include_authorized_operations)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeGroupsResponse:
     """DescribeGroups response, versions 0-6."""
 
@@ -91,6 +143,18 @@ class DescribeGroupsResponse:
     throttle_time_ms: int = 0
     # Each described group.
     groups: list[DescribedGroup] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, groups: list[DescribedGroup] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.groups = [] if groups is FACTORY else groups
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, groups={self.groups!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.groups) == (other.throttle_time_ms, other.groups)
+        return NotImplemented
 
 
 REQUEST = Message(DescribeGroupsRequest, api_key=15, kind='request', valid='0-6', flexible='5+', fields=(

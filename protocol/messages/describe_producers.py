@@ -6,23 +6,41 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 61
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicRequest:
+    """TopicRequest of DescribeProducersRequest."""
+
     # The topic name.
     name: str = ""
     # The indexes of the partitions to list producers for.
     partition_indexes: list[int] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partition_indexes: list[int] = FACTORY) -> None:
+        self.name = name
+        self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partition_indexes) == (other.name, other.partition_indexes)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ProducerState:
+    """ProducerState of DescribeProducersResponse."""
+
     # The producer id.
     producer_id: int = 0
     # The producer epoch.
@@ -36,9 +54,27 @@ class ProducerState:
     # The current transaction start offset of the producer.
     current_txn_start_offset: int = -1
 
+    def __init__(self, producer_id: int = 0, producer_epoch: int = 0, last_sequence: int = -1, last_timestamp: int = -1, coordinator_epoch: int = 0, current_txn_start_offset: int = -1) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.last_sequence = last_sequence
+        self.last_timestamp = last_timestamp
+        self.coordinator_epoch = coordinator_epoch
+        self.current_txn_start_offset = current_txn_start_offset
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, last_sequence={self.last_sequence!r}, last_timestamp={self.last_timestamp!r}, coordinator_epoch={self.coordinator_epoch!r}, current_txn_start_offset={self.current_txn_start_offset!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.producer_id, self.producer_epoch, self.last_sequence, self.last_timestamp, self.coordinator_epoch, self.current_txn_start_offset) == (other.producer_id, other.producer_epoch, other.last_sequence, other.last_timestamp, other.coordinator_epoch, other.current_txn_start_offset)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class PartitionResponse:
+    """PartitionResponse of DescribeProducersResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The partition error code, or 0 if there was no error.
@@ -48,24 +84,63 @@ class PartitionResponse:
     # The active producers for the partition.
     active_producers: list[ProducerState] = field(default_factory=list)
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0, error_message: str | None = None, active_producers: list[ProducerState] = FACTORY) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.error_message = error_message
+        self.active_producers = [] if active_producers is FACTORY else active_producers
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, active_producers={self.active_producers!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code, self.error_message, self.active_producers) == (other.partition_index, other.error_code, other.error_message, other.active_producers)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicResponse:
+    """TopicResponse of DescribeProducersResponse."""
+
     # The topic name.
     name: str = ""
     # Each partition in the response.
     partitions: list[PartitionResponse] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[PartitionResponse] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeProducersRequest:
     """DescribeProducers request, versions 0."""
 
     # The topics to list producers for.
     topics: list[TopicRequest] = field(default_factory=list)
 
+    def __init__(self, topics: list[TopicRequest] = FACTORY) -> None:
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topics,) == (other.topics,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeProducersResponse:
     """DescribeProducers response, versions 0."""
 
@@ -73,6 +148,18 @@ class DescribeProducersResponse:
     throttle_time_ms: int = 0
     # Each topic in the response.
     topics: list[TopicResponse] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[TopicResponse] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(DescribeProducersRequest, api_key=61, kind='request', valid='0', flexible='0+', fields=(

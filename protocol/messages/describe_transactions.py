@@ -6,23 +6,41 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 65
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicData:
+    """TopicData of DescribeTransactionsResponse."""
+
     # The topic name.
     topic: str = ""
     # The partition ids included in the current transaction.
     partitions: list[int] = field(default_factory=list)
 
+    def __init__(self, topic: str = "", partitions: list[int] = FACTORY) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic, self.partitions) == (other.topic, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TransactionState:
+    """TransactionState of DescribeTransactionsResponse."""
+
     # The error code.
     error_code: int = 0
     # The transactional id.
@@ -40,16 +58,45 @@ class TransactionState:
     # The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers.
     topics: list[TopicData] = field(default_factory=list)
 
+    def __init__(self, error_code: int = 0, transactional_id: str = "", transaction_state: str = "", transaction_timeout_ms: int = 0, transaction_start_time_ms: int = 0, producer_id: int = 0, producer_epoch: int = 0, topics: list[TopicData] = FACTORY) -> None:
+        self.error_code = error_code
+        self.transactional_id = transactional_id
+        self.transaction_state = transaction_state
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.transaction_start_time_ms = transaction_start_time_ms
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, transactional_id={self.transactional_id!r}, transaction_state={self.transaction_state!r}, transaction_timeout_ms={self.transaction_timeout_ms!r}, transaction_start_time_ms={self.transaction_start_time_ms!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.transactional_id, self.transaction_state, self.transaction_timeout_ms, self.transaction_start_time_ms, self.producer_id, self.producer_epoch, self.topics) == (other.error_code, other.transactional_id, other.transaction_state, other.transaction_timeout_ms, other.transaction_start_time_ms, other.producer_id, other.producer_epoch, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeTransactionsRequest:
     """DescribeTransactions request, versions 0."""
 
     # Array of transactionalIds to include in describe results. If empty, then no results will be returned.
     transactional_ids: list[str] = field(default_factory=list)
 
+    def __init__(self, transactional_ids: list[str] = FACTORY) -> None:
+        self.transactional_ids = [] if transactional_ids is FACTORY else transactional_ids
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_ids={self.transactional_ids!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_ids,) == (other.transactional_ids,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeTransactionsResponse:
     """DescribeTransactions response, versions 0."""
 
@@ -57,6 +104,18 @@ class DescribeTransactionsResponse:
     throttle_time_ms: int = 0
     # The current state of the transaction.
     transaction_states: list[TransactionState] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, transaction_states: list[TransactionState] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.transaction_states = [] if transaction_states is FACTORY else transaction_states
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, transaction_states={self.transaction_states!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.transaction_states) == (other.throttle_time_ms, other.transaction_states)
+        return NotImplemented
 
 
 REQUEST = Message(DescribeTransactionsRequest, api_key=65, kind='request', valid='0', flexible='0+', fields=(

@@ -28,6 +28,7 @@ EndTxnResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..schema import Field as F
 from ..schema import Message
@@ -35,7 +36,7 @@ from ..schema import Message
 API_KEY = 26
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class EndTxnRequest:
     """EndTxn request, versions 0-5."""
 
@@ -48,8 +49,22 @@ class EndTxnRequest:
     # True if the transaction was committed, false if it was aborted.
     committed: bool = False
 
+    def __init__(self, transactional_id: str = "", producer_id: int = 0, producer_epoch: int = 0, committed: bool = False) -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.committed = committed
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, committed={self.committed!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.producer_id, self.producer_epoch, self.committed) == (other.transactional_id, other.producer_id, other.producer_epoch, other.committed)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class EndTxnResponse:
     """EndTxn response, versions 0-5."""
 
@@ -61,6 +76,20 @@ class EndTxnResponse:
     producer_id: int = -1
     # The current epoch associated with the producer.
     producer_epoch: int = -1
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, producer_id: int = -1, producer_epoch: int = -1) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.producer_id, self.producer_epoch) == (other.throttle_time_ms, other.error_code, other.producer_id, other.producer_epoch)
+        return NotImplemented
 
 
 REQUEST = Message(EndTxnRequest, api_key=26, kind='request', valid='0-5', flexible='3+', fields=(

@@ -84,7 +84,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -92,16 +94,32 @@ from ..schema import Message, Struct
 API_KEY = 1
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ReplicaState:
+    """ReplicaState of FetchRequest."""
+
     # The replica ID of the follower, or -1 if this request is from a consumer.
     replica_id: int = -1
     # The epoch of this follower, or -1 if not available.
     replica_epoch: int = -1
 
+    def __init__(self, replica_id: int = -1, replica_epoch: int = -1) -> None:
+        self.replica_id = replica_id
+        self.replica_epoch = replica_epoch
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(replica_id={self.replica_id!r}, replica_epoch={self.replica_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.replica_id, self.replica_epoch) == (other.replica_id, other.replica_epoch)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchPartition:
+    """FetchPartition of FetchRequest."""
+
     # The partition index.
     partition: int = 0
     # The current leader epoch of the partition.
@@ -119,9 +137,29 @@ class FetchPartition:
     # The high-watermark known by the replica. -1 if the high-watermark is not known and 9223372036854775807 if the feature is not supported.
     high_watermark: int = 9223372036854775807
 
+    def __init__(self, partition: int = 0, current_leader_epoch: int = -1, fetch_offset: int = 0, last_fetched_epoch: int = -1, log_start_offset: int = -1, partition_max_bytes: int = 0, replica_directory_id: uuid.UUID = ZERO_UUID, high_watermark: int = 9223372036854775807) -> None:
+        self.partition = partition
+        self.current_leader_epoch = current_leader_epoch
+        self.fetch_offset = fetch_offset
+        self.last_fetched_epoch = last_fetched_epoch
+        self.log_start_offset = log_start_offset
+        self.partition_max_bytes = partition_max_bytes
+        self.replica_directory_id = replica_directory_id
+        self.high_watermark = high_watermark
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition={self.partition!r}, current_leader_epoch={self.current_leader_epoch!r}, fetch_offset={self.fetch_offset!r}, last_fetched_epoch={self.last_fetched_epoch!r}, log_start_offset={self.log_start_offset!r}, partition_max_bytes={self.partition_max_bytes!r}, replica_directory_id={self.replica_directory_id!r}, high_watermark={self.high_watermark!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition, self.current_leader_epoch, self.fetch_offset, self.last_fetched_epoch, self.log_start_offset, self.partition_max_bytes, self.replica_directory_id, self.high_watermark) == (other.partition, other.current_leader_epoch, other.fetch_offset, other.last_fetched_epoch, other.log_start_offset, other.partition_max_bytes, other.replica_directory_id, other.high_watermark)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchTopic:
+    """FetchTopic of FetchRequest."""
+
     # The name of the topic to fetch.
     topic: str = ""
     # The unique topic ID.
@@ -129,9 +167,24 @@ class FetchTopic:
     # The partitions to fetch.
     partitions: list[FetchPartition] = field(default_factory=list)
 
+    def __init__(self, topic: str = "", topic_id: uuid.UUID = ZERO_UUID, partitions: list[FetchPartition] = FACTORY) -> None:
+        self.topic = topic
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic={self.topic!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic, self.topic_id, self.partitions) == (other.topic, other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ForgottenTopic:
+    """ForgottenTopic of FetchRequest."""
+
     # The topic name.
     topic: str = ""
     # The unique topic ID.
@@ -139,41 +192,112 @@ class ForgottenTopic:
     # The partitions indexes to forget.
     partitions: list[int] = field(default_factory=list)
 
+    def __init__(self, topic: str = "", topic_id: uuid.UUID = ZERO_UUID, partitions: list[int] = FACTORY) -> None:
+        self.topic = topic
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic={self.topic!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic, self.topic_id, self.partitions) == (other.topic, other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class EpochEndOffset:
+    """EpochEndOffset of FetchResponse."""
+
     # The largest epoch.
     epoch: int = -1
     # The end offset of the epoch.
     end_offset: int = -1
 
+    def __init__(self, epoch: int = -1, end_offset: int = -1) -> None:
+        self.epoch = epoch
+        self.end_offset = end_offset
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(epoch={self.epoch!r}, end_offset={self.end_offset!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.epoch, self.end_offset) == (other.epoch, other.end_offset)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class LeaderIdAndEpoch:
+    """LeaderIdAndEpoch of FetchResponse."""
+
     # The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = -1
     # The latest known leader epoch.
     leader_epoch: int = -1
 
+    def __init__(self, leader_id: int = -1, leader_epoch: int = -1) -> None:
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.leader_id, self.leader_epoch) == (other.leader_id, other.leader_epoch)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SnapshotId:
+    """SnapshotId of FetchResponse."""
+
     # The end offset of the epoch.
     end_offset: int = -1
     # The largest epoch.
     epoch: int = -1
 
+    def __init__(self, end_offset: int = -1, epoch: int = -1) -> None:
+        self.end_offset = end_offset
+        self.epoch = epoch
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(end_offset={self.end_offset!r}, epoch={self.epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.end_offset, self.epoch) == (other.end_offset, other.epoch)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AbortedTransaction:
+    """AbortedTransaction of FetchResponse."""
+
     # The producer id associated with the aborted transaction.
     producer_id: int = 0
     # The first offset in the aborted transaction.
     first_offset: int = 0
 
+    def __init__(self, producer_id: int = 0, first_offset: int = 0) -> None:
+        self.producer_id = producer_id
+        self.first_offset = first_offset
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, first_offset={self.first_offset!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.producer_id, self.first_offset) == (other.producer_id, other.first_offset)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class PartitionData:
+    """PartitionData of FetchResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The error code, or 0 if there was no fetch error.
@@ -197,9 +321,32 @@ class PartitionData:
     # The record data.
     records: bytes | None = None
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0, high_watermark: int = 0, last_stable_offset: int = -1, log_start_offset: int = -1, diverging_epoch: EpochEndOffset = FACTORY, current_leader: LeaderIdAndEpoch = FACTORY, snapshot_id: SnapshotId = FACTORY, aborted_transactions: list[AbortedTransaction] | None = FACTORY, preferred_read_replica: int = -1, records: bytes | None = None) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.high_watermark = high_watermark
+        self.last_stable_offset = last_stable_offset
+        self.log_start_offset = log_start_offset
+        self.diverging_epoch = EpochEndOffset() if diverging_epoch is FACTORY else diverging_epoch
+        self.current_leader = LeaderIdAndEpoch() if current_leader is FACTORY else current_leader
+        self.snapshot_id = SnapshotId() if snapshot_id is FACTORY else snapshot_id
+        self.aborted_transactions = [] if aborted_transactions is FACTORY else aborted_transactions
+        self.preferred_read_replica = preferred_read_replica
+        self.records = records
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, high_watermark={self.high_watermark!r}, last_stable_offset={self.last_stable_offset!r}, log_start_offset={self.log_start_offset!r}, diverging_epoch={self.diverging_epoch!r}, current_leader={self.current_leader!r}, snapshot_id={self.snapshot_id!r}, aborted_transactions={self.aborted_transactions!r}, preferred_read_replica={self.preferred_read_replica!r}, records={self.records!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code, self.high_watermark, self.last_stable_offset, self.log_start_offset, self.diverging_epoch, self.current_leader, self.snapshot_id, self.aborted_transactions, self.preferred_read_replica, self.records) == (other.partition_index, other.error_code, other.high_watermark, other.last_stable_offset, other.log_start_offset, other.diverging_epoch, other.current_leader, other.snapshot_id, other.aborted_transactions, other.preferred_read_replica, other.records)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchableTopicResponse:
+    """FetchableTopicResponse of FetchResponse."""
+
     # The topic name.
     topic: str = ""
     # The unique topic ID.
@@ -207,9 +354,24 @@ class FetchableTopicResponse:
     # The topic partitions.
     partitions: list[PartitionData] = field(default_factory=list)
 
+    def __init__(self, topic: str = "", topic_id: uuid.UUID = ZERO_UUID, partitions: list[PartitionData] = FACTORY) -> None:
+        self.topic = topic
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic={self.topic!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic, self.topic_id, self.partitions) == (other.topic, other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class NodeEndpoint:
+    """NodeEndpoint of FetchResponse."""
+
     # The ID of the associated node.
     node_id: int = 0
     # The node's hostname.
@@ -219,8 +381,22 @@ class NodeEndpoint:
     # The rack of the node, or null if it has not been assigned to a rack.
     rack: str | None = None
 
+    def __init__(self, node_id: int = 0, host: str = "", port: int = 0, rack: str | None = None) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.rack = rack
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.node_id, self.host, self.port, self.rack) == (other.node_id, other.host, other.port, other.rack)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchRequest:
     """Fetch request, versions 4-18."""
 
@@ -249,8 +425,30 @@ class FetchRequest:
     # Rack ID of the consumer making this request.
     rack_id: str = ""
 
+    def __init__(self, cluster_id: str | None = None, replica_id: int = -1, replica_state: ReplicaState = FACTORY, max_wait_ms: int = 0, min_bytes: int = 0, max_bytes: int = 2147483647, isolation_level: int = 0, session_id: int = 0, session_epoch: int = -1, topics: list[FetchTopic] = FACTORY, forgotten_topics_data: list[ForgottenTopic] = FACTORY, rack_id: str = "") -> None:
+        self.cluster_id = cluster_id
+        self.replica_id = replica_id
+        self.replica_state = ReplicaState() if replica_state is FACTORY else replica_state
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.isolation_level = isolation_level
+        self.session_id = session_id
+        self.session_epoch = session_epoch
+        self.topics = [] if topics is FACTORY else topics
+        self.forgotten_topics_data = [] if forgotten_topics_data is FACTORY else forgotten_topics_data
+        self.rack_id = rack_id
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(cluster_id={self.cluster_id!r}, replica_id={self.replica_id!r}, replica_state={self.replica_state!r}, max_wait_ms={self.max_wait_ms!r}, min_bytes={self.min_bytes!r}, max_bytes={self.max_bytes!r}, isolation_level={self.isolation_level!r}, session_id={self.session_id!r}, session_epoch={self.session_epoch!r}, topics={self.topics!r}, forgotten_topics_data={self.forgotten_topics_data!r}, rack_id={self.rack_id!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.cluster_id, self.replica_id, self.replica_state, self.max_wait_ms, self.min_bytes, self.max_bytes, self.isolation_level, self.session_id, self.session_epoch, self.topics, self.forgotten_topics_data, self.rack_id) == (other.cluster_id, other.replica_id, other.replica_state, other.max_wait_ms, other.min_bytes, other.max_bytes, other.isolation_level, other.session_id, other.session_epoch, other.topics, other.forgotten_topics_data, other.rack_id)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchResponse:
     """Fetch response, versions 4-18."""
 
@@ -264,6 +462,21 @@ class FetchResponse:
     responses: list[FetchableTopicResponse] = field(default_factory=list)
     # Endpoints for all current-leaders enumerated in PartitionData, with errors NOT_LEADER_OR_FOLLOWER & FENCED_LEADER_EPOCH.
     node_endpoints: list[NodeEndpoint] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, session_id: int = 0, responses: list[FetchableTopicResponse] = FACTORY, node_endpoints: list[NodeEndpoint] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.session_id = session_id
+        self.responses = [] if responses is FACTORY else responses
+        self.node_endpoints = [] if node_endpoints is FACTORY else node_endpoints
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, session_id={self.session_id!r}, responses={self.responses!r}, node_endpoints={self.node_endpoints!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.session_id, self.responses, self.node_endpoints) == (other.throttle_time_ms, other.error_code, other.session_id, other.responses, other.node_endpoints)
+        return NotImplemented
 
 
 REQUEST = Message(FetchRequest, api_key=1, kind='request', valid='4-18', flexible='12+', fields=(

@@ -33,15 +33,19 @@ FindCoordinatorResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 10
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Coordinator:
+    """Coordinator of FindCoordinatorResponse."""
+
     # The coordinator key.
     key: str = ""
     # The node id.
@@ -55,8 +59,24 @@ class Coordinator:
     # The error message, or null if there was no error.
     error_message: str | None = ""
 
+    def __init__(self, key: str = "", node_id: int = 0, host: str = "", port: int = 0, error_code: int = 0, error_message: str | None = "") -> None:
+        self.key = key
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.error_code = error_code
+        self.error_message = error_message
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(key={self.key!r}, node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, error_code={self.error_code!r}, error_message={self.error_message!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.key, self.node_id, self.host, self.port, self.error_code, self.error_message) == (other.key, other.node_id, other.host, other.port, other.error_code, other.error_message)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FindCoordinatorRequest:
     """FindCoordinator request, versions 0-6."""
 
@@ -67,8 +87,21 @@ class FindCoordinatorRequest:
     # The coordinator keys.
     coordinator_keys: list[str] = field(default_factory=list)
 
+    def __init__(self, key: str = "", key_type: int = 0, coordinator_keys: list[str] = FACTORY) -> None:
+        self.key = key
+        self.key_type = key_type
+        self.coordinator_keys = [] if coordinator_keys is FACTORY else coordinator_keys
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(key={self.key!r}, key_type={self.key_type!r}, coordinator_keys={self.coordinator_keys!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.key, self.key_type, self.coordinator_keys) == (other.key, other.key_type, other.coordinator_keys)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FindCoordinatorResponse:
     """FindCoordinator response, versions 0-6."""
 
@@ -86,6 +119,23 @@ class FindCoordinatorResponse:
     port: int = 0
     # Each coordinator result in the response.
     coordinators: list[Coordinator] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, error_message: str | None = "", node_id: int = 0, host: str = "", port: int = 0, coordinators: list[Coordinator] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.coordinators = [] if coordinators is FACTORY else coordinators
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, coordinators={self.coordinators!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.error_message, self.node_id, self.host, self.port, self.coordinators) == (other.throttle_time_ms, other.error_code, other.error_message, other.node_id, other.host, other.port, other.coordinators)
+        return NotImplemented
 
 
 REQUEST = Message(FindCoordinatorRequest, api_key=10, kind='request', valid='0-6', flexible='3+', fields=(

@@ -22,6 +22,7 @@ HeartbeatResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..schema import Field as F
 from ..schema import Message
@@ -29,7 +30,7 @@ from ..schema import Message
 API_KEY = 12
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class HeartbeatRequest:
     """Heartbeat request, versions 0-4."""
 
@@ -42,8 +43,22 @@ class HeartbeatRequest:
     # The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
 
+    def __init__(self, group_id: str = "", generation_id: int = 0, member_id: str = "", group_instance_id: str | None = None) -> None:
+        self.group_id = group_id
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, generation_id={self.generation_id!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.generation_id, self.member_id, self.group_instance_id) == (other.group_id, other.generation_id, other.member_id, other.group_instance_id)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class HeartbeatResponse:
     """Heartbeat response, versions 0-4."""
 
@@ -51,6 +66,18 @@ class HeartbeatResponse:
     throttle_time_ms: int = 0
     # The error code, or 0 if there was no error.
     error_code: int = 0
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code) == (other.throttle_time_ms, other.error_code)
+        return NotImplemented
 
 
 REQUEST = Message(HeartbeatRequest, api_key=12, kind='request', valid='0-4', flexible='4+', fields=(

@@ -32,6 +32,7 @@ InitProducerIdResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..schema import Field as F
 from ..schema import Message
@@ -39,7 +40,7 @@ from ..schema import Message
 API_KEY = 22
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class InitProducerIdRequest:
     """InitProducerId request, versions 0-6."""
 
@@ -56,8 +57,24 @@ class InitProducerIdRequest:
     # True if the client wants to keep the currently ongoing transaction instead of aborting it.
     keep_prepared_txn: bool = False
 
+    def __init__(self, transactional_id: str | None = "", transaction_timeout_ms: int = 0, producer_id: int = -1, producer_epoch: int = -1, enable2_pc: bool = False, keep_prepared_txn: bool = False) -> None:
+        self.transactional_id = transactional_id
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.enable2_pc = enable2_pc
+        self.keep_prepared_txn = keep_prepared_txn
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, transaction_timeout_ms={self.transaction_timeout_ms!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, enable2_pc={self.enable2_pc!r}, keep_prepared_txn={self.keep_prepared_txn!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.transaction_timeout_ms, self.producer_id, self.producer_epoch, self.enable2_pc, self.keep_prepared_txn) == (other.transactional_id, other.transaction_timeout_ms, other.producer_id, other.producer_epoch, other.enable2_pc, other.keep_prepared_txn)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class InitProducerIdResponse:
     """InitProducerId response, versions 0-6."""
 
@@ -73,6 +90,22 @@ class InitProducerIdResponse:
     ongoing_txn_producer_id: int = -1
     # The epoch associated with the  producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing.
     ongoing_txn_producer_epoch: int = -1
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, producer_id: int = -1, producer_epoch: int = 0, ongoing_txn_producer_id: int = -1, ongoing_txn_producer_epoch: int = -1) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.ongoing_txn_producer_id = ongoing_txn_producer_id
+        self.ongoing_txn_producer_epoch = ongoing_txn_producer_epoch
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, ongoing_txn_producer_id={self.ongoing_txn_producer_id!r}, ongoing_txn_producer_epoch={self.ongoing_txn_producer_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.producer_id, self.producer_epoch, self.ongoing_txn_producer_id, self.ongoing_txn_producer_epoch) == (other.throttle_time_ms, other.error_code, other.producer_id, other.producer_epoch, other.ongoing_txn_producer_id, other.ongoing_txn_producer_epoch)
+        return NotImplemented
 
 
 REQUEST = Message(InitProducerIdRequest, api_key=22, kind='request', valid='0-6', flexible='2+', fields=(

@@ -42,23 +42,41 @@ JoinGroupResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 11
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class JoinGroupRequestProtocol:
+    """JoinGroupRequestProtocol of JoinGroupRequest."""
+
     # The protocol name.
     name: str = ""
     # The protocol metadata.
     metadata: bytes = b""
 
+    def __init__(self, name: str = "", metadata: bytes = b"") -> None:
+        self.name = name
+        self.metadata = metadata
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, metadata={self.metadata!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.metadata) == (other.name, other.metadata)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class JoinGroupResponseMember:
+    """JoinGroupResponseMember of JoinGroupResponse."""
+
     # The group member ID.
     member_id: str = ""
     # The unique identifier of the consumer instance provided by end user.
@@ -66,8 +84,21 @@ class JoinGroupResponseMember:
     # The group member metadata.
     metadata: bytes = b""
 
+    def __init__(self, member_id: str = "", group_instance_id: str | None = None, metadata: bytes = b"") -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.metadata = metadata
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, metadata={self.metadata!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member_id, self.group_instance_id, self.metadata) == (other.member_id, other.group_instance_id, other.metadata)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class JoinGroupRequest:
     """JoinGroup request, versions 0-9."""
 
@@ -88,8 +119,26 @@ class JoinGroupRequest:
     # The reason why the member (re-)joins the group.
     reason: str | None = None
 
+    def __init__(self, group_id: str = "", session_timeout_ms: int = 0, rebalance_timeout_ms: int = -1, member_id: str = "", group_instance_id: str | None = None, protocol_type: str = "", protocols: list[JoinGroupRequestProtocol] = FACTORY, reason: str | None = None) -> None:
+        self.group_id = group_id
+        self.session_timeout_ms = session_timeout_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.protocol_type = protocol_type
+        self.protocols = [] if protocols is FACTORY else protocols
+        self.reason = reason
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, session_timeout_ms={self.session_timeout_ms!r}, rebalance_timeout_ms={self.rebalance_timeout_ms!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, protocol_type={self.protocol_type!r}, protocols={self.protocols!r}, reason={self.reason!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.session_timeout_ms, self.rebalance_timeout_ms, self.member_id, self.group_instance_id, self.protocol_type, self.protocols, self.reason) == (other.group_id, other.session_timeout_ms, other.rebalance_timeout_ms, other.member_id, other.group_instance_id, other.protocol_type, other.protocols, other.reason)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class JoinGroupResponse:
     """JoinGroup response, versions 0-9."""
 
@@ -111,6 +160,25 @@ class JoinGroupResponse:
     member_id: str = ""
     # The group members.
     members: list[JoinGroupResponseMember] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, generation_id: int = -1, protocol_type: str | None = None, protocol_name: str | None = "", leader: str = "", skip_assignment: bool = False, member_id: str = "", members: list[JoinGroupResponseMember] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.generation_id = generation_id
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.leader = leader
+        self.skip_assignment = skip_assignment
+        self.member_id = member_id
+        self.members = [] if members is FACTORY else members
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, generation_id={self.generation_id!r}, protocol_type={self.protocol_type!r}, protocol_name={self.protocol_name!r}, leader={self.leader!r}, skip_assignment={self.skip_assignment!r}, member_id={self.member_id!r}, members={self.members!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.generation_id, self.protocol_type, self.protocol_name, self.leader, self.skip_assignment, self.member_id, self.members) == (other.throttle_time_ms, other.error_code, other.generation_id, other.protocol_type, other.protocol_name, other.leader, other.skip_assignment, other.member_id, other.members)
+        return NotImplemented
 
 
 REQUEST = Message(JoinGroupRequest, api_key=11, kind='request', valid='0-9', flexible='6+', fields=(

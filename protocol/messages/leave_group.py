@@ -26,15 +26,19 @@ LeaveGroupResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 13
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MemberIdentity:
+    """MemberIdentity of LeaveGroupRequest."""
+
     # The member ID to remove from the group.
     member_id: str = ""
     # The group instance ID to remove from the group.
@@ -42,9 +46,24 @@ class MemberIdentity:
     # The reason why the member left the group.
     reason: str | None = None
 
+    def __init__(self, member_id: str = "", group_instance_id: str | None = None, reason: str | None = None) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.reason = reason
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, reason={self.reason!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member_id, self.group_instance_id, self.reason) == (other.member_id, other.group_instance_id, other.reason)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MemberResponse:
+    """MemberResponse of LeaveGroupResponse."""
+
     # The member ID to remove from the group.
     member_id: str = ""
     # The group instance ID to remove from the group.
@@ -52,8 +71,21 @@ class MemberResponse:
     # The error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, member_id: str = "", group_instance_id: str | None = "", error_code: int = 0) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member_id, self.group_instance_id, self.error_code) == (other.member_id, other.group_instance_id, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class LeaveGroupRequest:
     """LeaveGroup request, versions 0-5."""
 
@@ -64,8 +96,21 @@ class LeaveGroupRequest:
     # List of leaving member identities.
     members: list[MemberIdentity] = field(default_factory=list)
 
+    def __init__(self, group_id: str = "", member_id: str = "", members: list[MemberIdentity] = FACTORY) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.members = [] if members is FACTORY else members
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, members={self.members!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.member_id, self.members) == (other.group_id, other.member_id, other.members)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class LeaveGroupResponse:
     """LeaveGroup response, versions 0-5."""
 
@@ -75,6 +120,19 @@ class LeaveGroupResponse:
     error_code: int = 0
     # List of leaving member responses.
     members: list[MemberResponse] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, members: list[MemberResponse] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.members = [] if members is FACTORY else members
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, members={self.members!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.members) == (other.throttle_time_ms, other.error_code, other.members)
+        return NotImplemented
 
 
 REQUEST = Message(LeaveGroupRequest, api_key=13, kind='request', valid='0-5', flexible='4+', fields=(

@@ -27,15 +27,19 @@ ListGroupsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 16
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListedGroup:
+    """ListedGroup of ListGroupsResponse."""
+
     # The group ID.
     group_id: str = ""
     # The group protocol type.
@@ -45,8 +49,22 @@ class ListedGroup:
     # The group type name.
     group_type: str = ""
 
+    def __init__(self, group_id: str = "", protocol_type: str = "", group_state: str = "", group_type: str = "") -> None:
+        self.group_id = group_id
+        self.protocol_type = protocol_type
+        self.group_state = group_state
+        self.group_type = group_type
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, protocol_type={self.protocol_type!r}, group_state={self.group_state!r}, group_type={self.group_type!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.protocol_type, self.group_state, self.group_type) == (other.group_id, other.protocol_type, other.group_state, other.group_type)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListGroupsRequest:
     """ListGroups request, versions 0-5."""
 
@@ -55,8 +73,20 @@ class ListGroupsRequest:
     # The types of the groups we want to list. If empty, all groups are returned with their type.
     types_filter: list[str] = field(default_factory=list)
 
+    def __init__(self, states_filter: list[str] = FACTORY, types_filter: list[str] = FACTORY) -> None:
+        self.states_filter = [] if states_filter is FACTORY else states_filter
+        self.types_filter = [] if types_filter is FACTORY else types_filter
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(states_filter={self.states_filter!r}, types_filter={self.types_filter!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.states_filter, self.types_filter) == (other.states_filter, other.types_filter)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListGroupsResponse:
     """ListGroups response, versions 0-5."""
 
@@ -66,6 +96,19 @@ class ListGroupsResponse:
     error_code: int = 0
     # Each group in the response.
     groups: list[ListedGroup] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, groups: list[ListedGroup] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.groups = [] if groups is FACTORY else groups
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, groups={self.groups!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.groups) == (other.throttle_time_ms, other.error_code, other.groups)
+        return NotImplemented
 
 
 REQUEST = Message(ListGroupsRequest, api_key=16, kind='request', valid='0-5', flexible='3+', fields=(

@@ -59,15 +59,19 @@ ListOffsetsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 2
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListOffsetsPartition:
+    """ListOffsetsPartition of ListOffsetsRequest."""
+
     # The partition index.
     partition_index: int = 0
     # The current leader epoch.
@@ -77,17 +81,47 @@ class ListOffsetsPartition:
     # The maximum number of offsets to report.
     max_num_offsets: int = 1
 
+    def __init__(self, partition_index: int = 0, current_leader_epoch: int = -1, timestamp: int = 0, max_num_offsets: int = 1) -> None:
+        self.partition_index = partition_index
+        self.current_leader_epoch = current_leader_epoch
+        self.timestamp = timestamp
+        self.max_num_offsets = max_num_offsets
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, current_leader_epoch={self.current_leader_epoch!r}, timestamp={self.timestamp!r}, max_num_offsets={self.max_num_offsets!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.current_leader_epoch, self.timestamp, self.max_num_offsets) == (other.partition_index, other.current_leader_epoch, other.timestamp, other.max_num_offsets)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListOffsetsTopic:
+    """ListOffsetsTopic of ListOffsetsRequest."""
+
     # The topic name.
     name: str = ""
     # Each partition in the request.
     partitions: list[ListOffsetsPartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[ListOffsetsPartition] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListOffsetsPartitionResponse:
+    """ListOffsetsPartitionResponse of ListOffsetsResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The partition error code, or 0 if there was no error.
@@ -101,16 +135,46 @@ class ListOffsetsPartitionResponse:
     # The leader epoch associated with the returned offset.
     leader_epoch: int = -1
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0, old_style_offsets: list[int] = FACTORY, timestamp: int = -1, offset: int = -1, leader_epoch: int = -1) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.old_style_offsets = [] if old_style_offsets is FACTORY else old_style_offsets
+        self.timestamp = timestamp
+        self.offset = offset
+        self.leader_epoch = leader_epoch
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, old_style_offsets={self.old_style_offsets!r}, timestamp={self.timestamp!r}, offset={self.offset!r}, leader_epoch={self.leader_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code, self.old_style_offsets, self.timestamp, self.offset, self.leader_epoch) == (other.partition_index, other.error_code, other.old_style_offsets, other.timestamp, other.offset, other.leader_epoch)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListOffsetsTopicResponse:
+    """ListOffsetsTopicResponse of ListOffsetsResponse."""
+
     # The topic name.
     name: str = ""
     # Each partition in the response.
     partitions: list[ListOffsetsPartitionResponse] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[ListOffsetsPartitionResponse] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListOffsetsRequest:
     """ListOffsets request, versions 1-11."""
 
@@ -123,8 +187,22 @@ class ListOffsetsRequest:
     # The timeout to await a response in milliseconds for requests that require reading from remote storage for topics enabled with tiered storage.
     timeout_ms: int = 0
 
+    def __init__(self, replica_id: int = 0, isolation_level: int = 0, topics: list[ListOffsetsTopic] = FACTORY, timeout_ms: int = 0) -> None:
+        self.replica_id = replica_id
+        self.isolation_level = isolation_level
+        self.topics = [] if topics is FACTORY else topics
+        self.timeout_ms = timeout_ms
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(replica_id={self.replica_id!r}, isolation_level={self.isolation_level!r}, topics={self.topics!r}, timeout_ms={self.timeout_ms!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.replica_id, self.isolation_level, self.topics, self.timeout_ms) == (other.replica_id, other.isolation_level, other.topics, other.timeout_ms)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListOffsetsResponse:
     """ListOffsets response, versions 1-11."""
 
@@ -132,6 +210,18 @@ class ListOffsetsResponse:
     throttle_time_ms: int = 0
     # Each topic in the response.
     topics: list[ListOffsetsTopicResponse] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[ListOffsetsTopicResponse] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(ListOffsetsRequest, api_key=2, kind='request', valid='1-11', flexible='6+', fields=(

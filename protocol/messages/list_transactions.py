@@ -14,15 +14,19 @@ ListTransactionsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 66
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TransactionState:
+    """TransactionState of ListTransactionsResponse."""
+
     # The transactional id.
     transactional_id: str = ""
     # The producer id.
@@ -30,8 +34,21 @@ class TransactionState:
     # The current transaction state of the producer.
     transaction_state: str = ""
 
+    def __init__(self, transactional_id: str = "", producer_id: int = 0, transaction_state: str = "") -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.transaction_state = transaction_state
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, transaction_state={self.transaction_state!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.producer_id, self.transaction_state) == (other.transactional_id, other.producer_id, other.transaction_state)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListTransactionsRequest:
     """ListTransactions request, versions 0-2."""
 
@@ -44,8 +61,22 @@ class ListTransactionsRequest:
     # The transactional ID regular expression pattern to filter by: if it is empty or null, all transactions are returned; Otherwise then only the transactions matching the given regular expression will be returned.
     transactional_id_pattern: str | None = None
 
+    def __init__(self, state_filters: list[str] = FACTORY, producer_id_filters: list[int] = FACTORY, duration_filter: int = -1, transactional_id_pattern: str | None = None) -> None:
+        self.state_filters = [] if state_filters is FACTORY else state_filters
+        self.producer_id_filters = [] if producer_id_filters is FACTORY else producer_id_filters
+        self.duration_filter = duration_filter
+        self.transactional_id_pattern = transactional_id_pattern
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(state_filters={self.state_filters!r}, producer_id_filters={self.producer_id_filters!r}, duration_filter={self.duration_filter!r}, transactional_id_pattern={self.transactional_id_pattern!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.state_filters, self.producer_id_filters, self.duration_filter, self.transactional_id_pattern) == (other.state_filters, other.producer_id_filters, other.duration_filter, other.transactional_id_pattern)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ListTransactionsResponse:
     """ListTransactions response, versions 0-2."""
 
@@ -57,6 +88,20 @@ class ListTransactionsResponse:
     unknown_state_filters: list[str] = field(default_factory=list)
     # The current state of the transaction for the transactional id.
     transaction_states: list[TransactionState] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, unknown_state_filters: list[str] = FACTORY, transaction_states: list[TransactionState] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.unknown_state_filters = [] if unknown_state_filters is FACTORY else unknown_state_filters
+        self.transaction_states = [] if transaction_states is FACTORY else transaction_states
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, unknown_state_filters={self.unknown_state_filters!r}, transaction_states={self.transaction_states!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.unknown_state_filters, self.transaction_states) == (other.throttle_time_ms, other.error_code, other.unknown_state_filters, other.transaction_states)
+        return NotImplemented
 
 
 REQUEST = Message(ListTransactionsRequest, api_key=66, kind='request', valid='0-2', flexible='0+', fields=(

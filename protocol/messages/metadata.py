@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -42,16 +44,32 @@ from ..schema import Message, Struct
 API_KEY = 3
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MetadataRequestTopic:
+    """MetadataRequestTopic of MetadataRequest."""
+
     # The topic id.
     topic_id: uuid.UUID = ZERO_UUID
     # The topic name.
     name: str | None = ""
 
+    def __init__(self, topic_id: uuid.UUID = ZERO_UUID, name: str | None = "") -> None:
+        self.topic_id = topic_id
+        self.name = name
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic_id={self.topic_id!r}, name={self.name!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic_id, self.name) == (other.topic_id, other.name)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MetadataResponseBroker:
+    """MetadataResponseBroker of MetadataResponse."""
+
     # The broker ID.
     node_id: int = 0
     # The broker hostname.
@@ -61,9 +79,25 @@ class MetadataResponseBroker:
     # The rack of the broker, or null if it has not been assigned to a rack.
     rack: str | None = None
 
+    def __init__(self, node_id: int = 0, host: str = "", port: int = 0, rack: str | None = None) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.rack = rack
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.node_id, self.host, self.port, self.rack) == (other.node_id, other.host, other.port, other.rack)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MetadataResponsePartition:
+    """MetadataResponsePartition of MetadataResponse."""
+
     # The partition error, or 0 if there was no error.
     error_code: int = 0
     # The partition index.
@@ -79,9 +113,28 @@ class MetadataResponsePartition:
     # The set of offline replicas of this partition.
     offline_replicas: list[int] = field(default_factory=list)
 
+    def __init__(self, error_code: int = 0, partition_index: int = 0, leader_id: int = 0, leader_epoch: int = -1, replica_nodes: list[int] = FACTORY, isr_nodes: list[int] = FACTORY, offline_replicas: list[int] = FACTORY) -> None:
+        self.error_code = error_code
+        self.partition_index = partition_index
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.replica_nodes = [] if replica_nodes is FACTORY else replica_nodes
+        self.isr_nodes = [] if isr_nodes is FACTORY else isr_nodes
+        self.offline_replicas = [] if offline_replicas is FACTORY else offline_replicas
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, partition_index={self.partition_index!r}, leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r}, replica_nodes={self.replica_nodes!r}, isr_nodes={self.isr_nodes!r}, offline_replicas={self.offline_replicas!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.partition_index, self.leader_id, self.leader_epoch, self.replica_nodes, self.isr_nodes, self.offline_replicas) == (other.error_code, other.partition_index, other.leader_id, other.leader_epoch, other.replica_nodes, other.isr_nodes, other.offline_replicas)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MetadataResponseTopic:
+    """MetadataResponseTopic of MetadataResponse."""
+
     # The topic error, or 0 if there was no error.
     error_code: int = 0
     # The topic name. Null for non-existing topics queried by ID. This is never null when ErrorCode is zero. One of Name and TopicId is always populated.
@@ -95,8 +148,24 @@ class MetadataResponseTopic:
     # 32-bit bitfield to represent authorized operations for this topic.
     topic_authorized_operations: int = -2147483648
 
+    def __init__(self, error_code: int = 0, name: str | None = "", topic_id: uuid.UUID = ZERO_UUID, is_internal: bool = False, partitions: list[MetadataResponsePartition] = FACTORY, topic_authorized_operations: int = -2147483648) -> None:
+        self.error_code = error_code
+        self.name = name
+        self.topic_id = topic_id
+        self.is_internal = is_internal
+        self.partitions = [] if partitions is FACTORY else partitions
+        self.topic_authorized_operations = topic_authorized_operations
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, name={self.name!r}, topic_id={self.topic_id!r}, is_internal={self.is_internal!r}, partitions={self.partitions!r}, topic_authorized_operations={self.topic_authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.name, self.topic_id, self.is_internal, self.partitions, self.topic_authorized_operations) == (other.error_code, other.name, other.topic_id, other.is_internal, other.partitions, other.topic_authorized_operations)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MetadataRequest:
     """Metadata request, versions 0-13."""
 
@@ -109,8 +178,22 @@ class MetadataRequest:
     # Whether to include topic authorized operations.
     include_topic_authorized_operations: bool = False
 
+    def __init__(self, topics: list[MetadataRequestTopic] | None = FACTORY, allow_auto_topic_creation: bool = True, include_cluster_authorized_operations: bool = False, include_topic_authorized_operations: bool = False) -> None:
+        self.topics = [] if topics is FACTORY else topics
+        self.allow_auto_topic_creation = allow_auto_topic_creation
+        self.include_cluster_authorized_operations = include_cluster_authorized_operations
+        self.include_topic_authorized_operations = include_topic_authorized_operations
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topics={self.topics!r}, allow_auto_topic_creation={self.allow_auto_topic_creation!r}, include_cluster_authorized_operations={self.include_cluster_authorized_operations!r}, include_topic_authorized_operations={self.include_topic_authorized_operations!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topics, self.allow_auto_topic_creation, self.include_cluster_authorized_operations, self.include_topic_authorized_operations) == (other.topics, other.allow_auto_topic_creation, other.include_cluster_authorized_operations, other.include_topic_authorized_operations)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MetadataResponse:
     """Metadata response, versions 0-13."""
 
@@ -128,6 +211,23 @@ class MetadataResponse:
     cluster_authorized_operations: int = -2147483648
     # The top-level error code, or 0 if there was no error.
     error_code: int = 0
+
+    def __init__(self, throttle_time_ms: int = 0, brokers: list[MetadataResponseBroker] = FACTORY, cluster_id: str | None = None, controller_id: int = -1, topics: list[MetadataResponseTopic] = FACTORY, cluster_authorized_operations: int = -2147483648, error_code: int = 0) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.brokers = [] if brokers is FACTORY else brokers
+        self.cluster_id = cluster_id
+        self.controller_id = controller_id
+        self.topics = [] if topics is FACTORY else topics
+        self.cluster_authorized_operations = cluster_authorized_operations
+        self.error_code = error_code
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, brokers={self.brokers!r}, cluster_id={self.cluster_id!r}, controller_id={self.controller_id!r}, topics={self.topics!r}, cluster_authorized_operations={self.cluster_authorized_operations!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.brokers, self.cluster_id, self.controller_id, self.topics, self.cluster_authorized_operations, self.error_code) == (other.throttle_time_ms, other.brokers, other.cluster_id, other.controller_id, other.topics, other.cluster_authorized_operations, other.error_code)
+        return NotImplemented
 
 
 REQUEST = Message(MetadataRequest, api_key=3, kind='request', valid='0-13', flexible='9+', fields=(

@@ -62,7 +62,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -70,8 +72,10 @@ from ..schema import Message, Struct
 API_KEY = 8
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetCommitRequestPartition:
+    """OffsetCommitRequestPartition of OffsetCommitRequest."""
+
     # The partition index.
     partition_index: int = 0
     # The message offset to be committed.
@@ -83,9 +87,26 @@ class OffsetCommitRequestPartition:
     # Any associated metadata the client wants to keep.
     committed_metadata: str | None = ""
 
+    def __init__(self, partition_index: int = 0, committed_offset: int = 0, committed_leader_epoch: int = -1, commit_timestamp: int = -1, committed_metadata: str | None = "") -> None:
+        self.partition_index = partition_index
+        self.committed_offset = committed_offset
+        self.committed_leader_epoch = committed_leader_epoch
+        self.commit_timestamp = commit_timestamp
+        self.committed_metadata = committed_metadata
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, commit_timestamp={self.commit_timestamp!r}, committed_metadata={self.committed_metadata!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.commit_timestamp, self.committed_metadata) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.commit_timestamp, other.committed_metadata)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetCommitRequestTopic:
+    """OffsetCommitRequestTopic of OffsetCommitRequest."""
+
     # The topic name.
     name: str = ""
     # The topic ID.
@@ -93,17 +114,46 @@ class OffsetCommitRequestTopic:
     # Each partition to commit offsets for.
     partitions: list[OffsetCommitRequestPartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, partitions: list[OffsetCommitRequestPartition] = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.partitions) == (other.name, other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetCommitResponsePartition:
+    """OffsetCommitResponsePartition of OffsetCommitResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetCommitResponseTopic:
+    """OffsetCommitResponseTopic of OffsetCommitResponse."""
+
     # The topic name.
     name: str = ""
     # The topic ID.
@@ -111,8 +161,21 @@ class OffsetCommitResponseTopic:
     # The responses for each partition in the topic.
     partitions: list[OffsetCommitResponsePartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, partitions: list[OffsetCommitResponsePartition] = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.partitions) == (other.name, other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetCommitRequest:
     """OffsetCommit request, versions 2-10."""
 
@@ -129,8 +192,24 @@ class OffsetCommitRequest:
     # The topics to commit offsets for.
     topics: list[OffsetCommitRequestTopic] = field(default_factory=list)
 
+    def __init__(self, group_id: str = "", generation_id_or_member_epoch: int = -1, member_id: str = "", group_instance_id: str | None = None, retention_time_ms: int = -1, topics: list[OffsetCommitRequestTopic] = FACTORY) -> None:
+        self.group_id = group_id
+        self.generation_id_or_member_epoch = generation_id_or_member_epoch
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.retention_time_ms = retention_time_ms
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, generation_id_or_member_epoch={self.generation_id_or_member_epoch!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, retention_time_ms={self.retention_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.generation_id_or_member_epoch, self.member_id, self.group_instance_id, self.retention_time_ms, self.topics) == (other.group_id, other.generation_id_or_member_epoch, other.member_id, other.group_instance_id, other.retention_time_ms, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetCommitResponse:
     """OffsetCommit response, versions 2-10."""
 
@@ -138,6 +217,18 @@ class OffsetCommitResponse:
     throttle_time_ms: int = 0
     # The responses for each topic.
     topics: list[OffsetCommitResponseTopic] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[OffsetCommitResponseTopic] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(OffsetCommitRequest, api_key=8, kind='request', valid='2-10', flexible='8+', fields=(

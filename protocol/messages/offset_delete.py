@@ -6,44 +6,101 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 47
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteRequestPartition:
+    """OffsetDeleteRequestPartition of OffsetDeleteRequest."""
+
     # The partition index.
     partition_index: int = 0
 
+    def __init__(self, partition_index: int = 0) -> None:
+        self.partition_index = partition_index
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index,) == (other.partition_index,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteRequestTopic:
+    """OffsetDeleteRequestTopic of OffsetDeleteRequest."""
+
     # The topic name.
     name: str = ""
     # Each partition to delete offsets for.
     partitions: list[OffsetDeleteRequestPartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[OffsetDeleteRequestPartition] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteResponsePartition:
+    """OffsetDeleteResponsePartition of OffsetDeleteResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteResponseTopic:
+    """OffsetDeleteResponseTopic of OffsetDeleteResponse."""
+
     # The topic name.
     name: str = ""
     # The responses for each partition in the topic.
     partitions: list[OffsetDeleteResponsePartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[OffsetDeleteResponsePartition] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteRequest:
     """OffsetDelete request, versions 0."""
 
@@ -52,8 +109,20 @@ class OffsetDeleteRequest:
     # The topics to delete offsets for.
     topics: list[OffsetDeleteRequestTopic] = field(default_factory=list)
 
+    def __init__(self, group_id: str = "", topics: list[OffsetDeleteRequestTopic] = FACTORY) -> None:
+        self.group_id = group_id
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.topics) == (other.group_id, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteResponse:
     """OffsetDelete response, versions 0."""
 
@@ -63,6 +132,19 @@ class OffsetDeleteResponse:
     throttle_time_ms: int = 0
     # The responses for each topic.
     topics: list[OffsetDeleteResponseTopic] = field(default_factory=list)
+
+    def __init__(self, error_code: int = 0, throttle_time_ms: int = 0, topics: list[OffsetDeleteResponseTopic] = FACTORY) -> None:
+        self.error_code = error_code
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.throttle_time_ms, self.topics) == (other.error_code, other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(OffsetDeleteRequest, api_key=47, kind='request', valid='0', flexible='none', fields=(

@@ -67,7 +67,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -75,16 +77,32 @@ from ..schema import Message, Struct
 API_KEY = 9
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchRequestTopic:
+    """OffsetFetchRequestTopic of OffsetFetchRequest."""
+
     # The topic name.
     name: str = ""
     # The partition indexes we would like to fetch offsets for.
     partition_indexes: list[int] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partition_indexes: list[int] = FACTORY) -> None:
+        self.name = name
+        self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partition_indexes) == (other.name, other.partition_indexes)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchRequestTopics:
+    """OffsetFetchRequestTopics of OffsetFetchRequest."""
+
     # The topic name.
     name: str = ""
     # The topic ID.
@@ -92,9 +110,24 @@ class OffsetFetchRequestTopics:
     # The partition indexes we would like to fetch offsets for.
     partition_indexes: list[int] = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, partition_indexes: list[int] = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partition_indexes={self.partition_indexes!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.partition_indexes) == (other.name, other.topic_id, other.partition_indexes)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchRequestGroup:
+    """OffsetFetchRequestGroup of OffsetFetchRequest."""
+
     # The group ID.
     group_id: str = ""
     # The member id.
@@ -104,9 +137,25 @@ class OffsetFetchRequestGroup:
     # Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
     topics: list[OffsetFetchRequestTopics] | None = field(default_factory=list)
 
+    def __init__(self, group_id: str = "", member_id: str | None = None, member_epoch: int = -1, topics: list[OffsetFetchRequestTopics] | None = FACTORY) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.member_epoch = member_epoch
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, member_epoch={self.member_epoch!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.member_id, self.member_epoch, self.topics) == (other.group_id, other.member_id, other.member_epoch, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchResponsePartition:
+    """OffsetFetchResponsePartition of OffsetFetchResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The committed message offset.
@@ -118,17 +167,48 @@ class OffsetFetchResponsePartition:
     # The error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, committed_offset: int = 0, committed_leader_epoch: int = -1, metadata: str | None = "", error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.committed_offset = committed_offset
+        self.committed_leader_epoch = committed_leader_epoch
+        self.metadata = metadata
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, metadata={self.metadata!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.metadata, self.error_code) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.metadata, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchResponseTopic:
+    """OffsetFetchResponseTopic of OffsetFetchResponse."""
+
     # The topic name.
     name: str = ""
     # The responses per partition.
     partitions: list[OffsetFetchResponsePartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[OffsetFetchResponsePartition] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchResponsePartitions:
+    """OffsetFetchResponsePartitions of OffsetFetchResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The committed message offset.
@@ -140,9 +220,26 @@ class OffsetFetchResponsePartitions:
     # The partition-level error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, committed_offset: int = 0, committed_leader_epoch: int = -1, metadata: str | None = "", error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.committed_offset = committed_offset
+        self.committed_leader_epoch = committed_leader_epoch
+        self.metadata = metadata
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, metadata={self.metadata!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.metadata, self.error_code) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.metadata, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchResponseTopics:
+    """OffsetFetchResponseTopics of OffsetFetchResponse."""
+
     # The topic name.
     name: str = ""
     # The topic ID.
@@ -150,9 +247,24 @@ class OffsetFetchResponseTopics:
     # The responses per partition.
     partitions: list[OffsetFetchResponsePartitions] = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, partitions: list[OffsetFetchResponsePartitions] = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.partitions) == (other.name, other.topic_id, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchResponseGroup:
+    """OffsetFetchResponseGroup of OffsetFetchResponse."""
+
     # The group ID.
     group_id: str = ""
     # The responses per topic.
@@ -160,8 +272,21 @@ class OffsetFetchResponseGroup:
     # The group-level error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, group_id: str = "", topics: list[OffsetFetchResponseTopics] = FACTORY, error_code: int = 0) -> None:
+        self.group_id = group_id
+        self.topics = [] if topics is FACTORY else topics
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, topics={self.topics!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.topics, self.error_code) == (other.group_id, other.topics, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchRequest:
     """OffsetFetch request, versions 1-10."""
 
@@ -174,8 +299,22 @@ class OffsetFetchRequest:
     # Whether broker should hold on returning unstable offsets but set a retriable error code for the partitions.
     require_stable: bool = False
 
+    def __init__(self, group_id: str = "", topics: list[OffsetFetchRequestTopic] | None = FACTORY, groups: list[OffsetFetchRequestGroup] = FACTORY, require_stable: bool = False) -> None:
+        self.group_id = group_id
+        self.topics = [] if topics is FACTORY else topics
+        self.groups = [] if groups is FACTORY else groups
+        self.require_stable = require_stable
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, topics={self.topics!r}, groups={self.groups!r}, require_stable={self.require_stable!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.topics, self.groups, self.require_stable) == (other.group_id, other.topics, other.groups, other.require_stable)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetFetchResponse:
     """OffsetFetch response, versions 1-10."""
 
@@ -187,6 +326,20 @@ class OffsetFetchResponse:
     error_code: int = 0
     # The responses per group id.
     groups: list[OffsetFetchResponseGroup] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[OffsetFetchResponseTopic] = FACTORY, error_code: int = 0, groups: list[OffsetFetchResponseGroup] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+        self.error_code = error_code
+        self.groups = [] if groups is FACTORY else groups
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r}, error_code={self.error_code!r}, groups={self.groups!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics, self.error_code, self.groups) == (other.throttle_time_ms, other.topics, other.error_code, other.groups)
+        return NotImplemented
 
 
 REQUEST = Message(OffsetFetchRequest, api_key=9, kind='request', valid='1-10', flexible='6+', fields=(

@@ -30,15 +30,19 @@ OffsetForLeaderEpochResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 23
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetForLeaderPartition:
+    """OffsetForLeaderPartition of OffsetForLeaderEpochRequest."""
+
     # The partition index.
     partition: int = 0
     # An epoch used to fence consumers/replicas with old metadata. If the epoch provided by the client is larger than the current epoch known to the broker, then the UNKNOWN_LEADER_EPOCH error code will be returned. If the provided epoch is smaller, then the FENCED_LEADER_EPOCH error code will be returned.
@@ -46,17 +50,46 @@ class OffsetForLeaderPartition:
     # The epoch to look up an offset for.
     leader_epoch: int = 0
 
+    def __init__(self, partition: int = 0, current_leader_epoch: int = -1, leader_epoch: int = 0) -> None:
+        self.partition = partition
+        self.current_leader_epoch = current_leader_epoch
+        self.leader_epoch = leader_epoch
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition={self.partition!r}, current_leader_epoch={self.current_leader_epoch!r}, leader_epoch={self.leader_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition, self.current_leader_epoch, self.leader_epoch) == (other.partition, other.current_leader_epoch, other.leader_epoch)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetForLeaderTopic:
+    """OffsetForLeaderTopic of OffsetForLeaderEpochRequest."""
+
     # The topic name.
     topic: str = ""
     # Each partition to get offsets for.
     partitions: list[OffsetForLeaderPartition] = field(default_factory=list)
 
+    def __init__(self, topic: str = "", partitions: list[OffsetForLeaderPartition] = FACTORY) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic, self.partitions) == (other.topic, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class EpochEndOffset:
+    """EpochEndOffset of OffsetForLeaderEpochResponse."""
+
     # The error code 0, or if there was no error.
     error_code: int = 0
     # The partition index.
@@ -66,16 +99,44 @@ class EpochEndOffset:
     # The end offset of the epoch.
     end_offset: int = -1
 
+    def __init__(self, error_code: int = 0, partition: int = 0, leader_epoch: int = -1, end_offset: int = -1) -> None:
+        self.error_code = error_code
+        self.partition = partition
+        self.leader_epoch = leader_epoch
+        self.end_offset = end_offset
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(error_code={self.error_code!r}, partition={self.partition!r}, leader_epoch={self.leader_epoch!r}, end_offset={self.end_offset!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.error_code, self.partition, self.leader_epoch, self.end_offset) == (other.error_code, other.partition, other.leader_epoch, other.end_offset)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetForLeaderTopicResult:
+    """OffsetForLeaderTopicResult of OffsetForLeaderEpochResponse."""
+
     # The topic name.
     topic: str = ""
     # Each partition in the topic we fetched offsets for.
     partitions: list[EpochEndOffset] = field(default_factory=list)
 
+    def __init__(self, topic: str = "", partitions: list[EpochEndOffset] = FACTORY) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.topic, self.partitions) == (other.topic, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetForLeaderEpochRequest:
     """OffsetForLeaderEpoch request, versions 2-4."""
 
@@ -84,8 +145,20 @@ class OffsetForLeaderEpochRequest:
     # Each topic to get offsets for.
     topics: list[OffsetForLeaderTopic] = field(default_factory=list)
 
+    def __init__(self, replica_id: int = -2, topics: list[OffsetForLeaderTopic] = FACTORY) -> None:
+        self.replica_id = replica_id
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(replica_id={self.replica_id!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.replica_id, self.topics) == (other.replica_id, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetForLeaderEpochResponse:
     """OffsetForLeaderEpoch response, versions 2-4."""
 
@@ -93,6 +166,18 @@ class OffsetForLeaderEpochResponse:
     throttle_time_ms: int = 0
     # Each topic we fetched offsets for.
     topics: list[OffsetForLeaderTopicResult] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[OffsetForLeaderTopicResult] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(OffsetForLeaderEpochRequest, api_key=23, kind='request', valid='2-4', flexible='4+', fields=(

@@ -64,7 +64,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -72,16 +74,32 @@ from ..schema import Message, Struct
 API_KEY = 0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class PartitionProduceData:
+    """PartitionProduceData of ProduceRequest."""
+
     # The partition index.
     index: int = 0
     # The record data to be produced.
     records: bytes | None = None
 
+    def __init__(self, index: int = 0, records: bytes | None = None) -> None:
+        self.index = index
+        self.records = records
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(index={self.index!r}, records={self.records!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.index, self.records) == (other.index, other.records)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicProduceData:
+    """TopicProduceData of ProduceRequest."""
+
     # The topic name.
     name: str = ""
     # The unique topic ID
@@ -89,25 +107,68 @@ class TopicProduceData:
     # Each partition to produce to.
     partition_data: list[PartitionProduceData] = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, partition_data: list[PartitionProduceData] = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.partition_data = [] if partition_data is FACTORY else partition_data
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partition_data={self.partition_data!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.partition_data) == (other.name, other.topic_id, other.partition_data)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class BatchIndexAndErrorMessage:
+    """BatchIndexAndErrorMessage of ProduceResponse."""
+
     # The batch index of the record that caused the batch to be dropped.
     batch_index: int = 0
     # The error message of the record that caused the batch to be dropped.
     batch_index_error_message: str | None = None
 
+    def __init__(self, batch_index: int = 0, batch_index_error_message: str | None = None) -> None:
+        self.batch_index = batch_index
+        self.batch_index_error_message = batch_index_error_message
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(batch_index={self.batch_index!r}, batch_index_error_message={self.batch_index_error_message!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.batch_index, self.batch_index_error_message) == (other.batch_index, other.batch_index_error_message)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class LeaderIdAndEpoch:
+    """LeaderIdAndEpoch of ProduceResponse."""
+
     # The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = -1
     # The latest known leader epoch.
     leader_epoch: int = -1
 
+    def __init__(self, leader_id: int = -1, leader_epoch: int = -1) -> None:
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.leader_id, self.leader_epoch) == (other.leader_id, other.leader_epoch)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class PartitionProduceResponse:
+    """PartitionProduceResponse of ProduceResponse."""
+
     # The partition index.
     index: int = 0
     # The error code, or 0 if there was no error.
@@ -125,9 +186,29 @@ class PartitionProduceResponse:
     # The leader broker that the producer should use for future requests.
     current_leader: LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
 
+    def __init__(self, index: int = 0, error_code: int = 0, base_offset: int = 0, log_append_time_ms: int = -1, log_start_offset: int = -1, record_errors: list[BatchIndexAndErrorMessage] = FACTORY, error_message: str | None = None, current_leader: LeaderIdAndEpoch = FACTORY) -> None:
+        self.index = index
+        self.error_code = error_code
+        self.base_offset = base_offset
+        self.log_append_time_ms = log_append_time_ms
+        self.log_start_offset = log_start_offset
+        self.record_errors = [] if record_errors is FACTORY else record_errors
+        self.error_message = error_message
+        self.current_leader = LeaderIdAndEpoch() if current_leader is FACTORY else current_leader
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(index={self.index!r}, error_code={self.error_code!r}, base_offset={self.base_offset!r}, log_append_time_ms={self.log_append_time_ms!r}, log_start_offset={self.log_start_offset!r}, record_errors={self.record_errors!r}, error_message={self.error_message!r}, current_leader={self.current_leader!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.index, self.error_code, self.base_offset, self.log_append_time_ms, self.log_start_offset, self.record_errors, self.error_message, self.current_leader) == (other.index, other.error_code, other.base_offset, other.log_append_time_ms, other.log_start_offset, other.record_errors, other.error_message, other.current_leader)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicProduceResponse:
+    """TopicProduceResponse of ProduceResponse."""
+
     # The topic name.
     name: str = ""
     # The unique topic ID
@@ -135,9 +216,24 @@ class TopicProduceResponse:
     # Each partition that we produced to within the topic.
     partition_responses: list[PartitionProduceResponse] = field(default_factory=list)
 
+    def __init__(self, name: str = "", topic_id: uuid.UUID = ZERO_UUID, partition_responses: list[PartitionProduceResponse] = FACTORY) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.partition_responses = [] if partition_responses is FACTORY else partition_responses
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partition_responses={self.partition_responses!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.topic_id, self.partition_responses) == (other.name, other.topic_id, other.partition_responses)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class NodeEndpoint:
+    """NodeEndpoint of ProduceResponse."""
+
     # The ID of the associated node.
     node_id: int = 0
     # The node's hostname.
@@ -147,8 +243,22 @@ class NodeEndpoint:
     # The rack of the node, or null if it has not been assigned to a rack.
     rack: str | None = None
 
+    def __init__(self, node_id: int = 0, host: str = "", port: int = 0, rack: str | None = None) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.rack = rack
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.node_id, self.host, self.port, self.rack) == (other.node_id, other.host, other.port, other.rack)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ProduceRequest:
     """Produce request, versions 3-13."""
 
@@ -161,8 +271,22 @@ class ProduceRequest:
     # Each topic to produce to.
     topic_data: list[TopicProduceData] = field(default_factory=list)
 
+    def __init__(self, transactional_id: str | None = None, acks: int = 0, timeout_ms: int = 0, topic_data: list[TopicProduceData] = FACTORY) -> None:
+        self.transactional_id = transactional_id
+        self.acks = acks
+        self.timeout_ms = timeout_ms
+        self.topic_data = [] if topic_data is FACTORY else topic_data
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, acks={self.acks!r}, timeout_ms={self.timeout_ms!r}, topic_data={self.topic_data!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.acks, self.timeout_ms, self.topic_data) == (other.transactional_id, other.acks, other.timeout_ms, other.topic_data)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ProduceResponse:
     """Produce response, versions 3-13."""
 
@@ -172,6 +296,19 @@ class ProduceResponse:
     throttle_time_ms: int = 0
     # Endpoints for all current-leaders enumerated in PartitionProduceResponses, with errors NOT_LEADER_OR_FOLLOWER.
     node_endpoints: list[NodeEndpoint] = field(default_factory=list)
+
+    def __init__(self, responses: list[TopicProduceResponse] = FACTORY, throttle_time_ms: int = 0, node_endpoints: list[NodeEndpoint] = FACTORY) -> None:
+        self.responses = [] if responses is FACTORY else responses
+        self.throttle_time_ms = throttle_time_ms
+        self.node_endpoints = [] if node_endpoints is FACTORY else node_endpoints
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(responses={self.responses!r}, throttle_time_ms={self.throttle_time_ms!r}, node_endpoints={self.node_endpoints!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.responses, self.throttle_time_ms, self.node_endpoints) == (other.responses, other.throttle_time_ms, other.node_endpoints)
+        return NotImplemented
 
 
 REQUEST = Message(ProduceRequest, api_key=0, kind='request', valid='3-13', flexible='9+', fields=(

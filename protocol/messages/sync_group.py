@@ -29,22 +29,38 @@ SyncGroupResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 14
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SyncGroupRequestAssignment:
+    """SyncGroupRequestAssignment of SyncGroupRequest."""
+
     # The ID of the member to assign.
     member_id: str = ""
     # The member assignment.
     assignment: bytes = b""
 
+    def __init__(self, member_id: str = "", assignment: bytes = b"") -> None:
+        self.member_id = member_id
+        self.assignment = assignment
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(member_id={self.member_id!r}, assignment={self.assignment!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member_id, self.assignment) == (other.member_id, other.assignment)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SyncGroupRequest:
     """SyncGroup request, versions 0-5."""
 
@@ -63,8 +79,25 @@ class SyncGroupRequest:
     # Each assignment.
     assignments: list[SyncGroupRequestAssignment] = field(default_factory=list)
 
+    def __init__(self, group_id: str = "", generation_id: int = 0, member_id: str = "", group_instance_id: str | None = None, protocol_type: str | None = None, protocol_name: str | None = None, assignments: list[SyncGroupRequestAssignment] = FACTORY) -> None:
+        self.group_id = group_id
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.assignments = [] if assignments is FACTORY else assignments
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(group_id={self.group_id!r}, generation_id={self.generation_id!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, protocol_type={self.protocol_type!r}, protocol_name={self.protocol_name!r}, assignments={self.assignments!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.group_id, self.generation_id, self.member_id, self.group_instance_id, self.protocol_type, self.protocol_name, self.assignments) == (other.group_id, other.generation_id, other.member_id, other.group_instance_id, other.protocol_type, other.protocol_name, other.assignments)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SyncGroupResponse:
     """SyncGroup response, versions 0-5."""
 
@@ -78,6 +111,21 @@ class SyncGroupResponse:
     protocol_name: str | None = None
     # The member assignment.
     assignment: bytes = b""
+
+    def __init__(self, throttle_time_ms: int = 0, error_code: int = 0, protocol_type: str | None = None, protocol_name: str | None = None, assignment: bytes = b"") -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.assignment = assignment
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, protocol_type={self.protocol_type!r}, protocol_name={self.protocol_name!r}, assignment={self.assignment!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.error_code, self.protocol_type, self.protocol_name, self.assignment) == (other.throttle_time_ms, other.error_code, other.protocol_type, other.protocol_name, other.assignment)
+        return NotImplemented
 
 
 REQUEST = Message(SyncGroupRequest, api_key=14, kind='request', valid='0-5', flexible='4+', fields=(

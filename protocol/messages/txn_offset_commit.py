@@ -31,15 +31,19 @@ TxnOffsetCommitResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 28
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TxnOffsetCommitRequestPartition:
+    """TxnOffsetCommitRequestPartition of TxnOffsetCommitRequest."""
+
     # The index of the partition within the topic.
     partition_index: int = 0
     # The message offset to be committed.
@@ -49,32 +53,88 @@ class TxnOffsetCommitRequestPartition:
     # Any associated metadata the client wants to keep.
     committed_metadata: str | None = ""
 
+    def __init__(self, partition_index: int = 0, committed_offset: int = 0, committed_leader_epoch: int = -1, committed_metadata: str | None = "") -> None:
+        self.partition_index = partition_index
+        self.committed_offset = committed_offset
+        self.committed_leader_epoch = committed_leader_epoch
+        self.committed_metadata = committed_metadata
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, committed_metadata={self.committed_metadata!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.committed_metadata) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.committed_metadata)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TxnOffsetCommitRequestTopic:
+    """TxnOffsetCommitRequestTopic of TxnOffsetCommitRequest."""
+
     # The topic name.
     name: str = ""
     # The partitions inside the topic that we want to commit offsets for.
     partitions: list[TxnOffsetCommitRequestPartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[TxnOffsetCommitRequestPartition] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TxnOffsetCommitResponsePartition:
+    """TxnOffsetCommitResponsePartition of TxnOffsetCommitResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TxnOffsetCommitResponseTopic:
+    """TxnOffsetCommitResponseTopic of TxnOffsetCommitResponse."""
+
     # The topic name.
     name: str = ""
     # The responses for each partition in the topic.
     partitions: list[TxnOffsetCommitResponsePartition] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[TxnOffsetCommitResponsePartition] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TxnOffsetCommitRequest:
     """TxnOffsetCommit request, versions 0-5."""
 
@@ -95,8 +155,26 @@ class TxnOffsetCommitRequest:
     # Each topic that we want to commit offsets for.
     topics: list[TxnOffsetCommitRequestTopic] = field(default_factory=list)
 
+    def __init__(self, transactional_id: str = "", group_id: str = "", producer_id: int = 0, producer_epoch: int = 0, generation_id: int = -1, member_id: str = "", group_instance_id: str | None = None, topics: list[TxnOffsetCommitRequestTopic] = FACTORY) -> None:
+        self.transactional_id = transactional_id
+        self.group_id = group_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, group_id={self.group_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, generation_id={self.generation_id!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transactional_id, self.group_id, self.producer_id, self.producer_epoch, self.generation_id, self.member_id, self.group_instance_id, self.topics) == (other.transactional_id, other.group_id, other.producer_id, other.producer_epoch, other.generation_id, other.member_id, other.group_instance_id, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TxnOffsetCommitResponse:
     """TxnOffsetCommit response, versions 0-5."""
 
@@ -104,6 +182,18 @@ class TxnOffsetCommitResponse:
     throttle_time_ms: int = 0
     # The responses for each topic.
     topics: list[TxnOffsetCommitResponseTopic] = field(default_factory=list)
+
+    def __init__(self, throttle_time_ms: int = 0, topics: list[TxnOffsetCommitResponseTopic] = FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
+        return NotImplemented
 
 
 REQUEST = Message(TxnOffsetCommitRequest, api_key=28, kind='request', valid='0-5', flexible='3+', fields=(

@@ -18,23 +18,41 @@ WriteTxnMarkersResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from . import FACTORY
 from ..schema import Field as F
 from ..schema import Message, Struct
 
 API_KEY = 27
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerTopic:
+    """WritableTxnMarkerTopic of WriteTxnMarkersRequest."""
+
     # The topic name.
     name: str = ""
     # The indexes of the partitions to write transaction markers for.
     partition_indexes: list[int] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partition_indexes: list[int] = FACTORY) -> None:
+        self.name = name
+        self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partition_indexes) == (other.name, other.partition_indexes)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WritableTxnMarker:
+    """WritableTxnMarker of WriteTxnMarkersRequest."""
+
     # The current producer ID.
     producer_id: int = 0
     # The current epoch associated with the producer ID.
@@ -48,45 +66,125 @@ class WritableTxnMarker:
     # Transaction version of the marker. Ex: 0/1 = legacy (TV0/TV1), 2 = TV2 etc.
     transaction_version: int = 0
 
+    def __init__(self, producer_id: int = 0, producer_epoch: int = 0, transaction_result: bool = False, topics: list[WritableTxnMarkerTopic] = FACTORY, coordinator_epoch: int = 0, transaction_version: int = 0) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.transaction_result = transaction_result
+        self.topics = [] if topics is FACTORY else topics
+        self.coordinator_epoch = coordinator_epoch
+        self.transaction_version = transaction_version
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, transaction_result={self.transaction_result!r}, topics={self.topics!r}, coordinator_epoch={self.coordinator_epoch!r}, transaction_version={self.transaction_version!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.producer_id, self.producer_epoch, self.transaction_result, self.topics, self.coordinator_epoch, self.transaction_version) == (other.producer_id, other.producer_epoch, other.transaction_result, other.topics, other.coordinator_epoch, other.transaction_version)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerPartitionResult:
+    """WritableTxnMarkerPartitionResult of WriteTxnMarkersResponse."""
+
     # The partition index.
     partition_index: int = 0
     # The error code, or 0 if there was no error.
     error_code: int = 0
 
+    def __init__(self, partition_index: int = 0, error_code: int = 0) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerTopicResult:
+    """WritableTxnMarkerTopicResult of WriteTxnMarkersResponse."""
+
     # The topic name.
     name: str = ""
     # The results by partition.
     partitions: list[WritableTxnMarkerPartitionResult] = field(default_factory=list)
 
+    def __init__(self, name: str = "", partitions: list[WritableTxnMarkerPartitionResult] = FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FACTORY else partitions
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.partitions) == (other.name, other.partitions)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerResult:
+    """WritableTxnMarkerResult of WriteTxnMarkersResponse."""
+
     # The current producer ID in use by the transactional ID.
     producer_id: int = 0
     # The results by topic.
     topics: list[WritableTxnMarkerTopicResult] = field(default_factory=list)
 
+    def __init__(self, producer_id: int = 0, topics: list[WritableTxnMarkerTopicResult] = FACTORY) -> None:
+        self.producer_id = producer_id
+        self.topics = [] if topics is FACTORY else topics
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.producer_id, self.topics) == (other.producer_id, other.topics)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WriteTxnMarkersRequest:
     """WriteTxnMarkers request, versions 1-2."""
 
     # The transaction markers to be written.
     markers: list[WritableTxnMarker] = field(default_factory=list)
 
+    def __init__(self, markers: list[WritableTxnMarker] = FACTORY) -> None:
+        self.markers = [] if markers is FACTORY else markers
 
-@dataclass(slots=True)
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(markers={self.markers!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.markers,) == (other.markers,)
+        return NotImplemented
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class WriteTxnMarkersResponse:
     """WriteTxnMarkers response, versions 1-2."""
 
     # The results for writing makers.
     markers: list[WritableTxnMarkerResult] = field(default_factory=list)
+
+    def __init__(self, markers: list[WritableTxnMarkerResult] = FACTORY) -> None:
+        self.markers = [] if markers is FACTORY else markers
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(markers={self.markers!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.markers,) == (other.markers,)
+        return NotImplemented
 
 
 REQUEST = Message(WriteTxnMarkersRequest, api_key=27, kind='request', valid='1-2', flexible='1+', fields=(

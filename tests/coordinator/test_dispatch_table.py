@@ -6,15 +6,22 @@ the connection on; a handler that is not advertised is never called by a real cl
 
 from __future__ import annotations
 
-from coordinator.handlers import HANDLERS
+from coordinator.handlers import HANDLER_MODULES, HANDLERS, load_handler
 from protocol.api import SUPPORTED_VERSIONS
 
 
 def test_every_advertised_api_has_a_handler_and_every_handler_is_advertised():
-    assert set(SUPPORTED_VERSIONS) == set(HANDLERS)
+    assert set(SUPPORTED_VERSIONS) == set(HANDLER_MODULES)
 
 
-def test_handlers_are_numbered_by_their_api_key():
-    for key, handler in HANDLERS.items():
-        module = handler.__module__.rsplit(".", 1)[-1]
+def test_handlers_are_numbered_by_their_api_key_and_load_on_first_use():
+    for key, module in HANDLER_MODULES.items():
+        handler = load_handler(key)
+        assert handler is not None and handler.__module__ == f"coordinator.handlers.{module}"
         assert module.startswith(f"k{int(key):02d}_"), (key, module)
+        assert HANDLERS[key] is handler and load_handler(key) is handler  # loaded once
+
+
+def test_a_key_without_a_handler_has_none():
+    assert load_handler(17) is None  # SaslHandshake: not served
+    assert 17 not in HANDLERS
