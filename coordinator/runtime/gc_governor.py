@@ -6,12 +6,14 @@ request's waiting coroutines (they live until the connection's next request, sec
 they die in the oldest generation soon after: the counter grows while the heap does not, and with
 10,000 members full collections ran every ~2 s, each walking the whole heap (most of the server's
 CPU and pauses of 0.3-2 s, bench/soak_bench.py). So here: what is alive once the server serves is
-frozen (modules, loaded state: never walked again), automatic full collections are off, and
-`govern` collects fully when the process has really grown (resident memory up by a quarter and at
-least 32 MiB since the last full collection, looked at every 10 s: one read of /proc, where
-counting the oldest generation's objects would itself walk them), and at least every 10 minutes
-for cyclic garbage that does not show as growth; each of these walks the frozen objects too and
-freezes the survivors again. The young generations keep CPython's thresholds.
+frozen (modules, loaded state: never walked again) and automatic full collections are off.
+`govern` then collects the oldest generation every 10 minutes and freezes what survives (cyclic
+garbage made since the last one is freed; the frozen objects are not walked, so each of these
+pauses only for what the last 10 minutes left alive), and walks everything, the frozen objects
+too, when the process has really grown (resident memory up by a quarter and at least 32 MiB since
+the last such walk, looked at every 10 s: one read of /proc, where counting the oldest
+generation's objects would itself walk them): frozen objects that became cyclic garbage are freed
+there, so they cost memory only until it shows. The young generations keep CPython's thresholds.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class GcPolicy:
     check_every_s: float = 10.0
     growth: float = 1.25  # CPython's own ratio, applied to what the process really holds
     min_growth_bytes: int = 32 << 20  # a small process's few megabytes are not worth a collection
-    full_every_s: float = 600.0
+    collect_every_s: float = 600.0
 
 
 def install() -> None:
@@ -56,6 +58,13 @@ def resident_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def periodic_collection() -> None:
+    """The oldest generation without the frozen objects (what lived on since the last freeze),
+    then freeze the survivors: a pause for what is new, not for the whole heap."""
+    gc.collect(2)
+    gc.freeze()
+
+
 def full_collection() -> None:
     """Everything, the frozen objects included (a frozen group deleted since, in a reference
     cycle, is freed here and not never), then freeze the survivors again."""
@@ -64,22 +73,26 @@ def full_collection() -> None:
     gc.freeze()
 
 
-def due(size: int, size_after_last: int, since_last_s: float, policy: GcPolicy) -> bool:
-    grown = size > size_after_last * policy.growth and size - size_after_last >= policy.min_growth_bytes
-    return grown or since_last_s >= policy.full_every_s
+def grown(size: int, size_after_last_full: int, policy: GcPolicy) -> bool:
+    """Has the process grown enough since the last full collection to walk everything again?"""
+    return size > size_after_last_full * policy.growth and size - size_after_last_full >= policy.min_growth_bytes
 
 
 async def govern(
     policy: GcPolicy = GcPolicy(),
     *,
     measure: Callable[[], int] = resident_bytes,
-    collect: Callable[[], None] = full_collection,
+    periodic: Callable[[], None] = periodic_collection,
+    full: Callable[[], None] = full_collection,
 ) -> None:
-    """Run full collections when `due`, for ever (a task of the serving process)."""
-    size_after_last, last = measure(), trio.current_time()
+    """Run a full collection when the process has `grown`, and a periodic one when
+    `collect_every_s` passed without any, for ever (a task of the serving process)."""
+    size_after_full, last = measure(), trio.current_time()
     while True:
         await trio.sleep(policy.check_every_s)
-        now = trio.current_time()
-        if due(measure(), size_after_last, now - last, policy):
-            collect()
-            size_after_last, last = measure(), trio.current_time()
+        if grown(measure(), size_after_full, policy):
+            full()
+            size_after_full, last = measure(), trio.current_time()
+        elif trio.current_time() - last >= policy.collect_every_s:
+            periodic()
+            last = trio.current_time()
