@@ -63,6 +63,22 @@ def _finish(worker: _Worker) -> BaseException | None:
     return error
 
 
+def _forget_workers() -> None:
+    """In a forked child: the workers' threads did not come along but their eventfds did (shared
+    with the parent), so a child's call would wake a parent's worker and never run: start afresh
+    (`kgc verify` forks multiprocessing pools)."""
+    global _started
+    for worker in _idle:
+        for fd in {worker.job_r, worker.job_w, worker.done_r, worker.done_w}:
+            os.close(fd)
+    _idle.clear()  # busy workers' fds stay open in the child: their callers were not copied
+    _started = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
+
+
 def _eventfd(nonblocking: bool) -> tuple[int, int]:
     """(read end, write end): one eventfd where there is one (Linux), else a pipe."""
     if hasattr(os, "eventfd"):

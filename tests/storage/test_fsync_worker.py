@@ -4,6 +4,7 @@ fallback past MAX_WORKERS, and that a cancelled caller still waits for its call'
 from __future__ import annotations
 
 import errno
+import multiprocessing
 import threading
 
 import pytest
@@ -100,3 +101,23 @@ async def test_a_cancelled_caller_returns_only_after_its_call_ended():
     done: list[int] = []
     await fsync_worker.run_in_worker(done.append, 1)  # the worker went back to the pool
     assert done == [1]
+
+
+def _sync_in_child() -> list[int]:
+    done: list[int] = []
+    trio.run(fsync_worker.run_in_worker, done.append, 5)
+    return done
+
+
+async def test_a_forked_child_starts_its_own_workers():
+    await fsync_worker.run_in_worker(lambda _: None, 0)  # the parent has an idle worker
+    assert fsync_worker._idle
+    context = multiprocessing.get_context("fork")
+
+    def fork_and_sync() -> list[int]:
+        with context.Pool(1) as pool:
+            return pool.apply_async(_sync_in_child).get(timeout=60)
+
+    # Without the at-fork reset the child's call goes to the parent's worker (their eventfds are
+    # shared) and never runs in the child: [].
+    assert await trio.to_thread.run_sync(fork_and_sync) == [5]
