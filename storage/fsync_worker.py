@@ -1,10 +1,10 @@
 """Run one blocking call (an fdatasync) in a long-lived worker thread, for a trio task.
 
-`trio.to_thread.run_sync` costs ~120 us of CPU per call around a 0.1 ms fdatasync (a context
-copy, thread renames, a limiter, a report back through the run loop's wakeup socket, a system
-task hop, GIL ping-pong); a durable reply pays it on every group commit. Here a worker waits on
-its own eventfd, the caller hands it (fn, arg) and waits (trio.lowlevel.wait_readable) on the
-worker's second eventfd: ~35 us. Invariants: a worker runs one call at a time and goes back to
+`trio.to_thread.run_sync` adds ~110 us of CPU to a 0.1 ms fdatasync (a context copy, thread
+renames, a limiter, a report back through the run loop's wakeup socket, a system task hop, GIL
+ping-pong); a durable reply pays it on every group commit. Here a worker waits on its own
+eventfd, the caller hands it (fn, arg) and waits (trio.lowlevel.wait_readable) on the worker's
+second eventfd: ~30 us over an fdatasync on the loop itself. Invariants: a worker runs one call at a time and goes back to
 the idle pool only after its caller has read its result; the caller's wait cannot be abandoned
 (the call runs to its end, as to_thread.run_sync(abandon_on_cancel=False) does).
 """
@@ -33,14 +33,15 @@ _started = 0
 async def run_in_worker(fn: Callable[[int], None], arg: int) -> None:
     """`fn(arg)` in a worker thread; raises what it raised. Not a cancel point (a schedule
     point): `fn` always runs, so it may own `arg` (close it); the caller checkpoints first."""
+    worker: _Worker | None
     try:
         worker = _idle.pop()
     except IndexError:
-        if _started >= MAX_WORKERS:
+        worker = _new_worker()
+        if worker is None:  # at the cap, or out of threads/fds: trio's pool and its limiter
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(fn, arg)
             return
-        worker = _Worker()
     worker.fn, worker.arg = fn, arg
     os.write(worker.job_w, _ONE)
     try:
@@ -89,18 +90,35 @@ def _eventfd(nonblocking: bool) -> tuple[int, int]:
     return r, w
 
 
+def _new_worker() -> _Worker | None:
+    global _started
+    if _started >= MAX_WORKERS:
+        return None
+    fds: list[int] = []
+    try:
+        job = _eventfd(nonblocking=False)  # the worker blocks reading it
+        fds += set(job)
+        done = _eventfd(nonblocking=True)  # the caller waits for it in trio
+        fds += set(done)
+        worker = _Worker(job, done)
+        threading.Thread(target=worker.run, name=f"kgc-fsync-{_started + 1}", daemon=True).start()
+    except (OSError, RuntimeError):  # EMFILE, or "can't start new thread"
+        for fd in fds:
+            os.close(fd)
+        return None
+    _started += 1
+    return worker
+
+
 class _Worker:
-    def __init__(self) -> None:
-        global _started
+    def __init__(self, job: tuple[int, int], done: tuple[int, int]) -> None:
         self.fn: Callable[[int], None] | None = None
         self.arg = -1
         self.error: BaseException | None = None
-        self.job_r, self.job_w = _eventfd(nonblocking=False)  # the worker blocks reading it
-        self.done_r, self.done_w = _eventfd(nonblocking=True)  # the caller waits in trio
-        _started += 1
-        threading.Thread(target=self._run, name=f"kgc-fsync-{_started}", daemon=True).start()
+        self.job_r, self.job_w = job
+        self.done_r, self.done_w = done
 
-    def _run(self) -> None:
+    def run(self) -> None:
         while True:
             os.read(self.job_r, 8)
             fn = self.fn

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import multiprocessing
 import threading
+import types
 
 import pytest
 import trio
@@ -121,3 +122,20 @@ async def test_a_forked_child_starts_its_own_workers():
     # Without the at-fork reset the child's call goes to the parent's worker (their eventfds are
     # shared) and never runs in the child: [].
     assert await trio.to_thread.run_sync(fork_and_sync) == [5]
+
+
+async def test_when_no_worker_can_start_the_call_goes_through_to_thread(monkeypatch):
+    monkeypatch.setattr(fsync_worker, "_idle", [])
+    started = fsync_worker._started
+
+    class NoThread:
+        def __init__(self, **_: object) -> None:
+            pass
+
+        def start(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(fsync_worker, "threading", types.SimpleNamespace(Thread=NoThread))
+    done: list[int] = []
+    await fsync_worker.run_in_worker(done.append, 9)
+    assert done == [9] and fsync_worker._started == started
