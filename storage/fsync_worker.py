@@ -4,9 +4,9 @@
 renames, a limiter, a report back through the run loop's wakeup socket, a system task hop, GIL
 ping-pong); a durable reply pays it on every group commit. Here a worker waits on its own
 eventfd, the caller hands it (fn, arg) and waits (trio.lowlevel.wait_readable) on the worker's
-second eventfd: ~30 us over an fdatasync on the loop itself. Invariants: a worker runs one call at a time and goes back to
-the idle pool only after its caller has read its result; the caller's wait cannot be abandoned
-(the call runs to its end, as to_thread.run_sync(abandon_on_cancel=False) does).
+second eventfd: ~30 us over an fdatasync on the loop itself. Invariants: a worker runs one call
+at a time and goes back to the idle pool only after its caller has read its result; the caller's
+wait cannot be abandoned (the call runs to its end, as to_thread.run_sync does by default).
 """
 
 from __future__ import annotations
