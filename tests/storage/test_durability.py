@@ -110,6 +110,11 @@ class FakeLog:
         self.end = 0
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         self.failure: BaseException | None = None
+        self.opened = 0  # descriptors handed to the committer (it closes each)
+
+    def sync_fd(self) -> int:
+        self.opened += 1
+        return os.dup(self.fd)
 
     def check(self) -> None:
         if self.failure is not None:
@@ -124,7 +129,7 @@ class FakeLog:
             100,
             durable_offset=0,
             end_offset=lambda: self.end,
-            sync_fd=lambda: os.dup(self.fd),
+            sync_fd=self.sync_fd,
             check_writable=self.check,
             fail=self.fail,
         )
@@ -169,3 +174,18 @@ async def test_a_failed_sync_fails_the_given_log_once_and_wakes_everyone(tmp_pat
             nursery.start_soon(one)
     assert len(errors) == 20 and isinstance(log.failure, OSError)
     assert committer.durable_offset == 0
+
+
+async def test_a_waiter_cancelled_before_its_sync_opens_no_descriptor(tmp_path, monkeypatch, autojump_clock):
+    sync = CountingSync()
+    monkeypatch.setattr(fsutil, "fdatasync", sync)
+    log = FakeLog(tmp_path / "f")
+    committer = log.committer()
+    log.end = 1
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await committer.wait_durable(0)
+    assert scope.cancelled_caught
+    assert log.opened == 0 and sync.calls == 0 and committer.durable_offset == 0  # no fd to leak
+    await committer.wait_durable(0)  # the next waiter leads a sync of its own
+    assert log.opened == 1 and sync.calls == 1 and committer.durable_offset == 1

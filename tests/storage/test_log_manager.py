@@ -10,7 +10,7 @@ import os
 import pytest
 import trio
 
-from storage import fsutil
+from storage import fsutil, fsync_worker
 from storage.batch import Record
 from storage.cleaner_policy import CleanStats
 from storage.log import Log, LogConfig, LogFailedError
@@ -28,6 +28,7 @@ def inline_threads(monkeypatch):
         return fn(*args)
 
     monkeypatch.setattr(trio.to_thread, "run_sync", run_sync)
+    monkeypatch.setattr(fsync_worker, "run_in_worker", run_sync)
 
 
 class TrioTime:
