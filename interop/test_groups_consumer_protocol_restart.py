@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from interop.clients.consumer_protocol import FAST_SETTINGS as FAST
-from interop.clients.process import REPO
+from tests.support.serve_process import start_serve
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.interop]
@@ -23,30 +22,8 @@ DEADLINE = 30.0
 
 
 def _server(data_dir: str, log: Any) -> tuple[subprocess.Popen[str], str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "coordinator",
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        data_dir,
-        "--create-topic",
-        "kept:4",
-        "--log-level",
-        "WARNING",
-    ]
-    for name, value in FAST.items():
-        argv += ["--set", f"{name}={value}"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()  # "kgc: serving bootstrap=HOST:PORT with data in ..."
-    if not line.startswith("kgc: serving bootstrap="):
-        proc.kill()  # never leave a server behind
-        proc.wait(30)
-        raise AssertionError(f"server did not start: {line!r}")
-    return proc, line.split()[2].split("=", 1)[1]
+    settings = [arg for name, value in FAST.items() for arg in ("--set", f"{name}={value}")]
+    return start_serve(data_dir, "--create-topic", "kept:4", *settings, stderr=log)
 
 
 def test_offsets_committed_under_the_consumer_protocol_survive_kill_9_and_every_client_reads_them(tmp_path):

@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 TASKS = 6
 PARTITIONS_PER_OP = 3
@@ -79,12 +78,10 @@ async def _child(data_dir: str) -> None:
 
 class Child:
     def __init__(self, data_dir: str) -> None:
+        from tests.support.serve_process import REPO  # here: this file is also the child script
+
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, data_dir],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=_repo_root(),
+            [sys.executable, __file__, data_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
         )
         self.lines: list[str] = []
         self._changed = threading.Condition()
@@ -130,10 +127,6 @@ class Child:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
-
-
-def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def check_state(state: dict[str, dict[str, int]], acked: dict[str, int], attempted: dict[str, int]) -> None:
@@ -251,36 +244,11 @@ class ServerProcess:
 
     def __init__(self, data_dir: str, log_path: str) -> None:
         self.log = open(log_path, "a")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "coordinator",
-                "serve",
-                "--port",
-                "0",
-                "--data-dir",
-                data_dir,
-                "--create-topic",
-                f"{TOPIC}:{PARTITIONS_PER_OP}",
-                "--log-level",
-                "WARNING",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-            cwd=_repo_root(),
+        from tests.support.serve_process import start_serve  # here: this file is the child script too
+
+        self.proc, self.bootstrap = start_serve(
+            data_dir, "--create-topic", f"{TOPIC}:{PARTITIONS_PER_OP}", stderr=self.log
         )
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + 30
-        self.bootstrap = ""
-        while not self.bootstrap:
-            line = self.proc.stdout.readline()  # the server prints this line once, at start
-            if not line:
-                raise AssertionError(f"server exited ({self.proc.wait()}) before serving; see {log_path}")
-            if "bootstrap=" in line:
-                self.bootstrap = line.split("bootstrap=", 1)[1].split()[0]
-            assert time.monotonic() < deadline, "server did not start in time"
 
     def stop(self, sig: int) -> None:
         self.proc.send_signal(sig)

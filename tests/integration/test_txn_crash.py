@@ -15,7 +15,6 @@ values are there too, and the group's committed offsets are the input's end offs
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -27,10 +26,6 @@ CYCLES = 20
 PER_CYCLE = 6  # new input messages per cycle
 PARTITIONS = 2
 GROUP, TXN_ID, INSTANCE = "eos-crash", "eos-crash-tx", "eos-crash-member"
-
-
-def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 # -- the pipeline (child process) ---------------------------------------------------------------------
@@ -124,43 +119,25 @@ class Lines:
 
 
 def start_server(data_dir: str, log) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "coordinator",
-            "serve",
-            "--port",
-            "0",
-            "--data-dir",
-            data_dir,
-            "--create-topic",
-            f"in:{PARTITIONS}",
-            "--create-topic",
-            f"out:{PARTITIONS}",
-            "--log-level",
-            "WARNING",
-            "--set",
-            "log.flush.mode=group_commit",
-        ],
-        stdout=subprocess.PIPE,
+    from tests.support.serve_process import start_serve  # here: this file is the child script too
+
+    return start_serve(
+        data_dir,
+        "--create-topic",
+        f"in:{PARTITIONS}",
+        "--create-topic",
+        f"out:{PARTITIONS}",
+        "--set",
+        "log.flush.mode=group_commit",
         stderr=log,
-        text=True,
-        cwd=_repo_root(),
     )
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 30
-    while True:
-        line = proc.stdout.readline()
-        assert line, f"the server exited ({proc.wait()}) before serving"
-        if "bootstrap=" in line:
-            return proc, line.split("bootstrap=", 1)[1].split()[0]
-        assert time.monotonic() < deadline, "the server did not start in time"
 
 
 def start_pipeline(bootstrap: str, log, drain: bool = False) -> Lines:
+    from tests.support.serve_process import REPO
+
     args = [sys.executable, __file__, bootstrap] + (["--drain"] if drain else [])
-    return Lines(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, cwd=_repo_root()))
+    return Lines(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO))
 
 
 def produce_inputs(bootstrap: str, values: list[str]) -> None:
