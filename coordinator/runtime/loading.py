@@ -84,8 +84,8 @@ async def replay_log(
 
 async def _fold_segments(log_: Log, latest: dict[bytes, bytes | None], stats: LoadStats) -> int:
     """Fold the log's plain batches from its start into `latest`, segment by segment where
-    Log.locate finds them (as Log.iter_batches does); returns the offset of the first batch not folded (the log end
-    offset when every batch was)."""
+    Log.locate finds them (as Log.iter_batches does); returns the offset of the first batch not
+    folded (the log end offset when every batch was)."""
     offset = log_.log_start_offset
     next_yield = stats.records + CHECKPOINT_EVERY
     while offset < log_.log_end_offset:
