@@ -17,15 +17,9 @@ import json
 import keyword
 import re
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-# One object of Kafka's message JSON (a message, a field, a struct).
-Json = dict[str, Any]
-# A dataclass attribute: (name, type hint, default source, about).
-Attr = tuple[str, str, str, str]
+from protocol.tools.class_source import Attr, Json, StructDef, dataclass_source, import_lines
 
 HERE = Path(__file__).resolve().parent
 PROTOCOL_DIR = HERE.parent
@@ -129,14 +123,6 @@ def load(path: Path) -> tuple[Json, list[str]]:
             history.append(s[2:].strip())
     data: Json = json.loads(_COMMENT_LINE.sub("", text))
     return data, history
-
-
-@dataclass
-class StructDef:
-    name: str  # Python class name
-    fields: list[Json]
-    attrs: list[Attr] = field(default_factory=list)
-    owners: list[str] = field(default_factory=list)  # the messages it is part of (its docstring)
 
 
 def py_default(f: Json, struct_name: str | None) -> str:
@@ -263,83 +249,6 @@ def check_field(f: Json) -> None:
     assert not unknown, (f["name"], unknown)
     if "tag" in f:
         assert f["taggedVersions"] == f["versions"], f["name"]
-
-
-def dataclass_source(sd: StructDef, doc: str) -> list[str]:
-    """The class of `sd`: a dataclass whose __init__, __repr__ and __eq__ are written here, as
-    @dataclass would make them, instead of by @dataclass when the module is imported (in 3.11 it
-    compiles each one apart: ~0.3 ms per class, most of what importing the messages cost). The
-    fields, and so dataclasses.fields/replace/asdict, are @dataclass's as before."""
-    lines = ["", "", "@dataclass(slots=True, init=False, repr=False, eq=False)", f"class {sd.name}:"]
-    # a docstring of its own: without one, @dataclass computes one with inspect.signature
-    lines.append(f'    """{doc or sd.name + " of " + " and ".join(sd.owners) + "."}"""')
-    lines.append("")
-    for name, hint, default, about in sd.attrs:
-        if about:
-            lines.append(f"    # {about}")
-        lines.append(f"    {name}: {hint} = {_factory_call(default) or default}")
-    return lines + _methods(sd)
-
-
-def _factory_call(default: str) -> str | None:
-    """`field(default_factory=...)` for a default built per object (a list, a struct), else None."""
-    if default == "[]":
-        return "field(default_factory=list)"
-    if default.endswith("()"):
-        return f"field(default_factory={default[:-2]})"
-    return None
-
-
-def _tuple(items: Iterable[str]) -> str:
-    listed = list(items)
-    return f"({listed[0]},)" if len(listed) == 1 else f"({', '.join(listed)})"
-
-
-def _methods(sd: StructDef) -> list[str]:
-    """__init__, __repr__ and __eq__ with the behaviour of 3.11's @dataclass: positional or keyword
-    arguments in field order, a fresh list or struct per object where the default is built
-    (FACTORY marks the argument left out), `Name(a=..., b=...)`, equal when of the same class
-    with equal fields (else NotImplemented)."""
-    params = ["self"]
-    body: list[str] = []
-    for name, hint, default, _ in sd.attrs:
-        if _factory_call(default) is None:
-            params.append(f"{name}: {hint} = {default}")
-            body.append(f"        self.{name} = {name}")
-        else:
-            params.append(f"{name}: {hint} = FACTORY")
-            body.append(f"        self.{name} = {default} if {name} is FACTORY else {name}")
-    shown = ", ".join(f"{name}={{self.{name}!r}}" for name, *_ in sd.attrs)
-    names = [name for name, *_ in sd.attrs]
-    mine, theirs = (_tuple(f"{who}.{name}" for name in names) for who in ("self", "other"))
-    return [
-        "",
-        f"    def __init__({', '.join(params)}) -> None:",
-        *(body or ["        pass"]),
-        "",
-        "    def __repr__(self) -> str:",
-        f'        return f"{{type(self).__qualname__}}({shown})"',
-        "",
-        "    def __eq__(self, other: Any) -> bool:",
-        "        if other.__class__ is self.__class__:",
-        f"            return {mine} == {theirs}",
-        "        return NotImplemented",
-    ]
-
-
-def import_lines(body: str) -> list[str]:
-    """The import block for a generated module: only what `body` uses (ruff- and mypy-clean)."""
-    lines = ["import uuid"] if "uuid.UUID" in body else []
-    lines.append("from dataclasses import dataclass" + (", field" if "field(" in body else ""))
-    lines.append("from typing import Any")
-    lines.append("")
-    if "FACTORY" in body:
-        lines.append("from . import FACTORY")
-    if "ZERO_UUID" in body:
-        lines.append("from ..ints import ZERO_UUID")
-    lines.append("from ..schema import Field as F")
-    lines.append("from ..schema import Message, Struct" if "Struct(" in body else "from ..schema import Message")
-    return lines
 
 
 def generate(api: str, json_dir: Path) -> str:
