@@ -111,8 +111,11 @@ def test_not_coordinator_on_one_offset_commit(server, topic_name, client):
         assert [x["name"] for x in faulted["errors"]] == ["NOT_COORDINATOR"]
         rediscovered = [e for e in _entries(control, cursor, "FindCoordinator", me) if e["cursor"] > faulted["cursor"]]
         assert rediscovered, "the client did not ask FindCoordinator after NOT_COORDINATOR"
-        assert any(e["cursor"] > rediscovered[0]["cursor"] and not e["errors"] for e in commits), (
-            "no OffsetCommit succeeded after the rediscovery"
+        # A commit succeeds after the refused one. Not necessarily after the lookup: the coordinator
+        # never moved, and kafka-python may retry the commit before its lookup goes out (seen once
+        # in CI: the retry succeeded, the FindCoordinator followed).
+        assert any(e["cursor"] > faulted["cursor"] and not e["errors"] for e in commits), (
+            "no OffsetCommit succeeded after the refused one"
         )
         assert stop_all(members) == []
     finally:
