@@ -24,8 +24,8 @@ AddOffsetsToTxnResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from . import Generated
 from ..schema import Field as F
 from ..schema import Message
 
@@ -33,7 +33,7 @@ API_KEY = 25
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddOffsetsToTxnRequest:
+class AddOffsetsToTxnRequest(Generated):
     """AddOffsetsToTxn request, versions 0-4."""
 
     # The transactional id corresponding to the transaction.
@@ -51,17 +51,9 @@ class AddOffsetsToTxnRequest:
         self.producer_epoch = producer_epoch
         self.group_id = group_id
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, group_id={self.group_id!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.producer_id, self.producer_epoch, self.group_id) == (other.transactional_id, other.producer_id, other.producer_epoch, other.group_id)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddOffsetsToTxnResponse:
+class AddOffsetsToTxnResponse(Generated):
     """AddOffsetsToTxn response, versions 0-4."""
 
     # Duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -72,14 +64,6 @@ class AddOffsetsToTxnResponse:
     def __init__(self, throttle_time_ms: int = 0, error_code: int = 0) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code) == (other.throttle_time_ms, other.error_code)
-        return NotImplemented
 
 
 REQUEST = Message(AddOffsetsToTxnRequest, api_key=25, kind='request', valid='0-4', flexible='3+', fields=(

@@ -29,9 +29,8 @@ AddPartitionsToTxnResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -39,7 +38,7 @@ API_KEY = 24
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnTopic:
+class AddPartitionsToTxnTopic(Generated):
     """AddPartitionsToTxnTopic of AddPartitionsToTxnRequest."""
 
     # The name of the topic.
@@ -51,17 +50,9 @@ class AddPartitionsToTxnTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnTransaction:
+class AddPartitionsToTxnTransaction(Generated):
     """AddPartitionsToTxnTransaction of AddPartitionsToTxnRequest."""
 
     # The transactional id corresponding to the transaction.
@@ -82,17 +73,9 @@ class AddPartitionsToTxnTransaction:
         self.verify_only = verify_only
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, verify_only={self.verify_only!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.producer_id, self.producer_epoch, self.verify_only, self.topics) == (other.transactional_id, other.producer_id, other.producer_epoch, other.verify_only, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnPartitionResult:
+class AddPartitionsToTxnPartitionResult(Generated):
     """AddPartitionsToTxnPartitionResult of AddPartitionsToTxnResponse."""
 
     # The partition indexes.
@@ -104,17 +87,9 @@ class AddPartitionsToTxnPartitionResult:
         self.partition_index = partition_index
         self.partition_error_code = partition_error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, partition_error_code={self.partition_error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.partition_error_code) == (other.partition_index, other.partition_error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnTopicResult:
+class AddPartitionsToTxnTopicResult(Generated):
     """AddPartitionsToTxnTopicResult of AddPartitionsToTxnResponse."""
 
     # The topic name.
@@ -126,17 +101,9 @@ class AddPartitionsToTxnTopicResult:
         self.name = name
         self.results_by_partition = [] if results_by_partition is FACTORY else results_by_partition
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, results_by_partition={self.results_by_partition!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.results_by_partition) == (other.name, other.results_by_partition)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnResult:
+class AddPartitionsToTxnResult(Generated):
     """AddPartitionsToTxnResult of AddPartitionsToTxnResponse."""
 
     # The transactional id corresponding to the transaction.
@@ -148,17 +115,9 @@ class AddPartitionsToTxnResult:
         self.transactional_id = transactional_id
         self.topic_results = [] if topic_results is FACTORY else topic_results
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, topic_results={self.topic_results!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.topic_results) == (other.transactional_id, other.topic_results)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnRequest:
+class AddPartitionsToTxnRequest(Generated):
     """AddPartitionsToTxn request, versions 0-5."""
 
     # List of transactions to add partitions to.
@@ -179,17 +138,9 @@ class AddPartitionsToTxnRequest:
         self.v3_and_below_producer_epoch = v3_and_below_producer_epoch
         self.v3_and_below_topics = [] if v3_and_below_topics is FACTORY else v3_and_below_topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactions={self.transactions!r}, v3_and_below_transactional_id={self.v3_and_below_transactional_id!r}, v3_and_below_producer_id={self.v3_and_below_producer_id!r}, v3_and_below_producer_epoch={self.v3_and_below_producer_epoch!r}, v3_and_below_topics={self.v3_and_below_topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactions, self.v3_and_below_transactional_id, self.v3_and_below_producer_id, self.v3_and_below_producer_epoch, self.v3_and_below_topics) == (other.transactions, other.v3_and_below_transactional_id, other.v3_and_below_producer_id, other.v3_and_below_producer_epoch, other.v3_and_below_topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnResponse:
+class AddPartitionsToTxnResponse(Generated):
     """AddPartitionsToTxn response, versions 0-5."""
 
     # Duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -206,14 +157,6 @@ class AddPartitionsToTxnResponse:
         self.error_code = error_code
         self.results_by_transaction = [] if results_by_transaction is FACTORY else results_by_transaction
         self.results_by_topic_v3_and_below = [] if results_by_topic_v3_and_below is FACTORY else results_by_topic_v3_and_below
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, results_by_transaction={self.results_by_transaction!r}, results_by_topic_v3_and_below={self.results_by_topic_v3_and_below!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.results_by_transaction, self.results_by_topic_v3_and_below) == (other.throttle_time_ms, other.error_code, other.results_by_transaction, other.results_by_topic_v3_and_below)
-        return NotImplemented
 
 
 REQUEST = Message(AddPartitionsToTxnRequest, api_key=24, kind='request', valid='0-5', flexible='3+', fields=(

@@ -27,9 +27,8 @@ ApiVersionsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -37,7 +36,7 @@ API_KEY = 18
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ApiVersion:
+class ApiVersion(Generated):
     """ApiVersion of ApiVersionsResponse."""
 
     # The API index.
@@ -52,17 +51,9 @@ class ApiVersion:
         self.min_version = min_version
         self.max_version = max_version
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(api_key={self.api_key!r}, min_version={self.min_version!r}, max_version={self.max_version!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.api_key, self.min_version, self.max_version) == (other.api_key, other.min_version, other.max_version)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class SupportedFeatureKey:
+class SupportedFeatureKey(Generated):
     """SupportedFeatureKey of ApiVersionsResponse."""
 
     # The name of the feature.
@@ -77,17 +68,9 @@ class SupportedFeatureKey:
         self.min_version = min_version
         self.max_version = max_version
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, min_version={self.min_version!r}, max_version={self.max_version!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.min_version, self.max_version) == (other.name, other.min_version, other.max_version)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FinalizedFeatureKey:
+class FinalizedFeatureKey(Generated):
     """FinalizedFeatureKey of ApiVersionsResponse."""
 
     # The name of the feature.
@@ -102,17 +85,9 @@ class FinalizedFeatureKey:
         self.max_version_level = max_version_level
         self.min_version_level = min_version_level
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, max_version_level={self.max_version_level!r}, min_version_level={self.min_version_level!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.max_version_level, self.min_version_level) == (other.name, other.max_version_level, other.min_version_level)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ApiVersionsRequest:
+class ApiVersionsRequest(Generated):
     """ApiVersions request, versions 0-4."""
 
     # The name of the client.
@@ -124,17 +99,9 @@ class ApiVersionsRequest:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(client_software_name={self.client_software_name!r}, client_software_version={self.client_software_version!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.client_software_name, self.client_software_version) == (other.client_software_name, other.client_software_version)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ApiVersionsResponse:
+class ApiVersionsResponse(Generated):
     """ApiVersions response, versions 0-4."""
 
     # The top-level error code.
@@ -160,14 +127,6 @@ class ApiVersionsResponse:
         self.finalized_features_epoch = finalized_features_epoch
         self.finalized_features = [] if finalized_features is FACTORY else finalized_features
         self.zk_migration_ready = zk_migration_ready
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, api_keys={self.api_keys!r}, throttle_time_ms={self.throttle_time_ms!r}, supported_features={self.supported_features!r}, finalized_features_epoch={self.finalized_features_epoch!r}, finalized_features={self.finalized_features!r}, zk_migration_ready={self.zk_migration_ready!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.api_keys, self.throttle_time_ms, self.supported_features, self.finalized_features_epoch, self.finalized_features, self.zk_migration_ready) == (other.error_code, other.api_keys, other.throttle_time_ms, other.supported_features, other.finalized_features_epoch, other.finalized_features, other.zk_migration_ready)
-        return NotImplemented
 
 
 REQUEST = Message(ApiVersionsRequest, api_key=18, kind='request', valid='0-4', flexible='3+', fields=(

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -24,7 +23,7 @@ API_KEY = 69
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicPartitions:
+class TopicPartitions(Generated):
     """TopicPartitions of ConsumerGroupDescribeResponse."""
 
     topic_id: uuid.UUID = ZERO_UUID
@@ -36,17 +35,9 @@ class TopicPartitions:
         self.topic_name = topic_name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic_id={self.topic_id!r}, topic_name={self.topic_name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic_id, self.topic_name, self.partitions) == (other.topic_id, other.topic_name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class Assignment:
+class Assignment(Generated):
     """Assignment of ConsumerGroupDescribeResponse."""
 
     topic_partitions: list[TopicPartitions] = field(default_factory=list)
@@ -54,17 +45,9 @@ class Assignment:
     def __init__(self, topic_partitions: list[TopicPartitions] = FACTORY) -> None:
         self.topic_partitions = [] if topic_partitions is FACTORY else topic_partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic_partitions={self.topic_partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic_partitions,) == (other.topic_partitions,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class Member:
+class Member(Generated):
     """Member of ConsumerGroupDescribeResponse."""
 
     member_id: str = ""
@@ -92,17 +75,9 @@ class Member:
         self.target_assignment = Assignment() if target_assignment is FACTORY else target_assignment
         self.member_type = member_type
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(member_id={self.member_id!r}, instance_id={self.instance_id!r}, rack_id={self.rack_id!r}, member_epoch={self.member_epoch!r}, client_id={self.client_id!r}, client_host={self.client_host!r}, subscribed_topic_names={self.subscribed_topic_names!r}, subscribed_topic_regex={self.subscribed_topic_regex!r}, assignment={self.assignment!r}, target_assignment={self.target_assignment!r}, member_type={self.member_type!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member_id, self.instance_id, self.rack_id, self.member_epoch, self.client_id, self.client_host, self.subscribed_topic_names, self.subscribed_topic_regex, self.assignment, self.target_assignment, self.member_type) == (other.member_id, other.instance_id, other.rack_id, other.member_epoch, other.client_id, other.client_host, other.subscribed_topic_names, other.subscribed_topic_regex, other.assignment, other.target_assignment, other.member_type)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribedGroup:
+class DescribedGroup(Generated):
     """DescribedGroup of ConsumerGroupDescribeResponse."""
 
     error_code: int = 0
@@ -126,17 +101,9 @@ class DescribedGroup:
         self.members = [] if members is FACTORY else members
         self.authorized_operations = authorized_operations
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, error_message={self.error_message!r}, group_id={self.group_id!r}, group_state={self.group_state!r}, group_epoch={self.group_epoch!r}, assignment_epoch={self.assignment_epoch!r}, assignor_name={self.assignor_name!r}, members={self.members!r}, authorized_operations={self.authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.error_message, self.group_id, self.group_state, self.group_epoch, self.assignment_epoch, self.assignor_name, self.members, self.authorized_operations) == (other.error_code, other.error_message, other.group_id, other.group_state, other.group_epoch, other.assignment_epoch, other.assignor_name, other.members, other.authorized_operations)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ConsumerGroupDescribeRequest:
+class ConsumerGroupDescribeRequest(Generated):
     """ConsumerGroupDescribe request, versions 0-1."""
 
     group_ids: list[str] = field(default_factory=list)
@@ -146,17 +113,9 @@ class ConsumerGroupDescribeRequest:
         self.group_ids = [] if group_ids is FACTORY else group_ids
         self.include_authorized_operations = include_authorized_operations
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_ids={self.group_ids!r}, include_authorized_operations={self.include_authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_ids, self.include_authorized_operations) == (other.group_ids, other.include_authorized_operations)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ConsumerGroupDescribeResponse:
+class ConsumerGroupDescribeResponse(Generated):
     """ConsumerGroupDescribe response, versions 0-1."""
 
     throttle_time_ms: int = 0
@@ -165,14 +124,6 @@ class ConsumerGroupDescribeResponse:
     def __init__(self, throttle_time_ms: int = 0, groups: list[DescribedGroup] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.groups = [] if groups is FACTORY else groups
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, groups={self.groups!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.groups) == (other.throttle_time_ms, other.groups)
-        return NotImplemented
 
 
 REQUEST = Message(ConsumerGroupDescribeRequest, api_key=69, kind='request', valid='0-1', flexible='0+', fields=(

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -21,7 +20,7 @@ API_KEY = 68
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicPartitions:
+class TopicPartitions(Generated):
     """TopicPartitions of ConsumerGroupHeartbeatRequest and ConsumerGroupHeartbeatResponse."""
 
     topic_id: uuid.UUID = ZERO_UUID
@@ -31,17 +30,9 @@ class TopicPartitions:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic_id, self.partitions) == (other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class Assignment:
+class Assignment(Generated):
     """Assignment of ConsumerGroupHeartbeatResponse."""
 
     topic_partitions: list[TopicPartitions] = field(default_factory=list)
@@ -49,17 +40,9 @@ class Assignment:
     def __init__(self, topic_partitions: list[TopicPartitions] = FACTORY) -> None:
         self.topic_partitions = [] if topic_partitions is FACTORY else topic_partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic_partitions={self.topic_partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic_partitions,) == (other.topic_partitions,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ConsumerGroupHeartbeatRequest:
+class ConsumerGroupHeartbeatRequest(Generated):
     """ConsumerGroupHeartbeat request, versions 0-1."""
 
     group_id: str = ""
@@ -85,17 +68,9 @@ class ConsumerGroupHeartbeatRequest:
         self.server_assignor = server_assignor
         self.topic_partitions = topic_partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, member_epoch={self.member_epoch!r}, instance_id={self.instance_id!r}, rack_id={self.rack_id!r}, rebalance_timeout_ms={self.rebalance_timeout_ms!r}, subscribed_topic_names={self.subscribed_topic_names!r}, subscribed_topic_regex={self.subscribed_topic_regex!r}, server_assignor={self.server_assignor!r}, topic_partitions={self.topic_partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.member_id, self.member_epoch, self.instance_id, self.rack_id, self.rebalance_timeout_ms, self.subscribed_topic_names, self.subscribed_topic_regex, self.server_assignor, self.topic_partitions) == (other.group_id, other.member_id, other.member_epoch, other.instance_id, other.rack_id, other.rebalance_timeout_ms, other.subscribed_topic_names, other.subscribed_topic_regex, other.server_assignor, other.topic_partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ConsumerGroupHeartbeatResponse:
+class ConsumerGroupHeartbeatResponse(Generated):
     """ConsumerGroupHeartbeat response, versions 0-1."""
 
     throttle_time_ms: int = 0
@@ -114,14 +89,6 @@ class ConsumerGroupHeartbeatResponse:
         self.member_epoch = member_epoch
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.assignment = assignment
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, member_id={self.member_id!r}, member_epoch={self.member_epoch!r}, heartbeat_interval_ms={self.heartbeat_interval_ms!r}, assignment={self.assignment!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.error_message, self.member_id, self.member_epoch, self.heartbeat_interval_ms, self.assignment) == (other.throttle_time_ms, other.error_code, other.error_message, other.member_id, other.member_epoch, other.heartbeat_interval_ms, other.assignment)
-        return NotImplemented
 
 
 REQUEST = Message(ConsumerGroupHeartbeatRequest, api_key=68, kind='request', valid='0-1', flexible='0+', fields=(

@@ -41,9 +41,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -52,7 +51,7 @@ API_KEY = 19
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreatableReplicaAssignment:
+class CreatableReplicaAssignment(Generated):
     """CreatableReplicaAssignment of CreateTopicsRequest."""
 
     # The partition index.
@@ -64,17 +63,9 @@ class CreatableReplicaAssignment:
         self.partition_index = partition_index
         self.broker_ids = [] if broker_ids is FACTORY else broker_ids
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, broker_ids={self.broker_ids!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.broker_ids) == (other.partition_index, other.broker_ids)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreatableTopicConfig:
+class CreatableTopicConfig(Generated):
     """CreatableTopicConfig of CreateTopicsRequest."""
 
     # The configuration name.
@@ -86,17 +77,9 @@ class CreatableTopicConfig:
         self.name = name
         self.value = value
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, value={self.value!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.value) == (other.name, other.value)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreatableTopic:
+class CreatableTopic(Generated):
     """CreatableTopic of CreateTopicsRequest."""
 
     # The topic name.
@@ -117,17 +100,9 @@ class CreatableTopic:
         self.assignments = [] if assignments is FACTORY else assignments
         self.configs = [] if configs is FACTORY else configs
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, num_partitions={self.num_partitions!r}, replication_factor={self.replication_factor!r}, assignments={self.assignments!r}, configs={self.configs!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.num_partitions, self.replication_factor, self.assignments, self.configs) == (other.name, other.num_partitions, other.replication_factor, other.assignments, other.configs)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreatableTopicConfigs:
+class CreatableTopicConfigs(Generated):
     """CreatableTopicConfigs of CreateTopicsResponse."""
 
     # The configuration name.
@@ -148,17 +123,9 @@ class CreatableTopicConfigs:
         self.config_source = config_source
         self.is_sensitive = is_sensitive
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, value={self.value!r}, read_only={self.read_only!r}, config_source={self.config_source!r}, is_sensitive={self.is_sensitive!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.value, self.read_only, self.config_source, self.is_sensitive) == (other.name, other.value, other.read_only, other.config_source, other.is_sensitive)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreatableTopicResult:
+class CreatableTopicResult(Generated):
     """CreatableTopicResult of CreateTopicsResponse."""
 
     # The topic name.
@@ -188,17 +155,9 @@ class CreatableTopicResult:
         self.replication_factor = replication_factor
         self.configs = [] if configs is FACTORY else configs
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, topic_config_error_code={self.topic_config_error_code!r}, num_partitions={self.num_partitions!r}, replication_factor={self.replication_factor!r}, configs={self.configs!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.error_code, self.error_message, self.topic_config_error_code, self.num_partitions, self.replication_factor, self.configs) == (other.name, other.topic_id, other.error_code, other.error_message, other.topic_config_error_code, other.num_partitions, other.replication_factor, other.configs)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreateTopicsRequest:
+class CreateTopicsRequest(Generated):
     """CreateTopics request, versions 2-7."""
 
     # The topics to create.
@@ -213,17 +172,9 @@ class CreateTopicsRequest:
         self.timeout_ms = timeout_ms
         self.validate_only = validate_only
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topics={self.topics!r}, timeout_ms={self.timeout_ms!r}, validate_only={self.validate_only!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topics, self.timeout_ms, self.validate_only) == (other.topics, other.timeout_ms, other.validate_only)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreateTopicsResponse:
+class CreateTopicsResponse(Generated):
     """CreateTopics response, versions 2-7."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -234,14 +185,6 @@ class CreateTopicsResponse:
     def __init__(self, throttle_time_ms: int = 0, topics: list[CreatableTopicResult] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(CreateTopicsRequest, api_key=19, kind='request', valid='2-7', flexible='5+', fields=(

@@ -16,9 +16,8 @@ DeleteGroupsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -26,7 +25,7 @@ API_KEY = 42
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeletableGroupResult:
+class DeletableGroupResult(Generated):
     """DeletableGroupResult of DeleteGroupsResponse."""
 
     # The group id.
@@ -38,17 +37,9 @@ class DeletableGroupResult:
         self.group_id = group_id
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.error_code) == (other.group_id, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteGroupsRequest:
+class DeleteGroupsRequest(Generated):
     """DeleteGroups request, versions 0-2."""
 
     # The group names to delete.
@@ -57,17 +48,9 @@ class DeleteGroupsRequest:
     def __init__(self, groups_names: list[str] = FACTORY) -> None:
         self.groups_names = [] if groups_names is FACTORY else groups_names
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(groups_names={self.groups_names!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.groups_names,) == (other.groups_names,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteGroupsResponse:
+class DeleteGroupsResponse(Generated):
     """DeleteGroups response, versions 0-2."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -78,14 +61,6 @@ class DeleteGroupsResponse:
     def __init__(self, throttle_time_ms: int = 0, results: list[DeletableGroupResult] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is FACTORY else results
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, results={self.results!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.results) == (other.throttle_time_ms, other.results)
-        return NotImplemented
 
 
 REQUEST = Message(DeleteGroupsRequest, api_key=42, kind='request', valid='0-2', flexible='2+', fields=(

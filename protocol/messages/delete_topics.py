@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -47,7 +46,7 @@ API_KEY = 20
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteTopicState:
+class DeleteTopicState(Generated):
     """DeleteTopicState of DeleteTopicsRequest."""
 
     # The topic name.
@@ -59,17 +58,9 @@ class DeleteTopicState:
         self.name = name
         self.topic_id = topic_id
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id) == (other.name, other.topic_id)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeletableTopicResult:
+class DeletableTopicResult(Generated):
     """DeletableTopicResult of DeleteTopicsResponse."""
 
     # The topic name.
@@ -87,17 +78,9 @@ class DeletableTopicResult:
         self.error_code = error_code
         self.error_message = error_message
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, error_code={self.error_code!r}, error_message={self.error_message!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.error_code, self.error_message) == (other.name, other.topic_id, other.error_code, other.error_message)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteTopicsRequest:
+class DeleteTopicsRequest(Generated):
     """DeleteTopics request, versions 1-6."""
 
     # The name or topic ID of the topic.
@@ -112,17 +95,9 @@ class DeleteTopicsRequest:
         self.topic_names = [] if topic_names is FACTORY else topic_names
         self.timeout_ms = timeout_ms
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topics={self.topics!r}, topic_names={self.topic_names!r}, timeout_ms={self.timeout_ms!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topics, self.topic_names, self.timeout_ms) == (other.topics, other.topic_names, other.timeout_ms)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteTopicsResponse:
+class DeleteTopicsResponse(Generated):
     """DeleteTopics response, versions 1-6."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -133,14 +108,6 @@ class DeleteTopicsResponse:
     def __init__(self, throttle_time_ms: int = 0, responses: list[DeletableTopicResult] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.responses = [] if responses is FACTORY else responses
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, responses={self.responses!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.responses) == (other.throttle_time_ms, other.responses)
-        return NotImplemented
 
 
 REQUEST = Message(DeleteTopicsRequest, api_key=20, kind='request', valid='1-6', flexible='4+', fields=(

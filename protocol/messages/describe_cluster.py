@@ -19,9 +19,8 @@ DescribeClusterResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -29,7 +28,7 @@ API_KEY = 60
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeClusterBroker:
+class DescribeClusterBroker(Generated):
     """DescribeClusterBroker of DescribeClusterResponse."""
 
     # The broker ID.
@@ -50,17 +49,9 @@ class DescribeClusterBroker:
         self.rack = rack
         self.is_fenced = is_fenced
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(broker_id={self.broker_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r}, is_fenced={self.is_fenced!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.broker_id, self.host, self.port, self.rack, self.is_fenced) == (other.broker_id, other.host, other.port, other.rack, other.is_fenced)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeClusterRequest:
+class DescribeClusterRequest(Generated):
     """DescribeCluster request, versions 0-2."""
 
     # Whether to include cluster authorized operations.
@@ -75,17 +66,9 @@ class DescribeClusterRequest:
         self.endpoint_type = endpoint_type
         self.include_fenced_brokers = include_fenced_brokers
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(include_cluster_authorized_operations={self.include_cluster_authorized_operations!r}, endpoint_type={self.endpoint_type!r}, include_fenced_brokers={self.include_fenced_brokers!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.include_cluster_authorized_operations, self.endpoint_type, self.include_fenced_brokers) == (other.include_cluster_authorized_operations, other.endpoint_type, other.include_fenced_brokers)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeClusterResponse:
+class DescribeClusterResponse(Generated):
     """DescribeCluster response, versions 0-2."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -114,14 +97,6 @@ class DescribeClusterResponse:
         self.controller_id = controller_id
         self.brokers = [] if brokers is FACTORY else brokers
         self.cluster_authorized_operations = cluster_authorized_operations
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, endpoint_type={self.endpoint_type!r}, cluster_id={self.cluster_id!r}, controller_id={self.controller_id!r}, brokers={self.brokers!r}, cluster_authorized_operations={self.cluster_authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.error_message, self.endpoint_type, self.cluster_id, self.controller_id, self.brokers, self.cluster_authorized_operations) == (other.throttle_time_ms, other.error_code, other.error_message, other.endpoint_type, other.cluster_id, other.controller_id, other.brokers, other.cluster_authorized_operations)
-        return NotImplemented
 
 
 REQUEST = Message(DescribeClusterRequest, api_key=60, kind='request', valid='0-2', flexible='0+', fields=(

@@ -30,9 +30,8 @@ DescribeGroupsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -40,7 +39,7 @@ API_KEY = 15
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribedGroupMember:
+class DescribedGroupMember(Generated):
     """DescribedGroupMember of DescribeGroupsResponse."""
 
     # The member id.
@@ -64,17 +63,9 @@ class DescribedGroupMember:
         self.member_metadata = member_metadata
         self.member_assignment = member_assignment
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, client_id={self.client_id!r}, client_host={self.client_host!r}, member_metadata={self.member_metadata!r}, member_assignment={self.member_assignment!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member_id, self.group_instance_id, self.client_id, self.client_host, self.member_metadata, self.member_assignment) == (other.member_id, other.group_instance_id, other.client_id, other.client_host, other.member_metadata, other.member_assignment)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribedGroup:
+class DescribedGroup(Generated):
     """DescribedGroup of DescribeGroupsResponse."""
 
     # The describe error, or 0 if there was no error.
@@ -104,17 +95,9 @@ class DescribedGroup:
         self.members = [] if members is FACTORY else members
         self.authorized_operations = authorized_operations
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, error_message={self.error_message!r}, group_id={self.group_id!r}, group_state={self.group_state!r}, protocol_type={self.protocol_type!r}, protocol_data={self.protocol_data!r}, members={self.members!r}, authorized_operations={self.authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.error_message, self.group_id, self.group_state, self.protocol_type, self.protocol_data, self.members, self.authorized_operations) == (other.error_code, other.error_message, other.group_id, other.group_state, other.protocol_type, other.protocol_data, other.members, other.authorized_operations)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeGroupsRequest:
+class DescribeGroupsRequest(Generated):
     """DescribeGroups request, versions 0-6."""
 
     # The names of the groups to describe.
@@ -126,17 +109,9 @@ class DescribeGroupsRequest:
         self.groups = [] if groups is FACTORY else groups
         self.include_authorized_operations = include_authorized_operations
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(groups={self.groups!r}, include_authorized_operations={self.include_authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.groups, self.include_authorized_operations) == (other.groups, other.include_authorized_operations)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeGroupsResponse:
+class DescribeGroupsResponse(Generated):
     """DescribeGroups response, versions 0-6."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -147,14 +122,6 @@ class DescribeGroupsResponse:
     def __init__(self, throttle_time_ms: int = 0, groups: list[DescribedGroup] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.groups = [] if groups is FACTORY else groups
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, groups={self.groups!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.groups) == (other.throttle_time_ms, other.groups)
-        return NotImplemented
 
 
 REQUEST = Message(DescribeGroupsRequest, api_key=15, kind='request', valid='0-6', flexible='5+', fields=(

@@ -6,9 +6,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -16,7 +15,7 @@ API_KEY = 61
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicRequest:
+class TopicRequest(Generated):
     """TopicRequest of DescribeProducersRequest."""
 
     # The topic name.
@@ -28,17 +27,9 @@ class TopicRequest:
         self.name = name
         self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partition_indexes) == (other.name, other.partition_indexes)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ProducerState:
+class ProducerState(Generated):
     """ProducerState of DescribeProducersResponse."""
 
     # The producer id.
@@ -62,17 +53,9 @@ class ProducerState:
         self.coordinator_epoch = coordinator_epoch
         self.current_txn_start_offset = current_txn_start_offset
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, last_sequence={self.last_sequence!r}, last_timestamp={self.last_timestamp!r}, coordinator_epoch={self.coordinator_epoch!r}, current_txn_start_offset={self.current_txn_start_offset!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.producer_id, self.producer_epoch, self.last_sequence, self.last_timestamp, self.coordinator_epoch, self.current_txn_start_offset) == (other.producer_id, other.producer_epoch, other.last_sequence, other.last_timestamp, other.coordinator_epoch, other.current_txn_start_offset)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class PartitionResponse:
+class PartitionResponse(Generated):
     """PartitionResponse of DescribeProducersResponse."""
 
     # The partition index.
@@ -90,17 +73,9 @@ class PartitionResponse:
         self.error_message = error_message
         self.active_producers = [] if active_producers is FACTORY else active_producers
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, active_producers={self.active_producers!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code, self.error_message, self.active_producers) == (other.partition_index, other.error_code, other.error_message, other.active_producers)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicResponse:
+class TopicResponse(Generated):
     """TopicResponse of DescribeProducersResponse."""
 
     # The topic name.
@@ -112,17 +87,9 @@ class TopicResponse:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeProducersRequest:
+class DescribeProducersRequest(Generated):
     """DescribeProducers request, versions 0."""
 
     # The topics to list producers for.
@@ -131,17 +98,9 @@ class DescribeProducersRequest:
     def __init__(self, topics: list[TopicRequest] = FACTORY) -> None:
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topics,) == (other.topics,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeProducersResponse:
+class DescribeProducersResponse(Generated):
     """DescribeProducers response, versions 0."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -152,14 +111,6 @@ class DescribeProducersResponse:
     def __init__(self, throttle_time_ms: int = 0, topics: list[TopicResponse] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(DescribeProducersRequest, api_key=61, kind='request', valid='0', flexible='0+', fields=(

@@ -6,9 +6,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -16,7 +15,7 @@ API_KEY = 65
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicData:
+class TopicData(Generated):
     """TopicData of DescribeTransactionsResponse."""
 
     # The topic name.
@@ -28,17 +27,9 @@ class TopicData:
         self.topic = topic
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic, self.partitions) == (other.topic, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TransactionState:
+class TransactionState(Generated):
     """TransactionState of DescribeTransactionsResponse."""
 
     # The error code.
@@ -68,17 +59,9 @@ class TransactionState:
         self.producer_epoch = producer_epoch
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, transactional_id={self.transactional_id!r}, transaction_state={self.transaction_state!r}, transaction_timeout_ms={self.transaction_timeout_ms!r}, transaction_start_time_ms={self.transaction_start_time_ms!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.transactional_id, self.transaction_state, self.transaction_timeout_ms, self.transaction_start_time_ms, self.producer_id, self.producer_epoch, self.topics) == (other.error_code, other.transactional_id, other.transaction_state, other.transaction_timeout_ms, other.transaction_start_time_ms, other.producer_id, other.producer_epoch, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeTransactionsRequest:
+class DescribeTransactionsRequest(Generated):
     """DescribeTransactions request, versions 0."""
 
     # Array of transactionalIds to include in describe results. If empty, then no results will be returned.
@@ -87,17 +70,9 @@ class DescribeTransactionsRequest:
     def __init__(self, transactional_ids: list[str] = FACTORY) -> None:
         self.transactional_ids = [] if transactional_ids is FACTORY else transactional_ids
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_ids={self.transactional_ids!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_ids,) == (other.transactional_ids,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeTransactionsResponse:
+class DescribeTransactionsResponse(Generated):
     """DescribeTransactions response, versions 0."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -108,14 +83,6 @@ class DescribeTransactionsResponse:
     def __init__(self, throttle_time_ms: int = 0, transaction_states: list[TransactionState] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.transaction_states = [] if transaction_states is FACTORY else transaction_states
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, transaction_states={self.transaction_states!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.transaction_states) == (other.throttle_time_ms, other.transaction_states)
-        return NotImplemented
 
 
 REQUEST = Message(DescribeTransactionsRequest, api_key=65, kind='request', valid='0', flexible='0+', fields=(

@@ -28,8 +28,8 @@ EndTxnResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from . import Generated
 from ..schema import Field as F
 from ..schema import Message
 
@@ -37,7 +37,7 @@ API_KEY = 26
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class EndTxnRequest:
+class EndTxnRequest(Generated):
     """EndTxn request, versions 0-5."""
 
     # The ID of the transaction to end.
@@ -55,17 +55,9 @@ class EndTxnRequest:
         self.producer_epoch = producer_epoch
         self.committed = committed
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, committed={self.committed!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.producer_id, self.producer_epoch, self.committed) == (other.transactional_id, other.producer_id, other.producer_epoch, other.committed)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class EndTxnResponse:
+class EndTxnResponse(Generated):
     """EndTxn response, versions 0-5."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -82,14 +74,6 @@ class EndTxnResponse:
         self.error_code = error_code
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.producer_id, self.producer_epoch) == (other.throttle_time_ms, other.error_code, other.producer_id, other.producer_epoch)
-        return NotImplemented
 
 
 REQUEST = Message(EndTxnRequest, api_key=26, kind='request', valid='0-5', flexible='3+', fields=(

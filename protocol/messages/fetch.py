@@ -84,9 +84,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -95,7 +94,7 @@ API_KEY = 1
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ReplicaState:
+class ReplicaState(Generated):
     """ReplicaState of FetchRequest."""
 
     # The replica ID of the follower, or -1 if this request is from a consumer.
@@ -107,17 +106,9 @@ class ReplicaState:
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(replica_id={self.replica_id!r}, replica_epoch={self.replica_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.replica_id, self.replica_epoch) == (other.replica_id, other.replica_epoch)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FetchPartition:
+class FetchPartition(Generated):
     """FetchPartition of FetchRequest."""
 
     # The partition index.
@@ -147,17 +138,9 @@ class FetchPartition:
         self.replica_directory_id = replica_directory_id
         self.high_watermark = high_watermark
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition={self.partition!r}, current_leader_epoch={self.current_leader_epoch!r}, fetch_offset={self.fetch_offset!r}, last_fetched_epoch={self.last_fetched_epoch!r}, log_start_offset={self.log_start_offset!r}, partition_max_bytes={self.partition_max_bytes!r}, replica_directory_id={self.replica_directory_id!r}, high_watermark={self.high_watermark!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition, self.current_leader_epoch, self.fetch_offset, self.last_fetched_epoch, self.log_start_offset, self.partition_max_bytes, self.replica_directory_id, self.high_watermark) == (other.partition, other.current_leader_epoch, other.fetch_offset, other.last_fetched_epoch, other.log_start_offset, other.partition_max_bytes, other.replica_directory_id, other.high_watermark)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FetchTopic:
+class FetchTopic(Generated):
     """FetchTopic of FetchRequest."""
 
     # The name of the topic to fetch.
@@ -172,17 +155,9 @@ class FetchTopic:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic={self.topic!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic, self.topic_id, self.partitions) == (other.topic, other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ForgottenTopic:
+class ForgottenTopic(Generated):
     """ForgottenTopic of FetchRequest."""
 
     # The topic name.
@@ -197,17 +172,9 @@ class ForgottenTopic:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic={self.topic!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic, self.topic_id, self.partitions) == (other.topic, other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class EpochEndOffset:
+class EpochEndOffset(Generated):
     """EpochEndOffset of FetchResponse."""
 
     # The largest epoch.
@@ -219,17 +186,9 @@ class EpochEndOffset:
         self.epoch = epoch
         self.end_offset = end_offset
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(epoch={self.epoch!r}, end_offset={self.end_offset!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.epoch, self.end_offset) == (other.epoch, other.end_offset)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class LeaderIdAndEpoch:
+class LeaderIdAndEpoch(Generated):
     """LeaderIdAndEpoch of FetchResponse."""
 
     # The ID of the current leader or -1 if the leader is unknown.
@@ -241,17 +200,9 @@ class LeaderIdAndEpoch:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.leader_id, self.leader_epoch) == (other.leader_id, other.leader_epoch)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class SnapshotId:
+class SnapshotId(Generated):
     """SnapshotId of FetchResponse."""
 
     # The end offset of the epoch.
@@ -263,17 +214,9 @@ class SnapshotId:
         self.end_offset = end_offset
         self.epoch = epoch
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(end_offset={self.end_offset!r}, epoch={self.epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.end_offset, self.epoch) == (other.end_offset, other.epoch)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AbortedTransaction:
+class AbortedTransaction(Generated):
     """AbortedTransaction of FetchResponse."""
 
     # The producer id associated with the aborted transaction.
@@ -285,17 +228,9 @@ class AbortedTransaction:
         self.producer_id = producer_id
         self.first_offset = first_offset
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, first_offset={self.first_offset!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.producer_id, self.first_offset) == (other.producer_id, other.first_offset)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class PartitionData:
+class PartitionData(Generated):
     """PartitionData of FetchResponse."""
 
     # The partition index.
@@ -334,17 +269,9 @@ class PartitionData:
         self.preferred_read_replica = preferred_read_replica
         self.records = records
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, high_watermark={self.high_watermark!r}, last_stable_offset={self.last_stable_offset!r}, log_start_offset={self.log_start_offset!r}, diverging_epoch={self.diverging_epoch!r}, current_leader={self.current_leader!r}, snapshot_id={self.snapshot_id!r}, aborted_transactions={self.aborted_transactions!r}, preferred_read_replica={self.preferred_read_replica!r}, records={self.records!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code, self.high_watermark, self.last_stable_offset, self.log_start_offset, self.diverging_epoch, self.current_leader, self.snapshot_id, self.aborted_transactions, self.preferred_read_replica, self.records) == (other.partition_index, other.error_code, other.high_watermark, other.last_stable_offset, other.log_start_offset, other.diverging_epoch, other.current_leader, other.snapshot_id, other.aborted_transactions, other.preferred_read_replica, other.records)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FetchableTopicResponse:
+class FetchableTopicResponse(Generated):
     """FetchableTopicResponse of FetchResponse."""
 
     # The topic name.
@@ -359,17 +286,9 @@ class FetchableTopicResponse:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic={self.topic!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic, self.topic_id, self.partitions) == (other.topic, other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class NodeEndpoint:
+class NodeEndpoint(Generated):
     """NodeEndpoint of FetchResponse."""
 
     # The ID of the associated node.
@@ -387,17 +306,9 @@ class NodeEndpoint:
         self.port = port
         self.rack = rack
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.node_id, self.host, self.port, self.rack) == (other.node_id, other.host, other.port, other.rack)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FetchRequest:
+class FetchRequest(Generated):
     """Fetch request, versions 4-18."""
 
     # The clusterId if known. This is used to validate metadata fetches prior to broker registration.
@@ -439,17 +350,9 @@ class FetchRequest:
         self.forgotten_topics_data = [] if forgotten_topics_data is FACTORY else forgotten_topics_data
         self.rack_id = rack_id
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(cluster_id={self.cluster_id!r}, replica_id={self.replica_id!r}, replica_state={self.replica_state!r}, max_wait_ms={self.max_wait_ms!r}, min_bytes={self.min_bytes!r}, max_bytes={self.max_bytes!r}, isolation_level={self.isolation_level!r}, session_id={self.session_id!r}, session_epoch={self.session_epoch!r}, topics={self.topics!r}, forgotten_topics_data={self.forgotten_topics_data!r}, rack_id={self.rack_id!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.cluster_id, self.replica_id, self.replica_state, self.max_wait_ms, self.min_bytes, self.max_bytes, self.isolation_level, self.session_id, self.session_epoch, self.topics, self.forgotten_topics_data, self.rack_id) == (other.cluster_id, other.replica_id, other.replica_state, other.max_wait_ms, other.min_bytes, other.max_bytes, other.isolation_level, other.session_id, other.session_epoch, other.topics, other.forgotten_topics_data, other.rack_id)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FetchResponse:
+class FetchResponse(Generated):
     """Fetch response, versions 4-18."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -469,14 +372,6 @@ class FetchResponse:
         self.session_id = session_id
         self.responses = [] if responses is FACTORY else responses
         self.node_endpoints = [] if node_endpoints is FACTORY else node_endpoints
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, session_id={self.session_id!r}, responses={self.responses!r}, node_endpoints={self.node_endpoints!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.session_id, self.responses, self.node_endpoints) == (other.throttle_time_ms, other.error_code, other.session_id, other.responses, other.node_endpoints)
-        return NotImplemented
 
 
 REQUEST = Message(FetchRequest, api_key=1, kind='request', valid='4-18', flexible='12+', fields=(

@@ -33,9 +33,8 @@ FindCoordinatorResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -43,7 +42,7 @@ API_KEY = 10
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class Coordinator:
+class Coordinator(Generated):
     """Coordinator of FindCoordinatorResponse."""
 
     # The coordinator key.
@@ -67,17 +66,9 @@ class Coordinator:
         self.error_code = error_code
         self.error_message = error_message
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(key={self.key!r}, node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, error_code={self.error_code!r}, error_message={self.error_message!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.key, self.node_id, self.host, self.port, self.error_code, self.error_message) == (other.key, other.node_id, other.host, other.port, other.error_code, other.error_message)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FindCoordinatorRequest:
+class FindCoordinatorRequest(Generated):
     """FindCoordinator request, versions 0-6."""
 
     # The coordinator key.
@@ -92,17 +83,9 @@ class FindCoordinatorRequest:
         self.key_type = key_type
         self.coordinator_keys = [] if coordinator_keys is FACTORY else coordinator_keys
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(key={self.key!r}, key_type={self.key_type!r}, coordinator_keys={self.coordinator_keys!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.key, self.key_type, self.coordinator_keys) == (other.key, other.key_type, other.coordinator_keys)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FindCoordinatorResponse:
+class FindCoordinatorResponse(Generated):
     """FindCoordinator response, versions 0-6."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -128,14 +111,6 @@ class FindCoordinatorResponse:
         self.host = host
         self.port = port
         self.coordinators = [] if coordinators is FACTORY else coordinators
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, coordinators={self.coordinators!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.error_message, self.node_id, self.host, self.port, self.coordinators) == (other.throttle_time_ms, other.error_code, other.error_message, other.node_id, other.host, other.port, other.coordinators)
-        return NotImplemented
 
 
 REQUEST = Message(FindCoordinatorRequest, api_key=10, kind='request', valid='0-6', flexible='3+', fields=(

@@ -22,8 +22,8 @@ HeartbeatResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from . import Generated
 from ..schema import Field as F
 from ..schema import Message
 
@@ -31,7 +31,7 @@ API_KEY = 12
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class HeartbeatRequest:
+class HeartbeatRequest(Generated):
     """Heartbeat request, versions 0-4."""
 
     # The group id.
@@ -49,17 +49,9 @@ class HeartbeatRequest:
         self.member_id = member_id
         self.group_instance_id = group_instance_id
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, generation_id={self.generation_id!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.generation_id, self.member_id, self.group_instance_id) == (other.group_id, other.generation_id, other.member_id, other.group_instance_id)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class HeartbeatResponse:
+class HeartbeatResponse(Generated):
     """Heartbeat response, versions 0-4."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -70,14 +62,6 @@ class HeartbeatResponse:
     def __init__(self, throttle_time_ms: int = 0, error_code: int = 0) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code) == (other.throttle_time_ms, other.error_code)
-        return NotImplemented
 
 
 REQUEST = Message(HeartbeatRequest, api_key=12, kind='request', valid='0-4', flexible='4+', fields=(

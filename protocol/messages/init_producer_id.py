@@ -32,8 +32,8 @@ InitProducerIdResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from . import Generated
 from ..schema import Field as F
 from ..schema import Message
 
@@ -41,7 +41,7 @@ API_KEY = 22
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class InitProducerIdRequest:
+class InitProducerIdRequest(Generated):
     """InitProducerId request, versions 0-6."""
 
     # The transactional id, or null if the producer is not transactional.
@@ -65,17 +65,9 @@ class InitProducerIdRequest:
         self.enable2_pc = enable2_pc
         self.keep_prepared_txn = keep_prepared_txn
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, transaction_timeout_ms={self.transaction_timeout_ms!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, enable2_pc={self.enable2_pc!r}, keep_prepared_txn={self.keep_prepared_txn!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.transaction_timeout_ms, self.producer_id, self.producer_epoch, self.enable2_pc, self.keep_prepared_txn) == (other.transactional_id, other.transaction_timeout_ms, other.producer_id, other.producer_epoch, other.enable2_pc, other.keep_prepared_txn)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class InitProducerIdResponse:
+class InitProducerIdResponse(Generated):
     """InitProducerId response, versions 0-6."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -98,14 +90,6 @@ class InitProducerIdResponse:
         self.producer_epoch = producer_epoch
         self.ongoing_txn_producer_id = ongoing_txn_producer_id
         self.ongoing_txn_producer_epoch = ongoing_txn_producer_epoch
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, ongoing_txn_producer_id={self.ongoing_txn_producer_id!r}, ongoing_txn_producer_epoch={self.ongoing_txn_producer_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.producer_id, self.producer_epoch, self.ongoing_txn_producer_id, self.ongoing_txn_producer_epoch) == (other.throttle_time_ms, other.error_code, other.producer_id, other.producer_epoch, other.ongoing_txn_producer_id, other.ongoing_txn_producer_epoch)
-        return NotImplemented
 
 
 REQUEST = Message(InitProducerIdRequest, api_key=22, kind='request', valid='0-6', flexible='2+', fields=(

@@ -42,9 +42,8 @@ JoinGroupResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -52,7 +51,7 @@ API_KEY = 11
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class JoinGroupRequestProtocol:
+class JoinGroupRequestProtocol(Generated):
     """JoinGroupRequestProtocol of JoinGroupRequest."""
 
     # The protocol name.
@@ -64,17 +63,9 @@ class JoinGroupRequestProtocol:
         self.name = name
         self.metadata = metadata
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, metadata={self.metadata!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.metadata) == (other.name, other.metadata)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class JoinGroupResponseMember:
+class JoinGroupResponseMember(Generated):
     """JoinGroupResponseMember of JoinGroupResponse."""
 
     # The group member ID.
@@ -89,17 +80,9 @@ class JoinGroupResponseMember:
         self.group_instance_id = group_instance_id
         self.metadata = metadata
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, metadata={self.metadata!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member_id, self.group_instance_id, self.metadata) == (other.member_id, other.group_instance_id, other.metadata)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class JoinGroupRequest:
+class JoinGroupRequest(Generated):
     """JoinGroup request, versions 0-9."""
 
     # The group identifier.
@@ -129,17 +112,9 @@ class JoinGroupRequest:
         self.protocols = [] if protocols is FACTORY else protocols
         self.reason = reason
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, session_timeout_ms={self.session_timeout_ms!r}, rebalance_timeout_ms={self.rebalance_timeout_ms!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, protocol_type={self.protocol_type!r}, protocols={self.protocols!r}, reason={self.reason!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.session_timeout_ms, self.rebalance_timeout_ms, self.member_id, self.group_instance_id, self.protocol_type, self.protocols, self.reason) == (other.group_id, other.session_timeout_ms, other.rebalance_timeout_ms, other.member_id, other.group_instance_id, other.protocol_type, other.protocols, other.reason)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class JoinGroupResponse:
+class JoinGroupResponse(Generated):
     """JoinGroup response, versions 0-9."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -171,14 +146,6 @@ class JoinGroupResponse:
         self.skip_assignment = skip_assignment
         self.member_id = member_id
         self.members = [] if members is FACTORY else members
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, generation_id={self.generation_id!r}, protocol_type={self.protocol_type!r}, protocol_name={self.protocol_name!r}, leader={self.leader!r}, skip_assignment={self.skip_assignment!r}, member_id={self.member_id!r}, members={self.members!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.generation_id, self.protocol_type, self.protocol_name, self.leader, self.skip_assignment, self.member_id, self.members) == (other.throttle_time_ms, other.error_code, other.generation_id, other.protocol_type, other.protocol_name, other.leader, other.skip_assignment, other.member_id, other.members)
-        return NotImplemented
 
 
 REQUEST = Message(JoinGroupRequest, api_key=11, kind='request', valid='0-9', flexible='6+', fields=(

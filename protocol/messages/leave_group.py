@@ -26,9 +26,8 @@ LeaveGroupResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -36,7 +35,7 @@ API_KEY = 13
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MemberIdentity:
+class MemberIdentity(Generated):
     """MemberIdentity of LeaveGroupRequest."""
 
     # The member ID to remove from the group.
@@ -51,17 +50,9 @@ class MemberIdentity:
         self.group_instance_id = group_instance_id
         self.reason = reason
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, reason={self.reason!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member_id, self.group_instance_id, self.reason) == (other.member_id, other.group_instance_id, other.reason)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MemberResponse:
+class MemberResponse(Generated):
     """MemberResponse of LeaveGroupResponse."""
 
     # The member ID to remove from the group.
@@ -76,17 +67,9 @@ class MemberResponse:
         self.group_instance_id = group_instance_id
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member_id, self.group_instance_id, self.error_code) == (other.member_id, other.group_instance_id, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class LeaveGroupRequest:
+class LeaveGroupRequest(Generated):
     """LeaveGroup request, versions 0-5."""
 
     # The ID of the group to leave.
@@ -101,17 +84,9 @@ class LeaveGroupRequest:
         self.member_id = member_id
         self.members = [] if members is FACTORY else members
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, members={self.members!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.member_id, self.members) == (other.group_id, other.member_id, other.members)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class LeaveGroupResponse:
+class LeaveGroupResponse(Generated):
     """LeaveGroup response, versions 0-5."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -125,14 +100,6 @@ class LeaveGroupResponse:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.members = [] if members is FACTORY else members
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, members={self.members!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.members) == (other.throttle_time_ms, other.error_code, other.members)
-        return NotImplemented
 
 
 REQUEST = Message(LeaveGroupRequest, api_key=13, kind='request', valid='0-5', flexible='4+', fields=(

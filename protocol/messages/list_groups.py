@@ -27,9 +27,8 @@ ListGroupsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -37,7 +36,7 @@ API_KEY = 16
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListedGroup:
+class ListedGroup(Generated):
     """ListedGroup of ListGroupsResponse."""
 
     # The group ID.
@@ -55,17 +54,9 @@ class ListedGroup:
         self.group_state = group_state
         self.group_type = group_type
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, protocol_type={self.protocol_type!r}, group_state={self.group_state!r}, group_type={self.group_type!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.protocol_type, self.group_state, self.group_type) == (other.group_id, other.protocol_type, other.group_state, other.group_type)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListGroupsRequest:
+class ListGroupsRequest(Generated):
     """ListGroups request, versions 0-5."""
 
     # The states of the groups we want to list. If empty, all groups are returned with their state.
@@ -77,17 +68,9 @@ class ListGroupsRequest:
         self.states_filter = [] if states_filter is FACTORY else states_filter
         self.types_filter = [] if types_filter is FACTORY else types_filter
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(states_filter={self.states_filter!r}, types_filter={self.types_filter!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.states_filter, self.types_filter) == (other.states_filter, other.types_filter)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListGroupsResponse:
+class ListGroupsResponse(Generated):
     """ListGroups response, versions 0-5."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -101,14 +84,6 @@ class ListGroupsResponse:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.groups = [] if groups is FACTORY else groups
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, groups={self.groups!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.groups) == (other.throttle_time_ms, other.error_code, other.groups)
-        return NotImplemented
 
 
 REQUEST = Message(ListGroupsRequest, api_key=16, kind='request', valid='0-5', flexible='3+', fields=(

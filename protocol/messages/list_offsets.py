@@ -59,9 +59,8 @@ ListOffsetsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -69,7 +68,7 @@ API_KEY = 2
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsPartition:
+class ListOffsetsPartition(Generated):
     """ListOffsetsPartition of ListOffsetsRequest."""
 
     # The partition index.
@@ -87,17 +86,9 @@ class ListOffsetsPartition:
         self.timestamp = timestamp
         self.max_num_offsets = max_num_offsets
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, current_leader_epoch={self.current_leader_epoch!r}, timestamp={self.timestamp!r}, max_num_offsets={self.max_num_offsets!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.current_leader_epoch, self.timestamp, self.max_num_offsets) == (other.partition_index, other.current_leader_epoch, other.timestamp, other.max_num_offsets)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsTopic:
+class ListOffsetsTopic(Generated):
     """ListOffsetsTopic of ListOffsetsRequest."""
 
     # The topic name.
@@ -109,17 +100,9 @@ class ListOffsetsTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsPartitionResponse:
+class ListOffsetsPartitionResponse(Generated):
     """ListOffsetsPartitionResponse of ListOffsetsResponse."""
 
     # The partition index.
@@ -143,17 +126,9 @@ class ListOffsetsPartitionResponse:
         self.offset = offset
         self.leader_epoch = leader_epoch
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, old_style_offsets={self.old_style_offsets!r}, timestamp={self.timestamp!r}, offset={self.offset!r}, leader_epoch={self.leader_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code, self.old_style_offsets, self.timestamp, self.offset, self.leader_epoch) == (other.partition_index, other.error_code, other.old_style_offsets, other.timestamp, other.offset, other.leader_epoch)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsTopicResponse:
+class ListOffsetsTopicResponse(Generated):
     """ListOffsetsTopicResponse of ListOffsetsResponse."""
 
     # The topic name.
@@ -165,17 +140,9 @@ class ListOffsetsTopicResponse:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsRequest:
+class ListOffsetsRequest(Generated):
     """ListOffsets request, versions 1-11."""
 
     # The broker ID of the requester, or -1 if this request is being made by a normal consumer.
@@ -193,17 +160,9 @@ class ListOffsetsRequest:
         self.topics = [] if topics is FACTORY else topics
         self.timeout_ms = timeout_ms
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(replica_id={self.replica_id!r}, isolation_level={self.isolation_level!r}, topics={self.topics!r}, timeout_ms={self.timeout_ms!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.replica_id, self.isolation_level, self.topics, self.timeout_ms) == (other.replica_id, other.isolation_level, other.topics, other.timeout_ms)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsResponse:
+class ListOffsetsResponse(Generated):
     """ListOffsets response, versions 1-11."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -214,14 +173,6 @@ class ListOffsetsResponse:
     def __init__(self, throttle_time_ms: int = 0, topics: list[ListOffsetsTopicResponse] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(ListOffsetsRequest, api_key=2, kind='request', valid='1-11', flexible='6+', fields=(

@@ -14,9 +14,8 @@ ListTransactionsResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -24,7 +23,7 @@ API_KEY = 66
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TransactionState:
+class TransactionState(Generated):
     """TransactionState of ListTransactionsResponse."""
 
     # The transactional id.
@@ -39,17 +38,9 @@ class TransactionState:
         self.producer_id = producer_id
         self.transaction_state = transaction_state
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, transaction_state={self.transaction_state!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.producer_id, self.transaction_state) == (other.transactional_id, other.producer_id, other.transaction_state)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListTransactionsRequest:
+class ListTransactionsRequest(Generated):
     """ListTransactions request, versions 0-2."""
 
     # The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned.
@@ -67,17 +58,9 @@ class ListTransactionsRequest:
         self.duration_filter = duration_filter
         self.transactional_id_pattern = transactional_id_pattern
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(state_filters={self.state_filters!r}, producer_id_filters={self.producer_id_filters!r}, duration_filter={self.duration_filter!r}, transactional_id_pattern={self.transactional_id_pattern!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.state_filters, self.producer_id_filters, self.duration_filter, self.transactional_id_pattern) == (other.state_filters, other.producer_id_filters, other.duration_filter, other.transactional_id_pattern)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListTransactionsResponse:
+class ListTransactionsResponse(Generated):
     """ListTransactions response, versions 0-2."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -94,14 +77,6 @@ class ListTransactionsResponse:
         self.error_code = error_code
         self.unknown_state_filters = [] if unknown_state_filters is FACTORY else unknown_state_filters
         self.transaction_states = [] if transaction_states is FACTORY else transaction_states
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, unknown_state_filters={self.unknown_state_filters!r}, transaction_states={self.transaction_states!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.unknown_state_filters, self.transaction_states) == (other.throttle_time_ms, other.error_code, other.unknown_state_filters, other.transaction_states)
-        return NotImplemented
 
 
 REQUEST = Message(ListTransactionsRequest, api_key=66, kind='request', valid='0-2', flexible='0+', fields=(

@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -45,7 +44,7 @@ API_KEY = 3
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataRequestTopic:
+class MetadataRequestTopic(Generated):
     """MetadataRequestTopic of MetadataRequest."""
 
     # The topic id.
@@ -57,17 +56,9 @@ class MetadataRequestTopic:
         self.topic_id = topic_id
         self.name = name
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic_id={self.topic_id!r}, name={self.name!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic_id, self.name) == (other.topic_id, other.name)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataResponseBroker:
+class MetadataResponseBroker(Generated):
     """MetadataResponseBroker of MetadataResponse."""
 
     # The broker ID.
@@ -85,17 +76,9 @@ class MetadataResponseBroker:
         self.port = port
         self.rack = rack
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.node_id, self.host, self.port, self.rack) == (other.node_id, other.host, other.port, other.rack)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataResponsePartition:
+class MetadataResponsePartition(Generated):
     """MetadataResponsePartition of MetadataResponse."""
 
     # The partition error, or 0 if there was no error.
@@ -122,17 +105,9 @@ class MetadataResponsePartition:
         self.isr_nodes = [] if isr_nodes is FACTORY else isr_nodes
         self.offline_replicas = [] if offline_replicas is FACTORY else offline_replicas
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, partition_index={self.partition_index!r}, leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r}, replica_nodes={self.replica_nodes!r}, isr_nodes={self.isr_nodes!r}, offline_replicas={self.offline_replicas!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.partition_index, self.leader_id, self.leader_epoch, self.replica_nodes, self.isr_nodes, self.offline_replicas) == (other.error_code, other.partition_index, other.leader_id, other.leader_epoch, other.replica_nodes, other.isr_nodes, other.offline_replicas)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataResponseTopic:
+class MetadataResponseTopic(Generated):
     """MetadataResponseTopic of MetadataResponse."""
 
     # The topic error, or 0 if there was no error.
@@ -156,17 +131,9 @@ class MetadataResponseTopic:
         self.partitions = [] if partitions is FACTORY else partitions
         self.topic_authorized_operations = topic_authorized_operations
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, name={self.name!r}, topic_id={self.topic_id!r}, is_internal={self.is_internal!r}, partitions={self.partitions!r}, topic_authorized_operations={self.topic_authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.name, self.topic_id, self.is_internal, self.partitions, self.topic_authorized_operations) == (other.error_code, other.name, other.topic_id, other.is_internal, other.partitions, other.topic_authorized_operations)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataRequest:
+class MetadataRequest(Generated):
     """Metadata request, versions 0-13."""
 
     # The topics to fetch metadata for.
@@ -184,17 +151,9 @@ class MetadataRequest:
         self.include_cluster_authorized_operations = include_cluster_authorized_operations
         self.include_topic_authorized_operations = include_topic_authorized_operations
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topics={self.topics!r}, allow_auto_topic_creation={self.allow_auto_topic_creation!r}, include_cluster_authorized_operations={self.include_cluster_authorized_operations!r}, include_topic_authorized_operations={self.include_topic_authorized_operations!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topics, self.allow_auto_topic_creation, self.include_cluster_authorized_operations, self.include_topic_authorized_operations) == (other.topics, other.allow_auto_topic_creation, other.include_cluster_authorized_operations, other.include_topic_authorized_operations)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataResponse:
+class MetadataResponse(Generated):
     """Metadata response, versions 0-13."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -220,14 +179,6 @@ class MetadataResponse:
         self.topics = [] if topics is FACTORY else topics
         self.cluster_authorized_operations = cluster_authorized_operations
         self.error_code = error_code
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, brokers={self.brokers!r}, cluster_id={self.cluster_id!r}, controller_id={self.controller_id!r}, topics={self.topics!r}, cluster_authorized_operations={self.cluster_authorized_operations!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.brokers, self.cluster_id, self.controller_id, self.topics, self.cluster_authorized_operations, self.error_code) == (other.throttle_time_ms, other.brokers, other.cluster_id, other.controller_id, other.topics, other.cluster_authorized_operations, other.error_code)
-        return NotImplemented
 
 
 REQUEST = Message(MetadataRequest, api_key=3, kind='request', valid='0-13', flexible='9+', fields=(

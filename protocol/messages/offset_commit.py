@@ -62,9 +62,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -73,7 +72,7 @@ API_KEY = 8
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetCommitRequestPartition:
+class OffsetCommitRequestPartition(Generated):
     """OffsetCommitRequestPartition of OffsetCommitRequest."""
 
     # The partition index.
@@ -94,17 +93,9 @@ class OffsetCommitRequestPartition:
         self.commit_timestamp = commit_timestamp
         self.committed_metadata = committed_metadata
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, commit_timestamp={self.commit_timestamp!r}, committed_metadata={self.committed_metadata!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.commit_timestamp, self.committed_metadata) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.commit_timestamp, other.committed_metadata)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetCommitRequestTopic:
+class OffsetCommitRequestTopic(Generated):
     """OffsetCommitRequestTopic of OffsetCommitRequest."""
 
     # The topic name.
@@ -119,17 +110,9 @@ class OffsetCommitRequestTopic:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.partitions) == (other.name, other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetCommitResponsePartition:
+class OffsetCommitResponsePartition(Generated):
     """OffsetCommitResponsePartition of OffsetCommitResponse."""
 
     # The partition index.
@@ -141,17 +124,9 @@ class OffsetCommitResponsePartition:
         self.partition_index = partition_index
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetCommitResponseTopic:
+class OffsetCommitResponseTopic(Generated):
     """OffsetCommitResponseTopic of OffsetCommitResponse."""
 
     # The topic name.
@@ -166,17 +141,9 @@ class OffsetCommitResponseTopic:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.partitions) == (other.name, other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetCommitRequest:
+class OffsetCommitRequest(Generated):
     """OffsetCommit request, versions 2-10."""
 
     # The unique group identifier.
@@ -200,17 +167,9 @@ class OffsetCommitRequest:
         self.retention_time_ms = retention_time_ms
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, generation_id_or_member_epoch={self.generation_id_or_member_epoch!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, retention_time_ms={self.retention_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.generation_id_or_member_epoch, self.member_id, self.group_instance_id, self.retention_time_ms, self.topics) == (other.group_id, other.generation_id_or_member_epoch, other.member_id, other.group_instance_id, other.retention_time_ms, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetCommitResponse:
+class OffsetCommitResponse(Generated):
     """OffsetCommit response, versions 2-10."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -221,14 +180,6 @@ class OffsetCommitResponse:
     def __init__(self, throttle_time_ms: int = 0, topics: list[OffsetCommitResponseTopic] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(OffsetCommitRequest, api_key=8, kind='request', valid='2-10', flexible='8+', fields=(

@@ -6,9 +6,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -16,7 +15,7 @@ API_KEY = 47
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetDeleteRequestPartition:
+class OffsetDeleteRequestPartition(Generated):
     """OffsetDeleteRequestPartition of OffsetDeleteRequest."""
 
     # The partition index.
@@ -25,17 +24,9 @@ class OffsetDeleteRequestPartition:
     def __init__(self, partition_index: int = 0) -> None:
         self.partition_index = partition_index
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index,) == (other.partition_index,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetDeleteRequestTopic:
+class OffsetDeleteRequestTopic(Generated):
     """OffsetDeleteRequestTopic of OffsetDeleteRequest."""
 
     # The topic name.
@@ -47,17 +38,9 @@ class OffsetDeleteRequestTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetDeleteResponsePartition:
+class OffsetDeleteResponsePartition(Generated):
     """OffsetDeleteResponsePartition of OffsetDeleteResponse."""
 
     # The partition index.
@@ -69,17 +52,9 @@ class OffsetDeleteResponsePartition:
         self.partition_index = partition_index
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetDeleteResponseTopic:
+class OffsetDeleteResponseTopic(Generated):
     """OffsetDeleteResponseTopic of OffsetDeleteResponse."""
 
     # The topic name.
@@ -91,17 +66,9 @@ class OffsetDeleteResponseTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetDeleteRequest:
+class OffsetDeleteRequest(Generated):
     """OffsetDelete request, versions 0."""
 
     # The unique group identifier.
@@ -113,17 +80,9 @@ class OffsetDeleteRequest:
         self.group_id = group_id
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.topics) == (other.group_id, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetDeleteResponse:
+class OffsetDeleteResponse(Generated):
     """OffsetDelete response, versions 0."""
 
     # The top-level error code, or 0 if there was no error.
@@ -137,14 +96,6 @@ class OffsetDeleteResponse:
         self.error_code = error_code
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.throttle_time_ms, self.topics) == (other.error_code, other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(OffsetDeleteRequest, api_key=47, kind='request', valid='0', flexible='none', fields=(

@@ -67,9 +67,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -78,7 +77,7 @@ API_KEY = 9
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchRequestTopic:
+class OffsetFetchRequestTopic(Generated):
     """OffsetFetchRequestTopic of OffsetFetchRequest."""
 
     # The topic name.
@@ -90,17 +89,9 @@ class OffsetFetchRequestTopic:
         self.name = name
         self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partition_indexes) == (other.name, other.partition_indexes)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchRequestTopics:
+class OffsetFetchRequestTopics(Generated):
     """OffsetFetchRequestTopics of OffsetFetchRequest."""
 
     # The topic name.
@@ -115,17 +106,9 @@ class OffsetFetchRequestTopics:
         self.topic_id = topic_id
         self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partition_indexes={self.partition_indexes!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.partition_indexes) == (other.name, other.topic_id, other.partition_indexes)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchRequestGroup:
+class OffsetFetchRequestGroup(Generated):
     """OffsetFetchRequestGroup of OffsetFetchRequest."""
 
     # The group ID.
@@ -143,17 +126,9 @@ class OffsetFetchRequestGroup:
         self.member_epoch = member_epoch
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, member_epoch={self.member_epoch!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.member_id, self.member_epoch, self.topics) == (other.group_id, other.member_id, other.member_epoch, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchResponsePartition:
+class OffsetFetchResponsePartition(Generated):
     """OffsetFetchResponsePartition of OffsetFetchResponse."""
 
     # The partition index.
@@ -174,17 +149,9 @@ class OffsetFetchResponsePartition:
         self.metadata = metadata
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, metadata={self.metadata!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.metadata, self.error_code) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.metadata, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchResponseTopic:
+class OffsetFetchResponseTopic(Generated):
     """OffsetFetchResponseTopic of OffsetFetchResponse."""
 
     # The topic name.
@@ -196,17 +163,9 @@ class OffsetFetchResponseTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchResponsePartitions:
+class OffsetFetchResponsePartitions(Generated):
     """OffsetFetchResponsePartitions of OffsetFetchResponse."""
 
     # The partition index.
@@ -227,17 +186,9 @@ class OffsetFetchResponsePartitions:
         self.metadata = metadata
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, metadata={self.metadata!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.metadata, self.error_code) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.metadata, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchResponseTopics:
+class OffsetFetchResponseTopics(Generated):
     """OffsetFetchResponseTopics of OffsetFetchResponse."""
 
     # The topic name.
@@ -252,17 +203,9 @@ class OffsetFetchResponseTopics:
         self.topic_id = topic_id
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.partitions) == (other.name, other.topic_id, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchResponseGroup:
+class OffsetFetchResponseGroup(Generated):
     """OffsetFetchResponseGroup of OffsetFetchResponse."""
 
     # The group ID.
@@ -277,17 +220,9 @@ class OffsetFetchResponseGroup:
         self.topics = [] if topics is FACTORY else topics
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, topics={self.topics!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.topics, self.error_code) == (other.group_id, other.topics, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchRequest:
+class OffsetFetchRequest(Generated):
     """OffsetFetch request, versions 1-10."""
 
     # The group to fetch offsets for.
@@ -305,17 +240,9 @@ class OffsetFetchRequest:
         self.groups = [] if groups is FACTORY else groups
         self.require_stable = require_stable
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, topics={self.topics!r}, groups={self.groups!r}, require_stable={self.require_stable!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.topics, self.groups, self.require_stable) == (other.group_id, other.topics, other.groups, other.require_stable)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetFetchResponse:
+class OffsetFetchResponse(Generated):
     """OffsetFetch response, versions 1-10."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -332,14 +259,6 @@ class OffsetFetchResponse:
         self.topics = [] if topics is FACTORY else topics
         self.error_code = error_code
         self.groups = [] if groups is FACTORY else groups
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r}, error_code={self.error_code!r}, groups={self.groups!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics, self.error_code, self.groups) == (other.throttle_time_ms, other.topics, other.error_code, other.groups)
-        return NotImplemented
 
 
 REQUEST = Message(OffsetFetchRequest, api_key=9, kind='request', valid='1-10', flexible='6+', fields=(

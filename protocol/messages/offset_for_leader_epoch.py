@@ -30,9 +30,8 @@ OffsetForLeaderEpochResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -40,7 +39,7 @@ API_KEY = 23
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetForLeaderPartition:
+class OffsetForLeaderPartition(Generated):
     """OffsetForLeaderPartition of OffsetForLeaderEpochRequest."""
 
     # The partition index.
@@ -55,17 +54,9 @@ class OffsetForLeaderPartition:
         self.current_leader_epoch = current_leader_epoch
         self.leader_epoch = leader_epoch
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition={self.partition!r}, current_leader_epoch={self.current_leader_epoch!r}, leader_epoch={self.leader_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition, self.current_leader_epoch, self.leader_epoch) == (other.partition, other.current_leader_epoch, other.leader_epoch)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetForLeaderTopic:
+class OffsetForLeaderTopic(Generated):
     """OffsetForLeaderTopic of OffsetForLeaderEpochRequest."""
 
     # The topic name.
@@ -77,17 +68,9 @@ class OffsetForLeaderTopic:
         self.topic = topic
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic, self.partitions) == (other.topic, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class EpochEndOffset:
+class EpochEndOffset(Generated):
     """EpochEndOffset of OffsetForLeaderEpochResponse."""
 
     # The error code 0, or if there was no error.
@@ -105,17 +88,9 @@ class EpochEndOffset:
         self.leader_epoch = leader_epoch
         self.end_offset = end_offset
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(error_code={self.error_code!r}, partition={self.partition!r}, leader_epoch={self.leader_epoch!r}, end_offset={self.end_offset!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.error_code, self.partition, self.leader_epoch, self.end_offset) == (other.error_code, other.partition, other.leader_epoch, other.end_offset)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetForLeaderTopicResult:
+class OffsetForLeaderTopicResult(Generated):
     """OffsetForLeaderTopicResult of OffsetForLeaderEpochResponse."""
 
     # The topic name.
@@ -127,17 +102,9 @@ class OffsetForLeaderTopicResult:
         self.topic = topic
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.topic, self.partitions) == (other.topic, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetForLeaderEpochRequest:
+class OffsetForLeaderEpochRequest(Generated):
     """OffsetForLeaderEpoch request, versions 2-4."""
 
     # The broker ID of the follower, of -1 if this request is from a consumer.
@@ -149,17 +116,9 @@ class OffsetForLeaderEpochRequest:
         self.replica_id = replica_id
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(replica_id={self.replica_id!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.replica_id, self.topics) == (other.replica_id, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class OffsetForLeaderEpochResponse:
+class OffsetForLeaderEpochResponse(Generated):
     """OffsetForLeaderEpoch response, versions 2-4."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -170,14 +129,6 @@ class OffsetForLeaderEpochResponse:
     def __init__(self, throttle_time_ms: int = 0, topics: list[OffsetForLeaderTopicResult] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(OffsetForLeaderEpochRequest, api_key=23, kind='request', valid='2-4', flexible='4+', fields=(

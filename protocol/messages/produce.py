@@ -64,9 +64,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..ints import ZERO_UUID
 from ..schema import Field as F
 from ..schema import Message, Struct
@@ -75,7 +74,7 @@ API_KEY = 0
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class PartitionProduceData:
+class PartitionProduceData(Generated):
     """PartitionProduceData of ProduceRequest."""
 
     # The partition index.
@@ -87,17 +86,9 @@ class PartitionProduceData:
         self.index = index
         self.records = records
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(index={self.index!r}, records={self.records!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.index, self.records) == (other.index, other.records)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicProduceData:
+class TopicProduceData(Generated):
     """TopicProduceData of ProduceRequest."""
 
     # The topic name.
@@ -112,17 +103,9 @@ class TopicProduceData:
         self.topic_id = topic_id
         self.partition_data = [] if partition_data is FACTORY else partition_data
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partition_data={self.partition_data!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.partition_data) == (other.name, other.topic_id, other.partition_data)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class BatchIndexAndErrorMessage:
+class BatchIndexAndErrorMessage(Generated):
     """BatchIndexAndErrorMessage of ProduceResponse."""
 
     # The batch index of the record that caused the batch to be dropped.
@@ -134,17 +117,9 @@ class BatchIndexAndErrorMessage:
         self.batch_index = batch_index
         self.batch_index_error_message = batch_index_error_message
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(batch_index={self.batch_index!r}, batch_index_error_message={self.batch_index_error_message!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.batch_index, self.batch_index_error_message) == (other.batch_index, other.batch_index_error_message)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class LeaderIdAndEpoch:
+class LeaderIdAndEpoch(Generated):
     """LeaderIdAndEpoch of ProduceResponse."""
 
     # The ID of the current leader or -1 if the leader is unknown.
@@ -156,17 +131,9 @@ class LeaderIdAndEpoch:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.leader_id, self.leader_epoch) == (other.leader_id, other.leader_epoch)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class PartitionProduceResponse:
+class PartitionProduceResponse(Generated):
     """PartitionProduceResponse of ProduceResponse."""
 
     # The partition index.
@@ -196,17 +163,9 @@ class PartitionProduceResponse:
         self.error_message = error_message
         self.current_leader = LeaderIdAndEpoch() if current_leader is FACTORY else current_leader
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(index={self.index!r}, error_code={self.error_code!r}, base_offset={self.base_offset!r}, log_append_time_ms={self.log_append_time_ms!r}, log_start_offset={self.log_start_offset!r}, record_errors={self.record_errors!r}, error_message={self.error_message!r}, current_leader={self.current_leader!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.index, self.error_code, self.base_offset, self.log_append_time_ms, self.log_start_offset, self.record_errors, self.error_message, self.current_leader) == (other.index, other.error_code, other.base_offset, other.log_append_time_ms, other.log_start_offset, other.record_errors, other.error_message, other.current_leader)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TopicProduceResponse:
+class TopicProduceResponse(Generated):
     """TopicProduceResponse of ProduceResponse."""
 
     # The topic name.
@@ -221,17 +180,9 @@ class TopicProduceResponse:
         self.topic_id = topic_id
         self.partition_responses = [] if partition_responses is FACTORY else partition_responses
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, topic_id={self.topic_id!r}, partition_responses={self.partition_responses!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.topic_id, self.partition_responses) == (other.name, other.topic_id, other.partition_responses)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class NodeEndpoint:
+class NodeEndpoint(Generated):
     """NodeEndpoint of ProduceResponse."""
 
     # The ID of the associated node.
@@ -249,17 +200,9 @@ class NodeEndpoint:
         self.port = port
         self.rack = rack
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.node_id, self.host, self.port, self.rack) == (other.node_id, other.host, other.port, other.rack)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ProduceRequest:
+class ProduceRequest(Generated):
     """Produce request, versions 3-13."""
 
     # The transactional ID, or null if the producer is not transactional.
@@ -277,17 +220,9 @@ class ProduceRequest:
         self.timeout_ms = timeout_ms
         self.topic_data = [] if topic_data is FACTORY else topic_data
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, acks={self.acks!r}, timeout_ms={self.timeout_ms!r}, topic_data={self.topic_data!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.acks, self.timeout_ms, self.topic_data) == (other.transactional_id, other.acks, other.timeout_ms, other.topic_data)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ProduceResponse:
+class ProduceResponse(Generated):
     """Produce response, versions 3-13."""
 
     # Each produce response.
@@ -301,14 +236,6 @@ class ProduceResponse:
         self.responses = [] if responses is FACTORY else responses
         self.throttle_time_ms = throttle_time_ms
         self.node_endpoints = [] if node_endpoints is FACTORY else node_endpoints
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(responses={self.responses!r}, throttle_time_ms={self.throttle_time_ms!r}, node_endpoints={self.node_endpoints!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.responses, self.throttle_time_ms, self.node_endpoints) == (other.responses, other.throttle_time_ms, other.node_endpoints)
-        return NotImplemented
 
 
 REQUEST = Message(ProduceRequest, api_key=0, kind='request', valid='3-13', flexible='9+', fields=(

@@ -29,9 +29,8 @@ SyncGroupResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -39,7 +38,7 @@ API_KEY = 14
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class SyncGroupRequestAssignment:
+class SyncGroupRequestAssignment(Generated):
     """SyncGroupRequestAssignment of SyncGroupRequest."""
 
     # The ID of the member to assign.
@@ -51,17 +50,9 @@ class SyncGroupRequestAssignment:
         self.member_id = member_id
         self.assignment = assignment
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(member_id={self.member_id!r}, assignment={self.assignment!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member_id, self.assignment) == (other.member_id, other.assignment)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class SyncGroupRequest:
+class SyncGroupRequest(Generated):
     """SyncGroup request, versions 0-5."""
 
     # The unique group identifier.
@@ -88,17 +79,9 @@ class SyncGroupRequest:
         self.protocol_name = protocol_name
         self.assignments = [] if assignments is FACTORY else assignments
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(group_id={self.group_id!r}, generation_id={self.generation_id!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, protocol_type={self.protocol_type!r}, protocol_name={self.protocol_name!r}, assignments={self.assignments!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.group_id, self.generation_id, self.member_id, self.group_instance_id, self.protocol_type, self.protocol_name, self.assignments) == (other.group_id, other.generation_id, other.member_id, other.group_instance_id, other.protocol_type, other.protocol_name, other.assignments)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class SyncGroupResponse:
+class SyncGroupResponse(Generated):
     """SyncGroup response, versions 0-5."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -118,14 +101,6 @@ class SyncGroupResponse:
         self.protocol_type = protocol_type
         self.protocol_name = protocol_name
         self.assignment = assignment
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, protocol_type={self.protocol_type!r}, protocol_name={self.protocol_name!r}, assignment={self.assignment!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.error_code, self.protocol_type, self.protocol_name, self.assignment) == (other.throttle_time_ms, other.error_code, other.protocol_type, other.protocol_name, other.assignment)
-        return NotImplemented
 
 
 REQUEST = Message(SyncGroupRequest, api_key=14, kind='request', valid='0-5', flexible='4+', fields=(

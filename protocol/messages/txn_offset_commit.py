@@ -31,9 +31,8 @@ TxnOffsetCommitResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -41,7 +40,7 @@ API_KEY = 28
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitRequestPartition:
+class TxnOffsetCommitRequestPartition(Generated):
     """TxnOffsetCommitRequestPartition of TxnOffsetCommitRequest."""
 
     # The index of the partition within the topic.
@@ -59,17 +58,9 @@ class TxnOffsetCommitRequestPartition:
         self.committed_leader_epoch = committed_leader_epoch
         self.committed_metadata = committed_metadata
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, committed_offset={self.committed_offset!r}, committed_leader_epoch={self.committed_leader_epoch!r}, committed_metadata={self.committed_metadata!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.committed_offset, self.committed_leader_epoch, self.committed_metadata) == (other.partition_index, other.committed_offset, other.committed_leader_epoch, other.committed_metadata)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitRequestTopic:
+class TxnOffsetCommitRequestTopic(Generated):
     """TxnOffsetCommitRequestTopic of TxnOffsetCommitRequest."""
 
     # The topic name.
@@ -81,17 +72,9 @@ class TxnOffsetCommitRequestTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitResponsePartition:
+class TxnOffsetCommitResponsePartition(Generated):
     """TxnOffsetCommitResponsePartition of TxnOffsetCommitResponse."""
 
     # The partition index.
@@ -103,17 +86,9 @@ class TxnOffsetCommitResponsePartition:
         self.partition_index = partition_index
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitResponseTopic:
+class TxnOffsetCommitResponseTopic(Generated):
     """TxnOffsetCommitResponseTopic of TxnOffsetCommitResponse."""
 
     # The topic name.
@@ -125,17 +100,9 @@ class TxnOffsetCommitResponseTopic:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(Generated):
     """TxnOffsetCommit request, versions 0-5."""
 
     # The ID of the transaction.
@@ -165,17 +132,9 @@ class TxnOffsetCommitRequest:
         self.group_instance_id = group_instance_id
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(transactional_id={self.transactional_id!r}, group_id={self.group_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, generation_id={self.generation_id!r}, member_id={self.member_id!r}, group_instance_id={self.group_instance_id!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transactional_id, self.group_id, self.producer_id, self.producer_epoch, self.generation_id, self.member_id, self.group_instance_id, self.topics) == (other.transactional_id, other.group_id, other.producer_id, other.producer_epoch, other.generation_id, other.member_id, other.group_instance_id, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitResponse:
+class TxnOffsetCommitResponse(Generated):
     """TxnOffsetCommit response, versions 0-5."""
 
     # The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -186,14 +145,6 @@ class TxnOffsetCommitResponse:
     def __init__(self, throttle_time_ms: int = 0, topics: list[TxnOffsetCommitResponseTopic] = FACTORY) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is FACTORY else topics
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.throttle_time_ms, self.topics) == (other.throttle_time_ms, other.topics)
-        return NotImplemented
 
 
 REQUEST = Message(TxnOffsetCommitRequest, api_key=28, kind='request', valid='0-5', flexible='3+', fields=(

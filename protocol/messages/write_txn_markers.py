@@ -18,9 +18,8 @@ WriteTxnMarkersResponse:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from . import FACTORY
+from . import FACTORY, Generated
 from ..schema import Field as F
 from ..schema import Message, Struct
 
@@ -28,7 +27,7 @@ API_KEY = 27
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WritableTxnMarkerTopic:
+class WritableTxnMarkerTopic(Generated):
     """WritableTxnMarkerTopic of WriteTxnMarkersRequest."""
 
     # The topic name.
@@ -40,17 +39,9 @@ class WritableTxnMarkerTopic:
         self.name = name
         self.partition_indexes = [] if partition_indexes is FACTORY else partition_indexes
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partition_indexes) == (other.name, other.partition_indexes)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WritableTxnMarker:
+class WritableTxnMarker(Generated):
     """WritableTxnMarker of WriteTxnMarkersRequest."""
 
     # The current producer ID.
@@ -74,17 +65,9 @@ class WritableTxnMarker:
         self.coordinator_epoch = coordinator_epoch
         self.transaction_version = transaction_version
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, transaction_result={self.transaction_result!r}, topics={self.topics!r}, coordinator_epoch={self.coordinator_epoch!r}, transaction_version={self.transaction_version!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.producer_id, self.producer_epoch, self.transaction_result, self.topics, self.coordinator_epoch, self.transaction_version) == (other.producer_id, other.producer_epoch, other.transaction_result, other.topics, other.coordinator_epoch, other.transaction_version)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WritableTxnMarkerPartitionResult:
+class WritableTxnMarkerPartitionResult(Generated):
     """WritableTxnMarkerPartitionResult of WriteTxnMarkersResponse."""
 
     # The partition index.
@@ -96,17 +79,9 @@ class WritableTxnMarkerPartitionResult:
         self.partition_index = partition_index
         self.error_code = error_code
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.partition_index, self.error_code) == (other.partition_index, other.error_code)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WritableTxnMarkerTopicResult:
+class WritableTxnMarkerTopicResult(Generated):
     """WritableTxnMarkerTopicResult of WriteTxnMarkersResponse."""
 
     # The topic name.
@@ -118,17 +93,9 @@ class WritableTxnMarkerTopicResult:
         self.name = name
         self.partitions = [] if partitions is FACTORY else partitions
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.partitions) == (other.name, other.partitions)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WritableTxnMarkerResult:
+class WritableTxnMarkerResult(Generated):
     """WritableTxnMarkerResult of WriteTxnMarkersResponse."""
 
     # The current producer ID in use by the transactional ID.
@@ -140,17 +107,9 @@ class WritableTxnMarkerResult:
         self.producer_id = producer_id
         self.topics = [] if topics is FACTORY else topics
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(producer_id={self.producer_id!r}, topics={self.topics!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.producer_id, self.topics) == (other.producer_id, other.topics)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WriteTxnMarkersRequest:
+class WriteTxnMarkersRequest(Generated):
     """WriteTxnMarkers request, versions 1-2."""
 
     # The transaction markers to be written.
@@ -159,17 +118,9 @@ class WriteTxnMarkersRequest:
     def __init__(self, markers: list[WritableTxnMarker] = FACTORY) -> None:
         self.markers = [] if markers is FACTORY else markers
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(markers={self.markers!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.markers,) == (other.markers,)
-        return NotImplemented
-
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class WriteTxnMarkersResponse:
+class WriteTxnMarkersResponse(Generated):
     """WriteTxnMarkers response, versions 1-2."""
 
     # The results for writing makers.
@@ -177,14 +128,6 @@ class WriteTxnMarkersResponse:
 
     def __init__(self, markers: list[WritableTxnMarkerResult] = FACTORY) -> None:
         self.markers = [] if markers is FACTORY else markers
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(markers={self.markers!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.markers,) == (other.markers,)
-        return NotImplemented
 
 
 REQUEST = Message(WriteTxnMarkersRequest, api_key=27, kind='request', valid='1-2', flexible='1+', fields=(

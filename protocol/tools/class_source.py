@@ -1,12 +1,11 @@
 """The Python source of the generated message classes (generate_messages.py writes the
-modules): a dataclass per struct whose __init__, __repr__ and __eq__ are written out as 3.11's
-@dataclass would make them, so that importing a message module compiles nothing, and the import
-block a module needs.
+modules): a dataclass per struct whose __init__ is written out as 3.11's @dataclass would make it,
+its __repr__ and __eq__ inherited from protocol.messages.Generated, so that importing a message
+module compiles nothing; and the import block a module needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,11 +24,11 @@ class StructDef:
 
 
 def dataclass_source(sd: StructDef, doc: str) -> list[str]:
-    """The class of `sd`: a dataclass whose __init__, __repr__ and __eq__ are written here, as
-    @dataclass would make them, instead of by @dataclass when the module is imported (in 3.11 it
-    compiles each one apart: ~0.3 ms per class, most of what importing the messages cost). The
-    fields, and so dataclasses.fields/replace/asdict, are @dataclass's as before."""
-    lines = ["", "", "@dataclass(slots=True, init=False, repr=False, eq=False)", f"class {sd.name}:"]
+    """The class of `sd`: a dataclass whose __init__ is written here, as @dataclass would make it,
+    instead of by @dataclass when the module is imported (in 3.11 it compiles each method apart:
+    ~0.3 ms per class, most of what importing the messages cost); __repr__ and __eq__ come from
+    `Generated`. The fields, and so dataclasses.fields/replace/asdict, are @dataclass's as before."""
+    lines = ["", "", "@dataclass(slots=True, init=False, repr=False, eq=False)", f"class {sd.name}(Generated):"]
     # a docstring of its own: without one, @dataclass computes one with inspect.signature
     lines.append(f'    """{doc or sd.name + " of " + " and ".join(sd.owners) + "."}"""')
     lines.append("")
@@ -37,7 +36,7 @@ def dataclass_source(sd: StructDef, doc: str) -> list[str]:
         if about:
             lines.append(f"    # {about}")
         lines.append(f"    {name}: {hint} = {_factory_call(default) or default}")
-    return lines + _methods(sd)
+    return lines + _init(sd)
 
 
 def _factory_call(default: str) -> str | None:
@@ -49,16 +48,10 @@ def _factory_call(default: str) -> str | None:
     return None
 
 
-def _tuple(items: Iterable[str]) -> str:
-    listed = list(items)
-    return f"({listed[0]},)" if len(listed) == 1 else f"({', '.join(listed)})"
-
-
-def _methods(sd: StructDef) -> list[str]:
-    """__init__, __repr__ and __eq__ with the behaviour of 3.11's @dataclass: positional or keyword
-    arguments in field order, a fresh list or struct per object where the default is built
-    (FACTORY marks the argument left out), `Name(a=..., b=...)`, equal when of the same class
-    with equal fields (else NotImplemented)."""
+def _init(sd: StructDef) -> list[str]:
+    """__init__ with the behaviour of 3.11's @dataclass: positional or keyword arguments in field
+    order, a fresh list or struct per object where the default is built (FACTORY marks the
+    argument left out)."""
     params = ["self"]
     body: list[str] = []
     for name, hint, default, _ in sd.attrs:
@@ -68,32 +61,15 @@ def _methods(sd: StructDef) -> list[str]:
         else:
             params.append(f"{name}: {hint} = FACTORY")
             body.append(f"        self.{name} = {default} if {name} is FACTORY else {name}")
-    shown = ", ".join(f"{name}={{self.{name}!r}}" for name, *_ in sd.attrs)
-    names = [name for name, *_ in sd.attrs]
-    mine, theirs = (_tuple(f"{who}.{name}" for name in names) for who in ("self", "other"))
-    return [
-        "",
-        f"    def __init__({', '.join(params)}) -> None:",
-        *(body or ["        pass"]),
-        "",
-        "    def __repr__(self) -> str:",
-        f'        return f"{{type(self).__qualname__}}({shown})"',
-        "",
-        "    def __eq__(self, other: Any) -> bool:",
-        "        if other.__class__ is self.__class__:",
-        f"            return {mine} == {theirs}",
-        "        return NotImplemented",
-    ]
+    return ["", f"    def __init__({', '.join(params)}) -> None:", *(body or ["        pass"])]
 
 
 def import_lines(body: str) -> list[str]:
     """The import block for a generated module: only what `body` uses (ruff- and mypy-clean)."""
     lines = ["import uuid"] if "uuid.UUID" in body else []
     lines.append("from dataclasses import dataclass" + (", field" if "field(" in body else ""))
-    lines.append("from typing import Any")
     lines.append("")
-    if "FACTORY" in body:
-        lines.append("from . import FACTORY")
+    lines.append("from . import FACTORY, Generated" if "FACTORY" in body else "from . import Generated")
     if "ZERO_UUID" in body:
         lines.append("from ..ints import ZERO_UUID")
     lines.append("from ..schema import Field as F")
