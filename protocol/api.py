@@ -28,9 +28,11 @@ class ApiKey(IntEnum):
     SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     ADD_PARTITIONS_TO_TXN = 24
@@ -38,14 +40,37 @@ class ApiKey(IntEnum):
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
+    DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
+    DESCRIBE_LOG_DIRS = 35
+    SASL_AUTHENTICATE = 36
+    CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    ELECT_LEADERS = 43
+    INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    GET_TELEMETRY_SUBSCRIPTIONS = 71
+    PUSH_TELEMETRY = 72
+    LIST_CONFIG_RESOURCES = 74
+    DESCRIBE_TOPIC_PARTITIONS = 75
+    SHARE_GROUP_HEARTBEAT = 76
+    SHARE_GROUP_DESCRIBE = 77
+    SHARE_FETCH = 78
+    SHARE_ACKNOWLEDGE = 79
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92
 
 
 # The ranges the server advertises in ApiVersions: (min, max), inclusive.
@@ -116,6 +141,36 @@ CODEC_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.LIST_TRANSACTIONS: (0, 2),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+    # Kafka 4.3's vendored JSON (kafka-python) for admin and security.
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),
+    ApiKey.ALTER_CONFIGS: (0, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 5),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.ELECT_LEADERS: (0, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
+    ApiKey.DESCRIBE_ACLS: (1, 3),
+    ApiKey.CREATE_ACLS: (1, 3),
+    ApiKey.DELETE_ACLS: (1, 3),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
+    # KIP-714 client telemetry.
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: (0, 0),
+    ApiKey.PUSH_TELEMETRY: (0, 0),
+    # KIP-932 share groups, at Kafka 4.2's versions (v0 of the first four was 4.0's early access,
+    # removed in 4.1; ShareFetch/ShareAcknowledge v2 are KIP-1206/KIP-1222, DescribeShareGroupOffsets
+    # v1 KIP-1226): protocol/tools/schemas.
+    ApiKey.SHARE_GROUP_HEARTBEAT: (1, 1),
+    ApiKey.SHARE_GROUP_DESCRIBE: (1, 1),
+    ApiKey.SHARE_FETCH: (1, 2),
+    ApiKey.SHARE_ACKNOWLEDGE: (1, 2),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: (0, 1),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: (0, 0),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: (0, 0),
 }
 
 # Module name under protocol.messages for each API.
@@ -151,6 +206,31 @@ MODULE_NAMES: dict[ApiKey, str] = {
     ApiKey.LIST_TRANSACTIONS: "list_transactions",
     ApiKey.CONSUMER_GROUP_HEARTBEAT: "consumer_group_heartbeat",
     ApiKey.CONSUMER_GROUP_DESCRIBE: "consumer_group_describe",
+    ApiKey.DELETE_RECORDS: "delete_records",
+    ApiKey.DESCRIBE_CONFIGS: "describe_configs",
+    ApiKey.ALTER_CONFIGS: "alter_configs",
+    ApiKey.DESCRIBE_LOG_DIRS: "describe_log_dirs",
+    ApiKey.CREATE_PARTITIONS: "create_partitions",
+    ApiKey.ELECT_LEADERS: "elect_leaders",
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: "incremental_alter_configs",
+    ApiKey.LIST_CONFIG_RESOURCES: "list_config_resources",
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: "describe_topic_partitions",
+    ApiKey.SASL_HANDSHAKE: "sasl_handshake",
+    ApiKey.SASL_AUTHENTICATE: "sasl_authenticate",
+    ApiKey.DESCRIBE_ACLS: "describe_acls",
+    ApiKey.CREATE_ACLS: "create_acls",
+    ApiKey.DELETE_ACLS: "delete_acls",
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "describe_user_scram_credentials",
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "alter_user_scram_credentials",
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: "get_telemetry_subscriptions",
+    ApiKey.PUSH_TELEMETRY: "push_telemetry",
+    ApiKey.SHARE_GROUP_HEARTBEAT: "share_group_heartbeat",
+    ApiKey.SHARE_GROUP_DESCRIBE: "share_group_describe",
+    ApiKey.SHARE_FETCH: "share_fetch",
+    ApiKey.SHARE_ACKNOWLEDGE: "share_acknowledge",
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: "describe_share_group_offsets",
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: "alter_share_group_offsets",
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: "delete_share_group_offsets",
 }
 
 # First flexible version of every API in Kafka 4.3's message JSON (None = never flexible), also
@@ -209,8 +289,17 @@ FIRST_FLEXIBLE_VERSION: dict[int, int | None] = {
     66: 0,
     68: 0,
     69: 0,
+    71: 0,
+    72: 0,
     74: 0,
     75: 0,
+    76: 0,
+    77: 0,
+    78: 0,
+    79: 0,
+    90: 0,
+    91: 0,
+    92: 0,
 }
 
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coordinator.control import admin_error_responses as admin
+from coordinator.control import security_error_responses as security
+from coordinator.control import share_error_responses as share
 from coordinator.control.txn_error_responses import (
     add_partitions_to_txn_error,
     describe_producers_error,
@@ -37,9 +40,11 @@ from protocol.messages import (
     end_txn,
     fetch,
     find_coordinator,
+    get_telemetry_subscriptions,
     heartbeat,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     list_transactions,
@@ -49,8 +54,14 @@ from protocol.messages import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    push_telemetry,
+    share_acknowledge,
+    share_fetch,
+    share_group_heartbeat,
     sync_group,
 )
+from protocol.messages import alter_share_group_offsets as alter_share_offsets
+from protocol.messages import delete_share_group_offsets as delete_share_offsets
 
 _Builder = Callable[[int, Any, int, "str | None"], Any]
 _AUTHORIZED_OPERATIONS_OMITTED = -(2**31)  # Integer.MIN_VALUE
@@ -343,4 +354,31 @@ _BUILDERS: dict[int, _Builder] = {
         consumer_group_heartbeat.ConsumerGroupHeartbeatResponse, with_message=True
     ),
     ApiKey.CONSUMER_GROUP_DESCRIBE: _consumer_group_describe,
+    ApiKey.DELETE_RECORDS: admin.delete_records_error,
+    ApiKey.DESCRIBE_CONFIGS: admin.describe_configs_error,
+    ApiKey.ALTER_CONFIGS: admin.alter_configs_error,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: admin.incremental_alter_configs_error,
+    ApiKey.DESCRIBE_LOG_DIRS: admin.describe_log_dirs_error,
+    ApiKey.CREATE_PARTITIONS: admin.create_partitions_error,
+    ApiKey.ELECT_LEADERS: admin.elect_leaders_error,
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: admin.describe_topic_partitions_error,
+    ApiKey.LIST_CONFIG_RESOURCES: _top_level(list_config_resources.ListConfigResourcesResponse),
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: _top_level(get_telemetry_subscriptions.GetTelemetrySubscriptionsResponse),
+    ApiKey.PUSH_TELEMETRY: _top_level(push_telemetry.PushTelemetryResponse),
+    ApiKey.SASL_HANDSHAKE: security.sasl_handshake_error,
+    ApiKey.SASL_AUTHENTICATE: security.sasl_authenticate_error,
+    ApiKey.DESCRIBE_ACLS: security.describe_acls_error,
+    ApiKey.CREATE_ACLS: security.create_acls_error,
+    ApiKey.DELETE_ACLS: security.delete_acls_error,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: security.describe_user_scram_credentials_error,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: security.alter_user_scram_credentials_error,
+    ApiKey.SHARE_GROUP_HEARTBEAT: _top_level(share_group_heartbeat.ShareGroupHeartbeatResponse),
+    ApiKey.SHARE_GROUP_DESCRIBE: share.share_group_describe_error,
+    ApiKey.SHARE_FETCH: _top_level(share_fetch.ShareFetchResponse),
+    ApiKey.SHARE_ACKNOWLEDGE: _top_level(share_acknowledge.ShareAcknowledgeResponse),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: share.describe_share_group_offsets_error,
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: _top_level(alter_share_offsets.AlterShareGroupOffsetsResponse, with_message=True),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: _top_level(
+        delete_share_offsets.DeleteShareGroupOffsetsResponse, with_message=True
+    ),
 }

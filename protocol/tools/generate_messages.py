@@ -3,8 +3,9 @@
 Usage:  python -m protocol.tools.generate_messages [--json-dir DIR] [--check]
 
 The Kafka 4.3 JSON files (Apache-2.0) come from kafka-python's vendored copy
-(`kafka/protocol/schemas/resources`, a test-only dependency here); ConsumerGroupHeartbeat and
-ConsumerGroupDescribe, which kafka-python does not vendor, are in protocol/tools/schemas/.
+(`kafka/protocol/schemas/resources`, a test-only dependency here); the APIs kafka-python does not
+vendor (ConsumerGroupHeartbeat/Describe, the share-group APIs at Kafka 4.2's versions, client
+telemetry) are in protocol/tools/schemas/.
 The generated modules import nothing but `dataclasses`, `typing` and protocol/, and are committed,
 so the server never needs this script or kafka-python. `--check` exits non-zero if a module is
 stale.
@@ -59,6 +60,35 @@ APIS: dict[str, str] = {
     "ListTransactions": "list_transactions",
     "ConsumerGroupHeartbeat": "consumer_group_heartbeat",
     "ConsumerGroupDescribe": "consumer_group_describe",
+    # admin
+    "DeleteRecords": "delete_records",
+    "DescribeConfigs": "describe_configs",
+    "AlterConfigs": "alter_configs",
+    "DescribeLogDirs": "describe_log_dirs",
+    "CreatePartitions": "create_partitions",
+    "ElectLeaders": "elect_leaders",
+    "IncrementalAlterConfigs": "incremental_alter_configs",
+    "ListConfigResources": "list_config_resources",
+    "DescribeTopicPartitions": "describe_topic_partitions",
+    # security
+    "SaslHandshake": "sasl_handshake",
+    "SaslAuthenticate": "sasl_authenticate",
+    "DescribeAcls": "describe_acls",
+    "CreateAcls": "create_acls",
+    "DeleteAcls": "delete_acls",
+    "DescribeUserScramCredentials": "describe_user_scram_credentials",
+    "AlterUserScramCredentials": "alter_user_scram_credentials",
+    # client telemetry (KIP-714)
+    "GetTelemetrySubscriptions": "get_telemetry_subscriptions",
+    "PushTelemetry": "push_telemetry",
+    # share groups (KIP-932)
+    "ShareGroupHeartbeat": "share_group_heartbeat",
+    "ShareGroupDescribe": "share_group_describe",
+    "ShareFetch": "share_fetch",
+    "ShareAcknowledge": "share_acknowledge",
+    "DescribeShareGroupOffsets": "describe_share_group_offsets",
+    "AlterShareGroupOffsets": "alter_share_group_offsets",
+    "DeleteShareGroupOffsets": "delete_share_group_offsets",
 }
 
 HINTS = {

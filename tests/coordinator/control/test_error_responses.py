@@ -51,6 +51,16 @@ def _places(key: int, version: int) -> list[tuple[str, str | None]]:
         K.CONSUMER_GROUP_DESCRIBE: ("groups.error_code", "group_ids"),
         K.CREATE_TOPICS: ("topics.error_code", "topics"),
         K.DELETE_TOPICS: ("responses.error_code", "topics" if version >= 6 else "topic_names"),
+        K.DELETE_RECORDS: ("topics.partitions.error_code", "topics.partitions"),
+        K.DESCRIBE_CONFIGS: ("results.error_code", "resources"),
+        K.ALTER_CONFIGS: ("responses.error_code", "resources"),
+        K.INCREMENTAL_ALTER_CONFIGS: ("responses.error_code", "resources"),
+        K.CREATE_PARTITIONS: ("results.error_code", "topics"),
+        K.DESCRIBE_TOPIC_PARTITIONS: ("topics.error_code", "topics"),
+        K.CREATE_ACLS: ("results.error_code", "creations"),
+        K.DELETE_ACLS: ("filter_results.error_code", "filters"),
+        K.SHARE_GROUP_DESCRIBE: ("groups.error_code", "group_ids"),
+        K.DESCRIBE_SHARE_GROUP_OFFSETS: ("groups.error_code", "groups"),
     }
     if key in partitioned:
         return [partitioned[key]]
@@ -65,6 +75,15 @@ def _places(key: int, version: int) -> list[tuple[str, str | None]]:
         return [("topics.partitions.error_code", "topics.partition_indexes")]
     if key == K.FIND_COORDINATOR:
         return [("coordinators.error_code", "coordinator_keys")] if version >= 4 else [("error_code", None)]
+    if key == K.DESCRIBE_LOG_DIRS:
+        return [("error_code", None)] if version >= 3 else []  # v1-2 have no error code at all
+    if key == K.ELECT_LEADERS:
+        top = [("error_code", None)] if version >= 1 else []
+        return top + [("replica_election_results.partition_result.error_code", "topic_partitions.partitions")]
+    if key == K.DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return [("error_code", None), ("results.error_code", "users")]
+    if key == K.ALTER_USER_SCRAM_CREDENTIALS:
+        return [("results.error_code", DISTINCT_USERS)]
     if key == K.ADD_PARTITIONS_TO_TXN:
         if version >= 4:
             return [("error_code", None)]
@@ -75,6 +94,17 @@ def _places(key: int, version: int) -> list[tuple[str, str | None]]:
             )
         ]
     return [("error_code", None)]
+
+
+DISTINCT_USERS = "<one per distinct user of deletions and upsertions>"
+
+
+def _expected(request: Any, request_path: str | None) -> int:
+    if request_path is None:
+        return 1
+    if request_path == DISTINCT_USERS:
+        return len({d.name for d in request.deletions} | {u.name for u in request.upsertions})
+    return len(_values(request, request_path))
 
 
 def _all_codes(obj: Any) -> list[int]:
@@ -112,7 +142,7 @@ def test_every_api_and_version_answers_a_well_formed_error(key: int, version: in
         total = 0
         for response_path, request_path in places:
             codes = _values(decoded, response_path)
-            expected = 1 if request_path is None else len(_values(request, request_path))
+            expected = _expected(request, request_path)
             assert codes == [CODE] * expected, (response_path, codes, expected)
             total += expected
         # Nowhere else: the code appears exactly where Kafka puts it.
