@@ -27,6 +27,7 @@ from coordinator.cluster.controller import Controller
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
+from coordinator.groups.dynamic_config import GroupConfigManager
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
@@ -66,6 +67,7 @@ class Server:
     cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
     request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
+    group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
 
     @property
     def broker(self) -> BrokerContext:
@@ -193,6 +195,7 @@ async def _serve_locked(
         node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
     versions = VersionLimits()
+    group_configs = GroupConfigManager()
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
@@ -210,6 +213,7 @@ async def _serve_locked(
             versions=versions,
             control=parts.hook if parts else None,
             txn=txn_services[node.node_id],
+            group_configs=group_configs,
         )
         for node in nodes
     ]
@@ -258,6 +262,7 @@ async def _serve_locked(
         metrics_server.port if metrics_server else None,
         txn_runtime=txn,
         request_memory=memory,
+        group_configs=group_configs,
     )
     try:
         with server.cancel_scope:

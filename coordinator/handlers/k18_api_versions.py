@@ -2,6 +2,8 @@
 
 v0: error code and the key ranges. v1+: throttle time. v3+: flexible; client software name and
 version must match Kafka's pattern or the answer is INVALID_REQUEST (librdkafka then retries v0).
+v3+ also lists the broker's features (KIP-584: coordinator/cluster/features.py), supported and
+finalized, in tagged fields; v0-v3 leave out features whose minimum is 0 (KAFKA-17011).
 v4: same body (KAFKA-17011). Requests above v4 never reach here: the dispatcher answers them
 with a v0 body (KIP-511). The response header is always v0.
 The ranges come from the one table in protocol/api.py, narrowed where the control plane limits
@@ -13,12 +15,19 @@ from __future__ import annotations
 
 import re
 
+from coordinator.cluster.features import FEATURES, FINALIZED_FEATURES_EPOCH
 from coordinator.control.versions import VersionLimits
 from coordinator.handlers.request_context import RequestContext
 from protocol.api import ApiKey
 from protocol.codec import encode_response
 from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+from protocol.messages.api_versions import (
+    ApiVersion,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FinalizedFeatureKey,
+    SupportedFeatureKey,
+)
 
 # Kafka's ApiVersionsRequest.isValid pattern for ClientSoftwareName/Version.
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
@@ -37,10 +46,26 @@ def encoded_api_versions(versions: VersionLimits, version: int, error: int) -> b
             ApiVersion(api_key=api, min_version=low, max_version=high)
             for api, (low, high) in sorted(versions.table.items())
         ]
-        body = _ENCODED[key] = encode_response(
-            ApiKey.API_VERSIONS, version, ApiVersionsResponse(error_code=error, api_keys=entries)
-        )
+        response = ApiVersionsResponse(error_code=error, api_keys=entries)
+        if version >= 3:
+            _add_features(response, version)
+        body = _ENCODED[key] = encode_response(ApiKey.API_VERSIONS, version, response)
     return body
+
+
+def _add_features(response: ApiVersionsResponse, version: int) -> None:
+    """Kafka's ApiVersionsResponse.createApiVersionsResponse: supported and finalized features."""
+    response.supported_features = [
+        SupportedFeatureKey(name=f.name, min_version=f.min_version, max_version=f.max_version)
+        for f in FEATURES
+        if version >= 4 or f.min_version > 0
+    ]
+    response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH
+    response.finalized_features = [
+        FinalizedFeatureKey(name=f.name, max_version_level=f.finalized, min_version_level=f.finalized)
+        for f in FEATURES
+        if f.finalized > 0
+    ]
 
 
 async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:

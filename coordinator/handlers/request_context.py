@@ -6,6 +6,9 @@ cluster, and shared by that broker's connections: settings, topics, the data pat
 transcript/metrics tap, None when off), and this broker's node (id, host, port). `RequestContext`
 adds the per-request facts Kafka's RequestContext carries: header, client address, connection.
 `CloseConnection` is how any layer says "this connection must go" (the message is logged).
+Authorization is one call per resource, where Kafka's KafkaApis makes it:
+`ctx.authorize(operation, resource_type, name)` (coordinator/security/authorization.py); with no
+authorizer configured every action is allowed, as in Kafka.
 """
 
 from __future__ import annotations
@@ -20,8 +23,17 @@ from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
+from coordinator.groups.dynamic_config import GroupConfigManager
 from coordinator.groups.service import GroupService
 from coordinator.observe.tap import Tap
+from coordinator.security.authorization import (
+    ANONYMOUS,
+    AclOperation,
+    Authorizer,
+    ResourceType,
+    operations_bitfield,
+    supported_operations,
+)
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
 
@@ -50,6 +62,8 @@ class BrokerContext:
     versions: VersionLimits  # what ApiVersions advertises and dispatch accepts (the control plane narrows it)
     control: RequestHook | None = None  # fault rules and request tracking; None: off, no cost
     txn: TxnService | None = None  # the transaction coordinator as this broker sees it
+    authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
+    group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
 
     @property
     def node_id(self) -> int:
@@ -70,6 +84,21 @@ class RequestContext:
     header: RequestHeader
     client_host: str
     connection_id: int
+    principal: str = ANONYMOUS  # "User:name" once the connection authenticated (Kafka's KafkaPrincipal)
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """Kafka's AuthHelper.authorize: may this connection's principal do `operation` on the
+        resource? Always True without an authorizer."""
+        authorizer = self.broker.authorizer
+        if authorizer is None:
+            return True
+        return authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        """Kafka's AuthHelper.authorizedOperations: the bitfield of the resource type's operations
+        this principal may perform (what describe APIs return when asked to include them)."""
+        ops = supported_operations(resource_type)
+        return operations_bitfield(op for op in ops if self.authorize(op, resource_type, name))
 
     @property
     def api_version(self) -> int:

@@ -27,6 +27,19 @@ async def test_api_versions_lists_the_supported_table(client, version):
     assert _ranges(response) == {int(k): v for k, v in SUPPORTED_VERSIONS.items()}
 
 
+@pytest.mark.parametrize("version", [3, 4])
+async def test_api_versions_lists_features_from_v3(client, version):
+    # KIP-584; before v4 a feature whose minimum is 0 is left out (KAFKA-17011).
+    request = ApiVersionsRequest(client_software_name="raw-test", client_software_version="1.0")
+    response = await client.request(ApiKey.API_VERSIONS, version, request)
+    supported = {f.name: (f.min_version, f.max_version) for f in response.supported_features}
+    finalized = {f.name: (f.min_version_level, f.max_version_level) for f in response.finalized_features}
+    assert supported["metadata.version"] == (7, 29)
+    assert ("group.version" in supported) == (version >= 4)
+    assert finalized["metadata.version"] == (29, 29) and finalized["group.version"] == (1, 1)
+    assert response.finalized_features_epoch >= 0
+
+
 async def test_api_versions_above_max_gets_v0_body_with_error_35(client):
     # KIP-511: the body is not parsed, the answer is a v0 body whatever was asked.
     # A v9 header (flexible, so header v2) in front of a body we cannot know: the server must not parse it.

@@ -1,0 +1,30 @@
+"""The features this broker advertises in ApiVersions v3+ (KIP-584): one row per feature.
+
+Each row is (name, supported min, supported max, finalized level), the level Kafka 4.2 finalizes
+for what kgc serves. A feature whose finalized level is 0 is listed as supported only (Kafka
+leaves level-0 features out of FinalizedFeatures). A row says what the broker *does*: raise a
+level only together with the behaviour it turns on in clients (e.g. transaction.version 2 makes
+clients send EndTxn v5, share.version 1 lets them use share groups).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Feature(NamedTuple):
+    name: str
+    min_version: int
+    max_version: int
+    finalized: int
+
+
+# Kafka 4.2's MetadataVersion IBP_4_2_IV1 is feature level 29; 7 is IBP_3_3_IV3, the oldest Kafka 4 reads.
+FEATURES: tuple[Feature, ...] = (
+    Feature("metadata.version", 7, 29, 29),
+    Feature("group.version", 0, 1, 1),  # KIP-848: the consumer rebalance protocol
+)
+
+# Kafka's finalized-features epoch is the metadata offset they were read at; ours never changes
+# while a process runs, so any non-negative constant is a valid epoch.
+FINALIZED_FEATURES_EPOCH = 1

@@ -1,0 +1,1 @@
+"""Security: who a connection is (principal) and what it may do (the authorizer and its ACLs)."""
