@@ -151,6 +151,46 @@ SETTINGS: tuple[Setting, ...] = (
         "least time between two resolutions of a group's regexes (Kafka's fixed 10 s, "
         "REGEX_BATCH_REFRESH_MIN_INTERVAL_MS; a setting here so tests can shorten it)",
     ),
+    # Share groups, KIP-932 (GroupCoordinatorConfig and ShareGroupConfig, Kafka 4.2 defaults). The
+    # per-group overrides of these (share.session.timeout.ms, share.record.lock.duration.ms, ...)
+    # are GROUP configs (coordinator/groups/dynamic_config.py).
+    Setting(
+        "group.share.enable",
+        _bool,
+        True,
+        "serve share groups (Kafka 4.2 enables them with the share.version feature, finalized 1 by default)",
+    ),
+    Setting("group.share.session.timeout.ms", int, 45000, "session timeout of share-group members"),
+    Setting("group.share.min.session.timeout.ms", int, 45000, "smallest share.session.timeout.ms a group may set"),
+    Setting("group.share.max.session.timeout.ms", int, 60000, "largest share.session.timeout.ms a group may set"),
+    Setting("group.share.heartbeat.interval.ms", int, 5000, "heartbeat interval given to share-group members"),
+    Setting("group.share.min.heartbeat.interval.ms", int, 5000, "smallest share.heartbeat.interval.ms"),
+    Setting("group.share.max.heartbeat.interval.ms", int, 15000, "largest share.heartbeat.interval.ms"),
+    Setting("group.share.max.size", int, 200, "most members a share group may hold"),
+    Setting("group.share.assignors", str, "simple", "share-group assignors (Kafka's SimpleAssignor)"),
+    Setting("group.share.record.lock.duration.ms", int, 30000, "how long an acquired record stays locked"),
+    Setting("group.share.min.record.lock.duration.ms", int, 15000, "smallest share.record.lock.duration.ms"),
+    Setting("group.share.max.record.lock.duration.ms", int, 60000, "largest share.record.lock.duration.ms"),
+    Setting("group.share.delivery.count.limit", int, 5, "delivery attempts before a record is archived"),
+    Setting("group.share.min.delivery.count.limit", int, 2, "smallest share.delivery.count.limit"),
+    Setting("group.share.max.delivery.count.limit", int, 10, "largest share.delivery.count.limit"),
+    Setting("group.share.partition.max.record.locks", int, 2000, "most records in flight per share-partition"),
+    Setting("group.share.max.share.sessions", int, 2000, "most share sessions a broker keeps"),
+    # The share coordinator, __share_group_state (ShareCoordinatorConfig).
+    Setting("share.coordinator.state.topic.num.partitions", int, 50, "partitions of __share_group_state"),
+    Setting(
+        "share.coordinator.state.topic.replication.factor",
+        int,
+        3,
+        "replicas of __share_group_state (capped at the brokers)",
+    ),
+    Setting("share.coordinator.state.topic.segment.bytes", int, 104857600, "segment size of __share_group_state"),
+    Setting(
+        "share.coordinator.snapshot.update.records.per.snapshot",
+        int,
+        500,
+        "ShareUpdate records written for a share-partition before a new ShareSnapshot",
+    ),
     # Offsets topic (OffsetConfig).
     Setting("offsets.topic.num.partitions", int, 50, "partitions of __consumer_offsets"),
     Setting("offsets.topic.segment.bytes", int, 104857600, "segment size of __consumer_offsets"),

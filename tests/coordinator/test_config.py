@@ -78,8 +78,9 @@ def test_kafkas_kraft_server_properties_is_read_as_kafka_means_it():
     ignored = [n for n in notes if n.endswith("is not a kgc setting: ignored")]
     assert "kafka-kraft-server.properties:24: process.roles is not a kgc setting: ignored" in ignored
     names = [n.split(": ")[1].split()[0] for n in ignored]
-    assert len(names) == len(set(names)) == 9  # once each
-    assert config.transaction_state_log_replication_factor == 1  # a setting kgc shares with Kafka
+    assert len(names) == len(set(names)) == 7  # once each
+    assert config.transaction_state_log_replication_factor == 1  # settings kgc shares with Kafka
+    assert config.share_coordinator_state_topic_replication_factor == 1
     assert "num.io.threads" in names and "listeners" not in names
     assert (
         "kafka-kraft-server.properties:42: listeners: serving PLAINTEXT -> port=9092 host=localhost "
@@ -141,11 +142,11 @@ def test_a_near_miss_in_a_file_is_ignored_with_did_you_mean(tmp_path):
     props.write_text("group.max.sise=3\n")
     settings, notes = settings_from_file(props)
     assert settings == {}
-    assert notes == ["my.properties:1: group.max.sise is not a kgc setting: ignored; did you mean group.max.size?"]
+    assert notes == ["my.properties:1: group.max.sise is not a kgc setting: ignored; did you mean group.max.size or group.share.max.size?"]
 
 
 def test_a_misspelt_name_in_python_or_on_the_command_line_is_an_error():
-    with pytest.raises(ConfigError, match=r"unknown setting 'group_max_sise'; did you mean group.max.size\?"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'group_max_sise'; did you mean group.max.size or group.share.max.size\?"):
         Config({"group_max_sise": 3})
     with pytest.raises(ConfigError, match="unknown setting 'num.io.threads'"):
         Config({"num.io.threads": "8"})
