@@ -142,11 +142,15 @@ def test_a_near_miss_in_a_file_is_ignored_with_did_you_mean(tmp_path):
     props.write_text("group.max.sise=3\n")
     settings, notes = settings_from_file(props)
     assert settings == {}
-    assert notes == ["my.properties:1: group.max.sise is not a kgc setting: ignored; did you mean group.max.size or group.share.max.size?"]
+    assert notes == [
+        "my.properties:1: group.max.sise is not a kgc setting: ignored; "
+        "did you mean group.max.size or group.share.max.size?"
+    ]
 
 
 def test_a_misspelt_name_in_python_or_on_the_command_line_is_an_error():
-    with pytest.raises(ConfigError, match=r"unknown setting 'group_max_sise'; did you mean group.max.size or group.share.max.size\?"):
+    misspelt = r"unknown setting 'group_max_sise'; did you mean group.max.size or group.share.max.size\?"
+    with pytest.raises(ConfigError, match=misspelt):
         Config({"group_max_sise": 3})
     with pytest.raises(ConfigError, match="unknown setting 'num.io.threads'"):
         Config({"num.io.threads": "8"})
