@@ -41,11 +41,16 @@ from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.share.persister import SharePersister
+from coordinator.share.service import ShareService
+from coordinator.share.settings import ShareSettings
+from coordinator.share.wiring import served_versions, share_services
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from coordinator.txn.service import TxnService
 from coordinator.txn.shard import TxnShard
+from protocol.api import SUPPORTED_VERSIONS
 from storage.cleaner import CleanerConfig
 from storage.log_manager import LogManager, LogManagerConfig
 
@@ -68,6 +73,8 @@ class Server:
     txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
     request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
     group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
+    share_settings: ShareSettings = field(default_factory=ShareSettings)  # group.share.*, changeable live
+    shares: dict[int, ShareService] = field(default_factory=dict)  # node id -> its share side (empty: off)
 
     @property
     def broker(self) -> BrokerContext:
@@ -194,8 +201,16 @@ async def _serve_locked(
     txn_services = {
         node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
-    versions = VersionLimits()
     group_configs = GroupConfigManager()
+    share_settings = ShareSettings.from_config(config)
+    share_persister: SharePersister | None = None  # the share coordinator, __share_group_state
+    shares: dict[int, ShareService] = {}
+    if share_settings.enabled and me is None and share_persister is not None:
+        node_ids = [node.node_id for node in nodes]
+        shares = share_services(
+            node_ids, topics, cluster, data, share_persister, share_settings, group_configs, timer_clock
+        )
+    versions = VersionLimits(served_versions(SUPPORTED_VERSIONS, bool(shares)))
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
@@ -214,6 +229,7 @@ async def _serve_locked(
             control=parts.hook if parts else None,
             txn=txn_services[node.node_id],
             group_configs=group_configs,
+            share=shares.get(node.node_id),
         )
         for node in nodes
     ]
@@ -247,6 +263,7 @@ async def _serve_locked(
             transitions=parts.transitions,
             limits=versions,
             clock=timer_clock,
+            timer_sources=[share.manager for share in shares.values()],
         )
     metrics_server = None
     if tap is not None and tap.metrics is not None:
@@ -263,6 +280,8 @@ async def _serve_locked(
         txn_runtime=txn,
         request_memory=memory,
         group_configs=group_configs,
+        share_settings=share_settings,
+        shares=shares,
     )
     try:
         with server.cancel_scope:
@@ -271,6 +290,8 @@ async def _serve_locked(
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
                 await nursery.start(txn.run)  # loads __transaction_state; resends undecided markers
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
+                for share in shares.values():
+                    await nursery.start(share.manager.run)  # acquisition locks expire on the clock
                 for listener in listeners.values():
                     await nursery.start(listener.run)
                 if control is not None and config.control_port >= 0:

@@ -103,6 +103,8 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+    ApiKey.SHARE_FETCH: (1, 2),  # KIP-932 share groups (coordinator/share); withdrawn when disabled
+    ApiKey.SHARE_ACKNOWLEDGE: (1, 2),
     # WriteTxnMarkers (27, broker to broker), DescribeProducers (61) and DescribeCluster (60) have
     # codecs only.
 }

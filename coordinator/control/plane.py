@@ -12,7 +12,7 @@ effect in place. Refusals are ControlError with one line (404 unknown, 409 not p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
@@ -39,7 +39,18 @@ from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
 from coordinator.runtime.clock import ManualClock, TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, PartitionState
+from coordinator.runtime.timers import Timers
 from protocol.errors import ErrorCode
+
+
+class TimerSource(Protocol):
+    """Anything whose timers the manual clock's advance fires (coordinator runtimes, the share
+    partitions' acquisition locks)."""
+
+    @property
+    def timers(self) -> Timers: ...
+
+    async def fire_due(self) -> int: ...
 
 
 class ServerControl:
@@ -57,6 +68,7 @@ class ServerControl:
         transitions: TransitionLog,
         limits: VersionLimits,
         clock: TimerClock,
+        timer_sources: Sequence[TimerSource] = (),
     ) -> None:
         self._cluster = cluster
         self._controller = controller
@@ -69,6 +81,8 @@ class ServerControl:
         self._transitions = transitions
         self.limits = limits
         self._clock = clock
+        # What else runs timers on the injected clock (share-partition acquisition locks).
+        self._timer_sources: list[TimerSource] = [*runtimes, *timer_sources]
 
     # -- brokers ---------------------------------------------------------------------------------
     def brokers(self) -> list[BrokerView]:
@@ -206,12 +220,12 @@ class ServerControl:
             raise ControlError(400, "time does not go backwards")
         target = clock.time_ms() + ms
         while True:  # deadline by deadline: each timer fires at its own time, in order
-            due = [d for r in self._runtimes if (d := r.timers.next_deadline()) is not None and d <= target]
+            due = [d for r in self._timer_sources if (d := r.timers.next_deadline()) is not None and d <= target]
             if not due:
                 break
             clock.set_time(max(clock.time_ms(), min(due)))
-            for runtime in self._runtimes:
-                await runtime.fire_due()
+            for source in self._timer_sources:
+                await source.fire_due()
         clock.set_time(target)
         return self.clock()
 

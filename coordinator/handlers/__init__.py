@@ -37,6 +37,9 @@ HANDLER_MODULES: dict[int, str] = {
     # consumer groups (KIP-848)
     ApiKey.CONSUMER_GROUP_HEARTBEAT: "k68_consumer_group_heartbeat",
     ApiKey.CONSUMER_GROUP_DESCRIBE: "k69_consumer_group_describe",
+    # share groups (KIP-932)
+    ApiKey.SHARE_FETCH: "k78_share_fetch",
+    ApiKey.SHARE_ACKNOWLEDGE: "k79_share_acknowledge",
     # the data path
     ApiKey.PRODUCE: "k00_produce",
     ApiKey.FETCH: "k01_fetch",

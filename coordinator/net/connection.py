@@ -70,6 +70,8 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, sha
         tap = broker.tap  # the transcript records why a connection ended
         if tap is not None:
             tap.closed(conn.connection_id, conn.client_host, reason)
+        if broker.share is not None:  # its share sessions end; what they held is released
+            broker.share.manager.connection_closed_soon(conn.connection_id)
 
 
 async def _serve(

@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+from coordinator.share.wiring import served_versions
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader, encode_request_header
@@ -20,11 +21,12 @@ def _ranges(response) -> dict[int, tuple[int, int]]:
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
-async def test_api_versions_lists_the_supported_table(client, version):
+async def test_api_versions_lists_the_supported_table(client, server, version):
     request = ApiVersionsRequest(client_software_name="raw-test", client_software_version="1.0")
     response = await client.request(ApiKey.API_VERSIONS, version, request)
     assert response.error_code == ErrorCode.NONE
-    assert _ranges(response) == {int(k): v for k, v in SUPPORTED_VERSIONS.items()}
+    # every API, the share-group ones only while share groups are served
+    assert _ranges(response) == served_versions(SUPPORTED_VERSIONS, bool(server.shares))
 
 
 @pytest.mark.parametrize("version", [3, 4])

@@ -1,0 +1,75 @@
+"""ShareAcknowledge (key 79), v1-v2 (KIP-932: acknowledgements outside a ShareFetch).
+
+v1: the stable version (Kafka 4.1; v0 was 4.0's early access).
+v2: IsRenewAck (KIP-1222: Renew acknowledgements) and AcquisitionLockTimeoutMs in the answer.
+Epoch 0 cannot open a share session (INVALID_SHARE_SESSION_EPOCH); -1 ends it after the
+acknowledgements. The rules live in coordinator/share/service.py.
+"""
+
+from __future__ import annotations
+
+from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.share_common import (
+    ack_partitions,
+    by_topic,
+    endpoints,
+    group_denied,
+    leader_of,
+    service_or_error,
+    topic_reader,
+)
+from coordinator.share.service import ShareRequest
+from protocol.errors import ErrorCode
+from protocol.messages.share_acknowledge import (
+    LeaderIdAndEpoch,
+    NodeEndpoint,
+    PartitionData,
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareAcknowledgeTopicResponse,
+)
+
+
+async def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse:
+    share, error = service_or_error(ctx)
+    if share is None:
+        return ShareAcknowledgeResponse(error_code=error)
+    if group_denied(ctx, request.group_id):
+        return ShareAcknowledgeResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    v2 = ctx.api_version >= 2
+    answer = await share.share_acknowledge(
+        ShareRequest(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            epoch=request.share_session_epoch,
+            acks=ack_partitions(request.topics),
+            is_renew=v2 and request.is_renew_ack,
+            supports_renew=v2,
+            connection_id=ctx.connection_id,
+        ),
+        topic_reader(ctx),
+    )
+    if answer.error:
+        return ShareAcknowledgeResponse(error_code=answer.error, error_message=answer.message)
+    leaders: set[int] = set()
+    responses = []
+    for topic_id, partitions in by_topic(answer.partitions).items():
+        out = []
+        for a in partitions:
+            lead = leader_of(ctx, a)
+            if lead is not None:
+                leaders.add(lead[0])
+            out.append(
+                PartitionData(
+                    partition_index=a.partition,
+                    error_code=a.ack_error,
+                    error_message=a.ack_message,
+                    current_leader=LeaderIdAndEpoch(*lead) if lead is not None else LeaderIdAndEpoch(-1, -1),
+                )
+            )
+        responses.append(ShareAcknowledgeTopicResponse(topic_id=topic_id, partitions=out))
+    return ShareAcknowledgeResponse(
+        acquisition_lock_timeout_ms=answer.lock_timeout_ms,
+        responses=responses,
+        node_endpoints=endpoints(ctx, leaders, NodeEndpoint),
+    )
