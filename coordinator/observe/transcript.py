@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coordinator.observe.share_summary import share_request, share_response
 from protocol.api import ApiKey, api_name
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError, ErrorCode
@@ -119,7 +120,10 @@ def group_ids(request: Any) -> list[str]:
 
 
 # -- data-path summaries ----------------------------------------------------------------------------
-_DATA_PATH = frozenset({ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS})
+_DATA_PATH = frozenset(
+    {ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
+)
+_SHARE = frozenset({ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE})
 
 
 def batch_counts(blob: bytes | None) -> tuple[int, int]:
@@ -147,7 +151,10 @@ def _topic(ctx: Any, name: str, topic_id: Any) -> str:
 
 
 def data_request(ctx: Any, api_key: int, request: Any) -> list[dict[str, Any]]:
-    """Per partition: Produce (records, bytes), Fetch (offset), ListOffsets (timestamp asked)."""
+    """Per partition: Produce (records, bytes), Fetch (offset), ListOffsets (timestamp asked),
+    ShareFetch and ShareAcknowledge (acknowledgements: observe/share_summary.py)."""
+    if api_key in _SHARE:
+        return share_request(lambda tid: _topic(ctx, "", tid), request)
     if api_key == ApiKey.PRODUCE:
         out = []
         for t in request.topic_data:
@@ -173,6 +180,8 @@ def data_request(ctx: Any, api_key: int, request: Any) -> list[dict[str, Any]]:
 def data_response(ctx: Any, api_key: int, request: Any, response: Any) -> list[dict[str, Any]]:
     """Per partition: Produce (base offset assigned), Fetch (records and bytes returned, high
     watermark), ListOffsets (timestamp asked -> offset); an error by name where there is one."""
+    if api_key in _SHARE:
+        return share_response(lambda tid: _topic(ctx, "", tid), response, error_name, batch_counts)
     out: list[dict[str, Any]] = []
     if api_key == ApiKey.PRODUCE:
         for t in response.responses:
