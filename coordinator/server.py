@@ -264,6 +264,8 @@ async def _serve_locked(
             limits=versions,
             clock=timer_clock,
             timer_sources=[share.manager for share in shares.values()],
+            share_settings=share_settings,
+            shares=shares,
         )
     metrics_server = None
     if tap is not None and tap.metrics is not None:

@@ -148,7 +148,29 @@ def build_parser() -> argparse.ArgumentParser:
     requests.add_argument("--group")
     requests.add_argument("--limit", type=int)
     verb("snapshot", "groups, offsets, topics and leaders as JSON", lambda a: ("GET", "/v1/snapshot", None))
+    verb(
+        "share-settings",
+        "show share-group settings, or change them: NAME=VALUE ... (group.share.record.lock.duration.ms=5000)",
+        _share_settings,
+    ).add_argument("changes", nargs="*")
+    verb(
+        "share-partitions",
+        "what a share group's share-partitions hold now",
+        lambda a: ("GET", f"/v1/share/groups/{_q(a.group)}/partitions", None),
+    ).add_argument("group")
     return parser
+
+
+def _share_settings(args: argparse.Namespace) -> Call:
+    if not args.changes:
+        return "GET", "/v1/share/settings", None
+    changes: dict[str, Any] = {}
+    for item in args.changes:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"expected NAME=VALUE, got {item!r}")
+        changes[name] = int(value) if value.lstrip("-").isdigit() else value
+    return "PATCH", "/v1/share/settings", changes
 
 
 def _matchers(sub: argparse.ArgumentParser) -> None:

@@ -20,9 +20,11 @@ from typing import Any
 
 import trio
 
+from coordinator.control.errors import ControlError
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultView
 from coordinator.control.plane_api import BrokerView, ClockView, ControlPlane, GroupView, PartitionView
+from coordinator.control.share_control import SETTINGS as SHARE_SETTINGS
 from coordinator.control.tracking import RequestsPage
 from coordinator.control.versions import VersionView
 
@@ -154,3 +156,18 @@ class Control:
 
     def snapshot(self) -> dict[str, Any]:
         return self._call(self.plane.snapshot)
+
+    # -- share groups: settings by Kafka name, as rd_kafka_mock_sharegroup_set_* sets them
+    def share_settings(self, **changes: Any) -> dict[str, Any]:
+        """The share-group settings; keyword arguments change them first, dots spelt as
+        underscores: share_settings(group_share_record_lock_duration_ms=5000)."""
+        if changes:
+            names = {name.replace(".", "_"): name for name in SHARE_SETTINGS}
+            unknown = [k for k in changes if k not in names]
+            if unknown:
+                raise ControlError(400, f"unknown share setting(s) {unknown}; known: {sorted(names)}")
+            return self._call(self.plane.set_share_settings, {names[k]: v for k, v in changes.items()})
+        return self._call(self.plane.share_settings)
+
+    def share_partitions(self, group_id: str) -> list[dict[str, Any]]:
+        return self._call(self.plane.share_partitions, group_id)

@@ -195,6 +195,18 @@ def _clock_versions_requests(app: FastAPI, plane: ControlPlane) -> None:
     ) -> TransitionsPage:
         return plane.transitions(since, group, limit)
 
+    @app.get("/v1/share/settings", tags=["share"])
+    async def share_settings() -> dict[str, Any]:
+        return plane.share_settings()
+
+    @app.patch("/v1/share/settings", tags=["share"])
+    async def set_share_settings(changes: dict[str, Any]) -> dict[str, Any]:
+        return plane.set_share_settings(changes)
+
+    @app.get("/v1/share/groups/{group_id:path}/partitions", tags=["share"])
+    async def share_partitions(group_id: str) -> list[dict[str, Any]]:
+        return plane.share_partitions(group_id)
+
     @app.get("/", tags=["state"], response_class=HTMLResponse)
     async def live_page() -> HTMLResponse:
         """The live page: groups, their state machines, members and assignments, as they change."""

@@ -11,12 +11,13 @@ effect in place. Refusals are ControlError with one line (404 unknown, 409 not p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
 from coordinator.cluster.controller import Controller
+from coordinator.control import share_control
 from coordinator.control.errors import ControlError, conflict, not_found, unavailable
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
@@ -40,6 +41,8 @@ from coordinator.groups.shard import GroupShard
 from coordinator.runtime.clock import ManualClock, TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, PartitionState
 from coordinator.runtime.timers import Timers
+from coordinator.share.service import ShareService
+from coordinator.share.settings import ShareSettings
 from protocol.errors import ErrorCode
 
 
@@ -69,6 +72,8 @@ class ServerControl:
         limits: VersionLimits,
         clock: TimerClock,
         timer_sources: Sequence[TimerSource] = (),
+        share_settings: ShareSettings | None = None,
+        shares: Mapping[int, ShareService] | None = None,
     ) -> None:
         self._cluster = cluster
         self._controller = controller
@@ -83,6 +88,8 @@ class ServerControl:
         self._clock = clock
         # What else runs timers on the injected clock (share-partition acquisition locks).
         self._timer_sources: list[TimerSource] = [*runtimes, *timer_sources]
+        self._share_settings = share_settings if share_settings is not None else ShareSettings()
+        self._shares = dict(shares or {})
 
     # -- brokers ---------------------------------------------------------------------------------
     def brokers(self) -> list[BrokerView]:
@@ -197,6 +204,16 @@ class ServerControl:
     def set_coordinator_load_delay(self, ms: int) -> None:
         for runtime in self._runtimes:
             runtime.load_delay_ms = ms
+
+    # -- share groups ------------------------------------------------------------------------------
+    def share_settings(self) -> dict[str, Any]:
+        return share_control.settings_view(self._share_settings)
+
+    def set_share_settings(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        return share_control.apply_settings(self._share_settings, changes)
+
+    def share_partitions(self, group_id: str) -> list[dict[str, Any]]:
+        return share_control.share_partitions(self._shares, group_id)
 
     # -- advertised versions -----------------------------------------------------------------------
     def versions(self) -> list[VersionView]:

@@ -137,6 +137,8 @@ class SharePartitionManager:
             where = f"{topic}-{key.partition} is led by broker {leader}, not {self.node_id}"
             raise PartitionError(ErrorCode.NOT_LEADER_OR_FOLLOWER, where)
         entry = self.entries.get(key)
+        if entry is not None:
+            entry.sp.max_in_flight = self.settings.partition_max_record_locks  # a live setting
         if entry is not None and entry.sp.leader_epoch != epoch:
             self.drop(key)  # led elsewhere and back since it was loaded: load it again
             entry = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coordinator.control import share_control
 from coordinator.control.errors import ControlError, bad_request, conflict, not_found
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
@@ -23,6 +24,7 @@ from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
 from coordinator.runtime.clock import ManualClock
+from coordinator.share.settings import ShareSettings
 
 
 class FakeControlPlane:
@@ -35,6 +37,7 @@ class FakeControlPlane:
         self.transition_log = TransitionLog(self.clock_)
         self.limits = VersionLimits()
         self.load_delay_ms = 0
+        self.share = ShareSettings()
         self.calls: list[tuple[Any, ...]] = []  # actions, in order, for tests to check
         self.partitions = {
             ("orders", p): PartitionView("orders", p, p % brokers, 0, list(range(brokers))) for p in range(3)
@@ -184,6 +187,15 @@ class FakeControlPlane:
 
     def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
         return self.transition_log.page(since, group, limit)
+
+    def share_settings(self) -> dict[str, Any]:
+        return share_control.settings_view(self.share)
+
+    def set_share_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
+        return share_control.apply_settings(self.share, changes)
+
+    def share_partitions(self, group_id: str) -> list[dict[str, Any]]:
+        return []
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -242,6 +242,9 @@ async def test_openapi_lists_every_endpoint(api: Client) -> None:
         ("DELETE", "/v1/requests"),
         ("GET", "/v1/snapshot"),
         ("GET", "/v1/transitions"),
+        ("GET", "/v1/share/settings"),
+        ("PATCH", "/v1/share/settings"),
+        ("GET", "/v1/share/groups/{group_id}/partitions"),
         ("GET", "/"),
     }
     fault_schema = spec["components"]["schemas"]["FaultSpec"]
@@ -280,9 +283,25 @@ async def test_cancelling_the_nursery_stops_the_server(plane: FakeControlPlane) 
 
 async def test_the_docs_describe_every_endpoint(api: Client) -> None:
     docs = (Path(__file__).parents[3] / "docs" / "control-plane.md").read_text()
-    documented = {re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|DELETE) /(?:v1/)?[^`?]*)", docs)}
+    documented = {
+        re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|PATCH|DELETE) /(?:v1/)?[^`?]*)", docs)
+    }
     _, spec = await api.call("GET", "/openapi.json")
     served = {
         f"{method.upper()} {re.sub(r'{[^}]*}', '{}', path)}" for path, item in spec["paths"].items() for method in item
     }
     assert served <= documented, served - documented
+
+
+async def test_share_settings_change_at_run_time_and_a_bad_one_changes_nothing(api: Client) -> None:
+    status, before = await api.call("GET", "/v1/share/settings")
+    assert status == 200 and before["group.share.record.lock.duration.ms"] == 30000
+    status, after = await api.call("PATCH", "/v1/share/settings", {"group.share.record.lock.duration.ms": 5000})
+    assert status == 200 and after["group.share.record.lock.duration.ms"] == 5000
+    bad = {"group.share.delivery.count.limit": 3, "share.isolation.level": "sometimes"}
+    status, answer = await api.call("PATCH", "/v1/share/settings", bad)
+    assert status == 400 and "share.isolation.level" in answer["error"]
+    status, now = await api.call("GET", "/v1/share/settings")
+    assert now["group.share.delivery.count.limit"] == before["group.share.delivery.count.limit"]
+    status, answer = await api.call("PATCH", "/v1/share/settings", {"group.share.nope": 1})
+    assert status == 400 and "unknown share setting" in answer["error"]
