@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coordinator.admin.broker_configs import BrokerSettings
+from coordinator.admin.config_file import DynamicConfigFile
+from coordinator.admin.configs import ConfigService
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
@@ -141,6 +144,10 @@ async def _serve_locked(
     else:
         data_dir = Path(config.data_dir)
     clock = TrioClock()
+    config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
+    stored = config_file.load()
+    broker_settings = BrokerSettings(config, stored.broker, config_file.save_broker)  # applied before any read
+    group_configs = GroupConfigManager(config, stored.groups, config_file.save_groups)
     topics = TopicRegistry(data_dir)
     topics.load()
     nodes = cluster_nodes(config, ports)
@@ -163,7 +170,9 @@ async def _serve_locked(
     data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
-    runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
+    runtime = group_runtime(
+        config, timer_clock, logs, observer=tap, topics=topics, group_overrides=group_configs.value
+    )  # __consumer_offsets
     topics.register_internal(
         Topic(
             OFFSETS_TOPIC,
@@ -195,7 +204,8 @@ async def _serve_locked(
         node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
     versions = VersionLimits()
-    group_configs = GroupConfigManager()
+    limiter = trio.CapacityLimiter(config.max_connections)  # max.connections, changed live by AlterConfigs
+    configs = ConfigService(broker_settings, group_configs, data, limiter, processes=config.cluster_processes)
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
@@ -214,10 +224,10 @@ async def _serve_locked(
             control=parts.hook if parts else None,
             txn=txn_services[node.node_id],
             group_configs=group_configs,
+            configs=configs,
         )
         for node in nodes
     ]
-    limiter = trio.CapacityLimiter(config.max_connections)
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
     if me is None:
         listeners = {

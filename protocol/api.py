@@ -103,8 +103,14 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
-    # WriteTxnMarkers (27, broker to broker), DescribeProducers (61) and DescribeCluster (60) have
-    # codecs only.
+    # The admin surface (coordinator/admin), at Kafka 4.2's ranges.
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),
+    ApiKey.ALTER_CONFIGS: (0, 2),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
+    # WriteTxnMarkers (27) is broker to broker: codec only.
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the

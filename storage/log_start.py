@@ -48,4 +48,6 @@ def write_log_start(directory: str, offset: int) -> None:
     topic, sep, partition = name.rpartition("-")
     if not sep or not partition.isdigit():
         topic, partition = name, "0"
-    fsutil.atomic_write(os.path.join(directory, LOG_START_FILE), f"0\n1\n{topic} {partition} {offset}\n".encode("ascii"))
+    fsutil.atomic_write(
+        os.path.join(directory, LOG_START_FILE), f"0\n1\n{topic} {partition} {offset}\n".encode("ascii")
+    )

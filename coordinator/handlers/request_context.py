@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
@@ -36,6 +36,9 @@ from coordinator.security.authorization import (
 )
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
+
+if TYPE_CHECKING:
+    from coordinator.admin.configs import ConfigService
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
@@ -64,6 +67,7 @@ class BrokerContext:
     txn: TxnService | None = None  # the transaction coordinator as this broker sees it
     authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
     group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
+    configs: ConfigService | None = None  # the config APIs (coordinator/admin), shared by every broker
 
     @property
     def node_id(self) -> int:
