@@ -27,6 +27,7 @@ from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
+from coordinator.cluster.elections import LeaderMoves
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
@@ -206,6 +207,7 @@ async def _serve_locked(
     versions = VersionLimits()
     limiter = trio.CapacityLimiter(config.max_connections)  # max.connections, changed live by AlterConfigs
     configs = ConfigService(broker_settings, group_configs, data, limiter, processes=config.cluster_processes)
+    moves = LeaderMoves(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, observer=tap)
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
@@ -225,6 +227,7 @@ async def _serve_locked(
             txn=txn_services[node.node_id],
             group_configs=group_configs,
             configs=configs,
+            elections=moves,
         )
         for node in nodes
     ]
@@ -238,9 +241,7 @@ async def _serve_locked(
         listeners = {
             me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None)
         }
-    controller = Controller(
-        cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners), observer=tap
-    )
+    controller = Controller(moves, dict(listeners))
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl

@@ -39,6 +39,7 @@ from protocol.headers import RequestHeader
 
 if TYPE_CHECKING:
     from coordinator.admin.configs import ConfigService
+    from coordinator.cluster.elections import LeaderMoves
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
@@ -68,6 +69,7 @@ class BrokerContext:
     authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
     group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
     configs: ConfigService | None = None  # the config APIs (coordinator/admin), shared by every broker
+    elections: LeaderMoves | None = None  # ElectLeaders: leader moves and what they set in motion
 
     @property
     def node_id(self) -> int:
