@@ -29,7 +29,6 @@ from typing import Any
 import trio
 
 from coordinator.admin.partitions import create_partitions
-
 from coordinator.config import Config, canonical_name
 from coordinator.control.facade import Control, thread_call
 from coordinator.datadir import check_partition_cap
