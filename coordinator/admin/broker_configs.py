@@ -103,7 +103,10 @@ def parse_value(name: str, text: str) -> Any:
     synonym = LOG_SYNONYMS.get(name)
     if synonym is not None:
         synonym.parse(text)
-    return _SETTING[name].parse(text.strip())
+    value = _SETTING[name].parse(text.strip())
+    if name == "max.connections" and value < 1:
+        raise ValueError("Value must be at least 1")  # a limit of 0 would refuse every client, this one too
+    return value
 
 
 class BrokerSettings:

@@ -237,6 +237,7 @@ async def test_broker_configs_dynamic_read_only_and_the_request_checks(server, c
             (ResourceType.BROKER, "0", [("group.max.size", AlterOp.SET, "3")], ErrorCode.INVALID_REQUEST),  # read-only
             (ResourceType.BROKER, "", [("log.retention.ms", AlterOp.SET, "x")], ErrorCode.INVALID_REQUEST),  # no parse
             (ResourceType.BROKER, "", [("no.such.setting", AlterOp.SET, "1")], ErrorCode.INVALID_CONFIG),
+            (ResourceType.BROKER, "", [("max.connections", AlterOp.SET, "0")], ErrorCode.INVALID_REQUEST),
             (ResourceType.BROKER, "3", [("log.retention.ms", AlterOp.SET, "1")], ErrorCode.INVALID_REQUEST),
             (ResourceType.TOPIC, "orders", [("retention.ms", AlterOp.SET, None)], ErrorCode.INVALID_REQUEST),  # null
             (ResourceType.TOPIC, "", [("retention.ms", AlterOp.SET, "1")], ErrorCode.INVALID_REQUEST),
