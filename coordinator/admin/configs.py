@@ -116,6 +116,12 @@ class ConfigService:
         self._change(rtype, name, lambda current, defs: apply_ops(current, ops, defs), validate_only, node_id)
 
     def _change(self, rtype: int, name: str, compute: Any, validate_only: bool, node_id: int) -> None:
+        try:
+            self._change_one(rtype, name, compute, validate_only, node_id)
+        except OSError as exc:  # a full disk while persisting: nothing was applied
+            raise ConfigError(ErrorCode.KAFKA_STORAGE_ERROR, f"the change could not be made durable: {exc}") from None
+
+    def _change_one(self, rtype: int, name: str, compute: Any, validate_only: bool, node_id: int) -> None:
         if rtype == ResourceType.TOPIC:
             current = self.topics.overrides(name) if name and self.data.topics.get(name) else {}
             new = self.topics.validate(name, compute(current, TOPIC_DEFS))

@@ -67,7 +67,10 @@ def create_partitions(
             f"max.partitions={data.config.max_partitions} on this server",
         )
     if not validate_only:
-        data.grow_topic(name, count)
+        try:
+            data.grow_topic(name, count)
+        except OSError as exc:  # the dirs made so far are completed at the next start (topics.py)
+            return ErrorCode.KAFKA_STORAGE_ERROR, f"the new partitions could not be made durable: {exc}"
     return ErrorCode.NONE, None
 
 

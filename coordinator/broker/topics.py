@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import logging
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from coordinator.broker.topic_config import CONFIG_FILE, format_properties, read_overrides
 
+_log = logging.getLogger(__name__)
 MAX_TOPIC_NAME_LENGTH = 249  # Kafka's Topic.MAX_NAME_LENGTH
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
@@ -172,13 +174,21 @@ class TopicRegistry:
     def set_configs(self, name: str, configs: dict[str, str]) -> Topic:
         """Replaces a topic's config overrides (AlterConfigs): `topic.properties` is rewritten in
         every partition dir, partition 0's first: `load` takes partition 0's file as the truth
-        and copies it to the others, so a crash part-way leaves the old or the new set whole."""
+        and copies it to the others, so a crash part-way leaves the old or the new set whole.
+        Partition 0's write is the commit point: an OSError there changes nothing; one for a
+        later partition is logged and left to `load` to complete."""
         topic = self._topics[name]
         changed = dataclasses.replace(topic, configs=tuple(sorted(configs.items())))
-        for partition in range(topic.partitions):
-            directory = self.partition_dir(name, partition)
-            _write_durably(directory / CONFIG_FILE, format_properties(configs))
+        text = format_properties(configs)
+        _write_durably(self.partition_dir(name, 0) / CONFIG_FILE, text)
         self._topics[name] = changed
+        for partition in range(1, topic.partitions):
+            try:
+                _write_durably(self.partition_dir(name, partition) / CONFIG_FILE, text)
+            except OSError as exc:
+                _log.warning(
+                    "%s-%d: topic.properties not rewritten (%s); completed at the next start", name, partition, exc
+                )
         return changed
 
     def delete(self, name: str) -> Topic:
