@@ -8,6 +8,9 @@
                                                    (segment, index, .txnindex, .snapshot, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
+    kgc topics --bootstrap-server H:P --list|--describe|--create|--alter|--delete ...  (kafka-topics.sh)
+    kgc configs --bootstrap-server H:P --entity-type topics|brokers|groups --describe|--alter ...  (kafka-configs.sh)
+    kgc delete-records --bootstrap-server H:P --offset-json-file FILE  (kafka-delete-records.sh)
     kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT.html]
     kgc verify DATA_DIR [--before DIR] [--ledger FILE] [--master URL] [--report FILE]  (PySpark)
     kgc control [--url URL] [--token T] VERB ...   (the control API from a shell: fail, delay, advance, ...)
@@ -140,9 +143,12 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
 
-    from coordinator.tools import groups_cli, transcript_cli
+    from coordinator.tools import configs_cli, groups_cli, records_cli, topics_cli, transcript_cli
 
     groups_cli.add_parser(commands)
+    topics_cli.add_parser(commands)
+    configs_cli.add_parser(commands)
+    records_cli.add_parser(commands)
     transcript_cli.add_parser(commands)
     # Listed for --help only: `main` parses `kgc verify ...` with the verifier's own arguments.
     commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
@@ -186,6 +192,24 @@ def _settings(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     from coordinator.tools.groups_cli import run
+
+    return int(run(args))
+
+
+def _topics(args: argparse.Namespace) -> int:
+    from coordinator.tools.topics_cli import run
+
+    return int(run(args))
+
+
+def _configs(args: argparse.Namespace) -> int:
+    from coordinator.tools.configs_cli import run
+
+    return int(run(args))
+
+
+def _delete_records(args: argparse.Namespace) -> int:
+    from coordinator.tools.records_cli import run
 
     return int(run(args))
 
@@ -257,6 +281,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "dump": _inspect,
     "check": _inspect,
     "groups": _groups,
+    "topics": _topics,
+    "configs": _configs,
+    "delete-records": _delete_records,
     "transcript": _transcript,
 }
 

@@ -52,6 +52,12 @@ class Config:
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
 
+    def update(self, values: Mapping[str, Any]) -> None:
+        """Dynamic broker configs (coordinator/admin/broker_configs.py): parsed values every
+        reader sees from now on (Kafka's DynamicBrokerConfig updating the live KafkaConfig)."""
+        for name, value in values.items():
+            self._values[_lookup(name).name] = value
+
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)

@@ -19,11 +19,15 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coordinator.admin.broker_configs import BrokerSettings
+from coordinator.admin.config_file import DynamicConfigFile
+from coordinator.admin.configs import ConfigService
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
+from coordinator.cluster.elections import LeaderMoves
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
@@ -148,6 +152,10 @@ async def _serve_locked(
     else:
         data_dir = Path(config.data_dir)
     clock = TrioClock()
+    config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
+    stored = config_file.load()
+    broker_settings = BrokerSettings(config, stored.broker, config_file.save_broker)  # applied before any read
+    group_configs = GroupConfigManager(config, stored.groups, config_file.save_groups)
     topics = TopicRegistry(data_dir)
     topics.load()
     nodes = cluster_nodes(config, ports)
@@ -170,7 +178,9 @@ async def _serve_locked(
     data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
-    runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
+    runtime = group_runtime(
+        config, timer_clock, logs, observer=tap, topics=topics, group_overrides=group_configs.value
+    )  # __consumer_offsets
     topics.register_internal(
         Topic(
             OFFSETS_TOPIC,
@@ -201,7 +211,6 @@ async def _serve_locked(
     txn_services = {
         node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
-    group_configs = GroupConfigManager()
     share_settings = ShareSettings.from_config(config)
     share_persister: SharePersister | None = None  # the share coordinator, __share_group_state
     shares: dict[int, ShareService] = {}
@@ -211,6 +220,9 @@ async def _serve_locked(
             node_ids, topics, cluster, data, share_persister, share_settings, group_configs, timer_clock
         )
     versions = VersionLimits(served_versions(SUPPORTED_VERSIONS, bool(shares)))
+    limiter = trio.CapacityLimiter(config.max_connections)  # max.connections, changed live by AlterConfigs
+    configs = ConfigService(broker_settings, group_configs, data, limiter, processes=config.cluster_processes)
+    moves = LeaderMoves(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, observer=tap)
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
@@ -230,10 +242,11 @@ async def _serve_locked(
             txn=txn_services[node.node_id],
             group_configs=group_configs,
             share=shares.get(node.node_id),
+            configs=configs,
+            elections=moves,
         )
         for node in nodes
     ]
-    limiter = trio.CapacityLimiter(config.max_connections)
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
     if me is None:
         listeners = {
@@ -244,9 +257,7 @@ async def _serve_locked(
         listeners = {
             me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None)
         }
-    controller = Controller(
-        cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners), observer=tap
-    )
+    controller = Controller(moves, dict(listeners))
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl

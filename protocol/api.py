@@ -105,8 +105,19 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
     ApiKey.SHARE_FETCH: (1, 2),  # KIP-932 share groups (coordinator/share); withdrawn when disabled
     ApiKey.SHARE_ACKNOWLEDGE: (1, 2),
-    # WriteTxnMarkers (27, broker to broker), DescribeProducers (61) and DescribeCluster (60) have
-    # codecs only.
+    # The admin surface (coordinator/admin), at Kafka 4.2's ranges.
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),
+    ApiKey.ALTER_CONFIGS: (0, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # v5 (KIP-1066 cordoned dirs) is Kafka 4.3's
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.ELECT_LEADERS: (0, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),
+    # WriteTxnMarkers (27) is broker to broker: codec only.
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the

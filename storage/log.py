@@ -33,6 +33,7 @@ from .durability import GroupCommitter
 from .log_config import Clock, LogConfig, LogFailedError, OffsetOutOfRangeError
 from .log_durability import LogDurability
 from .log_segment_removal import LogSegmentRemoval
+from .log_start import read_log_start
 from .log_txn import LogTransactions
 from .producer_state import ProducerStateManager
 from .recovery import CLEAN_SHUTDOWN_FILE, CorruptLogError, LoadResult, RecoveryPoint, load_segments
@@ -62,6 +63,7 @@ class Log(LogDurability, LogSegmentRemoval):
         *,
         load_result: LoadResult | None = None,
         txns: LogTransactions | None = None,
+        log_start_offset: int = 0,
     ) -> None:
         self.directory = directory
         self.config = config
@@ -69,6 +71,7 @@ class Log(LogDurability, LogSegmentRemoval):
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
         self._next_offset = segments[-1].next_offset
+        self._log_start = log_start_offset  # DeleteRecords' start; the first segment's base rules below it
         durable = min(recovery_point, self._next_offset)
         self._recovery_point = RecoveryPoint(directory, durable)
         self._failure: BaseException | None = None
@@ -109,12 +112,25 @@ class Log(LogDurability, LogSegmentRemoval):
             for seg in result.segments:
                 seg.close_unclean()
             raise
-        return cls(directory, config, clock, result.segments, result.recovery_point, load_result=result, txns=txns)
+        log = cls(
+            directory,
+            config,
+            clock,
+            result.segments,
+            result.recovery_point,
+            load_result=result,
+            txns=txns,
+            log_start_offset=read_log_start(directory),
+        )
+        log.load_log_start()
+        return log
 
     # -- facts --------------------------------------------------------------------------------
     @property
     def log_start_offset(self) -> int:
-        return self._segments[0].base_offset
+        """The first offset served: DeleteRecords' (log_start.py), or the first segment's base."""
+        start = self._segments[0].base_offset
+        return start if self._log_start <= start else self._log_start
 
     @property
     def log_end_offset(self) -> int:
@@ -321,9 +337,10 @@ class Log(LogDurability, LogSegmentRemoval):
 
     def offset_for_timestamp(self, timestamp: int) -> int | None:
         """First offset whose record timestamp >= `timestamp` (ListOffsets), or None."""
+        start = self.log_start_offset
         for seg in self._segments:
-            if seg.max_timestamp >= timestamp:
-                found = seg.find_offset_by_timestamp(timestamp, seg.base_offset)
+            if seg.max_timestamp >= timestamp and seg.next_offset > start:
+                found = seg.find_offset_by_timestamp(timestamp, max(seg.base_offset, start))
                 if found is not None:
                     return found
         return None

@@ -142,6 +142,19 @@ class LogManager:
         self._start_flusher(key, log)
         return log
 
+    def reconfigure(self, topic: str, partition: int, config: LogConfig) -> None:
+        """New topic configs for an open log (AlterConfigs, Kafka's LogManager.updateTopicConfig):
+        appends, reads, retention and the cleaner use them from now on. Durability is a broker
+        setting the log's committer was built with: changing it raises ValueError."""
+        entry = self._entries.get((topic, partition))
+        if entry is None:
+            return
+        old = entry.config
+        if (config.durability, config.flush_interval_ms) != (old.durability, old.flush_interval_ms):
+            raise ValueError(f"{topic}-{partition}: durability cannot change while the log is open")
+        entry.config = config
+        entry.log.config = config
+
     def get(self, topic: str, partition: int) -> Log | None:
         entry = self._entries.get((topic, partition))
         return None if entry is None else entry.log

@@ -107,6 +107,32 @@ class DataPath:
             self.partition(name, index)
         return topic
 
+    def grow_topic(self, name: str, partitions: int) -> Topic:
+        """CreatePartitions: the topic's new partitions exist (and are opened) from here on."""
+        topic = self.topics.grow(name, partitions)
+        for index in range(partitions):
+            self.partition(name, index)
+        return topic
+
+    def set_topic_configs(self, name: str, overrides: dict[str, str]) -> Topic:
+        """AlterConfigs on a topic: persisted, then applied to every open log of it."""
+        topic = self.topics.set_configs(name, overrides)
+        self._reconfigure(topic)
+        return topic
+
+    def reconfigure_logs(self) -> None:
+        """A dynamic broker default changed (log.retention.ms, ...): every open log takes its
+        effective configs again."""
+        for topic in self.topics.all():
+            if not topic.internal:
+                self._reconfigure(topic)
+
+    def _reconfigure(self, topic: Topic) -> None:
+        config = log_config(dict(topic.configs), self.config)
+        for name, index in list(self._partitions):
+            if name == topic.name:
+                self.logs.reconfigure(name, index, config)
+
     def delete_topic(self, name: str) -> Topic:
         self._close_topic(name)
         self._topic_ids.pop(name, None)

@@ -38,18 +38,18 @@ def list_offset(part: Partition, timestamp: int, committed: bool = False) -> tup
 
 
 def _max_timestamp(part: Partition, bound: int) -> tuple[int, int, int]:
-    best_ts, best_batch = -1, None
+    best_ts, best_batch, start = -1, None, part.log_start_offset
     for segment in part.log.segments:
         if segment.max_timestamp <= best_ts:
             continue  # a later segment must beat it strictly: the first record with the max wins
         for _, header, data in segment.iter_batches():
             if header.base_offset >= bound:
                 break
-            if header.max_timestamp > best_ts:
+            if header.max_timestamp > best_ts and header.last_offset >= start:
                 best_ts, best_batch = header.max_timestamp, data
     if best_batch is None:
         return NOT_FOUND
     for record in iter_records(best_batch):
-        if record.timestamp == best_ts:
-            return ErrorCode.NONE, best_ts, record.offset  # type: ignore[return-value]
+        if record.timestamp == best_ts and record.offset is not None and record.offset >= start:
+            return ErrorCode.NONE, best_ts, record.offset
     return NOT_FOUND

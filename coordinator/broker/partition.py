@@ -246,6 +246,33 @@ class Partition:
             return ErrorCode.OFFSET_OUT_OF_RANGE
         return ErrorCode.NONE
 
+    # -- DeleteRecords -------------------------------------------------------------------------
+    def delete_records(self, offset: int) -> tuple[int, int, str | None]:
+        """Partition.deleteRecordsOnLeader: move the log start offset to `offset` (-1: the high
+        watermark); past the high watermark -> OFFSET_OUT_OF_RANGE. Returns (error, low
+        watermark, message)."""
+        if self.log.config.cleanup_policy != "delete":
+            return (
+                ErrorCode.POLICY_VIOLATION,
+                -1,
+                f"Records of partition {self.topic}-{self.index} can not be deleted due to the configured policy",
+            )
+        target = self.high_watermark if offset == -1 else offset
+        if target < 0 or target > self.high_watermark:
+            return (
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                -1,
+                f"Cannot increment the log start offset to {target} of partition {self.topic}-{self.index} "
+                f"since it is larger than the high watermark {self.high_watermark}"
+                if target >= 0
+                else f"The offset {target} for partition {self.topic}-{self.index} is not valid",
+            )
+        try:
+            self.log.increment_log_start_offset(target)
+        except (LogFailedError, OSError) as exc:
+            return ErrorCode.KAFKA_STORAGE_ERROR, -1, str(exc)
+        return ErrorCode.NONE, self.log_start_offset, None
+
     # -- long polling --------------------------------------------------------------------------
     def add_waiter(self, event: trio.Event) -> None:
         self._waiters.add(event)

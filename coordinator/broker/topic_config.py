@@ -67,21 +67,86 @@ class TopicSetting:
     parse: Callable[[str], Any]
     broker_setting: str | None  # the broker default it falls back to (config.py name)
     default: Any  # used when there is no broker setting
+    kind: str  # Kafka's ConfigDef type: LONG, INT, DOUBLE, STRING, LIST
+    doc: str  # one line, after Kafka's TopicConfig documentation
 
 
 TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
-    TopicSetting("cleanup.policy", _policy, None, "delete"),
-    TopicSetting("retention.ms", _long, "log.retention.ms", 604800000),
-    TopicSetting("retention.bytes", _long, "log.retention.bytes", -1),
-    TopicSetting("segment.bytes", _positive(_long), "log.segment.bytes", 1073741824),
-    TopicSetting("segment.ms", _positive(_long), None, 604800000),
-    TopicSetting("max.message.bytes", _positive(_long), "message.max.bytes", 1048588),
-    TopicSetting("delete.retention.ms", _long, "log.cleaner.delete.retention.ms", 86400000),
-    TopicSetting("min.compaction.lag.ms", _long, "log.cleaner.min.compaction.lag.ms", 0),
-    TopicSetting("min.cleanable.dirty.ratio", _ratio, "log.cleaner.min.cleanable.ratio", 0.5),
+    TopicSetting(
+        "cleanup.policy",
+        _policy,
+        None,
+        "delete",
+        "LIST",
+        "delete: old segments go by time or size; compact: the latest record of each key is kept "
+        "(kgc serves one of the two, not both)",
+    ),
+    TopicSetting(
+        "retention.ms", _long, "log.retention.ms", 604800000, "LONG", "how long a segment is kept (-1: forever)"
+    ),
+    TopicSetting(
+        "retention.bytes", _long, "log.retention.bytes", -1, "LONG", "how large a partition may grow (-1: no limit)"
+    ),
+    TopicSetting(
+        "segment.bytes",
+        _positive(_long),
+        "log.segment.bytes",
+        1073741824,
+        "INT",
+        "a segment file's size before it rolls",
+    ),
+    TopicSetting(
+        "segment.ms", _positive(_long), None, 604800000, "LONG", "a segment's age before it rolls, even if not full"
+    ),
+    TopicSetting(
+        "max.message.bytes",
+        _positive(_long),
+        "message.max.bytes",
+        1048588,
+        "INT",
+        "the largest record batch a producer may append",
+    ),
+    TopicSetting(
+        "delete.retention.ms",
+        _long,
+        "log.cleaner.delete.retention.ms",
+        86400000,
+        "LONG",
+        "how long compaction keeps a tombstone",
+    ),
+    TopicSetting(
+        "min.compaction.lag.ms",
+        _long,
+        "log.cleaner.min.compaction.lag.ms",
+        0,
+        "LONG",
+        "records younger than this are not compacted",
+    ),
+    TopicSetting(
+        "min.cleanable.dirty.ratio",
+        _ratio,
+        "log.cleaner.min.cleanable.ratio",
+        0.5,
+        "DOUBLE",
+        "the dirty share of a log that starts a cleaning round",
+    ),
     # Accepted for compatibility; one replica makes them moot.
-    TopicSetting("min.insync.replicas", _positive(_long), None, 1),
-    TopicSetting("message.timestamp.type", _timestamp_type, None, "CreateTime"),
+    TopicSetting(
+        "min.insync.replicas",
+        _positive(_long),
+        None,
+        1,
+        "INT",
+        "accepted for compatibility: replicas are logical here, every acknowledged append is durable",
+    ),
+    TopicSetting(
+        "message.timestamp.type",
+        _timestamp_type,
+        None,
+        "CreateTime",
+        "STRING",
+        "CreateTime: batches keep the producer's timestamps (LogAppendTime is not served)",
+    ),
 )
 _BY_NAME = {s.name: s for s in TOPIC_SETTINGS}
 

@@ -4,7 +4,10 @@ The data dir is the truth, as in Kafka: a topic is its partition dirs `<topic>-<
 `partition.metadata` (Kafka's PartitionMetadataFile: `version: 0`, the topic id in base64) and,
 if created with configs, `topic.properties` (topic_config.py), written first; all fsynced before
 `create` returns, and completed on the next start if cut short. Deleting renames each dir to
-`<dir>.<id>-delete` (Kafka's naming) first; load finishes such deletions. Internal topics
+`<dir>.<id>-delete` (Kafka's naming) first; load finishes such deletions. A topic's count is
+its highest partition dir + 1, so `create` and `grow` make the highest dir first and fsync the data
+dir (the commit point: a crash after it comes back with every partition, completed at load).
+Partition 0's `topic.properties` is the truth about a topic's configs (`set_configs`). Internal topics
 (`__consumer_offsets`) are registered by the coordinator, not listed from disk here. Each topic's
 replication factor (which Kafka keeps in its cluster metadata) is kept in one file at the data
 dir's root, `replication-factors.properties` (`name=factor`); a topic missing there has 1.
@@ -13,6 +16,8 @@ dir's root, `replication-factors.properties` (`name=factor`); a topic missing th
 from __future__ import annotations
 
 import base64
+import dataclasses
+import logging
 import os
 import re
 import shutil
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from coordinator.broker.topic_config import CONFIG_FILE, format_properties, read_overrides
 
+_log = logging.getLogger(__name__)
 MAX_TOPIC_NAME_LENGTH = 249  # Kafka's Topic.MAX_NAME_LENGTH
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
@@ -98,9 +104,8 @@ class TopicRegistry:
                 topic_id = _read_topic_id(entry / METADATA_FILE)
                 if topic_id is not None:
                     ids.setdefault(topic, topic_id)
-                overrides = read_overrides(entry)
-                if overrides:
-                    configs.setdefault(topic, overrides)
+                if match["partition"] == "0":
+                    configs[topic] = read_overrides(entry)  # partition 0's file is the truth
         factors = _read_factors(self.data_dir / REPLICATION_FILE)
         for name, partitions in found.items():
             count = max(partitions) + 1
@@ -155,6 +160,37 @@ class TopicRegistry:
         self._topics[name] = topic
         return topic
 
+    def grow(self, name: str, partitions: int) -> Topic:
+        """Adds partitions to an existing topic (CreatePartitions): the new partitions' dirs get
+        the topic's id and configs; the caller checked that `partitions` is an increase."""
+        topic = self._topics[name]
+        if partitions <= topic.partitions:
+            raise InvalidTopicError(f"topic {name!r} has {topic.partitions} partitions: {partitions} is no increase")
+        grown = dataclasses.replace(topic, partitions=partitions)
+        self._write_partition_dirs(grown)
+        self._topics[name] = grown
+        return grown
+
+    def set_configs(self, name: str, configs: dict[str, str]) -> Topic:
+        """Replaces a topic's config overrides (AlterConfigs): `topic.properties` is rewritten in
+        every partition dir, partition 0's first: `load` takes partition 0's file as the truth
+        and copies it to the others, so a crash part-way leaves the old or the new set whole.
+        Partition 0's write is the commit point: an OSError there changes nothing; one for a
+        later partition is logged and left to `load` to complete."""
+        topic = self._topics[name]
+        changed = dataclasses.replace(topic, configs=tuple(sorted(configs.items())))
+        text = format_properties(configs)
+        _write_durably(self.partition_dir(name, 0) / CONFIG_FILE, text)
+        self._topics[name] = changed
+        for partition in range(1, topic.partitions):
+            try:
+                _write_durably(self.partition_dir(name, partition) / CONFIG_FILE, text)
+            except OSError as exc:
+                _log.warning(
+                    "%s-%d: topic.properties not rewritten (%s); completed at the next start", name, partition, exc
+                )
+        return changed
+
     def delete(self, name: str) -> Topic:
         """Forgets the topic and removes its dirs (the caller closed its logs first)."""
         topic = self._topics.pop(name)
@@ -192,14 +228,22 @@ class TopicRegistry:
         return self.data_dir / f"{name}-{partition}"
 
     def _write_partition_dirs(self, topic: Topic) -> None:
-        for partition in range(topic.partitions):
+        # Partition 0 first (its topic.properties is the configs' truth), then the last dir (the
+        # count's commit point), each made durable before the others; then the rest.
+        properties = format_properties(dict(topic.configs))
+        order = dict.fromkeys([0, topic.partitions - 1, *range(1, topic.partitions - 1)])
+        for step, partition in enumerate(order):
             directory = self.partition_dir(topic.name, partition)
+            created = not directory.is_dir()
             directory.mkdir(parents=True, exist_ok=True)
-            if topic.configs and not (directory / CONFIG_FILE).exists():
-                _write_durably(directory / CONFIG_FILE, format_properties(dict(topic.configs)))
+            path = directory / CONFIG_FILE
+            if (topic.configs or path.exists()) and _read_text(path) != properties:
+                _write_durably(path, properties)  # missing, or left behind by a cut-short change
             path = directory / METADATA_FILE
             if not path.exists():
                 _write_durably(path, f"version: 0\ntopic_id: {topic.topic_id_text}\n")
+            if step < 2 and created:
+                _fsync_dir(self.data_dir)
         _fsync_dir(self.data_dir)
 
 
@@ -214,6 +258,13 @@ def _read_factors(path: Path) -> dict[str, int]:
         if value.strip().isdigit():
             factors[name.strip()] = int(value)
     return factors
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
 
 
 def _read_topic_id(path: Path) -> uuid.UUID | None:

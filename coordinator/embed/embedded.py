@@ -11,7 +11,8 @@ free port; `bootstrap` lists them all). A data dir is created in a temporary dir
 afterwards unless one is given (it must be empty, new, or kgc's own: see coordinator/datadir.py).
 `stop()`, `start()` and `restart()` (stop, then start on the same data dir and ports) show that
 state survives; while stopped, calls that need the server raise `CoordinatorStopped`.
-`create_topic` creates a missing topic and refuses to change an existing one's partitions.
+`create_topic` creates a missing topic and grows an existing one to a larger count (CreatePartitions'
+rules: fewer partitions than it has is refused).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 import trio
 
+from coordinator.admin.partitions import create_partitions
 from coordinator.config import Config, canonical_name
 from coordinator.control.facade import Control, thread_call
 from coordinator.datadir import check_partition_cap
@@ -224,18 +226,23 @@ class EmbeddedServer:
         return Path(path) if path else None
 
     def create_topic(self, name: str, partitions: int) -> None:
-        """Creates the topic if it is missing; an existing one must already have `partitions`
-        (kgc cannot add partitions yet: Kafka's CreatePartitions is not served)."""
+        """Creates the topic if it is missing and grows an existing one to `partitions` (as
+        CreatePartitions does: its groups rebalance onto the new partitions); an existing topic
+        with more partitions is refused (ValueError: topics never shrink)."""
         server = self._require(f"create_topic({name!r}, {partitions})")
 
         def create() -> None:
             existing = server.broker.topics.get(name)
             if existing is not None:
-                if existing.partitions != partitions:
+                if existing.partitions < partitions:
+                    live = [n.node_id for n in server.cluster.live_nodes()]
+                    error, message = create_partitions(server.broker.data, name, partitions, None, False, live)
+                    if error:
+                        raise ValueError(f"topic {name!r} cannot grow to {partitions} partitions: {message}")
+                elif existing.partitions > partitions:
                     raise ValueError(
-                        f"topic {name!r} already has {existing.partitions} partitions, not {partitions}: kgc "
-                        "cannot change an existing topic's partitions (Kafka's CreatePartitions is not served "
-                        "yet); use a new topic name, or create it with its final count"
+                        f"topic {name!r} already has {existing.partitions} partitions, not {partitions}: a topic "
+                        "only grows (Kafka's CreatePartitions); use a new topic name for fewer"
                     )
                 return
             assert self._config is not None

@@ -8,6 +8,7 @@ is group.coordinator.rebalance.protocols ("consumer" enables ConsumerGroupHeartb
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,8 +59,9 @@ class GroupConfig:
         _check_consumer_settings(self.consumer)
 
     @classmethod
-    def from_config(cls, config: Any) -> GroupConfig:
-        """The group settings out of the server's Config (coordinator/config.py)."""
+    def from_config(cls, config: Any, group_overrides: Callable[[str, str], str | None] | None = None) -> GroupConfig:
+        """The group settings out of the server's Config (coordinator/config.py);
+        `group_overrides`: the dynamic GROUP configs (GroupConfigManager.value)."""
         return cls(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
@@ -82,6 +84,7 @@ class GroupConfig:
                 migration_policy=MigrationPolicy(config.get("group.consumer.migration.policy")),
                 regex_refresh_interval_ms=config.get("group.consumer.regex.refresh.interval.ms"),
                 regex_batch_refresh_min_interval_ms=config.get("group.consumer.regex.batch.refresh.min.interval.ms"),
+                group_overrides=group_overrides,
             ),
         )
 

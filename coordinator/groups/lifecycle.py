@@ -97,9 +97,11 @@ def group_runtime(
     logs: LogManager,
     observer: WriterObserver | None = None,
     topics: TopicSource | None = None,
+    group_overrides: Callable[[str, str], str | None] | None = None,
 ) -> CoordinatorRuntime[GroupShard]:
     """__consumer_offsets in the data dir's LogManager, with its writer and its shards' runtime;
-    `topics` is the broker's topic registry (consumer groups follow it, read-only)."""
+    `topics` is the broker's topic registry (consumer groups follow it, read-only);
+    `group_overrides` the dynamic GROUP configs (GroupConfigManager.value)."""
     writer = PartitionWriter(
         OFFSETS_TOPIC,
         logs,
@@ -111,7 +113,7 @@ def group_runtime(
         encode_all=encode_records,
     )
     return CoordinatorRuntime(
-        GroupShards(GroupConfig.from_config(config), topics=TopicsImage(topics, clock)),
+        GroupShards(GroupConfig.from_config(config, group_overrides), topics=TopicsImage(topics, clock)),
         writer,
         clock,
         load_delay_ms=config.coordinator_load_delay_ms,

@@ -47,6 +47,18 @@ HANDLER_MODULES: dict[int, str] = {
     ApiKey.CREATE_TOPICS: "k19_create_topics",
     ApiKey.DELETE_TOPICS: "k20_delete_topics",
     ApiKey.OFFSET_FOR_LEADER_EPOCH: "k23_offset_for_leader_epoch",
+    # the admin surface (coordinator/admin)
+    ApiKey.DELETE_RECORDS: "k21_delete_records",
+    ApiKey.DESCRIBE_CONFIGS: "k32_describe_configs",
+    ApiKey.ALTER_CONFIGS: "k33_alter_configs",
+    ApiKey.DESCRIBE_LOG_DIRS: "k35_describe_log_dirs",
+    ApiKey.CREATE_PARTITIONS: "k37_create_partitions",
+    ApiKey.ELECT_LEADERS: "k43_elect_leaders",
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: "k44_incremental_alter_configs",
+    ApiKey.DESCRIBE_CLUSTER: "k60_describe_cluster",
+    ApiKey.DESCRIBE_PRODUCERS: "k61_describe_producers",
+    ApiKey.LIST_CONFIG_RESOURCES: "k74_list_config_resources",
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: "k75_describe_topic_partitions",
     # transactions
     ApiKey.INIT_PRODUCER_ID: "k22_init_producer_id",
     ApiKey.ADD_PARTITIONS_TO_TXN: "k24_add_partitions_to_txn",

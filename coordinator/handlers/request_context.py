@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
@@ -37,6 +37,10 @@ from coordinator.security.authorization import (
 from coordinator.share.service import ShareService
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
+
+if TYPE_CHECKING:
+    from coordinator.admin.configs import ConfigService
+    from coordinator.cluster.elections import LeaderMoves
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
@@ -66,6 +70,8 @@ class BrokerContext:
     authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
     group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
     share: ShareService | None = None  # share fetch/acknowledge on this broker; None: share groups off
+    configs: ConfigService | None = None  # the config APIs (coordinator/admin), shared by every broker
+    elections: LeaderMoves | None = None  # ElectLeaders: leader moves and what they set in motion
 
     @property
     def node_id(self) -> int:

@@ -5,7 +5,9 @@ A split is a byte range [start, end) of one `.log`; `start` is 0 or a position t
 segment's `.index` that the planner has confirmed is a real batch start (magic 2, sane length,
 valid CRC), so a corrupt index can never make a worker decode from the middle of a batch.
 Everything here is plain Python and picklable (splits travel to Spark's Python workers).
-Files that are not `<20 digits>.log|.index|.timeindex` are reported, never scanned.
+Files that are not `<20 digits>.log|.index|.timeindex` are reported, never scanned. Segments
+wholly below a partition's log start offset (DeleteRecords: `log-start-offset-checkpoint`, which
+kgc deletes at once or on its next retention pass) are not part of the log and are not planned.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from storage.batch import HEADER_SIZE
 from storage.batch.scan import Frames
 from storage.index import OffsetIndex
+from storage.log_start import LOG_START_FILE
 
 __all__ = [
     "Split",
@@ -26,6 +29,8 @@ __all__ = [
     "pack",
     "segment_path",
     "active_bases",
+    "log_starts",
+    "served_segments",
     "Violation",
     "OFFSETS_TOPIC",
 ]
@@ -134,6 +139,25 @@ def active_bases(data_dir: str) -> dict[str, int]:
     return out
 
 
+def log_starts(data_dir: str) -> dict[str, int]:
+    """Partition dir name -> the log start offset DeleteRecords set (only dirs that have one)."""
+    out = {}
+    for p in list_partition_dirs(data_dir):
+        start = _read_checkpoint(os.path.join(p.path, LOG_START_FILE))
+        if start is not None:
+            out[p.name] = start
+    return out
+
+
+def served_segments(pdir: PartitionDir, log_start: dict[str, int] | None = None) -> list[int]:
+    """The dir's segments less those wholly below its log start offset (its own
+    log-start-offset-checkpoint or, higher, `log_start`'s entry for it)."""
+    own = _read_checkpoint(os.path.join(pdir.path, LOG_START_FILE)) or 0
+    start = max(own, (log_start or {}).get(pdir.name, 0))
+    bases = pdir.segments
+    return [b for i, b in enumerate(bases) if i + 1 == len(bases) or bases[i + 1] > start]
+
+
 def _read_checkpoint(path: str) -> int | None:
     """Kafka's OffsetCheckpointFile text: version 0, count, then `topic partition offset`."""
     try:
@@ -185,20 +209,26 @@ def plan_splits(
     split_bytes: int = 64 << 20,
     region_end: dict[str, int] | None = None,
     num_offsets_partitions: int = 50,
+    log_start: dict[str, int] | None = None,
 ) -> list[Split]:
     """One split per segment, or index-aligned sub-ranges of about `split_bytes` each.
     `region_end` maps a dir name to the first offset of its uncleanable region (default: its
-    own active segment base)."""
+    own active segment base). Segments wholly below a dir's log start offset are skipped: its
+    own (log-start-offset-checkpoint) or, higher, `log_start`'s (a before image checked against
+    an after image whose DeleteRecords removed them)."""
     splits: list[Split] = []
     for pdir in list_partition_dirs(data_dir):
         notes = pdir.notes
         ends = region_end or {}
         rend = ends.get(pdir.name, pdir.segments[-1] if pdir.segments else 0)
+        served = served_segments(pdir, log_start)
         for i, base in enumerate(pdir.segments):
+            nxt = pdir.segments[i + 1] if i + 1 < len(pdir.segments) else None
+            if base not in served:
+                continue  # deleted by DeleteRecords (FORMAT.md, log-start-offset-checkpoint)
             log = segment_path(pdir.path, base)
             size = os.path.getsize(log)
             points = _split_points(log, segment_path(pdir.path, base, ".index"), size, split_bytes)
-            nxt = pdir.segments[i + 1] if i + 1 < len(pdir.segments) else None
             for j, start in enumerate(points):
                 end = points[j + 1] if j + 1 < len(points) else size
                 splits.append(

@@ -21,7 +21,14 @@ from typing import Any
 
 from crc32c import crc32c
 
-from coordinator.verify.layout import active_bases, list_partition_dirs, plan_splits, segment_path
+from coordinator.verify.layout import (
+    active_bases,
+    list_partition_dirs,
+    log_starts,
+    plan_splits,
+    segment_path,
+    served_segments,
+)
 from coordinator.verify.rules import Report, continuity, offsets_dir, replay_ledger
 from coordinator.verify.scan import decode_latest, scan_split
 from storage.batch import BatchHeader, InvalidBatch, decode_header, iter_records, read_marker, verify_crc
@@ -144,10 +151,15 @@ def _walk(path: str, rend: int, name: str, view: LogView, markers: Markers) -> N
                     a[2] = info
 
 
-def _scan_log(root: str, region_end: dict[str, int] | None, nparts: int, report: Report) -> LogView:
+def _scan_log(
+    root: str, region_end: dict[str, int] | None, nparts: int, report: Report, log_start: dict[str, int] | None = None
+) -> LogView:
     view = LogView(root)
     summaries = []
-    for split in plan_splits(root, split_bytes=1 << 62, region_end=region_end, num_offsets_partitions=nparts):
+    splits = plan_splits(
+        root, split_bytes=1 << 62, region_end=region_end, num_offsets_partitions=nparts, log_start=log_start
+    )
+    for split in splits:
         res = scan_split(split)
         for v in res.violations:
             report.add(*v)
@@ -161,7 +173,7 @@ def _scan_log(root: str, region_end: dict[str, int] | None, nparts: int, report:
         if pdir.path in leo:
             view.leo[pdir.name] = leo[pdir.path]
         rend = (region_end or {}).get(pdir.name, pdir.segments[-1] if pdir.segments else 0)
-        paths = [segment_path(pdir.path, base) for base in pdir.segments]
+        paths = [segment_path(pdir.path, base) for base in served_segments(pdir, log_start)]
         markers = _markers(paths)
         for path in paths:
             _walk(path, rend, pdir.name, view, markers)
@@ -329,7 +341,8 @@ def verify(
     t0 = time.perf_counter()
     region_end = active_bases(data_dir) if before else None
     post = _scan_log(data_dir, region_end, num_partitions, report)
-    pre = _scan_log(before, region_end, num_partitions, report) if before else None
+    # Records DeleteRecords removed from the after image are gone from the before image too.
+    pre = _scan_log(before, region_end, num_partitions, report, log_starts(data_dir)) if before else None
     t1 = time.perf_counter()
     _offsets_checks(post, ledger, num_partitions, report)
     report.stats = {"bytes": post.bytes, "records": post.records}

@@ -38,6 +38,7 @@ class _Reader(DataSourceReader):
         self.split_bytes = int(options.get("split_bytes", str(64 << 20)))
         self.pack_bytes = int(options.get("pack_bytes", str(self.split_bytes)))
         self.region_end = json.loads(options.get("region_end", "null"))
+        self.log_start = json.loads(options.get("log_start", "null"))
         self.num_offsets_partitions = int(options.get("num_offsets_partitions", "50"))
         self.engine = engine_for(options.get("engine", "auto"))
         self.other = options.get("other") or None
@@ -50,6 +51,7 @@ class _Reader(DataSourceReader):
             split_bytes=self.split_bytes,
             region_end=self.region_end,
             num_offsets_partitions=self.num_offsets_partitions,
+            log_start=self.log_start,
         )
         # Biggest first: on 2 cores a large split started last would idle the other core.
         return [_SplitPartition(b) for b in pack(splits, self.pack_bytes)] or [_SplitPartition([])]

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from coordinator.verify.layout import active_bases, segment_path
+from coordinator.verify.layout import active_bases, log_starts, segment_path
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
 from coordinator.verify.spark_key_checks import AFTER, compaction_checks, latest_struct, offset_checks
@@ -43,6 +43,7 @@ def load(
     other: str | None = None,
     side: str = "after",
     decode: bool = False,
+    log_start: dict[str, int] | None = None,
 ) -> DataFrame:
     reader = (
         spark.read.format("kgclog")
@@ -59,6 +60,8 @@ def load(
         reader = reader.option("region_end", json.dumps(region_end))
     if other is not None:
         reader = reader.option("other", other)
+    if log_start:
+        reader = reader.option("log_start", json.dumps(log_start))
     # Every consumer of the scan (split summaries and violations for the driver, the key-level
     # checks) reads this local checkpoint, in one job: the scan runs once, its rows are kept as
     # they are (no columnar cache to build), and the optimizer pushes nothing below it.
@@ -202,7 +205,8 @@ def run(
     )
     phase("scan and checks")
     post = load(spark, data_dir, other=before, side="after", decode=True, **opts)
-    pre = load(spark, before, other=data_dir, side="before", **opts) if before else None
+    # Records DeleteRecords removed from the after image are gone from the before image too.
+    pre = load(spark, before, other=data_dir, side="before", log_start=log_starts(data_dir), **opts) if before else None
     logs = [post] + ([pre] if pre is not None else [])
     keys = _post_keys(_counted(post))
     frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]

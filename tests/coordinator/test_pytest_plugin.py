@@ -45,11 +45,16 @@ def test_the_fixture_serves_and_restarts_on_the_same_port(kafka_coordinator):
     assert len(topics["kept"].partitions) == 3
 
 
-def test_create_topic_is_idempotent_and_refuses_to_change_a_count(kafka_coordinator):
+def test_create_topic_is_idempotent_grows_and_never_shrinks(kafka_coordinator):
+    from confluent_kafka.admin import AdminClient
+
     kafka_coordinator.create_topic("orders", 3)
     kafka_coordinator.create_topic("orders", 3)
-    with pytest.raises(ValueError, match="topic 'orders' already has 3 partitions, not 5.*CreatePartitions"):
-        kafka_coordinator.create_topic("orders", 5)
+    kafka_coordinator.create_topic("orders", 5)
+    admin = AdminClient({"bootstrap.servers": kafka_coordinator.bootstrap})
+    assert len(admin.list_topics("orders", timeout=20).topics["orders"].partitions) == 5
+    with pytest.raises(ValueError, match="topic 'orders' already has 5 partitions, not 2: a topic only grows"):
+        kafka_coordinator.create_topic("orders", 2)
 
 
 @pytest.mark.kafka_settings(max_partitions=10)

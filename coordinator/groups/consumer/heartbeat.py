@@ -221,7 +221,7 @@ def _heartbeat(ctx: ConsumerOpContext, p: ConsumerHeartbeatParams) -> ConsumerHe
     return ConsumerHeartbeatResult(
         member_id=updated.member_id,
         member_epoch=updated.member_epoch,
-        heartbeat_interval_ms=ctx.settings.heartbeat_interval_ms,
+        heartbeat_interval_ms=ctx.settings.heartbeat_interval_for(gid),
         assignment=to_topic_partitions(updated.assigned_partitions) if send_assignment else None,
     )
 

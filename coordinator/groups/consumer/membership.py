@@ -268,7 +268,7 @@ def fence_by_timer(
 def schedule_session_timeout(
     ctx: ConsumerOpContext, group_id: str, member_id: str, timeout_ms: int | None = None
 ) -> None:
-    timeout = ctx.settings.session_timeout_ms if timeout_ms is None else timeout_ms
+    timeout = ctx.settings.session_timeout_for(group_id) if timeout_ms is None else timeout_ms
     ctx.timers.schedule(
         session_timeout_key(group_id, member_id),
         ctx.now_ms + timeout,

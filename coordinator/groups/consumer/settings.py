@@ -6,7 +6,8 @@ config loader's job; the group code only reads them.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 INT_MAX = 2**31 - 1
 
@@ -43,6 +44,19 @@ class ConsumerGroupSettings:
     regex_refresh_interval_ms: int = 600_000  # group.consumer.regex.refresh.interval.ms
     # Kafka's fixed REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (10 s); a setting here so tests can shorten it.
     regex_batch_refresh_min_interval_ms: int = 10_000
+    # A group's dynamic configs (GroupConfigManager.value: consumer.session.timeout.ms, ...), read
+    # at each use as Kafka's GroupMetadataManager does, so an AlterConfigs applies at once.
+    group_overrides: Callable[[str, str], str | None] | None = field(default=None, compare=False)
+
+    def session_timeout_for(self, group_id: str) -> int:
+        return self._override(group_id, "consumer.session.timeout.ms", self.session_timeout_ms)
+
+    def heartbeat_interval_for(self, group_id: str) -> int:
+        return self._override(group_id, "consumer.heartbeat.interval.ms", self.heartbeat_interval_ms)
+
+    def _override(self, group_id: str, name: str, default: int) -> int:
+        text = None if self.group_overrides is None else self.group_overrides(group_id, name)
+        return default if text is None else int(text)
 
     @property
     def default_assignor(self) -> str:

@@ -253,7 +253,7 @@ def test_clear_and_unknown_removal(rules: FaultRules) -> None:
     [
         (FaultSpec(api="OffsetComit", error="NOT_COORDINATOR"), "unknown API 'OffsetComit'"),
         (FaultSpec(api=99, error="NOT_COORDINATOR"), "unknown API key 99"),
-        (FaultSpec(api="DescribeProducers", error="NOT_COORDINATOR"), "DescribeProducers is not served by this broker"),
+        (FaultSpec(api="WriteTxnMarkers", error="NOT_COORDINATOR"), "WriteTxnMarkers is not served by this broker"),
         (FaultSpec(api="OffsetCommit", error="NOT_A_COORDINATOR"), "unknown error 'NOT_A_COORDINATOR'"),
         (FaultSpec(api="OffsetCommit", errors=[9999]), "unknown error code 9999"),
         (FaultSpec(api="OffsetCommit", errors=[]), "errors is empty"),

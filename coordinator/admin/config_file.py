@@ -1,0 +1,83 @@
+"""The dynamic configs of a data dir: `<data dir>/dynamic-configs.json`, what (Incremental)
+AlterConfigs set on BROKER and GROUP resources (TOPIC overrides live in each topic's
+`topic.properties`, coordinator/broker/topics.py).
+
+    {"version": 1,
+     "broker": {"cluster": {name: value}, "broker": {name: value}},
+     "groups": {group id: {name: value}}}
+
+`cluster` is the cluster-wide default level (resource name ""), `broker` the per-broker level
+(a broker's id: the brokers of one kgc process share one set of settings, so one level serves
+them all). Every change rewrites the whole file crash-safely (temp file, fsync, rename, directory
+fsync: storage.fsutil.atomic_write) before it is applied, so after kill -9 the file holds the
+last change answered, or the one before it. A missing file is empty; an unreadable one is
+refused at start (ConfigFileError), never silently dropped. docs/admin.md describes it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coordinator.datadir import DataDirError
+from storage import fsutil
+
+FILE_NAME = "dynamic-configs.json"
+VERSION = 1
+
+Levels = dict[str, dict[str, str]]
+
+
+class ConfigFileError(DataDirError):
+    """The file exists but does not parse: the server refuses to start rather than lose configs."""
+
+
+@dataclass
+class DynamicConfigs:
+    broker: Levels = field(default_factory=lambda: {"cluster": {}, "broker": {}})
+    groups: Levels = field(default_factory=dict)
+
+
+class DynamicConfigFile:
+    def __init__(self, data_dir: str | Path) -> None:
+        self.path = Path(data_dir) / FILE_NAME
+        self._state = DynamicConfigs()
+
+    def load(self) -> DynamicConfigs:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return self._state
+        try:
+            raw = json.loads(text)
+            if raw.get("version") != VERSION:
+                raise ValueError(f"version {raw.get('version')!r}, expected {VERSION}")
+            broker = {level: _strings(raw["broker"].get(level, {})) for level in ("cluster", "broker")}
+            groups = {str(g): _strings(v) for g, v in raw.get("groups", {}).items()}
+        except (ValueError, KeyError, AttributeError, TypeError) as exc:
+            raise ConfigFileError(
+                f"{self.path} does not parse ({exc}): fix or remove it (it holds the configs set with "
+                "AlterConfigs / kgc configs)"
+            ) from None
+        self._state = DynamicConfigs(broker, groups)
+        return self._state
+
+    def save_broker(self, levels: Levels) -> None:
+        self._write(DynamicConfigs({k: dict(v) for k, v in levels.items()}, self._state.groups))
+
+    def save_groups(self, groups: Levels) -> None:
+        self._write(DynamicConfigs(self._state.broker, {g: dict(v) for g, v in groups.items()}))
+
+    def _write(self, state: DynamicConfigs) -> None:
+        body = {"version": VERSION, "broker": state.broker, "groups": state.groups}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fsutil.atomic_write(self.path, (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+        self._state = state  # only once durable
+
+
+def _strings(values: Any) -> dict[str, str]:
+    if not isinstance(values, dict):
+        raise TypeError("expected an object of name: value")
+    return {str(k): str(v) for k, v in values.items()}
