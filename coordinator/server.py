@@ -41,11 +41,14 @@ from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.share.persister import SharePersister
+from coordinator.share.settings import ShareSettings
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from coordinator.txn.service import TxnService
 from coordinator.txn.shard import TxnShard
+from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from storage.cleaner import CleanerConfig
 from storage.log_manager import LogManager, LogManagerConfig
 
@@ -53,6 +56,18 @@ if TYPE_CHECKING:
     from coordinator.control.plane import ServerControl
 
 _log = get_logger("server")
+
+# The share-group APIs this server serves (KIP-932), withdrawn from ApiVersions when
+# group.share.enable is off.
+SHARE_GROUP_APIS = frozenset(
+    {
+        ApiKey.SHARE_GROUP_HEARTBEAT,
+        ApiKey.SHARE_GROUP_DESCRIBE,
+        ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+        ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+    }
+)
 
 
 @dataclass(slots=True)
@@ -111,21 +126,24 @@ async def serve(
     ports: list[int] | None = None,
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
+    share_persister: SharePersister | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """`bound`: listening sockets per broker, already bound (the CLI binds before it imports the
+    """`share_persister`: the share coordinator's state, as share groups initialize and delete it
+    (None: share-partitions are never initialized, so share-group members get no partitions).
+    `bound`: listening sockets per broker, already bound (the CLI binds before it imports the
     server, so the ports accept connections at once); their ports are the brokers' ports.
     `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
     `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
     holding its own sockets only; it opens only the logs it leads, and leaders never move. The
     parent process holds the data dir's lock and prepared the dir for all of them."""
     if only_broker is not None:
-        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker)
+        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker, share_persister)
         return
     if bound is not None:
         ports = [group[0].getsockname()[1] for group in bound]
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
-        await _serve_locked(config, create_topics, ports, task_status, bound)
+        await _serve_locked(config, create_topics, ports, task_status, bound, share_persister=share_persister)
 
 
 async def _serve_locked(
@@ -135,6 +153,7 @@ async def _serve_locked(
     task_status: trio.TaskStatus[Server],
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
+    share_persister: SharePersister | None = None,
 ) -> None:
     if only_broker is None:
         data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
@@ -163,7 +182,11 @@ async def _serve_locked(
     data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
-    runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
+    group_configs = GroupConfigManager()
+    share = ShareSettings.from_config(config)  # one mutable object: the control plane may change it
+    runtime = group_runtime(
+        config, timer_clock, logs, observer=tap, topics=topics, share=share, group_configs=group_configs
+    )  # __consumer_offsets
     topics.register_internal(
         Topic(
             OFFSETS_TOPIC,
@@ -190,12 +213,20 @@ async def _serve_locked(
             for partition in range(internal.num_partitions):
                 if cluster.leader(topic, partition) != me:
                     internal.relocate(partition, led=False)
-    services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
+
+    def high_watermark(topic: str, index: int) -> int | None:
+        part = data.partition(topic, index)
+        return None if part is None else part.high_watermark
+
+    services = {
+        node.node_id: GroupService(runtime, cluster, node.node_id, share_persister, high_watermark) for node in nodes
+    }
     txn_services = {
         node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
-    versions = VersionLimits()
-    group_configs = GroupConfigManager()
+    versions = VersionLimits(
+        {k: v for k, v in SUPPORTED_VERSIONS.items() if share.enabled or k not in SHARE_GROUP_APIS}
+    )
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts

@@ -103,6 +103,13 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+    # KIP-932 share groups (coordinator/groups/share): withdrawn from ApiVersions when
+    # group.share.enable is off (coordinator/server.py).
+    ApiKey.SHARE_GROUP_HEARTBEAT: (1, 1),
+    ApiKey.SHARE_GROUP_DESCRIBE: (1, 1),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: (0, 1),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: (0, 0),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: (0, 0),
     # WriteTxnMarkers (27, broker to broker), DescribeProducers (61) and DescribeCluster (60) have
     # codecs only.
 }

@@ -37,6 +37,12 @@ HANDLER_MODULES: dict[int, str] = {
     # consumer groups (KIP-848)
     ApiKey.CONSUMER_GROUP_HEARTBEAT: "k68_consumer_group_heartbeat",
     ApiKey.CONSUMER_GROUP_DESCRIBE: "k69_consumer_group_describe",
+    # share groups (KIP-932)
+    ApiKey.SHARE_GROUP_HEARTBEAT: "k76_share_group_heartbeat",
+    ApiKey.SHARE_GROUP_DESCRIBE: "k77_share_group_describe",
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: "k90_describe_share_group_offsets",
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: "k91_alter_share_group_offsets",
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: "k92_delete_share_group_offsets",
     # the data path
     ApiKey.PRODUCE: "k00_produce",
     ApiKey.FETCH: "k01_fetch",

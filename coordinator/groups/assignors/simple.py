@@ -177,8 +177,8 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicDescriber) -> dic
             by_partition[(topic_id, partition)].discard(member)
             owned.discard((topic_id, partition))
     unfilled |= _trim_overshared(builder, dict(sorted(by_partition.items())), by_member, sharing)
-    for partition in targets:
-        by_partition.setdefault(partition, set())
+    for target in targets:
+        by_partition.setdefault(target, set())
     _deal(builder, dict(sorted(by_partition.items())), by_member, sorted(unfilled), sharing, desired)
     return builder.result()
 
