@@ -140,9 +140,10 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
 
-    from coordinator.tools import groups_cli, transcript_cli
+    from coordinator.tools import groups_cli, share_groups_cli, transcript_cli
 
     groups_cli.add_parser(commands)
+    share_groups_cli.add_parser(commands)
     transcript_cli.add_parser(commands)
     # Listed for --help only: `main` parses `kgc verify ...` with the verifier's own arguments.
     commands.add_parser("verify", help="prove logs, compaction and committed offsets correct with PySpark")
@@ -186,6 +187,12 @@ def _settings(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     from coordinator.tools.groups_cli import run
+
+    return int(run(args))
+
+
+def _share_groups(args: argparse.Namespace) -> int:
+    from coordinator.tools.share_groups_cli import run
 
     return int(run(args))
 
@@ -257,6 +264,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "dump": _inspect,
     "check": _inspect,
     "groups": _groups,
+    "share-groups": _share_groups,
     "transcript": _transcript,
 }
 

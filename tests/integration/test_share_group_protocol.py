@@ -7,16 +7,9 @@ coordinator is an in-memory fake behind the SharePersister interface. Wiring and
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
-
 import trio
 
-from coordinator.config import Config
 from coordinator.security.authorization import AclOperation, ResourceType
-from coordinator.server import Server, serve
 from coordinator.share.persister import ShareState
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
@@ -42,27 +35,10 @@ from protocol.messages.list_groups import ListGroupsRequest
 from protocol.messages.share_group_describe import ShareGroupDescribeRequest
 from protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
 from tests.coordinator.groups.share.support import FakePersister
-from tests.integration.raw_client import RawClient
+from tests.integration.share_support import share_server
 
 HB, DESCRIBE = ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE
 SHARE_APIS = {76, 77, 90, 91, 92}
-
-
-@asynccontextmanager
-async def share_server(
-    data_dir: Path, persister: FakePersister | None, settings: dict[str, Any] | None = None
-) -> AsyncIterator[tuple[Server, RawClient]]:
-    config = Config({**(settings or {}), "data.dir": str(data_dir), "host": "127.0.0.1", "port": 0})
-    async with trio.open_nursery() as nursery:
-        server: Server = await nursery.start(
-            lambda task_status: serve(config, {"orders": 2}, share_persister=persister, task_status=task_status)
-        )
-        client = await RawClient.connect(server.host, server.port)
-        try:
-            yield server, client
-        finally:
-            await client.aclose()
-            server.stop()
 
 
 def join(group: str, member_id: str, topics: list[str] | None = None) -> ShareGroupHeartbeatRequest:
