@@ -41,6 +41,7 @@ from coordinator.groups.share.state_partitions import (
     initialized_assignment_pending,
     initializing_record,
     uninitialized_subscribed,
+    without_deleted_topics,
 )
 from coordinator.groups.share.target_assignment import update_target_assignment
 from protocol.errors import ErrorCode
@@ -128,6 +129,11 @@ def _heartbeat(ctx: ShareContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
     group = group_for_heartbeat(ctx, gid, create)
     check_not_full(ctx, group, member_id)
     member = get_or_create_member(group, member_id, p.member_epoch, create)
+    # Share-partition entries of topics deleted since go first (Kafka maybeCleanupShareGroupState
+    # runs when a topic is deleted); the rest of the heartbeat sees the group without them.
+    cleanup = without_deleted_topics(group, ctx.topics)
+    if cleanup is not None:
+        ctx.emit(cleanup)
     records: list[Any] = []
 
     # 1. The member; the group epoch when its subscription, the topics or the initialized

@@ -17,7 +17,7 @@ from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.share.context import ShareContext
 from coordinator.groups.share.describe import DescribedShareGroup, describe_share_groups
-from coordinator.groups.share.group import InitValue, ShareGroup
+from coordinator.groups.share.group import InitValue
 from coordinator.groups.share.heartbeat import HeartbeatAnswer, ShareHeartbeatParams, share_group_heartbeat
 from coordinator.groups.share.membership import fence_by_timer, share_group
 from coordinator.groups.share.state_partitions import (
@@ -31,22 +31,14 @@ from coordinator.groups.share.state_partitions import (
     initializing_record,
     offsets_delete_request,
     uninitialized_record,
-    without_deleted_topics,
 )
 from coordinator.observe.reasons import because, explain
 from protocol.errors import ErrorCode
 
 
 def heartbeat(op: GroupContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
-    """ShareGroupHeartbeat; the service validated `p` first. A group's share-partition entries of
-    topics deleted since are cleaned first (Kafka does it when the topic is deleted)."""
-    ctx = ShareContext.of(op)
-    group = ctx.groups.get(p.group_id)
-    if isinstance(group, ShareGroup):
-        cleanup = without_deleted_topics(group, ctx.topics)
-        if cleanup is not None:
-            ctx.emit(cleanup)
-    return share_group_heartbeat(ctx, p)
+    """ShareGroupHeartbeat; the service validated `p` first."""
+    return share_group_heartbeat(ShareContext.of(op), p)
 
 
 def describe(op: GroupContext, group_ids: list[str]) -> list[DescribedShareGroup]:
