@@ -143,9 +143,10 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
 
-    from coordinator.tools import configs_cli, groups_cli, records_cli, topics_cli, transcript_cli
+    from coordinator.tools import configs_cli, groups_cli, records_cli, share_groups_cli, topics_cli, transcript_cli
 
     groups_cli.add_parser(commands)
+    share_groups_cli.add_parser(commands)
     topics_cli.add_parser(commands)
     configs_cli.add_parser(commands)
     records_cli.add_parser(commands)
@@ -210,6 +211,12 @@ def _configs(args: argparse.Namespace) -> int:
 
 def _delete_records(args: argparse.Namespace) -> int:
     from coordinator.tools.records_cli import run
+
+    return int(run(args))
+
+
+def _share_groups(args: argparse.Namespace) -> int:
+    from coordinator.tools.share_groups_cli import run
 
     return int(run(args))
 
@@ -284,6 +291,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "topics": _topics,
     "configs": _configs,
     "delete-records": _delete_records,
+    "share-groups": _share_groups,
     "transcript": _transcript,
 }
 

@@ -122,21 +122,24 @@ async def serve(
     ports: list[int] | None = None,
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
+    share_persister: SharePersister | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """`bound`: listening sockets per broker, already bound (the CLI binds before it imports the
+    """`share_persister`: the share coordinator's state, as share groups initialize and delete it
+    (None: share-partitions are never initialized, so share-group members get no partitions).
+    `bound`: listening sockets per broker, already bound (the CLI binds before it imports the
     server, so the ports accept connections at once); their ports are the brokers' ports.
     `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
     `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
     holding its own sockets only; it opens only the logs it leads, and leaders never move. The
     parent process holds the data dir's lock and prepared the dir for all of them."""
     if only_broker is not None:
-        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker)
+        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker, share_persister)
         return
     if bound is not None:
         ports = [group[0].getsockname()[1] for group in bound]
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
-        await _serve_locked(config, create_topics, ports, task_status, bound)
+        await _serve_locked(config, create_topics, ports, task_status, bound, share_persister=share_persister)
 
 
 async def _serve_locked(
@@ -146,6 +149,7 @@ async def _serve_locked(
     task_status: trio.TaskStatus[Server],
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
+    share_persister: SharePersister | None = None,
 ) -> None:
     if only_broker is None:
         data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
@@ -178,8 +182,9 @@ async def _serve_locked(
     data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
+    share_settings = ShareSettings.from_config(config)  # one mutable object: the control plane may change it
     runtime = group_runtime(
-        config, timer_clock, logs, observer=tap, topics=topics, group_overrides=group_configs.value
+        config, timer_clock, logs, observer=tap, topics=topics, share=share_settings, group_configs=group_configs
     )  # __consumer_offsets
     topics.register_internal(
         Topic(
@@ -207,12 +212,17 @@ async def _serve_locked(
             for partition in range(internal.num_partitions):
                 if cluster.leader(topic, partition) != me:
                     internal.relocate(partition, led=False)
-    services = {node.node_id: GroupService(runtime, cluster, node.node_id) for node in nodes}
+
+    def high_watermark(topic: str, index: int) -> int | None:
+        part = data.partition(topic, index)
+        return None if part is None else part.high_watermark
+
+    services = {
+        node.node_id: GroupService(runtime, cluster, node.node_id, share_persister, high_watermark) for node in nodes
+    }
     txn_services = {
         node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
-    share_settings = ShareSettings.from_config(config)
-    share_persister: SharePersister | None = None  # the share coordinator, __share_group_state
     shares: dict[int, ShareService] = {}
     if share_settings.enabled and me is None and share_persister is not None:
         node_ids = [node.node_id for node in nodes]

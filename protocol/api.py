@@ -103,8 +103,15 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
-    ApiKey.SHARE_FETCH: (1, 2),  # KIP-932 share groups (coordinator/share); withdrawn when disabled
+    # KIP-932 share groups (coordinator/groups/share, coordinator/share): withdrawn from
+    # ApiVersions when group.share.enable is off (coordinator/share/wiring.py).
+    ApiKey.SHARE_GROUP_HEARTBEAT: (1, 1),
+    ApiKey.SHARE_GROUP_DESCRIBE: (1, 1),
+    ApiKey.SHARE_FETCH: (1, 2),
     ApiKey.SHARE_ACKNOWLEDGE: (1, 2),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: (0, 1),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: (0, 0),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: (0, 0),
     # The admin surface (coordinator/admin), at Kafka 4.2's ranges.
     ApiKey.DELETE_RECORDS: (0, 2),
     ApiKey.DESCRIBE_CONFIGS: (1, 4),

@@ -23,7 +23,17 @@ class Feature(NamedTuple):
 FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 7, 29, 29),
     Feature("group.version", 0, 1, 1),  # KIP-848: the consumer rebalance protocol
+    Feature("share.version", 0, 1, 1),  # KIP-932: share groups (finalized 0 when group.share.enable is off)
 )
+
+
+def advertised(share_enabled: bool) -> tuple[Feature, ...]:
+    """The rows as ApiVersions lists them now: share.version is finalized only while share groups
+    are served (Kafka's isShareGroupProtocolEnabled: group.share.enable or share.version >= 1)."""
+    if share_enabled:
+        return FEATURES
+    return tuple(f._replace(finalized=0) if f.name == "share.version" else f for f in FEATURES)
+
 
 # Kafka's finalized-features epoch is the metadata offset they were read at; ours never changes
 # while a process runs, so any non-negative constant is a valid epoch.

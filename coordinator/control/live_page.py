@@ -39,6 +39,7 @@ th { color: #555; font-weight: 600; } .transitions { margin-top: 8px; color: #44
 "use strict";
 const CLASSIC = ["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"];
 const CONSUMER = ["Empty", "Assigning", "Reconciling", "Stable", "Dead"];
+const SHARE = ["Empty", "Stable", "Dead"];
 const REBALANCING = new Set(["PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"]);
 const token = (location.hash.match(/token=([^&]+)/) || [])[1];
 const headers = token ? {"Authorization": "Bearer " + decodeURIComponent(token)} : {};
@@ -57,7 +58,7 @@ function assignment(member) {
   return member.assignment.map(tp => tp.topic + " [" + tp.partitions.join(", ") + "]").join("; ");
 }
 function groupCard(g) {
-  const states = g.type === "consumer" ? CONSUMER : CLASSIC;
+  const states = g.type === "consumer" ? CONSUMER : g.type === "share" ? SHARE : CLASSIC;
   const machine = el("div", {"class": "machine", "data-testid": "machine"});
   for (const s of states) {
     const lit = s === g.state;
@@ -77,7 +78,7 @@ function groupCard(g) {
   return el("div", {"class": "group", "data-group": g.group_id, "data-state": g.state},
     el("h2", {}, g.group_id),
     el("div", {"class": "meta"},
-       g.type + " group · " + (g.type === "consumer" ? "epoch " : "generation ") + g.generation +
+       g.type + " group · " + (g.type === "classic" ? "generation " : "epoch ") + g.generation +
        " · coordinator broker " + g.coordinator + (g.protocol ? " · protocol " + g.protocol : "") +
        " · " + g.members.length + " member(s)"),
     machine, g.members.length ? table : el("p", {"class": "none"}, "no members"),

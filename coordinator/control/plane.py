@@ -11,7 +11,7 @@ effect in place. Refusals are ControlError with one line (404 unknown, 409 not p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from coordinator.broker.topics import TopicRegistry
@@ -31,6 +31,7 @@ from coordinator.control.plane_api import (
     consumer_subscription,
     to_jsonable,
 )
+from coordinator.control.share_view import share_group_view
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
@@ -38,6 +39,7 @@ from coordinator.groups.group import ClassicGroup
 from coordinator.groups.placement import partition_for
 from coordinator.groups.service import GroupService
 from coordinator.groups.shard import GroupShard
+from coordinator.groups.share.group import ShareGroup
 from coordinator.runtime.clock import ManualClock, TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, PartitionState
 from coordinator.runtime.timers import Timers
@@ -145,7 +147,11 @@ class ServerControl:
             if state is PartitionState.UNLOADED:
                 raise conflict(f"group {group_id!r}: no broker leads __consumer_offsets-{partition}")
             raise not_found(f"no group {group_id!r}")
-        return group_view(group, self._coordinator(group_id))
+        return group_view(group, self._coordinator(group_id), self._topic_name)
+
+    def _topic_name(self, topic_id: Any) -> str | None:
+        topic = self._topics.by_id(topic_id)
+        return None if topic is None else topic.name
 
     def group_state(self, group_id: str) -> str | None:
         """The group's state name for fault rules that wait for one (None: no such group)."""
@@ -262,7 +268,7 @@ class ServerControl:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
             for group_id, group in list(shard.groups.items()):
-                groups.append(to_jsonable(group_view(group, self._coordinator(group_id))))
+                groups.append(to_jsonable(group_view(group, self._coordinator(group_id), self._topic_name)))
             for group_id, committed in list(shard.offsets.groups.items()):
                 offsets[group_id] = {
                     f"{t}-{p}": {"offset": r.offset, "leader_epoch": r.leader_epoch, "metadata": r.metadata}
@@ -317,8 +323,12 @@ class ServerControl:
         return sorted(out, key=lambda t: t["transactional_id"])
 
 
-def group_view(group: Any, coordinator: int) -> GroupView:
-    """A classic group as the control plane shows it (members' consumer-protocol data decoded)."""
+def group_view(group: Any, coordinator: int, topic_name: Callable[[Any], str | None] | None = None) -> GroupView:
+    """A group as the control plane shows it: a classic group's members with their
+    consumer-protocol data decoded, a share group's with their subscriptions, epochs and
+    assignments (topics by name through `topic_name`, else by id)."""
+    if isinstance(group, ShareGroup):
+        return share_group_view(group, coordinator, topic_name or (lambda _: None))
     if isinstance(group, ClassicGroup):
         members = [
             MemberView(

@@ -65,15 +65,15 @@ class MemberView:
     rebalance_timeout_ms: int
     subscription: list[str] | None  # decoded from the consumer protocol; None if not decodable
     assignment: list[TopicPartitions] | None  # idem
-    member_epoch: int | None = None  # consumer (KIP-848) groups only
+    member_epoch: int | None = None  # consumer (KIP-848) and share (KIP-932) groups only
 
 
 @dataclass(frozen=True, slots=True)
 class GroupView:
     group_id: str
-    type: Literal["classic", "consumer"]
+    type: Literal["classic", "consumer", "share"]
     state: str  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead, ...
-    generation: int  # the generation (classic) or group epoch (consumer)
+    generation: int  # the generation (classic) or group epoch (consumer, share)
     coordinator: int  # node id of the broker coordinating it
     protocol_type: str | None
     protocol: str | None  # the selected protocol (assignor) name

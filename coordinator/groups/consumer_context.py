@@ -5,8 +5,8 @@ shard's; `emit` writes a record and applies it through the shard's one replay (`
 or `persist` for a `Persisted` record); timers are the shard's, under keys ("consumer", <Kafka's
 key>), and a timer's action runs later as an operation of its own with a fresh context; `explain`
 is the transcript's reason. Building a context first tells the shard's groups about topic changes
-since the shard last looked (Kafka onNewMetadataImage: a group subscribed to a created, deleted or
-resized topic recomputes its metadata on its next heartbeat). While someone observes (transcript,
+since the shard last looked (topic_changes.py, Kafka onNewMetadataImage: a group subscribed to a
+created, deleted or resized topic recomputes its metadata on its next heartbeat). While someone observes (transcript,
 metrics), every record that changes a group's state or epoch is reported as a transition whose
 reason is the operation's last note (an epoch bump's explanation) or its cause (request, timer).
 """
@@ -17,11 +17,11 @@ import uuid
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from coordinator.groups import topic_changes
 from coordinator.groups.assignors import ASSIGNORS
 from coordinator.groups.assignors.spec import PartitionAssignor
 from coordinator.groups.consumer.context import NO_CLASSIC, ClassicBridge, Persisted, TimerAction
 from coordinator.groups.consumer.group import ConsumerGroup
-from coordinator.groups.consumer.regex_refresh import on_topics_changed
 from coordinator.groups.consumer.settings import ConsumerGroupSettings
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.topics_image import TopicsImage
@@ -130,17 +130,5 @@ def _state_of(group: Any) -> tuple[str, int]:
 
 
 def deliver_topic_changes(ctx: ShardConsumerContext) -> None:
-    """Kafka onNewMetadataImage, for this shard: the topics image follows the registry, and the
-    groups subscribed to what changed since the shard last looked refresh their metadata."""
-    shard = ctx.op.shard
-    image = shard.topics
-    image.refresh()
-    if shard.topics_seen == image.version:
-        return
-    changed = image.changed_since(shard.topics_seen)
-    if changed is None:  # too far behind: every subscribed topic counts as changed
-        changed = frozenset(
-            name for g in shard.groups.values() if isinstance(g, ConsumerGroup) for name in g.subscribed_topic_names
-        )
-    on_topics_changed(ctx, changed)
-    shard.topics_seen = image.version
+    """Kafka onNewMetadataImage, for this shard (topic_changes.py: consumer and share groups)."""
+    topic_changes.deliver_topic_changes(ctx.op.shard)

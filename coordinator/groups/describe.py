@@ -4,11 +4,13 @@ Kafka GroupMetadataManager.describeGroups / listGroups / deleteGroups. Member me
 protocol name are shown only for Stable groups; each member's assignment always (describeNoMetadata),
 so a rebalance that started from Stable still shows the last one (it is cleared only when a
 rebalance starts from CompletingRebalance). An unknown group is described as Dead with no members:
-error NONE before v6, GROUP_ID_NOT_FOUND from v6 (KIP-1043); so is a KIP-848 consumer group,
-which is not a classic group (Kafka describes it with ConsumerGroupDescribe). ListGroups lists
-both types, each with its own state names, and filters on type (v5+) and state (v4+). Deleting
-writes a tombstone per committed offset and the group's tombstones (one for a classic group, a
-consumer group's records in Kafka's order), applied through replay like every record.
+error NONE before v6, GROUP_ID_NOT_FOUND from v6 (KIP-1043); so is a KIP-848 consumer group or a
+KIP-932 share group, which is not a classic group (Kafka describes them with ConsumerGroupDescribe
+and ShareGroupDescribe). ListGroups lists every type, each with its own state names, and filters
+on type (v5+) and state (v4+). Deleting writes a tombstone per committed offset and the group's
+tombstones (one for a classic group, a consumer or share group's records in Kafka's order),
+applied through replay like every record; a share group's share-partition state was deleted in
+the share coordinator before (GroupService.delete_groups).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from coordinator.groups.requests import (
     ListGroupsParams,
 )
 from coordinator.groups.shard import GroupContext
+from coordinator.groups.share import describe as share_describe
+from coordinator.groups.share.group import GROUP_TYPE as SHARE_GROUP_TYPE
+from coordinator.groups.share.group import ShareGroup
 from coordinator.groups.state import GroupState
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
@@ -40,8 +45,10 @@ CLASSIC_GROUP_TYPE = "classic"
 def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[DescribedGroup]:
     described = []
     for group_id in p.group_ids:
-        if ctx.shard.consumer_group(group_id) is not None:
-            error, message, state = consumer_describe.describe_groups_entry(group_id, p.request_version)
+        modern = ctx.shard.groups.get(group_id)
+        if isinstance(modern, (ConsumerGroup, ShareGroup)):
+            entry = consumer_describe if isinstance(modern, ConsumerGroup) else share_describe
+            error, message, state = entry.describe_groups_entry(group_id, p.request_version)
             if error:
                 explain(error, message or "")
             described.append(DescribedGroup(group_id, ErrorCode(error), state, "", ""))
@@ -91,6 +98,10 @@ def list_groups(ctx: GroupContext, p: ListGroupsParams) -> list[ListedGroup]:
                 continue
             entry = consumer_describe.listed_group(group)
             listed.append(ListedGroup(entry.group_id, entry.protocol_type, entry.group_state, entry.group_type))
+        elif isinstance(group, ShareGroup):
+            if (types and SHARE_GROUP_TYPE not in types) or (states and str(group.state).lower() not in states):
+                continue
+            listed.append(ListedGroup(*share_describe.listed(group)))
         elif (not types or CLASSIC_GROUP_TYPE in types) and (not states or str(group.state).lower() in states):
             listed.append(ListedGroup(group.group_id, group.protocol_type or "", str(group.state)))
     return listed
@@ -102,6 +113,10 @@ def delete_groups(ctx: GroupContext, p: DeleteGroupsParams) -> list[DeletedGroup
         consumer = ctx.shard.consumer_group(group_id)
         if consumer is not None:
             results.append(DeletedGroup(group_id, _delete_consumer_group(ctx, consumer)))
+            continue
+        share = ctx.shard.share_group(group_id)
+        if share is not None:
+            results.append(DeletedGroup(group_id, _delete_share_group(ctx, share)))
             continue
         group = ctx.shard.group(group_id)
         if group is None or group.is_in(GroupState.DEAD):
@@ -140,5 +155,20 @@ def _delete_consumer_group(ctx: GroupContext, group: ConsumerGroup) -> ErrorCode
         return exc.code
     delete_all_offsets(ctx, group.group_id)
     for record in consumer_describe.group_tombstones(group):
+        ctx.apply(record)
+    return ErrorCode.NONE
+
+
+def _delete_share_group(ctx: GroupContext, group: ShareGroup) -> ErrorCode:
+    """ShareGroup.validateDeleteGroup (NON_EMPTY_GROUP unless Empty), then the group's tombstones
+    in Kafka's order (a share group has no committed offsets)."""
+    if not group.is_empty():
+        explain(
+            ErrorCode.NON_EMPTY_GROUP,
+            f"share group {group.group_id!r} has {group.num_members()} member(s); only an Empty group can be deleted",
+        )
+        return ErrorCode.NON_EMPTY_GROUP
+    delete_all_offsets(ctx, group.group_id)
+    for record in share_describe.group_tombstones(group):
         ctx.apply(record)
     return ErrorCode.NONE

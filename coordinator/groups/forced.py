@@ -3,8 +3,9 @@
 "Expire member X now" runs what its session timeout would run (the member is removed, the group
 rebalances or completes its join phase); "rebalance group G now" starts a rebalance as a leader's
 rejoin would, from any state a rebalance can start from. Both write what those events write.
-A KIP-848 consumer group's member is expired as its session timeout would (fenced, the group epoch
-bumped); a consumer group has no rebalance to start (GROUP_ID_NOT_FOUND: not a classic group).
+A KIP-848 consumer group's or a KIP-932 share group's member is expired as its session timeout
+would (fenced, the group epoch bumped); neither has a rebalance to start (GROUP_ID_NOT_FOUND: not
+a classic group).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from coordinator.groups.consumer_ops import fence_member
 from coordinator.groups.rebalance import prepare_rebalance, remove_member_and_update_group
 from coordinator.groups.shard import GroupContext
+from coordinator.groups.share import ops as share_ops
 from coordinator.observe.reasons import because, explain
 from protocol.errors import ErrorCode
 
@@ -20,6 +22,8 @@ def expire_member(ctx: GroupContext, target: tuple[str, str]) -> ErrorCode:
     group_id, member_id = target
     if ctx.shard.consumer_group(group_id) is not None:
         return fence_member(ctx, group_id, member_id, "control: expired on request")
+    if ctx.shard.share_group(group_id) is not None:
+        return share_ops.fence_member(ctx, group_id, member_id, "control: expired on request")
     group = ctx.shard.group(group_id)
     member = None if group is None else group.members.get(member_id)
     if group is None or member is None:

@@ -4,7 +4,8 @@ Checks the request, creates the group for an unknown member, then joins a new or
 member. The answer is either immediate (errors, MEMBER_ID_REQUIRED, the current generation for a
 follower with unchanged metadata) or a ParkedReply completed when the join phase ends.
 A newly created group is written at once as an empty group, as Kafka does. A JoinGroup for a
-consumer group goes to migration/classic_members.py (an Empty one is deleted first).
+consumer group goes to migration/classic_members.py (an Empty one is deleted first); one for a
+share group is INCONSISTENT_GROUP_PROTOCOL (Kafka classicGroupJoin).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from coordinator.groups.rebalance import maybe_prepare_rebalance_or_complete_joi
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import UNKNOWN_MEMBER_ID, JoinGroupParams, JoinGroupResult
 from coordinator.groups.shard import GroupContext
+from coordinator.groups.share.group import ShareGroup
 from coordinator.groups.state import GroupState
 from coordinator.groups.static import update_static_member_then_rebalance_or_complete_join
 from coordinator.observe.reasons import explain
@@ -42,6 +44,10 @@ def join_group(ctx: GroupContext, p: JoinGroupParams) -> JoinAnswer:
         p = _with_rebalance_timeout(p, p.session_timeout_ms)
 
     existing = ctx.shard.groups.get(p.group_id)
+    if isinstance(existing, ShareGroup):
+        # Kafka classicGroupJoin: a group of a type a classic member cannot join.
+        explain(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"group {p.group_id!r} is a share group")
+        return JoinGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
     if isinstance(existing, ConsumerGroup):
         if not existing.is_empty():
             # Kafka classicGroupJoinToConsumerGroup: a classic member joins a consumer group.

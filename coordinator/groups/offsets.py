@@ -91,6 +91,9 @@ def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicG
     """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit. No
     error and no group: a commit outside group management (admin client, assign()), which
     Kafka accepts; replaying its first record creates the empty "simple" group."""
+    if ctx.shard.share_group(p.group_id) is not None:  # ShareGroup.validateOffsetCommit
+        explain(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {p.group_id} is not a consumer group.")
+        return None, ErrorCode.GROUP_ID_NOT_FOUND
     consumer = ctx.shard.consumer_group(p.group_id)
     if consumer is not None:
         try:

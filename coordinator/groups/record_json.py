@@ -7,7 +7,8 @@ Kafka's OffsetsMessageParser (tools/DumpLogSegments, Kafka 3.7+) prints the key 
 compact JSON with the schema's field names and only the fields of that version; a tombstone is
 `<DELETE>`. For GroupMetadataValue with protocol type "consumer" the member subscription and
 assignment are decoded into JSON too (left as base64 if they do not parse). KIP-848 consumer-group
-records (key types 3-8, 16) are rendered by consumer/record_json.py. Unknown record types
+records (key types 3-8, 16) are rendered by consumer/record_json.py, KIP-932 share-group records
+(key types 10-15) by share/record_json.py. Unknown record types
 and unparseable records become one explanatory key text, as Kafka's parser reports them.
 """
 
@@ -31,6 +32,8 @@ from coordinator.groups.records import (
     UnknownRecord,
     decode_record,
 )
+from coordinator.groups.share import record_json as share_json
+from coordinator.groups.share.records import is_share_record
 from protocol.consumer_protocol import MAX_VERSION, decode_assignment, decode_subscription
 from protocol.errors import DecodeError
 
@@ -67,6 +70,8 @@ def decode_json(offset: int, key: bytes | None, value: bytes | None) -> tuple[An
         return f"Error at offset {offset}, skipping. {exc}", None
     if is_consumer_record(record):
         return consumer_json.to_json(record)
+    if is_share_record(record):
+        return share_json.to_json(record)
     key_type = struct.unpack_from(">h", key)[0]
     if isinstance(record, UnknownRecord):
         if record.value_version is None:

@@ -6,7 +6,9 @@ with OffsetCommitValue v3 (v1 when an expire timestamp is given), GroupMetadataK
 GroupMetadataValue v3 (GroupCoordinatorRecordHelpers + MetadataVersion). We read every version
 Kafka ever wrote: key type 0 (LegacyOffsetCommitKey) and 1, OffsetCommitValue 0-4, GroupMetadataValue
 0-4 (v4 flexible). KIP-848 consumer-group records (key types 3-8 and 16) go to
-consumer/codec.py. Unknown key types or value versions decode to `UnknownRecord`, which replay
+consumer/codec.py, KIP-932 share-group records (key types 10-15) to share/codec.py; the
+early-access ShareGroupPartitionMetadata (type 9, gone since Kafka 4.1) is an unknown type.
+Unknown key types or value versions decode to `UnknownRecord`, which replay
 skips (Kafka's UnknownRecordTypeException / UnknownRecordVersionException, ignored by its loader).
 """
 
@@ -28,6 +30,8 @@ from coordinator.groups.record_types import (
     UnknownRecord,
     offset_commit_record,
 )
+from coordinator.groups.share import codec as share_codec
+from coordinator.groups.share.records import SHARE_KEY_TYPES, is_share_record
 from protocol import primitives as p
 from protocol.errors import DecodeError
 
@@ -86,12 +90,14 @@ def encode_key(obj: Any) -> bytes:
         return p.write_int16(GROUP_METADATA_KEY_TYPE) + p.write_string(obj.group_id)
     if is_consumer_record(obj):
         return consumer_codec.encode_key(obj)
+    if is_share_record(obj):
+        return share_codec.encode_key(obj)
     raise TypeError(f"not a __consumer_offsets record: {type(obj).__name__}")
 
 
 def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     """(key, value) bytes for a GroupMetadataRecord, GroupTombstone, OffsetCommitRecord or
-    OffsetTombstone, or any consumer-group record; value None is a tombstone."""
+    OffsetTombstone, or any consumer- or share-group record; value None is a tombstone."""
     if type(obj) is OffsetCommitRecord:  # nearly every record: the commit path, kept short
         key = _offset_key(obj.group_id, obj.topic, obj.partition)
         if obj.expire_timestamp_ms is None:
@@ -107,6 +113,8 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
         return key, _encode_offset_value(obj)
     if is_consumer_record(obj):
         return consumer_codec.encode_consumer_record(obj)
+    if is_share_record(obj):
+        return share_codec.encode_share_record(obj)
     key = encode_key(obj)
     if isinstance(obj, OffsetCommitRecord):
         return key, _encode_offset_value(obj)
@@ -243,6 +251,8 @@ def decode_record(key: bytes, value: bytes | None) -> Any:
             return _decode_group_value(group, value)
         if key_type in CONSUMER_KEY_TYPES:
             return consumer_codec.decode_consumer_record(key_type, key, value)
+        if key_type in SHARE_KEY_TYPES:
+            return share_codec.decode_share_record(key_type, key, value)
     except consumer_codec.UnknownConsumerRecordVersion as exc:
         return UnknownRecord(exc.key_type, exc.version)
     except consumer_codec.ConsumerRecordDecodeError as exc:

@@ -8,8 +8,9 @@ protocol's metadata as each member's only protocol); a GroupTombstone removes th
 offsets go only with their own tombstones); an offset commit for an unknown group creates an
 empty "simple" group; UnknownRecord is skipped. Live, a classic group's own GroupMetadataRecord is
 not replayed (its operation already changed the group: Kafka's replayRecords=false). The groups
-map also holds KIP-848 consumer groups (their records go to consumer/replay.py): as in Kafka, a
-GroupMetadataRecord replaces whatever group has its id and a GroupTombstone removes it.
+map also holds KIP-848 consumer groups and KIP-932 share groups (their records go to
+consumer/replay.py and share/replay.py): as in Kafka, a GroupMetadataRecord replaces whatever
+group has its id and a GroupTombstone removes it.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from coordinator.groups.record_types import (
     OffsetTombstone,
     UnknownRecord,
 )
+from coordinator.groups.share.group import ShareGroup
 from coordinator.groups.state import GroupState
 
-AnyGroup = ClassicGroup | ConsumerGroup
+AnyGroup = ClassicGroup | ConsumerGroup | ShareGroup
 
 
 def group_from_record(record: GroupMetadataRecord, now_ms: int) -> ClassicGroup:

@@ -3,7 +3,8 @@
 Copies Kafka's GroupCoordinatorShard.cleanupGroupMetadata, OffsetMetadataManager
 .cleanupExpiredOffsets and ClassicGroup / ConsumerGroup.offsetExpirationCondition (a KIP-848
 consumer group's offsets expire from their commit, unless a member subscribes to the topic; an
-Empty consumer group without offsets is deleted with its tombstones). A timer fires every
+Empty consumer group without offsets is deleted with its tombstones; share groups never expire,
+Kafka's ShareGroup.shouldExpire). A timer fires every
 `offsets_retention_check_interval_ms` on each shard through the normal op path, so its
 tombstones are written and applied like any other records; it reschedules itself. A shard that
 is loading or failed has no timers running, so nothing is expired behind its back.
@@ -20,6 +21,7 @@ from coordinator.groups.rebalance import join_key, sync_key
 from coordinator.groups.record_types import GroupTombstone
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.shard import GroupContext, GroupShard
+from coordinator.groups.share.group import ShareGroup
 from coordinator.groups.state import GroupState
 
 BaseTimestamp = Callable[[OffsetCommitRecord], int]
@@ -40,7 +42,9 @@ def _on_timer(ctx: GroupContext) -> None:
 
 
 def cleanup_group_metadata(ctx: GroupContext) -> None:
-    for group_id in list(ctx.shard.groups):
+    for group_id, group in list(ctx.shard.groups.items()):
+        if isinstance(group, ShareGroup):
+            continue  # ShareGroup.shouldExpire is false: share groups have no offsets to expire
         if cleanup_expired_offsets(ctx, group_id):
             _maybe_delete_group(ctx, group_id)
 
@@ -76,7 +80,7 @@ def cleanup_expired_offsets(ctx: GroupContext, group_id: str) -> bool:
     if not offsets:
         return not ctx.shard.txn_offsets.has_open_transactions(group_id)
     group = ctx.shard.groups.get(group_id)
-    base = None if group is None else expiration_base(group)
+    base = None if group is None or isinstance(group, ShareGroup) else expiration_base(group)
     if group is None or base is None:
         return False
     retention_ms = ctx.shard.config.offsets_retention_ms

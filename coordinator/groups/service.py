@@ -11,6 +11,9 @@ Each broker of the cluster has its own GroupService bound to its node id: a grou
 another broker leads (or none) is answered NOT_COORDINATOR, so clients look the coordinator up.
 KIP-848 ConsumerGroupHeartbeat and ConsumerGroupDescribe go through the same helpers; with
 "consumer" missing from group.coordinator.rebalance.protocols they answer UNSUPPORTED_VERSION.
+The KIP-932 share-group requests go through `share` (share/service.py: the same helpers, with the
+share coordinator's calls between operations); DeleteGroups deletes a share group's share-partition
+state in the share coordinator before the group (Kafka's deleteShareGroups step).
 """
 
 from __future__ import annotations
@@ -64,12 +67,19 @@ from coordinator.groups.requests import (
     SyncGroupResult,
 )
 from coordinator.groups.shard import GroupContext, GroupShard
+from coordinator.groups.share.describe import DescribedShareGroup
+from coordinator.groups.share.heartbeat import ShareHeartbeatParams, ShareHeartbeatResult
+from coordinator.groups.share.ops import AlterAnswer, AlterParams
+from coordinator.groups.share.service import HighWatermark, OffsetsDeleted, OffsetsGroup, ShareGroupCalls
 from coordinator.groups.sync import sync_group
+from coordinator.groups.topics_image import TopicsImage
 from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams, commit_transactional_offsets
 from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
 from coordinator.runtime.leadership import Leaders, not_coordinator
 from coordinator.runtime.operation import ParkedReply
+from coordinator.share.persister import SharePersister
+from coordinator.share.settings import ShareSettings
 from protocol.errors import ErrorCode
 
 P = TypeVar("P")
@@ -79,18 +89,37 @@ GroupOp = Callable[[GroupContext, P], "R | ParkedReply[R]"]
 
 
 class GroupService:
-    def __init__(self, runtime: CoordinatorRuntime[GroupShard], leaders: Leaders, node_id: int) -> None:
+    def __init__(
+        self,
+        runtime: CoordinatorRuntime[GroupShard],
+        leaders: Leaders,
+        node_id: int,
+        share_persister: SharePersister | None = None,
+        high_watermark: HighWatermark | None = None,
+    ) -> None:
+        """`share_persister`: the share coordinator (None: share-partitions are never initialized);
+        `high_watermark`: a partition's high watermark, for the lag DescribeShareGroupOffsets v1 shows."""
         self.runtime = runtime
         self.leaders = leaders
         self.node_id = node_id
         self.num_partitions = runtime.num_partitions
-        self.config = runtime.kind.config if isinstance(runtime.kind, GroupShards) else GroupConfig()
+        kind = runtime.kind if isinstance(runtime.kind, GroupShards) else None
+        self.config = kind.config if kind is not None else GroupConfig()
+        share_settings = kind.share if kind is not None else ShareSettings()
+        self.share = ShareGroupCalls(self, share_settings, share_persister, high_watermark)
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
 
     def _not_here(self, partition: int) -> CoordinatorUnavailable | None:
         return not_coordinator(self.leaders, OFFSETS_TOPIC, partition, self.node_id, "its groups")
+
+    def topics_image(self) -> TopicsImage:
+        """The topics as the groups see them now (refreshed from the broker's registry)."""
+        kind = self.runtime.kind
+        image = kind.topics if isinstance(kind, GroupShards) else TopicsImage()
+        image.refresh()
+        return image
 
     def shard_for(self, group_id: str) -> GroupShard | None:
         """The live shard holding the group (None while its partition loads or is failed): for
@@ -102,26 +131,26 @@ class GroupService:
     # OffsetCommit and OffsetFetch, which Kafka serves for "" for backward compatibility (only a
     # null id, which the wire cannot carry for them, is refused).
     async def join_group(self, p: JoinGroupParams) -> JoinGroupResult:
-        return await self._one(p.group_id, join_group, p, lambda e: JoinGroupResult(e, p.member_id))
+        return await self.on_group(p.group_id, join_group, p, lambda e: JoinGroupResult(e, p.member_id))
 
     async def sync_group(self, p: SyncGroupParams) -> SyncGroupResult:
-        return await self._one(p.group_id, sync_group, p, SyncGroupResult)
+        return await self.on_group(p.group_id, sync_group, p, SyncGroupResult)
 
     async def heartbeat(self, p: HeartbeatParams) -> HeartbeatResult:
-        return await self._one(p.group_id, heartbeat, p, HeartbeatResult)
+        return await self.on_group(p.group_id, heartbeat, p, HeartbeatResult)
 
     async def leave_group(self, p: LeaveGroupParams) -> LeaveGroupResult:
-        return await self._one(p.group_id, leave_group, p, LeaveGroupResult)
+        return await self.on_group(p.group_id, leave_group, p, LeaveGroupResult)
 
     async def commit_offsets(self, p: OffsetCommitParams) -> OffsetCommitResult:
-        return await self._one(p.group_id, commit_offsets, p, lambda e: commit_error(p, e), empty_id_ok=True)
+        return await self.on_group(p.group_id, commit_offsets, p, lambda e: commit_error(p, e), empty_id_ok=True)
 
     async def delete_offsets(self, p: OffsetDeleteParams) -> OffsetDeleteResult:
-        return await self._one(p.group_id, delete_offsets, p, OffsetDeleteResult)
+        return await self.on_group(p.group_id, delete_offsets, p, OffsetDeleteResult)
 
     async def commit_transactional_offsets(self, p: TxnOffsetCommitParams) -> OffsetCommitResult:
         """TxnOffsetCommit: pending in the group's partition until the transaction's marker."""
-        return await self._one(
+        return await self.on_group(
             p.group_id,
             commit_transactional_offsets,
             p,
@@ -135,19 +164,35 @@ class GroupService:
         invalid = validate_heartbeat(self.config, p)
         if invalid is not None:
             return invalid
-        return await self._one(
+        return await self.on_group(
             p.group_id, consumer_heartbeat, p, lambda e: ConsumerHeartbeatResult(error_code=e), empty_id_ok=True
         )
 
+    async def share_group_heartbeat(self, p: ShareHeartbeatParams) -> ShareHeartbeatResult:
+        """KIP-932; checked before routing, answered once its share-partitions are initialized."""
+        return await self.share.heartbeat(p)
+
+    async def share_group_describe(self, group_ids: list[str]) -> list[DescribedShareGroup]:
+        return await self.share.describe(group_ids)
+
+    async def describe_share_group_offsets(self, group_id: str, topics: dict[str, list[int]] | None) -> OffsetsGroup:
+        return await self.share.describe_offsets(group_id, topics)
+
+    async def alter_share_group_offsets(self, p: AlterParams) -> AlterAnswer:
+        return await self.share.alter_offsets(p)
+
+    async def delete_share_group_offsets(self, group_id: str, topic_names: list[str]) -> OffsetsDeleted:
+        return await self.share.delete_offsets(group_id, topic_names)
+
     async def expire_member(self, group_id: str, member_id: str) -> ErrorCode:
         """As if the member's session timed out now (the control plane)."""
-        return await self._one(group_id, forced.expire_member, (group_id, member_id), lambda e: e)
+        return await self.on_group(group_id, forced.expire_member, (group_id, member_id), lambda e: e)
 
     async def rebalance(self, group_id: str) -> ErrorCode:
         """Start a rebalance now (the control plane)."""
-        return await self._one(group_id, forced.rebalance, group_id, lambda e: e)
+        return await self.on_group(group_id, forced.rebalance, group_id, lambda e: e)
 
-    async def _one(
+    async def on_group(
         self,
         group_id: str,
         op: GroupOp[P, R],
@@ -170,7 +215,7 @@ class GroupService:
 
     # -- several groups per request -----------------------------------------------------------
     async def describe_groups(self, p: DescribeGroupsParams) -> list[DescribedGroup]:
-        return await self._many(
+        return await self.on_groups(
             p.group_ids,
             str,
             describe_groups,
@@ -179,14 +224,20 @@ class GroupService:
         )
 
     async def delete_groups(self, p: DeleteGroupsParams) -> list[DeletedGroup]:
-        return await self._many(
-            p.group_ids, str, delete_groups, lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup
+        """Kafka deleteGroups: share groups' share-partition state first; a share group whose state
+        could not be deleted (or that has members) keeps its error and is not deleted."""
+        refused = await self.share.delete_state(p.group_ids)
+        rest = [gid for gid in p.group_ids if gid not in refused]
+        deleted = await self.on_groups(
+            rest, str, delete_groups, lambda ids: dataclasses.replace(p, group_ids=ids), DeletedGroup
         )
+        answers = iter(deleted)
+        return [DeletedGroup(gid, refused[gid]) if gid in refused else next(answers) for gid in p.group_ids]
 
     async def consumer_group_describe(self, group_ids: list[str]) -> list[DescribedConsumerGroup]:
         if not self.config.consumer_protocol_enabled:
             return [_unsupported(partial(DescribedConsumerGroup, gid)) for gid in group_ids]
-        return await self._many(
+        return await self.on_groups(
             group_ids,
             str,
             consumer_group_describe,
@@ -195,7 +246,7 @@ class GroupService:
         )
 
     async def fetch_offsets(self, p: OffsetFetchParams) -> list[FetchedGroup]:
-        return await self._many(
+        return await self.on_groups(
             p.groups,
             _group_id,
             fetch_offsets,
@@ -203,7 +254,7 @@ class GroupService:
             lambda g, e: FetchedGroup(g.group_id, e),
         )
 
-    async def _many(
+    async def on_groups(
         self,
         items: list[Item],
         group_id: Callable[[Item], str],

@@ -3,10 +3,12 @@
 Kafka's GroupCoordinatorShard (GroupMetadataManager + OffsetMetadataManager) for one partition:
 the in-memory state the runtime's single writer changes, rebuilt from the partition's records by
 `replay` at load and kept current by the same `replay` for every record an operation applies
-(runtime/operation.py). `groups` holds classic groups and KIP-848 consumer groups under their ids
-(one namespace, as in Kafka); `group()` finds classic ones, `consumer_group()` consumer ones.
-Timers go through the shard's `ShardTimers` view of the runtime's timer queue; `topics` is the
-runtime's read-only topics image. Member ids come from an injectable UUID source. Offsets of open
+(runtime/operation.py). `groups` holds classic groups, KIP-848 consumer groups and KIP-932 share
+groups under their ids (one namespace, as in Kafka); `group()` finds classic ones,
+`consumer_group()` consumer ones, `share_group()` share ones. Timers go through the shard's
+`ShardTimers` view of the runtime's timer queue; `topics` is the runtime's read-only topics image;
+`share` (the server's ShareSettings) and `group_configs` (dynamic GROUP configs) are shared by every
+shard and read at use time. Member ids come from an injectable UUID source. Offsets of open
 transactions wait in `txn_offsets` for their marker (txn_offsets.py).
 """
 
@@ -25,10 +27,14 @@ from coordinator.groups.group_config import GroupConfig
 from coordinator.groups.offset_store import OffsetStore
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.replay import AnyGroup, replay, replay_offset_commits
+from coordinator.groups.share.group import ShareGroup
+from coordinator.groups.share.records import is_share_record
+from coordinator.groups.share.replay import replay_share_record
 from coordinator.groups.topics_image import TopicsImage
 from coordinator.groups.txn_offsets import TransactionalOffsets
 from coordinator.runtime.operation import OpContext
 from coordinator.runtime.timers import ShardTimers, Timers
+from coordinator.share.settings import GroupOverrides, ShareSettings
 
 
 class _ReplayBridge(NoClassicBridge):
@@ -50,6 +56,8 @@ class GroupShard:
         timers: ShardTimers | None = None,
         uuid_source: Callable[[], str] | None = None,
         topics: TopicsImage | None = None,
+        share: ShareSettings | None = None,
+        group_configs: GroupOverrides | None = None,
     ) -> None:
         self.partition = partition
         self.config = config or GroupConfig()
@@ -61,6 +69,8 @@ class GroupShard:
         # The topics image version this shard's groups were last told about (onNewMetadataImage).
         self.topics_seen = self.topics.version
         self._uuid = uuid_source or (lambda: str(uuid.uuid4()))
+        self.share = share if share is not None else ShareSettings()
+        self.group_configs = group_configs
 
     def replay(self, record: Any, now_ms: int) -> bool:
         """Apply one record (live, through OpContext.apply, and at load)."""
@@ -72,6 +82,9 @@ class GroupShard:
             return True
         if is_consumer_record(record):
             replay_consumer_record(self.groups, record, REPLAY_BRIDGE)
+            return True
+        if is_share_record(record):
+            replay_share_record(self.groups, record, now_ms)
             return True
         applied = replay(record, self.groups, self.offsets, now_ms)
         txn = self.txn_offsets
@@ -130,6 +143,10 @@ class GroupShard:
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:
         group = self.groups.get(group_id)
         return group if isinstance(group, ConsumerGroup) else None
+
+    def share_group(self, group_id: str) -> ShareGroup | None:
+        group = self.groups.get(group_id)
+        return group if isinstance(group, ShareGroup) else None
 
     def create_group(self, group_id: str, now_ms: int) -> ClassicGroup:
         """Kafka getOrMaybeCreateClassicGroup: a new classic group lives in memory at once

@@ -72,6 +72,9 @@ def commit_transactional_offsets(ctx: GroupContext, p: TxnOffsetCommitParams) ->
 def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
     """validateTransactionalOffsetCommit + Group.validateOffsetCommit(isTransactional=true)."""
     shard = ctx.shard
+    if shard.share_group(p.group_id) is not None:  # ShareGroup.validateOffsetCommit
+        explain(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {p.group_id} is not a consumer group.")
+        return ErrorCode.GROUP_ID_NOT_FOUND
     consumer = shard.consumer_group(p.group_id)
     if consumer is not None:
         try:

@@ -38,6 +38,11 @@ HANDLER_MODULES: dict[int, str] = {
     ApiKey.CONSUMER_GROUP_HEARTBEAT: "k68_consumer_group_heartbeat",
     ApiKey.CONSUMER_GROUP_DESCRIBE: "k69_consumer_group_describe",
     # share groups (KIP-932)
+    ApiKey.SHARE_GROUP_HEARTBEAT: "k76_share_group_heartbeat",
+    ApiKey.SHARE_GROUP_DESCRIBE: "k77_share_group_describe",
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: "k90_describe_share_group_offsets",
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: "k91_alter_share_group_offsets",
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: "k92_delete_share_group_offsets",
     ApiKey.SHARE_FETCH: "k78_share_fetch",
     ApiKey.SHARE_ACKNOWLEDGE: "k79_share_acknowledge",
     # the data path

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from coordinator.cluster.features import FEATURES, FINALIZED_FEATURES_EPOCH
+from coordinator.cluster.features import FINALIZED_FEATURES_EPOCH, advertised
 from coordinator.control.versions import VersionLimits
 from coordinator.handlers.request_context import RequestContext
 from protocol.api import ApiKey
@@ -33,11 +33,11 @@ from protocol.messages.api_versions import (
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-_ENCODED: dict[tuple[int, int, int], bytes] = {}  # (table generation, version, error) -> body
+_ENCODED: dict[tuple[int, int, int, bool], bytes] = {}  # (table generation, version, error, share) -> body
 
 
-def encoded_api_versions(versions: VersionLimits, version: int, error: int) -> bytes:
-    key = (versions.generation, version, error)
+def encoded_api_versions(versions: VersionLimits, version: int, error: int, share_enabled: bool = True) -> bytes:
+    key = (versions.generation, version, error, share_enabled)
     body = _ENCODED.get(key)
     if body is None:
         if len(_ENCODED) > 64:  # old generations of a limited table
@@ -48,22 +48,23 @@ def encoded_api_versions(versions: VersionLimits, version: int, error: int) -> b
         ]
         response = ApiVersionsResponse(error_code=error, api_keys=entries)
         if version >= 3:
-            _add_features(response, version)
+            _add_features(response, version, share_enabled)
         body = _ENCODED[key] = encode_response(ApiKey.API_VERSIONS, version, response)
     return body
 
 
-def _add_features(response: ApiVersionsResponse, version: int) -> None:
+def _add_features(response: ApiVersionsResponse, version: int, share_enabled: bool) -> None:
     """Kafka's ApiVersionsResponse.createApiVersionsResponse: supported and finalized features."""
+    features = advertised(share_enabled)
     response.supported_features = [
         SupportedFeatureKey(name=f.name, min_version=f.min_version, max_version=f.max_version)
-        for f in FEATURES
+        for f in features
         if version >= 4 or f.min_version > 0
     ]
     response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH
     response.finalized_features = [
         FinalizedFeatureKey(name=f.name, max_version_level=f.finalized, min_version_level=f.finalized)
-        for f in FEATURES
+        for f in features
         if f.finalized > 0
     ]
 
@@ -74,4 +75,6 @@ async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
         _SOFTWARE.match(request.client_software_name or "") and _SOFTWARE.match(request.client_software_version or "")
     ):
         error = ErrorCode.INVALID_REQUEST
-    return encoded_api_versions(ctx.broker.versions, ctx.api_version, error)
+    # share.version follows what is served: no share side (no share coordinator, --processes) is 0.
+    share_enabled = ctx.broker.share is not None and ctx.broker.groups.share.settings.enabled
+    return encoded_api_versions(ctx.broker.versions, ctx.api_version, error, share_enabled)

@@ -182,7 +182,7 @@ def test_unicode_strings_are_utf8_with_byte_lengths():
     assert decode_record(key, value) == rec
 
 
-@pytest.mark.parametrize("key_type", [9, 15, 17, 255, -1])  # share and streams groups, future types
+@pytest.mark.parametrize("key_type", [9, 17, 255, -1])  # early-access share, streams groups, future types
 def test_unknown_key_types_decode_to_unknown_record(key_type):
     key = key_type.to_bytes(2, "big", signed=True) + H("000167")
     assert decode_record(key, H("000000000001")) == UnknownRecord(key_type)

@@ -42,9 +42,18 @@ class GroupSpec:
     members: Mapping[str, MemberSubscription]
     subscription_type: SubscriptionType
     assignments: Mapping[str, Assignment] = field(default_factory=dict)
+    # Share groups (KIP-932): only these partitions may be assigned, the ones whose share state
+    # is initialized (Kafka topicAssignablePartitionsMap); None: every partition.
+    assignable: Mapping[TopicId, frozenset[int]] | None = None
 
     def member_assignment(self, member_id: str) -> Assignment:
         return self.assignments.get(member_id, {})
+
+    def is_partition_assignable(self, topic_id: TopicId, partition: int) -> bool:
+        """Kafka GroupSpecImpl.isPartitionAssignable."""
+        if self.assignable is None:
+            return True
+        return partition in self.assignable.get(topic_id, ())
 
     def is_partition_assigned(self, topic_id: TopicId, partition: int) -> bool:
         return any(partition in a.get(topic_id, ()) for a in self.assignments.values())

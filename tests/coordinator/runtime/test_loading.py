@@ -167,8 +167,8 @@ async def test_unknown_record_types_are_skipped(tmp_path, autojump_clock):
     await write_ops(tmp_path, clock, [[commit("g1")]])
     writer = make_writer(tmp_path, clock)
     p = partition_for("g1")
-    # A share-group record (type 10) between two commits of ours.
-    writer.reopen(p).append_records([Record(key=b"\x00\x0a\x00\x02g1", value=b"\x00\x00\x00\x00\x00\x05\x00")])
+    # An early-access share-group record (type 9, gone since Kafka 4.1) between two commits of ours.
+    writer.reopen(p).append_records([Record(key=b"\x00\x09\x00\x02g1", value=b"\x00\x00\x00\x00\x00\x05\x00")])
     await writer.wait_durable(p, writer.append(p, [commit("g1", offset=9)]))
     writer.close()
     runtime = await loaded(tmp_path, clock)
