@@ -41,6 +41,7 @@ from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.security.setup import Security, open_security
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
@@ -68,6 +69,7 @@ class Server:
     txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
     request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
     group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
+    security: Security | None = None  # listeners, SCRAM credentials, the authorizer (coordinator/security)
 
     @property
     def broker(self) -> BrokerContext:
@@ -95,13 +97,19 @@ class Server:
         self.cancel_scope.cancel()
 
 
-def cluster_nodes(config: Config, ports: list[int] | None = None) -> list[BrokerNode]:
+def cluster_nodes(config: Config, ports: list[int] | None = None, security: Security | None = None) -> list[BrokerNode]:
     """node.id .. node.id + N - 1 on ports P .. P + N - 1 (each port 0: a free one), or on the
-    given ports (a restart of an embedded cluster keeps the ports it was first given)."""
+    given ports (a restart of an embedded cluster keeps the ports it was first given); each
+    further listener of `security` on its own port + i."""
     n, port = config.cluster_brokers, config.port
     if ports is None:
         ports = [port + i if port else 0 for i in range(n)]
-    return [BrokerNode(config.node_id + i, config.host, ports[i]) for i in range(n)]
+    nodes = [BrokerNode(config.node_id + i, config.host, ports[i]) for i in range(n)]
+    plans = security.plans if security is not None else []
+    for plan in plans[1:]:  # the first listener is host:port (which the advertised host set)
+        for i, node in enumerate(nodes):
+            node.endpoints[plan.name] = (plan.advertised_host or plan.bind_host, plan.port_for(i))
+    return nodes
 
 
 async def serve(
@@ -141,9 +149,10 @@ async def _serve_locked(
     else:
         data_dir = Path(config.data_dir)
     clock = TrioClock()
+    security = open_security(config, data_dir, clock.time_ms)  # listeners, credentials, ACLs
     topics = TopicRegistry(data_dir)
     topics.load()
-    nodes = cluster_nodes(config, ports)
+    nodes = cluster_nodes(config, ports, security)
     for name, partitions in (create_topics or {}).items():
         topics.ensure(name, partitions, min(config.default_replication_factor, len(nodes)))
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
@@ -214,6 +223,8 @@ async def _serve_locked(
             control=parts.hook if parts else None,
             txn=txn_services[node.node_id],
             group_configs=group_configs,
+            authorizer=security.authorizer,
+            credentials=security.credentials,
         )
         for node in nodes
     ]
@@ -221,12 +232,14 @@ async def _serve_locked(
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
     if me is None:
         listeners = {
-            b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
+            b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None, security.plans)
             for i, b in enumerate(brokers)
         }
     else:  # the other brokers are other processes: their nodes answer Metadata, nothing listens here
         listeners = {
-            me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None)
+            me: BrokerListener(
+                brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None, security.plans
+            )
         }
     controller = Controller(
         cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners), observer=tap
@@ -263,6 +276,7 @@ async def _serve_locked(
         txn_runtime=txn,
         request_memory=memory,
         group_configs=group_configs,
+        security=security,
     )
     try:
         with server.cancel_scope:

@@ -103,6 +103,15 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # KIP-848 (coordinator/groups/consumer)
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+    # security (coordinator/security), Kafka 4.2's ranges (DescribeAcls/CreateAcls/DeleteAcls v0
+    # were removed in 4.0)
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
+    ApiKey.DESCRIBE_ACLS: (1, 3),
+    ApiKey.CREATE_ACLS: (1, 3),
+    ApiKey.DELETE_ACLS: (1, 3),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     # WriteTxnMarkers (27, broker to broker), DescribeProducers (61) and DescribeCluster (60) have
     # codecs only.
 }

@@ -163,9 +163,7 @@ def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> Non
                 if lead is not None and lead.leader >= 0:
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
                     leaders.add(lead.leader)
-    response.node_endpoints = [
-        NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None) for n in sorted(leaders)
-    ]
+    response.node_endpoints = [NodeEndpoint(n, *ctx.endpoint(cluster.node(n)), None) for n in sorted(leaders)]
 
 
 async def _make_durable(pending: list[tuple[Partition, AppendResult, int]]) -> None:

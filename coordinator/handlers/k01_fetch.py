@@ -121,9 +121,7 @@ def _name_current_leaders(ctx: RequestContext, response: FetchResponse, names: l
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
                     leaders.add(lead.leader)
     if ctx.api_version >= 16:
-        response.node_endpoints = [
-            NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None) for n in sorted(leaders)
-        ]
+        response.node_endpoints = [NodeEndpoint(n, *ctx.endpoint(cluster.node(n)), None) for n in sorted(leaders)]
 
 
 def _topic_name(ctx: RequestContext, topic_id) -> str | None:

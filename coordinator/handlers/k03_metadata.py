@@ -122,7 +122,8 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
     cluster = broker.cluster
     return MetadataResponse(
         brokers=[
-            MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=None) for n in cluster.live_nodes()
+            MetadataResponseBroker(n.node_id, *ctx.endpoint(n), None)  # the endpoints of this request's listener
+            for n in cluster.live_nodes()
         ],
         cluster_id=broker.config.cluster_id,
         controller_id=cluster.controller_id(),

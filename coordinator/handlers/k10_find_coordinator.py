@@ -60,8 +60,8 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
                 Coordinator(
                     key=key,
                     node_id=node.node_id if node else -1,
-                    host=node.host if node else "",
-                    port=node.port if node else -1,
+                    host=ctx.endpoint(node)[0] if node else "",
+                    port=ctx.endpoint(node)[1] if node else -1,
                     error_code=error,
                     error_message=message,
                 )
@@ -72,6 +72,6 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
         error_code=error,
         error_message=message,
         node_id=node.node_id if node else -1,
-        host=node.host if node else "",
-        port=node.port if node else -1,
+        host=ctx.endpoint(node)[0] if node else "",
+        port=ctx.endpoint(node)[1] if node else -1,
     )

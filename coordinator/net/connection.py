@@ -24,8 +24,11 @@ from coordinator.net.frame_reader import SCRATCH_BYTES, FrameReader
 from coordinator.net.idle import ConnectionState, ConnectionWatch
 from coordinator.net.outbox import Outbox
 from coordinator.net.request_memory import RequestMemory
+from coordinator.net.secure import secure_connection
 from coordinator.net.socket_io import ConnectionLost, RawSocket
+from coordinator.net.tls import TlsFailed
 from coordinator.observe.logs import get_logger, log_event
+from coordinator.security.listeners import ListenerPlan
 from protocol.framing import FrameError, frame
 
 _log = get_logger("connection")
@@ -42,7 +45,10 @@ class ListenerShared:
     scratch: bytearray = field(default_factory=lambda: bytearray(SCRATCH_BYTES))
 
 
-async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, shared: ListenerShared) -> None:
+async def serve_connection(
+    stream: trio.SocketStream, broker: BrokerContext, shared: ListenerShared, plan: ListenerPlan | None = None
+) -> None:
+    """`plan`: the TLS and SASL of the listener (None: PLAINTEXT, nothing to do)."""
     state = ConnectionState(next(_ids), _peer_host(stream), trio.current_time())
     conn = Connection(state.connection_id, state.client_host)
     log_event(_log, "connection.open", logging.DEBUG, conn=conn.connection_id, peer=conn.client_host)
@@ -50,16 +56,27 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, sha
     shared.watch.add(state)
     try:
         async with stream:
-            sock = RawSocket(stream)
-            reader = FrameReader(sock, shared.scratch, broker.config.socket_request_max_bytes, shared.memory, state)
+            sock: RawSocket = RawSocket(stream)
+            limit = broker.config.socket_request_max_bytes
+            reader: FrameReader | None = None
             try:
                 with state.scope:
+                    if plan is not None:  # TLS handshake, SASL session (net/secure.py)
+                        sock = await secure_connection(plan, sock, conn, broker.tap)
+                        if conn.session is not None:
+                            limit = min(limit, plan.sasl.max_receive_size if plan.sasl else limit)
+                    reader = FrameReader(sock, shared.scratch, limit, shared.memory, state)
+                    if conn.session is not None:
+                        conn.session.on_authenticated(reader.set_max_frame_size, broker.config.socket_request_max_bytes)
                     async with trio.open_nursery() as nursery:
                         outbox = Outbox(sock, state, nursery)
                         reason = await _serve(reader, outbox, conn, broker, shared.memory, state)
                         nursery.cancel_scope.cancel()  # the sender, idle now
+            except TlsFailed as exc:
+                reason = str(exc)
             finally:
-                reader.release()
+                if reader is not None:
+                    reader.release()
                 sock.detach()  # trio's socket closes the descriptor
             if state.closed_because is not None:
                 reason = state.closed_because
@@ -113,6 +130,8 @@ async def _serve(
         await outbox.drain()  # the answers to the frames before the bad one
         return f"bad frame: {exc}"
     except CloseConnection as exc:
+        if exc.final is not None:  # a failed authentication's answer (net/sasl_session.py)
+            outbox.send(exc.final, more_coming=False)
         await outbox.drain()
         return str(exc)
     except ConnectionLost:

@@ -15,15 +15,19 @@ import os
 from pathlib import Path
 from typing import Any
 
+from coordinator.datadir import DataDirError
 from storage.fsutil import fsync, fsync_dir, write_all
 
 
-class StoreError(RuntimeError):
+class StoreError(DataDirError):
     """A security file of the data dir cannot be read; the text names the file."""
 
 
 def write_json(path: Path, value: Any) -> None:
     data = json.dumps(value, indent=1, sort_keys=True).encode() + b"\n"
+    if not path.parent.is_dir():  # the data dir's security/ directory, made on first use
+        path.parent.mkdir(mode=0o700)
+        fsync_dir(path.parent.parent)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

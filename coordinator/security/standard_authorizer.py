@@ -17,7 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from coordinator.security.acls import WILDCARD, WILDCARD_PRINCIPAL, AclBinding, AclFilter, AclPermissionType, PatternType
+from coordinator.security.acls import (
+    WILDCARD,
+    WILDCARD_PRINCIPAL,
+    AclBinding,
+    AclFilter,
+    AclPermissionType,
+    PatternType,
+)
 from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.security.files import StoreError, read_json, write_json
 
@@ -72,7 +79,9 @@ class StandardAuthorizer:
             self._load(path)
 
     # -- the question ----------------------------------------------------------------------------
-    def authorize(self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+    def authorize(
+        self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str
+    ) -> bool:
         if principal in self.super_users:
             return True
         principals = (principal, WILDCARD_PRINCIPAL)

@@ -1,0 +1,43 @@
+"""Making a new connection what its listener asks: the TLS handshake (SSL, SASL_SSL) and, for
+SASL listeners, the session that authenticates it before anything else is dispatched.
+
+With ssl.client.auth the client certificate's subject becomes the principal of an SSL listener's
+connection (Kafka's DefaultKafkaPrincipalBuilder); on SASL_SSL the SASL identity wins, as in
+Kafka. Handshakes are counted per listener (security/stats.py); a failed one raises TlsFailed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from coordinator.net.dispatch import Connection
+from coordinator.net.sasl_session import SaslSession
+from coordinator.net.socket_io import RawSocket
+from coordinator.net.tls import TlsFailed, start_tls
+from coordinator.security.listeners import ListenerPlan
+
+if TYPE_CHECKING:
+    from coordinator.observe.tap import Tap
+
+
+async def secure_connection(plan: ListenerPlan, sock: RawSocket, conn: Connection, tap: Tap | None) -> RawSocket:
+    conn.listener = None if plan.primary else plan.name
+    if plan.ssl_context is not None:
+        try:
+            tls = await start_tls(sock, plan.ssl_context)
+        except TlsFailed:
+            plan.stats.failed_tls_handshakes += 1
+            raise
+        plan.stats.tls_handshakes += 1
+        sock = tls
+        if plan.client_auth != "none" and plan.sasl is None:
+            from coordinator.security.ssl_context import principal_from_certificate
+
+            principal = principal_from_certificate(tls.ssl_socket.getpeercert(binary_form=True))
+            if principal is not None:
+                conn.principal = principal
+                if tap is not None:
+                    tap.authenticated(conn.connection_id, conn.client_host, principal, "SSL", False, 0)
+    if plan.sasl is not None:
+        conn.session = SaslSession(plan, conn, tap, plan.sasl.now_ms)
+    return sock
