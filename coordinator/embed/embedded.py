@@ -30,6 +30,8 @@ import trio
 from coordinator.config import Config, canonical_name
 from coordinator.control.facade import Control, thread_call
 from coordinator.datadir import check_partition_cap
+from coordinator.embed.security import SecurityOptions
+from coordinator.security.certs import CertFiles
 from coordinator.server import Server, serve
 
 START_TIMEOUT_SECONDS = 30
@@ -71,19 +73,33 @@ async def open_server(
     settings: Mapping[str, Any] | None = None,
     topics: Mapping[str, int] | None = None,
     brokers: int | None = None,
+    security: SecurityOptions | None = None,
+    certs: CertFiles | None = None,
 ) -> AsyncIterator[Server]:
+    """`security`: one secured listener (coordinator/embed/security.py), with `certs` (made in
+    the data dir's parent when TLS needs them and none are given)."""
     temp = None if data_dir is not None else tempfile.mkdtemp(prefix="kgc-")
+    certs_temp = None
     try:
-        config = _config(Path(data_dir or temp), host, port, settings, brokers)  # type: ignore[arg-type]
+        directory = Path(data_dir or temp)  # type: ignore[arg-type]
+        if security is not None:
+            if certs is None and security.tls:
+                certs_temp = tempfile.mkdtemp(prefix="kgc-certs-")
+                certs = security.make_certs(Path(certs_temp))
+            settings = {**security.settings(certs), **(settings or {})}
+        config = _config(directory, host, port, settings, brokers)
         async with trio.open_nursery() as nursery:
             server: Server = await nursery.start(serve, config, dict(topics or {}))
+            if security is not None and server.security is not None:
+                security.add_scram_users(server.security.credentials)
             try:
                 yield server
             finally:
                 server.stop()
     finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        for made in (temp, certs_temp):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
 
 
 class EmbeddedServer:
@@ -98,7 +114,10 @@ class EmbeddedServer:
         settings: Mapping[str, Any] | None = None,
         topics: Mapping[str, int] | None = None,
         brokers: int | None = None,
+        security: SecurityOptions | None = None,
     ) -> None:
+        """`security`: one TLS and/or SASL listener (coordinator/embed/security.py); `.certs`
+        holds the throwaway certificates it made, `client_settings(user)` a client's settings."""
         self._temp = None if data_dir is not None else tempfile.mkdtemp(prefix="kgc-")
         self._brokers = brokers
         self._ports: list[int] | None = None  # fixed by the first start, kept by restarts
@@ -106,6 +125,14 @@ class EmbeddedServer:
         self._host, self._port = host, port
         # Keys as kgc names them: `group_max_size` and `group.max.size` are the same setting.
         self._settings = {canonical_name(k) or k: v for k, v in (settings or {}).items()}
+        self.security = security
+        self.certs: CertFiles | None = None
+        self._certs_temp: str | None = None
+        if security is not None:
+            if security.tls:
+                self._certs_temp = tempfile.mkdtemp(prefix="kgc-certs-")
+                self.certs = security.make_certs(Path(self._certs_temp))
+            self._settings = {**security.settings(self.certs), **self._settings}
         self._config: Config | None = None
         self._topics = dict(topics or {})
         self._thread: threading.Thread | None = None
@@ -124,7 +151,10 @@ class EmbeddedServer:
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
-                self._server = await nursery.start(partial(serve, config, self._topics, ports=self._ports))
+                server = await nursery.start(partial(serve, config, self._topics, ports=self._ports))
+                if self.security is not None and server.security is not None:
+                    self.security.add_scram_users(server.security.credentials)
+                self._server = server
                 started.set()
 
         def run() -> None:
@@ -168,8 +198,9 @@ class EmbeddedServer:
 
     def close(self) -> None:
         self.stop()
-        if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
+        for made in (self._temp, self._certs_temp):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()
@@ -195,6 +226,15 @@ class EmbeddedServer:
     def brokers(self) -> list[tuple[int, str, int]]:
         """(node id, host, port) of each broker."""
         return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require("brokers").brokers]
+
+    def client_settings(
+        self, user: str | None = None, password: str | None = None, mechanism: str = "PLAIN"
+    ) -> dict[str, str]:
+        """A librdkafka-style client's settings for this server (bootstrap, security, user)."""
+        found = {"bootstrap.servers": self.bootstrap}
+        if self.security is not None:
+            found.update(self.security.client_settings(self.certs, user, password, mechanism))
+        return found
 
     @property
     def control_url(self) -> str | None:
