@@ -24,6 +24,7 @@ from coordinator.net.frame_reader import SCRATCH_BYTES, FrameReader
 from coordinator.net.idle import ConnectionState, ConnectionWatch
 from coordinator.net.outbox import Outbox
 from coordinator.net.request_memory import RequestMemory
+from coordinator.net.sasl_session import linger
 from coordinator.net.secure import secure_connection
 from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.net.tls import TlsFailed
@@ -71,6 +72,8 @@ async def serve_connection(
                     async with trio.open_nursery() as nursery:
                         outbox = Outbox(sock, state, nursery)
                         reason = await _serve(reader, outbox, conn, broker, shared.memory, state)
+                        if conn.session is not None and conn.session.failed:
+                            await linger(sock)  # the client reads the refusal, then closes (sasl_session.py)
                         nursery.cancel_scope.cancel()  # the sender, idle now
             except TlsFailed as exc:
                 reason = str(exc)

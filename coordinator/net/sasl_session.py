@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from coordinator.handlers.request_context import CloseConnection
+from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.security.listeners import ListenerPlan, SaslConfig
 from coordinator.security.sasl import SaslAuthenticationError, SaslError, SaslServer
@@ -67,6 +68,7 @@ class SaslSession:
         self._expires_ms: int | None = None
         self._reauth_started_ms: int | None = None
         self._reauthenticating = False
+        self.failed = False  # an authentication failed: the connection lingers, then closes
 
     def on_authenticated(self, set_limit: Any, limit: int) -> None:
         """Once authenticated, frames may be as large as `limit` (the reader's bound is
@@ -261,6 +263,7 @@ class SaslSession:
         """Count, wait connection.failed.authentication.delay.ms (Kafka's Selector delays the answer
         and the close), then close with `answer` as the last frame. Never returns."""
         self._plan.stats.failed_authentications += 1
+        self.failed = answer is not None
         self._state = _State.HANDSHAKE_OR_VERSIONS
         self._server = None
         delay = self._config.failed_delay_ms
@@ -306,6 +309,23 @@ class SaslSession:
                 mechanism,
                 self._reauthenticating,
             )
+
+
+LINGER_S = 0.05
+
+
+async def linger(sock: RawSocket) -> None:
+    """After a failed authentication's answer, wait up to LINGER_S for the client to close first
+    (what it sends meanwhile is dropped). Kafka closes at once; a client that reads the answer and
+    the close in one read loop may then drop the answer (kafka-python 3.0 does), so kgc lets the
+    answer arrive alone. Bounded: a client that never closes costs its connection 50 ms more."""
+    scratch = bytearray(256)
+    with trio.move_on_after(LINGER_S):
+        try:
+            while await sock.recv_into(scratch):
+                pass
+        except ConnectionLost:
+            pass
 
 
 def _api(key: int) -> str:

@@ -150,7 +150,9 @@ class ScramServer:
         match = _CLIENT_FINAL.fullmatch(token.decode("utf-8", errors="replace"))
         if match is None:
             raise SaslError("Invalid SCRAM client final message format")
-        if match["nonce"] != self._nonce:
+        # Kafka's ScramSaslServer checks endsWith, not equality: librdkafka before 2.x sent the
+        # client nonce twice (kcat 1.7 on Debian still does), and Kafka accepts it.
+        if not match["nonce"].endswith(self._nonce):
             raise SaslError("Invalid client nonce in the final client message.")
         credential = self._credential
         assert credential is not None
