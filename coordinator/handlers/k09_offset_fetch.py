@@ -73,7 +73,10 @@ async def _authorized(ctx: RequestContext, request: OffsetFetchRequest) -> Offse
         group.topics = [t for t in group.topics if may(ResourceType.TOPIC, t.name)]
         group.topics += [
             OffsetFetchResponseTopics(
-                name, [OffsetFetchResponsePartitions(n, -1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in ps]
+                name=name,
+                partitions=[
+                    OffsetFetchResponsePartitions(n, -1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in ps
+                ],
             )
             for name, ps in denied_topics.get(group.group_id, [])
         ]

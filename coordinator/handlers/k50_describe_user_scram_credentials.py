@@ -31,8 +31,8 @@ async def handle(
     known = store.users() if store is not None else {}
     named: dict[str, bool] = {}  # user -> named more than once
     if request.users:
-        for user in request.users:
-            named[user.name] = user.name in named
+        for asked in request.users:
+            named[asked.name] = asked.name in named
     else:
         named = dict.fromkeys(known, False)
     results = []

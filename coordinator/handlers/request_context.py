@@ -29,12 +29,12 @@ from coordinator.observe.tap import Tap
 from coordinator.security.authorization import (
     ANONYMOUS,
     AclOperation,
-    Authorizer,
     ResourceType,
     operations_bitfield,
     supported_operations,
 )
 from coordinator.security.credentials import CredentialStore
+from coordinator.security.standard_authorizer import StandardAuthorizer
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
 
@@ -68,7 +68,7 @@ class BrokerContext:
     versions: VersionLimits  # what ApiVersions advertises and dispatch accepts (the control plane narrows it)
     control: RequestHook | None = None  # fault rules and request tracking; None: off, no cost
     txn: TxnService | None = None  # the transaction coordinator as this broker sees it
-    authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
+    authorizer: StandardAuthorizer | None = None  # authorizer.class.name; None: every action allowed
     group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
     credentials: CredentialStore | None = None  # SCRAM credentials (coordinator/security/credentials.py)
 

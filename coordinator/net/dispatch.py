@@ -46,7 +46,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     if session is not None and session.intercepts():
         answer = await session.receive(frame)
         if answer is not session.PASS:
-            return answer  # type: ignore[no-any-return]
+            return answer
     try:
         header, body_offset = decode_request_header(frame)
     except DecodeError as exc:

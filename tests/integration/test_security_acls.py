@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-import trio
 from kafka.net.sasl.scram import ScramClient
 
 from coordinator.embed.embedded import open_server
@@ -22,18 +20,18 @@ from coordinator.security.authorization import AclOperation as O
 from coordinator.security.authorization import ResourceType as R
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
+from protocol.messages import alter_user_scram_credentials as alter
 from protocol.messages import (
-    alter_user_scram_credentials as alter,
     create_acls,
     delete_acls,
     describe_acls,
-    describe_user_scram_credentials as describe_creds,
     join_group,
     metadata,
     offset_commit,
     sasl_authenticate,
     sasl_handshake,
 )
+from protocol.messages import describe_user_scram_credentials as describe_creds
 from tests.integration.raw_client import RawClient
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
@@ -152,8 +150,12 @@ async def test_acls_decide_and_persist(tmp_path):
             generation_id_or_member_epoch=-1,
             member_id="",
             topics=[
-                offset_commit.OffsetCommitRequestTopic("t", partitions=[offset_commit.OffsetCommitRequestPartition(0, 5)]),
-                offset_commit.OffsetCommitRequestTopic("hidden", partitions=[offset_commit.OffsetCommitRequestPartition(0, 5)]),
+                offset_commit.OffsetCommitRequestTopic(
+                    "t", partitions=[offset_commit.OffsetCommitRequestPartition(0, 5)]
+                ),
+                offset_commit.OffsetCommitRequestTopic(
+                    "hidden", partitions=[offset_commit.OffsetCommitRequestPartition(0, 5)]
+                ),
             ],
         )
         answer = await alice.request(ApiKey.OFFSET_COMMIT, 9, commit)

@@ -33,7 +33,11 @@ def check(a, user, cases, host=LOCAL):
 def test_allow_everyone_if_no_acl_found():
     """testAllowEveryoneIfNoAclFoundConfigEnabled / Disabled."""
     rule = acl(R.TOPIC, "topic1", L, "User:Alice", "*", O.READ, P.ALLOW)
-    check(authorizer(rule, allow_if_no_acl=True), "Bob", [(O.READ, R.TOPIC, "topic1", False), (O.READ, R.TOPIC, "topic2", True)])
+    check(
+        authorizer(rule, allow_if_no_acl=True),
+        "Bob",
+        [(O.READ, R.TOPIC, "topic1", False), (O.READ, R.TOPIC, "topic2", True)],
+    )
     check(authorizer(rule), "Bob", [(O.READ, R.TOPIC, "topic1", False), (O.READ, R.TOPIC, "topic2", False)])
     assert parse_super_users("User:alice;User:chris") == {"User:alice", "User:chris"}
 
@@ -42,15 +46,31 @@ def test_find_result_implication():
     """testFindResultImplication: READ/WRITE/DELETE/ALTER imply DESCRIBE, ALTER_CONFIGS implies
     DESCRIBE_CONFIGS, only in ALLOW ACLs; CREATE implies nothing."""
     for op in (O.DESCRIBE, O.READ, O.WRITE, O.DELETE, O.ALTER):
-        check(authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", op, P.ALLOW)), "bob", [(O.DESCRIBE, R.TOPIC, "foo_bar", True)])
-    check(authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", O.CREATE, P.ALLOW)), "bob", [(O.DESCRIBE, R.TOPIC, "foo_bar", False)])
+        check(
+            authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", op, P.ALLOW)),
+            "bob",
+            [(O.DESCRIBE, R.TOPIC, "foo_bar", True)],
+        )
+    check(
+        authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", O.CREATE, P.ALLOW)),
+        "bob",
+        [(O.DESCRIBE, R.TOPIC, "foo_bar", False)],
+    )
     for op in (O.READ, O.WRITE, O.DELETE, O.ALTER):  # a DENY of READ does not deny DESCRIBE
         a = authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", op, P.DENY), allow_if_no_acl=True)
         a.create([acl(R.TOPIC, "foo_", X, "User:bob", "*", O.DESCRIBE, P.ALLOW)])
         check(a, "bob", [(O.DESCRIBE, R.TOPIC, "foo_bar", True)])
     for op in (O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS):
-        check(authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", op, P.ALLOW)), "bob", [(O.DESCRIBE_CONFIGS, R.TOPIC, "foo_bar", True)])
-    check(authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", O.ALTER_CONFIGS, P.DENY)), "bob", [(O.ALTER_CONFIGS, R.TOPIC, "foo_bar", False)])
+        check(
+            authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", op, P.ALLOW)),
+            "bob",
+            [(O.DESCRIBE_CONFIGS, R.TOPIC, "foo_bar", True)],
+        )
+    check(
+        authorizer(acl(R.TOPIC, "foo_", X, "User:bob", "*", O.ALTER_CONFIGS, P.DENY)),
+        "bob",
+        [(O.ALTER_CONFIGS, R.TOPIC, "foo_bar", False)],
+    )
 
 
 def test_principal_matching_and_simple_authorizations():
@@ -74,8 +94,27 @@ def test_deny_precedence_with_operation_all():
         acl(R.TOPIC, "foo", L, "User:*", "*", O.ALL, P.DENY),
         acl(R.TOPIC, "foo", X, "User:*", "*", O.DESCRIBE, P.ALLOW),
     )
-    check(a, "alice", [(O.WRITE, R.TOPIC, "foo", False), (O.READ, R.TOPIC, "foo", False), (O.DESCRIBE, R.TOPIC, "foo", False), (O.READ, R.TOPIC, "foobar", True)])
-    check(a, "bob", [(O.DESCRIBE, R.TOPIC, "foo", False), (O.READ, R.TOPIC, "foo", False), (O.WRITE, R.TOPIC, "foo", False), (O.DESCRIBE, R.TOPIC, "foobaz", True), (O.READ, R.TOPIC, "foobaz", False)])
+    check(
+        a,
+        "alice",
+        [
+            (O.WRITE, R.TOPIC, "foo", False),
+            (O.READ, R.TOPIC, "foo", False),
+            (O.DESCRIBE, R.TOPIC, "foo", False),
+            (O.READ, R.TOPIC, "foobar", True),
+        ],
+    )
+    check(
+        a,
+        "bob",
+        [
+            (O.DESCRIBE, R.TOPIC, "foo", False),
+            (O.READ, R.TOPIC, "foo", False),
+            (O.WRITE, R.TOPIC, "foo", False),
+            (O.DESCRIBE, R.TOPIC, "foobaz", True),
+            (O.READ, R.TOPIC, "foobaz", False),
+        ],
+    )
 
 
 def test_topic_acl_with_operation_all():
@@ -84,9 +123,23 @@ def test_topic_acl_with_operation_all():
         acl(R.TOPIC, "bar", X, "User:alice", "*", O.ALL, P.ALLOW),
         acl(R.TOPIC, "baz", L, "User:bob", "*", O.ALL, P.ALLOW),
     )
-    check(a, "alice", [(O.WRITE, R.TOPIC, "foo", True), (O.DESCRIBE_CONFIGS, R.TOPIC, "bar", True), (O.DESCRIBE, R.TOPIC, "baz", False)])
-    check(a, "bob", [(O.WRITE, R.TOPIC, "foo", True), (O.READ, R.TOPIC, "bar", False), (O.DESCRIBE, R.TOPIC, "baz", True)])
-    check(a, "malory", [(O.DESCRIBE, R.TOPIC, "foo", True), (O.WRITE, R.TOPIC, "bar", False), (O.READ, R.TOPIC, "baz", False)])
+    check(
+        a,
+        "alice",
+        [
+            (O.WRITE, R.TOPIC, "foo", True),
+            (O.DESCRIBE_CONFIGS, R.TOPIC, "bar", True),
+            (O.DESCRIBE, R.TOPIC, "baz", False),
+        ],
+    )
+    check(
+        a, "bob", [(O.WRITE, R.TOPIC, "foo", True), (O.READ, R.TOPIC, "bar", False), (O.DESCRIBE, R.TOPIC, "baz", True)]
+    )
+    check(
+        a,
+        "malory",
+        [(O.DESCRIBE, R.TOPIC, "foo", True), (O.WRITE, R.TOPIC, "bar", False), (O.READ, R.TOPIC, "baz", False)],
+    )
 
 
 def test_host_address_acl_validation():
@@ -122,7 +175,11 @@ def test_authorization_with_many_acls():
         acl(R.GROUP, "wheel", L, "User:*", "*", O.WRITE, P.DENY),
     )
     check(a, "bob", [(O.READ, R.TOPIC, "green1", True), (O.WRITE, R.GROUP, "wheel", False)])
-    check(a, "bob", [(O.READ, R.TOPIC, "alpha", False), (O.WRITE, R.GROUP, "arbitrary", True), (O.READ, R.TOPIC, "ala", False)])
+    check(
+        a,
+        "bob",
+        [(O.READ, R.TOPIC, "alpha", False), (O.WRITE, R.GROUP, "arbitrary", True), (O.READ, R.TOPIC, "ala", False)],
+    )
 
 
 def test_prefix_acls_and_super_users():
@@ -132,8 +189,16 @@ def test_prefix_acls_and_super_users():
         acl(R.TOPIC, "f", X, "User:bob", "*", O.ALL, P.ALLOW),
         acl(R.TOPIC, "*", L, "User:superman", "*", O.ALL, P.DENY),
     )
-    check(a, "bob", [(O.WRITE, R.TOPIC, "foobarr", True), (O.READ, R.TOPIC, "goobar", False), (O.READ, R.TOPIC, "fooa", True)])
-    check(a, "alice", [(O.DESCRIBE, R.TOPIC, "fooa", True), (O.WRITE, R.TOPIC, "bar", False), (O.READ, R.TOPIC, "baz", False)])
+    check(
+        a,
+        "bob",
+        [(O.WRITE, R.TOPIC, "foobarr", True), (O.READ, R.TOPIC, "goobar", False), (O.READ, R.TOPIC, "fooa", True)],
+    )
+    check(
+        a,
+        "alice",
+        [(O.DESCRIBE, R.TOPIC, "fooa", True), (O.WRITE, R.TOPIC, "bar", False), (O.READ, R.TOPIC, "baz", False)],
+    )
     check(a, "superman", [(O.DELETE, R.TOPIC, "anything", True)])  # super users ignore even DENY
 
 
@@ -164,7 +229,11 @@ def test_filters_list_and_delete():
     star = acl(R.TOPIC, "*", L, "User:bob", "*", O.READ, P.ALLOW)
     a = authorizer(foo_read, foo_write, bar, star)
     assert set(a.acls(AclFilter())) == {foo_read, foo_write, bar, star}
-    assert set(a.acls(AclFilter(resource_type=R.TOPIC, pattern_type=PatternType.MATCH, name="foo_x"))) == {foo_read, foo_write, star}
+    assert set(a.acls(AclFilter(resource_type=R.TOPIC, pattern_type=PatternType.MATCH, name="foo_x"))) == {
+        foo_read,
+        foo_write,
+        star,
+    }
     assert a.acls(AclFilter(resource_type=R.TOPIC, pattern_type=PatternType.LITERAL, name="foo_")) == []
     assert a.acls(AclFilter(operation=O.WRITE)) == [foo_write]
     assert a.delete([AclFilter(operation=O.WRITE), AclFilter(principal="User:nobody")]) == [[foo_write], []]

@@ -9,22 +9,19 @@ import pytest
 from kafka.net.sasl.scram import ScramClient
 
 from coordinator.security.jaas import JaasError, parse_jaas, plain_users
-from coordinator.security.oauthbearer import OAuthBearerServer, ValidatorOptions, validate_unsecured, InvalidToken
+from coordinator.security.oauthbearer import InvalidToken, OAuthBearerServer, ValidatorOptions, validate_unsecured
 from coordinator.security.plain import PlainServer
 from coordinator.security.sasl import SaslAuthenticationError, SaslError
-from coordinator.security.scram import (
-    ScramServer,
-    credential_from_password,
-    credential_from_salted,
-    salted_password,
-)
+from coordinator.security.scram import ScramServer, credential_from_password, credential_from_salted, salted_password
 
 
 # -- SCRAM ---------------------------------------------------------------------------------------
 def test_scram_sha_256_rfc7677_example():
     """RFC 7677 section 3: user "user", password "pencil", every message byte for byte."""
     salt = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
-    credential = credential_from_salted("SCRAM-SHA-256", salted_password("SCRAM-SHA-256", "pencil", salt, 4096), salt, 4096)
+    credential = credential_from_salted(
+        "SCRAM-SHA-256", salted_password("SCRAM-SHA-256", "pencil", salt, 4096), salt, 4096
+    )
     server = ScramServer(
         "SCRAM-SHA-256", {"user": credential}.get, server_nonce=lambda: "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
     )
@@ -127,7 +124,9 @@ def test_unsecured_jwt_validator():
     for text, reason in bad:
         with pytest.raises(InvalidToken, match=reason):
             validate_unsecured(text, options, NOW_MS)
-    scoped = ValidatorOptions.from_jaas({"unsecuredValidatorRequiredScope": "write", "unsecuredValidatorPrincipalClaimName": "uid"})
+    scoped = ValidatorOptions.from_jaas(
+        {"unsecuredValidatorRequiredScope": "write", "unsecuredValidatorPrincipalClaimName": "uid"}
+    )
     with pytest.raises(InvalidToken) as info:
         validate_unsecured(unsecured({"uid": "a", "exp": NOW_MS / 1000 + 5, "scope": ["read"]}), scoped, NOW_MS)
     assert info.value.scope == "write"
@@ -147,7 +146,9 @@ def test_oauthbearer_exchange_and_error_challenge():
     with pytest.raises(SaslAuthenticationError, match="invalid_token"):
         server.evaluate(b"\x01")
     with pytest.raises(SaslAuthenticationError, match="authorization id"):
-        OAuthBearerServer(ValidatorOptions(), lambda: NOW_MS).evaluate(f"n,a=bob,\x01auth=Bearer {token}\x01\x01".encode())
+        OAuthBearerServer(ValidatorOptions(), lambda: NOW_MS).evaluate(
+            f"n,a=bob,\x01auth=Bearer {token}\x01\x01".encode()
+        )
     for bad in (b"", b"n,,auth=Bearer x", f"n,,\x01auth=Basic {token}\x01\x01".encode(), b"n,,\x01x=y\x01\x01"):
         with pytest.raises(SaslError):
             OAuthBearerServer(ValidatorOptions(), lambda: NOW_MS).evaluate(bad)
@@ -164,7 +165,14 @@ def test_jaas_config_as_kafka_writes_it():
     assert "secret" not in repr(modules)  # options never show in a repr
     two = parse_jaas("a.B optional x=1; c.D sufficient;")
     assert [(m.name, m.flag, m.options) for m in two] == [("a.B", "optional", {"x": "1"}), ("c.D", "sufficient", {})]
-    for bad in ("", "Mod required user_a=\"x\"", "Mod maybe;", 'Mod required a="x;', "Mod required a=;", "Mod required a b;"):
+    for bad in (
+        "",
+        'Mod required user_a="x"',
+        "Mod maybe;",
+        'Mod required a="x;',
+        "Mod required a=;",
+        "Mod required a b;",
+    ):
         with pytest.raises(JaasError) as info:
             parse_jaas(bad)
         assert '"x' not in str(info.value)
