@@ -10,34 +10,35 @@ from coordinator.embed.embedded import open_server
 from coordinator.embed.security import SecurityOptions
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode as E
+from protocol.messages import add_offsets_to_txn as aot
+from protocol.messages import add_partitions_to_txn as apt
+from protocol.messages import consumer_group_describe as cgd
+from protocol.messages import consumer_group_heartbeat as cgh
+from protocol.messages import create_topics as ct
+from protocol.messages import delete_groups as dg
+from protocol.messages import delete_topics as dt
+from protocol.messages import describe_groups as dgr
+from protocol.messages import describe_transactions as dtx
 from protocol.messages import (
-    add_offsets_to_txn as aot,
-    add_partitions_to_txn as apt,
-    consumer_group_describe as cgd,
-    consumer_group_heartbeat as cgh,
-    create_topics as ct,
-    delete_groups as dg,
-    delete_topics as dt,
-    describe_groups as dgr,
-    describe_transactions as dtx,
     end_txn,
     fetch,
-    find_coordinator as fc,
     heartbeat,
-    init_producer_id as ipi,
     leave_group,
     list_groups,
-    list_offsets as lo,
-    list_transactions as ltx,
-    offset_delete as od,
-    offset_fetch as of,
-    offset_for_leader_epoch as ofle,
     produce,
     sasl_authenticate,
     sasl_handshake,
     sync_group,
-    txn_offset_commit as toc,
 )
+from protocol.messages import find_coordinator as fc
+from protocol.messages import init_producer_id as ipi
+from protocol.messages import list_offsets as lo
+from protocol.messages import list_transactions as ltx
+from protocol.messages import offset_commit as oc
+from protocol.messages import offset_delete as od
+from protocol.messages import offset_fetch as of
+from protocol.messages import offset_for_leader_epoch as ofle
+from protocol.messages import txn_offset_commit as toc
 from tests.integration.raw_client import RawClient
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
@@ -203,10 +204,17 @@ async def test_each_api_refuses_a_principal_without_acls_and_serves_a_super_user
 async def test_lists_and_describes_leave_out_what_the_principal_may_not_see(clients):
     alice, admin = clients
     await admin.request(ApiKey.INIT_PRODUCER_ID, 4, ipi.InitProducerIdRequest("x", 60000))
-    for client, groups, txns in ((alice, 0, 0), (admin, None, 1)):
+    commit = oc.OffsetCommitRequest(
+        "g", -1, "", topics=[oc.OffsetCommitRequestTopic("t", partitions=[oc.OffsetCommitRequestPartition(0, 1)])]
+    )
+    assert (await admin.request(ApiKey.OFFSET_COMMIT, 9, commit)).topics[0].partitions[
+        0
+    ].error_code == 0  # group g exists
+    for client, groups, txns in ((alice, [], 0), (admin, ["g"], 1)):  # DESCRIBE CLUSTER (a super user): everything
         listed = await client.request(ApiKey.LIST_TRANSACTIONS, 1, ltx.ListTransactionsRequest())
         assert len(listed.transaction_states) == txns
-        await client.request(ApiKey.LIST_GROUPS, 5, list_groups.ListGroupsRequest())
+        found = await client.request(ApiKey.LIST_GROUPS, 5, list_groups.ListGroupsRequest())
+        assert [g.group_id for g in found.groups] == groups
     described = await admin.request(ApiKey.DESCRIBE_GROUPS, 5, dgr.DescribeGroupsRequest(["g"], True))
     # A super user may do all of GROUP's operations: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
     assert described.groups[0].authorized_operations == (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
