@@ -260,6 +260,7 @@ async def _serve_locked(
             transitions=parts.transitions,
             limits=versions,
             clock=timer_clock,
+            security=security,
         )
     metrics_server = None
     if tap is not None and tap.metrics is not None:

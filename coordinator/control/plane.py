@@ -57,7 +57,9 @@ class ServerControl:
         transitions: TransitionLog,
         limits: VersionLimits,
         clock: TimerClock,
+        security: Any = None,
     ) -> None:
+        """`security`: the server's listeners, credentials and ACLs (coordinator/security/setup.py)."""
         self._cluster = cluster
         self._controller = controller
         self._topics = topics
@@ -69,6 +71,7 @@ class ServerControl:
         self._transitions = transitions
         self.limits = limits
         self._clock = clock
+        self._security = security
 
     # -- brokers ---------------------------------------------------------------------------------
     def brokers(self) -> list[BrokerView]:
@@ -227,6 +230,18 @@ class ServerControl:
     def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
         return self._transitions.page(since, group, limit)
 
+    def security(self) -> dict[str, Any]:
+        """Each listener's protocol, authentication counters and open connections (principal and
+        mechanism), and the ACL count: nothing secret (no password, token or key)."""
+        security = self._security
+        if security is None:
+            return {"listeners": [], "acls": None}
+        authorizer = security.authorizer
+        return {
+            "listeners": [plan.view() for plan in security.plans],
+            "acls": None if authorizer is None else len(authorizer.acls()),
+        }
+
     def snapshot(self) -> dict[str, Any]:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
@@ -249,6 +264,7 @@ class ServerControl:
                 }
             )
         return {
+            "security": self.security(),
             "clock": to_jsonable(self.clock()),
             "brokers": to_jsonable(self.brokers()),
             "groups": groups,

@@ -85,6 +85,8 @@ async def serve_connection(
                 reason = state.closed_because
     finally:
         shared.watch.discard(state)
+        if plan is not None:
+            plan.connections.pop(conn.connection_id, None)
         level = logging.DEBUG if reason in ("client closed", "connection lost") else logging.WARNING
         log_event(_log, "connection.close", level, conn=conn.connection_id, peer=conn.client_host, reason=reason)
         tap = broker.tap  # the transcript records why a connection ended

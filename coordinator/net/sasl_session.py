@@ -229,6 +229,9 @@ class SaslSession:
         else:
             stats.authentications += 1
         conn.principal = principal
+        seen = self._plan.connections.get(conn.connection_id)
+        if seen is not None:
+            seen.update(principal=principal, mechanism=self._mechanism)
         self._state = _State.COMPLETE
         if self._raise_limit is not None:
             self._raise_limit()

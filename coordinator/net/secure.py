@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 async def secure_connection(plan: ListenerPlan, sock: RawSocket, conn: Connection, tap: Tap | None) -> RawSocket:
     conn.listener = None if plan.primary else plan.name
+    plan.connections[conn.connection_id] = {"host": conn.client_host, "principal": conn.principal, "mechanism": None}
     if plan.ssl_context is not None:
         try:
             tls = await start_tls(sock, plan.ssl_context)
@@ -36,6 +37,7 @@ async def secure_connection(plan: ListenerPlan, sock: RawSocket, conn: Connectio
             principal = principal_from_certificate(tls.ssl_socket.getpeercert(binary_form=True))
             if principal is not None:
                 conn.principal = principal
+                plan.connections[conn.connection_id].update(principal=principal, mechanism="SSL")
                 if tap is not None:
                     tap.authenticated(conn.connection_id, conn.client_host, principal, "SSL", False, 0)
     if plan.sasl is not None:

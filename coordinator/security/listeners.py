@@ -74,6 +74,17 @@ class ListenerPlan:
     sasl: SaslConfig | None = None
     stats: SecurityStats = field(default_factory=SecurityStats)
     primary: bool = False
+    # The open connections of this listener: id -> host, principal, mechanism (the control plane's
+    # snapshot and the live page show them; never a credential).
+    connections: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "listener": self.name,
+            "protocol": self.protocol,
+            "stats": self.stats.as_dict(),
+            "connections": [{"connection": cid, **seen} for cid, seen in sorted(self.connections.items())],
+        }
 
     def port_for(self, broker_index: int) -> int:
         return self.port + broker_index if self.port else 0

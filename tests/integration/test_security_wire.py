@@ -84,6 +84,11 @@ async def test_plain_and_scram_authenticate_then_requests_flow(sasl_server):
     final = await authenticate(client, scram.final_message())
     scram.process_server_final_message(final.auth_bytes)  # verifies the server's signature
     assert final.error_code == 0 and await metadata_ok(client)
+    view = sasl_server.control.snapshot()["security"]  # the control plane's (and live page's) view
+    assert [(c["principal"], c["mechanism"]) for c in view["listeners"][0]["connections"]] == [
+        ("User:bob", "SCRAM-SHA-512")
+    ]
+    assert "secret" not in json.dumps(view)
     await client.aclose()
     assert stats(sasl_server).authentications == 2 and stats(sasl_server).failed_authentications == 0
 
