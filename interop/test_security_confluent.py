@@ -65,7 +65,7 @@ def test_oauthbearer_token_and_reauthentication_keep_the_group_stable(tmp_path):
         assert consumed == 3 and reauthenticated, (consumed, reauthenticated)
         everything = events(transcript)
         assert reauthenticated[0]["principal"] == "User:alice" and reauthenticated[0]["mechanism"] == "OAUTHBEARER"
-        sasl_authenticates = [e for e in everything if e["type"] == "sasl" and e["api"] == "SASL_AUTHENTICATE"]
+        sasl_authenticates = [e for e in everything if e["type"] == "sasl" and e["api"] == "SaslAuthenticate"]
         conn = reauthenticated[0]["conn"]
         assert len([e for e in sasl_authenticates if e["conn"] == conn]) >= 2  # a second SaslAuthenticate
         joins = [e for e in everything if e["type"] == "response" and e["api"] == "JoinGroup" and not e["errors"]]

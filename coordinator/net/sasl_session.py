@@ -26,7 +26,7 @@ from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.security.listeners import ListenerPlan, SaslConfig
 from coordinator.security.sasl import SaslAuthenticationError, SaslError, SaslServer
-from protocol.api import SUPPORTED_VERSIONS, ApiKey
+from protocol.api import SUPPORTED_VERSIONS, ApiKey, api_name
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.framing import frame
@@ -306,7 +306,7 @@ class SaslSession:
             self._tap.sasl(
                 self._conn.connection_id,
                 self._conn.client_host,
-                _api(header.api_key),
+                api_name(header.api_key),
                 header.api_version,
                 error,
                 mechanism,

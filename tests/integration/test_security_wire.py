@@ -6,6 +6,7 @@ listener, and leaves the server and its other connections unharmed.
 
 from __future__ import annotations
 
+import io
 import json
 import ssl
 import struct
@@ -17,6 +18,7 @@ from kafka.net.sasl.scram import ScramClient
 from coordinator.embed.embedded import open_server
 from coordinator.embed.security import SecurityOptions
 from coordinator.security.certs import make_certs
+from coordinator.tools.transcript_render import render
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
@@ -261,3 +263,7 @@ async def test_tls_mtls_principal_garbage_and_half_open(tmp_path):
         assert authenticated[0]["mechanism"] == "SSL"
         requests = [e for e in events if e["type"] == "request" and e["api"] == "Metadata"]
         assert requests[0]["principal"] == certs.client_principal
+        shown = io.StringIO()  # `kgc transcript` shows who authenticated, and how
+        with open(tmp_path / "t.jsonl") as lines:
+            render(lines, None, shown)
+        assert f"authenticated as {certs.client_principal} (SSL)" in shown.getvalue()
