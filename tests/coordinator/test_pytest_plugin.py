@@ -141,6 +141,8 @@ def test_a_security_mark_gives_a_tls_sasl_listener_and_client_settings(kafka_coo
     from confluent_kafka.admin import AdminClient
 
     settings = kafka_coordinator.client_settings("alice", mechanism="SCRAM-SHA-512")
-    assert settings["security.protocol"] == "SASL_SSL" and settings["ssl.ca.location"] == str(kafka_coordinator.certs.ca)
+    assert settings["security.protocol"] == "SASL_SSL" and settings["ssl.ca.location"] == str(
+        kafka_coordinator.certs.ca
+    )
     kafka_coordinator.create_topic("secured", 1)
     assert "secured" in AdminClient(settings).list_topics(timeout=20).topics

@@ -267,3 +267,33 @@ async def test_tls_mtls_principal_garbage_and_half_open(tmp_path):
         with open(tmp_path / "t.jsonl") as lines:
             render(lines, None, shown)
         assert f"authenticated as {certs.client_principal} (SSL)" in shown.getvalue()
+
+
+async def test_two_listeners_on_each_of_two_brokers(tmp_path):
+    """PLAINTEXT first, SASL_PLAINTEXT second, --brokers 2: Metadata names the endpoints of the
+    listener it was asked on; a broker going down and up takes both its listeners with it."""
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
+    settings = {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        **NO_DELAY,
+    }
+    async with open_server(tmp_path / "d", settings=settings, brokers=2) as server:
+        sasl_ports = [n.endpoints["SASL_PLAINTEXT"][1] for n in server.cluster.nodes.values()]
+        plain_ports = [b.advertised_port for b in server.brokers]
+        assert len(set(sasl_ports + plain_ports)) == 4 and 0 not in sasl_ports
+        plain = await RawClient.connect(server.host, plain_ports[1])
+        assert sorted(b.port for b in await metadata_ok(plain)) == sorted(plain_ports)
+        secured = await RawClient.connect(server.host, sasl_ports[1])
+        await plain_login(secured)
+        assert sorted(b.port for b in await metadata_ok(secured)) == sorted(sasl_ports)
+        node = server.brokers[1].node_id
+        await server.control.broker_down(node)
+        assert await secured.closed_by_server() and await plain.closed_by_server()
+        await server.control.broker_up(node)
+        again = await RawClient.connect(server.host, sasl_ports[1])  # the same port, listening again
+        await plain_login(again)
+        assert await metadata_ok(again)
+        for c in (plain, secured, again):
+            await c.aclose()
