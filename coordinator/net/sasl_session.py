@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -69,14 +70,15 @@ class SaslSession:
         self._reauth_started_ms: int | None = None
         self._reauthenticating = False
         self.failed = False  # an authentication failed: the connection lingers, then closes
+        self._changed_principal = ""  # why a re-authentication was refused
+        self._set_limit: Callable[[int], None] | None = None
+        self._limit = 0
 
-    def on_authenticated(self, set_limit: Any, limit: int) -> None:
+    def on_authenticated(self, set_limit: Callable[[int], None], limit: int) -> None:
         """Once authenticated, frames may be as large as `limit` (the reader's bound is
         sasl.server.max.receive.size until then, so an unauthenticated client cannot make the
         server read a large frame)."""
-        self._raise_limit = lambda: set_limit(limit)
-
-    _raise_limit: Any = None
+        self._set_limit, self._limit = set_limit, limit
 
     @property
     def authenticating(self) -> bool:
@@ -233,8 +235,8 @@ class SaslSession:
         if seen is not None:
             seen.update(principal=principal, mechanism=self._mechanism)
         self._state = _State.COMPLETE
-        if self._raise_limit is not None:
-            self._raise_limit()
+        if self._set_limit is not None:
+            self._set_limit(self._limit)
         reauth, self._reauthenticating = self._reauthenticating, False
         log_event(
             _log,
@@ -249,8 +251,6 @@ class SaslSession:
         if self._tap is not None:
             self._tap.authenticated(conn.connection_id, conn.client_host, principal, self._mechanism, reauth, lifetime)
         return lifetime
-
-    _changed_principal = ""
 
     # -- answers and failures --------------------------------------------------------------------
     def _generic_failure(self) -> str:

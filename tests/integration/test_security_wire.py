@@ -22,6 +22,7 @@ from coordinator.tools.transcript_render import render
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages import produce
 from protocol.messages.metadata import MetadataRequest
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from protocol.messages.sasl_handshake import SaslHandshakeRequest
@@ -74,6 +75,14 @@ async def test_plain_and_scram_authenticate_then_requests_flow(sasl_server):
     done = await authenticate(client, b"\x00alice\x00alice-secret")
     assert (done.error_code, done.session_lifetime_ms) == (0, 0)
     assert await metadata_ok(client)
+    big = produce.ProduceRequest(
+        None,
+        1,
+        1000,
+        [produce.TopicProduceData("t", partition_data=[produce.PartitionProduceData(0, b"\x00" * 600_000)])],
+    )  # over sasl.server.max.receive.size
+    answered = await client.request(ApiKey.PRODUCE, 9, big)  # authenticated: socket.request.max.bytes applies
+    assert answered.responses[0].partition_responses[0].error_code != 0  # not a batch, but answered
     # After authentication, a SaslHandshake with no session to renew reaches KafkaApis: ILLEGAL_SASL_STATE.
     assert (await handshake(client)).error_code == ErrorCode.ILLEGAL_SASL_STATE
     await client.aclose()
