@@ -21,8 +21,8 @@ from coordinator.security.certs import make_certs
 from coordinator.tools.transcript_render import render
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages import produce
+from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.metadata import MetadataRequest
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from protocol.messages.sasl_handshake import SaslHandshakeRequest
