@@ -17,6 +17,7 @@ from typing import Any
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
 from coordinator.cluster.controller import Controller
+from coordinator.control import security_control
 from coordinator.control.errors import ControlError, conflict, not_found, unavailable
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
@@ -30,6 +31,7 @@ from coordinator.control.plane_api import (
     consumer_subscription,
     to_jsonable,
 )
+from coordinator.control.security_control import AclSpec, ScramUserSpec
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
@@ -229,6 +231,15 @@ class ServerControl:
 
     def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
         return self._transitions.page(since, group, limit)
+
+    def acls(self) -> list[dict[str, object]]:
+        return security_control.acls(self._security)
+
+    def add_acl(self, spec: AclSpec) -> dict[str, object]:
+        return security_control.add_acl(self._security, spec)
+
+    def add_scram_user(self, spec: ScramUserSpec) -> dict[str, object]:
+        return security_control.add_scram_user(self._security, spec)
 
     def security(self) -> dict[str, Any]:
         """Each listener's protocol, authentication counters and open connections (principal and

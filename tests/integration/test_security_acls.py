@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from kafka.net.sasl.scram import ScramClient
 
 from coordinator.embed.embedded import open_server
@@ -307,3 +308,39 @@ async def test_acls_and_credentials_survive_kill_9(tmp_path):
     assert acls["acls"][0]["principal"] == "User:zoe"
     credentials = (tmp_path / "d" / "security" / "scram-credentials.json").read_text()
     assert "zoe-pw" not in credentials and '"iterations": 4096' in credentials
+
+
+async def test_the_control_plane_adds_acls_and_scram_users(tmp_path):
+    """In process (the fixture's .control) as over HTTP: an ACL decides at once, a SCRAM user can
+    log in, and no answer carries the password."""
+    options = SecurityOptions(users={"admin": "admin-secret"}, authorizer=True, mechanisms=("PLAIN", "SCRAM-SHA-256"))
+    async with open_server(tmp_path / "d", security=options, settings=SETTINGS) as server:
+        from coordinator.control.errors import ControlError
+        from coordinator.control.security_control import AclSpec, ScramUserSpec
+
+        control = server.control
+        answer = control.add_scram_user(ScramUserSpec("zed", "zed-password", "SCRAM-SHA-256"))
+        assert answer == {"user": "zed", "mechanism": "SCRAM-SHA-256", "iterations": 4096}
+        zed = await login(server, "zed", "zed-password", "SCRAM-SHA-256")
+        assert await join(zed, "g") == ErrorCode.GROUP_AUTHORIZATION_FAILED
+        control.add_acl(AclSpec("GROUP", "g", "User:zed", "READ"))
+        assert await join(zed, "g") == ErrorCode.MEMBER_ID_REQUIRED
+        assert control.acls() == [
+            {
+                "resource_type": "GROUP",
+                "name": "g",
+                "pattern_type": "LITERAL",
+                "principal": "User:zed",
+                "host": "*",
+                "operation": "READ",
+                "permission": "ALLOW",
+            }
+        ]
+        with pytest.raises(ControlError, match="principalType:principalName"):
+            control.add_acl(AclSpec("GROUP", "g", "zed", "READ"))
+        with pytest.raises(ControlError, match="unknown operation"):
+            control.add_acl(AclSpec("GROUP", "g", "User:zed", "EAT"))
+        security = control.security()
+        assert security["acls"] == 1 and "zed-password" not in json.dumps(security)
+        assert {c["principal"] for c in security["listeners"][0]["connections"]} == {"User:zed"}
+        await zed.aclose()
