@@ -285,7 +285,7 @@ class EmbeddedServer:
 
         self._call(create)
 
-    # -- security: ACLs and SCRAM users without a client (coordinator/security) ----------------------
+    # -- security: ACLs and SCRAM users without a client (the control plane's, by Kafka's names) ----
     def add_acl(
         self,
         resource_type: str,
@@ -296,40 +296,19 @@ class EmbeddedServer:
         pattern_type: str = "LITERAL",
         host: str = "*",
     ) -> None:
-        """One ACL, by Kafka's names: add_acl("GROUP", "g", "User:alice", "READ", "DENY").
-        Needs authorizer.class.name (SecurityOptions(authorizer=True)); persisted like CreateAcls."""
-        from coordinator.security.acls import AclBinding, AclPermissionType, PatternType, validate_binding
-        from coordinator.security.authorization import AclOperation, ResourceType
-
-        binding = AclBinding(
-            ResourceType[resource_type.upper()],
-            name,
-            PatternType[pattern_type.upper()],
-            principal,
-            host,
-            AclOperation[operation.upper()],
-            AclPermissionType[permission.upper()],
+        """One ACL: add_acl("GROUP", "g", "User:alice", "READ", "DENY"). Needs authorizer.class.name
+        (SecurityOptions(authorizer=True)); persisted like CreateAcls. A bad one raises ControlError."""
+        self._require("add_acl")
+        assert self.control is not None
+        self.control.add_acl(
+            resource_type, name, principal, operation, permission=permission, pattern_type=pattern_type, host=host
         )
-        problem = validate_binding(binding)
-        if problem is not None:
-            raise ValueError(problem)
-        server = self._require("add_acl")
-        authorizer = server.security.authorizer if server.security is not None else None
-        if authorizer is None:
-            raise RuntimeError("no authorizer: set authorizer.class.name (SecurityOptions(authorizer=True))")
-        self._call(lambda: authorizer.create([binding]))
 
     def add_scram_user(self, user: str, password: str, mechanism: str = "SCRAM-SHA-512") -> None:
         """SCRAM credentials for `user` (salted and hashed as Kafka keeps them; persisted)."""
-        from coordinator.security.scram import MECHANISM_TYPES, credential_from_password
-
-        if mechanism not in MECHANISM_TYPES:
-            raise ValueError(f"mechanism must be one of {', '.join(MECHANISM_TYPES)}")
-        server = self._require("add_scram_user")
-        assert server.security is not None
-        store = server.security.credentials
-        credential = credential_from_password(mechanism, password)
-        self._call(lambda: store.apply({(user, mechanism): credential}, []))
+        self._require("add_scram_user")
+        assert self.control is not None
+        self.control.add_scram_user(user, password, mechanism)
 
     def _require(self, what: str = "this") -> Server:
         if self._server is None or self._token is None:
