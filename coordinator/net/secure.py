@@ -32,10 +32,17 @@ async def secure_connection(plan: ListenerPlan, sock: RawSocket, conn: Connectio
         plan.stats.tls_handshakes += 1
         sock = tls
         if plan.client_auth != "none" and plan.sasl is None:
-            from coordinator.security.ssl_context import principal_from_certificate
+            from coordinator.security.ssl_context import subject_dn
 
-            principal = principal_from_certificate(tls.ssl_socket.getpeercert(binary_form=True))
-            if principal is not None:
+            dn = subject_dn(tls.ssl_socket.getpeercert(binary_form=True))
+            if dn is not None:
+                assert plan.principal_mapper is not None
+                name = plan.principal_mapper.name(dn)
+                if name is None:  # Kafka's NoMatchingRule: no principal, no connection
+                    plan.stats.failed_authentications += 1
+                    tls.detach()
+                    raise TlsFailed(f"no ssl.principal.mapping.rules rule applies to the client's DN {dn}")
+                principal = "User:" + name
                 conn.principal = principal
                 plan.connections[conn.connection_id].update(principal=principal, mechanism="SSL")
                 if tap is not None:

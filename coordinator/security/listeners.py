@@ -25,6 +25,7 @@ from coordinator.security.oauthbearer import OAuthBearerServer, ValidatorOptions
 from coordinator.security.plain import PlainServer
 from coordinator.security.sasl import OAUTHBEARER, PLAIN, SERVED_MECHANISMS, SaslServer
 from coordinator.security.scram import MECHANISM_TYPES, ScramServer
+from coordinator.security.ssl_principal import MappingRuleError, PrincipalMapper
 from coordinator.security.stats import SecurityStats
 from coordinator.server_properties import (
     ANY_ADDRESS,
@@ -71,6 +72,7 @@ class ListenerPlan:
     advertised_host: str | None
     ssl_context: ssl.SSLContext | None = None
     client_auth: str = "none"
+    principal_mapper: PrincipalMapper | None = None  # ssl.principal.mapping.rules (TLS listeners)
     sasl: SaslConfig | None = None
     stats: SecurityStats = field(default_factory=SecurityStats)
     primary: bool = False
@@ -124,6 +126,12 @@ def listener_plans(config: Any, credentials: CredentialStore, now_ms: Callable[[
 
             plan.client_auth = config.for_listener(address.name, "ssl.client.auth")
             plan.ssl_context = server_context(config, address.name)
+            try:
+                plan.principal_mapper = PrincipalMapper(
+                    config.for_listener(address.name, "ssl.principal.mapping.rules")
+                )
+            except MappingRuleError as exc:
+                raise SecurityConfigError(f"listener {address.name}: {exc}") from None
         if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
             plan.sasl = _sasl_config(config, address.name, credentials, now_ms)
         plans.append(plan)

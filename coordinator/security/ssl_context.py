@@ -6,8 +6,8 @@ ssl.keystore.certificate.chain and ssl.keystore.key) and PKCS12 (a "JKS" store i
 which is what `keytool` has written by default since Java 9; a real JKS file gets a clear error).
 Truststores the same way. ssl.client.auth maps to CERT_REQUIRED / CERT_OPTIONAL / CERT_NONE,
 ssl.enabled.protocols to the context's version range. The principal of a client certificate is
-Kafka's default "User:" + the subject DN as X500Principal.getName() writes it (RFC 2253:
-"CN=alice,OU=eng,O=example"); ssl.principal.mapping.rules other than DEFAULT are not served.
+"User:" + its subject DN as X500Principal.getName() writes it (RFC 2253: "CN=alice,OU=eng,O=example")
+mapped by ssl.principal.mapping.rules (ssl_principal.py), as Kafka's default principal builder does.
 Key material passes through private temporary files only (ssl loads chains from paths).
 """
 
@@ -50,8 +50,6 @@ def server_context(config: Any, listener: str) -> ssl.SSLContext:
     if not known:
         raise TlsConfigError(f"{prefix}ssl.enabled.protocols must name TLSv1.2 and/or TLSv1.3")
     context.minimum_version, context.maximum_version = min(known), max(known)
-    if get("ssl.principal.mapping.rules").strip() != "DEFAULT":
-        raise TlsConfigError(f"{prefix}ssl.principal.mapping.rules: kgc serves DEFAULT only (the whole DN)")
     chain, key = _keystore(get, prefix)
     with tempfile.TemporaryDirectory(prefix="kgc-tls-") as private:  # mode 0700
         cert_file, key_file = Path(private, "chain.pem"), Path(private, "key.pem")
@@ -142,8 +140,9 @@ def _truststore(get: Any, prefix: str) -> str | None:
     return "".join(c.public_bytes(Encoding.PEM).decode() for c in certs) or None
 
 
-def principal_from_certificate(der: bytes | None) -> str | None:
-    """Kafka's DefaultKafkaPrincipalBuilder for SSL with the DEFAULT mapping: "User:<subject DN>"."""
+def subject_dn(der: bytes | None) -> str | None:
+    """A certificate's subject as Java's X500Principal.getName() writes it (RFC 2253), which is
+    what ssl.principal.mapping.rules see (Kafka's DefaultKafkaPrincipalBuilder)."""
     if not der:
         return None
-    return "User:" + x509.load_der_x509_certificate(der).subject.rfc4514_string()
+    return x509.load_der_x509_certificate(der).subject.rfc4514_string()

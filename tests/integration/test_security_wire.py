@@ -306,3 +306,24 @@ async def test_two_listeners_on_each_of_two_brokers(tmp_path):
         assert await metadata_ok(again)
         for c in (plain, secured, again):
             await c.aclose()
+
+
+async def test_ssl_principal_mapping_rules(tmp_path):
+    certs = make_certs(tmp_path / "certs", client_cn="Alice")
+    context = ssl.create_default_context(cafile=certs.ca)
+    context.load_cert_chain(certs.client_cert, certs.client_key)
+    for rules, principal in (("RULE:^CN=([^,]+),.*$/$1/L, DEFAULT", "User:alice"), ("RULE:^OU=nobody$/x/", None)):
+        settings = {"ssl.principal.mapping.rules": rules, "transcript.file": str(tmp_path / f"{bool(principal)}.jsonl")}
+        options = SecurityOptions("SSL", client_auth="required")
+        async with open_server(tmp_path / f"d{bool(principal)}", security=options, certs=certs, settings=settings) as s:
+            stream = await trio.open_ssl_over_tcp_stream(s.host, s.port, ssl_context=context)
+            client = RawClient(stream)
+            if principal is None:  # no rule applies: no principal, no connection (Kafka's NoMatchingRule)
+                await client.send_raw(client.encode(ApiKey.METADATA, 12, MetadataRequest(topics=None))[1])
+                assert await closed(stream)
+                assert s.security.plans[0].stats.failed_authentications == 1
+                continue
+            assert await metadata_ok(client)
+            await client.aclose()
+            events = [json.loads(line) for line in (tmp_path / "True.jsonl").read_text().splitlines()]
+            assert [e["principal"] for e in events if e["type"] == "authenticated"] == [principal]
