@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -31,8 +31,10 @@ from coordinator.config import Config, canonical_name
 from coordinator.control.facade import Control, thread_call
 from coordinator.datadir import check_partition_cap
 from coordinator.embed.security import SecurityOptions
-from coordinator.security.certs import CertFiles
 from coordinator.server import Server, serve
+
+if TYPE_CHECKING:
+    from coordinator.security.certs import CertFiles
 
 START_TIMEOUT_SECONDS = 30
 

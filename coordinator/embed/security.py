@@ -15,14 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from coordinator.security.certs import CertFiles, make_certs
 from coordinator.security.credentials import CredentialStore
 from coordinator.security.jaas import PLAIN_MODULE
 from coordinator.security.sasl import PLAIN, SCRAM_SHA_256, SCRAM_SHA_512
 from coordinator.security.scram import credential_from_password
 from coordinator.security.standard_authorizer import AUTHORIZER_CLASSES
+
+if TYPE_CHECKING:
+    from coordinator.security.certs import CertFiles  # cryptography: imported only to make certificates
 
 PROTOCOLS = ("SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
@@ -69,7 +71,11 @@ class SecurityOptions:
         return found
 
     def make_certs(self, directory: Path) -> CertFiles | None:
-        return make_certs(directory) if self.tls else None
+        if not self.tls:
+            return None
+        from coordinator.security.certs import make_certs
+
+        return make_certs(directory)
 
     def add_scram_users(self, store: CredentialStore) -> None:
         """Every user, for every SCRAM mechanism enabled (call from the server's trio thread)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coordinator.broker.data_path import DataPath
 from coordinator.broker.topics import TopicRegistry
@@ -33,10 +33,12 @@ from coordinator.security.authorization import (
     operations_bitfield,
     supported_operations,
 )
-from coordinator.security.credentials import CredentialStore
-from coordinator.security.standard_authorizer import StandardAuthorizer
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
+
+if TYPE_CHECKING:  # built only when configured (coordinator/security/setup.py)
+    from coordinator.security.credentials import CredentialStore
+    from coordinator.security.standard_authorizer import StandardAuthorizer
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 

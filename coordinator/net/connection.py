@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -24,13 +25,13 @@ from coordinator.net.frame_reader import SCRATCH_BYTES, FrameReader
 from coordinator.net.idle import ConnectionState, ConnectionWatch
 from coordinator.net.outbox import Outbox
 from coordinator.net.request_memory import RequestMemory
-from coordinator.net.sasl_session import linger
-from coordinator.net.secure import secure_connection
 from coordinator.net.socket_io import ConnectionLost, RawSocket
-from coordinator.net.tls import TlsFailed
+from coordinator.net.tls import TlsFailed  # (ssl: trio imports it anyway)
 from coordinator.observe.logs import get_logger, log_event
-from coordinator.security.listeners import ListenerPlan
 from protocol.framing import FrameError, frame
+
+if TYPE_CHECKING:
+    from coordinator.security.listeners import ListenerPlan
 
 _log = get_logger("connection")
 _ids = itertools.count(1)
@@ -62,7 +63,9 @@ async def serve_connection(
             reader: FrameReader | None = None
             try:
                 with state.scope:
-                    if plan is not None:  # TLS handshake, SASL session (net/secure.py)
+                    if plan is not None:  # TLS handshake, SASL session (net/secure.py; loaded when used)
+                        from coordinator.net.secure import secure_connection
+
                         sock = await secure_connection(plan, sock, conn, broker.tap)
                         if conn.session is not None:
                             limit = min(limit, plan.sasl.max_receive_size if plan.sasl else limit)
@@ -73,9 +76,11 @@ async def serve_connection(
                         outbox = Outbox(sock, state, nursery)
                         reason = await _serve(reader, outbox, conn, broker, shared.memory, state)
                         if conn.session is not None and conn.session.failed:
+                            from coordinator.net.sasl_session import linger
+
                             await linger(sock)  # the client reads the refusal, then closes (sasl_session.py)
                         nursery.cancel_scope.cancel()  # the sender, idle now
-            except TlsFailed as exc:
+            except TlsFailed as exc:  # the handshake failed: it costs its connection only
                 reason = str(exc)
             finally:
                 if reader is not None:

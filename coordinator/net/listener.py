@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import socket
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -26,7 +26,9 @@ from coordinator.net.connection import ListenerShared, serve_connection
 from coordinator.net.idle import ConnectionWatch
 from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
-from coordinator.security.listeners import ListenerPlan
+
+if TYPE_CHECKING:
+    from coordinator.security.listeners import ListenerPlan
 
 _log = get_logger("listener")
 

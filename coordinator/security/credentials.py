@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coordinator.security.files import StoreError, read_json, write_json
-from coordinator.security.scram import MECHANISM_TYPES, ScramCredential
+
+if TYPE_CHECKING:
+    from coordinator.security.scram import ScramCredential
 
 FILE_NAME = "scram-credentials.json"
 
@@ -49,6 +52,8 @@ class CredentialStore:
         raw = read_json(path)
         if raw is None:
             return
+        from coordinator.security.scram import MECHANISM_TYPES, ScramCredential  # only with credentials to load
+
         try:
             for entry in raw["credentials"]:
                 mechanism = entry["mechanism"]

@@ -16,16 +16,10 @@ from __future__ import annotations
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coordinator.config import ConfigError
-from coordinator.security.credentials import CredentialStore
-from coordinator.security.jaas import JaasError, parse_jaas, plain_users
-from coordinator.security.oauthbearer import OAuthBearerServer, ValidatorOptions
-from coordinator.security.plain import PlainServer
-from coordinator.security.sasl import OAUTHBEARER, PLAIN, SERVED_MECHANISMS, SaslServer
-from coordinator.security.scram import MECHANISM_TYPES, ScramServer
-from coordinator.security.ssl_principal import MappingRuleError, PrincipalMapper
+from coordinator.security.sasl import OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, SERVED_MECHANISMS
 from coordinator.security.stats import SecurityStats
 from coordinator.server_properties import (
     ANY_ADDRESS,
@@ -35,6 +29,12 @@ from coordinator.server_properties import (
     primary_listener,
     protocol_map,
 )
+
+if TYPE_CHECKING:  # the mechanisms and parsers load only when a listener uses them (start-up time)
+    from coordinator.security.credentials import CredentialStore
+    from coordinator.security.oauthbearer import ValidatorOptions
+    from coordinator.security.sasl import SaslServer
+    from coordinator.security.ssl_principal import PrincipalMapper
 
 
 class SecurityConfigError(ConfigError):
@@ -56,10 +56,16 @@ class SaslConfig:
 
     def server(self, mechanism: str) -> SaslServer:
         if mechanism == PLAIN:
+            from coordinator.security.plain import PlainServer
+
             return PlainServer(self.plain_users)
-        if mechanism in MECHANISM_TYPES:
+        if mechanism in (SCRAM_SHA_256, SCRAM_SHA_512):
+            from coordinator.security.scram import ScramServer
+
             credentials = self.credentials
             return ScramServer(mechanism, lambda user: credentials.lookup(user, mechanism))
+        from coordinator.security.oauthbearer import OAuthBearerServer
+
         return OAuthBearerServer(self.oauth, self.now_ms)
 
 
@@ -126,6 +132,8 @@ def listener_plans(config: Any, credentials: CredentialStore, now_ms: Callable[[
 
             plan.client_auth = config.for_listener(address.name, "ssl.client.auth")
             plan.ssl_context = server_context(config, address.name)
+            from coordinator.security.ssl_principal import MappingRuleError, PrincipalMapper
+
             try:
                 plan.principal_mapper = PrincipalMapper(
                     config.for_listener(address.name, "ssl.principal.mapping.rules")
@@ -145,6 +153,9 @@ def listener_plans(config: Any, credentials: CredentialStore, now_ms: Callable[[
 
 
 def _sasl_config(config: Any, listener: str, credentials: CredentialStore, now_ms: Callable[[], int]) -> SaslConfig:
+    from coordinator.security.jaas import JaasError, parse_jaas, plain_users
+    from coordinator.security.oauthbearer import ValidatorOptions
+
     names = [
         m.strip().upper() for m in config.for_listener(listener, "sasl.enabled.mechanisms").split(",") if m.strip()
     ]

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coordinator.security import credentials
-from coordinator.security import standard_authorizer as standard
 from coordinator.security.credentials import CredentialStore
 from coordinator.security.listeners import ListenerPlan, SecurityConfigError, listener_plans
-from coordinator.security.standard_authorizer import StandardAuthorizer, parse_super_users
+
+if TYPE_CHECKING:
+    from coordinator.security.standard_authorizer import StandardAuthorizer
 
 SECURITY_DIR = "security"
 
@@ -35,12 +36,16 @@ def open_security(config: Any, data_dir: Path, now_ms: Callable[[], int]) -> Sec
     authorizer = None
     name = config.authorizer_class_name.strip()
     if name:
+        from coordinator.security import standard_authorizer as standard
+
         if name not in standard.AUTHORIZER_CLASSES:
             raise SecurityConfigError(
                 f"authorizer.class.name={name}: kgc serves Kafka's StandardAuthorizer "
                 f"({standard.AUTHORIZER_CLASSES[0]}) only"
             )
-        authorizer = StandardAuthorizer(
-            parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found, directory / standard.FILE_NAME
+        authorizer = standard.StandardAuthorizer(
+            standard.parse_super_users(config.super_users),
+            config.allow_everyone_if_no_acl_found,
+            directory / standard.FILE_NAME,
         )
     return Security(store, authorizer, listener_plans(config, store, now_ms))
