@@ -67,8 +67,8 @@ async def serve_connection(
                         from coordinator.net.secure import secure_connection
 
                         sock = await secure_connection(plan, sock, conn, broker.tap)
-                        if conn.session is not None:
-                            limit = min(limit, plan.sasl.max_receive_size if plan.sasl else limit)
+                        if plan.sasl is not None:  # until it authenticates (sasl_session.on_authenticated)
+                            limit = min(limit, plan.sasl.max_receive_size)
                     reader = FrameReader(sock, shared.scratch, limit, shared.memory, state)
                     if conn.session is not None:
                         conn.session.on_authenticated(reader.set_max_frame_size, broker.config.socket_request_max_bytes)
