@@ -4,6 +4,7 @@
               [--create-topic NAME:PARTITIONS]... [--config server.properties] [--set name=value]...
               [--transcript FILE] [--metrics-port P] [--control-port P] [--log-level LEVEL]
     kgc settings                                   (every setting with its default)
+    kgc certs DIR [--host NAME]...                 (a throwaway CA, server and client certificate for TLS)
     kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder | --transaction-log-decoder]
                                                    (segment, index, .txnindex, .snapshot, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
@@ -123,6 +124,10 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
         return parser
 
     commands.add_parser("settings", help="list every setting with its default")
+
+    certs = commands.add_parser("certs", help="make a throwaway CA, server and client certificate for TLS tests")
+    certs.add_argument("directory", type=Path, help="where to write ca.pem, server.pem, client.crt, client.key, ...")
+    certs.add_argument("--host", action="append", default=[], help="another name the server certificate holds")
 
     dump = commands.add_parser("dump", help="print log segments as kafka-dump-log.sh does")
     dump.add_argument("path", type=Path, help="a .log/.index/.timeindex file, a partition dir or a data dir")
@@ -282,9 +287,25 @@ def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any])
         return supervise(argv, bound, config.host, str(data_dir))
 
 
+def _certs(args: argparse.Namespace) -> int:
+    from coordinator.security.certs import make_certs  # cryptography only for this command
+
+    try:
+        files = make_certs(args.directory, hosts=args.host)
+    except OSError as exc:
+        raise CommandError(f"cannot write certificates to {args.directory}: {exc.strerror or exc}") from None
+    print(f"kgc: certificates in {files.directory} (for tests only; the CA key is not kept)")
+    for name, value in files.server_settings().items():
+        print(f"{name}={value}")
+    print(f"# clients: ssl.ca.location={files.ca}  (mTLS: ssl.certificate.location={files.client_cert}")
+    print(f"#          ssl.key.location={files.client_key}; principal {files.client_principal})")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": _serve,
     "settings": _settings,
+    "certs": _certs,
     "dump": _inspect,
     "check": _inspect,
     "groups": _groups,

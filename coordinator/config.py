@@ -23,6 +23,28 @@ from coordinator.config_settings import SETTINGS, Setting
 from coordinator.server_properties import Entry, PropertiesError
 
 _BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+# Kafka's per-listener overrides, `listener.name.<listener>.<name>` (listener in lower case), and for
+# these SASL settings also `listener.name.<listener>.<mechanism>.<name>` (KafkaConfig's
+# ListenerName.configPrefix, saslMechanismPrefix).
+_LISTENER_PREFIX = "listener.name."
+_PER_MECHANISM = frozenset({"sasl.jaas.config", "connections.max.reauth.ms"})
+_PER_LISTENER = _PER_MECHANISM | {n for n in _BY_NAME if n.startswith(("ssl.", "sasl."))}
+
+
+def listener_scoped(name: str) -> tuple[str, Setting] | None:
+    """(the name as stored, its setting) for a per-listener override such as
+    `listener.name.SASL_SSL.scram-sha-512.sasl.jaas.config`; None for any other name."""
+    if not name.startswith(_LISTENER_PREFIX):
+        return None
+    listener, dot, key = name[len(_LISTENER_PREFIX) :].partition(".")
+    if not dot or not listener:
+        return None
+    if key in _PER_LISTENER:
+        return f"{_LISTENER_PREFIX}{listener.lower()}.{key}", _BY_NAME[key]
+    mechanism, dot, key = key.partition(".")
+    if dot and mechanism and key in _PER_MECHANISM:
+        return f"{_LISTENER_PREFIX}{listener.lower()}.{mechanism.lower()}.{key}", _BY_NAME[key]
+    return None
 
 
 class ConfigError(ValueError):
@@ -47,7 +69,26 @@ class Config:
             raise AttributeError(attr) from None
 
     def get(self, name: str) -> Any:
+        scoped = listener_scoped(name)
+        if scoped is not None:
+            return self._values.get(scoped[0], scoped[1].default)
         return self._values[_lookup(name).name]
+
+    def for_listener(self, listener: str, name: str, mechanism: str | None = None) -> Any:
+        """`name` as listener `listener` (and SASL mechanism `mechanism`) sees it: the most specific
+        of listener.name.<l>.<mechanism>.<name>, listener.name.<l>.<name> and <name> that is set."""
+        prefix = f"{_LISTENER_PREFIX}{listener.lower()}."
+        if mechanism is not None and name in _PER_MECHANISM:
+            found = self._values.get(f"{prefix}{mechanism.lower()}.{name}")
+            if found is not None:
+                return found
+        found = self._values.get(prefix + name)
+        return found if found is not None else self._values[name]
+
+    def is_secret(self, name: str) -> bool:
+        scoped = listener_scoped(name)
+        setting = scoped[1] if scoped else _BY_NAME.get(name)
+        return setting is not None and setting.secret
 
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
@@ -71,7 +112,8 @@ def canonical_name(name: str) -> str | None:
     for candidate in (name, name.replace("_", ".")):
         if candidate in _BY_NAME or candidate in _MAPPED:
             return candidate
-    return None
+    scoped = listener_scoped(name)  # never with underscores: listener names hold them
+    return scoped[0] if scoped else None
 
 
 def suggest(name: str) -> str:
@@ -112,8 +154,14 @@ def resolve(values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
 
 def _translate(entries: list[Entry]) -> tuple[dict[str, Any], list[str]]:
     """Parsed kgc settings and the mapping notes of one source; Kafka names mapped, ours win."""
-    ours = {e.name: e for e in entries if e.name in _BY_NAME}
-    kafka = [Entry(e.name, str(e.value), e.where) for e in entries if e.name not in _BY_NAME]
+    scoped = {e.name: listener_scoped(e.name) for e in entries}
+    ours = {e.name: e for e in entries if e.name in _BY_NAME or scoped[e.name]}
+    # The listener settings are ours and also mapped: `listeners` names the host and port.
+    kafka = [
+        Entry(e.name, str(e.value), e.where)
+        for e in entries
+        if (e.name not in ours or e.name in server_properties.LISTENER_SETTINGS) and not scoped[e.name]
+    ]
     try:
         mapped = server_properties.translate(kafka, _BY_NAME)
     except PropertiesError as exc:
@@ -124,8 +172,9 @@ def _translate(entries: list[Entry]) -> tuple[dict[str, Any], list[str]]:
         if name not in ours:
             settings[name] = _parse(_BY_NAME[name], value, where.get(name, ""))
     for name, entry in ours.items():
-        value = entry.value
-        settings[name] = _parse(_BY_NAME[name], value, entry.where) if isinstance(value, str) else value
+        value, found = entry.value, scoped[name]
+        key, setting = found if found else (name, _BY_NAME[name])
+        settings[key] = _parse(setting, value, entry.where) if isinstance(value, str) else value
     return settings, mapped.notes
 
 

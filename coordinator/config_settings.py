@@ -19,6 +19,7 @@ class Setting:
     parse: Callable[[str], Any]
     default: Any
     help: str
+    secret: bool = False  # a password or key: never printed, logged or answered (shown as [hidden])
 
 
 def _bool(text: str) -> bool:
@@ -96,6 +97,39 @@ SETTINGS: tuple[Setting, ...] = (
         "is -1 (no bound); <= 0 here too",
     ),
     Setting("max.connections", int, 10000, "refuse connections beyond this many"),
+    # Listeners and security (docs/security.md). Per listener: listener.name.<listener>.<name>, and
+    # for the SASL settings per mechanism too: listener.name.<listener>.<mechanism>.<name>.
+    Setting("listeners", str, "", "NAME://host:port,... (empty: one PLAINTEXT listener on host:port)"),
+    Setting("advertised.listeners", str, "", "NAME://host:port,... the hosts clients are told (ports: as bound)"),
+    Setting(
+        "listener.security.protocol.map",
+        str,
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+        "listener name -> security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)",
+    ),
+    Setting("inter.broker.listener.name", str, "", "the listener served first (host and port name it)"),
+    Setting("controller.listener.names", str, "", "listeners kgc does not serve (it has no KRaft controller)"),
+    Setting("sasl.enabled.mechanisms", str, "GSSAPI", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"),
+    Setting("sasl.jaas.config", str, "", 'login modules (PLAIN users: user_NAME="PASSWORD")', secret=True),
+    Setting("connections.max.reauth.ms", int, 0, "SASL session lifetime sent to clients (KIP-368; 0: none)"),
+    Setting("connection.failed.authentication.delay.ms", int, 100, "wait before answering a failed authentication"),
+    Setting("sasl.server.max.receive.size", int, 524288, "largest frame accepted before authentication"),
+    Setting("ssl.keystore.type", str, "JKS", "PEM or PKCS12 (a JKS file is read as PKCS12)"),
+    Setting("ssl.keystore.location", str, "", "the server's certificate and key"),
+    Setting("ssl.keystore.password", str, "", "password of the keystore", secret=True),
+    Setting("ssl.key.password", str, "", "password of the private key", secret=True),
+    Setting("ssl.keystore.certificate.chain", str, "", "PEM certificate chain (ssl.keystore.type=PEM)"),
+    Setting("ssl.keystore.key", str, "", "PEM private key (ssl.keystore.type=PEM)", secret=True),
+    Setting("ssl.truststore.type", str, "JKS", "PEM or PKCS12: CAs that sign client certificates"),
+    Setting("ssl.truststore.location", str, "", "the trusted CA certificates"),
+    Setting("ssl.truststore.password", str, "", "password of the truststore", secret=True),
+    Setting("ssl.truststore.certificates", str, "", "PEM CA certificates (ssl.truststore.type=PEM)"),
+    Setting("ssl.client.auth", _choice("required", "requested", "none"), "none", "ask clients for certificates"),
+    Setting("ssl.enabled.protocols", str, "TLSv1.2,TLSv1.3", "TLS versions accepted"),
+    Setting("ssl.principal.mapping.rules", str, "DEFAULT", "certificate DN -> user name (DEFAULT: the whole DN)"),
+    Setting("authorizer.class.name", str, "", "StandardAuthorizer turns ACLs on (empty: everything allowed)"),
+    Setting("super.users", str, "", "principals allowed everything, ';'-separated (User:admin;User:ops)"),
+    Setting("allow.everyone.if.no.acl.found", _bool, False, "allow when no ACL names the resource"),
     # Classic groups (GroupCoordinatorConfig).
     Setting(
         "group.initial.rebalance.delay.ms",

@@ -45,6 +45,7 @@ from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.security.setup import Security, open_security
 from coordinator.share.persister import SharePersister
 from coordinator.share.service import ShareService
 from coordinator.share.settings import ShareSettings
@@ -79,6 +80,7 @@ class Server:
     group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
     share_settings: ShareSettings = field(default_factory=ShareSettings)  # group.share.*, changeable live
     shares: dict[int, ShareService] = field(default_factory=dict)  # node id -> its share side (empty: off)
+    security: Security | None = None  # listeners, SCRAM credentials, the authorizer (coordinator/security)
 
     @property
     def broker(self) -> BrokerContext:
@@ -106,13 +108,19 @@ class Server:
         self.cancel_scope.cancel()
 
 
-def cluster_nodes(config: Config, ports: list[int] | None = None) -> list[BrokerNode]:
+def cluster_nodes(config: Config, ports: list[int] | None = None, security: Security | None = None) -> list[BrokerNode]:
     """node.id .. node.id + N - 1 on ports P .. P + N - 1 (each port 0: a free one), or on the
-    given ports (a restart of an embedded cluster keeps the ports it was first given)."""
+    given ports (a restart of an embedded cluster keeps the ports it was first given); each
+    further listener of `security` on its own port + i."""
     n, port = config.cluster_brokers, config.port
     if ports is None:
         ports = [port + i if port else 0 for i in range(n)]
-    return [BrokerNode(config.node_id + i, config.host, ports[i]) for i in range(n)]
+    nodes = [BrokerNode(config.node_id + i, config.host, ports[i]) for i in range(n)]
+    plans = security.plans if security is not None else []
+    for plan in plans[1:]:  # the first listener is host:port (which the advertised host set)
+        for i, node in enumerate(nodes):
+            node.endpoints[plan.name] = (plan.advertised_host or plan.bind_host, plan.port_for(i))
+    return nodes
 
 
 async def serve(
@@ -156,13 +164,14 @@ async def _serve_locked(
     else:
         data_dir = Path(config.data_dir)
     clock = TrioClock()
+    security = open_security(config, data_dir, clock.time_ms)  # listeners, credentials, ACLs
     config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
     stored = config_file.load()
     broker_settings = BrokerSettings(config, stored.broker, config_file.save_broker)  # applied before any read
     group_configs = GroupConfigManager(config, stored.groups, config_file.save_groups)
     topics = TopicRegistry(data_dir)
     topics.load()
-    nodes = cluster_nodes(config, ports)
+    nodes = cluster_nodes(config, ports, security)
     for name, partitions in (create_topics or {}).items():
         topics.ensure(name, partitions, min(config.default_replication_factor, len(nodes)))
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
@@ -254,18 +263,22 @@ async def _serve_locked(
             share=shares.get(node.node_id),
             configs=configs,
             elections=moves,
+            authorizer=security.authorizer,
+            credentials=security.credentials,
         )
         for node in nodes
     ]
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
     if me is None:
         listeners = {
-            b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None)
+            b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None, security.plans)
             for i, b in enumerate(brokers)
         }
     else:  # the other brokers are other processes: their nodes answer Metadata, nothing listens here
         listeners = {
-            me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None)
+            me: BrokerListener(
+                brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None, security.plans
+            )
         }
     controller = Controller(moves, dict(listeners))
     control = None
@@ -287,6 +300,7 @@ async def _serve_locked(
             timer_sources=[share.manager for share in shares.values()],
             share_settings=share_settings,
             shares=shares,
+            security=security,
         )
     metrics_server = None
     if tap is not None and tap.metrics is not None:
@@ -305,6 +319,7 @@ async def _serve_locked(
         group_configs=group_configs,
         share_settings=share_settings,
         shares=shares,
+        security=security,
     )
     try:
         with server.cancel_scope:

@@ -3,9 +3,10 @@
 `read(path)` parses a file as java.util.Properties.load does (`=`, `:` or whitespace separators,
 `#`/`!` comments, backslash continuations and escapes; a repeated key: the last one wins) and
 keeps each key's line. `translate(entries, ours)` turns Kafka's names that mean something here
-into kgc settings (listeners -> port/host, log.dirs -> data.dir, broker.id -> node.id,
-log.retention.hours -> log.retention.ms, ...), with a note per mapping, and hands back the names
-it does not know. It imports nothing of the project: config.py decides what is ours.
+into kgc settings (log.dirs -> data.dir, broker.id -> node.id, log.retention.hours ->
+log.retention.ms, ...), with a note per mapping, and hands back the names it does not know. The
+listener settings are kgc settings too (every client listener is served); here the first one
+also names `port` and `host`. It imports nothing of the project: config.py decides what is ours.
 """
 
 from __future__ import annotations
@@ -122,7 +123,10 @@ _ALIASES: dict[str, tuple[str, int]] = {
 _MS_PER = {"log.retention.minutes": 60_000, "log.retention.hours": 3_600_000}
 # Read only to pick the listener that `listeners` and `advertised.listeners` name.
 LISTENER_KEYS = ("controller.listener.names", "inter.broker.listener.name", "listener.security.protocol.map")
-_ANY_ADDRESS = ("", "0.0.0.0", "::", "[::]")
+# kgc settings of their own too (coordinator/security/listeners.py serves every listener they name);
+# here they also name the first listener's host and port.
+LISTENER_SETTINGS = ("listeners", "advertised.listeners", *LISTENER_KEYS)
+ANY_ADDRESS = ("", "0.0.0.0", "::", "[::]")
 
 
 def mapped_names() -> frozenset[str]:
@@ -135,6 +139,8 @@ def translate(entries: Iterable[Entry], ours: Collection[str]) -> Translation:
     by_name = {e.name: e for e in entries}
     ranked: dict[str, tuple[int, str]] = {}
     for entry in by_name.values():
+        if entry.name in LISTENER_SETTINGS:
+            continue  # _listeners below
         if entry.name in ours:
             ranked[entry.name] = (0, entry.value)
         elif entry.name in _ALIASES:
@@ -143,14 +149,12 @@ def translate(entries: Iterable[Entry], ours: Collection[str]) -> Translation:
             if rank < ranked.get(target, (99, ""))[0]:
                 ranked[target] = (rank, value)
             result.notes.append(f"{entry.where}{entry.name}={entry.value} -> {target}={value}")
-        elif entry.name not in ("listeners", "advertised.listeners", *LISTENER_KEYS):
+        else:
             result.unknown.append(entry)
     for target, (_rank, value) in ranked.items():
         result.settings[target] = value
     if "listeners" in by_name or "advertised.listeners" in by_name:
         _listeners(by_name, result)
-    else:
-        result.unknown.extend(by_name[k] for k in LISTENER_KEYS if k in by_name)
     return result
 
 
@@ -170,13 +174,13 @@ def _alias_value(entry: Entry, notes: list[str]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Listener:
+class ListenerAddress:
     name: str
     host: str
     port: int
 
 
-def _parse_listeners(entry: Entry) -> list[_Listener]:
+def parse_listeners(entry: Entry) -> list[ListenerAddress]:
     """`NAME://host:port,...` as Kafka's CoreUtils.listenerListToEndPoints reads it."""
     found = []
     for item in (part.strip() for part in entry.value.split(",")):
@@ -186,36 +190,61 @@ def _parse_listeners(entry: Entry) -> list[_Listener]:
         host, colon, port = address.rpartition(":")
         if not sep or not colon or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise PropertiesError(f"{entry.where}{entry.name}: expected NAME://host:port, got {item!r}")
-        found.append(_Listener(name.upper(), host.strip("[]") if host.startswith("[") else host, int(port)))
+        found.append(ListenerAddress(name.upper(), host.strip("[]") if host.startswith("[") else host, int(port)))
     return found
 
 
-def _listeners(by_name: Mapping[str, Entry], result: Translation) -> None:
-    """The one PLAINTEXT listener clients use: not a controller listener, the inter-broker one if
-    that is PLAINTEXT, else the first PLAINTEXT one (kgc speaks PLAINTEXT only). kgc listens on
-    and advertises one address, so an advertised host (else a listener's own) becomes `host`."""
-    source = by_name.get("listeners") or by_name["advertised.listeners"]
-    protocols = {p: p for p in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")}
-    if "listener.security.protocol.map" in by_name:
-        for pair in by_name["listener.security.protocol.map"].value.split(","):
-            name, _, protocol = pair.partition(":")
+def primary_listener(
+    every: list[ListenerAddress], protocols: Mapping[str, str], controllers: set[str], inter: str | None, where: str
+) -> list[ListenerAddress]:
+    """The client listeners (not a controller's) with the one served first in front: the
+    inter-broker listener if it is one of them, else the first. Unknown protocols are errors."""
+    clients = [lst for lst in every if lst.name not in controllers]
+    for lst in clients:
+        if lst.name not in protocols:
+            raise PropertiesError(
+                f"{where}listener {lst.name} has no security protocol: name it in listener.security.protocol.map"
+            )
+        if protocols[lst.name] not in PROTOCOLS:
+            raise PropertiesError(f"{where}listener {lst.name}: unknown security protocol {protocols[lst.name]}")
+    if not clients:
+        raise PropertiesError(f"{where}no client listener (only controller listeners): add one, e.g. PLAINTEXT://:9092")
+    first = next((lst for lst in clients if inter and lst.name == inter), clients[0])
+    return [first, *[lst for lst in clients if lst is not first]]
+
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+def protocol_map(text: str | None) -> dict[str, str]:
+    """listener.security.protocol.map over Kafka's default (each protocol names itself)."""
+    protocols = {p: p for p in PROTOCOLS}
+    for pair in (text or "").split(","):
+        name, sep, protocol = pair.partition(":")
+        if sep:
             protocols[name.strip().upper()] = protocol.strip().upper()
+    return protocols
+
+
+def _listeners(by_name: Mapping[str, Entry], result: Translation) -> None:
+    """Every client listener is served (coordinator/security/listeners.py); the first one's port,
+    and its advertised host (else its own), become `port` and `host`."""
+    source = by_name.get("listeners") or by_name["advertised.listeners"]
+    protocols = protocol_map(
+        by_name["listener.security.protocol.map"].value if "listener.security.protocol.map" in by_name else None
+    )
     controllers = {n.strip().upper() for n in by_name.get("controller.listener.names", Entry("", "")).value.split(",")}
-    every = _parse_listeners(source)
-    plaintext = [lst for lst in every if lst.name not in controllers and protocols.get(lst.name) == "PLAINTEXT"]
-    if not plaintext:
-        names = ", ".join(f"{lst.name} ({protocols.get(lst.name, 'unknown protocol')})" for lst in every)
-        raise PropertiesError(
-            f"{source.where}{source.name}: kgc serves PLAINTEXT only and no client listener "
-            f"is PLAINTEXT ({names or 'none'}): add one, e.g. PLAINTEXT://:9092"
-        )
+    every = parse_listeners(source)
     inter = by_name.get("inter.broker.listener.name")
-    chosen = next((lst for lst in plaintext if inter and lst.name == inter.value.strip().upper()), plaintext[0])
-    host = None if chosen.host in _ANY_ADDRESS else chosen.host
+    served = primary_listener(
+        every, protocols, controllers, inter.value.strip().upper() if inter else None, source.where
+    )
+    chosen = served[0]
+    host = None if chosen.host in ANY_ADDRESS else chosen.host
     advertised = by_name.get("advertised.listeners")
     if advertised is not None and advertised is not source:
-        match = next((lst for lst in _parse_listeners(advertised) if lst.name == chosen.name), None)
-        if match is not None and match.host not in _ANY_ADDRESS:
+        match = next((lst for lst in parse_listeners(advertised) if lst.name == chosen.name), None)
+        if match is not None and match.host not in ANY_ADDRESS:
             host = match.host
         if match is not None and match.port != chosen.port:
             result.notes.append(
@@ -225,9 +254,10 @@ def _listeners(by_name: Mapping[str, Entry], result: Translation) -> None:
     settings = {"port": str(chosen.port), **({"host": host} if host is not None else {})}
     for name, value in settings.items():
         result.settings.setdefault(name, value)  # our own host/port, given in the same place, win
-    skipped = sorted({lst.name for lst in every} - {chosen.name})
+    skipped = sorted({lst.name for lst in every} - {lst.name for lst in served})
+    also = f", then {', '.join(lst.name for lst in served[1:])}" if served[1:] else ""
     result.notes.append(
-        f"{source.where}{source.name}: serving {chosen.name} -> "
+        f"{source.where}{source.name}: serving {chosen.name}{also} -> "
         + " ".join(f"{k}={v}" for k, v in settings.items())
         + (f" (not serving {', '.join(skipped)})" if skipped else "")
         + (

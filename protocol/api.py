@@ -125,6 +125,15 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),
     # WriteTxnMarkers (27) is broker to broker: codec only.
+    # security (coordinator/security), Kafka 4.2's ranges (DescribeAcls/CreateAcls/DeleteAcls v0
+    # were removed in 4.0)
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
+    ApiKey.DESCRIBE_ACLS: (1, 3),
+    ApiKey.CREATE_ACLS: (1, 3),
+    ApiKey.DELETE_ACLS: (1, 3),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
 }
 
 # What the codec decodes and encodes: Kafka 4.3 `validVersions` (the message JSON files; the

@@ -26,8 +26,17 @@ NO_LEADER = -1
 class BrokerNode:
     node_id: int
     host: str
-    port: int
+    port: int  # the broker's first listener (host:port)
     up: bool = True
+    # Its other listeners (coordinator/security/listeners.py): name -> (advertised host, port).
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def endpoint(self, listener: str | None) -> tuple[str, int]:
+        """Where clients of `listener` reach this broker (Kafka answers Metadata and
+        FindCoordinator with the endpoints of the listener the request came in on)."""
+        if listener is None:
+            return self.host, self.port
+        return self.endpoints.get(listener, (self.host, self.port))
 
 
 @dataclass(slots=True)

@@ -89,6 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verb("clear-faults", "remove every fault rule", lambda a: ("DELETE", "/v1/faults", None))
 
+    verb("acls", "list the ACLs", lambda a: ("GET", "/v1/acls", None))
+    acl = verb("acl", "add an ACL (Kafka's names)", _acl)
+    acl.add_argument("resource_type", help="TOPIC, GROUP, CLUSTER or TRANSACTIONAL_ID")
+    acl.add_argument("name", help="the resource's name (kafka-cluster for CLUSTER), or a prefix with --prefixed")
+    acl.add_argument("principal", help="User:alice or User:*")
+    acl.add_argument("operation", help="READ, WRITE, DESCRIBE, ..., ALL")
+    acl.add_argument("--deny", action="store_true", help="a DENY ACL (default ALLOW)")
+    acl.add_argument("--prefixed", action="store_true", help="a PREFIXED pattern (default LITERAL)")
+    acl.add_argument("--host", default="*")
+    scram = verb("scram-user", "give a user SCRAM credentials; the password is read from stdin", _scram_user)
+    scram.add_argument("user")
+    scram.add_argument("--mechanism", default="SCRAM-SHA-512", choices=("SCRAM-SHA-256", "SCRAM-SHA-512"))
+    verb("security", "each listener's counters and open connections", lambda a: ("GET", "/v1/security", None))
+
     verb("group", "show a group", lambda a: ("GET", f"/v1/groups/{_q(a.group)}", None)).add_argument("group")
     move = verb(
         "move-coordinator",
@@ -224,6 +238,27 @@ def _action(fields: dict[str, Any]) -> Callable[[argparse.Namespace], Call]:
         return _rule(args, **{k: getattr(args, v) if isinstance(v, str) else v for k, v in fields.items()})
 
     return build
+
+
+def _acl(args: argparse.Namespace) -> Call:
+    body = {
+        "resource_type": args.resource_type,
+        "name": args.name,
+        "principal": args.principal,
+        "operation": args.operation,
+        "permission": "DENY" if args.deny else "ALLOW",
+        "pattern_type": "PREFIXED" if args.prefixed else "LITERAL",
+        "host": args.host,
+    }
+    return "POST", "/v1/acls", body
+
+
+def _scram_user(args: argparse.Namespace) -> Call:
+    """The password comes on stdin (never on the command line, where `ps` would show it)."""
+    password = sys.stdin.readline().rstrip("\n")
+    if not password:
+        raise CliError('give the password on stdin (echo "$PASSWORD" | kgc control scram-user NAME)')
+    return "POST", "/v1/scram-users", {"user": args.user, "password": password, "mechanism": args.mechanism}
 
 
 def _close(args: argparse.Namespace) -> Call:

@@ -24,6 +24,7 @@ from coordinator.control.errors import ControlError
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultView
 from coordinator.control.plane_api import BrokerView, ClockView, ControlPlane, GroupView, PartitionView
+from coordinator.control.security_control import AclSpec, ScramUserSpec
 from coordinator.control.share_control import SETTINGS as SHARE_SETTINGS
 from coordinator.control.tracking import RequestsPage
 from coordinator.control.versions import VersionView
@@ -132,6 +133,17 @@ class Control:
 
     def rebalance(self, group_id: str) -> None:
         self._call(self.plane.rebalance, group_id)
+
+    # -- security
+    def acls(self) -> list[dict[str, object]]:
+        return self._call(self.plane.acls)
+
+    def add_acl(self, resource_type: str, name: str, principal: str, operation: str, **more: str) -> dict[str, object]:
+        """One ACL by Kafka's names: add_acl("GROUP", "g", "User:alice", "READ", permission="DENY")."""
+        return self._call(self.plane.add_acl, AclSpec(resource_type, name, principal, operation, **more))
+
+    def add_scram_user(self, user: str, password: str, mechanism: str = "SCRAM-SHA-512") -> dict[str, object]:
+        return self._call(self.plane.add_scram_user, ScramUserSpec(user, password, mechanism))
 
     def move_leader(self, topic: str, partition: int, node_id: int) -> PartitionView:
         return self._call(self.plane.move_leader, topic, partition, node_id)

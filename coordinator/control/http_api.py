@@ -34,6 +34,7 @@ from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultView
 from coordinator.control.live_page import LIVE_PAGE
 from coordinator.control.plane_api import BrokerView, ClockView, ControlPlane, GroupView, PartitionView, to_jsonable
+from coordinator.control.security_control import AclSpec, ScramUserSpec
 from coordinator.control.tracking import RequestsPage
 from coordinator.control.transitions import TransitionsPage
 from coordinator.control.versions import VersionView
@@ -188,6 +189,24 @@ def _clock_versions_requests(app: FastAPI, plane: ControlPlane) -> None:
     async def snapshot() -> dict[str, Any]:
         snap: dict[str, Any] = to_jsonable(plane.snapshot())
         return snap
+
+    @app.get("/v1/security", tags=["security"])
+    async def security() -> dict[str, Any]:
+        """Each listener's counters and open connections (principal, mechanism)."""
+        return plane.security()
+
+    @app.get("/v1/acls", tags=["security"])
+    async def acls() -> list[dict[str, object]]:
+        return plane.acls()
+
+    @app.post("/v1/acls", tags=["security"])
+    async def add_acl(spec: AclSpec) -> dict[str, object]:
+        return plane.add_acl(spec)
+
+    @app.post("/v1/scram-users", tags=["security"])
+    async def add_scram_user(spec: ScramUserSpec) -> dict[str, object]:
+        """SCRAM credentials for a user (the password is used to salt and hash, never kept or answered)."""
+        return plane.add_scram_user(spec)
 
     @app.get("/v1/transitions", tags=["state"])
     async def transitions(

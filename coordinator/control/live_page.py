@@ -1,6 +1,7 @@
 """The live page at GET / on the control port: every group with its state machine (the current
 state lit), generation or epoch, coordinator, members and their assignments, and the recent
-transitions with their causes, refreshed twice a second from /v1/snapshot and /v1/transitions.
+transitions with their causes, refreshed twice a second from /v1/snapshot and /v1/transitions;
+with TLS or SASL listeners, each connection's principal and mechanism.
 
 One self-contained page (inline CSS and JS, no network but its own API): a learner watches
 groups form and rebalance while clients run. Text is only ever inserted as text. When the API
@@ -35,6 +36,7 @@ th { color: #555; font-weight: 600; } .transitions { margin-top: 8px; color: #44
 <h1>kgc live</h1>
 <div class="sub"><span id="clock"></span> · <span id="brokers"></span> <span id="error"></span></div>
 <div id="groups"><p class="none">waiting for groups…</p></div>
+<div id="connections"></div>
 <script>
 "use strict";
 const CLASSIC = ["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"];
@@ -84,6 +86,22 @@ function groupCard(g) {
     machine, g.members.length ? table : el("p", {"class": "none"}, "no members"),
     el("div", {}, "recent transitions"), list);
 }
+function connectionsCard(security) {
+  const rows = [];
+  for (const l of security.listeners) {
+    for (const c of l.connections) {
+      rows.push(el("tr", {"data-connection": c.connection}, el("td", {}, c.connection), el("td", {}, l.listener),
+        el("td", {}, c.host), el("td", {}, c.principal), el("td", {}, c.mechanism || "—")));
+    }
+  }
+  if (!security.listeners.length) return el("span", {});
+  const counts = security.listeners.map(l => l.listener + ": " + l.stats.authentications + " authenticated, " +
+    l.stats.failed_authentications + " failed, " + l.stats.reauthentications + " re-authenticated").join(" · ");
+  return el("div", {"class": "group"}, el("h2", {}, "connections"), el("div", {"class": "meta"}, counts),
+    rows.length ? el("table", {}, el("tr", {}, el("th", {}, "connection"), el("th", {}, "listener"),
+      el("th", {}, "host"), el("th", {}, "principal"), el("th", {}, "mechanism")), ...rows)
+      : el("p", {"class": "none"}, "no connections"));
+}
 async function refresh() {
   try {
     const [snap, trans] = await Promise.all([
@@ -102,6 +120,7 @@ async function refresh() {
     const named = snap.groups.filter(g => g.group_id).sort((a, b) => a.group_id.localeCompare(b.group_id));
     const cards = named.map(groupCard);
     box.replaceChildren(...(cards.length ? cards : [el("p", {"class": "none"}, "no groups yet")]));
+    document.getElementById("connections").replaceChildren(connectionsCard(snap.security));
     document.getElementById("error").textContent = "";
   } catch (e) {
     document.getElementById("error").textContent = "· cannot reach the control API: " + e;

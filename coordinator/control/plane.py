@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
 from coordinator.cluster.controller import Controller
-from coordinator.control import share_control
+from coordinator.control import security_control, share_control
 from coordinator.control.errors import ControlError, conflict, not_found, unavailable
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
@@ -31,6 +31,7 @@ from coordinator.control.plane_api import (
     consumer_subscription,
     to_jsonable,
 )
+from coordinator.control.security_control import AclSpec, ScramUserSpec
 from coordinator.control.share_view import share_group_view
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
@@ -76,7 +77,9 @@ class ServerControl:
         timer_sources: Sequence[TimerSource] = (),
         share_settings: ShareSettings | None = None,
         shares: Mapping[int, ShareService] | None = None,
+        security: Any = None,
     ) -> None:
+        """`security`: the server's listeners, credentials and ACLs (coordinator/security/setup.py)."""
         self._cluster = cluster
         self._controller = controller
         self._topics = topics
@@ -92,6 +95,7 @@ class ServerControl:
         self._timer_sources: list[TimerSource] = [*runtimes, *timer_sources]
         self._share_settings = share_settings if share_settings is not None else ShareSettings()
         self._shares = dict(shares or {})
+        self._security = security
 
     # -- brokers ---------------------------------------------------------------------------------
     def brokers(self) -> list[BrokerView]:
@@ -264,6 +268,27 @@ class ServerControl:
     def transitions(self, since: int = 0, group: str | None = None, limit: int = 200) -> TransitionsPage:
         return self._transitions.page(since, group, limit)
 
+    def acls(self) -> list[dict[str, object]]:
+        return security_control.acls(self._security)
+
+    def add_acl(self, spec: AclSpec) -> dict[str, object]:
+        return security_control.add_acl(self._security, spec)
+
+    def add_scram_user(self, spec: ScramUserSpec) -> dict[str, object]:
+        return security_control.add_scram_user(self._security, spec)
+
+    def security(self) -> dict[str, Any]:
+        """Each listener's protocol, authentication counters and open connections (principal and
+        mechanism), and the ACL count: nothing secret (no password, token or key)."""
+        security = self._security
+        if security is None:
+            return {"listeners": [], "acls": None}
+        authorizer = security.authorizer
+        return {
+            "listeners": [plan.view() for plan in security.plans],
+            "acls": None if authorizer is None else len(authorizer.acls()),
+        }
+
     def snapshot(self) -> dict[str, Any]:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
@@ -286,6 +311,7 @@ class ServerControl:
                 }
             )
         return {
+            "security": self.security(),
             "clock": to_jsonable(self.clock()),
             "brokers": to_jsonable(self.brokers()),
             "groups": groups,

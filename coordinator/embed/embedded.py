@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -32,7 +32,11 @@ from coordinator.admin.partitions import create_partitions
 from coordinator.config import Config, canonical_name
 from coordinator.control.facade import Control, thread_call
 from coordinator.datadir import check_partition_cap
+from coordinator.embed.security import SecurityOptions
 from coordinator.server import Server, serve
+
+if TYPE_CHECKING:
+    from coordinator.security.certs import CertFiles
 
 START_TIMEOUT_SECONDS = 30
 
@@ -73,19 +77,33 @@ async def open_server(
     settings: Mapping[str, Any] | None = None,
     topics: Mapping[str, int] | None = None,
     brokers: int | None = None,
+    security: SecurityOptions | None = None,
+    certs: CertFiles | None = None,
 ) -> AsyncIterator[Server]:
+    """`security`: one secured listener (coordinator/embed/security.py), with `certs` (made in
+    the data dir's parent when TLS needs them and none are given)."""
     temp = None if data_dir is not None else tempfile.mkdtemp(prefix="kgc-")
+    certs_temp = None
     try:
-        config = _config(Path(data_dir or temp), host, port, settings, brokers)  # type: ignore[arg-type]
+        directory = Path(data_dir or temp)  # type: ignore[arg-type]
+        if security is not None:
+            if certs is None and security.tls:
+                certs_temp = tempfile.mkdtemp(prefix="kgc-certs-")
+                certs = security.make_certs(Path(certs_temp))
+            settings = {**security.settings(certs), **(settings or {})}
+        config = _config(directory, host, port, settings, brokers)
         async with trio.open_nursery() as nursery:
             server: Server = await nursery.start(serve, config, dict(topics or {}))
+            if security is not None and server.security is not None:
+                security.add_scram_users(server.security.credentials)
             try:
                 yield server
             finally:
                 server.stop()
     finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        for made in (temp, certs_temp):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
 
 
 class EmbeddedServer:
@@ -100,7 +118,10 @@ class EmbeddedServer:
         settings: Mapping[str, Any] | None = None,
         topics: Mapping[str, int] | None = None,
         brokers: int | None = None,
+        security: SecurityOptions | None = None,
     ) -> None:
+        """`security`: one TLS and/or SASL listener (coordinator/embed/security.py); `.certs`
+        holds the throwaway certificates it made, `client_settings(user)` a client's settings."""
         self._temp = None if data_dir is not None else tempfile.mkdtemp(prefix="kgc-")
         self._brokers = brokers
         self._ports: list[int] | None = None  # fixed by the first start, kept by restarts
@@ -108,6 +129,14 @@ class EmbeddedServer:
         self._host, self._port = host, port
         # Keys as kgc names them: `group_max_size` and `group.max.size` are the same setting.
         self._settings = {canonical_name(k) or k: v for k, v in (settings or {}).items()}
+        self.security = security
+        self.certs: CertFiles | None = None
+        self._certs_temp: str | None = None
+        if security is not None:
+            if security.tls:
+                self._certs_temp = tempfile.mkdtemp(prefix="kgc-certs-")
+                self.certs = security.make_certs(Path(self._certs_temp))
+            self._settings = {**security.settings(self.certs), **self._settings}
         self._config: Config | None = None
         self._topics = dict(topics or {})
         self._thread: threading.Thread | None = None
@@ -126,7 +155,10 @@ class EmbeddedServer:
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
-                self._server = await nursery.start(partial(serve, config, self._topics, ports=self._ports))
+                server = await nursery.start(partial(serve, config, self._topics, ports=self._ports))
+                if self.security is not None and server.security is not None:
+                    self.security.add_scram_users(server.security.credentials)
+                self._server = server
                 started.set()
 
         def run() -> None:
@@ -170,8 +202,9 @@ class EmbeddedServer:
 
     def close(self) -> None:
         self.stop()
-        if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
+        for made in (self._temp, self._certs_temp):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()
@@ -197,6 +230,15 @@ class EmbeddedServer:
     def brokers(self) -> list[tuple[int, str, int]]:
         """(node id, host, port) of each broker."""
         return [(b.node_id, b.advertised_host, b.advertised_port) for b in self._require("brokers").brokers]
+
+    def client_settings(
+        self, user: str | None = None, password: str | None = None, mechanism: str = "PLAIN"
+    ) -> dict[str, str]:
+        """A librdkafka-style client's settings for this server (bootstrap, security, user)."""
+        found = {"bootstrap.servers": self.bootstrap}
+        if self.security is not None:
+            found.update(self.security.client_settings(self.certs, user, password, mechanism))
+        return found
 
     @property
     def control_url(self) -> str | None:
@@ -251,6 +293,31 @@ class EmbeddedServer:
             server.create_topic(name, partitions)
 
         self._call(create)
+
+    # -- security: ACLs and SCRAM users without a client (the control plane's, by Kafka's names) ----
+    def add_acl(
+        self,
+        resource_type: str,
+        name: str,
+        principal: str,
+        operation: str,
+        permission: str = "ALLOW",
+        pattern_type: str = "LITERAL",
+        host: str = "*",
+    ) -> None:
+        """One ACL: add_acl("GROUP", "g", "User:alice", "READ", "DENY"). Needs authorizer.class.name
+        (SecurityOptions(authorizer=True)); persisted like CreateAcls. A bad one raises ControlError."""
+        self._require("add_acl")
+        assert self.control is not None
+        self.control.add_acl(
+            resource_type, name, principal, operation, permission=permission, pattern_type=pattern_type, host=host
+        )
+
+    def add_scram_user(self, user: str, password: str, mechanism: str = "SCRAM-SHA-512") -> None:
+        """SCRAM credentials for `user` (salted and hashed as Kafka keeps them; persisted)."""
+        self._require("add_scram_user")
+        assert self.control is not None
+        self.control.add_scram_user(user, password, mechanism)
 
     def _require(self, what: str = "this") -> Server:
         if self._server is None or self._token is None:

@@ -8,7 +8,10 @@ The server runs on its own thread (coordinator/embed/embedded.py), so the fixtur
 asyncio clients and subprocess clients alike; its data dir and transcript live in a fresh tmp dir.
 Settings per test: `@pytest.mark.kafka_settings({"group.max.size": 3})` or
 `@pytest.mark.kafka_settings(group_max_size=3)` (underscores for dots), on a module, class,
-function or `pytest.param`; the closer mark wins. When a test using the fixture fails, its report
+function or `pytest.param`; the closer mark wins. `@pytest.mark.kafka_security(protocol="SASL_SSL",
+users={"alice": "alice-secret"}, authorizer=True, ...)` gives the server one TLS and/or SASL
+listener (coordinator/embed/security.py: throwaway certificates in `.certs`, SCRAM credentials
+for every user, `.client_settings("alice")` for a client). When a test using the fixture fails, its report
 gets a "kgc timeline" section: the transcript as `kgc transcript` renders it, and the file's path
 (ini `kafka_coordinator_transcript = false` turns the transcript off). Loading this plugin imports
 nothing of the server: that happens when a test first asks for the fixture.
@@ -43,6 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "kafka_settings(mapping=None, /, **settings): settings for the kafka_coordinator fixture, "
         "by Kafka name (a mapping) or as keywords with underscores for dots",
     )
+    config.addinivalue_line(
+        "markers",
+        "kafka_security(**options): one TLS and/or SASL listener for the kafka_coordinator fixture "
+        "(SecurityOptions: protocol, users, mechanisms, client_auth, authorizer, super_users, reauth_ms)",
+    )
 
 
 def marked_settings(node: pytest.Item) -> dict[str, Any]:
@@ -64,7 +72,8 @@ def marked_settings(node: pytest.Item) -> dict[str, Any]:
 @pytest.fixture
 def kafka_coordinator(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A running coordinator: `.bootstrap`, `.host`, `.port`, `.brokers`, `.create_topic(name, n)`,
-    `.stop()`, `.start()`, `.restart()`, `.settings`, `.data_dir`, `.transcript`."""
+    `.stop()`, `.start()`, `.restart()`, `.settings`, `.data_dir`, `.transcript`; with
+    kafka_security, `.certs`, `.client_settings(user)`, `.add_acl(...)`, `.add_scram_user(...)`."""
     from coordinator.config import ConfigError, canonical_name
     from coordinator.embed.embedded import CoordinatorStartError, EmbeddedServer
 
@@ -72,8 +81,14 @@ def kafka_coordinator(request: pytest.FixtureRequest, tmp_path_factory: pytest.T
     base = tmp_path_factory.mktemp("kgc")
     if request.config.getini("kafka_coordinator_transcript"):
         settings.setdefault("transcript.file", str(base / "transcript.jsonl"))
+    security = None
+    mark = request.node.get_closest_marker("kafka_security")
+    if mark is not None:
+        from coordinator.embed.security import SecurityOptions
+
+        security = SecurityOptions(*mark.args, **mark.kwargs)
     try:
-        server = EmbeddedServer(base / "data", settings=settings).start()
+        server = EmbeddedServer(base / "data", settings=settings, security=security).start()
     except (ConfigError, CoordinatorStartError) as exc:
         failure = f"kafka_coordinator did not start: {exc}"
     else:

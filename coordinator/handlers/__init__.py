@@ -72,6 +72,14 @@ HANDLER_MODULES: dict[int, str] = {
     ApiKey.TXN_OFFSET_COMMIT: "k28_txn_offset_commit",
     ApiKey.DESCRIBE_TRANSACTIONS: "k65_describe_transactions",
     ApiKey.LIST_TRANSACTIONS: "k66_list_transactions",
+    # security (coordinator/security)
+    ApiKey.SASL_HANDSHAKE: "k17_sasl_handshake",
+    ApiKey.SASL_AUTHENTICATE: "k36_sasl_authenticate",
+    ApiKey.DESCRIBE_ACLS: "k29_describe_acls",
+    ApiKey.CREATE_ACLS: "k30_create_acls",
+    ApiKey.DELETE_ACLS: "k31_delete_acls",
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "k50_describe_user_scram_credentials",
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "k51_alter_user_scram_credentials",
 }
 
 HANDLERS: dict[int, Handler] = {}  # the handlers loaded so far, by API key

@@ -13,6 +13,8 @@ A broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER for it (h
 acks 0 gets no response (a failure closes the connection, as Kafka does); acks 1 and -1 both answer
 once the append is durable under log.flush.mode (replicas are logical, one copy: acks=all is
 acks=1); any other value is INVALID_REQUIRED_ACKS.
+Authorization: WRITE on the transactional id for transactional batches (else every partition gets
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from __future__ import annotations
 import trio
 
 from coordinator.broker.partition import AppendResult, Partition
+from coordinator.handlers.authz import split_authorized
 from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import CloseConnection, RequestContext
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.txn.ops import AddPartitionsParams
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
@@ -54,6 +58,14 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
     if request.transactional_id is None and _has_transactional_batch(request):
         explain(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional batches without a transactional id")
         return _all_failed(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleProduceRequest
+        txn_id = request.transactional_id
+        if txn_id is not None and _has_transactional_batch(request):
+            if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+                explain(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, f"no WRITE on transactional id {txn_id}")
+                return _all_failed(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        _, denied = split_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data))
     pending: list[tuple[Partition, AppendResult, int]] = []
     results: list[tuple[str, list[tuple[int, AppendResult]]]] = []
     for topic in request.topic_data:
@@ -61,6 +73,8 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
         for pdata in topic.partition_data:
             if request.acks not in VALID_ACKS:
                 result = AppendResult(ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, f"acks={request.acks} is not 0, 1 or -1")
+            elif topic.name in denied:
+                result = AppendResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, f"no WRITE on topic {topic.name}")
             elif (part := data.partition(topic.name, pdata.index)) is None:
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
             elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
@@ -163,9 +177,7 @@ def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> Non
                 if lead is not None and lead.leader >= 0:
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
                     leaders.add(lead.leader)
-    response.node_endpoints = [
-        NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None) for n in sorted(leaders)
-    ]
+    response.node_endpoints = [NodeEndpoint(n, *ctx.endpoint(cluster.node(n)), None) for n in sorted(leaders)]
 
 
 async def _make_durable(pending: list[tuple[Partition, AppendResult, int]]) -> None:

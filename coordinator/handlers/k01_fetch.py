@@ -13,14 +13,17 @@ v13+: topics by id, not name (KIP-516); an unknown id is UNKNOWN_TOPIC_ID per pa
 librdkafka fetches at v16 when Metadata gave it topic ids, and @platformatic/kafka only fetches
 correctly with them. v15: replica state (tagged, followers only). v16: NOT_LEADER_OR_FOLLOWER
 carries the current leader and its endpoint (KIP-951).
+Authorization: READ on each topic (else TOPIC_AUTHORIZATION_FAILED for its partitions).
 """
 
 from __future__ import annotations
 
 from coordinator.broker.fetch import FetchResult, FetchWant, fetch
+from coordinator.handlers.authz import split_authorized
 from coordinator.handlers.leadership import leader_error
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import (
     AbortedTransaction,
@@ -46,8 +49,15 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
         return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     by_id = ctx.api_version >= 13
     names = [_topic_name(ctx, topic.topic_id) if by_id else topic.topic for topic in request.topics]
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleFetchRequest: READ on each topic
+        _, denied = split_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, (n for n in names if n))
     leader_errors = [
-        leader_error(ctx, name, p.partition, p.current_leader_epoch) if name else ErrorCode.NONE
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        if name in denied
+        else leader_error(ctx, name, p.partition, p.current_leader_epoch)
+        if name
+        else ErrorCode.NONE
         for name, topic in zip(names, request.topics)
         for p in topic.partitions
     ]
@@ -121,9 +131,7 @@ def _name_current_leaders(ctx: RequestContext, response: FetchResponse, names: l
                     p.current_leader = LeaderIdAndEpoch(lead.leader, lead.epoch)
                     leaders.add(lead.leader)
     if ctx.api_version >= 16:
-        response.node_endpoints = [
-            NodeEndpoint(n, cluster.node(n).host, cluster.node(n).port, None) for n in sorted(leaders)
-        ]
+        response.node_endpoints = [NodeEndpoint(n, *ctx.endpoint(cluster.node(n)), None) for n in sorted(leaders)]
 
 
 def _topic_name(ctx: RequestContext, topic_id) -> str | None:

@@ -6,14 +6,17 @@ lookup passes it). v4+: current_leader_epoch in (checked by the leader), the lea
 epoch out. v5+: OFFSET_NOT_AVAILABLE exists (never needed here). A broker that does not lead a
 partition answers NOT_LEADER_OR_FOLLOWER for it.
 v6+: flexible. v7: timestamp -3 = the record with the largest timestamp (KIP-734).
+Authorization: DESCRIBE on each topic (else TOPIC_AUTHORIZATION_FAILED for its partitions).
 """
 
 from __future__ import annotations
 
 from coordinator.broker.offsets import list_offset
+from coordinator.handlers.authz import split_authorized
 from coordinator.handlers.leadership import current_leader, leader_error
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
@@ -30,12 +33,18 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
     data = ctx.broker.data
     committed = ctx.api_version >= 2 and request.isolation_level == READ_COMMITTED
     topics = []
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleListOffsetRequest: DESCRIBE on each topic
+        _, denied = split_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             error: int
             part = data.partition(topic.name, p.partition_index)
-            if part is None:
+            if topic.name in denied:
+                explain(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"no DESCRIBE on topic {topic.name}")
+                error, timestamp, offset = ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1
+            elif part is None:
                 explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic.name}-{p.partition_index} does not exist")
                 error, timestamp, offset = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
             elif error := leader_error(ctx, topic.name, p.partition_index, p.current_leader_epoch):

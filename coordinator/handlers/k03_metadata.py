@@ -10,6 +10,9 @@ with no live replica has leader -1 and LEADER_NOT_AVAILABLE. The controller is t
 broker. Auto-created topics get default.replication.factor (INVALID_REPLICATION_FACTOR if more
 brokers than live are needed); one that would pass `max.partitions` is not created
 (UNKNOWN_TOPIC_OR_PARTITION, as with auto-creation off: kgc's cap, see admin.py).
+Authorization (KafkaApis): DESCRIBE on each topic (an all-topics request leaves the others out; a
+named one gets TOPIC_AUTHORIZATION_FAILED), CREATE on the cluster or topic to auto-create; v8+: the
+authorized-operations bitfields when asked for (cluster: v8-v10).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from coordinator.broker.topics import InvalidTopicError, Topic
 from coordinator.cluster.cluster import NO_LEADER, Cluster
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import CLUSTER_NAME, AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.metadata import (
     MetadataRequest,
@@ -111,18 +115,60 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
     return _describe(ctx, topic)
 
 
+def _authorized_resolve(
+    ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_create: bool
+) -> MetadataResponseTopic:
+    """KafkaApis.handleTopicMetadataRequest with an authorizer: a topic the principal may not
+    DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether it exists or not (by id: the id is kept, ids
+    are not secret); creating a missing one needs CREATE on the cluster or on the topic."""
+    if name is None:
+        known = ctx.broker.topics.by_id(topic_id) if topic_id != ZERO_UUID else None
+        if known is not None and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, known.name):
+            explain(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"no DESCRIBE on the topic with id {topic_id}")
+            return _missing(None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        return _resolve(ctx, name, topic_id, auto_create)
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+        explain(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"no DESCRIBE on topic {name}")
+        return _missing(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if (
+        auto_create
+        and ctx.broker.topics.get(name) is None
+        and not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+        and not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)
+    ):
+        explain(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"no CREATE to auto-create topic {name}")
+        return _missing(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    return _resolve(ctx, name, topic_id, auto_create)
+
+
 async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     broker = ctx.broker
     version = ctx.api_version
+    checked = broker.authorizer is not None
     if request.topics is None or (version == 0 and not request.topics):
-        topics = [_describe(ctx, t) for t in broker.topics.all()]
+        every = broker.topics.all()
+        if checked:  # all topics: the ones the principal may not DESCRIBE are left out
+            every = [t for t in every if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)]
+        topics = [_describe(ctx, t) for t in every]
     else:
         allow = broker.config.auto_create_topics_enable and (version < 4 or request.allow_auto_topic_creation)
-        topics = [_resolve(ctx, t.name, t.topic_id, allow) for t in request.topics]
+        resolve = _authorized_resolve if checked else _resolve
+        topics = [resolve(ctx, t.name, t.topic_id, allow) for t in request.topics]
+    cluster_operations = -2147483648  # the schema's default: not asked for
+    if version >= 8:
+        if version <= 10 and request.include_cluster_authorized_operations:
+            may_describe = ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+            cluster_operations = ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME) if may_describe else 0
+        if request.include_topic_authorized_operations:
+            for t in topics:
+                if t.error_code == ErrorCode.NONE and t.name is not None:
+                    t.topic_authorized_operations = ctx.authorized_operations(ResourceType.TOPIC, t.name)
     cluster = broker.cluster
     return MetadataResponse(
+        cluster_authorized_operations=cluster_operations,
         brokers=[
-            MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=None) for n in cluster.live_nodes()
+            MetadataResponseBroker(n.node_id, *ctx.endpoint(n), None)  # the endpoints of this request's listener
+            for n in cluster.live_nodes()
         ],
         cluster_id=broker.config.cluster_id,
         controller_id=cluster.controller_id(),

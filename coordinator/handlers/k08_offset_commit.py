@@ -8,6 +8,8 @@ generation is a KIP-848 member's epoch (STALE_MEMBER_EPOCH when it differs; cons
 members must use v9+, UNSUPPORTED_VERSION otherwise).
 Unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION each, before the group sees the
 rest (Kafka's KafkaApis.handleOffsetCommitRequest; its new coordinator itself does not check).
+Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED for every partition), READ on each
+topic (else TOPIC_AUTHORIZATION_FAILED for its partitions), before the existence checks.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordinator.groups.offset_requests import CommitPartitionLike, OffsetCommitParams
+from coordinator.handlers.authz import refused, split_authorized
 from coordinator.handlers.known_partitions import split_known
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -31,7 +35,19 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
     registry = ctx.broker.topics
     answers: dict[str, list[OffsetCommitResponsePartition]] = {}
     known: list[tuple[str, Sequence[CommitPartitionLike]]] = []
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleOffsetCommitRequest
+        if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+            why = f"no READ on group {request.group_id}"
+            return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, why)
+        _, denied = split_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     for t in request.topics:
+        if t.name in denied:
+            answers.setdefault(t.name, []).extend(
+                OffsetCommitResponsePartition(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for p in t.partitions
+            )
+            continue
         topic = registry.get(t.name)
         if topic is not None and all(0 <= p.partition_index < topic.partitions for p in t.partitions):
             # The decoded partitions are what the commit reads (before v6 they decode with leader

@@ -7,12 +7,16 @@ never yields UNSTABLE_OFFSET_COMMIT). v8+: several groups, each with its own err
 v9: member id/epoch, checked for KIP-848 consumer groups (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID as
 the group's error). Unknown groups are not an error: their partitions answer offset -1 (Kafka's
 OffsetMetadataManager.fetchOffsets).
+Authorization: DESCRIBE on each group and on each topic (KafkaApis; see `_authorized`).
 """
 
 from __future__ import annotations
 
 from coordinator.groups.offset_requests import FetchedGroup, FetchGroup, OffsetFetchParams
+from coordinator.handlers.authz import refused
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import AclOperation, ResourceType
+from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchResponse,
@@ -25,6 +29,64 @@ from protocol.messages.offset_fetch import (
 
 
 async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+    if ctx.broker.authorizer is not None:
+        return await _authorized(ctx, request)
+    return await _fetch(ctx, request)
+
+
+async def _authorized(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+    """Kafka's handleOffsetFetchRequestFromCoordinator: DESCRIBE on each group (else
+    GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic asked for (else TOPIC_AUTHORIZATION_FAILED
+    for its partitions); an all-topics fetch leaves out the topics the principal may not see."""
+
+    def may(resource_type: ResourceType, name: str) -> bool:
+        return ctx.authorize(AclOperation.DESCRIBE, resource_type, name)
+
+    denied_topics: dict[str, list[tuple[str, list[int]]]] = {}
+    if ctx.api_version < 8:
+        if not may(ResourceType.GROUP, request.group_id):
+            return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, f"no DESCRIBE on {request.group_id}")
+        if request.topics is not None:
+            denied_topics[request.group_id] = [
+                (t.name, list(t.partition_indexes)) for t in request.topics if not may(ResourceType.TOPIC, t.name)
+            ]
+            request.topics = [t for t in request.topics if may(ResourceType.TOPIC, t.name)]
+        response = await _fetch(ctx, request)
+        response.topics = [t for t in response.topics if may(ResourceType.TOPIC, t.name)]
+        response.topics += [
+            OffsetFetchResponseTopic(
+                name, [OffsetFetchResponsePartition(n, -1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in ps]
+            )
+            for name, ps in denied_topics.get(request.group_id, [])
+        ]
+        return response
+    denied_groups = [g.group_id for g in request.groups if not may(ResourceType.GROUP, g.group_id)]
+    request.groups = [g for g in request.groups if g.group_id not in denied_groups]
+    for g in request.groups:
+        if g.topics is not None:
+            denied_topics[g.group_id] = [
+                (t.name, list(t.partition_indexes)) for t in g.topics if not may(ResourceType.TOPIC, t.name)
+            ]
+            g.topics = [t for t in g.topics if may(ResourceType.TOPIC, t.name)]
+    response = await _fetch(ctx, request) if request.groups else OffsetFetchResponse(groups=[])
+    for group in response.groups:
+        group.topics = [t for t in group.topics if may(ResourceType.TOPIC, t.name)]
+        group.topics += [
+            OffsetFetchResponseTopics(
+                name=name,
+                partitions=[
+                    OffsetFetchResponsePartitions(n, -1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in ps
+                ],
+            )
+            for name, ps in denied_topics.get(group.group_id, [])
+        ]
+    response.groups += [
+        OffsetFetchResponseGroup(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in denied_groups
+    ]
+    return response
+
+
+async def _fetch(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
     service = ctx.broker.groups
     if version >= 8:

@@ -7,6 +7,8 @@ A group's coordinator is the current leader of its __consumer_offsets partition
 partition (abs(javaHash(id)) % transaction.state.log.num.partitions), whichever broker is asked; a
 partition with no leader gets COORDINATOR_NOT_AVAILABLE. Share groups are not served
 (COORDINATOR_NOT_AVAILABLE with a message saying so).
+Authorization: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or transactional id
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per key.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from coordinator.cluster.cluster import NO_LEADER, BrokerNode
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
@@ -24,6 +27,13 @@ _KEY_TYPE_NAMES = {2: "share group"}
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[int, str | None, BrokerNode | None]:
+    # KafkaApis.getCoordinator: DESCRIBE on the group or the transactional id first.
+    if key_type == GROUP_KEY_TYPE and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, None, None
+    if key_type == TRANSACTION_KEY_TYPE and not ctx.authorize(
+        AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key
+    ):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None
     if key_type == GROUP_KEY_TYPE:
         if not key and ctx.api_version < 4:
             return ErrorCode.INVALID_REQUEST, "group id must not be empty", None
@@ -60,8 +70,8 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
                 Coordinator(
                     key=key,
                     node_id=node.node_id if node else -1,
-                    host=node.host if node else "",
-                    port=node.port if node else -1,
+                    host=ctx.endpoint(node)[0] if node else "",
+                    port=ctx.endpoint(node)[1] if node else -1,
                     error_code=error,
                     error_message=message,
                 )
@@ -72,6 +82,6 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
         error_code=error,
         error_message=message,
         node_id=node.node_id if node else -1,
-        host=node.host if node else "",
-        port=node.port if node else -1,
+        host=ctx.endpoint(node)[0] if node else "",
+        port=ctx.endpoint(node)[1] if node else -1,
     )

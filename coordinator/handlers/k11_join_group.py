@@ -5,16 +5,23 @@ an empty member id gets MEMBER_ID_REQUIRED and a member id to rejoin with (KIP-3
 group.instance.id (KIP-345). v6+: flexible. v7+: protocol type in the response and a nullable
 protocol name. v8+: reason (KIP-800). v9: skip_assignment (only for KIP-848 upgrades; always
 false here). The reply parks until the join phase completes (see coordinator/groups/join.py).
+Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED), as KafkaApis checks it.
 """
 
 from __future__ import annotations
 
 from coordinator.groups.requests import JoinGroupParams
+from coordinator.handlers.authz import refused
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import AclOperation, ResourceType
+from protocol.errors import ErrorCode
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 
 
 async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
+    # KafkaApis: READ on the group (the first test keeps the no-authorizer path to one attribute load)
+    if ctx.broker.authorizer is not None and not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, f"no READ on group {request.group_id}")
     version = ctx.api_version
     result = await ctx.broker.groups.join_group(
         JoinGroupParams(

@@ -4,18 +4,24 @@ v0: group, generation, member, assignments. v3+: group.instance.id (KIP-345). v4
 v5+: protocol type and name in request and response, both mandatory (KafkaApis answers
 INCONSISTENT_GROUP_PROTOCOL when either is null) and checked against the group's
 (INCONSISTENT_GROUP_PROTOCOL on mismatch). Followers park until the leader's assignment is in.
+Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from coordinator.groups.requests import SyncGroupParams
+from coordinator.handlers.authz import refused
 from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 
 async def handle(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse:
+    # KafkaApis: READ on the group (the first test keeps the no-authorizer path to one attribute load)
+    if ctx.broker.authorizer is not None and not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, f"no READ on group {request.group_id}")
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         # SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent

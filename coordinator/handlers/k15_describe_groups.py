@@ -3,12 +3,17 @@
 v1+: throttle time. v3+: authorized operations (not computed: reported as Kafka's "not asked",
 INT32_MIN). v4+: group.instance.id per member. v5+: flexible. v6 (not served yet): error
 message and GROUP_ID_NOT_FOUND for unknown groups, which earlier versions report as Dead.
+Authorization: DESCRIBE on each group (else GROUP_AUTHORIZATION_FAILED); v3+ answers the group's
+authorized operations when asked.
 """
 
 from __future__ import annotations
 
 from coordinator.groups.requests import DescribeGroupsParams
+from coordinator.handlers.authz import split_authorized
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import AclOperation, ResourceType
+from protocol.errors import ErrorCode
 from protocol.messages.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,
@@ -18,10 +23,15 @@ from protocol.messages.describe_groups import (
 
 
 async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
-    described = await ctx.broker.groups.describe_groups(
-        DescribeGroupsParams(list(request.groups), request_version=ctx.api_version)
+    names = list(request.groups)
+    _, denied = split_authorized(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, names)  # KafkaApis
+    allowed = [g for g in names if g not in denied]
+    described = (
+        await ctx.broker.groups.describe_groups(DescribeGroupsParams(allowed, request_version=ctx.api_version))
+        if allowed
+        else []
     )
-    return DescribeGroupsResponse(
+    response = DescribeGroupsResponse(
         groups=[
             DescribedGroup(
                 error_code=group.error,
@@ -44,3 +54,12 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
             for group in described
         ]
     )
+    if ctx.api_version >= 3 and request.include_authorized_operations:
+        for g in response.groups:
+            if g.error_code == ErrorCode.NONE:
+                g.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, g.group_id)
+    response.groups += [
+        DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g, group_state="", protocol_type="")
+        for g in sorted(denied)
+    ]
+    return response

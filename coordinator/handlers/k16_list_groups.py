@@ -2,12 +2,15 @@
 
 v1+: throttle time. v3+: flexible. v4+: states filter and each group's state (KIP-518).
 v5+: types filter and each group's type ("classic" here).
+Authorization: DESCRIBE on the cluster lists every group; otherwise only the groups the principal may
+DESCRIBE are listed.
 """
 
 from __future__ import annotations
 
 from coordinator.groups.requests import ListGroupsParams
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import CLUSTER_NAME, AclOperation, ResourceType
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
 
@@ -19,6 +22,8 @@ async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsR
             types_filter=list(request.types_filter) if version >= 5 else [],
         )
     )
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):  # else per group
+        listed = [g for g in listed if ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)]
     # A loading or failed partition fails the whole list (Kafka's listGroups).
     return ListGroupsResponse(
         error_code=error,

@@ -5,6 +5,8 @@ num_partitions/replication_factor may be -1 = broker default (KIP-464). v5+: fle
 carry num_partitions, replication_factor and the effective configs (KIP-525), null on error.
 v6: THROTTLING_QUOTA_EXCEEDED exists (no quotas here). v7: topic id.
 The rules and their order are in coordinator/broker/admin.py.
+Authorization: CREATE on the cluster or on each topic (else TOPIC_AUTHORIZATION_FAILED); the configs
+of a created topic only with DESCRIBE_CONFIGS on it (else topic_config_error_code says so).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections import Counter
 
 from coordinator.broker.admin import CreateOutcome, create_topic
 from coordinator.broker.topic_config import render
+from coordinator.handlers.authz import split_authorized
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import CLUSTER_NAME, AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import (
     CreatableTopicConfigs,
@@ -53,12 +57,20 @@ PROCESSES_REFUSAL = (
 async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     data = ctx.broker.data
     counts = Counter(t.name for t in request.topics)
+    names = [t.name for t in request.topics]
+    creatable, describable = set(names), set(names)
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleCreateTopicsRequest
+        if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            creatable, _ = split_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, names)
+        describable, _ = split_authorized(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     results = []
     for topic in request.topics:
         if counts[topic.name] > 1:
             outcome = CreateOutcome(
                 ErrorCode.INVALID_REQUEST, "Create topics request from client contains a duplicate topic name"
             )
+        elif topic.name not in creatable:
+            outcome = CreateOutcome(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
         elif ctx.broker.config.cluster_processes:  # the other processes could not learn of it
             outcome = CreateOutcome(ErrorCode.POLICY_VIOLATION, PROCESSES_REFUSAL)
         else:
@@ -72,5 +84,9 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
                 request.validate_only,
                 [node.node_id for node in ctx.broker.cluster.live_nodes()],
             )
-        results.append(_result(topic.name, outcome))
+        result = _result(topic.name, outcome)
+        if topic.name not in describable and result.error_code != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+            result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # no DESCRIBE_CONFIGS
+            result.configs = None
+        results.append(result)
     return CreateTopicsResponse(topics=results)

@@ -4,6 +4,7 @@ v1: throttle time. v4+: flexible. v5+: error_message. v6: topics named by name o
 (`topics[]`, unknown id -> UNKNOWN_TOPIC_ID) instead of `topic_names`.
 Deleting closes the partitions' logs and removes their dirs before the answer (one broker: no
 pending deletion to report); internal topics are refused.
+Authorization: DESCRIBE and DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 from coordinator.broker.admin import delete_topic
 from coordinator.broker.data_path import DataPath
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
 from protocol.primitives import ZERO_UUID
@@ -47,13 +49,35 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
     data = ctx.broker.data
     if ctx.broker.config.cluster_processes:
         return _refused(ctx, request)
+    return _delete(ctx, request, data)
+
+
+def _delete(ctx: RequestContext, request: DeleteTopicsRequest, data: DataPath) -> DeleteTopicsResponse:
+    def allowed(name: str) -> bool:  # KafkaApis.handleDeleteTopicsRequest: DESCRIBE and DELETE on it
+        return ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name) and ctx.authorize(
+            AclOperation.DELETE, ResourceType.TOPIC, name
+        )
+
+    def by_name(name: str) -> DeletableTopicResult:
+        if not allowed(name):
+            return DeletableTopicResult(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None)
+        return _by_name(data, name)
+
+    def by_id(topic_id: uuid.UUID) -> DeletableTopicResult:
+        topic = data.topics.by_id(topic_id)
+        if topic is not None and not allowed(topic.name):
+            return DeletableTopicResult(
+                name=None, topic_id=topic_id, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None
+            )
+        return _by_id(data, topic_id)
+
     if ctx.api_version >= 6:
         responses = []
         for state in request.topics:
             if state.name is not None and state.topic_id == ZERO_UUID:
-                responses.append(_by_name(data, state.name))
+                responses.append(by_name(state.name))
             elif state.name is None and state.topic_id != ZERO_UUID:
-                responses.append(_by_id(data, state.topic_id))
+                responses.append(by_id(state.topic_id))
             else:
                 responses.append(
                     DeletableTopicResult(
@@ -64,7 +88,7 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
                     )
                 )
     else:
-        responses = [_by_name(data, name) for name in request.topic_names]
+        responses = [by_name(name) for name in request.topic_names]
     return DeleteTopicsResponse(responses=responses)
 
 

@@ -8,12 +8,15 @@ on a leader change, and stored batches keep the -1 epoch producers send, so ever
 the high watermark: the answer is the current leader epoch with end_offset = high watermark (a
 client validating its position never needs to truncate). Unknown partitions get
 UNKNOWN_TOPIC_OR_PARTITION.
+Authorization: CLUSTER_ACTION on the cluster, or DESCRIBE on each topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
+from coordinator.handlers.authz import split_authorized
 from coordinator.handlers.leadership import current_leader, leader_error
 from coordinator.handlers.request_context import RequestContext
+from coordinator.security.authorization import CLUSTER_NAME, AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
@@ -26,11 +29,25 @@ from protocol.messages.offset_for_leader_epoch import (
 async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
     data = ctx.broker.data
     topics = []
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None and not ctx.authorize(
+        AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
+    ):  # KafkaApis: a follower has CLUSTER_ACTION; a client needs DESCRIBE on each topic
+        _, denied = split_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, (t.topic for t in request.topics))
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             part = data.partition(topic.topic, p.partition)
-            if part is None:
+            if topic.topic in denied:
+                partitions.append(
+                    EpochEndOffset(
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        partition=p.partition,
+                        leader_epoch=-1,
+                        end_offset=-1,
+                    )
+                )
+            elif part is None:
                 partitions.append(
                     EpochEndOffset(
                         error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -7,13 +7,18 @@ PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before). v3+: flexible. v4+ (brokers): a
 transactions, each either added or, with verify_only, checked (KIP-890 part 1: NONE for a
 partition in the transaction, TRANSACTION_ABORTABLE for one that is not); a top-level error code.
 v5: TRANSACTION_ABORTABLE may be answered.
+Authorization: v0-v3 WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED); WRITE on
+each topic (else TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED); v4+ (brokers
+verifying) CLUSTER_ACTION (else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
+from coordinator.handlers.authz import refused, split_authorized
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.txn_common import fenced_for, txn_service, unknown_partitions
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import CLUSTER_NAME, AclOperation, ResourceType
 from coordinator.txn.ops import AddPartitionsParams
 from protocol.errors import ErrorCode
 from protocol.messages.add_partitions_to_txn import (
@@ -39,6 +44,8 @@ async def handle(ctx: RequestContext, request: AddPartitionsToTxnRequest) -> Add
         )
         result = await _transaction(ctx, one, version)
         return AddPartitionsToTxnResponse(results_by_topic_v3_and_below=result.topic_results)
+    if not ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return refused(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "v4+ is for brokers: CLUSTER_ACTION")
     results = [await _transaction(ctx, txn, version) for txn in request.transactions]
     return AddPartitionsToTxnResponse(error_code=ErrorCode.NONE, results_by_transaction=results)
 
@@ -49,7 +56,24 @@ async def _transaction(
     partitions = [(t.name, p) for t in txn.topics for p in t.partitions]
     missing = {(t.name, p): e for t in txn.topics for p, e in unknown_partitions(ctx, t.name, t.partitions).items()}
     errors: dict[tuple[str, int], int]
-    if missing:
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleAddPartitionsToTxnRequest
+        txn_id = txn.transactional_id
+        if version < 4 and not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+            explain(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, f"no WRITE on transactional id {txn_id}")
+            errors = {tp: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for tp in partitions}
+            return AddPartitionsToTxnResult(txn_id, _by_topic(txn.topics, errors))
+        names = (t.name for t in txn.topics if not t.name.startswith("__"))  # internal topics are not checked
+        _, denied = split_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC, names)
+    if denied:
+        explain(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"no WRITE on topics {sorted(denied)}")
+        errors = {
+            (name, p): ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            if name in denied
+            else missing.get((name, p), ErrorCode.OPERATION_NOT_ATTEMPTED)
+            for name, p in partitions
+        }
+    elif missing:
         explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no such partitions: {sorted(missing)}")
         errors = {tp: missing.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in partitions}
     else:

@@ -10,6 +10,8 @@ INVALID_PRODUCER_ID_MAPPING. v0-1: COORDINATOR_LOAD_IN_PROGRESS is sent as COORD
 (KAFKA-7296). v2+: committed leader epoch. v3+: flexible; member id, generation and
 group.instance.id (KIP-447: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; an unknown
 group with generation >= 0 is ILLEGAL_GENERATION). v4: TRANSACTION_ABORTABLE may be answered.
+Authorization: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group
+(GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from __future__ import annotations
 from coordinator.groups.offset_requests import CommitPartition
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams
+from coordinator.handlers.authz import refused, split_authorized
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.txn_common import txn_service, unknown_partitions
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.txn.ops import AddPartitionsParams
 from protocol.errors import ErrorCode
 from protocol.messages.txn_offset_commit import (
@@ -43,7 +47,21 @@ async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOff
     version = ctx.api_version
     answers: dict[str, list[TxnOffsetCommitResponsePartition]] = {}
     known: list[tuple[str, list[CommitPartition]]] = []
+    denied: set[str] = set()
+    if ctx.broker.authorizer is not None:  # KafkaApis.handleTxnOffsetCommitRequest
+        txn_id, group = request.transactional_id, request.group_id
+        if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+            return refused(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, f"no WRITE on {txn_id}")
+        if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group):
+            return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, f"no READ on group {group}")
+        _, denied = split_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     for t in request.topics:
+        if t.name in denied:
+            answers.setdefault(t.name, []).extend(
+                TxnOffsetCommitResponsePartition(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for p in t.partitions
+            )
+            continue
         missing = unknown_partitions(ctx, t.name, [p.partition_index for p in t.partitions])
         valid = []
         for p in t.partitions:

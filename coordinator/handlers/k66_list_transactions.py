@@ -6,6 +6,7 @@ ids are never listed; COORDINATOR_LOAD_IN_PROGRESS while one of its partitions l
 duration filter (only transactions running longer than it, KIP-994). v2: a transactional id
 regular expression (KIP-1152; Java's Matcher.matches: the whole id must match; a bad pattern is
 INVALID_REQUEST).
+Authorization: only the transactional ids the principal may DESCRIBE are listed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.txn_common import txn_service
 from coordinator.observe.reasons import explain
+from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.list_transactions import ListTransactionsRequest, ListTransactionsResponse, TransactionState
 
@@ -36,8 +38,13 @@ async def handle(ctx: RequestContext, request: ListTransactionsRequest) -> ListT
         pattern or None,
         service.runtime.clock.time_ms(),
     )
+    states = [
+        m
+        for m in listed.states
+        if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)
+    ]
     return ListTransactionsResponse(
         error_code=listed.error,
         unknown_state_filters=listed.unknown_state_filters,
-        transaction_states=[TransactionState(m.transactional_id, m.producer_id, str(m.state)) for m in listed.states],
+        transaction_states=[TransactionState(m.transactional_id, m.producer_id, str(m.state)) for m in states],
     )

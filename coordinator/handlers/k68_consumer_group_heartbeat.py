@@ -6,6 +6,9 @@ v1: SubscribedTopicRegex (RE2 syntax, resolved by the coordinator); the member m
 Member epoch 0 joins, -1 leaves, -2 is a static member leaving for its session timeout. The rules
 are in coordinator/groups/consumer/heartbeat.py; this handler only maps fields. Answers
 UNSUPPORTED_VERSION when group.coordinator.rebalance.protocols lacks "consumer".
+Authorization (Kafka 4.x KafkaApis): READ on the group (else GROUP_AUTHORIZATION_FAILED), DESCRIBE
+on every subscribed topic name (else TOPIC_AUTHORIZATION_FAILED); regex subscriptions are not
+filtered by DESCRIBE here (Kafka 4.1+ resolves them per principal).
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from functools import lru_cache
 
 from coordinator.groups.consumer.records import TopicPartitions
 from coordinator.groups.consumer_ops import ConsumerHeartbeatParams
+from coordinator.handlers.authz import refused, split_authorized
 from coordinator.handlers.request_context import RequestContext, java_inet_text
+from coordinator.security.authorization import AclOperation, ResourceType
+from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_heartbeat import (
     Assignment,
     ConsumerGroupHeartbeatRequest,
@@ -27,6 +33,14 @@ _client_address = lru_cache(maxsize=4096)(java_inet_text)
 
 
 async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
+    if ctx.broker.authorizer is not None:
+        if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+            return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, f"no READ on group {request.group_id}")
+        if request.subscribed_topic_names:  # Kafka 4.x KafkaApis: DESCRIBE on every subscribed topic
+            _, denied = split_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, request.subscribed_topic_names)
+            if denied:
+                why = f"no DESCRIBE on subscribed topics {', '.join(sorted(denied))}"
+                return refused(ctx, request, ErrorCode.TOPIC_AUTHORIZATION_FAILED, why)
     owned = request.topic_partitions
     result = await ctx.broker.groups.consumer_group_heartbeat(
         ConsumerHeartbeatParams(

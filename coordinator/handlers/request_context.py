@@ -29,7 +29,6 @@ from coordinator.observe.tap import Tap
 from coordinator.security.authorization import (
     ANONYMOUS,
     AclOperation,
-    Authorizer,
     ResourceType,
     operations_bitfield,
     supported_operations,
@@ -38,9 +37,11 @@ from coordinator.share.service import ShareService
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the admin parts; security's are built only when configured (security/setup.py)
     from coordinator.admin.configs import ConfigService
     from coordinator.cluster.elections import LeaderMoves
+    from coordinator.security.credentials import CredentialStore
+    from coordinator.security.standard_authorizer import StandardAuthorizer
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
@@ -52,7 +53,12 @@ class RequestHook(Protocol):
 
 
 class CloseConnection(Exception):
-    """The connection must be closed; the message says why (it is logged)."""
+    """The connection must be closed; the message says why (it is logged). `final`: a framed
+    answer to send before closing (a failed authentication's)."""
+
+    def __init__(self, reason: str, final: bytes | None = None) -> None:
+        super().__init__(reason)
+        self.final = final
 
 
 @dataclass(slots=True)
@@ -67,11 +73,12 @@ class BrokerContext:
     versions: VersionLimits  # what ApiVersions advertises and dispatch accepts (the control plane narrows it)
     control: RequestHook | None = None  # fault rules and request tracking; None: off, no cost
     txn: TxnService | None = None  # the transaction coordinator as this broker sees it
-    authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
+    authorizer: StandardAuthorizer | None = None  # authorizer.class.name; None: every action allowed
     group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
     share: ShareService | None = None  # share fetch/acknowledge on this broker; None: share groups off
     configs: ConfigService | None = None  # the config APIs (coordinator/admin), shared by every broker
     elections: LeaderMoves | None = None  # ElectLeaders: leader moves and what they set in motion
+    credentials: CredentialStore | None = None  # SCRAM credentials (coordinator/security/credentials.py)
 
     @property
     def node_id(self) -> int:
@@ -93,6 +100,7 @@ class RequestContext:
     client_host: str
     connection_id: int
     principal: str = ANONYMOUS  # "User:name" once the connection authenticated (Kafka's KafkaPrincipal)
+    listener: str | None = None  # the listener the request came in on; None: the broker's first
 
     def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         """Kafka's AuthHelper.authorize: may this connection's principal do `operation` on the
@@ -100,7 +108,24 @@ class RequestContext:
         authorizer = self.broker.authorizer
         if authorizer is None:
             return True
-        return authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
+        return authorizer.authorize(self.principal, self.host_address, operation, resource_type, name)
+
+    def authorize_by_resource_type(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """Kafka's AuthHelper.authorizeByResourceType (KIP-679): may the principal do `operation`
+        on some resource of this type?"""
+        authorizer = self.broker.authorizer
+        if authorizer is None:
+            return True
+        return authorizer.authorize_by_resource_type(self.principal, self.host_address, operation, resource_type)
+
+    def endpoint(self, node: BrokerNode) -> tuple[str, int]:
+        """`node`'s host and port on the listener this request came in on."""
+        return node.endpoint(self.listener)
+
+    @property
+    def host_address(self) -> str:
+        """The client's address as ACL hosts name it (Java's InetAddress.getHostAddress())."""
+        return java_inet_text(self.client_host)[1:]
 
     def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
         """Kafka's AuthHelper.authorizedOperations: the bitfield of the resource type's operations

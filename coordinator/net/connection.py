@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -25,8 +26,12 @@ from coordinator.net.idle import ConnectionState, ConnectionWatch
 from coordinator.net.outbox import Outbox
 from coordinator.net.request_memory import RequestMemory
 from coordinator.net.socket_io import ConnectionLost, RawSocket
+from coordinator.net.tls import TlsFailed  # (ssl: trio imports it anyway)
 from coordinator.observe.logs import get_logger, log_event
 from protocol.framing import FrameError, frame
+
+if TYPE_CHECKING:
+    from coordinator.security.listeners import ListenerPlan
 
 _log = get_logger("connection")
 _ids = itertools.count(1)
@@ -42,7 +47,10 @@ class ListenerShared:
     scratch: bytearray = field(default_factory=lambda: bytearray(SCRATCH_BYTES))
 
 
-async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, shared: ListenerShared) -> None:
+async def serve_connection(
+    stream: trio.SocketStream, broker: BrokerContext, shared: ListenerShared, plan: ListenerPlan | None = None
+) -> None:
+    """`plan`: the TLS and SASL of the listener (None: PLAINTEXT, nothing to do)."""
     state = ConnectionState(next(_ids), _peer_host(stream), trio.current_time())
     conn = Connection(state.connection_id, state.client_host)
     log_event(_log, "connection.open", logging.DEBUG, conn=conn.connection_id, peer=conn.client_host)
@@ -50,21 +58,40 @@ async def serve_connection(stream: trio.SocketStream, broker: BrokerContext, sha
     shared.watch.add(state)
     try:
         async with stream:
-            sock = RawSocket(stream)
-            reader = FrameReader(sock, shared.scratch, broker.config.socket_request_max_bytes, shared.memory, state)
+            sock: RawSocket = RawSocket(stream)
+            limit = broker.config.socket_request_max_bytes
+            reader: FrameReader | None = None
             try:
                 with state.scope:
+                    if plan is not None:  # TLS handshake, SASL session (net/secure.py; loaded when used)
+                        from coordinator.net.secure import secure_connection
+
+                        sock = await secure_connection(plan, sock, conn, broker.tap)
+                        if plan.sasl is not None:  # until it authenticates (sasl_session.on_authenticated)
+                            limit = min(limit, plan.sasl.max_receive_size)
+                    reader = FrameReader(sock, shared.scratch, limit, shared.memory, state)
+                    if conn.session is not None:
+                        conn.session.on_authenticated(reader.set_max_frame_size, broker.config.socket_request_max_bytes)
                     async with trio.open_nursery() as nursery:
                         outbox = Outbox(sock, state, nursery)
                         reason = await _serve(reader, outbox, conn, broker, shared.memory, state)
+                        if conn.session is not None and conn.session.failed:
+                            from coordinator.net.sasl_session import linger
+
+                            await linger(sock)  # the client reads the refusal, then closes (sasl_session.py)
                         nursery.cancel_scope.cancel()  # the sender, idle now
+            except TlsFailed as exc:  # the handshake failed: it costs its connection only
+                reason = str(exc)
             finally:
-                reader.release()
+                if reader is not None:
+                    reader.release()
                 sock.detach()  # trio's socket closes the descriptor
             if state.closed_because is not None:
                 reason = state.closed_because
     finally:
         shared.watch.discard(state)
+        if plan is not None:
+            plan.connections.pop(conn.connection_id, None)
         level = logging.DEBUG if reason in ("client closed", "connection lost") else logging.WARNING
         log_event(_log, "connection.close", level, conn=conn.connection_id, peer=conn.client_host, reason=reason)
         tap = broker.tap  # the transcript records why a connection ended
@@ -115,6 +142,8 @@ async def _serve(
         await outbox.drain()  # the answers to the frames before the bad one
         return f"bad frame: {exc}"
     except CloseConnection as exc:
+        if exc.final is not None:  # a failed authentication's answer (net/sasl_session.py)
+            outbox.send(exc.final, more_coming=False)
         await outbox.drain()
         return str(exc)
     except ConnectionLost:

@@ -7,30 +7,46 @@ Rules copied from Kafka's `SocketServer`/`RequestContext`:
   request cannot be understood, so no well-formed answer exists. The reason is logged.
 - Bytes after a complete body are ignored, as Kafka ignores them (librdkafka sends some).
 - Produce with acks=0 gets no response at all; its handler returns None.
+- On a SASL listener the connection's session (sasl_session.py) sees each frame first while it
+  authenticates (and, with a session lifetime, checks each request); afterwards requests carry
+  the authenticated principal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from coordinator.handlers import HANDLERS, load_handler
 from coordinator.handlers.k18_api_versions import encoded_api_versions
 from coordinator.handlers.request_context import BrokerContext, CloseConnection, RequestContext
+from coordinator.security.authorization import ANONYMOUS
 from protocol.api import ApiKey
 from protocol.codec import decode_request, encode_response
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
+
+if TYPE_CHECKING:
+    from coordinator.net.sasl_session import SaslSession
 
 
 @dataclass(slots=True)
 class Connection:
     connection_id: int
     client_host: str
+    principal: str = ANONYMOUS  # set by the SASL session or from the client certificate
+    listener: str | None = None  # None: the broker's first listener
+    session: SaslSession | None = None  # SASL listeners: authentication before anything else
 
 
 async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tuple[bytes, bytes] | None:
     """Returns the response's (header, body), or None when no response is due. They stay apart so
     the connection frames them with one copy (a fetch response can be a MiB)."""
+    session = conn.session
+    if session is not None and session.intercepts():
+        answer = await session.receive(frame)
+        if answer is not session.PASS:
+            return answer
     try:
         header, body_offset = decode_request_header(frame)
     except DecodeError as exc:
@@ -50,7 +66,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
         request = decode_request(key, version, frame, body_offset, strict=False)
     except DecodeError as exc:
         raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
-    context = RequestContext(broker, header, conn.client_host, conn.connection_id)
+    context = RequestContext(broker, header, conn.client_host, conn.connection_id, conn.principal, conn.listener)
     if broker.control is not None:  # fault rules and request tracking (control/hook.py), tap inside
         response = await broker.control.handle(handler, context, request)
     elif broker.tap is not None:  # transcript/metrics (observe/tap.py)

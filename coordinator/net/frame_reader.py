@@ -168,3 +168,8 @@ class FrameReader:
             self._memory.release(self.reserved)
             self.reserved = 0
         self._big = None
+
+    def set_max_frame_size(self, size: int) -> None:
+        """A new bound for the frames read from now on (a SASL connection's rises once it has
+        authenticated: sasl.server.max.receive.size before, socket.request.max.bytes after)."""
+        self._max = size

@@ -6,12 +6,17 @@ port. The first bind reports the real port (port 0 picks a free one) through `ta
 Connections over `max.connections` (counted across the whole process) are refused at once, as
 Kafka refuses them. The connections of all listeners share one `RequestMemory`
 (queued.max.request.bytes); each listener watches its own connections for idleness (idle.py).
+A broker serves each of its listeners (`listeners`: coordinator/security/listeners.py) on its own
+port: the first on the node's port, the others on the ports in `node.endpoints`, all going down
+and up together. A PLAINTEXT listener's connections take the plain path; the others first do what
+the listener asks (TLS, SASL: net/secure.py).
 """
 
 from __future__ import annotations
 
 import socket
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -21,6 +26,9 @@ from coordinator.net.connection import ListenerShared, serve_connection
 from coordinator.net.idle import ConnectionWatch
 from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
+
+if TYPE_CHECKING:
+    from coordinator.security.listeners import ListenerPlan
 
 _log = get_logger("listener")
 
@@ -33,8 +41,11 @@ class BrokerListener:
         limiter: trio.CapacityLimiter,
         memory: RequestMemory,
         bound: list[socket.socket] | None = None,
+        plans: list[ListenerPlan] | None = None,
     ) -> None:
+        """`plans`: the broker's listeners, the first one on the node's port (None: one PLAINTEXT)."""
         self.broker = broker
+        self._plans = plans or []
         self._bound = bound  # sockets the CLI bound before the server was built: the first listen adopts them
         self.shared = ListenerShared(memory, ConnectionWatch(broker.config.connections_max_idle_ms))
         self.node: BrokerNode = broker.node
@@ -71,6 +82,13 @@ class BrokerListener:
             else:
                 listeners = await trio.open_tcp_listeners(self.node.port, host=self._bind_host)
             self.node.port = listeners[0].socket.getsockname()[1]  # port 0: keep what was picked
+            others = []
+            for plan in self._plans[1:]:
+                host, port = self.node.endpoints[plan.name]
+                opened = await trio.open_tcp_listeners(port, host=plan.bind_host)
+                self.node.endpoints[plan.name] = (host, opened[0].socket.getsockname()[1])
+                others.append((plan, opened))
+            first = self._plans[0] if self._plans and _secured(self._plans[0]) else None
             with trio.CancelScope() as scope:
                 self._scope = scope
                 self._listening.set()
@@ -80,15 +98,25 @@ class BrokerListener:
                     task_status.started()
                 async with trio.open_nursery() as connections:
                     connections.start_soon(self.shared.watch.run)
-                    await trio.serve_listeners(self._on_connection, listeners, handler_nursery=connections)
+                    for plan, opened in others:
+                        on_connection = partial(self._on_connection, plan=plan)  # its listener name, at least
+                        connections.start_soon(
+                            partial(trio.serve_listeners, handler_nursery=connections), on_connection, opened
+                        )
+                    on_first = partial(self._on_connection, plan=first)
+                    await trio.serve_listeners(on_first, listeners, handler_nursery=connections)
             self._scope = None
             self._listening = trio.Event()
             self._stopped.set()
             log_event(_log, "broker.down", node=self.node.node_id, port=self.node.port)
 
-    async def _on_connection(self, stream: trio.SocketStream) -> None:
+    async def _on_connection(self, stream: trio.SocketStream, plan: ListenerPlan | None = None) -> None:
         if self._limiter.available_tokens == 0:
             await stream.aclose()  # over max.connections: refuse at once, as Kafka does
             return
         async with self._limiter:
-            await serve_connection(stream, self.broker, self.shared)
+            await serve_connection(stream, self.broker, self.shared, plan)
+
+
+def _secured(plan: ListenerPlan) -> bool:
+    return plan.ssl_context is not None or plan.sasl is not None

@@ -116,6 +116,41 @@ class Tap:
                 True,
             )
 
+    def authenticated(
+        self, connection_id: int, host: str, principal: str, mechanism: str, reauthentication: bool, lifetime_ms: int
+    ) -> None:
+        """A connection authenticated (SASL, or a client certificate: mechanism "SSL")."""
+        if self.transcript is not None:
+            event = {
+                "type": "authenticated",
+                "conn": connection_id,
+                "host": host,
+                "principal": principal,
+                "mechanism": mechanism,
+                "reauthentication": reauthentication,
+                "session_lifetime_ms": lifetime_ms,
+            }
+            self._safely(self.transcript.write, event, True)
+
+    def sasl(
+        self, connection_id: int, host: str, api: str, version: int, error: int, mechanism: str | None, reauth: bool
+    ) -> None:
+        """One SaslHandshake or SaslAuthenticate answered while authenticating (never its tokens)."""
+        if self.transcript is not None:
+            from coordinator.observe.transcript import error_name
+
+            event = {
+                "type": "sasl",
+                "conn": connection_id,
+                "host": host,
+                "api": api,
+                "version": version,
+                "mechanism": mechanism,
+                "reauthentication": reauth,
+                "error": error_name(error) if error else None,
+            }
+            self._safely(self.transcript.write, event, True)
+
     def durable_wait(self, seconds: float) -> None:
         if self.metrics is not None:
             self.metrics.durable_wait(seconds)

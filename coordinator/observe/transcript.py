@@ -69,7 +69,13 @@ def to_json(value: Any, field: str = "") -> Any:
     return value
 
 
+# Request fields that carry secrets (SASL tokens, SCRAM salted passwords): never written.
+_SECRETS = frozenset({"auth_bytes", "salted_password"})
+
+
 def _blob(blob: bytes, field: str) -> Any:
+    if field in _SECRETS:
+        return "[hidden]"
     try:
         if field in _SUBSCRIPTIONS and blob:
             return {"subscription": to_json(decode_subscription(blob))}
@@ -254,6 +260,7 @@ class Transcript:
                 "conn": ctx.connection_id,
                 "client": ctx.client_id,
                 "host": ctx.client_host,
+                "principal": ctx.principal,
                 "api": api_name(h.api_key),
                 "version": h.api_version,
                 "correlation_id": h.correlation_id,

@@ -25,6 +25,8 @@ REQUIRED = {
     "transition": ("group", "from", "to", "generation", "reason"),
     "record": ("topic", "partition", "offset", "key", "value"),
     "disconnect": ("conn", "reason"),
+    "authenticated": ("conn", "principal", "mechanism", "reauthentication"),  # TLS/SASL (security)
+    "sasl": ("conn", "api", "version", "mechanism", "error"),
     "leader": ("topic", "partition", "from", "to", "epoch", "reason"),
     "transaction": ("transactional_id", "from", "to", "producer_id", "producer_epoch", "reason"),
 }
@@ -126,7 +128,7 @@ class Selection:
             return self._exchange(event) if asked is None else asked
         if kind == "transition":
             return self._transition(event)
-        if kind == "disconnect":
+        if kind in ("disconnect", "authenticated", "sasl"):
             return self.group is None and not self.apis and self._conns.get(event.get("conn"), not self.narrowed)
         if kind == "leader":  # the cluster moving under everyone: kept unless one client is followed
             return not self.narrowed

@@ -184,6 +184,12 @@ def line(e: dict[str, Any], start: int) -> str:
         text = f"{e['client']:<12} <- {e['api']}  {response_text(e['api'], e)}"
     elif kind == "disconnect":
         text = f"{'[conn ' + str(e['conn']) + ']':<12} xx connection closed: {e['reason']}"
+    elif kind == "authenticated":
+        again = "re-authenticated" if e["reauthentication"] else "authenticated"
+        text = f"{'[conn ' + str(e['conn']) + ']':<12} ** {again} as {e['principal']} ({e['mechanism']})"
+    elif kind == "sasl":
+        outcome = e["error"] or "ok"
+        text = f"{'[conn ' + str(e['conn']) + ']':<12} ** {e['api']} v{e['version']} {e['mechanism'] or ''}: {outcome}"
     elif kind == "transition":
         text = (
             f"{'[' + e['group'] + ']':<12} == {e['from']} -> {e['to']} (generation {e['generation']})"

@@ -171,19 +171,33 @@ def test_our_own_name_beats_kafkas_in_the_same_place_whatever_the_order(tmp_path
     assert (settings["log.retention.ms"], settings["data.dir"], settings["port"]) == (5, "mine", 9001)
 
 
-def test_only_ssl_listeners_are_refused_and_extra_ones_noted(tmp_path):
+def test_every_client_listener_is_served_the_first_names_host_and_port(tmp_path):
     props = tmp_path / "p.properties"
-    props.write_text("listeners=SSL://:9093\n")
-    with pytest.raises(ConfigError, match=r"p.properties:1: listeners: kgc serves PLAINTEXT only .*SSL \(SSL\)"):
-        settings_from_file(props)
+    props.write_text("listeners=SASL_SSL://:9093\n")
+    settings, notes = settings_from_file(props)
+    assert settings["port"] == 9093 and settings["listeners"] == "SASL_SSL://:9093"
     props.write_text(
-        "listeners=INTERNAL://0.0.0.0:9094,EXTERNAL://:9095\n"
-        "listener.security.protocol.map=INTERNAL:SSL,EXTERNAL:PLAINTEXT\nlog.dirs=/x,/y\n"
+        "listeners=INTERNAL://0.0.0.0:9094,EXTERNAL://:9095,CONTROLLER://:9096\ncontroller.listener.names=CONTROLLER\n"
+        "listener.security.protocol.map=INTERNAL:SSL,EXTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT\nlog.dirs=/x,/y\n"
+        "listener.name.INTERNAL.ssl.client.auth=required\nlistener.name.external.plain.sasl.jaas.config=x\n"
     )
     settings, notes = settings_from_file(props)
-    assert settings["port"] == 9095 and "host" not in settings
-    assert any("not serving INTERNAL" in n for n in notes)
-    assert "p.properties:3: log.dirs: kgc keeps one data dir: using /x, not /y" in notes
+    assert settings["port"] == 9094 and "host" not in settings
+    assert any("serving INTERNAL, then EXTERNAL -> port=9094 (not serving CONTROLLER)" in n for n in notes)
+    assert "p.properties:4: log.dirs: kgc keeps one data dir: using /x, not /y" in notes
+    config = Config(settings)
+    assert config.for_listener("INTERNAL", "ssl.client.auth") == "required"
+    assert config.for_listener("EXTERNAL", "ssl.client.auth") == "none"
+    assert config.for_listener("EXTERNAL", "sasl.jaas.config", "PLAIN") == "x"
+    assert config.is_secret("listener.name.external.plain.sasl.jaas.config")
+    props.write_text("listeners=ODD://:9093\n")
+    with pytest.raises(ConfigError, match="listener ODD has no security protocol"):
+        settings_from_file(props)
+    props.write_text("listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\n")
+    with pytest.raises(ConfigError, match="no client listener"):
+        settings_from_file(props)
+    with pytest.raises(ConfigError, match="unknown setting"):
+        Config({"listener.name.x.unknown.thing": "1"})
 
 
 def test_the_java_properties_format(tmp_path):

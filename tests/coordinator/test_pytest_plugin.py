@@ -139,3 +139,15 @@ def test_loading_the_plugin_imports_nothing_of_the_server():
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['coordinator.embed', 'coordinator.embed.pytest_plugin']"
+
+
+@pytest.mark.kafka_security("SASL_SSL", users={"alice": "alice-secret"}, mechanisms=("SCRAM-SHA-512",))
+def test_a_security_mark_gives_a_tls_sasl_listener_and_client_settings(kafka_coordinator):
+    from confluent_kafka.admin import AdminClient
+
+    settings = kafka_coordinator.client_settings("alice", mechanism="SCRAM-SHA-512")
+    assert settings["security.protocol"] == "SASL_SSL" and settings["ssl.ca.location"] == str(
+        kafka_coordinator.certs.ca
+    )
+    kafka_coordinator.create_topic("secured", 1)
+    assert "secured" in AdminClient(settings).list_topics(timeout=20).topics

@@ -20,6 +20,7 @@ from coordinator.control.plane_api import (
     TopicPartitions,
     to_jsonable,
 )
+from coordinator.control.security_control import AclSpec, ScramUserSpec
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
@@ -31,6 +32,8 @@ class FakeControlPlane:
     def __init__(self, brokers: int = 3, manual: bool = True) -> None:
         self.clock_ = ManualClock(1_700_000_000_000)
         self.manual = manual
+        self.acl_list: list[dict[str, object]] = []
+        self.scram_users: list[str] = []
         self.brokers_ = {n: BrokerView(n, "127.0.0.1", 9092 + n, True) for n in range(brokers)}
         self.rules = FaultRules(self.clock_, node_ids=lambda: self.brokers_)
         self.log = RequestLog(100)
@@ -196,6 +199,21 @@ class FakeControlPlane:
 
     def share_partitions(self, group_id: str) -> list[dict[str, Any]]:
         return []
+
+    def security(self) -> dict[str, Any]:
+        return {"listeners": [], "acls": len(self.acl_list)}
+
+    def acls(self) -> list[dict[str, object]]:
+        return list(self.acl_list)
+
+    def add_acl(self, spec: AclSpec) -> dict[str, object]:
+        entry = dict(vars(spec))
+        self.acl_list.append(entry)
+        return entry
+
+    def add_scram_user(self, spec: ScramUserSpec) -> dict[str, object]:
+        self.scram_users.append(spec.user)
+        return {"user": spec.user, "mechanism": spec.mechanism, "iterations": spec.iterations}
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -166,3 +166,19 @@ async def test_kgc_hands_control_to_this_module(
 
     assert await trio.to_thread.run_sync(run) == 0
     assert json.loads(capsys.readouterr().out)["mode"] == "manual"
+
+
+async def test_security_verbs(
+    server: ControlServer, plane: FakeControlPlane, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, added, _ = await kgc(server, capsys, "acl", "GROUP", "orders-", "User:alice", "READ", "--prefixed", "--deny")
+    assert code == 0 and (added["pattern_type"], added["permission"]) == ("PREFIXED", "DENY")
+    assert (await kgc(server, capsys, "acls"))[1] == [added]
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret-from-stdin\n"))  # never on the command line
+    code, answer, _ = await kgc(server, capsys, "scram-user", "alice", "--mechanism", "SCRAM-SHA-256")
+    assert code == 0 and answer == {"user": "alice", "mechanism": "SCRAM-SHA-256", "iterations": 4096}
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, _, err = await kgc(server, capsys, "scram-user", "bob")
+    assert code == 2 and "password on stdin" in err and plane.scram_users == ["alice"]

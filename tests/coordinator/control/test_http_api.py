@@ -165,6 +165,15 @@ async def test_clock_requests_and_snapshot(api: Client, plane: FakeControlPlane)
     assert status == 200 and set(snap) == {"clock", "brokers", "groups", "offsets", "topics"}
 
 
+async def test_security_endpoints(api: Client, plane: FakeControlPlane) -> None:
+    acl = {"resource_type": "GROUP", "name": "g", "principal": "User:alice", "operation": "READ", "permission": "DENY"}
+    assert (await api.call("POST", "/v1/acls", acl))[0] == 200
+    assert (await api.call("GET", "/v1/acls"))[1][0]["permission"] == "DENY"
+    status, answer = await api.call("POST", "/v1/scram-users", {"user": "alice", "password": "pw-not-echoed"})
+    assert status == 200 and answer == {"user": "alice", "mechanism": "SCRAM-SHA-512", "iterations": 4096}
+    assert (await api.call("GET", "/v1/security"))[1] == {"listeners": [], "acls": 1}
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "status", "error"),
     [
@@ -245,6 +254,10 @@ async def test_openapi_lists_every_endpoint(api: Client) -> None:
         ("GET", "/v1/share/settings"),
         ("PATCH", "/v1/share/settings"),
         ("GET", "/v1/share/groups/{group_id}/partitions"),
+        ("GET", "/v1/security"),
+        ("GET", "/v1/acls"),
+        ("POST", "/v1/acls"),
+        ("POST", "/v1/scram-users"),
         ("GET", "/"),
     }
     fault_schema = spec["components"]["schemas"]["FaultSpec"]
