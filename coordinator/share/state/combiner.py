@@ -67,7 +67,9 @@ def combine_state_batches(
     combined = [*so_far, *new]
     if start_offset != -1:
         combined = [
-            b if b.first_offset >= start_offset else StateBatch(start_offset, b.last_offset, b.delivery_state, b.delivery_count)
+            b
+            if b.first_offset >= start_offset
+            else StateBatch(start_offset, b.last_offset, b.delivery_state, b.delivery_count)
             for b in combined
             if b.last_offset >= start_offset
         ]
@@ -106,7 +108,11 @@ def _combine_pair(prev: StateBatch, cand: StateBatch) -> list[StateBatch]:
     """What replaces an overlapping (or adjacent and alike) pair; prev sorts before cand."""
     wins = _priority(cand, prev)
     if wins == 0:  # handleSameStateMerge
-        return [StateBatch(prev.first_offset, max(prev.last_offset, cand.last_offset), prev.delivery_state, prev.delivery_count)]
+        return [
+            StateBatch(
+                prev.first_offset, max(prev.last_offset, cand.last_offset), prev.delivery_state, prev.delivery_count
+            )
+        ]
 
     def prev_part(first: int, last: int) -> StateBatch:
         return StateBatch(first, last, prev.delivery_state, prev.delivery_count)
@@ -123,7 +129,11 @@ def _combine_pair(prev: StateBatch, cand: StateBatch) -> list[StateBatch]:
     if cand.last_offset < prev.last_offset:  # prev swallows candidate
         if wins < 0:
             return [prev]
-        return [prev_part(prev.first_offset, cand.first_offset - 1), cand, prev_part(cand.last_offset + 1, prev.last_offset)]
+        return [
+            prev_part(prev.first_offset, cand.first_offset - 1),
+            cand,
+            prev_part(cand.last_offset + 1, prev.last_offset),
+        ]
     if cand.last_offset == prev.last_offset:  # last offsets aligned
         if wins < 0:
             return [prev]

@@ -87,7 +87,12 @@ class ShareRecordDecodeError(ValueError):
 
 def encode_key(record_type: int, key: SharePartitionKey) -> bytes:
     return b"".join(
-        (p.write_int16(record_type), p.write_string(key.group_id), p.write_uuid(key.topic_id), p.write_int32(key.partition))
+        (
+            p.write_int16(record_type),
+            p.write_string(key.group_id),
+            p.write_uuid(key.topic_id),
+            p.write_int32(key.partition),
+        )
     )
 
 
@@ -157,7 +162,9 @@ def decode_record(key: bytes, value: bytes | None) -> ShareRecord | UnknownShare
             batches, dcc, pos = _read_tail(value, pos + 16)
             record = ShareUpdate(spk, snap, leader, start, dcc, batches)
         if pos != len(value):
-            raise ShareRecordDecodeError(f"{len(value) - pos} trailing bytes after the value of record type {record_type}")
+            raise ShareRecordDecodeError(
+                f"{len(value) - pos} trailing bytes after the value of record type {record_type}"
+            )
         return record
     except ShareRecordDecodeError:
         raise
@@ -165,7 +172,7 @@ def decode_record(key: bytes, value: bytes | None) -> ShareRecord | UnknownShare
         raise ShareRecordDecodeError(str(exc)) from None
 
 
-def _read_batch(data: bytes, pos: int) -> tuple[StateBatch, int]:
+def _read_batch(data: bytes | bytearray | memoryview, pos: int) -> tuple[StateBatch, int]:
     first, last, state, count = struct.unpack_from(">qqbh", data, pos)
     return StateBatch(first, last, state, count), p.skip_tagged_fields(data, pos + 19)
 

@@ -18,7 +18,13 @@ CASES: list[tuple[str, list[B], list[B], list[B], int]] = [
     ("Both current and new batches empty.", [], [], [], 120),
     # same state
     ("Same state. Same first and last offset.", [(100, 110, 0, 1)], [(100, 110, 0, 1)], [(100, 110, 0, 1)], -1),
-    ("Same state. Same first offset, new last smaller.", [(100, 110, 0, 1)], [(100, 105, 0, 1)], [(100, 110, 0, 1)], -1),
+    (
+        "Same state. Same first offset, new last smaller.",
+        [(100, 110, 0, 1)],
+        [(100, 105, 0, 1)],
+        [(100, 110, 0, 1)],
+        -1,
+    ),
     ("Same state. Same first offset, new last larger.", [(100, 110, 0, 1)], [(100, 115, 0, 1)], [(100, 115, 0, 1)], -1),
     ("Same state. New inside current.", [(100, 110, 0, 1)], [(105, 108, 0, 1)], [(100, 110, 0, 1)], -1),
     ("Same state. New first larger, last equal.", [(100, 110, 0, 1)], [(105, 110, 0, 1)], [(100, 110, 0, 1)], -1),
@@ -54,8 +60,20 @@ CASES: list[tuple[str, list[B], list[B], list[B], int]] = [
         -1,
     ),
     # different states
-    ("newBatch higher state. Same first and last offset.", [(100, 110, 0, 1)], [(100, 110, 0, 2)], [(100, 110, 0, 2)], -1),
-    ("newBatch lower state. Same first and last offset.", [(100, 110, 0, 3)], [(100, 110, 0, 1)], [(100, 110, 0, 3)], -1),
+    (
+        "newBatch higher state. Same first and last offset.",
+        [(100, 110, 0, 1)],
+        [(100, 110, 0, 2)],
+        [(100, 110, 0, 2)],
+        -1,
+    ),
+    (
+        "newBatch lower state. Same first and last offset.",
+        [(100, 110, 0, 3)],
+        [(100, 110, 0, 1)],
+        [(100, 110, 0, 3)],
+        -1,
+    ),
     (
         "newBatch higher state. Same first, last smaller.",
         [(100, 110, 0, 1)],
