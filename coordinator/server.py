@@ -3,7 +3,8 @@
 `serve(config)` is the whole life of a cluster of `cluster.brokers` brokers inside one trio task:
 prepare the data dir, build the topic registry, the data path, the __consumer_offsets writer and
 runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (its markers go
-to the data path and to the group runtime) and the controller, one `BrokerContext` and one
+to the data path and to the group runtime), the __share_group_state runtime and its in-process
+persister (not in cluster.processes mode, which serves no share groups) and the controller, one `BrokerContext` and one
 listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
 `task_status.started` hands back the running `Server` once every broker listens, which is how
 the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
@@ -23,7 +24,7 @@ from coordinator.broker.data_path import DataPath
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
-from coordinator.cluster.controller import Controller
+from coordinator.cluster.controller import Controller, Relocatable
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
@@ -41,6 +42,10 @@ from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
 from coordinator.runtime.clock import ManualClock, TrioClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
+from coordinator.share.state.lifecycle import SHARE_STATE_TOPIC_ID, share_state_runtime
+from coordinator.share.state.placement import SHARE_STATE_TOPIC
+from coordinator.share.state.service import ShareStateService
+from coordinator.share.state.shard import ShareStateShard
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
@@ -68,6 +73,8 @@ class Server:
     txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
     request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
     group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
+    share_state_runtime: CoordinatorRuntime[ShareStateShard] | None = None  # __share_group_state
+    share_state: ShareStateService | None = None  # the share coordinator, as share partitions reach it
 
     @property
     def broker(self) -> BrokerContext:
@@ -185,6 +192,19 @@ async def _serve_locked(
     txn = txn_runtime(
         config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)), leaders=cluster
     )  # __transaction_state, loaded in run()
+    share_runtime, share_state = None, None
+    if me is None:  # cluster.processes serves no share groups: no __share_group_state there
+        share_runtime = share_state_runtime(config, timer_clock, logs, topics)  # loaded in run()
+        topics.register_internal(
+            Topic(
+                SHARE_STATE_TOPIC,
+                share_runtime.num_partitions,
+                SHARE_STATE_TOPIC_ID,
+                internal=True,
+                replication_factor=min(config.get("share.coordinator.state.topic.replication.factor"), len(nodes)),
+            )
+        )
+        share_state = ShareStateService(share_runtime)  # one for the cluster: it follows the leaders
     if me is not None:  # another process leads (and alone reads and writes) the other partitions
         for topic, internal in ((OFFSETS_TOPIC, runtime), (TRANSACTION_STATE_TOPIC, txn)):
             for partition in range(internal.num_partitions):
@@ -214,6 +234,7 @@ async def _serve_locked(
             control=parts.hook if parts else None,
             txn=txn_services[node.node_id],
             group_configs=group_configs,
+            share_state=share_state,
         )
         for node in nodes
     ]
@@ -228,9 +249,10 @@ async def _serve_locked(
         listeners = {
             me: BrokerListener(brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None)
         }
-    controller = Controller(
-        cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, dict(listeners), observer=tap
-    )
+    coordinators: dict[str, Relocatable] = {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}
+    if share_runtime is not None:
+        coordinators[SHARE_STATE_TOPIC] = share_runtime
+    controller = Controller(cluster, coordinators, dict(listeners), observer=tap)
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl
@@ -241,7 +263,7 @@ async def _serve_locked(
             topics=topics,
             services=services,
             group_runtime=runtime,
-            runtimes=[runtime, txn],
+            runtimes=[r for r in (runtime, txn, share_runtime) if r is not None],
             rules=parts.rules,
             log=parts.log,
             transitions=parts.transitions,
@@ -263,6 +285,8 @@ async def _serve_locked(
         txn_runtime=txn,
         request_memory=memory,
         group_configs=group_configs,
+        share_state_runtime=share_runtime,
+        share_state=share_state,
     )
     try:
         with server.cancel_scope:
@@ -270,6 +294,8 @@ async def _serve_locked(
                 await nursery.start(logs.run)  # checkpoints, flushers, cleaner, retention; closes every log
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
                 await nursery.start(txn.run)  # loads __transaction_state; resends undecided markers
+                if share_runtime is not None:
+                    await nursery.start(share_runtime.run)  # loads __share_group_state
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 for listener in listeners.values():
                     await nursery.start(listener.run)

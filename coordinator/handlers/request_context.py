@@ -34,6 +34,7 @@ from coordinator.security.authorization import (
     operations_bitfield,
     supported_operations,
 )
+from coordinator.share.persister import SharePersister
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
 
@@ -64,6 +65,7 @@ class BrokerContext:
     txn: TxnService | None = None  # the transaction coordinator as this broker sees it
     authorizer: Authorizer | None = None  # authorizer.class.name; None: every action allowed
     group_configs: GroupConfigManager | None = None  # dynamic GROUP configs, shared by every broker
+    share_state: SharePersister | None = None  # the share coordinator (in-process, one per cluster)
 
     @property
     def node_id(self) -> int:
