@@ -62,3 +62,27 @@ async def test_share_state_moves_with_its_coordinator(tmp_path):
             assert await persister.write(key, 0, 2, 10, 3, (StateBatch(10, 12, 2, 1),)) == ErrorCode.NONE
             after = ShareState(0, 10, 2, 3, (StateBatch(10, 12, 2, 1),))  # the batch below 10 is gone
             assert await persister.read(key, 2) == (ErrorCode.NONE, after)
+
+
+async def test_the_manual_clock_drives_cold_snapshots(tmp_path):
+    """clock.mode=manual: the control plane's advance fires the share runtime's timers too."""
+    settings = {
+        "clock.mode": "manual",
+        "control.enable": True,
+        "share.coordinator.cold.partition.snapshot.interval.ms": 1000,
+        "share.coordinator.state.topic.prune.interval.ms": 1000,
+    }
+    async with open_server(tmp_path / "data", topics={"orders": 1}, settings=settings) as server:
+        with trio.fail_after(20):
+            runtime, persister = server.share_state_runtime, server.share_state
+            await runtime.loaded.wait()
+            key = SharePartitionKey("sg", server.broker.topics.get("orders").topic_id, 0)
+            assert await persister.initialize(key, 0, 0) == ErrorCode.NONE
+            shard = runtime.shard(persister.partition_for(key))
+            written = shard.states[key].write_timestamp
+            await server.control.advance_clock(999)
+            assert shard.states[key].write_timestamp == written  # not yet
+            await server.control.advance_clock(1)
+            state = shard.states[key]
+            assert (state.snapshot_epoch, state.write_timestamp) == (1, written + 1000)  # the cold snapshot
+            assert state.create_timestamp == written
