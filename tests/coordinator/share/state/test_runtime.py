@@ -4,6 +4,8 @@ unavailable partitions as the persister's callers see them; pruning; unknown rec
 
 from __future__ import annotations
 
+import uuid
+
 import trio
 
 from coordinator.runtime.coordinator_runtime import CoordinatorUnavailable, PartitionState
@@ -137,3 +139,33 @@ async def test_the_topic_is_not_compacted(tmp_path):
     config = h.runtime.writer.log_config
     assert (config.cleanup_policy, config.retention_ms, config.retention_bytes) == ("delete", -1, -1)
     assert h.runtime.kind.topic == SHARE_STATE_TOPIC
+
+
+async def test_bad_input_gets_kafkas_errors_and_writes_nothing(tmp_path, autojump_clock):
+    h = ShareStateHarness(tmp_path)
+    key = h.key("bad", 1)
+    async with h.running():
+        assert await h.service.initialize(key, 2, 0) == E.NONE
+        assert (await h.service.read(key, 3))[0] == E.NONE
+        ends = {p: h.runtime.writer.log(p).log_end_offset for p in range(3) if h.runtime.writer.log(p) is not None}
+        state = h.runtime.shard(h.service.partition_for(key)).states[key]
+        unknown_topic = key._replace(topic_id=uuid.UUID(int=99))
+        calls = [
+            (h.service.write(key._replace(partition=-1), 2, 3, 0, 0, ()), E.INVALID_REQUEST),
+            (h.service.write(key._replace(partition=4), 2, 3, 0, 0, ()), E.INVALID_REQUEST),  # never initialized
+            (h.service.initialize(key._replace(partition=4), 0, 0), E.UNKNOWN_TOPIC_OR_PARTITION),  # "t" has 4
+            (h.service.initialize(unknown_topic, 0, 0), E.UNKNOWN_TOPIC_OR_PARTITION),
+            (h.service.write(key, 1, 3, 0, 0, ()), E.FENCED_STATE_EPOCH),
+            (h.service.write(key, 2, 2, 0, 0, ()), E.FENCED_LEADER_EPOCH),
+            (h.service.initialize(key, 1, 0), E.FENCED_STATE_EPOCH),
+            (h.service.write(key, 2, 3, 0, 0, (StateBatch(0, 1, 999, 1),)), E.INVALID_REQUEST),
+            (h.service.delete(unknown_topic), E.UNKNOWN_TOPIC_OR_PARTITION),
+        ]
+        for call, code in calls:
+            assert await call == code
+        assert await h.service.read(key._replace(partition=-1), 3) == (E.INVALID_REQUEST, None)
+        assert await h.service.read(key, 2) == (E.FENCED_LEADER_EPOCH, None)
+        assert await h.service.read_summary(unknown_topic, 0) == (E.UNKNOWN_TOPIC_OR_PARTITION, None)
+        assert {p: h.runtime.writer.log(p).log_end_offset for p in ends} == ends  # nothing was written
+        assert h.runtime.shard(h.service.partition_for(key)).states[key] == state
+        assert (await h.service.read(key, 3))[0] == E.NONE  # and the state still serves
