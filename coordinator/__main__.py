@@ -5,7 +5,8 @@
               [--transcript FILE] [--metrics-port P] [--control-port P] [--log-level LEVEL]
     kgc settings                                   (every setting with its default)
     kgc certs DIR [--host NAME]...                 (a throwaway CA, server and client certificate for TLS)
-    kgc dump PATH [--deep] [--json] [--index] [--offsets-decoder | --transaction-log-decoder]
+    kgc dump PATH [--deep] [--json] [--index]
+             [--offsets-decoder | --transaction-log-decoder | --share-group-state-decoder]
                                                    (segment, index, .txnindex, .snapshot, partition or data dir)
     kgc check PATH                                 (exit 1 with file, position, offset on a problem)
     kgc groups --bootstrap-server H:P --list|--describe|--reset-offsets ...  (kafka-consumer-groups.sh)
@@ -144,6 +145,11 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
         action="store_true",
         help="decode __transaction_state records as DumpLogSegments --transaction-log-decoder does",
     )
+    dump.add_argument(
+        "--share-group-state-decoder",
+        action="store_true",
+        help="decode __share_group_state records as DumpLogSegments --share-group-state-decoder does",
+    )
 
     check = commands.add_parser("check", help="verify CRCs, offsets, file names and indexes")
     check.add_argument("path", type=Path, help="a segment file, a partition dir or a data dir")
@@ -180,6 +186,10 @@ def _inspect(args: argparse.Namespace) -> int:
             from coordinator.txn.record_json import decode as decode_txn
 
             decoder = decode_txn
+        elif args.share_group_state_decoder:
+            from coordinator.share.state.record_json import decode as decode_share
+
+            decoder = decode_share
         dump(args.path, sys.stdout, deep=args.deep, json=args.json, index=args.index, decoder=decoder)
         return 0
     problems = check(args.path)

@@ -225,6 +225,18 @@ SETTINGS: tuple[Setting, ...] = (
         500,
         "ShareUpdate records written for a share-partition before a new ShareSnapshot",
     ),
+    Setting(
+        "share.coordinator.state.topic.prune.interval.ms",
+        int,
+        300000,
+        "how often the share coordinator deletes __share_group_state records no state needs",
+    ),
+    Setting(
+        "share.coordinator.cold.partition.snapshot.interval.ms",
+        int,
+        300000,
+        "how often states not snapshotted since are snapshotted again (so pruning can pass them)",
+    ),
     # Offsets topic (OffsetConfig).
     Setting("offsets.topic.num.partitions", int, 50, "partitions of __consumer_offsets"),
     Setting("offsets.topic.segment.bytes", int, 104857600, "segment size of __consumer_offsets"),

@@ -3,7 +3,8 @@
 `serve(config)` is the whole life of a cluster of `cluster.brokers` brokers inside one trio task:
 prepare the data dir, build the topic registry, the data path, the __consumer_offsets writer and
 runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (its markers go
-to the data path and to the group runtime) and the controller, one `BrokerContext` and one
+to the data path and to the group runtime), the __share_group_state runtime and its in-process
+persister (not in cluster.processes mode, which serves no share groups) and the controller, one `BrokerContext` and one
 listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
 `task_status.started` hands back the running `Server` once every broker listens, which is how
 the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
@@ -27,7 +28,7 @@ from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
-from coordinator.cluster.elections import LeaderMoves
+from coordinator.cluster.elections import LeaderMoves, Relocatable
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
@@ -49,6 +50,10 @@ from coordinator.security.setup import Security, open_security
 from coordinator.share.persister import SharePersister
 from coordinator.share.service import ShareService
 from coordinator.share.settings import ShareSettings
+from coordinator.share.state.lifecycle import SHARE_STATE_TOPIC_ID, share_state_runtime
+from coordinator.share.state.placement import SHARE_STATE_TOPIC
+from coordinator.share.state.service import ShareStateService
+from coordinator.share.state.shard import ShareStateShard
 from coordinator.share.wiring import served_versions, share_services
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
@@ -81,6 +86,8 @@ class Server:
     share_settings: ShareSettings = field(default_factory=ShareSettings)  # group.share.*, changeable live
     shares: dict[int, ShareService] = field(default_factory=dict)  # node id -> its share side (empty: off)
     security: Security | None = None  # listeners, SCRAM credentials, the authorizer (coordinator/security)
+    share_state_runtime: CoordinatorRuntime[ShareStateShard] | None = None  # __share_group_state
+    share_state: ShareStateService | None = None  # the share coordinator, as share partitions reach it
 
     @property
     def broker(self) -> BrokerContext:
@@ -133,8 +140,8 @@ async def serve(
     share_persister: SharePersister | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """`share_persister`: the share coordinator's state, as share groups initialize and delete it
-    (None: share-partitions are never initialized, so share-group members get no partitions).
+    """`share_persister`: a share coordinator to use instead of the in-process one over
+    __share_group_state (tests bring an in-memory one).
     `bound`: listening sockets per broker, already bound (the CLI binds before it imports the
     server, so the ports accept connections at once); their ports are the brokers' ports.
     `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
@@ -216,6 +223,21 @@ async def _serve_locked(
     txn = txn_runtime(
         config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)), leaders=cluster
     )  # __transaction_state, loaded in run()
+    share_runtime, share_state = None, None
+    if me is None:  # cluster.processes serves no share groups: no __share_group_state there
+        share_runtime = share_state_runtime(config, timer_clock, logs, topics)  # loaded in run()
+        topics.register_internal(
+            Topic(
+                SHARE_STATE_TOPIC,
+                share_runtime.num_partitions,
+                SHARE_STATE_TOPIC_ID,
+                internal=True,
+                replication_factor=min(config.get("share.coordinator.state.topic.replication.factor"), len(nodes)),
+            )
+        )
+        share_state = ShareStateService(share_runtime)  # one for the cluster: it follows the leaders
+    if share_persister is None:  # a test may bring its own share coordinator
+        share_persister = share_state
     if me is not None:  # another process leads (and alone reads and writes) the other partitions
         for topic, internal in ((OFFSETS_TOPIC, runtime), (TRANSACTION_STATE_TOPIC, txn)):
             for partition in range(internal.num_partitions):
@@ -241,7 +263,10 @@ async def _serve_locked(
     versions = VersionLimits(served_versions(SUPPORTED_VERSIONS, bool(shares)))
     limiter = trio.CapacityLimiter(config.max_connections)  # max.connections, changed live by AlterConfigs
     configs = ConfigService(broker_settings, group_configs, data, limiter, processes=config.cluster_processes)
-    moves = LeaderMoves(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, observer=tap)
+    coordinators: dict[str, Relocatable] = {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}
+    if share_runtime is not None:
+        coordinators[SHARE_STATE_TOPIC] = share_runtime
+    moves = LeaderMoves(cluster, coordinators, observer=tap)
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
         from coordinator.control.wiring import control_parts
@@ -265,6 +290,7 @@ async def _serve_locked(
             elections=moves,
             authorizer=security.authorizer,
             credentials=security.credentials,
+            share_state=share_state,
         )
         for node in nodes
     ]
@@ -291,7 +317,7 @@ async def _serve_locked(
             topics=topics,
             services=services,
             group_runtime=runtime,
-            runtimes=[runtime, txn],
+            runtimes=[r for r in (runtime, txn, share_runtime) if r is not None],
             rules=parts.rules,
             log=parts.log,
             transitions=parts.transitions,
@@ -320,6 +346,8 @@ async def _serve_locked(
         share_settings=share_settings,
         shares=shares,
         security=security,
+        share_state_runtime=share_runtime,
+        share_state=share_state,
     )
     try:
         with server.cancel_scope:
@@ -327,6 +355,8 @@ async def _serve_locked(
                 await nursery.start(logs.run)  # checkpoints, flushers, cleaner, retention; closes every log
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
                 await nursery.start(txn.run)  # loads __transaction_state; resends undecided markers
+                if share_runtime is not None:
+                    await nursery.start(share_runtime.run)  # loads __share_group_state
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock

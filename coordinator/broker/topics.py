@@ -34,7 +34,7 @@ _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 DELETE_SUFFIX = "-delete"  # Kafka's LocalLog.DeleteDirSuffix
 METADATA_FILE = "partition.metadata"
 REPLICATION_FILE = "replication-factors.properties"
-INTERNAL_PREFIX = ("__consumer_offsets", "__transaction_state")  # dirs the coordinator runtimes own
+INTERNAL_PREFIX = ("__consumer_offsets", "__transaction_state", "__share_group_state")  # the runtimes' dirs
 
 
 class InvalidTopicError(ValueError):

@@ -33,6 +33,7 @@ from coordinator.security.authorization import (
     operations_bitfield,
     supported_operations,
 )
+from coordinator.share.persister import SharePersister
 from coordinator.share.service import ShareService
 from coordinator.txn.service import TxnService
 from protocol.headers import RequestHeader
@@ -79,6 +80,7 @@ class BrokerContext:
     configs: ConfigService | None = None  # the config APIs (coordinator/admin), shared by every broker
     elections: LeaderMoves | None = None  # ElectLeaders: leader moves and what they set in motion
     credentials: CredentialStore | None = None  # SCRAM credentials (coordinator/security/credentials.py)
+    share_state: SharePersister | None = None  # the share coordinator (in-process, one per cluster)
 
     @property
     def node_id(self) -> int:

@@ -22,7 +22,7 @@ import trio
 
 from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.loading import LoadStats, replay_log
-from coordinator.runtime.operation import OpContext, ParkedReply, Replayable
+from coordinator.runtime.operation import OpContext, ParkedReply, RecordOffsets, Replayable
 from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
 from coordinator.runtime.timers import ShardTimers, Timers
 from protocol.errors import ErrorCode
@@ -86,6 +86,8 @@ class CoordinatorRuntime(Generic[S]):
         self.timers = Timers()
         self.num_partitions = writer.num_partitions
         self.stats: dict[int, LoadStats] = {}
+        # The kind's shards replay every record at load and learn each one's offset (RecordOffsets).
+        self._every_record = bool(getattr(kind, "replay_every_record", False))
         self.loaded = trio.Event()  # set once the partitions found on disk at start are loaded
         self._reload_backoff_ms = (reload_backoff_ms, max_reload_backoff_ms)
         # partition -> (the last reload's delay, trio time it finished): a partition that fails
@@ -151,6 +153,7 @@ class CoordinatorRuntime(Generic[S]):
             self.fail(partition, "an operation failed")
             raise
         offset = self._append(partition, ctx)
+        self._tell_offsets(shard, ctx, offset)
         if self.timers.earliest_new < self._sleeping_until:
             self._timers_changed.set()
         await self._await_durable(partition, ctx, offset)
@@ -167,6 +170,10 @@ class CoordinatorRuntime(Generic[S]):
         except LogWriteError as exc:
             self.fail(partition, str(exc))
             return -2
+
+    def _tell_offsets(self, shard: S, ctx: OpContext[S], last_offset: int) -> None:
+        if self._every_record and last_offset >= 0 and ctx.records and isinstance(shard, RecordOffsets):
+            shard.written(ctx.records, last_offset - len(ctx.records) + 1)
 
     async def _await_durable(self, partition: int, ctx: OpContext[S], offset: int) -> None:
         error: CoordinatorUnavailable | None = None
@@ -213,7 +220,9 @@ class CoordinatorRuntime(Generic[S]):
         shard = self.kind.new_shard(partition, ShardTimers(self.timers, partition))
         self.writer.pause_cleaning(partition)  # no swap under the loader's reads
         try:
-            stats = await replay_log(self.writer, self.kind.decode, partition, shard, self.clock)
+            stats = await replay_log(
+                self.writer, self.kind.decode, partition, shard, self.clock, every_record=self._every_record
+            )
         except Exception:
             self._set_state(partition, PartitionState.FAILED)
             raise
@@ -345,6 +354,7 @@ class CoordinatorRuntime(Generic[S]):
                 continue
             fired += 1
             offset = self._append(shard.partition, ctx)
+            self._tell_offsets(shard, ctx, offset)
             nursery.start_soon(self._finish_timer, shard.partition, ctx, offset)
         return fired
 

@@ -12,7 +12,9 @@ COMMIT/ABORT marker through `replay_end_transaction` (Kafka's loader does the sa
 batch), so an offset committed in a transaction counts only once its COMMIT marker is read and
 an aborted one never. The plain batches before that are read straight from the segment files
 (storage.batch.fold: no per-batch objects); from the first batch it does not fold the rest goes
-through Log.iter_batches. The loop yields to trio every `CHECKPOINT_EVERY` records.
+through Log.iter_batches. The loop yields to trio every `CHECKPOINT_EVERY` records. A shard
+whose kind replays every record (`every_record`: __share_group_state, where each of a key's
+ShareUpdate records counts) gets every record in log order instead, with its offset.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 import trio
 
 from coordinator.runtime.clock import Clock
-from coordinator.runtime.operation import Replayable, TransactionalReplayable
+from coordinator.runtime.operation import RecordOffsets, Replayable, TransactionalReplayable
 from coordinator.runtime.partition_writer import PartitionWriter
 from storage.batch import InvalidBatch, iter_records, read_marker
 from storage.batch.fold import fold_region
@@ -53,10 +55,16 @@ async def replay_log(
     partition: int,
     shard: Replayable,
     clock: Clock,
+    *,
+    every_record: bool = False,
 ) -> LoadStats:
     started = time.perf_counter()  # for the stats only: nothing depends on it
     stats = LoadStats(partition)
     try:
+        if every_record:
+            await _replay_every_record(writer.reopen(partition), decode, shard, clock, stats)
+            stats.seconds = time.perf_counter() - started
+            return stats
         latest: dict[bytes, bytes | None] = {}
         log_ = writer.reopen(partition)
         offset = await _fold_segments(log_, latest, stats)
@@ -80,6 +88,32 @@ async def replay_log(
         raise
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+async def _replay_every_record(
+    log_: Log, decode: Callable[[bytes, bytes | None], Any], shard: Replayable, clock: Clock, stats: LoadStats
+) -> None:
+    """Every record of every plain batch, in log order, each followed by `written` with its offset."""
+    if not isinstance(shard, RecordOffsets):
+        raise TypeError(f"{type(shard).__name__} does not take record offsets")
+    now_ms = clock.time_ms()
+    next_yield = CHECKPOINT_EVERY
+    for header, data in log_.iter_batches():
+        stats.batches += 1
+        if header.is_control:
+            continue
+        for rec in iter_records(data):
+            if rec.key is None or rec.offset is None:
+                continue
+            stats.records += 1
+            record = decode(rec.key, rec.value)
+            if shard.replay(record, now_ms):
+                shard.written((record,), rec.offset)
+            else:
+                stats.skipped += 1
+        if stats.records >= next_yield:
+            next_yield = stats.records + CHECKPOINT_EVERY
+            await trio.lowlevel.checkpoint()
 
 
 async def _fold_segments(log_: Log, latest: dict[bytes, bytes | None], stats: LoadStats) -> int:

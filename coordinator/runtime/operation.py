@@ -47,6 +47,16 @@ class TransactionalReplayable(Protocol):
     def replay_end_transaction(self, producer_id: int, commit: bool, now_ms: int) -> None: ...
 
 
+@runtime_checkable
+class RecordOffsets(Protocol):
+    """A shard whose kind sets `replay_every_record` (__share_group_state): it learns where each
+    record it replayed sits in the log (Kafka's replay(offset, ...)), after the append and at
+    load, where every record is replayed in log order (not each key's latest: a key's updates
+    all count)."""
+
+    def written(self, records: Sequence[Any], first_offset: int) -> None: ...
+
+
 class EndMarker(NamedTuple):
     """The control batch an op writes instead of records (WriteTxnMarkers on a coordinator topic)."""
 

@@ -42,6 +42,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="offsets.topic.num.partitions, for group placement (default 50; 0 skips the placement check)",
     )
     p.add_argument(
+        "--share-state-partitions",
+        type=int,
+        default=50,
+        help="share.coordinator.state.topic.num.partitions, for H2 (default 50; 0 skips it)",
+    )
+    p.add_argument(
         "--split-bytes", type=int, default=64 << 20, help="split segments at index entries about this far apart"
     )
     p.add_argument(
@@ -157,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             ledger=args.ledger,
             cleaned_at_ms=args.cleaned_at_ms,
             num_partitions=args.offsets_partitions,
+            share_partitions=args.share_state_partitions,
         )
     else:
         from coordinator.verify import spark_checks
@@ -181,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
                 ledger=args.ledger,
                 cleaned_at_ms=args.cleaned_at_ms,
                 num_partitions=args.offsets_partitions,
+                share_partitions=args.share_state_partitions,
                 split_bytes=args.split_bytes,
                 pack_bytes=args.pack_bytes,
                 max_examples=args.max_examples,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from coordinator.verify.scan import decode_latest
+from coordinator.verify.share_checks import SHARE_PREFIX, decode_share_latest
 
 __all__ = ["DECODED", "decoded_columns"]
 
@@ -62,15 +63,23 @@ def _fast(key: bytes, value: bytes | None, names: dict[bytes, tuple[str, str] | 
 
 
 def decoded_columns(
-    keys: Sequence[bytes | None], values: Sequence[bytes | None], which: Sequence[bool]
+    keys: Sequence[bytes | None],
+    values: Sequence[bytes | None],
+    which: Sequence[bool],
+    partitions: Sequence[str] | None = None,
 ) -> dict[str, list[Any]]:
-    """DECODED columns for rows whose `which` is true (None everywhere on the others)."""
+    """DECODED columns for rows whose `which` is true (None everywhere on the others); rows whose
+    partition (name) is of __share_group_state are decoded as share-state records."""
     out: list[tuple[Any, ...]] = []
     names: dict[bytes, tuple[str, str] | None] = {}
     none = (None,) * len(DECODED)
-    for k, v, d in zip(keys, values, which):
+    for i, (k, v, d) in enumerate(zip(keys, values, which)):
         if not d:
             out.append(none)
+            continue
+        if partitions is not None and partitions[i].startswith(SHARE_PREFIX):
+            share = decode_share_latest(k, v)
+            out.append(tuple(share[n] for n in DECODED))
             continue
         if k is not None and k[:2] == _COMMIT_KEY and (v is None or v[:2] == _V3_PREFIX):
             row = _fast(k, v, names)

@@ -31,6 +31,7 @@ from coordinator.verify.layout import (
 )
 from coordinator.verify.rules import Report, continuity, offsets_dir, replay_ledger
 from coordinator.verify.scan import decode_latest, scan_split
+from coordinator.verify.share_checks import SHARE_PREFIX, LatestShareRecord, decode_share_latest, share_violations
 from storage.batch import BatchHeader, InvalidBatch, decode_header, iter_records, read_marker, verify_crc
 
 __all__ = ["verify", "LogView"]
@@ -267,8 +268,20 @@ def _partition_for(group: str, n: int) -> int:
     return partition_for(group, n)
 
 
+def _share_checks(view: LogView, nparts: int, report: Report) -> None:
+    latest = [
+        LatestShareRecord(name, key or b"", r[OFF], r[TOMB], r[FILE], r[POS], decode_share_latest(key, r[VAL]))
+        for (name, key), r in view.last.items()
+        if name.startswith(SHARE_PREFIX)
+    ]
+    for v in share_violations(latest, nparts):
+        report.add(*v)
+
+
 def _compaction_checks(pre: LogView, post: LogView, now: int, report: Report) -> None:
     for k in sorted(set(pre.r0) | set(post.r0), key=lambda k: (k[0], k[1] or b"")):
+        if k[0].startswith(SHARE_PREFIX):
+            continue  # not compacted: share_checks.py says what its pruning must keep
         p = pre.r0.get(k)
         a = post.r0.get(k)
         P = p[2] if p else None
@@ -335,8 +348,9 @@ def verify(
     ledger: str | None = None,
     cleaned_at_ms: int | None = None,
     num_partitions: int = 50,
+    share_partitions: int = 50,
 ) -> Report:
-    """`num_partitions` 0 skips the placement check (G4)."""
+    """`num_partitions` 0 skips the placement check (G4), `share_partitions` 0 skips H2."""
     report = Report()
     t0 = time.perf_counter()
     region_end = active_bases(data_dir) if before else None
@@ -345,6 +359,7 @@ def verify(
     pre = _scan_log(before, region_end, num_partitions, report, log_starts(data_dir)) if before else None
     t1 = time.perf_counter()
     _offsets_checks(post, ledger, num_partitions, report)
+    _share_checks(post, share_partitions, report)
     report.stats = {"bytes": post.bytes, "records": post.records}
     if pre is not None:
         now = cleaned_at_ms if cleaned_at_ms is not None else max(pre.max_ts, post.max_ts)

@@ -25,6 +25,7 @@ from coordinator.verify.envelopes import as_batches, envelope_checks
 from coordinator.verify.latest import DECODED, decoded_columns
 from coordinator.verify.layout import Split, Violation
 from coordinator.verify.scan import Summary, scan_split
+from coordinator.verify.share_checks import SHARE_PREFIX
 
 __all__ = ["task_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
 
@@ -212,7 +213,7 @@ _Scanned = tuple[list[Violation], "Summary | None", "pa.Table | None", list[tupl
 def _scan(split: Split, engine: str, other_root: str | None, side: str, decode: bool) -> _Scanned:
     """One split: its violations (structure, and C4/C5 against `other_root`), its summary, its
     per-key aggregates (deferred transactional ones included) and its markers."""
-    decode = decode and split.is_offsets_topic
+    decode = decode and (split.is_offsets_topic or split.name.startswith(SHARE_PREFIX))
     other = os.path.join(other_root, split.name) if other_root is not None else None
     if engine_for(engine) == "compiled":
         from coordinator.verify import fast_envelopes, fastscan
@@ -283,8 +284,9 @@ def task_rows(
     """Every output row of the splits of one task (given in log order: layout.plan_splits).
     `other_root`: the other data dir of a compaction check (enables C4/C5; `side` says which
     one this is); `decode`: decode each key's last record (only the after log of
-    __consumer_offsets needs it, for the G checks). K rows are merged over the task's splits;
-    the before log's come from region 0 only (the compaction checks compare nothing else)."""
+    __consumer_offsets and __share_group_state needs it, for the G and H checks). K rows are
+    merged over the task's splits; the before log's come from region 0 only (the compaction
+    checks compare nothing else)."""
     tables = []
     for split in splits:
         violations, summary, keys, markers = _scan(split, engine, other_root, side, decode)
@@ -306,5 +308,5 @@ def task_rows(
     }
     which = t["decode"].to_pylist()
     if any(which):
-        cols.update(decoded_columns(t["key"].to_pylist(), t["value"].to_pylist(), which))
+        cols.update(decoded_columns(t["key"].to_pylist(), t["value"].to_pylist(), which, t["name"].to_pylist()))
     yield _batch("K", cols)

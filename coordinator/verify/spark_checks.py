@@ -13,6 +13,7 @@ tests assert. The key-level joins themselves are in spark_key_checks.py."""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from pyspark.sql.window import Window
 from coordinator.verify.layout import active_bases, log_starts, segment_path
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
+from coordinator.verify.share_checks import SHARE_PREFIX, LatestShareRecord, share_violations
 from coordinator.verify.spark_key_checks import AFTER, compaction_checks, latest_struct, offset_checks
 
 __all__ = ["run", "load"]
@@ -184,6 +186,7 @@ def run(
     ledger: str | None = None,
     cleaned_at_ms: int | None = None,
     num_partitions: int = 50,
+    share_partitions: int = 50,
     split_bytes: int = 64 << 20,
     pack_bytes: int | None = None,
     max_examples: int = 1000,
@@ -209,10 +212,11 @@ def run(
     pre = load(spark, before, other=data_dir, side="before", log_start=log_starts(data_dir), **opts) if before else None
     logs = [post] + ([pre] if pre is not None else [])
     keys = _post_keys(_counted(post))
-    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]
+    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0), _share_rows(keys)]
     if pre is not None:
         now: int | DataFrame = cleaned_at_ms if cleaned_at_ms is not None else _max_timestamp(logs)
-        frames.append(compaction_checks(_counted(pre), keys, now))
+        compacted = ~F.col("name").startswith(SHARE_PREFIX)  # __share_group_state is pruned, not compacted
+        frames.append(compaction_checks(_counted(pre).where(compacted), keys.where(compacted), now))
     frames += [_driver_rows(df, side) for side, df in enumerate(logs)]
     viol = frames[0]
     for f in frames[1:]:
@@ -249,9 +253,47 @@ def run(
                     leo.get(name),
                     f"log end offset changed from {pre_leo.get(name)}",
                 )
-    _collect([r for r in rows if r["check"] != "_S"], report, dirs, data_dir, num_partitions, max_examples)
+    _collect([r for r in rows if r["check"] not in ("_S", "_H")], report, dirs, data_dir, num_partitions, max_examples)
+    share = [_latest_share(r, dirs[AFTER]) for r in rows if r["check"] == "_H"]
+    for v in share_violations(share, share_partitions):
+        report.add(*v)
     report.stats["phases"] = {"spark_job_s": round(t1 - t0, 3), "driver_s": round(time.perf_counter() - t1, 3)}
     return report
+
+
+def _share_rows(keys: DataFrame) -> DataFrame:
+    """Each __share_group_state record key's latest record (decoded), as `_H` rows for the
+    driver's H checks (share_checks.py): one per record key, a small set."""
+    facts = F.struct(
+        F.base64("key").alias("key"),
+        F.col("l.tombstone").alias("tombstone"),
+        *(F.col(f"l.{c}").alias(c) for c in ("record_type", "group", "topic", "partition", "decode_error")),
+    )
+    return keys.where(F.col("name").startswith(SHARE_PREFIX)).select(
+        F.lit("_H").alias("check"),
+        F.lit(AFTER).alias("side"),
+        "name",
+        F.col("l.segment").alias("segment"),
+        F.lit(None).cast("string").alias("file"),
+        F.col("l.pos").alias("position"),
+        F.col("l.offset").alias("offset"),
+        F.to_json(facts).alias("message"),
+    )
+
+
+def _latest_share(row: Any, dirs: dict[str, str]) -> LatestShareRecord:
+    facts = json.loads(row["message"])  # to_json leaves nulls out
+    decoded = {c: facts.get(c) for c in ("record_type", "group", "topic", "partition", "decode_error")}
+    decoded.update(committed_offset=None, metadata=None)
+    return LatestShareRecord(
+        row["name"],
+        base64.b64decode(facts.get("key") or ""),
+        row["offset"],
+        bool(facts.get("tombstone")),
+        segment_path(dirs[row["name"]], row["segment"]),
+        row["position"],
+        decoded,
+    )
 
 
 def _max_timestamp(logs: list[DataFrame]) -> DataFrame:

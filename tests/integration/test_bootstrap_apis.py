@@ -121,11 +121,23 @@ async def test_find_coordinator_batched_keys(client, server, version):
     ]
 
 
-async def test_find_coordinator_for_share_groups_is_not_available(client):
-    request = FindCoordinatorRequest(key_type=2, coordinator_keys=["share-1"])
+async def test_find_coordinator_for_share_keys(client, server):
+    """Key type 2 (v6): "groupId:topicId:partition" -> the leader of its __share_group_state
+    partition; any other key, or a version below 6, is INVALID_REQUEST, as Kafka answers."""
+    from coordinator.share.state.placement import SHARE_STATE_TOPIC, parse_coordinator_key, partition_for
+
+    key = "share-1:Uj5wn_FqTXirEASvVZRY1w:3"
+    bad = ["share-1", "share-1:not-an-id:3", "share-1:Uj5wn_FqTXirEASvVZRY1w:x", ":Uj5wn_FqTXirEASvVZRY1w:3"]
+    request = FindCoordinatorRequest(key_type=2, coordinator_keys=[key, *bad])
     response = await client.request(ApiKey.FIND_COORDINATOR, 6, request)
-    assert response.coordinators[0].error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
-    assert "share" in response.coordinators[0].error_message
+    found, *refused = response.coordinators
+    partition = partition_for(parse_coordinator_key(key), server.share_state.num_partitions)
+    leader = server.cluster.node(server.cluster.leader(SHARE_STATE_TOPIC, partition))
+    assert (found.error_code, found.node_id, found.host, found.port) == (0, leader.node_id, leader.host, leader.port)
+    assert [(c.key, c.error_code, c.node_id) for c in refused] == [(k, ErrorCode.INVALID_REQUEST, -1) for k in bad]
+    assert all("Share coordinator key is invalid" in c.error_message for c in refused)
+    below_v6 = await client.request(ApiKey.FIND_COORDINATOR, 5, request)
+    assert {c.error_code for c in below_v6.coordinators} == {ErrorCode.INVALID_REQUEST}
 
 
 async def test_pipelined_requests_are_answered_in_order(client):
