@@ -3,11 +3,12 @@ checkout given with --baseline DIR for A/B against an earlier commit) and librdk
 cluster (inside the confluent-kafka wheel, driven through ctypes in a child process).
 
     kgc = start_kgc(data_dir, settings={...}, topics={"bench": 32}, baseline=None)
-    mock = start_mock(topics={"bench": 32})
+    mock = start_mock(topics={"bench": 32}, share={"auto_offset_reset": 1, "record_lock_duration": 2000})
     ... kgc.bootstrap, kgc.pid, cpu_seconds(kgc.pid) ...
     kgc.stop(); mock.stop()
 
-`python bench/servers.py mock --topic bench:32` runs the mock alone (prints its bootstrap line).
+`python bench/servers.py mock --topic bench:32 [--share NAME=VALUE]` runs the mock alone (prints its
+bootstrap line); each --share calls rd_kafka_mock_sharegroup_set_NAME(cluster, VALUE) before it serves.
 Figures only: nothing here asserts on time.
 """
 
@@ -22,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,10 +111,16 @@ def start_kgc(
     return Running("kgc" if baseline is None else f"kgc@{Path(baseline).name}", proc, match.group(1))
 
 
-def start_mock(topics: dict[str, int] | None = None, brokers: int = 1) -> Running:
+def start_mock(topics: dict[str, int] | None = None, brokers: int = 1, share: dict[str, int] | None = None) -> Running:
+    """`share`: the mock's share-group defaults by setter name (MOCK_SHARE_SETTERS), e.g.
+    {"auto_offset_reset": 1, "heartbeat_interval": 500}; they apply to every share group it creates."""
     args = [sys.executable, str(Path(__file__).resolve()), "mock", "--brokers", str(brokers)]
     for name, partitions in (topics or {}).items():
         args += ["--topic", f"{name}:{partitions}"]
+    for name, value in (share or {}).items():
+        if name not in MOCK_SHARE_SETTERS:
+            raise SystemExit(f"unknown mock share setting {name!r}; known: {', '.join(MOCK_SHARE_SETTERS)}")
+        args += ["--share", f"{name}={int(value)}"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
     line = proc.stdout.readline()  # type: ignore[union-attr]
     match = re.search(r"bootstrap=(\S+)", line)
@@ -123,6 +131,22 @@ def start_mock(topics: dict[str, int] | None = None, brokers: int = 1) -> Runnin
 
 
 # -- the mock, in its own process ----------------------------------------------------------------
+# rd_kafka_mock_sharegroup_set_<name>(cluster, int) in librdkafka 2.16 (rdkafka_mock.h). The session
+# timeout and heartbeat interval reach only share groups created afterwards, the rest every group.
+# auto_offset_reset: 0 latest (the default), 1 earliest; 0 means "unlimited" for the limits.
+MOCK_SHARE_SETTERS = (
+    "session_timeout",
+    "heartbeat_interval",
+    "max_delivery_attempts",
+    "record_lock_duration",
+    "isolation_level",
+    "max_size",
+    "max_fetch_sessions",
+    "max_record_locks",
+    "auto_offset_reset",
+)
+
+
 def _librdkafka() -> ctypes.CDLL:
     import confluent_kafka
 
@@ -146,10 +170,13 @@ def _librdkafka() -> ctypes.CDLL:
     lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
     lib.rd_kafka_mock_topic_create.restype = ctypes.c_int
     lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    for name in MOCK_SHARE_SETTERS:
+        setter = getattr(lib, f"rd_kafka_mock_sharegroup_set_{name}")
+        setter.restype, setter.argtypes = None, [ctypes.c_void_p, ctypes.c_int]
     return lib
 
 
-def run_mock(brokers: int, topics: list[tuple[str, int]]) -> None:
+def run_mock(brokers: int, topics: list[tuple[str, int]], share: Sequence[tuple[str, int]] = ()) -> None:
     lib = _librdkafka()
     conf = lib.rd_kafka_conf_new()
     err = ctypes.create_string_buffer(512)
@@ -160,6 +187,8 @@ def run_mock(brokers: int, topics: list[tuple[str, int]]) -> None:
     cluster = lib.rd_kafka_mock_cluster_new(handle, brokers)
     for name, partitions in topics:
         lib.rd_kafka_mock_topic_create(cluster, name.encode(), partitions, 1)
+    for name, value in share:
+        getattr(lib, f"rd_kafka_mock_sharegroup_set_{name}")(cluster, value)
     print(f"mock: serving bootstrap={lib.rd_kafka_mock_cluster_bootstraps(cluster).decode()}", flush=True)
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
@@ -173,9 +202,14 @@ def main() -> None:
     mock = commands.add_parser("mock")
     mock.add_argument("--brokers", type=int, default=1)
     mock.add_argument("--topic", action="append", default=[], metavar="NAME:PARTITIONS")
+    mock.add_argument("--share", action="append", default=[], metavar="NAME=VALUE", help=", ".join(MOCK_SHARE_SETTERS))
     args = parser.parse_args()
     topics = [(t.rpartition(":")[0], int(t.rpartition(":")[2])) for t in args.topic]
-    run_mock(args.brokers, topics)
+    share = [(s.partition("=")[0], s.partition("=")[2]) for s in args.share]
+    for name, value in share:
+        if name not in MOCK_SHARE_SETTERS or not value.lstrip("-").isdigit():
+            parser.error(f"--share {name}={value}: expected one of {', '.join(MOCK_SHARE_SETTERS)} = an integer")
+    run_mock(args.brokers, topics, [(name, int(value)) for name, value in share])
 
 
 def wait_for(predicate, timeout: float, what: str, step: float = 0.002) -> None:  # type: ignore[no-untyped-def]
