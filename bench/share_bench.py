@@ -1,14 +1,17 @@
 """Share groups (KIP-932): kgc next to librdkafka's mock cluster (and an earlier kgc with
 --baseline), each server in its own process, in the same run, with confluent-kafka's ShareConsumer.
 
-    .venv/bin/python bench/share_bench.py [--quick] [--trials 3] [--records 100000] [--baseline DIR]
+    .venv/bin/python bench/share_bench.py [--quick] [--trials 3] [--records 100000] [--parts 1,2,3]
+        [--groups 20] [--members 10] [--heartbeats 100] [--baseline DIR]
 
 1. Scenarios (bench/share_scenarios.py), pass/fail by Kafka's rules with what was observed.
 2. Speed: N records on 4 partitions, then 1 and 3 share consumers (implicit acks) in a new group:
-   records/s from subscribe until every record was seen, server CPU per 1,000 records.
+   records/s from subscribe until every record was seen, server CPU per 1,000 records (/proc:
+   10 ms ticks, so a short run is coarse).
 3. ShareGroupHeartbeat v1 at steady state (member id + epoch only, as librdkafka sends between
    changes): 200 members in 20 groups on raw connections, back-to-back, a fixed number of
    requests: server CPU per request, latency p50/p99. The load generator shares the 2 cores.
+   Before it, a probe: 10 members join in turn, then each heartbeats with the epoch of its join.
 Share groups start at the earliest offset: on kgc through the control plane (PATCH
 /v1/share/settings {"share.auto.offset.reset": "earliest"}, control.requests.max=0 so no request
 is tracked), on the mock through rd_kafka_mock_sharegroup_set_auto_offset_reset(1).
@@ -85,6 +88,11 @@ NOTES = {
     "f": [SESSIONS],
     "g": [SESSIONS],
 }
+SCANS = (
+    "mock: for every record it acquires or acknowledges it walks the partition's message sets "
+    "(rd_kafka_mock_msgset_find: 'FIXME: Maintain an index') and the in-flight list "
+    "(rd_kafka_mock_sgrp_record_state_find), so its cost per record grows with the log."
+)
 EVERY_ANSWER = (
     "mock: every answer carries the member's whole assignment (rd_kafka_mock_handle_ShareGroupHeartbeat "
     "writes it whenever the member has one); Kafka sends it only when it changed, null otherwise."
@@ -117,8 +125,12 @@ def kgc_share(root: str, extra: dict[str, object], baseline: str | None) -> Runn
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/v1/share/settings", body, {"Content-Type": "application/json"}, method="PATCH"
     )
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        assert json.load(answer)["share.auto.offset.reset"] == "earliest"
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert json.load(answer)["share.auto.offset.reset"] == "earliest"
+    except (OSError, AssertionError) as exc:  # e.g. a --baseline without share groups
+        server.stop()
+        raise SystemExit(f"{server.name}: cannot start share groups at the earliest offset: {exc}") from None
     return server
 
 
@@ -352,6 +364,9 @@ def main() -> None:
             for n in (1, 3):
                 for name in names:
                     print(f"   {n} consumer{'s' if n > 1 else ' '} {name:8s} {describe_speed(speeds[name][n])}")
+            print(f"      note: {SCANS}")
+            if any(t and t[2] for t in speeds["mock"][3]):
+                print("      note: the mock's duplicates: see the note under (g)")
         if 3 in parts:
             total = args.groups * args.members
             print(
