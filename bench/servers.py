@@ -189,9 +189,9 @@ def run_mock(brokers: int, topics: list[tuple[str, int]], share: Sequence[tuple[
         lib.rd_kafka_mock_topic_create(cluster, name.encode(), partitions, 1)
     for name, value in share:
         getattr(lib, f"rd_kafka_mock_sharegroup_set_{name}")(cluster, value)
-    print(f"mock: serving bootstrap={lib.rd_kafka_mock_cluster_bootstraps(cluster).decode()}", flush=True)
-    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+    signal.signal(signal.SIGINT, lambda *_: os._exit(0))  # before the line: a parent may stop us at once
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    print(f"mock: serving bootstrap={lib.rd_kafka_mock_cluster_bootstraps(cluster).decode()}", flush=True)
     sys.stdin.read()  # until the parent closes our stdin (or signals us)
     os._exit(0)
 
