@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from coordinator.admin.broker_configs import BrokerSettings
+from coordinator.admin.client_metrics_configs import ClientMetricsConfigs
 from coordinator.admin.config_file import DynamicConfigFile
 from coordinator.admin.configs import ConfigService
 from coordinator.broker.data_path import DataPath
@@ -49,6 +50,7 @@ from coordinator.share.persister import SharePersister
 from coordinator.share.service import ShareService
 from coordinator.share.settings import ShareSettings
 from coordinator.share.wiring import served_versions, share_services
+from coordinator.telemetry.wiring import TelemetryParts, telemetry_parts
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
@@ -79,6 +81,7 @@ class Server:
     group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
     share_settings: ShareSettings = field(default_factory=ShareSettings)  # group.share.*, changeable live
     shares: dict[int, ShareService] = field(default_factory=dict)  # node id -> its share side (empty: off)
+    telemetry: TelemetryParts | None = None  # KIP-714: subscriptions, what clients pushed
 
     @property
     def broker(self) -> BrokerContext:
@@ -231,7 +234,17 @@ async def _serve_locked(
         )
     versions = VersionLimits(served_versions(SUPPORTED_VERSIONS, bool(shares)))
     limiter = trio.CapacityLimiter(config.max_connections)  # max.connections, changed live by AlterConfigs
-    configs = ConfigService(broker_settings, group_configs, data, limiter, processes=config.cluster_processes)
+    telemetry = telemetry_parts(  # KIP-714 client metrics, on the timers' clock (manual mode too)
+        config, timer_clock, [n.node_id for n in nodes], stored.client_metrics, config_file.save_client_metrics
+    )
+    configs = ConfigService(
+        broker_settings,
+        group_configs,
+        data,
+        limiter,
+        processes=config.cluster_processes,
+        client_metrics=ClientMetricsConfigs(telemetry.subscriptions),
+    )
     moves = LeaderMoves(cluster, {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}, observer=tap)
     parts = None
     if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
@@ -254,6 +267,7 @@ async def _serve_locked(
             share=shares.get(node.node_id),
             configs=configs,
             elections=moves,
+            telemetry=telemetry.managers[node.node_id],
         )
         for node in nodes
     ]
@@ -287,6 +301,8 @@ async def _serve_locked(
             timer_sources=[share.manager for share in shares.values()],
             share_settings=share_settings,
             shares=shares,
+            telemetry=telemetry,
+            configs=configs,
         )
     metrics_server = None
     if tap is not None and tap.metrics is not None:
@@ -305,6 +321,7 @@ async def _serve_locked(
         group_configs=group_configs,
         share_settings=share_settings,
         shares=shares,
+        telemetry=telemetry,
     )
     try:
         with server.cancel_scope:

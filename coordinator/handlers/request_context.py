@@ -41,6 +41,7 @@ from protocol.headers import RequestHeader
 if TYPE_CHECKING:
     from coordinator.admin.configs import ConfigService
     from coordinator.cluster.elections import LeaderMoves
+    from coordinator.telemetry.manager import ClientMetricsManager
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
@@ -72,6 +73,7 @@ class BrokerContext:
     share: ShareService | None = None  # share fetch/acknowledge on this broker; None: share groups off
     configs: ConfigService | None = None  # the config APIs (coordinator/admin), shared by every broker
     elections: LeaderMoves | None = None  # ElectLeaders: leader moves and what they set in motion
+    telemetry: ClientMetricsManager | None = None  # KIP-714 client metrics (coordinator/telemetry)
 
     @property
     def node_id(self) -> int:
