@@ -88,3 +88,19 @@ def test_the_store_is_bounded_per_client_and_in_clients():
     store.client(uuid.UUID(int=1), 3)  # heard again: the most recent
     store.client(uuid.UUID(int=3), 4)
     assert [c.instance_id.int for c in store.clients()] == [3, 1]
+
+
+def test_start_up_imports_neither_protobuf_nor_re2():
+    """The server, the handlers and the telemetry modules load without protobuf or RE2: they are
+    imported on the first push / the first match pattern (start-up time, bench/startup_bench.py)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, coordinator.server, coordinator.handlers.k71_get_telemetry_subscriptions, "
+        "coordinator.handlers.k72_push_telemetry, coordinator.observe.transcript;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('google', 'opentelemetry', 're2')];"
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
