@@ -187,6 +187,9 @@ class ClientMetricsManager:
         """clientInstance(): cached, or made (new, expired, evicted, or its subscriptions changed)."""
         self._expire(now)
         instance = self._instances.get(instance_id)
+        if instance is not None and instance.expires_ms <= now:  # expired behind a longer-lived one
+            del self._instances[instance_id]
+            instance = None
         version = self.subscriptions.version
         if instance is None or instance.version < version:
             attributes = instance.attributes if instance is not None else self._attributes(instance_id, caller)

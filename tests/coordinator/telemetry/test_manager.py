@@ -286,6 +286,23 @@ def test_an_instance_expires_after_max_of_a_minute_and_three_intervals():
     assert manager.instance(instance_id) is None
 
 
+def test_an_expired_instance_is_made_anew_even_behind_a_longer_lived_one():
+    clock = FakeClock(1_000_000)
+    subs = Subscriptions()
+    manager = _manager(subs, clock=clock)
+    _update(subs, "fast", {"interval.ms": "100", "match": "client_id=fast"})
+    slow = _get(manager, caller=Caller("slow", "127.0.0.1", 1))  # 5 min interval: lives 15 min, first in the LRU
+    fast = _get(manager, caller=Caller("fast", "127.0.0.1", 2))  # 100 ms interval: lives max(60 s, 300 ms)
+    fast_caller = Caller("fast", "127.0.0.1", 2)
+    assert fast.instance.interval_ms == 100 and _push(manager, fast, terminating=True, caller=fast_caller) == E.NONE
+    clock.advance(60_000)
+    assert manager.instance(fast.instance.instance_id) is not None  # still cached behind "slow"...
+    again = manager.push(fast.instance.instance_id, fast.instance.subscription_id, False, 0, PAYLOAD, fast_caller)
+    assert again.error == E.NONE  # ...but expired: made anew, no longer terminating
+    assert manager.instance(fast.instance.instance_id).last_push_ms == clock.time_ms()
+    assert manager.instance(slow.instance.instance_id) is not None
+
+
 def test_the_least_recently_used_instance_is_evicted_past_the_cache_size():
     manager = _manager(cache_max_size=2)
     first, second = _get(manager), _get(manager)
