@@ -6,7 +6,8 @@ at most that much memory and is refused with TELEMETRY_TOO_LARGE (`PayloadTooLar
 do not decompress or decode are INVALID_RECORD (`InvalidPayload`). Decoding uses the
 OpenTelemetry protobuf package (opentelemetry-proto), imported on the first push only: start-up
 does not pay for protobuf. Every data point becomes one `Point` (sum and gauge values as sent;
-histograms and summaries by count and sum).
+histograms and summaries by count and sum), at most MAX_POINTS per push (the rest is counted in
+`skipped`: a 1 MiB payload of tiny points must not cost the server seconds).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ COMPRESSION_NONE, COMPRESSION_GZIP, COMPRESSION_SNAPPY, COMPRESSION_LZ4, COMPRES
 COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"  # SnappyOutputStream's framing (the Java client); raw otherwise
 _BLOCK_LENGTH = struct.Struct(">i")
+MAX_POINTS = 10_000
 
 
 class InvalidPayload(ValueError):
@@ -50,6 +52,7 @@ class Decoded:
     resource: dict[str, Any]  # the resource attributes of the first ResourceMetrics
     points: list[Point]
     size: int  # decompressed bytes
+    skipped: int = 0  # data points past MAX_POINTS, not turned into Points
 
 
 def decompress(codec: int, data: bytes, limit: int) -> bytes:
@@ -115,13 +118,22 @@ def decode(codec: int, data: bytes, limit: int) -> Decoded:
         raise InvalidPayload(f"not OTLP MetricsData: {exc}") from None
     resource: dict[str, Any] = {}
     points: list[Point] = []
+    skipped = 0
     for rm in message.resource_metrics:
         if not resource:
             resource = _attributes(rm.resource.attributes)
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
-                points.extend(_points(metric))
-    return Decoded(resource, points, len(raw))
+                if len(points) >= MAX_POINTS:
+                    skipped += _count(metric)
+                else:
+                    points.extend(_points(metric))
+    return Decoded(resource, points, len(raw), skipped)
+
+
+def _count(metric: Any) -> int:
+    kind = metric.WhichOneof("data")
+    return 0 if kind is None else len(getattr(metric, kind).data_points)
 
 
 _TEMPORALITY = {1: "delta", 2: "cumulative"}

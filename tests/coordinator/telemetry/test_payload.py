@@ -104,3 +104,12 @@ def test_start_up_imports_neither_protobuf_nor_re2():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_payload_of_many_tiny_points_is_cut_at_max_points(monkeypatch):
+    from coordinator.telemetry import payload as module
+
+    monkeypatch.setattr(module, "MAX_POINTS", 3)
+    many = otlp.payload(*(otlp.gauge(f"m{i}", 1.0) for i in range(5)), otlp.histogram("h", 1, 1.0))
+    decoded = decode(0, many, 1 << 20)
+    assert [p.name for p in decoded.points] == ["m0", "m1", "m2"] and decoded.skipped == 3
