@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from coordinator.runtime.clock import Clock
 from coordinator.telemetry import subscriptions as subs
@@ -58,9 +58,7 @@ class SubscriptionAnswer:
 @dataclass(slots=True)
 class PushAnswer:
     error: int
-    message: str | None = None
-    metric_count: int = 0
-    names: list[str] = field(default_factory=list)
+    message: str | None = None  # why it was refused (the transcript's reason)
 
 
 class ClientMetricsManager:
@@ -134,9 +132,6 @@ class ClientMetricsManager:
                 refused = PushAnswer(ErrorCode.INVALID_RECORD, f"Telemetry from [{instance_id}]: {exc}")
             else:
                 self.store.pushed(seen, decoded, now)
-                instance.last_error = ErrorCode.NONE
-                names = list(dict.fromkeys(p.name for p in decoded.points))
-                return PushAnswer(ErrorCode.NONE, None, len(names), names)
         if refused is not None:
             instance.last_error = refused.error
             self.store.rejected(seen, ErrorCode(refused.error).name)
