@@ -303,6 +303,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.cleaner.min.compaction.lag.ms", int, 0, "records younger than this are not compacted"),
     Setting("log.cleaner.dedupe.buffer.size", int, 134217728, "memory for the cleaner's key -> offset map"),
     Setting("log.cleaner.backoff.ms", int, 15000, "pause between cleaner passes over __consumer_offsets"),
+    # Client telemetry, KIP-714 (coordinator/telemetry; docs/telemetry.md).
+    Setting("telemetry.max.bytes", int, 1048576, "largest metrics payload a client may push (at least 1)"),
+    Setting(
+        "client.metrics.default.metrics",
+        str,
+        "",
+        "kgc's default client-metrics subscription (not a Kafka setting): metric-name prefixes, "
+        "comma-separated, * for all, that every client is asked to push; empty = none (subscriptions "
+        "are then only CLIENT_METRICS config resources, as in Kafka)",
+    ),
+    Setting(
+        "client.metrics.default.interval.ms",
+        int,
+        300000,
+        "push interval of kgc's default client-metrics subscription, 100..3600000 (not a Kafka setting)",
+    ),
     # Seeing inside (not Kafka settings).
     Setting(
         "transcript.file",

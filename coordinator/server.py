@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from coordinator.admin.broker_configs import BrokerSettings
+from coordinator.admin.client_metrics_configs import ClientMetricsConfigs
 from coordinator.admin.config_file import DynamicConfigFile
 from coordinator.admin.configs import ConfigService
 from coordinator.broker.data_path import DataPath
@@ -55,6 +56,7 @@ from coordinator.share.state.placement import SHARE_STATE_TOPIC
 from coordinator.share.state.service import ShareStateService
 from coordinator.share.state.shard import ShareStateShard
 from coordinator.share.wiring import served_versions, share_services
+from coordinator.telemetry.wiring import TelemetryParts, telemetry_parts
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
@@ -88,6 +90,7 @@ class Server:
     security: Security | None = None  # listeners, SCRAM credentials, the authorizer (coordinator/security)
     share_state_runtime: CoordinatorRuntime[ShareStateShard] | None = None  # __share_group_state
     share_state: ShareStateService | None = None  # the share coordinator, as share partitions reach it
+    telemetry: TelemetryParts | None = None  # KIP-714: subscriptions, what clients pushed
 
     @property
     def broker(self) -> BrokerContext:
@@ -262,7 +265,17 @@ async def _serve_locked(
         )
     versions = VersionLimits(served_versions(SUPPORTED_VERSIONS, bool(shares)))
     limiter = trio.CapacityLimiter(config.max_connections)  # max.connections, changed live by AlterConfigs
-    configs = ConfigService(broker_settings, group_configs, data, limiter, processes=config.cluster_processes)
+    telemetry = telemetry_parts(  # KIP-714 client metrics, on the timers' clock (manual mode too)
+        config, timer_clock, [n.node_id for n in nodes], stored.client_metrics, config_file.save_client_metrics
+    )
+    configs = ConfigService(
+        broker_settings,
+        group_configs,
+        data,
+        limiter,
+        processes=config.cluster_processes,
+        client_metrics=ClientMetricsConfigs(telemetry.subscriptions),
+    )
     coordinators: dict[str, Relocatable] = {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}
     if share_runtime is not None:
         coordinators[SHARE_STATE_TOPIC] = share_runtime
@@ -291,6 +304,7 @@ async def _serve_locked(
             authorizer=security.authorizer,
             credentials=security.credentials,
             share_state=share_state,
+            telemetry=telemetry.managers[node.node_id],
         )
         for node in nodes
     ]
@@ -327,6 +341,8 @@ async def _serve_locked(
             share_settings=share_settings,
             shares=shares,
             security=security,
+            telemetry=telemetry,
+            configs=configs,
         )
     metrics_server = None
     if tap is not None and tap.metrics is not None:
@@ -348,6 +364,7 @@ async def _serve_locked(
         security=security,
         share_state_runtime=share_runtime,
         share_state=share_state,
+        telemetry=telemetry,
     )
     try:
         with server.cancel_scope:

@@ -124,6 +124,10 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.DESCRIBE_PRODUCERS: (0, 0),
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),
+    # KIP-714 client telemetry (coordinator/telemetry). Kafka advertises them only when a
+    # telemetry exporter plugin is configured; kgc's built-in receiver always is.
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: (0, 0),
+    ApiKey.PUSH_TELEMETRY: (0, 0),
     # WriteTxnMarkers (27) is broker to broker: codec only.
     # security (coordinator/security), Kafka 4.2's ranges (DescribeAcls/CreateAcls/DeleteAcls v0
     # were removed in 4.0)

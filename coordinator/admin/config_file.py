@@ -1,10 +1,13 @@
 """The dynamic configs of a data dir: `<data dir>/dynamic-configs.json`, what (Incremental)
-AlterConfigs set on BROKER and GROUP resources (TOPIC overrides live in each topic's
-`topic.properties`, coordinator/broker/topics.py).
+AlterConfigs set on BROKER, GROUP and CLIENT_METRICS resources (TOPIC overrides live in each
+topic's `topic.properties`, coordinator/broker/topics.py).
 
     {"version": 1,
      "broker": {"cluster": {name: value}, "broker": {name: value}},
-     "groups": {group id: {name: value}}}
+     "groups": {group id: {name: value}},
+     "client_metrics": {subscription name: {name: value}}}
+
+("client_metrics" is absent from files written before kgc served KIP-714: read as empty.)
 
 `cluster` is the cluster-wide default level (resource name ""), `broker` the per-broker level
 (a broker's id: the brokers of one kgc process share one set of settings, so one level serves
@@ -17,7 +20,7 @@ refused at start (ConfigFileError), never silently dropped. docs/admin.md descri
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ class ConfigFileError(DataDirError):
 class DynamicConfigs:
     broker: Levels = field(default_factory=lambda: {"cluster": {}, "broker": {}})
     groups: Levels = field(default_factory=dict)
+    client_metrics: Levels = field(default_factory=dict)
 
 
 class DynamicConfigFile:
@@ -56,22 +60,28 @@ class DynamicConfigFile:
                 raise ValueError(f"version {raw.get('version')!r}, expected {VERSION}")
             broker = {level: _strings(raw["broker"].get(level, {})) for level in ("cluster", "broker")}
             groups = {str(g): _strings(v) for g, v in raw.get("groups", {}).items()}
+            client_metrics = {str(s): _strings(v) for s, v in raw.get("client_metrics", {}).items()}
         except (ValueError, KeyError, AttributeError, TypeError) as exc:
             raise ConfigFileError(
                 f"{self.path} does not parse ({exc}): fix or remove it (it holds the configs set with "
                 "AlterConfigs / kgc configs)"
             ) from None
-        self._state = DynamicConfigs(broker, groups)
+        self._state = DynamicConfigs(broker, groups, client_metrics)
         return self._state
 
     def save_broker(self, levels: Levels) -> None:
-        self._write(DynamicConfigs({k: dict(v) for k, v in levels.items()}, self._state.groups))
+        self._write(replace(self._state, broker={k: dict(v) for k, v in levels.items()}))
 
     def save_groups(self, groups: Levels) -> None:
-        self._write(DynamicConfigs(self._state.broker, {g: dict(v) for g, v in groups.items()}))
+        self._write(replace(self._state, groups={g: dict(v) for g, v in groups.items()}))
+
+    def save_client_metrics(self, subscriptions: Levels) -> None:
+        self._write(replace(self._state, client_metrics={s: dict(v) for s, v in subscriptions.items()}))
 
     def _write(self, state: DynamicConfigs) -> None:
         body = {"version": VERSION, "broker": state.broker, "groups": state.groups}
+        if state.client_metrics:
+            body["client_metrics"] = state.client_metrics
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fsutil.atomic_write(self.path, (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8"))
         self._state = state  # only once durable

@@ -1,5 +1,6 @@
 """The config APIs' one service: describe, replace (AlterConfigs) and change by operations
-(IncrementalAlterConfigs) the configs of TOPIC, BROKER and GROUP resources, and list them.
+(IncrementalAlterConfigs) the configs of TOPIC, BROKER, GROUP and CLIENT_METRICS resources, and
+list them.
 
 A change is all or nothing per resource and per request phase, as Kafka's: the request is checked
 first (ConfigAdminManager.preprocess: a resource named twice, a config named twice, null values ->
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from coordinator.admin.broker_configs import BROKER_DEFS, LOG_SYNONYMS, BrokerSettings
+from coordinator.admin.client_metrics_configs import CLIENT_METRICS_DEFS, ClientMetricsConfigs
 from coordinator.admin.config_model import (
     ConfigDef,
     ConfigError,
@@ -50,10 +52,13 @@ class ConfigService:
         data: DataPath,
         connections: Any = None,
         processes: bool = False,
+        client_metrics: ClientMetricsConfigs | None = None,
     ) -> None:
-        """`connections`: the listeners' shared trio.CapacityLimiter (max.connections)."""
+        """`connections`: the listeners' shared trio.CapacityLimiter (max.connections);
+        `client_metrics`: the KIP-714 subscriptions (None: none can be set)."""
         self.broker, self.groups, self.data = broker, groups, data
         self.topics = TopicConfigs(data, broker)
+        self.client_metrics = client_metrics
         self._connections = connections
         self._processes = processes
 
@@ -75,9 +80,11 @@ class ConfigService:
                 raise invalid_request("Group name must not be empty")
             return self._describe_group(name, keys, synonyms, docs)
         if rtype == ResourceType.CLIENT_METRICS:
-            if not name:
-                raise invalid_request("Client metrics subscription name must not be empty")
-            return []  # kgc keeps no client-metrics subscriptions (KIP-714 telemetry is not served)
+            if self.client_metrics is None:
+                if not name:
+                    raise invalid_request("Client metrics subscription name must not be empty")
+                return []
+            return self.client_metrics.describe(name, keys, synonyms, docs)
         raise invalid_request(f"Unsupported resource type: {_type_name(rtype)}")
 
     def _describe_group(self, group: str, keys: list[str] | None, synonyms: bool, docs: bool) -> list[Entry]:
@@ -148,7 +155,12 @@ class ConfigService:
             if not validate_only:
                 self.groups.replace(name, new)
         elif rtype == ResourceType.CLIENT_METRICS:
-            raise invalid_request("kgc keeps no client-metrics subscriptions (KIP-714 telemetry is not served)")
+            if self.client_metrics is None:
+                raise invalid_request("this server keeps no client-metrics subscriptions")
+            new = self.client_metrics.validate(name, compute(self.client_metrics.overrides(name), CLIENT_METRICS_DEFS))
+            self._refuse_in_processes()
+            if not validate_only:
+                self.client_metrics.replace(name, new)
         else:
             raise invalid_request(f"Unknown resource type {rtype}")
 
@@ -183,7 +195,9 @@ class ConfigService:
             out.extend((str(b), int(ResourceType.BROKER)) for b in brokers)
         if ResourceType.GROUP in wanted:
             out.extend((g, int(ResourceType.GROUP)) for g in self.groups.groups())
-        return out  # BROKER_LOGGER and CLIENT_METRICS: kgc has none
+        if ResourceType.CLIENT_METRICS in wanted and self.client_metrics is not None:
+            out.extend((s, int(ResourceType.CLIENT_METRICS)) for s in self.client_metrics.names())
+        return out  # BROKER_LOGGER: kgc has none
 
 
 def _broker_id(name: str, prefix: str) -> int:

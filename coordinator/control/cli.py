@@ -172,7 +172,39 @@ def build_parser() -> argparse.ArgumentParser:
         "what a share group's share-partitions hold now",
         lambda a: ("GET", f"/v1/share/groups/{_q(a.group)}/partitions", None),
     ).add_argument("group")
+    telemetry = verb("telemetry", "clients that pushed their metrics (KIP-714), or one client's metrics", _telemetry)
+    telemetry.add_argument("client", nargs="?", help="client instance id or client id")
+    telemetry.add_argument("--prefix", default="", help="only metrics whose name starts with this")
+    verb(
+        "telemetry-subscriptions",
+        "client-metrics subscriptions",
+        lambda a: ("GET", "/v1/telemetry/subscriptions", None),
+    )
+    subscribe = verb(
+        "telemetry-subscribe", "set a client-metrics subscription (as AlterConfigs on CLIENT_METRICS)", _subscribe
+    )
+    subscribe.add_argument("name")
+    subscribe.add_argument("--metrics", help='prefixes, comma-separated; "*" for all')
+    subscribe.add_argument("--interval-ms", type=int)
+    subscribe.add_argument("--match", help="selector=regex[,selector=regex]")
+    verb(
+        "telemetry-unsubscribe",
+        "remove a client-metrics subscription",
+        lambda a: ("DELETE", f"/v1/telemetry/subscriptions/{_q(a.name)}", None),
+    ).add_argument("name")
     return parser
+
+
+def _telemetry(args: argparse.Namespace) -> Call:
+    if args.client is None:
+        return "GET", "/v1/telemetry/clients", None
+    query = "?" + urllib.parse.urlencode({"prefix": args.prefix}) if args.prefix else ""
+    return "GET", f"/v1/telemetry/clients/{_q(args.client)}{query}", None
+
+
+def _subscribe(args: argparse.Namespace) -> Call:
+    body = {"metrics": args.metrics, "interval_ms": args.interval_ms, "match": args.match}
+    return "PUT", f"/v1/telemetry/subscriptions/{_q(args.name)}", {k: v for k, v in body.items() if v is not None}
 
 
 def _share_settings(args: argparse.Namespace) -> Call:

@@ -183,3 +183,28 @@ class Control:
 
     def share_partitions(self, group_id: str) -> list[dict[str, Any]]:
         return self._call(self.plane.share_partitions, group_id)
+
+    # -- client telemetry (KIP-714): what clients pushed, and what they are asked to push
+    def telemetry(self, client: str | None = None, prefix: str = "") -> Any:
+        """Every client that asked for a subscription (most recent first), or one client (by
+        instance id or client id) with the latest value of each metric it pushed."""
+        if client is None:
+            return self._call(self.plane.telemetry_clients)
+        return self._call(self.plane.telemetry_client, client, prefix)
+
+    def telemetry_subscriptions(self) -> list[dict[str, Any]]:
+        return self._call(self.plane.telemetry_subscriptions)
+
+    def subscribe_telemetry(
+        self,
+        name: str,
+        metrics: list[str] | str | None = None,
+        interval_ms: int | None = None,
+        match: list[str] | str | None = None,
+    ) -> dict[str, Any]:
+        """Set the CLIENT_METRICS subscription `name` (as AlterConfigs would: durable, validated)."""
+        body = {"metrics": metrics, "interval_ms": interval_ms, "match": match}
+        return self._call(self.plane.set_telemetry_subscription, name, {k: v for k, v in body.items() if v is not None})
+
+    def unsubscribe_telemetry(self, name: str) -> None:
+        self._call(self.plane.delete_telemetry_subscription, name)

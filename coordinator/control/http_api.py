@@ -60,6 +60,12 @@ class VersionLimitBody(_Body):
     min_version: int | None = None
 
 
+class SubscriptionBody(_Body):
+    metrics: list[str] | str | None = Field(None, description='metric-name prefixes; "*" for all')
+    interval_ms: int | None = Field(None, description="push interval, 100..3600000")
+    match: list[str] | str | None = Field(None, description="client selectors, selector=regex")
+
+
 @dataclass(frozen=True, slots=True)
 class ControlServer:
     host: str
@@ -79,6 +85,7 @@ def build_app(plane: ControlPlane, token: str | None = None) -> FastAPI:
     _brokers_and_faults(app, plane)
     _groups_and_partitions(app, plane)
     _clock_versions_requests(app, plane)
+    _telemetry(app, plane)
     if token:
         app.add_middleware(_BearerToken, token=token)
     return app
@@ -230,6 +237,32 @@ def _clock_versions_requests(app: FastAPI, plane: ControlPlane) -> None:
     async def live_page() -> HTMLResponse:
         """The live page: groups, their state machines, members and assignments, as they change."""
         return HTMLResponse(LIVE_PAGE)
+
+
+def _telemetry(app: FastAPI, plane: ControlPlane) -> None:
+    """Client telemetry, KIP-714 (control/telemetry_control.py)."""
+
+    @app.get("/v1/telemetry/clients", tags=["telemetry"])
+    async def telemetry_clients() -> list[dict[str, Any]]:
+        return plane.telemetry_clients()
+
+    @app.get("/v1/telemetry/clients/{client:path}", tags=["telemetry"])
+    async def telemetry_client(client: str, prefix: str = "") -> dict[str, Any]:
+        found: dict[str, Any] = to_jsonable(plane.telemetry_client(client, prefix))
+        return found
+
+    @app.get("/v1/telemetry/subscriptions", tags=["telemetry"])
+    async def telemetry_subscriptions() -> list[dict[str, Any]]:
+        return plane.telemetry_subscriptions()
+
+    @app.put("/v1/telemetry/subscriptions/{name:path}", tags=["telemetry"])
+    async def set_telemetry_subscription(name: str, body: SubscriptionBody) -> dict[str, Any]:
+        return plane.set_telemetry_subscription(name, body.model_dump(exclude_none=True))
+
+    @app.delete("/v1/telemetry/subscriptions/{name:path}", tags=["telemetry"])
+    async def delete_telemetry_subscription(name: str) -> dict[str, str]:
+        plane.delete_telemetry_subscription(name)
+        return {"removed": name}
 
 
 def _errors(app: FastAPI) -> None:

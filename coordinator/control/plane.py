@@ -12,12 +12,12 @@ effect in place. Refusals are ControlError with one line (404 unknown, 409 not p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coordinator.broker.topics import TopicRegistry
 from coordinator.cluster.cluster import Cluster, ClusterError, LeaderChange
 from coordinator.cluster.controller import Controller
-from coordinator.control import security_control, share_control
+from coordinator.control import security_control, share_control, telemetry_control
 from coordinator.control.errors import ControlError, conflict, not_found, unavailable
 from coordinator.control.fault_spec import FaultSpec
 from coordinator.control.faults import FaultRules, FaultView
@@ -47,6 +47,10 @@ from coordinator.runtime.timers import Timers
 from coordinator.share.service import ShareService
 from coordinator.share.settings import ShareSettings
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.admin.configs import ConfigService
+    from coordinator.telemetry.wiring import TelemetryParts
 
 
 class TimerSource(Protocol):
@@ -78,6 +82,8 @@ class ServerControl:
         share_settings: ShareSettings | None = None,
         shares: Mapping[int, ShareService] | None = None,
         security: Any = None,
+        telemetry: TelemetryParts | None = None,
+        configs: ConfigService | None = None,
     ) -> None:
         """`security`: the server's listeners, credentials and ACLs (coordinator/security/setup.py)."""
         self._cluster = cluster
@@ -96,6 +102,7 @@ class ServerControl:
         self._share_settings = share_settings if share_settings is not None else ShareSettings()
         self._shares = dict(shares or {})
         self._security = security
+        self._telemetry, self._configs = telemetry, configs  # KIP-714 (telemetry_control.py)
 
     # -- brokers ---------------------------------------------------------------------------------
     def brokers(self) -> list[BrokerView]:
@@ -224,6 +231,27 @@ class ServerControl:
 
     def share_partitions(self, group_id: str) -> list[dict[str, Any]]:
         return share_control.share_partitions(self._shares, group_id)
+
+    # -- client telemetry (KIP-714) -----------------------------------------------------------------
+    def _parts(self) -> tuple[TelemetryParts, ConfigService]:
+        if self._telemetry is None or self._configs is None:
+            raise conflict("this server does not serve client telemetry")
+        return self._telemetry, self._configs
+
+    def telemetry_clients(self) -> list[dict[str, Any]]:
+        return telemetry_control.clients(self._parts()[0].store)
+
+    def telemetry_client(self, key: str, prefix: str = "") -> dict[str, Any]:
+        return telemetry_control.client(self._parts()[0].store, key, prefix)
+
+    def telemetry_subscriptions(self) -> list[dict[str, Any]]:
+        return telemetry_control.subscriptions_view(self._parts()[0].subscriptions)
+
+    def set_telemetry_subscription(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return telemetry_control.set_subscription(self._parts()[1], name, body, min(self._cluster.nodes))
+
+    def delete_telemetry_subscription(self, name: str) -> None:
+        telemetry_control.delete_subscription(self._parts()[1], name, min(self._cluster.nodes))
 
     # -- advertised versions -----------------------------------------------------------------------
     def versions(self) -> list[VersionView]:

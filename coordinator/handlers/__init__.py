@@ -64,6 +64,9 @@ HANDLER_MODULES: dict[int, str] = {
     ApiKey.DESCRIBE_PRODUCERS: "k61_describe_producers",
     ApiKey.LIST_CONFIG_RESOURCES: "k74_list_config_resources",
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: "k75_describe_topic_partitions",
+    # client telemetry (KIP-714, coordinator/telemetry)
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: "k71_get_telemetry_subscriptions",
+    ApiKey.PUSH_TELEMETRY: "k72_push_telemetry",
     # transactions
     ApiKey.INIT_PRODUCER_ID: "k22_init_producer_id",
     ApiKey.ADD_PARTITIONS_TO_TXN: "k24_add_partitions_to_txn",

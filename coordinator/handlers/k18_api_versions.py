@@ -75,6 +75,10 @@ async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
         _SOFTWARE.match(request.client_software_name or "") and _SOFTWARE.match(request.client_software_version or "")
     ):
         error = ErrorCode.INVALID_REQUEST
+    elif ctx.api_version >= 3 and ctx.broker.telemetry is not None:  # what `match` selectors see
+        ctx.broker.telemetry.client_software(
+            ctx.connection_id, request.client_software_name, request.client_software_version
+        )
     # share.version follows what is served: no share side (no share coordinator, --processes) is 0.
     share_enabled = ctx.broker.share is not None and ctx.broker.groups.share.settings.enabled
     return encoded_api_versions(ctx.broker.versions, ctx.api_version, error, share_enabled)

@@ -1,9 +1,10 @@
 """ListConfigResources (key 74), v0-v1 (KIP-1142; v0 was ListClientMetricsResources).
 
-v0: client-metrics subscriptions only (kgc keeps none: an empty list). v1: resource_types filter
-(empty = every type), each resource with its type: every topic, every broker, every group with
-dynamic configs. DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED; an unknown
-type -> INVALID_REQUEST.
+v0: client-metrics subscriptions only (the CLIENT_METRICS resources; kgc's settings-made default
+subscription is not one). v1: resource_types filter (empty = every type), each resource with its
+type: every topic, every broker, every group with dynamic configs, every subscription.
+DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED; an unknown type ->
+INVALID_REQUEST.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the admin parts; security's are built only when configured 
     from coordinator.cluster.elections import LeaderMoves
     from coordinator.security.credentials import CredentialStore
     from coordinator.security.standard_authorizer import StandardAuthorizer
+    from coordinator.telemetry.manager import ClientMetricsManager
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
@@ -81,6 +82,7 @@ class BrokerContext:
     elections: LeaderMoves | None = None  # ElectLeaders: leader moves and what they set in motion
     credentials: CredentialStore | None = None  # SCRAM credentials (coordinator/security/credentials.py)
     share_state: SharePersister | None = None  # the share coordinator (in-process, one per cluster)
+    telemetry: ClientMetricsManager | None = None  # KIP-714 client metrics (coordinator/telemetry)
 
     @property
     def node_id(self) -> int:

@@ -99,6 +99,8 @@ async def serve_connection(
             tap.closed(conn.connection_id, conn.client_host, reason)
         if broker.share is not None:  # its share sessions end; what they held is released
             broker.share.manager.connection_closed_soon(conn.connection_id)
+        if broker.telemetry is not None:  # the client-metrics instance it made goes (KIP-714)
+            broker.telemetry.connection_closed(conn.connection_id)
 
 
 async def _serve(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.observe.share_summary import share_request, share_response
+from coordinator.observe.telemetry_summary import push_summary
 from protocol.api import ApiKey, api_name
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError, ErrorCode
@@ -85,6 +86,8 @@ def _blob(blob: bytes, field: str) -> Any:
         pass
     if field in _BATCHES:
         return {"record_batch_bytes": len(blob)}
+    if field == "metrics":  # PushTelemetry's OTLP payload: summarised under "telemetry"
+        return {"telemetry_bytes": len(blob)}
     return base64.b64encode(blob).decode("ascii")
 
 
@@ -267,6 +270,7 @@ class Transcript:
                 "groups": group_ids(request),
                 "body": to_json(request),
                 **({"partitions": data_request(ctx, h.api_key, request)} if h.api_key in _DATA_PATH else {}),
+                **({"telemetry": push_summary(ctx, request)} if h.api_key == ApiKey.PUSH_TELEMETRY else {}),
             }
         )
 

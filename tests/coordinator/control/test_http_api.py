@@ -258,6 +258,11 @@ async def test_openapi_lists_every_endpoint(api: Client) -> None:
         ("GET", "/v1/acls"),
         ("POST", "/v1/acls"),
         ("POST", "/v1/scram-users"),
+        ("GET", "/v1/telemetry/clients"),
+        ("GET", "/v1/telemetry/clients/{client}"),
+        ("GET", "/v1/telemetry/subscriptions"),
+        ("PUT", "/v1/telemetry/subscriptions/{name}"),
+        ("DELETE", "/v1/telemetry/subscriptions/{name}"),
         ("GET", "/"),
     }
     fault_schema = spec["components"]["schemas"]["FaultSpec"]
@@ -297,7 +302,7 @@ async def test_cancelling_the_nursery_stops_the_server(plane: FakeControlPlane) 
 async def test_the_docs_describe_every_endpoint(api: Client) -> None:
     docs = (Path(__file__).parents[3] / "docs" / "control-plane.md").read_text()
     documented = {
-        re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|PATCH|DELETE) /(?:v1/)?[^`?]*)", docs)
+        re.sub(r"\{[^}]*\}", "{}", m) for m in re.findall(r"`((?:GET|POST|PUT|PATCH|DELETE) /(?:v1/)?[^`?]*)", docs)
     }
     _, spec = await api.call("GET", "/openapi.json")
     served = {
