@@ -270,8 +270,8 @@ async def test_data_path_reasons_and_kafkas_own_error_messages(tmp_path):
         }
     ]
     # No explain() there: the response's own error message is the reason.
-    assert answers["FindCoordinator"][0]["error"] == "COORDINATOR_NOT_AVAILABLE"
-    assert "not served" in answers["FindCoordinator"][0]["reason"]
+    assert answers["FindCoordinator"][0]["error"] == "INVALID_REQUEST"
+    assert "v6+" in answers["FindCoordinator"][0]["reason"]
 
 
 async def test_a_failing_transcript_never_costs_the_request(tmp_path, monkeypatch):

@@ -139,7 +139,11 @@ async def test_commits_at_each_version_survive_a_restart(tmp_path):
         ] == [("g5", 0, [("t", 1, 50, -1, "")]), ("g9", 0, [("t", 3, 90, 3, "m9")]), ("unknown", 0, [])]
         r = await c.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
         internal = [(t.name, len(t.partitions)) for t in r.topics if t.is_internal]
-        assert sorted(internal) == [("__consumer_offsets", 50), ("__transaction_state", 50)]
+        assert sorted(internal) == [
+            ("__consumer_offsets", 50),
+            ("__share_group_state", 50),
+            ("__transaction_state", 50),
+        ]
         await c.aclose()
 
 
