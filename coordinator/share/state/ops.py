@@ -65,7 +65,7 @@ def _refuse(code: ErrorCode, text: str) -> ErrorCode:
     return code
 
 
-def _partition_error(shard: ShareStateShard, key: SharePartitionKey) -> ErrorCode | None:
+def _partition_error(key: SharePartitionKey) -> ErrorCode | None:
     if key.partition < 0:
         return _refuse(ErrorCode.INVALID_REQUEST, NEGATIVE_PARTITION_ID)
     try:
@@ -129,7 +129,7 @@ def initialize(ctx: ShareContext, p: InitializeParams) -> ErrorCode:
     """initializeState: a fresh ShareSnapshot (no batches, leader epoch 0) at the next snapshot
     epoch; its delivery complete count is -1 for an uninitialized start offset, else 0."""
     shard, key = ctx.shard, p.key
-    error = _partition_error(shard, key)
+    error = _partition_error(key)
     if error is None and not _fits(WriteParams(key, p.state_epoch, 0, p.start_offset, 0, ())):
         error = _refuse(ErrorCode.INVALID_REQUEST, "a field is out of the range of its Kafka type")
     error = error or _fenced_state_epoch(shard, key, p.state_epoch) or _topic_error(shard, key)
@@ -155,7 +155,7 @@ def initialize(ctx: ShareContext, p: InitializeParams) -> ErrorCode:
 def write(ctx: ShareContext, p: WriteParams) -> ErrorCode:
     """writeState (a write never changes the leader epoch: only a read by a new leader does)."""
     shard, key = ctx.shard, p.key
-    error = _partition_error(shard, key)
+    error = _partition_error(key)
     if error is None and not _fits(p):
         error = _refuse(ErrorCode.INVALID_REQUEST, "a field is out of the range of its Kafka type")
     if error is None and key not in shard.states:
@@ -173,7 +173,7 @@ def read(ctx: ShareContext, p: ReadParams) -> tuple[ErrorCode, ShareState | None
     """readStateAndMaybeUpdateLeaderEpoch: the combined state; a new leader epoch is recorded by a
     state record carrying the current start offset and no batches."""
     shard, key = ctx.shard, p.key
-    error = _partition_error(shard, key)
+    error = _partition_error(key)
     if error is None and not _fits(WriteParams(key, 0, p.leader_epoch, 0, 0, ())):
         error = _refuse(ErrorCode.INVALID_REQUEST, "a field is out of the range of its Kafka type")
     if error is None and key not in shard.states:
@@ -235,7 +235,7 @@ def read_summary(ctx: ShareContext, p: ReadParams) -> tuple[ErrorCode, StateSumm
     """readStateSummary: no epoch is checked or recorded; a key with no state answers an
     uninitialized summary, not an error."""
     shard, key = ctx.shard, p.key
-    error = _partition_error(shard, key) or _topic_error(shard, key)
+    error = _partition_error(key) or _topic_error(shard, key)
     if error is not None:
         return error, None
     current = shard.states.get(key)
@@ -251,7 +251,7 @@ def read_summary(ctx: ShareContext, p: ReadParams) -> tuple[ErrorCode, StateSumm
 def delete(ctx: ShareContext, key: SharePartitionKey) -> ErrorCode:
     """deleteState: a ShareSnapshot tombstone; a key with no state writes nothing."""
     shard = ctx.shard
-    error = _partition_error(shard, key) or _topic_error(shard, key)
+    error = _partition_error(key) or _topic_error(shard, key)
     if error is not None:
         return error
     if key in shard.states:
