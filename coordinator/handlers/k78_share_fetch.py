@@ -12,12 +12,11 @@ from __future__ import annotations
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.share_common import (
     ack_partitions,
-    by_topic,
     endpoints,
     group_denied,
-    leader_of,
     service_or_error,
     topic_reader,
+    topic_responses,
 )
 from coordinator.share.fetch import ShareFetchParams
 from coordinator.share.service import ShareRequest
@@ -68,32 +67,21 @@ async def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchR
     )
     if answer.error:
         return ShareFetchResponse(error_code=answer.error, error_message=answer.message)
-    leaders: set[int] = set()
-    responses = []
-    for topic_id, partitions in by_topic(answer.partitions).items():
-        out = []
-        for a in partitions:
-            lead = leader_of(ctx, a)
-            if lead is not None:
-                leaders.add(lead[0])
-            out.append(
-                PartitionData(
-                    partition_index=a.partition,
-                    error_code=a.error,
-                    error_message=a.message,
-                    acknowledge_error_code=a.ack_error,
-                    acknowledge_error_message=a.ack_message,
-                    current_leader=LeaderIdAndEpoch(*lead) if lead is not None else LeaderIdAndEpoch(-1, -1),
-                    records=a.records,
-                    acquired_records=[
-                        AcquiredRecords(
-                            first_offset=r.first_offset, last_offset=r.last_offset, delivery_count=r.delivery_count
-                        )
-                        for r in a.acquired
-                    ],
-                )
-            )
-        responses.append(ShareFetchableTopicResponse(topic_id=topic_id, partitions=out))
+    responses, leaders = topic_responses(
+        ctx,
+        answer.partitions,
+        lambda a, lead: PartitionData(
+            partition_index=a.partition,
+            error_code=a.error,
+            error_message=a.message,
+            acknowledge_error_code=a.ack_error,
+            acknowledge_error_message=a.ack_message,
+            current_leader=LeaderIdAndEpoch(*lead),
+            records=a.records,
+            acquired_records=[AcquiredRecords(r.first_offset, r.last_offset, r.delivery_count) for r in a.acquired],
+        ),
+        ShareFetchableTopicResponse,
+    )
     return ShareFetchResponse(
         acquisition_lock_timeout_ms=answer.lock_timeout_ms,
         responses=responses,

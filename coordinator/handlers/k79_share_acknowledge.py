@@ -11,12 +11,11 @@ from __future__ import annotations
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.share_common import (
     ack_partitions,
-    by_topic,
     endpoints,
     group_denied,
-    leader_of,
     service_or_error,
     topic_reader,
+    topic_responses,
 )
 from coordinator.share.service import ShareRequest
 from protocol.errors import ErrorCode
@@ -51,23 +50,17 @@ async def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> Share
     )
     if answer.error:
         return ShareAcknowledgeResponse(error_code=answer.error, error_message=answer.message)
-    leaders: set[int] = set()
-    responses = []
-    for topic_id, partitions in by_topic(answer.partitions).items():
-        out = []
-        for a in partitions:
-            lead = leader_of(ctx, a)
-            if lead is not None:
-                leaders.add(lead[0])
-            out.append(
-                PartitionData(
-                    partition_index=a.partition,
-                    error_code=a.ack_error,
-                    error_message=a.ack_message,
-                    current_leader=LeaderIdAndEpoch(*lead) if lead is not None else LeaderIdAndEpoch(-1, -1),
-                )
-            )
-        responses.append(ShareAcknowledgeTopicResponse(topic_id=topic_id, partitions=out))
+    responses, leaders = topic_responses(
+        ctx,
+        answer.partitions,
+        lambda a, lead: PartitionData(
+            partition_index=a.partition,
+            error_code=a.ack_error,
+            error_message=a.ack_message,
+            current_leader=LeaderIdAndEpoch(*lead),
+        ),
+        ShareAcknowledgeTopicResponse,
+    )
     return ShareAcknowledgeResponse(
         acquisition_lock_timeout_ms=answer.lock_timeout_ms,
         responses=responses,

@@ -59,14 +59,31 @@ def ack_partitions(topics: Iterable[Any]) -> list[AckPartition]:
     ]
 
 
-def by_topic(answers: Sequence[PartitionAnswer]) -> dict[Any, list[PartitionAnswer]]:
+def topic_responses(
+    ctx: RequestContext,
+    answers: Sequence[PartitionAnswer],
+    partition: Callable[[PartitionAnswer, tuple[int, int]], Any],
+    topic: Callable[..., Any],
+) -> tuple[list[Any], set[int]]:
+    """Each topic's answer with its partitions' (built by `partition` from the answer and its
+    (leader, epoch), (-1, -1) unless NOT_LEADER_OR_FOLLOWER), and the leaders named."""
     grouped: dict[Any, list[PartitionAnswer]] = {}
     for a in answers:
         grouped.setdefault(a.topic_id, []).append(a)
-    return grouped
+    leaders: set[int] = set()
+    responses = []
+    for topic_id, partitions in grouped.items():
+        out = []
+        for a in partitions:
+            lead = _leader_of(ctx, a)
+            if lead is not None:
+                leaders.add(lead[0])
+            out.append(partition(a, lead or (-1, -1)))
+        responses.append(topic(topic_id=topic_id, partitions=out))
+    return responses, leaders
 
 
-def leader_of(ctx: RequestContext, answer: PartitionAnswer) -> tuple[int, int] | None:
+def _leader_of(ctx: RequestContext, answer: PartitionAnswer) -> tuple[int, int] | None:
     """(leader, epoch) for an answer that says NOT_LEADER_OR_FOLLOWER, else None."""
     if ErrorCode.NOT_LEADER_OR_FOLLOWER not in (answer.error, answer.ack_error):
         return None
@@ -76,5 +93,6 @@ def leader_of(ctx: RequestContext, answer: PartitionAnswer) -> tuple[int, int] |
 
 
 def endpoints(ctx: RequestContext, leaders: Iterable[int], make: Callable[..., Any]) -> list[Any]:
+    """The leaders' endpoints on the listener this request came in on (as Produce and Fetch)."""
     cluster = ctx.broker.cluster
-    return [make(node_id=n, host=cluster.node(n).host, port=cluster.node(n).port, rack=None) for n in sorted(leaders)]
+    return [make(n, *ctx.endpoint(cluster.node(n)), None) for n in sorted(leaders)]

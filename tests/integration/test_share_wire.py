@@ -138,3 +138,27 @@ async def test_bad_acknowledgements_and_sessions_get_kafkas_codes_and_change_not
             assert _partition_error(done) == (ErrorCode.NONE, ErrorCode.NONE)
         await a.aclose()
         await b.aclose()
+
+
+async def test_a_moved_leader_is_named_with_its_endpoint(tmp_path):
+    """KIP-951 as ShareFetch answers it: NOT_LEADER_OR_FOLLOWER with the current leader and its
+    endpoint, so the client goes there without a metadata round trip."""
+    async with open_server(tmp_path / "data", topics={"orders": 1}, brokers=2) as server:
+        server.share_settings.auto_offset_reset = "earliest"
+        topic_id = server.broker.topics.get("orders").topic_id
+        leader = server.broker.cluster.leadership("orders", 0).leader
+        other = 1 - leader
+        assert server.control is not None
+        with trio.fail_after(DEADLINE):
+            moved = await server.control.move_leader("orders", 0, other)
+            asked = server.brokers[leader]
+            client = await RawClient.connect(asked.advertised_host, asked.advertised_port)
+            answer = await client.request(ApiKey.SHARE_FETCH, 1, _fetch(topic_id, str(uuid.uuid4()), 0))
+            (part,) = answer.responses[0].partitions
+            assert part.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (other, moved.leader_epoch)
+            target = server.brokers[other]
+            assert [(e.node_id, e.host, e.port) for e in answer.node_endpoints] == [
+                (other, target.advertised_host, target.advertised_port)
+            ]
+            await client.aclose()
