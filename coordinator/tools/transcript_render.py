@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from coordinator.tools.share_render import SHARE_APIS, share_request_text, share_response_text
 from coordinator.tools.transcript_events import Selection, malformed, numbered
 
 _UUID_TAIL = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -51,6 +52,8 @@ def _when(timestamp: int | None) -> str:
 
 
 def data_request_text(api: str, partitions: list[dict[str, Any]]) -> str:
+    if api in SHARE_APIS:
+        return share_request_text(partitions)
     if api == "Produce":
         return ", ".join(f"{_tp(p)}: {_count(p['records'], 'record')}, {p['bytes']} bytes" for p in partitions)
     if api == "Fetch":
@@ -59,6 +62,9 @@ def data_request_text(api: str, partitions: list[dict[str, Any]]) -> str:
 
 
 def data_response_text(api: str, partitions: list[dict[str, Any]]) -> str:
+    if api in SHARE_APIS:
+        return share_response_text(partitions)
+
     def one(p: dict[str, Any]) -> str:
         if p.get("error"):
             return f"{_tp(p)}: {p['error']}"
