@@ -21,11 +21,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from coordinator.broker.topics import Topic
 from coordinator.groups.offset_requests import CommitPartitionLike, OffsetCommitParams
 from coordinator.handlers.authz import refused, split_authorized
 from coordinator.handlers.known_partitions import split_known
 from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.topic_ids import FIRST_TOPIC_ID_VERSION, name_commit_topics
 from coordinator.observe.reasons import explain
 from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
@@ -35,8 +35,6 @@ from protocol.messages.offset_commit import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-
-FIRST_TOPIC_ID_VERSION = 10
 
 Key = str | uuid.UUID  # how the response tells topics apart: the name, or the id from v10
 
@@ -50,7 +48,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
             why = f"no READ on group {request.group_id}"
             return refused(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED, why)
     if use_ids:
-        _resolve_names(request, {t.topic_id: t for t in registry.all()})
+        name_commit_topics(request, registry)
     denied: set[str] = set()
     if ctx.broker.authorizer is not None:
         _, denied = split_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
@@ -131,11 +129,3 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
 
 
 _NO_ID = uuid.UUID(int=0)
-
-
-def _resolve_names(request: OffsetCommitRequest, by_id: dict[uuid.UUID, Topic]) -> None:
-    """KafkaApis: v10 names each topic by the broker's id for it; an unknown id (the zero id too)
-    leaves the name empty, which answers UNKNOWN_TOPIC_ID."""
-    for t in request.topics:
-        topic = by_id.get(t.topic_id) if t.topic_id.int else None
-        t.name = topic.name if topic is not None else ""
