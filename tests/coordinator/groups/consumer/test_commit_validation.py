@@ -18,6 +18,7 @@ from coordinator.groups.consumer.codec import decode_consumer_record, encode_con
 from coordinator.groups.consumer.commit_validation import validate_offset_commit, validate_offset_fetch
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.member import epochs_from_topic_partitions
+from coordinator.groups.consumer.record_json import kafka_uuid, to_json_text
 from coordinator.groups.offset_requests import CommitPartition
 from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams, commit_transactional_offsets
 from protocol.errors import ErrorCode
@@ -132,6 +133,12 @@ def test_assignment_epochs_bytes() -> None:
     )
     assert value.hex() == expected
     assert decode_consumer_record(8, key, value) == record
+    # kafka-dump-log's JSON writes the tagged field only when set.
+    assert to_json_text(record)[1] == (
+        '{"version":"0","data":{"memberEpoch":11,"previousMemberEpoch":10,"state":0,'
+        f'"assignedPartitions":[{{"topicId":"{kafka_uuid(foo)}","partitions":[0,1],"assignmentEpochs":[10,11]}}],'
+        f'"partitionsPendingRevocation":[{{"topicId":"{kafka_uuid(foo)}","partitions":[2],"assignmentEpochs":[9]}}]}}}}'
+    )
     old = bytes.fromhex("00000000000b0000000a0002" + foo.bytes.hex() + "0200000000000100")
     decoded = decode_consumer_record(8, key, old)
     assert decoded.assigned_partitions == (r.TopicPartitions(foo, (0,)),)  # no epochs: None
