@@ -65,7 +65,9 @@ def test_describe_groups_says_a_consumer_group_is_not_a_classic_group(c):
         DescribedGroup("cg", ErrorCode.NONE, "Dead", "", "")
     ]
     assert c.send(DescribeGroupsParams(["cg"], request_version=6)) == [
-        DescribedGroup("cg", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "")
+        DescribedGroup(
+            "cg", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "", error_message="Group cg is not a classic group."
+        )
     ]
 
 
