@@ -18,7 +18,7 @@ import trio
 from coordinator.embed.embedded import open_server
 from protocol.api import SUPPORTED_VERSIONS, ApiKey
 from protocol.errors import ErrorCode
-from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, TopicPartitions
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 from protocol.messages.offset_fetch import (
@@ -34,6 +34,7 @@ from tests.integration.test_group_apis import ASSIGNMENT, join
 COMMIT_VERSIONS = range(SUPPORTED_VERSIONS[ApiKey.OFFSET_COMMIT][0], SUPPORTED_VERSIONS[ApiKey.OFFSET_COMMIT][1] + 1)
 FETCH_MAX = SUPPORTED_VERSIONS[ApiKey.OFFSET_FETCH][1]
 NONE = ErrorCode.NONE
+ZERO = uuid.UUID(int=0)
 Topic = tuple[str, uuid.UUID]  # (name, id): a request names it by one, the response by the same
 
 
@@ -291,3 +292,81 @@ async def test_fetch_offset_with_recreated_topic(foo):
         assert new_id != foo_id
         got = await fetch(client, 10, [("grp", member, epoch, [(("foo", new_id), [0, 1, 2])])])
         assert got == {"grp": (NONE, [(new_id, [(0, -1, NONE), (1, -1, NONE), (2, -1, NONE)])])}
+
+
+async def test_zero_unknown_and_repeated_ids(foo):
+    """Bad input at v10: the zero id and an unknown id are UNKNOWN_TOPIC_ID for their partitions
+    while the rest commits; one id named twice answers as one entry (Kafka's response builder:
+    refused entries first, in request order). A name set on a v10 topic is not on the wire."""
+    _, client, foo_id = foo
+    unknown = uuid.uuid4()
+    topics = []
+    for name, topic_id, partition in (("foo", foo_id, 0), ("foo", ZERO, 1), ("x", unknown, 2), ("", foo_id, 1)):
+        t = OffsetCommitRequestTopic(name=name, partitions=[OffsetCommitRequestPartition(partition, 10 + partition)])
+        t.topic_id = topic_id
+        topics.append(t)
+    with trio.fail_after(10):
+        r = await client.request(ApiKey.OFFSET_COMMIT, 10, OffsetCommitRequest(group_id="bad", topics=topics))
+        assert [(t.topic_id, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
+            (ZERO, [(1, ErrorCode.UNKNOWN_TOPIC_ID)]),
+            (unknown, [(2, ErrorCode.UNKNOWN_TOPIC_ID)]),
+            (foo_id, [(0, NONE), (1, NONE)]),
+        ]
+        got = await fetch(client, 10, [("bad", None, -1, [(("foo", foo_id), [0, 1]), (("", ZERO), [0])])])
+        assert got == {
+            "bad": (NONE, [(foo_id, [(0, 10, NONE), (1, 11, NONE)]), (ZERO, [(0, -1, ErrorCode.UNKNOWN_TOPIC_ID)])])
+        }
+
+
+async def test_v9_and_v10_clients_share_a_consumer_groups_offsets_and_a_lagging_epoch_commits(foo):
+    """One consumer group, a v9 client committing by name and a v10 client by id: each reads the
+    other's offsets. KIP-1251 over the wire: after m1 gave foo-2 up to m2 and moved to epoch 2, its
+    commits at epoch 1 pass for the partitions it kept and are refused for foo-2 (the whole commit)."""
+    _, client, foo_id = foo
+    t = ("foo", foo_id)
+
+    async def heartbeat(member: str, epoch: int, owned: list[int] | None = None) -> Any:
+        request = ConsumerGroupHeartbeatRequest(group_id="cg", member_id=member, member_epoch=epoch)
+        if owned is not None:
+            request.topic_partitions = [TopicPartitions(foo_id, owned)]
+        r = await client.request(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, request)
+        assert r.error_code == NONE
+        return r
+
+    with trio.fail_after(20):
+        m1, _ = await join_consumer_group(client, "cg", True)
+        assert await commit(client, 9, "cg", m1, 1, t, 0, 5) == [("foo", 0, NONE)]
+        assert await commit(client, 10, "cg", m1, 1, t, 1, 6) == [(foo_id, 1, NONE)]
+        for v in (9, 10):
+            got = await fetch(client, v, [("cg", m1, 1, [(t, [0, 1])])])
+            assert got == {"cg": (NONE, [(named(v, t), [(0, 5, NONE), (1, 6, NONE)])])}
+        m2 = "cg-member-2"
+        await heartbeat_join(client, m2)
+        revoking = await heartbeat(m1, 1)  # m1 must give a partition up: it stays at epoch 1
+        kept = sorted(p for tp in revoking.assignment.topic_partitions for p in tp.partitions)
+        given = ({0, 1, 2} - set(kept)).pop()
+        assert (await heartbeat(m1, 1, kept)).member_epoch == 2
+        for v in (9, 10):
+            assert await commit(client, v, "cg", m1, 1, t, kept[0], 7) == [(named(v, t), kept[0], NONE)]
+            assert await commit(client, v, "cg", m1, 1, t, given, 7) == [
+                (named(v, t), given, ErrorCode.STALE_MEMBER_EPOCH)
+            ]
+            assert await commit(client, v, "cg", m1, 3, t, kept[0], 7) == [
+                (named(v, t), kept[0], ErrorCode.STALE_MEMBER_EPOCH)
+            ]
+
+
+async def heartbeat_join(client: RawClient, member: str) -> None:
+    r = await client.request(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        1,
+        ConsumerGroupHeartbeatRequest(
+            group_id="cg",
+            member_id=member,
+            member_epoch=0,
+            rebalance_timeout_ms=300_000,
+            subscribed_topic_names=["foo"],
+            topic_partitions=[],
+        ),
+    )
+    assert r.error_code == NONE
