@@ -22,7 +22,10 @@ class Feature(NamedTuple):
 # Kafka 4.2's MetadataVersion IBP_4_2_IV1 is feature level 29; 7 is IBP_3_3_IV3, the oldest Kafka 4 reads.
 FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 7, 29, 29),
-    Feature("group.version", 0, 1, 1),  # KIP-848: the consumer rebalance protocol
+    # KIP-848: the consumer rebalance protocol. GV_1 is still the newest level in Kafka 4.3: its
+    # later group APIs (OffsetCommit/OffsetFetch v10, ListGroups v5, DescribeGroups v6) and the
+    # KIP-1251 assignment epochs need no new level (a tagged field old coordinators skip).
+    Feature("group.version", 0, 1, 1),
     Feature("share.version", 0, 1, 1),  # KIP-932: share groups (finalized 0 when group.share.enable is off)
 )
 

@@ -51,14 +51,22 @@ def describe_groups(ctx: GroupContext, p: DescribeGroupsParams) -> list[Describe
             error, message, state = entry.describe_groups_entry(group_id, p.request_version)
             if error:
                 explain(error, message or "")
-            described.append(DescribedGroup(group_id, ErrorCode(error), state, "", ""))
+            described.append(DescribedGroup(group_id, ErrorCode(error), state, "", "", error_message=message))
             continue
         group = ctx.shard.group(group_id)
         if group is None:
-            error = ErrorCode.GROUP_ID_NOT_FOUND if p.request_version >= 6 else ErrorCode.NONE
-            if error:
-                explain(error, f"group {group_id!r} does not exist")
-            described.append(DescribedGroup(group_id, error, str(GroupState.DEAD), "", ""))
+            # Kafka GroupMetadataManager.describeGroups: GroupIdNotFoundException's message from
+            # v6 (KIP-1043); before, an unknown group is described as Dead without an error.
+            if p.request_version >= 6:
+                message = f"Group {group_id} not found."
+                explain(ErrorCode.GROUP_ID_NOT_FOUND, message)
+                described.append(
+                    DescribedGroup(
+                        group_id, ErrorCode.GROUP_ID_NOT_FOUND, str(GroupState.DEAD), "", "", error_message=message
+                    )
+                )
+            else:
+                described.append(DescribedGroup(group_id, ErrorCode.NONE, str(GroupState.DEAD), "", ""))
             continue
         stable = group.is_in(GroupState.STABLE)
         members = [

@@ -7,7 +7,8 @@ handler (Kafka's KafkaApis does it before the coordinator sees the request), not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -72,6 +73,9 @@ class OffsetCommitParams:
     group_instance_id: str | None = None
     retention_time_ms: int = DEFAULT_RETENTION_TIME  # v2-4 only
     request_version: int = 9
+    # v10: the id the request named each topic by, persisted with its offsets (OffsetCommitValue
+    # v4's TopicId) so that a later v10 fetch can tell a recreated topic apart (KAFKA-19154).
+    topic_ids: Mapping[str, uuid.UUID] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,9 @@ class FetchGroup:
     topics: list[tuple[str, list[int]]] | None  # None = every committed partition (v2+)
     member_id: str | None = None  # v9+: checked against a consumer group's members (KIP-848)
     member_epoch: int = -1  # v9+
+    # v10: the id each named topic was asked by; an offset persisted under another id answers -1
+    # (Kafka's OffsetMetadataManager.isMismatchedTopicId, KAFKA-19154).
+    topic_ids: Mapping[str, uuid.UUID] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 Copies Kafka's OffsetMetadataManager (commitOffset, fetchOffsets/fetchAllOffsets, deleteOffsets,
 deleteAllOffsets) and ClassicGroup.validateOffsetCommit / validateOffsetDelete; for KIP-848
-consumer groups ConsumerGroup.validateOffsetCommit / validateOffsetFetch (member epochs: a
-consumer-protocol member's stale epoch is STALE_MEMBER_EPOCH, a classic member's
-ILLEGAL_GENERATION; an unknown member UNKNOWN_MEMBER_ID). Operations never
+consumer groups ConsumerGroup.validateOffsetCommit / validateOffsetFetch (consumer/
+commit_validation.py: KIP-1251 lets an older epoch commit the partitions the member held since,
+one refused partition refuses the whole commit). A v10 commit's topic ids are persisted with the
+offsets and a v10 fetch answers -1 for an offset stored under another id (KAFKA-19154). Operations never
 touch the offset store themselves: each change is a record (one OffsetCommitRecord or
 OffsetTombstone per partition, all in one op, so one batch) applied through replay, live exactly
 as at load; the runtime answers only once they are durable. Expiry lives in
@@ -13,7 +14,13 @@ retention.py. Topic existence is the handler's business (Kafka checks it in Kafk
 
 from __future__ import annotations
 
-from coordinator.groups.consumer.describe import validate_offset_commit, validate_offset_fetch
+import uuid
+
+from coordinator.groups.consumer.commit_validation import (
+    AssignmentEpochCheck,
+    validate_offset_commit,
+    validate_offset_fetch,
+)
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.group import ClassicGroup
@@ -39,7 +46,9 @@ from protocol.errors import ErrorCode
 
 
 def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResult:
-    group, error = _validate_commit(ctx, p)
+    group, check, error = _validate_commit(ctx, p)
+    if error is None and check is not None:
+        error = _refused_partition(ctx, check, p)
     if error is not None:
         return commit_error(p, error)
     if group is not None and group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
@@ -54,9 +63,11 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     records: list[OffsetCommitRecord] = []
     record = records.append
     none = ErrorCode.NONE
+    topic_ids = p.topic_ids
     for topic, partitions in p.topics:
         answers: list[tuple[int, ErrorCode]] = []
         answer = answers.append
+        topic_id = topic_ids.get(topic)
         for part in partitions:
             index, metadata = part.partition_index, part.committed_metadata
             # a Java length is at most twice the str's: most metadata needs no exact count
@@ -78,6 +89,7 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
                     metadata or "",
                     now,
                     expire,
+                    topic_id,
                 )
             )
             answer((index, none))
@@ -87,23 +99,51 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     return OffsetCommitResult(ErrorCode.NONE, topics)
 
 
-def _validate_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, ErrorCode | None]:
+def _refused_partition(ctx: GroupContext, check: AssignmentEpochCheck, p: OffsetCommitParams) -> ErrorCode | None:
+    """KIP-1251's per-partition check (skipping partitions whose metadata is too large to commit,
+    as Kafka's commit loop does): the first refusal, explained, refuses the whole request."""
+    max_bytes = ctx.shard.config.offset_metadata_max_bytes
+    for topic, partitions in p.topics:
+        topic_id = p.topic_ids.get(topic)
+        if topic_id is None:  # below v10 Kafka 4.3's KafkaApis resolves the id by name
+            meta = ctx.shard.topics.by_name(topic)
+            topic_id = None if meta is None else meta.topic_id
+        for part in partitions:
+            metadata = part.committed_metadata
+            if metadata and len(metadata) * 2 > max_bytes and _java_length(metadata) > max_bytes:
+                continue
+            refusal = check.refusal(topic_id, topic, part.partition_index)
+            if refusal is not None:
+                explain(refusal.code, refusal.message)
+                return refusal.code
+    return None
+
+
+def _validate_commit(
+    ctx: GroupContext, p: OffsetCommitParams
+) -> tuple[ClassicGroup | None, AssignmentEpochCheck | None, ErrorCode | None]:
     """OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit. No
     error and no group: a commit outside group management (admin client, assign()), which
-    Kafka accepts; replaying its first record creates the empty "simple" group."""
+    Kafka accepts; replaying its first record creates the empty "simple" group. A consumer
+    group may answer a per-partition check (KIP-1251) instead of accepting the whole commit."""
     if ctx.shard.share_group(p.group_id) is not None:  # ShareGroup.validateOffsetCommit
         explain(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {p.group_id} is not a consumer group.")
-        return None, ErrorCode.GROUP_ID_NOT_FOUND
+        return None, None, ErrorCode.GROUP_ID_NOT_FOUND
     consumer = ctx.shard.consumer_group(p.group_id)
     if consumer is not None:
         try:
-            validate_offset_commit(
+            check = validate_offset_commit(
                 consumer, p.member_id, p.group_instance_id, p.generation_id, api_version=p.request_version
             )
         except ConsumerGroupError as exc:
             explain(exc.code, exc.message)
-            return None, exc.code
-        return None, None
+            return None, None, exc.code
+        return None, check, None
+    group, error = _validate_classic_commit(ctx, p)
+    return group, None, error
+
+
+def _validate_classic_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, ErrorCode | None]:
     group = ctx.shard.group(p.group_id)
     if group is None:
         if p.generation_id < 0:
@@ -187,7 +227,13 @@ def fetch_offsets(ctx: GroupContext, p: OffsetFetchParams) -> list[FetchedGroup]
             answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, list(by_topic.items())))
             continue
         topics = [
-            (topic, [_fetched(partition, offsets.get((topic, partition)), unstable, topic) for partition in partitions])
+            (
+                topic,
+                [
+                    _fetched(partition, offsets.get((topic, partition)), unstable, topic, request.topic_ids.get(topic))
+                    for partition in partitions
+                ],
+            )
             for topic, partitions in request.topics
         ]
         answers.append(FetchedGroup(request.group_id, ErrorCode.NONE, topics))
@@ -204,13 +250,16 @@ def _fetched(
     rec: OffsetCommitRecord | None,
     unstable: set[tuple[str, int]] | None = None,
     topic: str | None = None,
+    asked_id: uuid.UUID | None = None,
 ) -> FetchedPartition:
     if unstable is not None and rec is not None:
         topic = rec.topic
     if unstable is not None and (topic, partition) in unstable:
         explain(ErrorCode.UNSTABLE_OFFSET_COMMIT, f"an open transaction holds an offset of {topic}-{partition}")
         return FetchedPartition(partition, error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
-    if rec is None:
+    if rec is None or (asked_id is not None and rec.topic_id is not None and rec.topic_id != asked_id):
+        # Nothing committed, or committed under another id (a recreated topic): Kafka's
+        # isOffsetInvalid / isMismatchedTopicId (KAFKA-19154).
         return FetchedPartition(partition)  # offset -1, leader epoch -1, metadata "", NONE
     return FetchedPartition(partition, rec.offset, rec.leader_epoch, rec.metadata)
 

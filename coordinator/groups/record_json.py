@@ -20,6 +20,7 @@ import struct
 from typing import Any
 
 from coordinator.groups.consumer import record_json as consumer_json
+from coordinator.groups.consumer.record_json import kafka_uuid
 from coordinator.groups.consumer.records import is_consumer_record
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.records import (
@@ -118,7 +119,8 @@ def value_data(record: Any, version: int) -> dict[str, Any]:
 
 
 def offset_value(r: OffsetCommitRecord, version: int) -> dict[str, Any]:
-    """OffsetCommitValue.json: leaderEpoch v3+, expireTimestamp v1 only."""
+    """OffsetCommitValue.json: leaderEpoch v3+, expireTimestamp v1 only, topicId (tagged, v4+)
+    when it is not Kafka's default ZERO_UUID."""
     data: dict[str, Any] = {"offset": r.offset}
     if version >= 3:
         data["leaderEpoch"] = r.leader_epoch
@@ -126,6 +128,8 @@ def offset_value(r: OffsetCommitRecord, version: int) -> dict[str, Any]:
     data["commitTimestamp"] = r.commit_timestamp_ms
     if version == 1:
         data["expireTimestamp"] = -1 if r.expire_timestamp_ms is None else r.expire_timestamp_ms
+    if version >= 4 and r.topic_id is not None:
+        data["topicId"] = kafka_uuid(r.topic_id)
     return data
 
 

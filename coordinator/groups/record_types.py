@@ -8,6 +8,7 @@ frozen snapshot: it never aliases live group state.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -50,6 +51,8 @@ GroupRecord = GroupMetadataRecord | GroupTombstone
 
 class OffsetCommitRecord(NamedTuple):
     """One committed offset (OffsetCommitKey + OffsetCommitValue). leader_epoch -1 = unknown.
+    topic_id is OffsetCommitValue's tagged TopicId (v4, KAFKA-19141): the id a v10 commit named
+    the topic by, None when the commit gave none (then it is written as v3, see records.py).
 
     A NamedTuple, not a frozen dataclass like the others: a commit and a load build one per
     partition and the offset store holds them, and a tuple is one allocation built in C (a
@@ -63,6 +66,7 @@ class OffsetCommitRecord(NamedTuple):
     metadata: str
     commit_timestamp_ms: int
     expire_timestamp_ms: int | None
+    topic_id: uuid.UUID | None = None
 
 
 _new_tuple = tuple.__new__
@@ -77,12 +81,23 @@ def offset_commit_record(
     metadata: str,
     commit_timestamp_ms: int,
     expire_timestamp_ms: int | None,
+    topic_id: uuid.UUID | None = None,
 ) -> OffsetCommitRecord:
     """`OffsetCommitRecord(...)` for the hot paths (a commit, a load), without the generated
     __new__'s keyword handling."""
     return _new_tuple(
         OffsetCommitRecord,
-        (group_id, topic, partition, offset, leader_epoch, metadata, commit_timestamp_ms, expire_timestamp_ms),
+        (
+            group_id,
+            topic,
+            partition,
+            offset,
+            leader_epoch,
+            metadata,
+            commit_timestamp_ms,
+            expire_timestamp_ms,
+            topic_id,
+        ),
     )
 
 

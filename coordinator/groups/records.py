@@ -2,7 +2,9 @@
 
 key = int16 record type ++ key struct (always non-flexible); value = int16 version ++ value
 struct, or None for a tombstone (Kafka's CoordinatorRecordSerde). We write OffsetCommitKey type 1
-with OffsetCommitValue v3 (v1 when an expire timestamp is given), GroupMetadataKey type 2 with
+with OffsetCommitValue v3 (v1 when an expire timestamp is given; v4 with its tagged TopicId when
+an OffsetCommit v10 named the topic by id — Kafka 4.1+ writes v4 for every commit, we keep v3
+where there is no id to carry, so logs of older clients stay byte-identical), GroupMetadataKey type 2 with
 GroupMetadataValue v3 (GroupCoordinatorRecordHelpers + MetadataVersion). We read every version
 Kafka ever wrote: key type 0 (LegacyOffsetCommitKey) and 1, OffsetCommitValue 0-4, GroupMetadataValue
 0-4 (v4 flexible). KIP-848 consumer-group records (key types 3-8 and 16) go to
@@ -54,6 +56,7 @@ OFFSET_COMMIT_KEY_TYPE = 1
 GROUP_METADATA_KEY_TYPE = 2
 OFFSET_COMMIT_VALUE_WITH_EXPIRY = 1  # the only version that has expireTimestamp
 OFFSET_COMMIT_VALUE_VERSION = 3
+OFFSET_COMMIT_VALUE_WITH_TOPIC_ID = 4  # flexible: TopicId is tagged field 0 (KAFKA-19141)
 GROUP_METADATA_VALUE_VERSION = 3
 NO_TIMESTAMP = -1  # Kafka's sentinel for "absent" int64 timestamps and leader epochs
 
@@ -100,7 +103,7 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     OffsetTombstone, or any consumer- or share-group record; value None is a tombstone."""
     if type(obj) is OffsetCommitRecord:  # nearly every record: the commit path, kept short
         key = _offset_key(obj.group_id, obj.topic, obj.partition)
-        if obj.expire_timestamp_ms is None:
+        if obj.expire_timestamp_ms is None and obj.topic_id is None:
             meta = obj.metadata.encode()
             if len(meta) <= 0x7FFF:
                 return key, b"".join(
@@ -141,9 +144,9 @@ def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
         if type(obj) is not OffsetCommitRecord:
             append(encode_record(obj))
             continue
-        group_id, topic_name, partition, offset, epoch, metadata, commit_ts, expire = obj
-        if expire is not None:
-            append(encode_record(obj))  # value v1
+        group_id, topic_name, partition, offset, epoch, metadata, commit_ts, expire, topic_id = obj
+        if expire is not None or topic_id is not None:
+            append(encode_record(obj))  # value v1 or v4
             continue
         if topic_name != topic or group_id != group:
             group, topic = group_id, topic_name
@@ -174,6 +177,17 @@ def _encode_offset_value(r: OffsetCommitRecord) -> bytes:
                 p.write_string(r.metadata),
                 p.write_int64(r.commit_timestamp_ms),
                 p.write_int64(r.expire_timestamp_ms),
+            )
+        )
+    if r.topic_id is not None:
+        return b"".join(
+            (
+                p.write_int16(OFFSET_COMMIT_VALUE_WITH_TOPIC_ID),
+                p.write_int64(r.offset),
+                p.write_int32(r.leader_epoch),
+                p.write_compact_string(r.metadata),
+                p.write_int64(r.commit_timestamp_ms),
+                p.write_tagged_fields({0: p.write_uuid(r.topic_id)}),
             )
         )
     return b"".join(
@@ -317,10 +331,16 @@ def _decode_offset_value(group: str, topic: str, partition: int, value: bytes) -
         expire_ts, pos = p.read_int64(value, pos)
         if expire_ts == NO_TIMESTAMP:
             expire_ts = None
+    topic_id = None
     if version >= 4:
-        pos = p.skip_tagged_fields(value, pos)
+        tags, pos = p.read_tagged_fields(value, pos)
+        if 0 in tags:  # TopicId; ZERO_UUID (Kafka's default) means none
+            if len(tags[0]) != 16:
+                raise RecordDecodeError("OffsetCommitValue TopicId tag is not 16 bytes")
+            found = p.read_uuid(tags[0], 0)[0]
+            topic_id = found if found.int else None
     _end(value, pos, f"OffsetCommitValue v{version}")
-    return OffsetCommitRecord(group, topic, partition, offset, leader_epoch, metadata, commit_ts, expire_ts)
+    return OffsetCommitRecord(group, topic, partition, offset, leader_epoch, metadata, commit_ts, expire_ts, topic_id)
 
 
 def _decode_group_value(group: str, value: bytes) -> Any:

@@ -155,6 +155,7 @@ class DescribedGroup:
     protocol_type: str
     protocol_data: str
     members: list[DescribedMember] = field(default_factory=list)
+    error_message: str | None = None  # v6+ (KIP-1043): why GROUP_ID_NOT_FOUND
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.groups.consumer.describe import validate_offset_commit
+from coordinator.groups.consumer.commit_validation import AssignmentEpochCheck, validate_offset_commit
 from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams, OffsetCommitResult
 from coordinator.groups.offsets import commit_error
@@ -78,7 +78,7 @@ def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
     consumer = shard.consumer_group(p.group_id)
     if consumer is not None:
         try:
-            validate_offset_commit(
+            check = validate_offset_commit(
                 consumer,
                 p.member_id,
                 p.group_instance_id,
@@ -86,6 +86,9 @@ def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
                 is_transactional=True,
                 api_version=p.request_version,
             )
+            refusal = None if check is None else _refusal(ctx, check, p)
+            if refusal is not None:
+                raise refusal
         except ConsumerGroupError as exc:
             # StaleMemberEpochException becomes ILLEGAL_GENERATION for TxnOffsetCommit.
             code = ErrorCode.ILLEGAL_GENERATION if exc.code == ErrorCode.STALE_MEMBER_EPOCH else exc.code
@@ -116,6 +119,21 @@ def _validate(ctx: GroupContext, p: TxnOffsetCommitParams) -> ErrorCode | None:
                 f"request generation {p.generation_id}, group generation {group.generation_id}",
             )
             return ErrorCode.ILLEGAL_GENERATION
+    return None
+
+
+def _refusal(ctx: GroupContext, check: AssignmentEpochCheck, p: TxnOffsetCommitParams) -> ConsumerGroupError | None:
+    """KIP-1251 per partition (Kafka 4.3 commitTransactionalOffset resolves each topic's id by
+    name), skipping partitions whose metadata is too large to commit: the first refusal."""
+    max_bytes = ctx.shard.config.offset_metadata_max_bytes
+    for topic, partitions in p.topics:
+        meta = ctx.shard.topics.by_name(topic)
+        for part in partitions:
+            if len(part.metadata or "") > max_bytes:
+                continue
+            refusal = check.refusal(None if meta is None else meta.topic_id, topic, part.partition)
+            if refusal is not None:
+                return refusal
     return None
 
 

@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), v1-v9.
+"""OffsetFetch (key 9), v1-v10.
 
 v1: one group, listed partitions only; a group-level error is repeated on every partition.
 v2+: topics null = every committed partition; a top-level error code. v3+: throttle time.
@@ -7,6 +7,9 @@ never yields UNSTABLE_OFFSET_COMMIT). v8+: several groups, each with its own err
 v9: member id/epoch, checked for KIP-848 consumer groups (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID as
 the group's error). Unknown groups are not an error: their partitions answer offset -1 (Kafka's
 OffsetMetadataManager.fetchOffsets).
+v10: topics named by id (topic_ids.py): an id the broker does not know, the zero id included,
+answers UNKNOWN_TOPIC_ID for its partitions; an offset committed under another id of the same
+name (a recreated topic) answers -1; an all-topics fetch leaves out topics that no longer exist.
 Authorization: DESCRIBE on each group and on each topic (KafkaApis; see `_authorized`).
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 from coordinator.groups.offset_requests import FetchedGroup, FetchGroup, OffsetFetchParams
 from coordinator.handlers.authz import refused
 from coordinator.handlers.request_context import RequestContext
+from coordinator.handlers.topic_ids import FIRST_TOPIC_ID_VERSION, FetchTopicIds
 from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch import (
@@ -29,12 +33,21 @@ from protocol.messages.offset_fetch import (
 
 
 async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+    if ctx.api_version >= FIRST_TOPIC_ID_VERSION:
+        ids = FetchTopicIds(request, ctx.broker.topics)
+        response = await (
+            _authorized(ctx, request, ids) if ctx.broker.authorizer is not None else _fetch(ctx, request, ids)
+        )
+        ids.answer(response)
+        return response
     if ctx.broker.authorizer is not None:
         return await _authorized(ctx, request)
     return await _fetch(ctx, request)
 
 
-async def _authorized(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+async def _authorized(
+    ctx: RequestContext, request: OffsetFetchRequest, ids: FetchTopicIds | None = None
+) -> OffsetFetchResponse:
     """Kafka's handleOffsetFetchRequestFromCoordinator: DESCRIBE on each group (else
     GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic asked for (else TOPIC_AUTHORIZATION_FAILED
     for its partitions); an all-topics fetch leaves out the topics the principal may not see."""
@@ -68,7 +81,7 @@ async def _authorized(ctx: RequestContext, request: OffsetFetchRequest) -> Offse
                 (t.name, list(t.partition_indexes)) for t in g.topics if not may(ResourceType.TOPIC, t.name)
             ]
             g.topics = [t for t in g.topics if may(ResourceType.TOPIC, t.name)]
-    response = await _fetch(ctx, request) if request.groups else OffsetFetchResponse(groups=[])
+    response = await _fetch(ctx, request, ids) if request.groups else OffsetFetchResponse(groups=[])
     for group in response.groups:
         group.topics = [t for t in group.topics if may(ResourceType.TOPIC, t.name)]
         group.topics += [
@@ -86,7 +99,9 @@ async def _authorized(ctx: RequestContext, request: OffsetFetchRequest) -> Offse
     return response
 
 
-async def _fetch(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+async def _fetch(
+    ctx: RequestContext, request: OffsetFetchRequest, ids: FetchTopicIds | None = None
+) -> OffsetFetchResponse:
     version = ctx.api_version
     service = ctx.broker.groups
     if version >= 8:
@@ -98,6 +113,7 @@ async def _fetch(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetc
                         None if g.topics is None else [(t.name, list(t.partition_indexes)) for t in g.topics],
                         g.member_id if version >= 9 else None,
                         g.member_epoch if version >= 9 else -1,
+                        {} if ids is None else ids.asked(g.group_id),
                     )
                     for g in request.groups
                 ],

@@ -1,8 +1,10 @@
-"""DescribeGroups (key 15), v0-v5.
+"""DescribeGroups (key 15), v0-v6.
 
-v1+: throttle time. v3+: authorized operations (not computed: reported as Kafka's "not asked",
-INT32_MIN). v4+: group.instance.id per member. v5+: flexible. v6 (not served yet): error
-message and GROUP_ID_NOT_FOUND for unknown groups, which earlier versions report as Dead.
+v1+: throttle time. v3+: authorized operations (when asked: the principal's operations on the
+group). v4+: group.instance.id per member. v5+: flexible. v6 (KIP-1043): an unknown group, or a
+consumer or share group (not classic), is GROUP_ID_NOT_FOUND with an ErrorMessage ("Group g not
+found." / "Group g is not a classic group."), state Dead; earlier versions report them as Dead
+without an error.
 Authorization: DESCRIBE on each group (else GROUP_AUTHORIZATION_FAILED); v3+ answers the group's
 authorized operations when asked.
 """
@@ -35,6 +37,7 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
         groups=[
             DescribedGroup(
                 error_code=group.error,
+                error_message=group.error_message,
                 group_id=group.group_id,
                 group_state=group.state,
                 protocol_type=group.protocol_type,

@@ -109,19 +109,24 @@ def request_text(api: str, body: dict[str, Any], partitions: list[dict[str, Any]
         return (
             "all committed offsets"
             if topics is None
-            else "offsets of " + ", ".join(f"{t['name']}{t.get('partition_indexes', '')}" for t in topics)
+            else "offsets of " + ", ".join(f"{_topic(t)}{t.get('partition_indexes', '')}" for t in topics)
         )
     if api == "LeaveGroup":
         leaving = [short(m["member_id"]) for m in body.get("members") or []] or [member]
         return f"members {', '.join(leaving)}"
     if api == "OffsetCommit":
         offsets = ", ".join(
-            f"{t['name']}-{p['partition_index']}={p['committed_offset']}"
+            f"{_topic(t)}-{p['partition_index']}={p['committed_offset']}"
             for t in body["topics"]
             for p in t["partitions"]
         )
         return f"member {member}, generation {body['generation_id_or_member_epoch']}: {offsets}"
     return ""
+
+
+def _topic(t: dict[str, Any]) -> str:
+    """A topic as a request names it: OffsetCommit/OffsetFetch v10 by id only."""
+    return t.get("name") or f"topic id {t.get('topic_id')}"
 
 
 def response_text(api: str, event: dict[str, Any]) -> str:
@@ -144,7 +149,7 @@ def response_text(api: str, event: dict[str, Any]) -> str:
     if api == "OffsetFetch":
         topics = body["groups"][0]["topics"] if body.get("groups") else body.get("topics", [])
         found = [
-            f"{t['name']}-{p['partition_index']}={p['committed_offset']}"
+            f"{_topic(t)}-{p['partition_index']}={p['committed_offset']}"
             for t in topics
             for p in t["partitions"]
             if p["committed_offset"] >= 0

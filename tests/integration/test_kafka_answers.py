@@ -8,6 +8,8 @@ outside Stable), and the new-member join timeout, a fixed 5 minutes in Kafka and
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 import trio
 
@@ -71,22 +73,21 @@ async def test_empty_group_id_on_sync_heartbeat_and_leave_is_invalid(client):
             assert (r.error_code, r.members) == (ErrorCode.INVALID_GROUP_ID, []), version
 
 
-def _commit(generation: int, member: str = "") -> OffsetCommitRequest:
-    return OffsetCommitRequest(
-        group_id="",
-        generation_id_or_member_epoch=generation,
-        member_id=member,
-        topics=[OffsetCommitRequestTopic(name="orders", partitions=[OffsetCommitRequestPartition(0, 7)])],
-    )
+def _commit(generation: int, member: str = "", topic_id: uuid.UUID | None = None) -> OffsetCommitRequest:
+    topic = OffsetCommitRequestTopic(name="orders", partitions=[OffsetCommitRequestPartition(0, 7)])
+    if topic_id is not None:  # v10 names the topic by id
+        topic.topic_id = topic_id
+    return OffsetCommitRequest(group_id="", generation_id_or_member_epoch=generation, member_id=member, topics=[topic])
 
 
 @pytest.mark.parametrize("version", range(2, SUPPORTED_VERSIONS[ApiKey.OFFSET_COMMIT][1] + 1))
-async def test_offset_commit_to_the_empty_group_id(client, version):
+async def test_offset_commit_to_the_empty_group_id(server, client, version):
+    topic_id = server.broker.topics.get("orders").topic_id if version >= 10 else None
     with trio.fail_after(10):
-        r = await client.request(ApiKey.OFFSET_COMMIT, version, _commit(1, "m"))
+        r = await client.request(ApiKey.OFFSET_COMMIT, version, _commit(1, "m", topic_id))
         expected = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
         assert r.topics[0].partitions[0].error_code == expected
-        r = await client.request(ApiKey.OFFSET_COMMIT, version, _commit(-1))  # a simple group
+        r = await client.request(ApiKey.OFFSET_COMMIT, version, _commit(-1, topic_id=topic_id))  # a simple group
         assert r.topics[0].partitions[0].error_code == ErrorCode.NONE
 
 

@@ -123,3 +123,28 @@ def test_dataclass_defaults_match_the_schema_tables(key: ApiKey) -> None:
                 else:
                     expected = zeros.get(f.type, 0) if f.default is ZERO else f.default
                 assert getattr(obj, f.name) == expected, (cls.__name__, f.name)
+
+
+# The group coordinator's APIs, each advertised at exactly the range Kafka 4.3 advertises (its
+# message JSON's validVersions, none of them marked unstable: CODEC_VERSIONS). TxnOffsetCommit is
+# left to the transactions work (v5 is KIP-890 part 2).
+GROUP_COORDINATOR_APIS = [
+    ApiKey.OFFSET_COMMIT,
+    ApiKey.OFFSET_FETCH,
+    ApiKey.FIND_COORDINATOR,
+    ApiKey.JOIN_GROUP,
+    ApiKey.HEARTBEAT,
+    ApiKey.LEAVE_GROUP,
+    ApiKey.SYNC_GROUP,
+    ApiKey.DESCRIBE_GROUPS,
+    ApiKey.LIST_GROUPS,
+    ApiKey.DELETE_GROUPS,
+    ApiKey.OFFSET_DELETE,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT,
+    ApiKey.CONSUMER_GROUP_DESCRIBE,
+]
+
+
+@pytest.mark.parametrize("key", GROUP_COORDINATOR_APIS, ids=lambda k: k.name)
+def test_group_coordinator_apis_are_advertised_at_kafka_4_3_ranges(key: ApiKey) -> None:
+    assert SUPPORTED_VERSIONS[key] == CODEC_VERSIONS[key]

@@ -52,7 +52,13 @@ def _strings(values: Sequence[str]) -> bytes:
 
 
 def _topic_partitions(tp: r.TopicPartitions) -> bytes:
-    return p.write_uuid(tp.topic_id) + _int32s(tp.partitions) + _TAGS_NONE
+    if tp.assignment_epochs is None:
+        return p.write_uuid(tp.topic_id) + _int32s(tp.partitions) + _TAGS_NONE
+    # KIP-1251 AssignmentEpochs: tagged field 0, a nullable int32 array (only the current
+    # assignment's TopicPartitions defines it; no other record sets it).
+    return (
+        p.write_uuid(tp.topic_id) + _int32s(tp.partitions) + p.write_tagged_fields({0: _int32s(tp.assignment_epochs)})
+    )
 
 
 def _partition_racks(pr: r.PartitionRacks) -> bytes:
@@ -164,10 +170,24 @@ def _read_tags(data: bytes, pos: int) -> tuple[dict[int, bytes], int]:
 
 
 def _read_topic_partitions(data: Any, pos: int) -> tuple[r.TopicPartitions, int]:
+    """TopicPartitions without tagged fields of its own (target assignment records)."""
     topic_id, pos = p.read_uuid(data, pos)
     parts, pos = _read_carray(data, pos, p.read_int32)
-    pos = p.skip_tagged_fields(data, pos)  # KIP-1251 AssignmentEpochs (tag 0) is not kept
-    return r.TopicPartitions(topic_id, parts), pos
+    return r.TopicPartitions(topic_id, parts), p.skip_tagged_fields(data, pos)
+
+
+def _read_assigned_partitions(data: Any, pos: int) -> tuple[r.TopicPartitions, int]:
+    """ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions, with AssignmentEpochs (tag 0,
+    KIP-1251) when present: records written before Kafka 4.3 have none."""
+    topic_id, pos = p.read_uuid(data, pos)
+    parts, pos = _read_carray(data, pos, p.read_int32)
+    tags, pos = _read_tags(data, pos)
+    epochs = None
+    if 0 in tags:
+        values, at = p.read_compact_nullable_array(tags[0], 0, p.read_int32)
+        _end(tags[0], at, "AssignmentEpochs")
+        epochs = None if values is None else tuple(values)
+    return r.TopicPartitions(topic_id, parts, epochs), pos
 
 
 def _read_partition_racks(data: Any, pos: int) -> tuple[r.PartitionRacks, int]:
@@ -314,8 +334,8 @@ def _v_current_assignment(v: bytes, pos: int, group_id: str, member_id: str | No
     epoch, pos = p.read_int32(v, pos)
     previous, pos = p.read_int32(v, pos)
     state, pos = p.read_int8(v, pos)
-    assigned, pos = _read_carray(v, pos, _read_topic_partitions)
-    pending, pos = _read_carray(v, pos, _read_topic_partitions)
+    assigned, pos = _read_carray(v, pos, _read_assigned_partitions)
+    pending, pos = _read_carray(v, pos, _read_assigned_partitions)
     return r.ConsumerGroupCurrentMemberAssignmentRecord(
         group_id, member_id, epoch, previous, state, assigned, pending
     ), p.skip_tagged_fields(v, pos)

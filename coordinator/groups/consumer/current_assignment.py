@@ -5,7 +5,9 @@ A member first revokes (UNREVOKED_PARTITIONS, same epoch) what it must give up; 
 done when its heartbeat no longer reports those partitions. It then moves to the target epoch
 and receives the target partitions nobody else owns; partitions another member still owns stay
 pending (UNRELEASED_PARTITIONS) until their owner releases them. When the subscription changed,
-partitions of topics the member no longer subscribes to are revoked at once.
+partitions of topics the member no longer subscribes to are revoked at once. Each partition keeps
+the epoch it was first assigned at while the member holds it, kept or pending revocation; a
+partition handed over gets the target epoch (KIP-1251, Kafka 4.3's CurrentAssignmentBuilder).
 """
 
 from __future__ import annotations
@@ -40,6 +42,18 @@ def subscribed_topic_ids(
         if topic is not None:
             ids.add(topic.topic_id)
     return ids
+
+
+def kept_epochs(member: ConsumerGroupMember, *held: Assignment) -> dict[uuid.UUID, dict[int, int]]:
+    """The assignment epochs of partitions the member keeps holding (KIP-1251: they do not move)."""
+    out: dict[uuid.UUID, dict[int, int]] = {}
+    for assignment in held:
+        for topic_id, partitions in assignment.items():
+            epochs = out.setdefault(topic_id, {})
+            for p in partitions:
+                epoch = member.assignment_epoch(topic_id, p)
+                epochs[p] = max(member.member_epoch, 0) if epoch is None else epoch
+    return out
 
 
 def owns_any(owned: Sequence[TopicPartitions] | None, assignment: Assignment) -> bool:
@@ -125,9 +139,14 @@ class CurrentAssignmentBuilder:
                 state=MemberState.UNREVOKED_PARTITIONS,
                 assigned_partitions=new_assigned,
                 partitions_pending_revocation=new_pending,
+                assignment_epochs=kept_epochs(m, new_assigned, new_pending),
             )
         # Already revoked: shrink the assignment and keep the state.
-        return replace(m.with_epoch(member_epoch), assigned_partitions=new_assigned)
+        return replace(
+            m.with_epoch(member_epoch),
+            assigned_partitions=new_assigned,
+            assignment_epochs=kept_epochs(m, new_assigned, m.partitions_pending_revocation),
+        )
 
     def _next_assignment(self, member_epoch: int, assigned: Assignment) -> ConsumerGroupMember:
         """Kafka computeNextAssignment."""
@@ -161,13 +180,17 @@ class CurrentAssignmentBuilder:
                 state=MemberState.UNREVOKED_PARTITIONS,
                 assigned_partitions=new_assigned,
                 partitions_pending_revocation=new_pending,
+                assignment_epochs=kept_epochs(m, new_assigned, new_pending),
             )
+        epochs = kept_epochs(m, new_assigned)
         for topic_id, parts in to_assign.items():
             new_assigned[topic_id] = new_assigned.get(topic_id, frozenset()) | parts
+            epochs.setdefault(topic_id, {}).update(dict.fromkeys(parts, self.target_epoch))
         state = MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE
         return replace(
             m.with_epoch(self.target_epoch),
             state=state,
             assigned_partitions=new_assigned,
             partitions_pending_revocation={},
+            assignment_epochs=epochs,
         )

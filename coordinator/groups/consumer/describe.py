@@ -1,9 +1,9 @@
 """What the other group APIs ask of a consumer group (Kafka 4.2 GroupMetadataManager and
-ConsumerGroup): ConsumerGroupDescribe (API 69), ListGroups and DescribeGroups entries, the
-OffsetCommit / OffsetFetch member checks (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID; strict epoch
-equality, before KIP-1251), DeleteGroups (NON_EMPTY_GROUP, the group's tombstones in Kafka's
+ConsumerGroup): ConsumerGroupDescribe (API 69), ListGroups and DescribeGroups entries,
+DeleteGroups (NON_EMPTY_GROUP, the group's tombstones in Kafka's
 order), OffsetDelete (GROUP_SUBSCRIBED_TO_TOPIC), and the records deleting an empty consumer
-group that a classic JoinGroup replaces. Pure reads: nothing here emits.
+group that a classic JoinGroup replaces (the offset checks are in commit_validation.py). Pure
+reads: nothing here emits.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordinator.groups.consumer.context import TopicsView
-from coordinator.groups.consumer.errors import ConsumerGroupError, unknown_member
+from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.group import GROUP_TYPE, PROTOCOL_TYPE, ConsumerGroup, ConsumerGroupState
 from coordinator.groups.consumer.member import Assignment, ConsumerGroupMember
 from coordinator.groups.consumer.records import (
@@ -145,54 +145,6 @@ def describe_groups_entry(group_id: str, request_version: int) -> tuple[int, str
     if request_version >= 6:
         return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a classic group.", str(ConsumerGroupState.DEAD)
     return ErrorCode.NONE, None, str(ConsumerGroupState.DEAD)
-
-
-def _check_epoch(received: int, expected: int, classic: bool) -> None:
-    if received == expected:
-        return
-    if classic:
-        raise ConsumerGroupError(
-            ErrorCode.ILLEGAL_GENERATION,
-            (f"The received generation id {received} does not match the expected member epoch {expected}."),
-        )
-    raise ConsumerGroupError(
-        ErrorCode.STALE_MEMBER_EPOCH,
-        (f"The received member epoch {received} does not match the expected member epoch {expected}."),
-    )
-
-
-def validate_offset_commit(
-    group: ConsumerGroup,
-    member_id: str,
-    instance_id: str | None,
-    member_epoch: int,
-    is_transactional: bool = False,
-    api_version: int = 9,
-) -> None:
-    """Kafka ConsumerGroup.validateOffsetCommit; raises ConsumerGroupError."""
-    if member_epoch < 0 and not group.members:
-        return  # the admin client or a consumer without group management, on an empty group
-    if is_transactional and member_epoch == -1 and member_id == "" and instance_id is None:
-        return  # TxnOffsetCommit without member fields
-    member = group.members.get(member_id)
-    if member is None:
-        raise unknown_member(member_id, group.group_id)
-    if not is_transactional and not member.use_classic_protocol and api_version < 9:
-        raise ConsumerGroupError(
-            ErrorCode.UNSUPPORTED_VERSION,
-            "OffsetCommit version 9 or above must be used by members using the modern group protocol",
-        )
-    _check_epoch(member_epoch, member.member_epoch, member.use_classic_protocol)
-
-
-def validate_offset_fetch(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> None:
-    """Kafka ConsumerGroup.validateOffsetFetch; raises ConsumerGroupError."""
-    if member_id is None and member_epoch < 0:
-        return
-    member = group.members.get(member_id) if member_id is not None else None
-    if member is None:
-        raise unknown_member(str(member_id), group.group_id)
-    _check_epoch(member_epoch, member.member_epoch, member.use_classic_protocol)
 
 
 def validate_delete_group(group: ConsumerGroup) -> None:

@@ -2,16 +2,19 @@
 
 Members are immutable values: every change builds a new member with `dataclasses.replace`, and
 only replay puts one into a group. Assignments map a topic id to a frozenset of partitions and
-never hold empty sets. `classic_member_metadata` is set for a member that speaks the classic
-protocol inside a consumer group (the online-migration extension point; None for KIP-848
-members). Defaults are Kafka's ConsumerGroupMember.Builder defaults.
+never hold empty sets; `assignment_epochs` (KIP-1251) gives the epoch each owned partition,
+assigned or pending revocation, was assigned at (a partition missing there counts as assigned at
+the member's epoch, as Kafka reads a record without epochs). `classic_member_metadata` is set for
+a member that speaks the classic protocol inside a consumer group (the online-migration extension
+point; None for KIP-848 members). Defaults are Kafka's ConsumerGroupMember.Builder defaults.
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from coordinator.groups.consumer.records import (
@@ -24,6 +27,9 @@ from coordinator.groups.consumer.records import (
 TopicId = uuid.UUID
 Assignment = Mapping[TopicId, frozenset[int]]
 EMPTY_ASSIGNMENT: Assignment = {}
+AssignmentEpochs = Mapping[TopicId, Mapping[int, int]]  # topic id -> partition -> assignment epoch
+
+log = logging.getLogger(__name__)
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -68,6 +74,43 @@ def from_topic_partitions(items: Iterable[TopicPartitions]) -> dict[TopicId, fro
     return normalize(out)
 
 
+def epochs_from_topic_partitions(
+    items: Iterable[TopicPartitions], default_epoch: int, group_id: str = ""
+) -> dict[TopicId, dict[int, int]]:
+    """Kafka 4.3 Utils.assignmentFromTopicPartitions: each partition's recorded assignment epoch,
+    or `default_epoch` (the record's member epoch, never below 0: a static member that left is at
+    -2) when the record has none for the topic or a list of the wrong length (logged)."""
+    default = max(default_epoch, 0)
+    out: dict[TopicId, dict[int, int]] = {}
+    for tp in items:
+        epochs = tp.assignment_epochs
+        if epochs is not None and len(epochs) != len(tp.partitions):
+            log.error(
+                "[GroupId %s] Size of assignment epochs %d is not equal to partitions %d for topic %s",
+                group_id,
+                len(epochs),
+                len(tp.partitions),
+                tp.topic_id,
+            )
+            epochs = None
+        given = out.setdefault(tp.topic_id, {})
+        for i, partition in enumerate(tp.partitions):
+            given[partition] = default if epochs is None else epochs[i]
+    return out
+
+
+def to_topic_partitions_with_epochs(
+    assignment: Assignment, epoch_of: Callable[[TopicId, int], int]
+) -> tuple[TopicPartitions, ...]:
+    """Record form with AssignmentEpochs aligned with the partitions (Kafka 4.3 always sets them
+    in ConsumerGroupCurrentMemberAssignmentValue)."""
+    out = []
+    for topic_id in sorted(assignment, key=lambda u: u.bytes):
+        partitions = tuple(sorted(assignment[topic_id]))
+        out.append(TopicPartitions(topic_id, partitions, tuple(epoch_of(topic_id, p) for p in partitions)))
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupMember:
     member_id: str
@@ -86,6 +129,7 @@ class ConsumerGroupMember:
     assigned_partitions: Assignment = field(default_factory=dict)
     partitions_pending_revocation: Assignment = field(default_factory=dict)
     classic_member_metadata: ClassicMemberMetadata | None = None
+    assignment_epochs: AssignmentEpochs = field(default_factory=dict)
 
     @property
     def use_classic_protocol(self) -> bool:
@@ -99,6 +143,21 @@ class ConsumerGroupMember:
     def is_reconciled_to(self, target_assignment_epoch: int) -> bool:
         """Kafka ModernGroupMember.isReconciledTo."""
         return self.state == MemberState.STABLE and self.member_epoch == target_assignment_epoch
+
+    def assignment_epoch(self, topic_id: TopicId, partition: int) -> int | None:
+        """KIP-1251: the epoch the member was assigned `partition` at, None when it holds it
+        neither assigned nor pending revocation."""
+        if partition not in self.assigned_partitions.get(
+            topic_id, frozenset()
+        ) and partition not in self.partitions_pending_revocation.get(topic_id, frozenset()):
+            return None
+        epoch = self.assignment_epochs.get(topic_id, {}).get(partition)
+        return max(self.member_epoch, 0) if epoch is None else epoch
+
+    def _epoch_of(self, topic_id: TopicId, partition: int) -> int:
+        epoch = self.assignment_epoch(topic_id, partition)
+        assert epoch is not None
+        return epoch
 
     def with_epoch(self, epoch: int) -> ConsumerGroupMember:
         """Kafka Builder.updateMemberEpoch: the current epoch becomes the previous one."""
@@ -128,8 +187,10 @@ class ConsumerGroupMember:
             member_epoch=self.member_epoch,
             previous_member_epoch=self.previous_member_epoch,
             state=int(self.state),
-            assigned_partitions=to_topic_partitions(self.assigned_partitions),
-            partitions_pending_revocation=to_topic_partitions(self.partitions_pending_revocation),
+            assigned_partitions=to_topic_partitions_with_epochs(self.assigned_partitions, self._epoch_of),
+            partitions_pending_revocation=to_topic_partitions_with_epochs(
+                self.partitions_pending_revocation, self._epoch_of
+            ),
         )
 
     def updated_with_metadata(self, rec: ConsumerGroupMemberMetadataRecord) -> ConsumerGroupMember:
@@ -148,7 +209,13 @@ class ConsumerGroupMember:
         )
 
     def updated_with_assignment(self, rec: ConsumerGroupCurrentMemberAssignmentRecord) -> ConsumerGroupMember:
-        """Kafka Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)."""
+        """Kafka Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue), with each
+        partition's assignment epoch from the record (its member epoch when it has none)."""
+        epochs = epochs_from_topic_partitions(rec.assigned_partitions, rec.member_epoch, rec.group_id)
+        for topic_id, given in epochs_from_topic_partitions(
+            rec.partitions_pending_revocation, rec.member_epoch, rec.group_id
+        ).items():
+            epochs.setdefault(topic_id, {}).update(given)
         return replace(
             self,
             member_epoch=rec.member_epoch,
@@ -156,4 +223,5 @@ class ConsumerGroupMember:
             state=MemberState.from_value(rec.state),
             assigned_partitions=from_topic_partitions(rec.assigned_partitions),
             partitions_pending_revocation=from_topic_partitions(rec.partitions_pending_revocation),
+            assignment_epochs=epochs,
         )

@@ -209,8 +209,15 @@ def remove_member_records(records: list[Any], group_id: str, member_id: str) -> 
 
 
 def static_leave_records(group: ConsumerGroup, member: ConsumerGroupMember) -> list[Any]:
-    """Kafka consumerGroupStaticMemberGroupLeave: epoch -2, assignment kept for the session."""
-    leaving = replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitions_pending_revocation={})
+    """Kafka consumerGroupStaticMemberGroupLeave: epoch -2, assignment kept for the session, every
+    kept partition's assignment epoch reset to 0 (KIP-1251: the instance's next incarnation joins
+    at epoch 0 and may commit them)."""
+    leaving = replace(
+        member,
+        member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+        partitions_pending_revocation={},
+        assignment_epochs={t: dict.fromkeys(ps, 0) for t, ps in member.assigned_partitions.items()},
+    )
     return [leaving.assignment_record(group.group_id)]
 
 

@@ -25,7 +25,14 @@ def kafka_uuid(u: uuid.UUID) -> str:
 
 
 def _tps(items: tuple[r.TopicPartitions, ...]) -> list[dict[str, Any]]:
-    return [{"topicId": kafka_uuid(tp.topic_id), "partitions": list(tp.partitions)} for tp in items]
+    """Kafka's generated JSON writes a tagged field only when it is not its default (null)."""
+    out = []
+    for tp in items:
+        entry: dict[str, Any] = {"topicId": kafka_uuid(tp.topic_id), "partitions": list(tp.partitions)}
+        if tp.assignment_epochs is not None:
+            entry["assignmentEpochs"] = list(tp.assignment_epochs)
+        out.append(entry)
+    return out
 
 
 def key_data(record: Any) -> dict[str, Any]:

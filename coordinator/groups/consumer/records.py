@@ -26,10 +26,14 @@ CONSUMER_KEY_TYPES = frozenset({3, 4, 5, 6, 7, 8, 16})
 
 @dataclass(frozen=True, slots=True)
 class TopicPartitions:
-    """One topic's partitions (TopicPartitions / TopicPartition in the value schemas)."""
+    """One topic's partitions (TopicPartitions / TopicPartition in the value schemas).
+    `assignment_epochs` is ConsumerGroupCurrentMemberAssignmentValue's tagged field 0 (KIP-1251,
+    Kafka 4.3): the epoch each partition was assigned at, aligned with `partitions`; None (the
+    default, not written) in every other record and in assignments written before 4.3."""
 
     topic_id: uuid.UUID
     partitions: tuple[int, ...]
+    assignment_epochs: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +174,8 @@ class ConsumerGroupTargetAssignmentMemberTombstone:
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupCurrentMemberAssignmentRecord:
-    """A member's epoch, reconciliation state (MemberState byte) and owned partitions."""
+    """A member's epoch, reconciliation state (MemberState byte) and owned partitions, each
+    with the epoch it was assigned at (KIP-1251)."""
 
     key_type: ClassVar[int] = CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT
     group_id: str

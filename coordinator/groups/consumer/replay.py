@@ -59,6 +59,7 @@ def replay_consumer_record(groups: MutableMapping[str, Any], record: Any, classi
                     previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
                     assigned_partitions={},
                     partitions_pending_revocation={},
+                    assignment_epochs={},
                 )
             )
     elif isinstance(record, r.ConsumerGroupMetadataRecord):

@@ -117,6 +117,8 @@ def consumer_members_from_classic(group: ClassicGroup, topics: TopicsView) -> li
                 subscribed_topic_names=frozenset(subscription.topics),
                 assigned_partitions=assigned,
                 classic_member_metadata=ClassicMemberMetadata(m.session_timeout_ms, classic_protocols(m.protocols)),
+                # KIP-1251: the classic assignment was received at the group's generation.
+                assignment_epochs={t: dict.fromkeys(ps, generation) for t, ps in assigned.items()},
             )
         )
     return members

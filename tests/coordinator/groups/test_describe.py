@@ -78,7 +78,7 @@ def test_describe_unknown_group_depends_on_version():
         DescribedGroup("x", ErrorCode.NONE, "Dead", "", "")
     ]
     assert c.send(DescribeGroupsParams(["x"], request_version=6)) == [
-        DescribedGroup("x", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "")
+        DescribedGroup("x", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "", error_message="Group x not found.")
     ]
 
 

@@ -1,5 +1,7 @@
 """Reconciliation state machine, one transition per test (ported from Kafka's
-CurrentAssignmentBuilderTest; Kafka 4.2 semantics for KAFKA-19974 and KAFKA-19449)."""
+CurrentAssignmentBuilderTest; Kafka 4.2 semantics for KAFKA-19974 and KAFKA-19449, and Kafka 4.3's
+assignment epochs, KIP-1251: a kept or revoking partition keeps the epoch it was assigned at, a
+handed-over one gets the target epoch)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,16 @@ def owned(p1: Iterable[int] = (), p2: Iterable[int] = ()) -> tuple[TopicPartitio
     return (TopicPartitions(T1, tuple(p1)), TopicPartitions(T2, tuple(p2)))
 
 
+def ep(*held: tuple[dict, int]) -> dict[uuid.UUID, dict[int, int]]:
+    """Assignment epochs: each (assignment, epoch) pair's partitions at that epoch (Kafka's
+    toAssignmentWithEpochs / mkAssignmentWithEpochs)."""
+    out: dict[uuid.UUID, dict[int, int]] = {}
+    for assignment, epoch in held:
+        for topic_id, parts in assignment.items():
+            out.setdefault(topic_id, {}).update(dict.fromkeys(parts, epoch))
+    return out
+
+
 def m(
     state: MemberState,
     epoch: int,
@@ -40,7 +52,9 @@ def m(
     pending: dict | None = None,
     names: Iterable[str] = ("topic1", "topic2"),
     regex: str = "",
+    epochs: dict | None = None,
 ) -> ConsumerGroupMember:
+    """A member; its partitions were assigned at `epoch` unless `epochs` says otherwise."""
     return ConsumerGroupMember(
         "member",
         member_epoch=epoch,
@@ -50,6 +64,7 @@ def m(
         subscribed_topic_regex=regex,
         assigned_partitions=assigned,
         partitions_pending_revocation=pending or {},
+        assignment_epochs=ep((assigned, epoch), (pending or {}, epoch)) if epochs is None else epochs,
     )
 
 
@@ -81,13 +96,17 @@ S, UNREV, UNREL = MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS, MemberSt
 
 def test_stable_to_stable() -> None:
     member = m(S, 10, 10, a({1, 2, 3}, {4, 5, 6}))
-    assert build(member, 11, a({1, 2, 3}, {4, 5, 6}), 10) == m(S, 11, 10, a({1, 2, 3}, {4, 5, 6}))
+    kept = a({1, 2, 3}, {4, 5, 6})
+    assert build(member, 11, kept, 10) == m(S, 11, 10, kept, epochs=ep((kept, 10)))
     assert build(member, 10, a({1}), 10) is member  # same epoch, no subscription change
 
 
 def test_stable_to_stable_with_new_partitions() -> None:
     member = m(S, 10, 10, a({1, 2, 3}, {4, 5, 6}))
-    assert build(member, 11, a({1, 2, 3, 4}, {4, 5, 6, 7})) == m(S, 11, 10, a({1, 2, 3, 4}, {4, 5, 6, 7}))
+    got = build(member, 11, a({1, 2, 3, 4}, {4, 5, 6, 7}))
+    assert got == m(
+        S, 11, 10, a({1, 2, 3, 4}, {4, 5, 6, 7}), epochs=ep((a({1, 2, 3}, {4, 5, 6}), 10), (a({4}, {7}), 11))
+    )
 
 
 def test_stable_to_unrevoked_partitions() -> None:
@@ -97,19 +116,20 @@ def test_stable_to_unrevoked_partitions() -> None:
 
 def test_stable_to_unreleased_partitions() -> None:
     member = m(S, 10, 10, a({1, 2, 3}, {4, 5, 6}))
-    assert build(member, 11, a({1, 2, 3, 4}, {4, 5, 6, 7}), 10) == m(UNREL, 11, 10, a({1, 2, 3}, {4, 5, 6}))
+    kept = a({1, 2, 3}, {4, 5, 6})
+    assert build(member, 11, a({1, 2, 3, 4}, {4, 5, 6, 7}), 10) == m(UNREL, 11, 10, kept, epochs=ep((kept, 10)))
 
 
 def test_already_revoked_partitions_do_not_hold_the_member() -> None:
     member = m(S, 10, 10, a({1, 2, 3}, {4, 5, 6}))
     got = build(member, 11, a({1, 2, 3}, {4, 5, 7}), lambda t, p: 10 if t == T2 else -1, owned_parts=())
-    assert got == m(UNREL, 11, 10, a({1, 2, 3}, {4, 5}))
+    assert got == m(UNREL, 11, 10, a({1, 2, 3}, {4, 5}), epochs=ep((a({1, 2, 3}, {4, 5}), 10)))
 
 
 def test_unrevoked_partitions_to_stable() -> None:
     member = m(UNREV, 10, 10, a({2, 3}, {5, 6}), a({1}, {4}))
     got = build(member, 11, a({2, 3}, {5, 6}), owned_parts=owned({2, 3}, {5, 6}))
-    assert got == m(S, 11, 10, a({2, 3}, {5, 6}))
+    assert got == m(S, 11, 10, a({2, 3}, {5, 6}), epochs=ep((a({2, 3}, {5, 6}), 10)))
 
 
 def test_remains_in_unrevoked_partitions() -> None:
@@ -148,7 +168,8 @@ def test_own_pending_partition_is_not_unreleased() -> None:
     """KAFKA-19449: a partition this member itself is revoking counts as free for it."""
     member = m(UNREV, 10, 10, a({2, 3}), a({1}))
     got = build(member, 11, a({1, 2, 3}), lambda t, p: 10, owned_parts=owned({2, 3}))
-    assert got == m(S, 11, 10, a({1, 2, 3}))
+    # foo-2/3 kept from epoch 10; foo-1, which it was itself revoking, is handed over anew at 11.
+    assert got == m(S, 11, 10, a({1, 2, 3}), epochs=ep((a({2, 3}), 10), (a({1}), 11)))
 
 
 def test_subscription_change_revokes_unsubscribed_topics_at_once() -> None:
@@ -184,4 +205,4 @@ def test_unknown_state() -> None:
         with pytest.raises(ConsumerGroupError) as info:
             build(member, 11, a({1}), owned_parts=parts)
         assert info.value.code == ErrorCode.FENCED_MEMBER_EPOCH
-    assert build(member, 12, a({1}), owned_parts=()) == m(S, 12, 11, a({1}))
+    assert build(member, 12, a({1}), owned_parts=()) == m(S, 12, 11, a({1}), epochs=ep((a({1}), 11)))

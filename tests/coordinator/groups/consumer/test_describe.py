@@ -1,5 +1,6 @@
-"""What ConsumerGroupDescribe, ListGroups, DescribeGroups, OffsetCommit, OffsetFetch and
-OffsetDelete get from a consumer group (Kafka ConsumerGroup / GroupMetadataManager)."""
+"""What ConsumerGroupDescribe, ListGroups, DescribeGroups and OffsetDelete get from a consumer
+group (Kafka ConsumerGroup / GroupMetadataManager); the offset checks are in
+test_commit_validation.py."""
 
 from __future__ import annotations
 
@@ -17,10 +18,7 @@ from coordinator.groups.consumer.describe import (
     in_states,
     is_subscribed_to_topic,
     listed_group,
-    validate_offset_commit,
-    validate_offset_fetch,
 )
-from coordinator.groups.consumer.errors import ConsumerGroupError
 from coordinator.groups.consumer.records import ClassicMemberMetadata
 from protocol.errors import ErrorCode
 from tests.coordinator.groups.consumer.harness import Harness
@@ -95,67 +93,6 @@ def test_list_and_describe_groups_entries() -> None:
     assert listed_group(group).group_state == "Empty"
     assert describe_groups_entry("g", 6) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a classic group.", "Dead")
     assert describe_groups_entry("g", 5) == (ErrorCode.NONE, None, "Dead")
-
-
-def check(call: object, code: int | None, message: str | None = None) -> None:
-    try:
-        call()  # type: ignore[operator]
-    except ConsumerGroupError as exc:
-        assert (exc.code, exc.message if message else None) == (code, message)
-    else:
-        assert code is None, "expected an error"
-
-
-def test_offset_commit_validation() -> None:
-    h = stable_group()
-    group = h.group("g")
-    check(lambda: validate_offset_commit(group, "m1", None, 1), None)
-    check(
-        lambda: validate_offset_commit(group, "m1", None, 0),
-        ErrorCode.STALE_MEMBER_EPOCH,
-        "The received member epoch 0 does not match the expected member epoch 1.",
-    )
-    check(
-        lambda: validate_offset_commit(group, "m1", None, 2),
-        ErrorCode.STALE_MEMBER_EPOCH,
-        "The received member epoch 2 does not match the expected member epoch 1.",
-    )
-    check(
-        lambda: validate_offset_commit(group, "x", None, 1),
-        ErrorCode.UNKNOWN_MEMBER_ID,
-        "Member x is not a member of group g.",
-    )
-    check(lambda: validate_offset_commit(group, "", None, -1), ErrorCode.UNKNOWN_MEMBER_ID)  # not empty
-    check(
-        lambda: validate_offset_commit(group, "m1", None, 1, api_version=8),
-        ErrorCode.UNSUPPORTED_VERSION,
-        "OffsetCommit version 9 or above must be used by members using the modern group protocol",
-    )
-    check(lambda: validate_offset_commit(group, "", None, -1, is_transactional=True), None)
-    check(lambda: validate_offset_commit(group, "m1", None, 1, is_transactional=True, api_version=3), None)
-    group.members["m1"] = replace(group.members["m1"], classic_member_metadata=ClassicMemberMetadata(10, ()))
-    check(
-        lambda: validate_offset_commit(group, "m1", None, 3, api_version=8),
-        ErrorCode.ILLEGAL_GENERATION,
-        "The received generation id 3 does not match the expected member epoch 1.",
-    )
-    h2 = Harness()
-    h2.join("e", "m", [])
-    h2.heartbeat("e", "m", -1)
-    check(lambda: validate_offset_commit(h2.group("e"), "", None, -1), None)  # admin commit to an empty group
-
-
-def test_offset_fetch_validation() -> None:
-    h = stable_group()
-    group = h.group("g")
-    check(lambda: validate_offset_fetch(group, None, -1), None)
-    check(lambda: validate_offset_fetch(group, "m1", 1), None)
-    check(lambda: validate_offset_fetch(group, "m1", 0), ErrorCode.STALE_MEMBER_EPOCH)
-    check(
-        lambda: validate_offset_fetch(group, "zz", 1),
-        ErrorCode.UNKNOWN_MEMBER_ID,
-        "Member zz is not a member of group g.",
-    )
 
 
 @pytest.mark.parametrize("topic,subscribed", [("foo", True), ("bar", True), ("other", False)])

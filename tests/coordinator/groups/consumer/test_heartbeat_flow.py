@@ -1,6 +1,7 @@
 """ConsumerGroupHeartbeat: joins, subscription changes, new members, leaving and the whole
 reconciliation of three members, with the exact records and responses (ported from Kafka's
-GroupMetadataManagerTest; Kafka 4.2 writes the metadata hash instead of PartitionMetadata)."""
+GroupMetadataManagerTest; Kafka 4.2 writes the metadata hash instead of PartitionMetadata, and
+Kafka 4.3 each partition's assignment epoch, KIP-1251)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,12 @@ def member(
     assigned: dict | None = None,
     state: MemberState = MemberState.STABLE,
     pending: dict | None = None,
+    epochs: dict | None = None,
 ) -> ConsumerGroupMember:
+    """A member whose partitions were assigned at `epoch`, unless `epochs` (topic -> partition ->
+    epoch, Kafka's mkAssignmentWithEpochs) says otherwise."""
+    if epochs is None:
+        epochs = {t: dict.fromkeys(p, max(epoch, 0)) for t, p in {**(assigned or {}), **(pending or {})}.items()}
     return ConsumerGroupMember(
         member_id,
         member_epoch=epoch,
@@ -51,6 +57,7 @@ def member(
         server_assignor="range",
         assigned_partitions={t: frozenset(p) for t, p in (assigned or {}).items()},
         partitions_pending_revocation={t: frozenset(p) for t, p in (pending or {}).items()},
+        assignment_epochs=epochs,
     )
 
 
@@ -82,7 +89,15 @@ def test_updating_subscription_triggers_new_target_assignment() -> None:
     h.assignors["range"].prepare({"m": {foo: range(6), bar: range(3)}})
     result = h.heartbeat(G, "m", 10, subscribed_topic_names=["foo", "bar"])
     assert (result.member_epoch, result.assignment) == (11, tps((foo, (0, 1, 2, 3, 4, 5)), (bar, (0, 1, 2))))
-    expected = member("m", 11, 10, {"foo", "bar"}, {foo: range(6), bar: range(3)})
+    # foo kept from epoch 10, bar newly assigned at 11.
+    expected = member(
+        "m",
+        11,
+        10,
+        {"foo", "bar"},
+        {foo: range(6), bar: range(3)},
+        epochs={foo: dict.fromkeys(range(6), 10), bar: dict.fromkeys(range(3), 11)},
+    )
     assert h.records == [
         expected.metadata_record(G),
         ConsumerGroupMetadataRecord(G, 11, metadata_hash(["foo", "bar"], h.topics)),
@@ -219,7 +234,11 @@ def test_reconciliation_process() -> None:
     # m1 acknowledges the revocation by reporting what it still owns: epoch 11, Stable.
     r = h.heartbeat(G, "m1", 10, owned=[(foo, [0, 1]), (bar, [0])])
     assert (r.member_epoch, r.assignment) == (11, None)
-    assert h.records == [member("m1", 11, 10, {"foo", "bar"}, {foo: {0, 1}, bar: {0}}).assignment_record(G)]
+    assert h.records == [
+        member(
+            "m1", 11, 10, {"foo", "bar"}, {foo: {0, 1}, bar: {0}}, epochs={foo: {0: 10, 1: 10}, bar: {0: 10}}
+        ).assignment_record(G)
+    ]
     assert f"rebalance-timeout-{G}-m1" not in h.timers.timers
 
     # m2 has not revoked yet: nothing changes.
@@ -238,7 +257,12 @@ def test_reconciliation_process() -> None:
     # m2 acknowledges: epoch 11 with foo-2 (now free) and foo-3, bar-2.
     r = h.heartbeat(G, "m2", 10, owned=[(foo, [3]), (bar, [2])])
     assert (r.member_epoch, r.assignment) == (11, tps((foo, (2, 3)), (bar, (2,))))
-    assert h.records == [member("m2", 11, 10, {"foo", "bar"}, {foo: {2, 3}, bar: {2}}).assignment_record(G)]
+    # foo-3 and bar-2 kept from epoch 10, foo-2 newly assigned at 11.
+    assert h.records == [
+        member(
+            "m2", 11, 10, {"foo", "bar"}, {foo: {2, 3}, bar: {2}}, epochs={foo: {2: 11, 3: 10}, bar: {2: 10}}
+        ).assignment_record(G)
+    ]
 
     # m3 gets everything and the group is Stable.
     r = h.heartbeat(G, "m3", 11, owned=[(bar, [1])])

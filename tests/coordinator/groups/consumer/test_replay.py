@@ -61,6 +61,7 @@ def test_records_build_the_group() -> None:
         client_host="/h",
         subscribed_topic_names=frozenset({"foo"}),
         assigned_partitions={T: frozenset({0, 1})},
+        assignment_epochs={T: {0: 5, 1: 5}},  # a record without AssignmentEpochs: the member epoch
     )
     assert g.partition_epochs == {T: {0: 5, 1: 5}}
     assert g.inverted_target_assignment == {T: {0: "m1", 1: "m1", 2: "m1"}}

@@ -53,7 +53,9 @@ def test_static_member_gets_its_assignment_back_upon_rejoin() -> None:
     foo, bar, m1, m2 = two_static_members(h)
     r = h.heartbeat(G, "m2", -2, instance_id="i2", subscribed_topic_names=["foo", "bar"], owned=())
     assert (r.error_code, r.member_id, r.member_epoch, r.heartbeat_interval_ms) == (0, "m2", -2, 0)
-    assert h.records == [replace(m2, member_epoch=-2).assignment_record(G)]
+    # KIP-1251: the kept partitions' assignment epochs go back to 0 for the next incarnation.
+    reset = {t: dict.fromkeys(p, 0) for t, p in m2.assigned_partitions.items()}
+    assert h.records == [replace(m2, member_epoch=-2, assignment_epochs=reset).assignment_record(G)]
     group = h.group(G)
     assert group.members["m2"].member_epoch == -2 and group.group_epoch == 10  # no epoch bump
     assert group.current_partition_epoch(foo, 3) == -2  # still owned: nobody else can take it
@@ -61,7 +63,7 @@ def test_static_member_gets_its_assignment_back_upon_rejoin() -> None:
     r = h.join(G, "m2-new", ["foo", "bar"], instance_id="i2", server_assignor="range")
     assert (r.member_id, r.member_epoch) == ("m2-new", 10)
     assert r.assignment == (TopicPartitions(foo, (3, 4, 5)), TopicPartitions(bar, (2,)))
-    copied = replace(m2, member_id="m2-new", member_epoch=0, previous_member_epoch=0)
+    copied = replace(m2, member_id="m2-new", member_epoch=0, previous_member_epoch=0, assignment_epochs=reset)
     rejoined = replace(copied, member_epoch=10, previous_member_epoch=0)
     assert h.records == [
         ConsumerGroupCurrentMemberAssignmentTombstone(G, "m2"),

@@ -41,7 +41,8 @@ def test_first_member_joins_gets_every_partition_and_a_session_timer(c):
         r.ConsumerGroupMetadataRecord("g", 1, hash_foo),
         r.ConsumerGroupTargetAssignmentMemberRecord("g", "m1", (TP(foo, (0, 1, 2, 3)),)),
         r.ConsumerGroupTargetAssignmentMetadataRecord("g", 1),
-        r.ConsumerGroupCurrentMemberAssignmentRecord("g", "m1", 1, 0, 0, (TP(foo, (0, 1, 2, 3)),), ()),
+        # Each partition with the epoch it was assigned at (KIP-1251).
+        r.ConsumerGroupCurrentMemberAssignmentRecord("g", "m1", 1, 0, 0, (TP(foo, (0, 1, 2, 3), (1, 1, 1, 1)),), ()),
     ]
     assert c.consumer_deadline("session-timeout-g-m1") == 11_000
     assert str(c.cgroup().state) == "Stable"

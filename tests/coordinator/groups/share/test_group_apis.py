@@ -98,7 +98,9 @@ def test_describe_groups_says_a_share_group_is_not_a_classic_group(c):
         DescribedGroup("g", ErrorCode.NONE, "Dead", "", "")
     ]
     assert c.send(DescribeGroupsParams(["g"], request_version=6)) == [
-        DescribedGroup("g", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "")
+        DescribedGroup(
+            "g", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "", "", error_message="Group g is not a classic group."
+        )
     ]
 
 
