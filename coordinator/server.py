@@ -111,6 +111,7 @@ async def serve(
     ports: list[int] | None = None,
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
+    prepared: bool = False,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """`bound`: listening sockets per broker, already bound (the CLI binds before it imports the
@@ -118,12 +119,13 @@ async def serve(
     `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
     `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
     holding its own sockets only; it opens only the logs it leads, and leaders never move. The
-    parent process holds the data dir's lock and prepared the dir for all of them."""
-    if only_broker is not None:
-        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker)
-        return
-    if bound is not None:
+    parent process holds the data dir's lock and prepared the dir for all of them. `prepared`:
+    so did the caller (`kgc serve` claims the dir before it binds: coordinator/preflight.py)."""
+    if bound is not None and only_broker is None:
         ports = [group[0].getsockname()[1] for group in bound]
+    if only_broker is not None or prepared:
+        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker, prepared=True)
+        return
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
         await _serve_locked(config, create_topics, ports, task_status, bound)
 
@@ -135,11 +137,12 @@ async def _serve_locked(
     task_status: trio.TaskStatus[Server],
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
+    prepared: bool = False,
 ) -> None:
-    if only_broker is None:
-        data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
-    else:
+    if prepared:
         data_dir = Path(config.data_dir)
+    else:
+        data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
     clock = TrioClock()
     topics = TopicRegistry(data_dir)
     topics.load()
