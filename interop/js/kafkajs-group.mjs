@@ -22,7 +22,8 @@ const kafka = new Kafka({
   logCreator: () => ({ namespace, label, log: entry }) => log(`[kafkajs ${label}] ${namespace}`, entry),
   connectionTimeout: 5000,
   requestTimeout: 10000,
-  retry: { retries: 3, initialRetryTime: 100 }
+  // a restarting coordinator (interop/test_end_to_end.py) may take a few seconds on a loaded machine
+  retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 }
 })
 const consumer = kafka.consumer({
   groupId: group,
