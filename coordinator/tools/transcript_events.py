@@ -27,6 +27,7 @@ REQUIRED = {
     "disconnect": ("conn", "reason"),
     "leader": ("topic", "partition", "from", "to", "epoch", "reason"),
     "transaction": ("transactional_id", "from", "to", "producer_id", "producer_epoch", "reason"),
+    "waiting": ("group", "waits"),  # a group waiting for timers of a manual clock
 }
 
 

@@ -4,12 +4,14 @@ Time is relative to the first shown event: `->` a request (who sent it and the p
 the group's, or topic-partitions with offsets and byte counts on the data path), `<-` its response
 (result, or each error with the reason the coordinator recorded), `==` a state transition and its
 cause, `++` a record written to __consumer_offsets, `xx` a connection closed and why, `>>` a
-partition's leader (a group coordinator, for __consumer_offsets) moving and why. Member ids
-are shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
+partition's leader (a group coordinator, for __consumer_offsets) moving and why, `..` a group
+waiting for a timer of a manual clock (and any other event, by its fields). Member ids are
+shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -173,6 +175,24 @@ def record_text(event: dict[str, Any]) -> str:
     ).replace("protocol None", "no protocol")
 
 
+def waits_text(waits: list[dict[str, Any]]) -> str:
+    """Timers of a manual clock a group waits for: `initial rebalance delay: advance >= 100 ms`."""
+    return "; ".join(
+        f"{w['timer']}{' of ' + short(w['member']) if w.get('member') else ''}: advance >= {w['advance_ms']} ms"
+        for w in waits
+    )
+
+
+def note_text(event: dict[str, Any]) -> str:
+    """An event without a shape of its own in words: a wait on the manual clock, or its fields."""
+    if event["type"] == "waiting":
+        return f"waiting for the clock (clock.mode=manual): {waits_text(event['waits'])}"
+    fields = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.items() if k not in ("ts", "type", "group")
+    )
+    return f"{event['type']}: {fields}"
+
+
 def line(e: dict[str, Any], start: int) -> str:
     """One event as the text timeline shows it, at its time since `start` (ms)."""
     t = f"{(e['ts'] - start) / 1000:8.3f}"
@@ -200,8 +220,11 @@ def line(e: dict[str, Any], start: int) -> str:
             f"{'[cluster]':<12} >> {e['topic']}-{e['partition']} leader broker {e['from']} -> {to} "
             f"(epoch {e['epoch']})  because {e['reason']}"
         )
-    else:
+    elif kind == "record":
         text = f"{'[log]':<12} ++ {record_text(e)}"
+    else:
+        who = f"[{e['group']}]" if isinstance(e.get("group"), str) else f"[{kind}]"
+        text = f"{who:<12} .. {note_text(e)}"
     return f"{t}  {short(text).rstrip()}"
 
 
