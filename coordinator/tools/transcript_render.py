@@ -149,10 +149,36 @@ def response_text(api: str, event: dict[str, Any]) -> str:
     return "ok"
 
 
+# Kafka's CoordinatorRecordType ids of the records beside offsets (0, 1) and classic groups (2).
+_RECORDS = {
+    "3": "consumer group metadata",
+    "4": "consumer group partition metadata",
+    "5": "consumer group member",
+    "6": "consumer group target assignment",
+    "7": "consumer group target assignment of member",
+    "8": "consumer group current assignment of member",
+    "9": "share group partition metadata",
+    "10": "share group member",
+    "11": "share group metadata",
+    "12": "share group target assignment",
+    "13": "share group target assignment of member",
+    "14": "share group current assignment of member",
+    "15": "consumer group regular expression",
+    "16": "share group state partition metadata",
+}
+
+
 def record_text(event: dict[str, Any]) -> str:
     where = f"{event['topic']}-{event['partition']}@{event['offset']}"
     key, value = event["key"], event["value"]
     data = key.get("data", {}) if isinstance(key, dict) else {}
+    kind = str(key.get("type")) if isinstance(key, dict) else None
+    if kind in _RECORDS:  # a consumer or share group's record: its name, member and plain fields
+        member = f" {short(data['memberId'])}" if data.get("memberId") else ""
+        if not isinstance(value, dict):
+            return f"{where} tombstone: {_RECORDS[kind]}{member} deleted"
+        fields = ", ".join(f"{k} {v}" for k, v in value["data"].items() if isinstance(v, (int, str)) and v != "")
+        return f"{where} {_RECORDS[kind]}{member}" + (f": {fields}" if fields else "")
     if value == "<DELETE>":
         what = f"offset {data['topic']}-{data['partition']}" if "topic" in data else "group"
         return f"{where} tombstone: {what} deleted"
