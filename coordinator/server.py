@@ -167,6 +167,10 @@ async def _serve_locked(
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     runtime = group_runtime(config, timer_clock, logs, observer=tap, topics=topics)  # __consumer_offsets
+    if tap is not None and isinstance(timer_clock, ManualClock):  # the transcript says what a group waits for
+        from coordinator.control.waits import waits_of
+
+        tap.waits = waits_of(runtime, timer_clock)
     topics.register_internal(
         Topic(
             OFFSETS_TOPIC,

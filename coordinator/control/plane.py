@@ -26,6 +26,7 @@ from coordinator.control.plane_api import (
     GroupView,
     MemberView,
     PartitionView,
+    TimerWait,
     consumer_assignment,
     consumer_subscription,
     to_jsonable,
@@ -33,6 +34,7 @@ from coordinator.control.plane_api import (
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
+from coordinator.control.waits import waits_of
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.placement import partition_for
 from coordinator.groups.service import GroupService
@@ -124,7 +126,13 @@ class ServerControl:
             if state is PartitionState.UNLOADED:
                 raise conflict(f"group {group_id!r}: no broker leads __consumer_offsets-{partition}")
             raise not_found(f"no group {group_id!r}")
-        return group_view(group, self._coordinator(group_id))
+        return group_view(group, self._coordinator(group_id), self._waits(group_id))
+
+    def _waits(self, group_id: str) -> list[TimerWait]:
+        """The timers the group waits on; only a manual clock leaves anyone waiting on one."""
+        if not isinstance(self._clock, ManualClock):
+            return []
+        return waits_of(self._group_runtime, self._clock)(group_id)
 
     def group_state(self, group_id: str) -> str | None:
         """The group's state name for fault rules that wait for one (None: no such group)."""
@@ -231,7 +239,7 @@ class ServerControl:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
             for group_id, group in list(shard.groups.items()):
-                groups.append(to_jsonable(group_view(group, self._coordinator(group_id))))
+                groups.append(to_jsonable(group_view(group, self._coordinator(group_id), self._waits(group_id))))
             for group_id, committed in list(shard.offsets.groups.items()):
                 offsets[group_id] = {
                     f"{t}-{p}": {"offset": r.offset, "leader_epoch": r.leader_epoch, "metadata": r.metadata}
@@ -286,8 +294,9 @@ class ServerControl:
         return sorted(out, key=lambda t: t["transactional_id"])
 
 
-def group_view(group: Any, coordinator: int) -> GroupView:
-    """A classic group as the control plane shows it (members' consumer-protocol data decoded)."""
+def group_view(group: Any, coordinator: int, waiting: Sequence[TimerWait] = ()) -> GroupView:
+    """A group as the control plane shows it (members' consumer-protocol data decoded), with the
+    timers it waits on under a manual clock."""
     if isinstance(group, ClassicGroup):
         members = [
             MemberView(
@@ -312,6 +321,7 @@ def group_view(group: Any, coordinator: int) -> GroupView:
             group.protocol_name,
             group.leader_id,
             members,
+            list(waiting),
         )
     return GroupView(
         getattr(group, "group_id", "?"),
@@ -323,6 +333,7 @@ def group_view(group: Any, coordinator: int) -> GroupView:
         None,
         None,
         [],
+        list(waiting),
     )
 
 

@@ -1,7 +1,8 @@
 """Group types as data: what the timeline page and the live page know about each kind of group.
 
 One row per type (Kafka's GroupType: classic, consumer, share): a label, its state machine in
-order with a colour per state, and the APIs only its members send. The pages draw from this table
+order with a colour per state, the states that are a rebalance, and the APIs only its members
+send. The pages draw from this table
 alone, so a new type is a new row here. `group_type(events)` decides a transcript group's type:
 the `group_type` a transition names if the writer gives one, else states only one type has, else
 the APIs its requests used (the most specific type first), else classic (a group that only
@@ -25,6 +26,7 @@ GROUP_TYPES: dict[str, dict[str, Any]] = {
             "Dead": "#5f656c",
         },
         "apis": ["JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"],
+        "rebalancing": ["PreparingRebalance", "CompletingRebalance"],
     },
     "consumer": {  # KIP-848 (ConsumerGroup.ConsumerGroupState)
         "label": "consumer group (KIP-848)",
@@ -37,12 +39,14 @@ GROUP_TYPES: dict[str, dict[str, Any]] = {
             "Dead": "#5f656c",
         },
         "apis": ["ConsumerGroupHeartbeat", "ConsumerGroupDescribe"],
+        "rebalancing": ["Assigning", "Reconciling"],
     },
     "share": {  # KIP-932 (ShareGroup.ShareGroupState)
         "label": "share group (KIP-932)",
         "colour": "#a3541d",
         "states": {"Empty": "#c3c8ce", "Stable": "#72c285", "Dead": "#5f656c"},
         "apis": ["ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"],
+        "rebalancing": [],
     },
 }
 _BY_API = ("share", "consumer", "classic")  # the most specific first: a consumer group may have classic members
