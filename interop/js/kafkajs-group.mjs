@@ -32,8 +32,10 @@ const consumer = kafka.consumer({
   rebalanceTimeout: 20000,
   // disconnect() waits for the fetch in flight; kafkajs' default long poll is 5 s.
   maxWaitTimeInMs: 1000,
-  // Without this, a crash (e.g. INCONSISTENT_GROUP_PROTOCOL) is retried forever out of sight.
-  retry: { retries: 0, restartOnFailure: async () => false }
+  // Without restartOnFailure, a crash (e.g. INCONSISTENT_GROUP_PROTOCOL, not retriable) is retried
+  // forever out of sight. Retriable errors are retried for ~8 s: a coordinator restarting on a loaded
+  // machine (interop/test_end_to_end.py) refuses connections for a second or two.
+  retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000, restartOnFailure: async () => false }
 })
 const { GROUP_JOIN, CRASH } = consumer.events
 consumer.on(GROUP_JOIN, ({ payload }) => {
