@@ -171,6 +171,7 @@ async def _serve_locked(
         from coordinator.control.waits import waits_of
 
         tap.waits = waits_of(runtime, timer_clock)
+        timer_clock.before_move.append(tap.flush_waits)
     topics.register_internal(
         Topic(
             OFFSETS_TOPIC,

@@ -35,6 +35,7 @@ class Tap:
         self.metrics = metrics
         self.waits: Callable[[str], list[Any]] | None = None  # group id -> TimerWaits (manual clock)
         self._waits_said: dict[str, list[Any]] = {}
+        self._waits_due: set[str] = set()  # groups that moved since their waits were last looked at
 
     async def handle(self, handler: Callable[[Any, Any], Awaitable[Any]], ctx: Any, request: Any) -> Any:
         h = ctx.header
@@ -75,12 +76,20 @@ class Tap:
         if self.transcript is not None:
             self._safely(self.transcript.transition, group_id, old, new, generation, reason)
             if self.waits is not None:  # once the operation that moved the group has set its timers
-                trio.lowlevel.spawn_system_task(self._say_waits, group_id)
+                if not self._waits_due:
+                    trio.lowlevel.spawn_system_task(self._say_waits)
+                self._waits_due.add(group_id)
         if self.metrics is not None:
             self._safely(self.metrics.transition, old, new)
 
-    async def _say_waits(self, group_id: str) -> None:
-        self._safely(self._write_waits, group_id)
+    async def _say_waits(self) -> None:
+        self.flush_waits()
+
+    def flush_waits(self) -> None:
+        """Write the waits of the groups that moved (also called before a manual clock moves, so
+        they are said before a timer that fires changes them)."""
+        while self._waits_due:
+            self._safely(self._write_waits, self._waits_due.pop())
 
     def _write_waits(self, group_id: str) -> None:
         assert self.waits is not None and self.transcript is not None
