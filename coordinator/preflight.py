@@ -23,13 +23,14 @@ from types import FrameType
 from typing import Any
 
 from coordinator.config import ConfigError
-from coordinator.datadir import data_dir_lock, prepare_data_dir
+from coordinator.datadir import data_dir_lock, prepare_data_dir, refuse_unusable
 
 
 @contextmanager
 def claimed(config: Any, create_topics: Mapping[str, int], processes: bool = False) -> Iterator[Path]:
     """The data dir locked and prepared, every other refusal made; held while the block runs."""
     check_settings(config, processes)
+    refuse_unusable(config)  # a file, a foreign directory: refused before anything is written there
     with data_dir_lock(config.data_dir):
         path = prepare_data_dir(config, create_topics)
         _check_transcript(config.transcript_file)
