@@ -51,10 +51,10 @@ serve: install
 	$(BIN)/kgc serve $(ARGS)
 
 # The suite on TEST_WORKERS parallel workers (pytest-xdist): most interop tests wait on real
-# clients, so more workers than cores keep both cores busy; conftest.py keeps the Spark tests on
+# clients, so a worker more than the cores keeps them busy; conftest.py keeps the Spark tests on
 # one worker. TEST_WORKERS=0 runs it in this one process. pytest exits 5 when it collected no
 # tests: that is a failure here, not a pass.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 test: install-test
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected: failing"; exit 1; fi; exit $$status
