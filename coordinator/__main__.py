@@ -253,13 +253,13 @@ def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any])
     broker."""
     from coordinator.broker.topics import TopicRegistry
 
-    topics = dict(args.create_topic)
-    registry = TopicRegistry(Path(config.data_dir))
+    data_dir = Path(config.data_dir)
+    registry = TopicRegistry(data_dir)
     registry.load()
-    for name, partitions in topics.items():
+    for name, partitions in dict(args.create_topic).items():
         registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
     argv = [a for a in sys.argv[1:] if a != "--debug"]
-    return supervise(argv, bound, config.host, str(config.data_dir))
+    return supervise(argv, bound, config.host, str(data_dir))
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
