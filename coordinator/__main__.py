@@ -247,20 +247,35 @@ def _serve(args: argparse.Namespace) -> int:
     config = resolve_config(args, notes)
     for note in notes:
         print(f"kgc: {note}", file=sys.stderr)
-    # The ports are bound before trio and the server are imported (coordinator/net/bind.py): they
-    # accept connections ~30 ms after exec, and a client that connects meanwhile waits in the
-    # listen backlog until the server answers.
     child = child_setup(os.environ)  # one broker of `kgc serve --processes` (coordinator/processes.py)
-    bound: list[Any] = []
-    if child is None:
-        try:
-            bound = bind_listeners(config.host, config.port, config.cluster_brokers)
-        except OSError as exc:
-            from coordinator.serve_cli import explain_os_error  # (imports trio: on this failure only)
+    if child is not None:  # the parent made every check and holds the data dir
+        return _run(args, config, [], child)
+    # Every refusal first (coordinator/preflight.py), then the ports are bound before trio and the
+    # server are imported (coordinator/net/bind.py): they accept connections ~70 ms after exec, and
+    # a client that connects meanwhile waits in the listen backlog until the server answers.
+    from coordinator.observe.logs import setup_logging
+    from coordinator.preflight import claimed, stopped_while_starting, terminate_as_interrupt
 
-            raise CommandError(explain_os_error(exc, config)) from None
-    if args.processes and child is None:
-        return _serve_processes(args, config, bound)
+    setup_logging(args.log_level)
+    seen: list[int] = []
+    try:
+        with terminate_as_interrupt(seen), claimed(config, dict(args.create_topic), bool(args.processes)):
+            try:
+                bound = bind_listeners(config.host, config.port, config.cluster_brokers)
+            except OSError as exc:
+                from coordinator.serve_cli import explain_os_error  # (imports trio: on this failure only)
+
+                raise CommandError(explain_os_error(exc, config)) from None
+            if args.processes:
+                return _serve_processes(args, config, bound)
+            return _run(args, config, bound, None)
+    except KeyboardInterrupt:  # SIGINT/SIGTERM before the server's own handling took over
+        line, status = stopped_while_starting(seen)
+        print(line, file=sys.stderr)
+        return status
+
+
+def _run(args: argparse.Namespace, config: Config, bound: list[Any], child: Any) -> int:
     # trio and the server only for `serve`, imported with the collector paused: they make ~55,000
     # objects that nearly all live as long as the process: the ~76 young collections that would
     # walk them meanwhile free ~2,000 (~9 ms of the first answer). run() then freezes them.
@@ -271,30 +286,26 @@ def _serve(args: argparse.Namespace) -> int:
         gc.enable()
 
     try:
-        return run(config, dict(args.create_topic), args.log_level, bound=bound or None, child=child)
+        return run(
+            config, dict(args.create_topic), args.log_level, bound=bound or None, child=child, prepared=child is None
+        )
     except ServeError as exc:
         raise CommandError(str(exc)) from exc
 
 
 def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any]) -> int:
-    """--processes: this process holds the data dir's lock, prepares the dir and creates the
-    topics (no broker process may create one later), then runs one process per broker."""
+    """--processes: this process holds the data dir's lock and prepared the dir (preflight.py);
+    it creates the topics (no broker process may create one later), then runs one process per
+    broker."""
     from coordinator.broker.topics import TopicRegistry
-    from coordinator.datadir import data_dir_lock, prepare_data_dir
-    from coordinator.observe.logs import setup_logging
 
-    if config.control_enable or config.control_port >= 0:
-        raise CommandError("the control plane needs every broker in one process: it cannot run with --processes")
-    setup_logging(args.log_level)
-    topics = dict(args.create_topic)
-    with data_dir_lock(config.data_dir):
-        data_dir = prepare_data_dir(config, topics)
-        registry = TopicRegistry(data_dir)
-        registry.load()
-        for name, partitions in topics.items():
-            registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
-        argv = [a for a in sys.argv[1:] if a != "--debug"]
-        return supervise(argv, bound, config.host, str(data_dir))
+    data_dir = Path(config.data_dir)
+    registry = TopicRegistry(data_dir)
+    registry.load()
+    for name, partitions in dict(args.create_topic).items():
+        registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
+    argv = [a for a in sys.argv[1:] if a != "--debug"]
+    return supervise(argv, bound, config.host, str(data_dir))
 
 
 def _certs(args: argparse.Namespace) -> int:

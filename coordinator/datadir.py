@@ -8,7 +8,8 @@ partitions than `max.partitions`, and more than the open-file limit allows (rais
 limit first). `data_dir_lock` holds `.lock` while a server runs. The meta file is
 `kgc.meta.properties` in Kafka's meta.properties v1 format (version, cluster.id, node.id,
 directory.id): its own name, so a Kafka broker's log dir (whose `meta.properties` says so) is
-never mistaken for ours.
+never mistaken for ours. `refuse_unusable` makes the refusals that need no write, before the
+lock is taken.
 """
 
 from __future__ import annotations
@@ -87,6 +88,17 @@ def prepare_data_dir(config: Any, create_topics: Mapping[str, int] | None = None
     return path
 
 
+def refuse_unusable(config: Any) -> None:
+    """The refusals that need no write: a file, or a non-empty directory that is not kgc's. Run
+    before the lock, so a directory kgc refuses is left as it was (no `.lock` in it)."""
+    path = Path(config.data_dir)
+    if not path.exists():
+        return
+    _ensure_directory(path)  # a file: refused
+    if _read_meta(path / META_FILE) is None:
+        _refuse_foreign(path, adopt=bool(config.data_dir_adopt), quiet=True)
+
+
 def check_partition_cap(config: Any, total: int, creating: str) -> None:
     """Refuse to go beyond `max.partitions` user-topic partitions (also the fixture's create_topic)."""
     if total > config.max_partitions:
@@ -138,10 +150,11 @@ def _ensure_directory(path: Path) -> None:
         ) from None
 
 
-def _refuse_foreign(path: Path, adopt: bool) -> None:
+def _refuse_foreign(path: Path, adopt: bool, quiet: bool = False) -> None:
+    """`quiet`: refuse only; what is adopted or claimed is logged by the call that claims it."""
     entries = sorted(e.name for e in os.scandir(path) if e.name not in _IGNORED)
     if not entries or adopt:
-        if entries:
+        if entries and not quiet:
             log_event(_log, "datadir.adopted", data_dir=str(path), entries=len(entries))
         return
     kafka = _read_meta(path / KAFKA_META_FILE)
@@ -155,7 +168,10 @@ def _refuse_foreign(path: Path, adopt: bool) -> None:
     if (path / "__consumer_offsets-0" / "partition.metadata").is_file():
         # written by a kgc from before the meta file: __consumer_offsets is there and no Kafka
         # meta.properties, so it is ours; claimed without asking (./data of an earlier checkout)
-        log_event(_log, "datadir.claimed", data_dir=str(path), reason="a kgc data dir from before kgc.meta.properties")
+        if not quiet:
+            log_event(
+                _log, "datadir.claimed", data_dir=str(path), reason="a kgc data dir from before kgc.meta.properties"
+            )
         return
     shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
     raise DataDirError(

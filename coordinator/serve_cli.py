@@ -17,16 +17,15 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from types import FrameType
 
 import trio
 
 from coordinator.config import Config, ConfigError
 from coordinator.datadir import DataDirError
 from coordinator.observe.logs import get_logger, log_event, setup_logging
+from coordinator.preflight import stopped_while_starting, terminate_as_interrupt
 from coordinator.runtime import gc_governor
 from coordinator.server import serve
 
@@ -51,16 +50,18 @@ def run(
     *,
     bound: list[list[socket.socket]] | None = None,
     child: tuple[int, list[int], list[socket.socket], int] | None = None,
+    prepared: bool = False,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (128 + signal for a start-up cut short).
     `bound`: the brokers' listening sockets, bound by the CLI; `child`: (broker index, every
-    broker's port, its sockets, the fd to tell readiness on) for one broker of --processes."""
+    broker's port, its sockets, the fd to tell readiness on) for one broker of --processes;
+    `prepared`: the CLI holds the data dir's lock and prepared it (preflight.py)."""
     setup_logging(log_level)
     gc_governor.install()  # modules frozen, and no full collection while start-up loads offsets
     phase = _Phase()
-    with _terminate_as_interrupt(phase.signals):
+    with terminate_as_interrupt(phase.signals):
         try:
-            trio.run(_serve_until_signalled, config, create_topics, phase, bound, child)
+            trio.run(_serve_until_signalled, config, create_topics, phase, bound, child, prepared)
         except BaseException as exc:  # noqa: B036 - KeyboardInterrupt and trio's groups are sorted below
             return _failed(exc, config, phase)
     return 0
@@ -72,11 +73,12 @@ async def _serve_until_signalled(
     phase: _Phase,
     bound: list[list[socket.socket]] | None = None,
     child: tuple[int, list[int], list[socket.socket], int] | None = None,
+    prepared: bool = False,
 ) -> None:
     log = get_logger("main")
     async with trio.open_nursery() as nursery:
         if child is None:
-            server = await nursery.start(partial(serve, config, create_topics, bound=bound))
+            server = await nursery.start(partial(serve, config, create_topics, bound=bound, prepared=prepared))
         else:  # one broker of `kgc serve --processes` (coordinator/processes.py)
             index, ports, sockets, ready_fd = child
             server = await nursery.start(
@@ -120,25 +122,6 @@ async def _govern_gc(scope: trio.CancelScope) -> None:
         await gc_governor.govern()
 
 
-@contextmanager
-def _terminate_as_interrupt(seen: list[int]) -> Iterator[None]:
-    """SIGTERM handled as SIGINT is at that moment: by trio's Ctrl-C handler inside trio.run
-    (KeyboardInterrupt where it is safe to raise, else at the next checkpoint), else Python's."""
-
-    def forward(signum: int, frame: FrameType | None) -> None:
-        seen.append(signum)
-        handler = signal.getsignal(signal.SIGINT)
-        if not callable(handler):  # SIGINT ignored or default: stop here all the same
-            raise KeyboardInterrupt
-        handler(signal.SIGINT, frame)  # raises, or (trio, inside its own code) delivers at a checkpoint
-
-    previous = signal.signal(signal.SIGTERM, forward)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
@@ -157,11 +140,7 @@ def _failed(exc: BaseException, config: Config, phase: _Phase) -> int:
                 file=sys.stderr,
             )
         elif not phase.serving:
-            print(
-                f"kgc: {name}: stopped while starting; what was done is kept (a topic cut short keeps the "
-                "partitions it made, unclosed logs are recovered at the next start)",
-                file=sys.stderr,
-            )
+            print(stopped_while_starting(phase.signals)[0], file=sys.stderr)
         return 128 + (signal.SIGTERM if phase.signals else signal.SIGINT)
     for leaf in leaves:
         if isinstance(leaf, (ConfigError, DataDirError)):

@@ -141,6 +141,7 @@ async def serve(
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
     share_persister: SharePersister | None = None,
+    prepared: bool = False,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """`share_persister`: a share coordinator to use instead of the in-process one over
@@ -150,12 +151,15 @@ async def serve(
     `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
     `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
     holding its own sockets only; it opens only the logs it leads, and leaders never move. The
-    parent process holds the data dir's lock and prepared the dir for all of them."""
-    if only_broker is not None:
-        await _serve_locked(config, create_topics, ports, task_status, bound, only_broker, share_persister)
-        return
-    if bound is not None:
+    parent process holds the data dir's lock and prepared the dir for all of them. `prepared`:
+    so did the caller (`kgc serve` claims the dir before it binds: coordinator/preflight.py)."""
+    if bound is not None and only_broker is None:
         ports = [group[0].getsockname()[1] for group in bound]
+    if only_broker is not None or prepared:
+        await _serve_locked(
+            config, create_topics, ports, task_status, bound, only_broker, share_persister, prepared=True
+        )
+        return
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
         await _serve_locked(config, create_topics, ports, task_status, bound, share_persister=share_persister)
 
@@ -168,11 +172,12 @@ async def _serve_locked(
     bound: list[list[socket.socket]] | None = None,
     only_broker: int | None = None,
     share_persister: SharePersister | None = None,
+    prepared: bool = False,
 ) -> None:
-    if only_broker is None:
-        data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
-    else:
+    if prepared:
         data_dir = Path(config.data_dir)
+    else:
+        data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
     clock = TrioClock()
     security = open_security(config, data_dir, clock.time_ms)  # listeners, credentials, ACLs
     config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
@@ -205,6 +210,11 @@ async def _serve_locked(
     runtime = group_runtime(
         config, timer_clock, logs, observer=tap, topics=topics, share=share_settings, group_configs=group_configs
     )  # __consumer_offsets
+    if tap is not None and isinstance(timer_clock, ManualClock):  # the transcript says what a group waits for
+        from coordinator.control.waits import waits_of
+
+        tap.waits = waits_of(runtime, timer_clock)
+        timer_clock.before_move.append(tap.flush_waits)
     topics.register_internal(
         Topic(
             OFFSETS_TOPIC,

@@ -90,3 +90,36 @@ def test_the_live_page_follows_a_group_forming_and_rebalancing(kafka_coordinator
             browser.close()
     assert problems == [], problems
     assert all(url.startswith(kafka_coordinator.control_url) for url in fetched), fetched
+
+
+@pytest.mark.kafka_settings({"control.port": 0, "clock.mode": "manual", "group.initial.rebalance.delay.ms": 3000})
+def test_on_a_manual_clock_the_page_says_what_a_group_waits_for(kafka_coordinator, topic_name, tmp_path: Path):
+    """Issue 27: a consumer joins while the clock stands still: its group waits for the initial
+    rebalance delay, and the page says so and by how much to advance; advanced, it forms."""
+    from playwright.sync_api import sync_playwright
+
+    kafka_coordinator.create_topic(topic_name, PARTITIONS)
+    member = ConfluentKafkaMember("manual-0", kafka_coordinator.bootstrap, "manual", topic_name)
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1200, "height": 800})
+            tab.on("console", lambda m: problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+            tab.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+            tab.goto(kafka_coordinator.control_url + "/")
+            try:
+                member.start()
+                waits = tab.locator('.group[data-group="manual"][data-state="PreparingRebalance"] .waiting')
+                waits.wait_for(timeout=WAIT_MS)
+                assert waits.inner_text() == "waiting for the clock: initial rebalance delay: advance \u2265 3000 ms"
+                tab.screenshot(path=str(tmp_path / "live-waiting.png"), full_page=True)
+                kafka_coordinator.control.clock.advance(3000)
+                wait_until(lambda: group_owns_all([member], PARTITIONS), DEADLINE, message=member.describe)
+                formed = '.group[data-group="manual"][data-state="Stable"]:not(:has(.waiting))'
+                tab.locator(formed).wait_for(timeout=WAIT_MS)
+            finally:
+                assert stop_all([member]) == []
+        finally:
+            browser.close()
+    assert problems == [], problems

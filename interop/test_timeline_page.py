@@ -20,8 +20,9 @@ import pytest
 
 from coordinator.__main__ import main
 from coordinator.tools.transcript_render import short
+from interop.clients.consumer_protocol import CLASSIC_ONLY, FAST_SETTINGS
 from interop.clients.group_members import describe_group, group_owns_all, stop_all
-from interop.clients.python_members import ConfluentKafkaMember
+from interop.clients.python_members import ConfluentKafkaMember, KafkaPythonMember
 from tests.support.waiting import wait_until
 from tests.tools import transcript_sample
 
@@ -82,21 +83,43 @@ def chromium() -> str:
     return found
 
 
+def consumer_protocol_member(name: str, bootstrap: str, group: str, topic: str) -> ConfluentKafkaMember:
+    """confluent-kafka with group.protocol=consumer (KIP-848): the broker's group.consumer.* settings
+    replace the classic session and heartbeat settings, which librdkafka refuses with it."""
+    member = ConfluentKafkaMember(name, bootstrap, group, topic)
+    for key in CLASSIC_ONLY:
+        member.config.pop(key, None)
+    member.config["group.protocol"] = "consumer"
+    return member
+
+
 # One generation for the three (the initial delay restarts as each arrives): the picture then
-# shows one formation and one rebalance.
-@pytest.mark.kafka_settings({"group.initial.rebalance.delay.ms": 300})
+# shows one formation and one rebalance. Two more groups share the transcript (issue 27): one of
+# consumer-protocol members and one of kafka-python's, each on the page's group bar.
+@pytest.mark.kafka_settings({"group.initial.rebalance.delay.ms": 300, **FAST_SETTINGS})
 def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(
     kafka_coordinator, topic_name, transcript, tmp_path
 ):
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
-    members = [ConfluentKafkaMember(f"timeline-{i}", kafka_coordinator.bootstrap, GROUP, topic_name) for i in range(3)]
+    bootstrap = kafka_coordinator.bootstrap
+    members = [ConfluentKafkaMember(f"timeline-{i}", bootstrap, GROUP, topic_name) for i in range(3)]
+    others = [
+        consumer_protocol_member("timeline-next", bootstrap, "timeline-next", topic_name),
+        KafkaPythonMember("timeline-py", bootstrap, "timeline-py", topic_name),
+    ]
     try:
-        for m in members:
+        for m in members + others:
             m.start()
         wait_until(
-            lambda: group_owns_all(members, PARTITIONS) and stable_generations(transcript),
+            lambda: (
+                group_owns_all(members, PARTITIONS)
+                and stable_generations(transcript)
+                and all(group_owns_all([m], PARTITIONS) for m in others)
+            ),
             DEADLINE,
-            message=lambda: "three members own six partitions\n" + describe_group(members),
+            message=lambda: (
+                "three members own six partitions, and each other group too\n" + describe_group(members + others)
+            ),
         )
         formed = stable_generations(transcript)[-1]
         leaver, stayers = members[0], members[1:]
@@ -115,17 +138,23 @@ def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(
         )
         page = tmp_path / "timeline.html"
         with pytest.raises(SystemExit) as exit_info:
-            main(["transcript", str(transcript), "--group", GROUP, "--html", str(page)])
+            main(["transcript", str(transcript), "--html", str(page)])  # every group of the transcript
         assert exit_info.value.code == 0
     finally:
-        assert stop_all(members) == []
+        assert stop_all(members + others) == []
     recorded = events(transcript)
     reasons = {
         err["reason"] for e in recorded if e["type"] == "response" and GROUP in e["groups"] for err in e["errors"]
     }
     assert reasons and None not in reasons  # every error response carries the coordinator's reason
 
-    with Browser(page) as tab:
+    with Browser(page, fragment=f"group={GROUP}") as tab:
+        picks = tab.locator("#groups button")
+        assert sorted((b.get_attribute("data-group"), b.get_attribute("data-type")) for b in picks.all()) == [
+            (GROUP, "classic"),
+            ("timeline-next", "consumer"),
+            ("timeline-py", "classic"),
+        ]
         lanes = tab.locator(".lane-label[data-lane]")
         assert lanes.count() == 4 and tab.locator("#chart .lane-line").count() == 4
         kinds = [lanes.nth(i).get_attribute("data-kind") for i in range(4)]
@@ -165,6 +194,13 @@ def test_a_real_rebalance_draws_as_lanes_bands_arrows_and_explained_errors(
         tab.screenshot(path=str(shot), full_page=True)
         print(f"timeline screenshot: {shot}")
 
+        tab.locator('#groups button[data-group="timeline-next"]').click()
+        assert heading(tab) == ("Group timeline-next", "consumer group (KIP-848)")
+        assert tab.locator(".lane-label[data-lane] .name").all_inner_texts()[1:] == [others[0].config["client.id"]]
+        assert "Stable" in {b.get_attribute("data-state") for b in tab.locator("#chart .band").all()}
+        assert tab.locator('.arrow.request[data-api="ConsumerGroupHeartbeat"]').count() >= 2
+        tab.screenshot(path=str(tmp_path / "timeline-consumer-group.png"), full_page=True)
+
 
 def test_hostile_client_ids_stay_text_and_the_controls_work(tmp_path):
     """A client id that tries to end the script element and open another is drawn as text; zoom,
@@ -194,12 +230,70 @@ def test_hostile_client_ids_stay_text_and_the_controls_work(tmp_path):
         assert labels[:2] == ["0.0 s", "0.2 s"], labels
 
 
+def test_every_group_of_a_transcript_is_on_the_page_each_drawn_as_its_type(tmp_path):
+    """Issue 27: a transcript with a classic, a consumer-protocol and a share group. The bar lists
+    all three with their types; picking one draws its lanes and its type's states; the classic
+    group's wait on the manual clock and the share group's event of a kind the page does not know
+    are dots that explain themselves."""
+    path = transcript_sample.write(tmp_path / "t.jsonl", transcript_sample.three_groups())
+    page = tmp_path / "groups.html"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["transcript", str(path), "--html", str(page)])
+    assert exit_info.value.code == 0
+    with Browser(page) as tab:
+        picks = tab.locator("#groups button")
+        assert [(b.get_attribute("data-group"), b.get_attribute("data-type")) for b in picks.all()] == [
+            ("shop", "classic"),
+            ("orders-v2", "consumer"),
+            ("audit", "share"),
+        ]
+        assert tab.title() == "kgc timeline: 3 groups"
+        assert picks.nth(0).get_attribute("aria-pressed") == "true"
+        assert heading(tab) == ("Group shop", "classic group")
+        waiting = tab.locator('#chart .note[data-kind="waiting"]')
+        assert waiting.count() == 1
+        waiting.click()
+        assert "initial rebalance delay: advance >= 100 ms" in tab.locator("#detail").inner_text()
+        tab.screenshot(path=str(tmp_path / "groups-shop.png"), full_page=True)
+
+        picks.nth(1).click()
+        assert tab.evaluate("location.hash") == "#group=orders-v2"
+        assert heading(tab) == ("Group orders-v2", "consumer group (KIP-848)")
+        names = tab.locator(".lane-label[data-lane] .name").all_inner_texts()
+        assert names == ["coordinator", "carol", "dave"]
+        states = [b.get_attribute("data-state") for b in tab.locator("#chart .band").all()]
+        assert states == ["Empty", "Assigning", "Reconciling", "Stable"]
+        assert tab.locator('.arrow.request[data-api="ConsumerGroupHeartbeat"]').count() == 2
+        tab.locator("#ok-heartbeats").uncheck()  # a consumer group's heartbeats are heartbeats too
+        assert tab.locator('.arrow.request[data-api="ConsumerGroupHeartbeat"]').count() == 0
+        assert tab.locator("#detail .hint").count() == 1  # the detail of the other group is gone
+        tab.screenshot(path=str(tmp_path / "groups-orders-v2.png"), full_page=True)
+
+        picks.nth(2).click()
+        assert heading(tab) == ("Group audit", "share group (KIP-932)")
+        assert [b.get_attribute("data-state") for b in tab.locator("#chart .band").all()] == ["Empty", "Stable"]
+        tab.locator('#chart .note[data-kind="share_partition"]').click()
+        assert "start_offset=42" in tab.locator("#detail").inner_text()
+        tab.screenshot(path=str(tmp_path / "groups-audit.png"), full_page=True)
+        print(f"screenshots: {tmp_path}/groups-*.png")
+
+    with Browser(page, fragment="group=audit") as tab:  # an address names the group to show
+        assert tab.locator("h1").inner_text().startswith("Group audit")
+
+
+def heading(tab) -> tuple[str, str]:
+    """The group's name and its type's label, as the page's title line shows them."""
+    label = tab.locator("h1 .kind").inner_text()
+    return tab.locator("h1").inner_text().removesuffix(label), label
+
+
 class Browser:
     """Headless chromium with one tab on `page`; on a clean exit it asserts that the page logged no
     error, opened no dialog and fetched nothing but itself."""
 
-    def __init__(self, page: Path) -> None:
+    def __init__(self, page: Path, fragment: str = "") -> None:
         self.page = page
+        self.fragment = fragment
 
     def __enter__(self):
         from playwright.sync_api import sync_playwright
@@ -213,7 +307,7 @@ class Browser:
         tab.on("console", lambda m: self.problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
         tab.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
         tab.on("request", lambda r: self.fetched.append(r.url))
-        tab.goto(self.page.as_uri())
+        tab.goto(self.page.as_uri() + (f"#{self.fragment}" if self.fragment else ""))
         try:
             tab.wait_for_selector("#chart .band", timeout=10_000)
         except Exception:
@@ -230,6 +324,8 @@ class Browser:
 
 
 def _exchange(tab, mark) -> dict:
-    """The exchange a drawn element stands for, from the data the page embeds."""
+    """The exchange a drawn element stands for, from the data the page embeds for its group."""
     index = int(mark.get_attribute("data-i"))
-    return tab.evaluate("i => JSON.parse(document.getElementById('kgc-data').textContent).exchanges[i]", index)
+    shown = "JSON.parse(document.getElementById('kgc-data').textContent).groups"
+    shown += ".find(g => g.group === document.body.dataset.group)"  # the group on the page
+    return tab.evaluate(f"i => {shown}.exchanges[i]", index)

@@ -4,13 +4,19 @@ transitions with their causes, refreshed twice a second from /v1/snapshot and /v
 with TLS or SASL listeners, each connection's principal and mechanism.
 
 One self-contained page (inline CSS and JS, no network but its own API): a learner watches
-groups form and rebalance while clients run. Text is only ever inserted as text. When the API
-needs a token, give it in the page's address as #token=... .
+groups form and rebalance while clients run. Each group's state machine comes from the table of
+group types (tools/transcript_groups.py), so a new type needs no change here. Under a manual
+clock a group says which timers it waits on and how far to advance the clock. Text is only ever
+inserted as text. When the API needs a token, give it in the page's address as #token=... .
 """
 
 from __future__ import annotations
 
-LIVE_PAGE = r"""<!doctype html>
+import json
+
+from coordinator.tools.transcript_groups import GROUP_TYPES
+
+_PAGE = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy"
       content="default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
@@ -31,6 +37,7 @@ th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #eee; }
 th { color: #555; font-weight: 600; } .transitions { margin-top: 8px; color: #444; font-size: 13px; }
 .transitions li { margin: 1px 0; } .cause { color: #777; } .none { color: #888; font-style: italic; }
 #error { color: #b71c1c; }
+.waiting { background: #fff4e0; border-left: 4px solid #ef6c00; padding: 4px 8px; margin: 6px 0; }
 </style></head>
 <body>
 <h1>kgc live</h1>
@@ -39,10 +46,7 @@ th { color: #555; font-weight: 600; } .transitions { margin-top: 8px; color: #44
 <div id="connections"></div>
 <script>
 "use strict";
-const CLASSIC = ["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"];
-const CONSUMER = ["Empty", "Assigning", "Reconciling", "Stable", "Dead"];
-const SHARE = ["Empty", "Stable", "Dead"];
-const REBALANCING = new Set(["PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"]);
+const TYPES = __TYPES__;  // tools/transcript_groups.py
 const token = (location.hash.match(/token=([^&]+)/) || [])[1];
 const headers = token ? {"Authorization": "Bearer " + decodeURIComponent(token)} : {};
 const recent = new Map();  // group -> last transitions (newest last)
@@ -59,12 +63,18 @@ function assignment(member) {
   if (!member.assignment.length) return "nothing";
   return member.assignment.map(tp => tp.topic + " [" + tp.partitions.join(", ") + "]").join("; ");
 }
+function waiting(g) {
+  const waits = (g.waiting || []).map(w => w.timer + (w.member ? " of " + w.member : "") + ": advance \u2265 " +
+                                           w.advance_ms + " ms");
+  return el("p", {"class": "waiting", "data-testid": "waiting"}, "waiting for the clock: " + waits.join("; "));
+}
 function groupCard(g) {
-  const states = g.type === "consumer" ? CONSUMER : g.type === "share" ? SHARE : CLASSIC;
+  const kind = TYPES[g.type] || {label: g.type + " group", states: {}, rebalancing: []};
+  const states = Object.keys(kind.states).includes(g.state) ? Object.keys(kind.states) : [g.state];
   const machine = el("div", {"class": "machine", "data-testid": "machine"});
   for (const s of states) {
     const lit = s === g.state;
-    const lights = lit ? " current " + s + (REBALANCING.has(s) ? " rebalancing" : "") : "";
+    const lights = lit ? " current " + s + (kind.rebalancing.includes(s) ? " rebalancing" : "") : "";
     machine.append(el("span", {"class": "state" + lights, "data-state": s, "data-current": lit ? "yes" : "no"}, s));
   }
   const rows = g.members.map(m => el("tr", {"data-member": m.member_id},
@@ -77,13 +87,14 @@ function groupCard(g) {
     list.append(el("li", {"data-transition": t.to}, t.from + " → " + t.to + " (generation " + t.generation + ") ",
                    el("span", {"class": "cause"}, t.reason || "")));
   }
-  return el("div", {"class": "group", "data-group": g.group_id, "data-state": g.state},
+  return el("div", {"class": "group", "data-group": g.group_id, "data-state": g.state, "data-type": g.type},
     el("h2", {}, g.group_id),
     el("div", {"class": "meta"},
-       g.type + " group · " + (g.type === "classic" ? "generation " : "epoch ") + g.generation +
+       kind.label + " · " + (g.type === "classic" ? "generation " : "epoch ") + g.generation +
        " · coordinator broker " + g.coordinator + (g.protocol ? " · protocol " + g.protocol : "") +
        " · " + g.members.length + " member(s)"),
-    machine, g.members.length ? table : el("p", {"class": "none"}, "no members"),
+    machine, ...((g.waiting || []).length ? [waiting(g)] : []),
+    g.members.length ? table : el("p", {"class": "none"}, "no members"),
     el("div", {}, "recent transitions"), list);
 }
 function connectionsCard(security) {
@@ -130,3 +141,6 @@ refresh();
 setInterval(refresh, 500);
 </script></body></html>
 """
+
+# The table is this module's own data (no user input); `<` escaped all the same.
+LIVE_PAGE = _PAGE.replace("__TYPES__", json.dumps(GROUP_TYPES).replace("<", "\\u003c"))

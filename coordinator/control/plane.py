@@ -27,6 +27,7 @@ from coordinator.control.plane_api import (
     GroupView,
     MemberView,
     PartitionView,
+    TimerWait,
     consumer_assignment,
     consumer_subscription,
     to_jsonable,
@@ -36,6 +37,7 @@ from coordinator.control.share_view import share_group_view
 from coordinator.control.tracking import RequestLog, RequestsPage
 from coordinator.control.transitions import TransitionLog, TransitionsPage
 from coordinator.control.versions import VersionLimits, VersionView
+from coordinator.control.waits import waits_of
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.placement import partition_for
 from coordinator.groups.service import GroupService
@@ -158,11 +160,17 @@ class ServerControl:
             if state is PartitionState.UNLOADED:
                 raise conflict(f"group {group_id!r}: no broker leads __consumer_offsets-{partition}")
             raise not_found(f"no group {group_id!r}")
-        return group_view(group, self._coordinator(group_id), self._topic_name)
+        return group_view(group, self._coordinator(group_id), self._topic_name, self._waits(group_id))
 
     def _topic_name(self, topic_id: Any) -> str | None:
         topic = self._topics.by_id(topic_id)
         return None if topic is None else topic.name
+
+    def _waits(self, group_id: str) -> list[TimerWait]:
+        """The timers the group waits on; only a manual clock leaves anyone waiting on one."""
+        if not isinstance(self._clock, ManualClock):
+            return []
+        return waits_of(self._group_runtime, self._clock)(group_id)
 
     def group_state(self, group_id: str) -> str | None:
         """The group's state name for fault rules that wait for one (None: no such group)."""
@@ -321,7 +329,8 @@ class ServerControl:
         groups, offsets = [], {}
         for shard in self._group_runtime.shards():
             for group_id, group in list(shard.groups.items()):
-                groups.append(to_jsonable(group_view(group, self._coordinator(group_id), self._topic_name)))
+                view = group_view(group, self._coordinator(group_id), self._topic_name, self._waits(group_id))
+                groups.append(to_jsonable(view))
             for group_id, committed in list(shard.offsets.groups.items()):
                 offsets[group_id] = {
                     f"{t}-{p}": {"offset": r.offset, "leader_epoch": r.leader_epoch, "metadata": r.metadata}
@@ -377,10 +386,16 @@ class ServerControl:
         return sorted(out, key=lambda t: t["transactional_id"])
 
 
-def group_view(group: Any, coordinator: int, topic_name: Callable[[Any], str | None] | None = None) -> GroupView:
+def group_view(
+    group: Any,
+    coordinator: int,
+    topic_name: Callable[[Any], str | None] | None = None,
+    waiting: Sequence[TimerWait] = (),
+) -> GroupView:
     """A group as the control plane shows it: a classic group's members with their
     consumer-protocol data decoded, a share group's with their subscriptions, epochs and
-    assignments (topics by name through `topic_name`, else by id)."""
+    assignments (topics by name through `topic_name`, else by id), with the timers it waits on
+    under a manual clock."""
     if isinstance(group, ShareGroup):
         return share_group_view(group, coordinator, topic_name or (lambda _: None))
     if isinstance(group, ClassicGroup):
@@ -407,6 +422,7 @@ def group_view(group: Any, coordinator: int, topic_name: Callable[[Any], str | N
             group.protocol_name,
             group.leader_id,
             members,
+            list(waiting),
         )
     return GroupView(
         getattr(group, "group_id", "?"),
@@ -418,6 +434,7 @@ def group_view(group: Any, coordinator: int, topic_name: Callable[[Any], str | N
         None,
         None,
         [],
+        list(waiting),
     )
 
 

@@ -10,7 +10,7 @@ system clock). Results are frozen dataclasses; `to_jsonable` turns any of them i
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from coordinator.control.errors import ControlError
@@ -34,6 +34,7 @@ __all__ = [
     "MemberView",
     "PartitionView",
     "RequestsPage",
+    "TimerWait",
     "TopicPartitions",
     "VersionView",
     "consumer_assignment",
@@ -70,6 +71,16 @@ class MemberView:
 
 
 @dataclass(frozen=True, slots=True)
+class TimerWait:
+    """A server timer a group or member waits on while the clock is manual (control/waits.py)."""
+
+    timer: str  # what it is: "initial rebalance delay", "sync timeout (...)", ...
+    member: str | None  # the member it is about, None for the whole group
+    deadline_ms: int
+    advance_ms: int  # how far the clock must go for it to fire
+
+
+@dataclass(frozen=True, slots=True)
 class GroupView:
     group_id: str
     type: Literal["classic", "consumer", "share"]
@@ -80,6 +91,7 @@ class GroupView:
     protocol: str | None  # the selected protocol (assignor) name
     leader: str | None
     members: list[MemberView]
+    waiting: list[TimerWait] = field(default_factory=list)  # clock.mode=manual only
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 Reads go into the listener's scratch buffer (one per listener, reused by every connection of its
 trio loop), so an idle connection holds no buffer; complete frames are copied out once each, and
 only the start of an incomplete small frame stays with the connection. A frame larger than the
-scratch buffer first reserves its size from the shared `RequestMemory` (waiting there is the
-backpressure: this socket is not read meanwhile), then is read straight into its own buffer.
+scratch buffer first reserves its size from the shared `RequestMemory`'s large-frame budget
+(waiting there is the backpressure: this socket is not read meanwhile), then is read straight
+into its own buffer; small frames use their own reserve, so they keep flowing meanwhile.
 A negative size or one above `socket.request.max.bytes` raises `FrameError` once the frames before
 it were handed out, without reading that frame. The connection's `ConnectionState` learns when
 a frame starts arriving (for the stalled-frame rule) and when the reader waits for memory.
@@ -17,11 +18,12 @@ import struct
 import trio
 
 from coordinator.net.idle import ConnectionState
-from coordinator.net.request_memory import RequestMemory
+from coordinator.net.request_memory import SMALL_FRAME_BYTES, RequestMemory
 from coordinator.net.socket_io import RawSocket
 from protocol.framing import FrameError
 
-SCRATCH_BYTES = 65536  # one read; frames above this are read into a buffer of their own
+# One read; frames above this are read into a buffer of their own, and draw on the large-frame budget.
+SCRATCH_BYTES = SMALL_FRAME_BYTES
 _SIZE = struct.Struct(">i")
 
 

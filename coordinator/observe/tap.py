@@ -5,18 +5,24 @@ then nothing on the request path changes (dispatch checks for the tap once per r
 Otherwise it registers itself as the state-transition observer for the server task and every
 task started after it, and `handle` wraps each handler: cause named, reasons collected, request,
 response and latency recorded. The __consumer_offsets writer reports to it as its observer
-(records written, durability waits, cleaning rounds).
+(records written, durability waits, cleaning rounds). Under clock.mode=manual `waits` is set
+(control/waits.py): after a group's transition and after each request about it, the transcript
+also says which timers the group now waits on and how far to advance the clock (a `waiting`
+event, written when they change).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import trio
+
 from coordinator.observe import reasons
 from coordinator.observe.logs import get_logger
-from coordinator.observe.transcript import RecordFields, Transcript
+from coordinator.observe.transcript import RecordFields, Transcript, group_ids
 from protocol.api import api_name
 from protocol.codec import decode_response
 
@@ -27,6 +33,9 @@ class Tap:
     def __init__(self, transcript: Transcript | None, metrics: Any | None) -> None:
         self.transcript = transcript
         self.metrics = metrics
+        self.waits: Callable[[str], list[Any]] | None = None  # group id -> TimerWaits (manual clock)
+        self._waits_said: dict[str, list[Any]] = {}
+        self._waits_due: set[str] = set()  # groups that moved since their waits were last looked at
 
     async def handle(self, handler: Callable[[Any, Any], Awaitable[Any]], ctx: Any, request: Any) -> Any:
         h = ctx.header
@@ -39,6 +48,9 @@ class Tap:
             response = await handler(ctx, request)
         elapsed = time.perf_counter() - start
         self._safely(self._record, ctx, request, response, explained, name, elapsed)
+        if self.waits is not None and self.transcript is not None:  # the request's operation is done
+            for group_id in group_ids(request):
+                self._safely(self._write_waits, group_id)
         return response
 
     def _record(
@@ -63,8 +75,30 @@ class Tap:
     def transition(self, group_id: str, old: str, new: str, generation: int, reason: str | None) -> None:
         if self.transcript is not None:
             self._safely(self.transcript.transition, group_id, old, new, generation, reason)
+            if self.waits is not None:  # once the operation that moved the group has set its timers
+                if not self._waits_due:
+                    trio.lowlevel.spawn_system_task(self._say_waits)
+                self._waits_due.add(group_id)
         if self.metrics is not None:
             self._safely(self.metrics.transition, old, new)
+
+    async def _say_waits(self) -> None:
+        self.flush_waits()
+
+    def flush_waits(self) -> None:
+        """Write the waits of the groups that moved (also called before a manual clock moves, so
+        they are said before a timer that fires changes them)."""
+        while self._waits_due:
+            self._safely(self._write_waits, self._waits_due.pop())
+
+    def _write_waits(self, group_id: str) -> None:
+        assert self.waits is not None and self.transcript is not None
+        waits = [dataclasses.asdict(w) for w in self.waits(group_id)]
+        if waits == self._waits_said.get(group_id, []):
+            return
+        self._waits_said[group_id] = waits
+        if waits:
+            self.transcript.write({"type": "waiting", "group": group_id, "waits": waits}, True)
 
     def transaction(
         self, transactional_id: str, old: str, new: str, producer_id: int, producer_epoch: int, reason: str | None

@@ -12,6 +12,7 @@ of the group core by hand.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 import trio
@@ -93,6 +94,7 @@ class ManualClock:
     def __init__(self, start_ms: int | None = None) -> None:
         self._now_ms = SystemClock().time_ms() if start_ms is None else start_ms
         self._waiting: set[trio.Event] = set()
+        self.before_move: list[Callable[[], None]] = []  # told before time moves (the tap's waits)
 
     def time_ms(self) -> int:
         return self._now_ms
@@ -101,6 +103,8 @@ class ManualClock:
         """Move to `now_ms` (never backwards) and wake every timer loop to look again."""
         if now_ms < self._now_ms:
             raise ValueError(f"time does not go backwards ({now_ms} < {self._now_ms})")
+        for listener in self.before_move:
+            listener()
         self._now_ms = now_ms
         for changed in self._waiting:
             changed.set()

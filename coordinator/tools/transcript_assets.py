@@ -1,11 +1,14 @@
 """The timeline page's inline style and script (transcript_html.py embeds both; no network).
 
-The script reads the JSON in `#kgc-data` and draws an SVG: time axis, the group's state bands,
-the coordinator lane and one lane per member, an arrow per request (member -> coordinator, in
-the API's colour) and per response (green, red with a mark when it carries an error), records
-written as diamonds on the coordinator lane, closed connections as crosses. Hover shows a
-summary, click shows the decoded request/response. It writes text only through textContent and
-setAttribute, never innerHTML, so nothing from the transcript is parsed as markup.
+The script reads the JSON in `#kgc-data` (every group of the transcript, and the table of group
+types: transcript_groups.py) and shows one group at a time, picked from the bar at the top (or
+`#group=NAME` in the address): an SVG with a time axis, the group's state bands in its type's
+colours, the coordinator lane and one lane per member, an arrow per request (member ->
+coordinator, in the API's colour) and per response (green, red with a mark when it carries an
+error), records written as diamonds and other events of the group (a wait on a manual clock) as
+dots on the coordinator lane, closed connections as crosses. Hover shows a summary, click shows
+the decoded request/response. It writes text only through textContent and setAttribute, never
+innerHTML, so nothing from the transcript is parsed as markup.
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ STYLE = """
 body{margin:0;font:13px/1.4 system-ui,"DejaVu Sans",sans-serif;color:#1d2329;background:#fafbfc}
 header{padding:10px 16px 6px;border-bottom:1px solid #dde1e6;background:#fff}
 header h1{font-size:17px;margin:0 0 2px}
+.kind{font-size:12px;font-weight:400;color:#fff;border-radius:9px;padding:1px 8px;margin-left:8px;vertical-align:2px}
+#groups{display:flex;flex-wrap:wrap;gap:6px;padding:8px 16px;background:#eef1f4;border-bottom:1px solid #dde1e6}
+#groups:empty{display:none}
+#groups button{font:inherit;padding:3px 10px;border:1px solid #b7bfc8;border-radius:4px;background:#fff;cursor:pointer;text-align:left}
+#groups button[aria-pressed=true]{border-color:#1d2329;box-shadow:inset 0 -3px 0 #1d2329}
+#groups .count{color:#66707a;font-size:11px;margin-left:6px}
+#groups .count.bad{color:#a2231d}
 .meta{color:#59636e;margin-bottom:6px}
 .controls{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:6px}
 .controls button{font:inherit;padding:2px 9px;border:1px solid #b7bfc8;border-radius:4px;background:#f3f5f7;cursor:pointer}
@@ -47,9 +57,10 @@ svg{display:block;user-select:none}
 .err-bang{fill:#fff;font-size:10px;font-weight:700;pointer-events:none}
 .record{fill:#6a3fb5;stroke:#fff;stroke-width:1;cursor:pointer}
 .closed{fill:#5b636b;font-size:14px;font-weight:700;cursor:pointer}
+.note{fill:#0f6f9f;stroke:#fff;stroke-width:1;cursor:pointer}
 .api-label{font-size:10px;fill:#4f5963;pointer-events:none}
 .selected{stroke:#111 !important;stroke-width:3 !important}
-.err-mark.selected,.record.selected{stroke:#111 !important;stroke-width:2.5 !important}
+.err-mark.selected,.record.selected,.note.selected{stroke:#111 !important;stroke-width:2.5 !important}
 #detail{padding:10px 16px 40px;max-width:1200px}
 #detail h2{font-size:15px;margin:4px 0}
 #detail .hint{color:#66707a}
@@ -66,19 +77,16 @@ svg{display:block;user-select:none}
 SCRIPT = r"""
 (function () {
 "use strict";
-const data = JSON.parse(document.getElementById("kgc-data").textContent);
-const NS = "http://www.w3.org/2000/svg";
+const all = JSON.parse(document.getElementById("kgc-data").textContent);
+const TYPES = all.types, NS = "http://www.w3.org/2000/svg";
 const AXIS_H = 30, STRIP_H = 26, LANE_H = 40, PAD = 18, PAD_RIGHT = 44, MAX_SCALE = 8;
-const STATES = {Empty: "#c3c8ce", PreparingRebalance: "#f2b33d", CompletingRebalance: "#86b2ee",
-                Stable: "#72c285", Dead: "#5f656c", Assigning: "#b79ce6", Reconciling: "#86b2ee"};
 const APIS = {JoinGroup: "#7b4fc9", SyncGroup: "#17868a", Heartbeat: "#6f8fb5", LeaveGroup: "#e07b1a",
               OffsetCommit: "#9a5b22", OffsetFetch: "#b08a4c", FindCoordinator: "#8c939a",
               DescribeGroups: "#4e6a87", ListGroups: "#4e6a87", DeleteGroups: "#a33d6b",
               ConsumerGroupHeartbeat: "#6f8fb5"};
-const lanes = data.lanes, exchanges = data.exchanges, bands = data.bands, records = data.records,
-      closed = data.closed, duration = Math.max(data.duration_ms, 1);
 const svg = document.getElementById("chart"), scroller = document.getElementById("scroller"),
-      tip = document.getElementById("tip"), detail = document.getElementById("detail");
+      tip = document.getElementById("tip"), detail = document.getElementById("detail"), hint = detail.firstElementChild;
+let data, lanes, exchanges, bands, records, closed, notes, duration, gtype;  // the group shown: show(i)
 let scale = 1, fitScale = 1, atFit = true, showOkHeartbeats = true, selected = null, errorAt = -1;
 
 function h(tag, cls, text) {
@@ -93,11 +101,13 @@ function s(tag, attrs, text) {
   if (text !== undefined && text !== null) e.textContent = String(text);
   return e;
 }
+const typeOf = g => TYPES[g.type] || {label: g.type + " group", colour: "#4a5560", states: {}};
 const apiColor = api => APIS[api] || "#4a5560";
-const stateColor = st => STATES[st] || "#d4c3e6";
+const stateColor = st => gtype.states[st] || "#d4c3e6";
+const isHeartbeat = api => api.endsWith("Heartbeat");
 const laneY = i => AXIS_H + STRIP_H + i * LANE_H + LANE_H / 2;
 const x = t => PAD + t * scale;
-const visible = ex => showOkHeartbeats || ex.api !== "Heartbeat" || ex.errors.length > 0 || ex.tr === null;
+const visible = ex => showOkHeartbeats || !isHeartbeat(ex.api) || ex.errors.length > 0 || ex.tr === null;
 function fmt(ms, step) {
   const dec = step >= 1000 ? 0 : step >= 100 ? 1 : step >= 10 ? 2 : 3;
   if (duration < 60000) return (ms / 1000).toFixed(dec) + " s";
@@ -109,9 +119,41 @@ function niceStep(minMs) {
   for (let p = 1; ; p *= 10) for (const m of [1, 2, 5]) if (m * p >= minMs) return m * p;
 }
 
+function picker(current) {
+  const nav = document.getElementById("groups");
+  nav.replaceChildren();
+  if (all.groups.length < 2) return;
+  all.groups.forEach((g, i) => {
+    const b = h("button", "pick"), errs = g.exchanges.filter(ex => ex.errors.length).length;
+    b.type = "button"; b.dataset.group = g.group; b.dataset.type = g.type;
+    b.setAttribute("aria-pressed", i === current ? "true" : "false");
+    b.title = typeOf(g).label;
+    const dot = h("span", "sw"); dot.style.background = typeOf(g).colour; dot.style.marginRight = "6px";
+    b.appendChild(dot); b.appendChild(document.createTextNode(g.group));
+    b.appendChild(h("span", "count", g.lanes.length - 1 + " members"));
+    if (errs) b.appendChild(h("span", "count bad", errs + " errors"));
+    b.addEventListener("click", () => { history.replaceState(null, "", "#group=" + encodeURIComponent(g.group)); show(i); });
+    nav.appendChild(b);
+  });
+}
+
+function show(i) {
+  data = all.groups[i]; gtype = typeOf(data);
+  lanes = data.lanes; exchanges = data.exchanges; bands = data.bands; records = data.records;
+  closed = data.closed; notes = data.notes || []; duration = Math.max(data.duration_ms, 1);
+  selected = null; errorAt = -1; atFit = true;
+  document.body.dataset.group = data.group; document.body.dataset.type = data.type;
+  picker(i);
+  document.getElementById("top").replaceChildren();
+  document.getElementById("labels").replaceChildren();
+  detail.replaceChildren(hint); delete detail.dataset.kind; delete detail.dataset.i;
+  header(); labels(); fit();
+}
+
 function header() {
   const top = document.getElementById("top");
-  top.appendChild(h("h1", "", "Group " + data.group));
+  const title = top.appendChild(h("h1", "", "Group " + data.group));
+  const badge = title.appendChild(h("span", "kind", gtype.label)); badge.style.background = gtype.colour;
   const members = lanes.filter(l => l.kind !== "coordinator").length;
   const errors = exchanges.filter(ex => ex.errors.length).length;
   top.appendChild(h("div", "meta", data.source + " \u00b7 from " + new Date(data.start_ms).toLocaleString() +
@@ -137,6 +179,7 @@ function header() {
   item(swatch("ln", "#2e9650"), "response");
   item(swatch("ln", "#d0342c"), "error response (hover/click: reason)");
   item(swatch("sw", "#6a3fb5"), "record written");
+  if (notes.length) item(swatch("sw", "#0f6f9f"), "other event of the group (e.g. waiting for the clock)");
   item(h("span", "", "\u2715"), "connection closed");
   top.appendChild(legend);
 }
@@ -219,7 +262,7 @@ function render() {
         marks.appendChild(s("text", {x: xa - 1.6, y: ym + 10.5, class: "err-bang"}, "!"));
       }
     }
-    if (ex.api !== "Heartbeat" && (lastLabel[ex.lane] === undefined || xr - lastLabel[ex.lane] > 70)) {
+    if (!isHeartbeat(ex.api) && (lastLabel[ex.lane] === undefined || xr - lastLabel[ex.lane] > 70)) {
       marks.appendChild(s("text", {x: xr + 8, y: ym + 22, class: "api-label"}, ex.api));
       lastLabel[ex.lane] = xr;
     }
@@ -231,21 +274,23 @@ function render() {
   });
   closed.forEach((c, i) => marks.appendChild(s("text", {x: x(c.t) - 4, y: laneY(c.lane) + 5, class: "closed",
                                                         "data-c": i}, "\u2715")));
+  notes.forEach((n, i) => marks.appendChild(s("circle", {cx: x(n.t), cy: laneY(0) + 10, r: 5, class: "note",
+                                                         "data-n": i, "data-kind": n.kind})));
   highlight();
 }
 
 function highlight() {
   for (const e of svg.querySelectorAll(".selected")) e.classList.remove("selected");
   if (!selected) return;
-  const attr = {x: "data-i", b: "data-b", r: "data-r", c: "data-c"}[selected.kind];
+  const attr = {x: "data-i", b: "data-b", r: "data-r", c: "data-c", n: "data-n"}[selected.kind];
   for (const e of svg.querySelectorAll(`[${attr}="${selected.i}"]:not(.hit)`)) e.classList.add("selected");
 }
 
 function target(node) {
-  const e = node && node.closest ? node.closest("[data-i],[data-b],[data-r],[data-c]") : null;
+  const e = node && node.closest ? node.closest("[data-i],[data-b],[data-r],[data-c],[data-n]") : null;
   if (!e) return null;
-  for (const [kind, attr] of [["x", "data-i"], ["b", "data-b"], ["r", "data-r"], ["c", "data-c"]])
-    if (e.hasAttribute(attr)) return {kind: kind, i: Number(e.getAttribute(attr))};
+  for (const [what, attr] of [["x", "data-i"], ["b", "data-b"], ["r", "data-r"], ["c", "data-c"], ["n", "data-n"]])
+    if (e.hasAttribute(attr)) return {kind: what, i: Number(e.getAttribute(attr))};
   return null;
 }
 
@@ -289,6 +334,11 @@ function describe(t, into, full) {
     into.appendChild(h(full ? "h2" : "div", "", "record written at " + at(r.t)));
     line(r.text);
     if (full) into.appendChild(h("pre", "", JSON.stringify(r.event, null, 2)));
+  } else if (t.kind === "n") {
+    const n = notes[t.i];
+    into.appendChild(h(full ? "h2" : "div", "", n.kind + " at " + at(n.t)));
+    line(n.text);
+    if (full) into.appendChild(h("pre", "", JSON.stringify(n.event, null, 2)));
   } else {
     const c = closed[t.i];
     into.appendChild(h(full ? "h2" : "div", "", "connection closed at " + at(c.t)));
@@ -362,9 +412,8 @@ function events() {
   window.addEventListener("resize", fit);
 }
 
-header();
-labels();
+const wanted = decodeURIComponent((location.hash.match(/group=([^&]*)/) || [])[1] || "");
 events();
-fit();
+show(Math.max(0, all.groups.findIndex(g => g.group === wanted)));
 })();
 """

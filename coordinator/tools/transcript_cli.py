@@ -1,8 +1,8 @@
 """`kgc transcript FILE [--group G] [--member M] [--client ID] [--api NAME]... [--follow | --html OUT]`.
 
-Text (transcript_render.py) or one self-contained page (transcript_html.py) from a transcript
-file. `--follow` keeps printing as the server appends, like `tail -f`, until Ctrl-C (exit 130);
-a half-written last line waits for its end. Failures are one line on stderr and exit 2 (a file
+Text (transcript_render.py) or one self-contained page of every group (transcript_html.py) from
+a transcript file. `--follow` keeps printing as the server appends, like `tail -f`, until Ctrl-C
+(exit 130); a half-written last line waits for its end. Failures are one line on stderr and exit 2 (a file
 that is not a transcript, an unknown API); a closed pipe (`| head`) ends the command quietly.
 """
 
@@ -43,8 +43,8 @@ def add_parser(commands: Any) -> None:
     how.add_argument(
         "--html",
         metavar="OUT.html",
-        help="write one self-contained page: a lane per member, "
-        "requests and responses as arrows, states as bands, errors with their reasons",
+        help="write one self-contained page of every group (pick one on the page; --group: that one): "
+        "a lane per member, requests and responses as arrows, states as bands, errors with their reasons",
     )
 
 

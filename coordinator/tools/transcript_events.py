@@ -29,6 +29,7 @@ REQUIRED = {
     "sasl": ("conn", "api", "version", "mechanism", "error"),
     "leader": ("topic", "partition", "from", "to", "epoch", "reason"),
     "transaction": ("transactional_id", "from", "to", "producer_id", "producer_epoch", "reason"),
+    "waiting": ("group", "waits"),  # a group waiting for timers of a manual clock
 }
 
 

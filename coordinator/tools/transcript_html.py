@@ -1,12 +1,15 @@
-"""`kgc transcript FILE --html OUT.html`: one group's transcript as a self-contained timeline page.
+"""`kgc transcript FILE --html OUT.html`: a transcript's groups as one self-contained timeline page.
 
-`timeline(events, selection)` shapes the events into the page's data: a coordinator lane and one
-lane per member, request/response exchanges with the text renderer's wording, the group's state
-bands, records written and closed connections, times in ms since the first event. `page(data)`
-embeds that as JSON in one HTML file with inline CSS and JS (transcript_assets.py): no network,
-and `<`, `>`, `&` and the JS line separators escaped so no client id or metadata can end the
-script element. An exchange's lane is the member it names, else the member its connection
-belongs to (before or after), else its client's only member, else a lane for the client.
+`timelines(events, selection)` gives the page's data: every group of the transcript (or the one
+`--group` names), each as `timeline(...)` shapes it: a coordinator lane and one lane per member,
+request/response exchanges with the text renderer's wording, the group's state bands, records
+written, closed connections and any other event of the group (a note), times in ms since the
+group's first event, and the group's type (transcript_groups.py: the page draws every type from
+that table, so a new type needs no page change). `page(data)` embeds that as JSON in one HTML file
+with inline CSS and JS (transcript_assets.py): no network, and `<`, `>`, `&` and the JS line
+separators escaped so no client id or metadata can end the script element. An exchange's lane is
+the member it names, else the member its connection belongs to (before or after), else its
+client's only member, else a lane for the client.
 """
 
 from __future__ import annotations
@@ -19,7 +22,11 @@ from typing import Any
 
 from coordinator.tools.transcript_assets import SCRIPT, STYLE
 from coordinator.tools.transcript_events import BadTranscript, Selection, malformed, member_ids, numbered
-from coordinator.tools.transcript_render import record_text, request_text, response_text, short
+from coordinator.tools.transcript_groups import GROUP_TYPES, group_type
+from coordinator.tools.transcript_render import note_text, record_text, request_text, response_text, short
+
+Numbered = list[tuple[int, dict[str, Any]]]
+_DRAWN = frozenset({"request", "response", "transition", "record", "disconnect"})  # the rest are notes
 
 
 def groups_in(events: Iterable[dict[str, Any]]) -> list[str]:
@@ -87,15 +94,70 @@ class _Lanes:
         return f"member:{member}" if member else f"client:{first.get('client', '')}"
 
 
-def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, source: str) -> dict[str, Any]:
-    """The page's data from (line number, event) pairs; raises BadTranscript."""
+def timelines(events: Numbered, selection: Selection, source: str) -> dict[str, Any]:
+    """The page's data: every group of the transcript, or the one --group names; raises
+    BadTranscript when there is no group, or nothing of the chosen one matches the filters."""
+    by_group = _by_group(events)
+    if selection.group is not None:
+        chosen = [selection.group]
+    else:
+        chosen = list(by_group)
+        if not chosen:
+            raise BadTranscript(f"{source} has no group to draw (the page shows groups' rebalances)")
+    drawn = []
+    for group in chosen:
+        narrowed = Selection(group, selection.member, selection.client, selection.apis)
+        try:
+            drawn.append(timeline(by_group.get(group, []), narrowed, source))
+        except _NothingMatches:
+            continue
+    if not drawn:
+        what = f"group {selection.group!r}" if selection.group is not None else f"its {len(chosen)} groups"
+        raise BadTranscript(f"{source}: nothing of {what} matches the filters")
+    return {"source": source, "types": GROUP_TYPES, "groups": drawn}
+
+
+def _by_group(events: Numbered) -> dict[str, Numbered]:
+    """Each group's events in file order: requests by the groups they name, responses with their
+    request, other events by their `group`; every closed connection goes to every group (it is
+    drawn on a lane only where its connection was a member's)."""
+    out: dict[str, Numbered] = {}
+    asked: dict[tuple[Any, Any], Any] = {}
+    closed: Numbered = []
+    for number, e in events:
+        kind = e["type"]
+        if kind == "request":
+            groups = e.get("groups") or ()
+            asked[(e.get("conn"), e.get("correlation_id"))] = groups
+        elif kind == "response":
+            groups = asked.pop((e.get("conn"), e.get("correlation_id")), None) or e.get("groups") or ()
+        elif kind == "disconnect":
+            closed.append((number, e))
+            continue
+        else:
+            group = e.get("group")
+            groups = [group] if isinstance(group, str) else e.get("groups") or ()
+        for g in groups:
+            if isinstance(g, str):
+                out.setdefault(g, []).append((number, e))
+    # a group is drawn for what was asked of it or happened to it, not for records alone
+    out = {g: mine for g, mine in out.items() if any(e["type"] != "record" for _, e in mine)}
+    if closed:
+        for g, mine in out.items():
+            out[g] = sorted(mine + closed, key=lambda pair: pair[0])
+    return out
+
+
+class _NothingMatches(BadTranscript):
+    pass
+
+
+def timeline(events: Numbered, selection: Selection, source: str) -> dict[str, Any]:
+    """One group's data from (line number, event) pairs; raises BadTranscript."""
     if selection.group is None:
         groups = groups_in(e for _, e in events)
-        if not groups:
-            raise BadTranscript(f"{source} has no group to draw (the page shows one group's rebalances)")
-        if len(groups) > 1:
-            named = ", ".join(groups[:5]) + (", ..." if len(groups) > 5 else "")
-            raise BadTranscript(f"{source} has {len(groups)} groups ({named}): choose one with --group")
+        if len(groups) != 1:
+            raise BadTranscript(f"{source} has {len(groups)} groups: name one (timeline draws one group)")
         selection = Selection(groups[0], selection.member, selection.client, selection.apis)
     numbers = {id(e): number for number, e in events}
     kept: list[dict[str, Any]] = []
@@ -104,12 +166,12 @@ def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, sou
         try:
             if e["type"] == "disconnect":
                 closed.append(e)  # drawn on the lane of its connection's member, if any
-            elif selection.keep(e):
-                kept.append(e)
+            elif selection.keep(e) and (e["type"] in _DRAWN or e.get("group") == selection.group):
+                kept.append(e)  # other events (leaders, transactions) are not the group's
         except (KeyError, TypeError, AttributeError) as exc:
             raise malformed(source, number, e, exc) from None
     if not kept:
-        raise BadTranscript(f"{source}: nothing of group {selection.group!r} matches the filters")
+        raise _NothingMatches(f"{source}: nothing of group {selection.group!r} matches the filters")
     t0 = kept[0]["ts"]
     pairs = _exchanges(kept)
     lanes = _Lanes(pairs)
@@ -186,9 +248,15 @@ def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, sou
             }
         )
     records = [{"t": e["ts"] - t0, "text": short(record_text(e)), "event": e} for e in kept if e["type"] == "record"]
+    notes = [
+        {"t": e["ts"] - t0, "kind": e["type"], "text": note_text(e), "event": e}
+        for e in kept
+        if e["type"] not in _DRAWN
+    ]
     return {
         "source": source,
         "group": selection.group,
+        "type": group_type(kept),
         "start_ms": t0,
         "duration_ms": t_end,
         "lanes": lane_list,
@@ -196,6 +264,7 @@ def timeline(events: list[tuple[int, dict[str, Any]]], selection: Selection, sou
         "bands": bands,
         "records": records,
         "closed": marks,
+        "notes": notes,
     }
 
 
@@ -214,7 +283,12 @@ def embed_json(data: Any) -> str:
 
 
 def page(data: dict[str, Any]) -> str:
-    title = html.escape(f"kgc timeline: group {data['group']}")
+    """The page for `timelines(...)`'s data (one group's `timeline(...)` data is taken as well)."""
+    if "groups" not in data:
+        data = {"source": data["source"], "types": GROUP_TYPES, "groups": [data]}
+    groups = data["groups"]
+    named = f"group {groups[0]['group']}" if len(groups) == 1 else f"{len(groups)} groups"
+    title = html.escape(f"kgc timeline: {named}")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -227,6 +301,7 @@ def page(data: dict[str, Any]) -> str:
 </head>
 <body>
 <script type="application/json" id="kgc-data">{embed_json(data)}</script>
+<nav id="groups" aria-label="groups"></nav>
 <header id="top"></header>
 <main id="view"><div id="labels"></div><div id="scroller"><svg id="chart" xmlns="http://www.w3.org/2000/svg"></svg></div></main>
 <section id="detail"><p class="hint">Click an arrow, a band, a record or a mark for details. Ctrl+wheel or the buttons zoom; drag or shift+wheel scrolls.</p></section>
@@ -240,10 +315,18 @@ def page(data: dict[str, Any]) -> str:
 def write_page(lines: Iterable[str], out: str | Path, selection: Selection, source: str) -> str:
     """Write the page; returns what it shows in a few words (for the command's one line)."""
     try:
-        data = timeline(list(numbered(lines, source)), selection, source)
+        data = timelines(list(numbered(lines, source)), selection, source)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:  # past the per-line checks
         raise BadTranscript(f"{source}: an event the transcript never writes ({type(exc).__name__}: {exc})") from None
     Path(out).write_text(page(data), encoding="utf-8")
+    groups = data["groups"]
+    if len(groups) == 1:
+        return _summary(groups[0])
+    shown = ", ".join(f"{g['group']} ({g['type']})" for g in groups[:5]) + (", ..." if len(groups) > 5 else "")
+    return f"{len(groups)} groups: {shown}; pick one on the page or with --group"
+
+
+def _summary(data: dict[str, Any]) -> str:
     members = sum(1 for lane in data["lanes"] if lane["kind"] != "coordinator")
     errors = sum(1 for x in data["exchanges"] if x["errors"])
     return (

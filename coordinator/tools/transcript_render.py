@@ -4,12 +4,14 @@ Time is relative to the first shown event: `->` a request (who sent it and the p
 the group's, or topic-partitions with offsets and byte counts on the data path), `<-` its response
 (result, or each error with the reason the coordinator recorded), `==` a state transition and its
 cause, `++` a record written to __consumer_offsets, `xx` a connection closed and why, `>>` a
-partition's leader (a group coordinator, for __consumer_offsets) moving and why. Member ids
-are shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
+partition's leader (a group coordinator, for __consumer_offsets) moving and why, `..` a group
+waiting for a timer of a manual clock (and any other event, by its fields). Member ids are
+shortened to `<client>-<first 8 of the uuid>`. The command itself is transcript_cli.py.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -158,10 +160,36 @@ def response_text(api: str, event: dict[str, Any]) -> str:
     return "ok"
 
 
+# Kafka's CoordinatorRecordType ids of the records beside offsets (0, 1) and classic groups (2).
+_RECORDS = {
+    "3": "consumer group metadata",
+    "4": "consumer group partition metadata",
+    "5": "consumer group member",
+    "6": "consumer group target assignment",
+    "7": "consumer group target assignment of member",
+    "8": "consumer group current assignment of member",
+    "9": "share group partition metadata",
+    "10": "share group member",
+    "11": "share group metadata",
+    "12": "share group target assignment",
+    "13": "share group target assignment of member",
+    "14": "share group current assignment of member",
+    "15": "consumer group regular expression",
+    "16": "share group state partition metadata",
+}
+
+
 def record_text(event: dict[str, Any]) -> str:
     where = f"{event['topic']}-{event['partition']}@{event['offset']}"
     key, value = event["key"], event["value"]
     data = key.get("data", {}) if isinstance(key, dict) else {}
+    kind = str(key.get("type")) if isinstance(key, dict) else None
+    if kind in _RECORDS:  # a consumer or share group's record: its name, member and plain fields
+        member = f" {short(data['memberId'])}" if data.get("memberId") else ""
+        if not isinstance(value, dict):
+            return f"{where} tombstone: {_RECORDS[kind]}{member} deleted"
+        fields = ", ".join(f"{k} {v}" for k, v in value["data"].items() if isinstance(v, (int, str)) and v != "")
+        return f"{where} {_RECORDS[kind]}{member}" + (f": {fields}" if fields else "")
     if value == "<DELETE>":
         what = f"offset {data['topic']}-{data['partition']}" if "topic" in data else "group"
         return f"{where} tombstone: {what} deleted"
@@ -182,6 +210,24 @@ def record_text(event: dict[str, Any]) -> str:
         f"{where} group metadata: generation {v['generation']}, protocol {v['protocol']}, "
         f"leader {short(v['leader'])}, {members}"
     ).replace("protocol None", "no protocol")
+
+
+def waits_text(waits: list[dict[str, Any]]) -> str:
+    """Timers of a manual clock a group waits for: `initial rebalance delay: advance >= 100 ms`."""
+    return "; ".join(
+        f"{w['timer']}{' of ' + short(w['member']) if w.get('member') else ''}: advance >= {w['advance_ms']} ms"
+        for w in waits
+    )
+
+
+def note_text(event: dict[str, Any]) -> str:
+    """An event without a shape of its own in words: a wait on the manual clock, or its fields."""
+    if event["type"] == "waiting":
+        return f"waiting for the clock (clock.mode=manual): {waits_text(event['waits'])}"
+    fields = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.items() if k not in ("ts", "type", "group")
+    )
+    return f"{event['type']}: {fields}"
 
 
 def line(e: dict[str, Any], start: int) -> str:
@@ -217,8 +263,11 @@ def line(e: dict[str, Any], start: int) -> str:
             f"{'[cluster]':<12} >> {e['topic']}-{e['partition']} leader broker {e['from']} -> {to} "
             f"(epoch {e['epoch']})  because {e['reason']}"
         )
-    else:
+    elif kind == "record":
         text = f"{'[log]':<12} ++ {record_text(e)}"
+    else:
+        who = f"[{e['group']}]" if isinstance(e.get("group"), str) else f"[{kind}]"
+        text = f"{who:<12} .. {note_text(e)}"
     return f"{t}  {short(text).rstrip()}"
 
 

@@ -168,3 +168,14 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0 and err == b"", err
+
+
+def test_waits_on_a_manual_clock_and_events_of_unknown_kinds_are_lines_too(tmp_path, capsys):
+    path = sample.write(tmp_path / "t.jsonl", sample.three_groups())
+    assert (
+        "[shop]       .. waiting for the clock (clock.mode=manual): initial rebalance delay: advance >= 100 ms"
+        in shown(path, capsys, "--group", "shop")
+    )
+    assert shown(path, capsys, "--group", "audit")[-1] == (
+        '[audit]      .. share_partition: topic="orders", partition=0, start_offset=42'
+    )

@@ -87,7 +87,7 @@ def test_the_embedded_json_cannot_end_the_script_element():
     assert data["lanes"][2]["label"] == HOSTILE
     text = page(data)
     embedded = re.search(r'<script type="application/json" id="kgc-data">(.*?)</script>', text, re.S).group(1)
-    assert json.loads(embedded) == data  # the escapes are JSON's own: the page reads back exactly this
+    assert json.loads(embedded)["groups"] == [data]  # the escapes are JSON's own: the page reads back exactly this
     assert "<" not in embedded and ">" not in embedded and "&" not in embedded and "\u2028" not in embedded
     # exactly the page's own two scripts open and close
     assert len(re.findall(r"<script", text, re.I)) == 2 and len(re.findall(r"</script", text, re.I)) == 2
@@ -121,7 +121,6 @@ def test_the_command_writes_the_page(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("events", "extra", "message"),
     [
-        (None, [], "has 2 groups (shop, other): choose one with --group"),
         ([e for e in sample.events() if not e.get("groups") and e["type"] != "transition"], [], "has no group to draw"),
         (None, ["--group", "nope"], "nothing of group 'nope' matches the filters"),
     ],
@@ -153,3 +152,64 @@ def test_a_malformed_event_is_named_by_its_line(line, damage, message):
     broken[line] = json.dumps(event) + "\n"
     with pytest.raises(BadTranscript, match=re.escape(f"t.jsonl {message}")):
         timeline(list(numbered(broken, "t.jsonl")), Selection("shop"), "t.jsonl")
+
+
+# -- every group of a transcript (issue 27) ----------------------------------------------------------
+def test_every_group_is_drawn_each_with_its_type():
+    from coordinator.tools.transcript_html import timelines
+
+    data = timelines(list(numbered(json.dumps(e) + "\n" for e in sample.three_groups())), Selection(), "t.jsonl")
+    assert [(g["group"], g["type"]) for g in data["groups"]] == [
+        ("shop", "classic"),
+        ("orders-v2", "consumer"),  # its states and its ConsumerGroupHeartbeats say so
+        ("audit", "share"),  # Empty and Stable are every type's: its ShareGroupHeartbeat says so
+    ]
+    assert set(data["types"]) == {"classic", "consumer", "share"}  # the page's colours and labels
+    orders = data["groups"][1]
+    assert [lane["label"] for lane in orders["lanes"]] == ["coordinator", "carol", "dave"]
+    assert [b["state"] for b in orders["bands"]] == ["Empty", "Assigning", "Reconciling", "Stable"]
+    assert [x["api"] for x in orders["exchanges"]] == ["ConsumerGroupHeartbeat"] * 2
+    assert data["groups"][0]["exchanges"] == data_of()["exchanges"]  # shop as --group shop draws it
+
+
+def test_a_transition_that_names_its_group_type_wins():
+    from coordinator.tools.transcript_groups import group_type
+
+    seq = [e for e in sample.three_groups() if e.get("group") == "audit" or "audit" in e.get("groups", ())]
+    assert group_type(seq) == "share"
+    for e in seq:
+        if e["type"] == "transition":
+            e["group_type"] = "consumer"
+    assert group_type(seq) == "consumer"
+    assert group_type([]) == "classic"  # a group that only commits offsets
+
+
+def test_other_events_of_a_group_are_notes_and_waits_say_how_far_to_advance():
+    from coordinator.tools.transcript_html import timelines
+
+    data = timelines(list(numbered(json.dumps(e) + "\n" for e in sample.three_groups())), Selection(), "t.jsonl")
+    shop, audit = data["groups"][0], data["groups"][2]
+    assert [(n["kind"], n["t"], n["text"]) for n in shop["notes"]] == [
+        ("waiting", 21, "waiting for the clock (clock.mode=manual): initial rebalance delay: advance >= 100 ms")
+    ]
+    assert [(n["kind"], n["text"]) for n in audit["notes"]] == [
+        ("share_partition", 'share_partition: topic="orders", partition=0, start_offset=42')
+    ]
+
+
+def test_the_command_draws_every_group_and_group_narrows(tmp_path, capsys):
+    path = sample.write(tmp_path / "t.jsonl", sample.three_groups())
+    out = tmp_path / "page.html"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["transcript", str(path), "--html", str(out)])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == (
+        f"kgc: wrote {out} (3 groups: shop (classic), orders-v2 (consumer), audit (share); "
+        "pick one on the page or with --group)"
+    )
+    assert "<title>kgc timeline: 3 groups</title>" in out.read_text()
+    with pytest.raises(SystemExit):
+        main(["transcript", str(path), "--group", "audit", "--html", str(out)])
+    assert capsys.readouterr().out.strip() == (
+        f"kgc: wrote {out} (group audit: 1 member lanes, 1 exchanges, 0 with errors, 2 state bands)"
+    )

@@ -223,3 +223,87 @@ def events(bob_client: str = "bob") -> list[dict[str, Any]]:
 def write(path: Path, seq: list[dict[str, Any]] | None = None) -> Path:
     path.write_text("".join(json.dumps(e) + "\n" for e in (seq if seq is not None else events())), encoding="utf-8")
     return path
+
+
+def more_groups(t0: int = 1_700_000_000_000) -> list[dict[str, Any]]:
+    """A consumer-protocol group `orders-v2` (KIP-848: its members heartbeat, the server assigns)
+    and a share group `audit` (KIP-932), with an event of a kind the page has no shape for, and
+    the classic group `shop` waiting for its initial rebalance delay on a manual clock."""
+    seq: list[dict[str, Any]] = []
+
+    def beat(t: int, conn: int, cid: int, client: str, api: str, group: str, member: str, epoch: int) -> None:
+        common = {"conn": conn, "client": client, "api": api, "version": 0, "correlation_id": cid, "groups": [group]}
+        seq.append(
+            {
+                "ts": t,
+                "type": "request",
+                "host": "127.0.0.1",
+                **common,
+                "body": {"group_id": group, "member_id": member, "member_epoch": epoch},
+            }
+        )
+        seq.append(
+            {
+                "ts": t + 1,
+                "type": "response",
+                **common,
+                "elapsed_ms": 0.3,
+                "errors": [],
+                "body": {"error_code": 0, "member_id": member, "member_epoch": epoch + 1},
+            }
+        )
+
+    def transition(t: int, group: str, old: str, new: str, epoch: int, reason: str) -> None:
+        seq.append(
+            {
+                "ts": t,
+                "type": "transition",
+                "group": group,
+                "from": old,
+                "to": new,
+                "generation": epoch,
+                "reason": reason,
+            }
+        )
+
+    carol, dave, erin = (
+        "carol-5e1f0c2a-0000-1111-2222-333344445555",
+        "dave-9a8b7c6d-0000-1111-2222-333344445555",
+        "erin-11aa22bb-0000-1111-2222-333344445555",
+    )
+    beat(t0 + 100, 21, 1, "carol", "ConsumerGroupHeartbeat", "orders-v2", carol, 0)
+    transition(
+        t0 + 101, "orders-v2", "Empty", "Assigning", 1, f"ConsumerGroupHeartbeat from client 'carol' member '{carol}'"
+    )
+    transition(t0 + 101, "orders-v2", "Assigning", "Reconciling", 1, "target assignment of epoch 1 computed")
+    beat(t0 + 300, 22, 1, "dave", "ConsumerGroupHeartbeat", "orders-v2", dave, 0)
+    transition(
+        t0 + 600, "orders-v2", "Reconciling", "Stable", 2, f"ConsumerGroupHeartbeat from client 'dave' member '{dave}'"
+    )
+    beat(t0 + 200, 31, 1, "erin", "ShareGroupHeartbeat", "audit", erin, 0)
+    transition(t0 + 201, "audit", "Empty", "Stable", 1, f"ShareGroupHeartbeat from client 'erin' member '{erin}'")
+    seq.append(
+        {
+            "ts": t0 + 700,
+            "type": "share_partition",
+            "group": "audit",
+            "topic": "orders",
+            "partition": 0,
+            "start_offset": 42,
+        }
+    )
+    seq.append(
+        {
+            "ts": t0 + 21,
+            "type": "waiting",
+            "group": "shop",
+            "waits": [{"timer": "initial rebalance delay", "member": None, "deadline_ms": t0 + 121, "advance_ms": 100}],
+        }
+    )
+    return seq
+
+
+def three_groups() -> list[dict[str, Any]]:
+    """`shop` (classic), `orders-v2` (consumer) and `audit` (share), in the order they happened."""
+    classic = [e for e in events() if "other" not in e.get("groups", ()) and e.get("group") != "other"]
+    return sorted(classic + more_groups(), key=lambda e: e["ts"])
