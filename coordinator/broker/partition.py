@@ -179,19 +179,27 @@ class Partition:
         self.advance_high_watermark(wait_for + 1)
 
     def append_marker(
-        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, transaction_version: int = 0
     ) -> tuple[AppendResult, int]:
         """Append a COMMIT/ABORT control batch for the producer (WriteTxnMarkers, coordinator
-        origin): ProducerAppendInfo.appendEndTxnMarker refuses an epoch older than the
-        producer's. Returns like `append_now`."""
+        origin), refused as ProducerAppendInfo.checkProducerEpoch refuses it: below the
+        producer's epoch, or, for a transaction.version 2 marker (whose epoch the coordinator
+        bumped), at it, unless the producer has no open transaction here (a retried marker).
+        Returns like `append_now`."""
         entry = self.producers.producers.get(producer_id)
-        if entry is not None and producer_epoch < entry.producer_epoch:
-            return AppendResult(
-                ErrorCode.INVALID_PRODUCER_EPOCH,
-                -1,
-                self.log_start_offset,
-                f"marker epoch {producer_epoch} is older than producer {producer_id}'s epoch {entry.producer_epoch}",
-            ), -1
+        if entry is not None:
+            current = entry.producer_epoch
+            stale = producer_epoch <= current if transaction_version >= 2 else producer_epoch < current
+            if stale and not (
+                transaction_version >= 2 and producer_epoch == current and entry.current_txn_first_offset < 0
+            ):
+                return AppendResult(
+                    ErrorCode.INVALID_PRODUCER_EPOCH,
+                    -1,
+                    self.log_start_offset,
+                    f"marker epoch {producer_epoch} of producer {producer_id} is "
+                    f"{'<=' if transaction_version >= 2 else '<'} its epoch {current} (TV{transaction_version})",
+                ), -1
         marker = encode_marker(producer_id, producer_epoch, commit, coordinator_epoch, self.log.clock.time_ms())
         try:
             base, _ = self.log.append_batch(marker)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from coordinator.cluster.features import TRANSACTION_VERSION
 from coordinator.observe.reasons import transaction_changed
 from coordinator.runtime.operation import OpContext
 from coordinator.runtime.timers import ShardTimers, Timers
@@ -29,6 +30,9 @@ class TxnSettings:
     id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms
     abort_interval_ms: int = 10_000  # transaction.abort.timed.out.transaction.cleanup.interval.ms
     expire_interval_ms: int = 3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
+    # The finalized transaction.version (TransactionStateManager.transactionVersionLevel): the
+    # __transaction_state value version, and the rules of the coordinator's own aborts.
+    transaction_version: int = TRANSACTION_VERSION
 
     @classmethod
     def from_config(cls, config: Any) -> TxnSettings:
