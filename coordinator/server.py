@@ -23,6 +23,7 @@ from coordinator.admin.broker_configs import BrokerSettings
 from coordinator.admin.config_file import DynamicConfigFile
 from coordinator.admin.configs import ConfigService
 from coordinator.broker.data_path import DataPath
+from coordinator.broker.producer_expiry import ProducerExpiry
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
@@ -191,6 +192,9 @@ async def _serve_locked(
     data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
+    producer_expiry = ProducerExpiry(  # producer.id.expiration.ms, on the timer clock
+        data, timer_clock, config.producer_id_expiration_ms, config.producer_id_expiration_check_interval_ms
+    )
     share_settings = ShareSettings.from_config(config)  # one mutable object: the control plane may change it
     runtime = group_runtime(
         config, timer_clock, logs, observer=tap, topics=topics, share=share_settings, group_configs=group_configs
@@ -297,7 +301,7 @@ async def _serve_locked(
             transitions=parts.transitions,
             limits=versions,
             clock=timer_clock,
-            timer_sources=[share.manager for share in shares.values()],
+            timer_sources=[producer_expiry, *(share.manager for share in shares.values())],
             share_settings=share_settings,
             shares=shares,
             security=security,
@@ -328,6 +332,7 @@ async def _serve_locked(
                 await nursery.start(runtime.run)  # loads __consumer_offsets; closes it when cancelled
                 await nursery.start(txn.run)  # loads __transaction_state; resends undecided markers
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
+                await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock
                 for listener in listeners.values():

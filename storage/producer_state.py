@@ -182,6 +182,19 @@ class ProducerStateManager:
             del self.producers[pid]
         self.on_high_watermark(log_start_offset)
 
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """ProducerStateManager.removeExpiredProducers (producer.id.expiration.ms): forget every
+        producer with no open transaction whose last batch or marker is `expiration_ms` old.
+        Returns the producer ids removed."""
+        gone = [
+            pid
+            for pid, e in self.producers.items()
+            if e.current_txn_first_offset < 0 and now_ms - e.last_timestamp >= expiration_ms
+        ]
+        for pid in gone:
+            del self.producers[pid]
+        return gone
+
     def load_entry(self, entry: ProducerStateEntry) -> None:
         """loadProducerEntry (from a snapshot)."""
         self.producers[entry.producer_id] = entry
