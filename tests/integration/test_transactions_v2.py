@@ -51,7 +51,8 @@ async def commit_offset(c: RawClient, txn: str, pid: int, epoch: int, group: str
 async def described(c: RawClient, txn: str):
     r = await c.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, DescribeTransactionsRequest([txn]))
     state = r.transaction_states[0]
-    return state.transaction_state, state.producer_epoch, sorted((t.topic, p) for t in state.topics for p in t.partitions)
+    partitions = sorted((t.topic, p) for t in state.topics for p in t.partitions)
+    return state.transaction_state, state.producer_epoch, partitions
 
 
 async def test_the_broker_offers_transactions_v2(client, server):
