@@ -22,9 +22,7 @@ async def test_idle_producers_are_forgotten_at_the_check_after_their_expiry(tmp_
     expiry = ProducerExpiry(data, clock, EXPIRY_MS, CHECK_MS)
     idle = await part.append(batch(b"a", ts=1_000_000, producer_id=7, epoch=0, seq=0), 1 << 20)
     late = await part.append(batch(b"b", ts=1_030_000, producer_id=8, epoch=0, seq=0), 1 << 20)
-    open_txn = await part.append(
-        batch(b"c", ts=1_000_000, producer_id=9, epoch=0, seq=0, transactional=True), 1 << 20
-    )
+    open_txn = await part.append(batch(b"c", ts=1_000_000, producer_id=9, epoch=0, seq=0, transactional=True), 1 << 20)
     assert {idle.error, late.error, open_txn.error} == {ErrorCode.NONE}
     clock.set_time(1_059_999)  # checks at +10 s ... +50 s: nobody is 60 s idle yet
     assert await expiry.fire_due() == 5 and set(part.producers.producers) == {7, 8, 9}
