@@ -74,6 +74,12 @@ def test_a_commit_marker_goes_after_its_records_and_the_delete_retention(tmp_pat
     clock.advance(1)
     cleaner.clean(log, force=True)  # the horizon passed: gone
     assert (keys(log), offsets(log)) == ([2, 1, 3], [4, 5, 6, 7, 8])
+    # Producer state replayed from the cleaned log alone: no transaction left open.
+    log.close()
+    for snapshot in (tmp_path / "t-0").glob("*.snapshot"):
+        snapshot.unlink()
+    reopened = _log(tmp_path, clock)
+    assert reopened.first_unstable_offset() is None and PID in reopened.producer_state.producers
 
 
 def test_an_abort_marker_goes_after_its_aborted_records_and_index_entry(tmp_path):
