@@ -79,7 +79,8 @@ def test_a_commit_marker_goes_after_its_records_and_the_delete_retention(tmp_pat
     for snapshot in (tmp_path / "t-0").glob("*.snapshot"):
         snapshot.unlink()
     reopened = _log(tmp_path, clock)
-    assert reopened.first_unstable_offset() is None and PID in reopened.producer_state.producers
+    state = reopened.producer_state
+    assert state.first_undecided_offset() is None and PID in state.producers
 
 
 def test_an_abort_marker_goes_after_its_aborted_records_and_index_entry(tmp_path):
