@@ -6,9 +6,11 @@ so two produces to one partition never interleave inside that step. The high wat
 moves after `Log.wait_durable`, so a fetch never hands out bytes a crash could take back, and
 every move wakes the fetches parked on this partition (no polling). The last stable offset is
 the high watermark or the first offset of an open (or not yet durable) transaction, whichever is
-lower; read_committed reads stop there, with the aborted transactions they overlap. Reads return
-whole batches only (Kafka's Partition + UnifiedLog roles for one replica). Transaction markers
-come from the transaction coordinator (`append_marker`), never from clients.
+lower; read_committed reads stop there, with the aborted transactions they overlap, and their
+parked fetches are woken only when the last stable offset moves (a transaction's data does not
+move it: its marker does). Reads return whole batches only (Kafka's Partition + UnifiedLog roles
+for one replica). Transaction markers come from the transaction coordinator (`append_marker`),
+never from clients.
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class Partition:
         self.high_watermark = log.log_end_offset  # opened from disk: all of it was written before
         log.producer_state.on_high_watermark(self.high_watermark)
         self._waiters: set[trio.Event] = set()
+        self._committed_waiters: set[trio.Event] = set()  # read_committed fetches
+        self._stable = self.last_stable_offset  # what those waiters last saw
 
     @property
     def producers(self) -> ProducerStateManager:
@@ -216,7 +220,14 @@ class Partition:
         if offset > self.high_watermark:
             self.high_watermark = min(offset, self.log.log_end_offset)
             self.log.producer_state.on_high_watermark(self.high_watermark)
-            self.wake_waiters()
+            waiters, self._waiters = self._waiters, set()
+            stable = self.last_stable_offset
+            if stable != self._stable:
+                self._stable = stable
+                waiters |= self._committed_waiters
+                self._committed_waiters = set()
+            for event in waiters:
+                event.set()
 
     # -- fetch ---------------------------------------------------------------------------------
     def read(self, offset: int, max_bytes: int, min_one: bool, committed: bool = False) -> bytes:
@@ -282,14 +293,17 @@ class Partition:
         return ErrorCode.NONE, self.log_start_offset, None
 
     # -- long polling --------------------------------------------------------------------------
-    def add_waiter(self, event: trio.Event) -> None:
-        self._waiters.add(event)
+    def add_waiter(self, event: trio.Event, *, committed: bool = False) -> None:
+        """Set `event` when the high watermark moves (`committed`: when the last stable offset does)."""
+        (self._committed_waiters if committed else self._waiters).add(event)
 
     def remove_waiter(self, event: trio.Event) -> None:
         self._waiters.discard(event)
+        self._committed_waiters.discard(event)
 
     def wake_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, set()
+        waiters, self._waiters = self._waiters | self._committed_waiters, set()
+        self._committed_waiters = set()
         for event in waiters:
             event.set()
 

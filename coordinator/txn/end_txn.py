@@ -252,12 +252,18 @@ class CompleteParams:
     producer_id: int
     producer_epoch: int
     commit: bool
+    job: MarkerJob | None = None  # whose EndTxn is answered once Complete is written
 
 
 def complete(ctx: TxnContext, p: CompleteParams) -> bool:
     """Every marker is durable: CompleteCommit/CompleteAbort (prepareComplete; under TV2 an
     exhausted epoch moves to the next producer id at epoch 0). False if the id moved on
-    meanwhile (another job completed it)."""
+    meanwhile (another job completed it).
+
+    The waiting EndTxn is answered here, once Complete is written but before it is durable:
+    its own record (the decision) is durable already, the next request of the id is appended
+    after Complete (so its wait covers Complete's fsync), and a crash before that fsync only
+    makes the next coordinator write the markers again."""
     meta = ctx.shard.get(p.transactional_id)
     want = S.PREPARE_COMMIT if p.commit else S.PREPARE_ABORT
     if (
@@ -273,4 +279,6 @@ def complete(ctx: TxnContext, p: CompleteParams) -> bool:
         pid, epoch = meta.next_producer_id, 0
     rec = prepare(meta, done, ctx.now_ms, producer_id=pid, producer_epoch=epoch, partitions=())
     ctx.apply(replace(rec, next_producer_id=NO_PRODUCER_ID))
+    if p.job is not None:
+        p.job.answer_now()
     return True

@@ -10,11 +10,13 @@ through the data path (Partition.append_marker, whichever broker leads: replicas
 `__consumer_offsets` partitions through the group coordinator's runtime (their offsets
 materialise or drop). Failed partitions are retried with backoff (a full disk that clears heals);
 a deleted partition is dropped from the transaction, as Kafka drops UNKNOWN_TOPIC_OR_PARTITION.
-When every marker is durable the job writes CompleteCommit/CompleteAbort, then answers the
+When every marker is durable the job writes CompleteCommit/CompleteAbort and answers the
 EndTxn that waits on it (kgc's one difference from Kafka, which answers once the decision is
 durable: the client's next transaction then never meets CONCURRENT_TRANSACTIONS, as with
-librdkafka's mock). A first pass that leaves a marker unwritten answers the EndTxn at once and
-retries in the background, as Kafka would. If the shard it came from is unloaded meanwhile, the
+librdkafka's mock). Complete is not waited for: its fsync is the id's next write's
+(end_txn.complete). So EndTxn waits for two fsyncs in a row, the decision's and the markers'
+(all partitions' in parallel). A first pass that leaves a marker unwritten answers the EndTxn
+at once and retries in the background, as Kafka would. If the shard it came from is unloaded meanwhile, the
 job stops: the next coordinator's load sends the markers again (a second marker for a completed
 transaction changes nothing).
 """
@@ -75,7 +77,7 @@ class MarkerChannel:
     async def send(self, runtime: Any, job: MarkerJob) -> None:
         try:
             if await self._write_all(runtime, job):
-                await self._complete(runtime, job)
+                self._complete(runtime, job)
         finally:
             job.answer_now()  # the decision is durable: EndTxn is NONE whatever happened since
 
@@ -105,12 +107,15 @@ class MarkerChannel:
         because(f"every {result} marker of {job.transactional_id!r} is durable")
         return True
 
-    async def _complete(self, runtime: Any, job: MarkerJob) -> None:
+    def _complete(self, runtime: Any, job: MarkerJob) -> None:
+        """Complete* is written, not waited for: no fsync starts for it alone; the id's next
+        write (AddPartitions, InitProducerId, ...) makes it durable with its own, and a crash
+        before then only makes the next load resend the markers (end_txn.complete)."""
         try:
-            await runtime.run_op(
+            runtime.run_op_unawaited(
                 job.shard.partition,
                 complete,
-                CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit),
+                CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit, job),
             )
         except CoordinatorUnavailable:
             pass  # failed or moved: the load after it resends the markers and completes
