@@ -340,6 +340,7 @@ SETTINGS: tuple[Setting, ...] = (
         _choice("system", "manual"),
         "system",
         "manual: every coordinator timer (session, "
-        "rebalance, initial delay, retention) moves only when the control plane advances the clock",
+        "rebalance, initial delay, retention) and the logs' time (log retention, segment.ms, the "
+        "cleaner's delete horizons, producer-id expiry) move only when the control plane advances the clock",
     ),
 )

@@ -165,6 +165,9 @@ async def _serve_locked(
     else:
         data_dir = Path(config.data_dir)
     clock = TrioClock()
+    # clock.mode=manual: every coordinator timer, and the logs' time (retention, segment.ms, the
+    # cleaner's delete horizons, producer-id expiry), move only when the control plane says so.
+    timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     security = open_security(config, data_dir, clock.time_ms)  # listeners, credentials, ACLs
     config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
     stored = config_file.load()
@@ -178,7 +181,7 @@ async def _serve_locked(
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
     logs = LogManager(
         data_dir,
-        clock,
+        timer_clock,
         LogManagerConfig(  # every log of the data dir, internal or not
             retention_check_interval_ms=config.log_retention_check_interval_ms,
             cleaner_backoff_ms=config.log_cleaner_backoff_ms,
@@ -189,9 +192,8 @@ async def _serve_locked(
     me = None if only_broker is None else nodes[only_broker].node_id
     owns = None if me is None else (lambda topic, index: cluster.leader(topic, index) == me)
     producer_ids = None if me is None else ProducerIdManager(data_dir, owner=only_broker)
-    data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
+    data = DataPath(config, topics, timer_clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
-    timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     producer_expiry = ProducerExpiry(  # producer.id.expiration.ms, on the timer clock
         data, timer_clock, config.producer_id_expiration_ms, config.producer_id_expiration_check_interval_ms
     )

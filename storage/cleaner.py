@@ -260,7 +260,7 @@ class CleaningRound:
             if attrs & CONTROL_BIT:
                 self._emit_control(writer, buf, off, size, ends_group_here)
                 continue
-            txns.on_data_batch(pid, last, bool(attrs & TRANSACTIONAL_BIT))
+            txns.on_data_batch(pid, last, bool(attrs & TRANSACTIONAL_BIT), count)
             if attrs & TRANSACTIONAL_BIT and txns.is_aborted(pid, base):  # every record goes
                 self._emit(
                     writer, buf, off, size, [], [], None, envelope=self._needs_envelope(pid, last, ends_group_here)

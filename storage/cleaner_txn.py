@@ -12,9 +12,10 @@ The round reads its batches in offset order and tells this object about each one
 - the batch that holds an active producer's last sequence (or, if it has written no data since
   its epoch changed, its markers at that epoch) keeps its header (RETAIN_EMPTY): producer state
   survives; producers that expired (producer.id.expiration.ms) no longer hold anything back.
-Every transactional batch read counts, header-only ones too: a reload replays producer state
-from the batches, and a transactional batch with no marker after it would open a transaction
-that never ends.
+A header-only transactional batch counts as read only when it holds its producer's state (as
+in Kafka, where no other empty batches exist); the ones kgc keeps because they end a group do
+not, so they never hold a marker back, and a replay of producer state (producer_state.apply)
+lets no header-only batch open a transaction.
 """
 
 from __future__ import annotations
@@ -72,10 +73,10 @@ class RoundTransactions:
             self._ongoing_aborted.setdefault(txn.producer_id, [txn, False])
             self._next += 1
 
-    def on_data_batch(self, pid: int, last: int, transactional: bool) -> None:
+    def on_data_batch(self, pid: int, last: int, transactional: bool, records: int) -> None:
         """CleanedTransactionMetadata.onBatchRead (the batch is dropped if `is_aborted`)."""
         self._consume_up_to(last)
-        if not transactional:
+        if not transactional or (records == 0 and not self.holds_producer_state(pid, last)):
             return
         ongoing = self._ongoing_aborted.get(pid)
         if ongoing is not None:

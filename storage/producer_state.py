@@ -140,7 +140,9 @@ class ProducerStateManager:
         last = h.base_offset + h.last_offset_delta
         entry.batches.append(BatchMetadata(h.last_sequence, last, h.last_offset_delta, h.max_timestamp))
         entry.last_timestamp = h.max_timestamp
-        if h.attributes & TRANSACTIONAL_BIT and entry.current_txn_first_offset < 0:
+        if h.attributes & TRANSACTIONAL_BIT and entry.current_txn_first_offset < 0 and h.records_count:
+            # (A header-only batch is the cleaner's, of a transaction decided before it ran:
+            # it keeps the producer's sequence, it opens nothing.)
             entry.current_txn_first_offset = h.base_offset
             self.ongoing[h.base_offset] = pid
         return None

@@ -126,3 +126,28 @@ def test_the_producers_last_batch_keeps_its_transactions_marker(tmp_path):
     clock.advance(RETENTION)
     cleaner.clean(log, force=True)
     assert offsets(log) == [] and [h.records_count for h, _ in log.iter_batches()] == [0]  # (it ends its group)
+
+
+def test_header_only_batches_that_end_a_group_hold_no_marker(tmp_path):
+    # One batch per segment (and per group): every emptied batch stays as a header (it ends its
+    # group), yet its transaction's marker goes, and a replay opens no transaction from it.
+    clock = FakeClock()
+    log = open_log(tmp_path / "t-0", clock, segment_bytes=100, cleanup_policy="compact", delete_retention_ms=RETENTION)
+    producer = Producer(log)
+    producer.send(1)  # 0
+    producer.end(commit=True)  # 1
+    log.append_records([Record(key=b"1", value=b"plain")])  # 2: supersedes it
+    producer.send(5)  # 3: the producer's last batch from now on
+    producer.end(commit=True)  # 4
+    log.append_records([Record(key=b"9", value=b"tail")])  # 5 (active)
+    cleaner = Cleaner()
+    cleaner.clean(log, force=True)  # the record goes, its batch's header stays; the marker stays
+    cleaner.clean(log, force=True)  # the marker gets its horizon
+    clock.advance(RETENTION)
+    cleaner.clean(log, force=True)
+    assert offsets(log) == [2, 3, 4, 5]
+    assert [h.records_count for h, _ in log.iter_batches()] == [0, 0, 1, 1, 1, 1]
+    log.close()
+    for snapshot in (tmp_path / "t-0").glob("*.snapshot"):
+        snapshot.unlink()
+    assert _log(tmp_path, clock).producer_state.first_undecided_offset() is None
