@@ -317,15 +317,19 @@ class CleaningRound:
             writer.add(raw, h.base_offset, h.last_offset, h.max_timestamp)
             st.batches_copied += 1
         elif fate.retain_empty or ends_group:
+            # RETAIN_EMPTY keeps the producer's fields; a header kept only because it ends its
+            # group keeps just its offsets (no producer, not a control batch: a consumer never
+            # meets an empty control batch that Kafka would have deleted).
+            keep = fate.retain_empty
             empty = empty_batch(
                 h.base_offset,
                 h.last_offset_delta,
                 h.partition_leader_epoch,
-                h.attributes,
+                h.attributes if keep else 0,
                 h.max_timestamp,
-                h.producer_id,
-                h.producer_epoch,
-                h.base_sequence,
+                h.producer_id if keep else -1,
+                h.producer_epoch if keep else -1,
+                h.base_sequence if keep else -1,
             )
             writer.add(empty, h.base_offset, h.last_offset, h.max_timestamp)
             st.batches_emptied += 1
