@@ -193,3 +193,33 @@ async def test_a_failed_marker_answers_end_txn_at_once_and_is_retried(tmp_path, 
         meta = await h.settled()  # the retry (after its backoff) writes the marker
         assert meta.state is S.COMPLETE_COMMIT
         assert _markers(h.data.partition("t", 0)) == [(pid, version // 2, True)]
+
+
+async def test_an_unawaited_op_is_written_at_once_and_may_not_answer_anyone(tmp_path, autojump_clock):
+    # CoordinatorRuntime.run_op_unawaited, what writes Complete*: appended now, no durable wait.
+    from dataclasses import replace
+
+    from coordinator.runtime.operation import ParkedReply
+
+    h = TxnHarness(tmp_path)
+    async with h.running():
+        await h.init()
+        partition = h.txn.partition_for("tx")
+        log = h.runtime.writer.log(partition)
+        end = log.log_end_offset
+        later = replace(h.meta(), last_update_ms=h.meta().last_update_ms + 5)
+
+        def touch(ctx, meta):
+            ctx.apply(TransactionRecord("tx", meta.producer_id, meta.producer_epoch, 60_000, S.EMPTY, (), 99, -1))
+
+        h.runtime.run_op_unawaited(partition, touch, later)
+        assert log.log_end_offset == end + 1 and h.meta().last_update_ms == 99
+
+        def parks(ctx, _):
+            ctx.complete(ParkedReply(), 1)
+
+        with pytest.raises(RuntimeError):
+            h.runtime.run_op_unawaited(partition, parks, None)
+        assert h.runtime.unavailable(partition) is not None  # failed: it reloads from its log
+        await h.runtime.settled(partition)
+        assert h.meta().last_update_ms == 99  # what was written is what the log says
