@@ -1,11 +1,9 @@
 """EndTxn (key 26), v0-v5.
 
-Commits or aborts the transaction: PrepareCommit/PrepareAbort is written, the markers follow
-(TransactionCoordinator.endTransaction); kgc answers once they are durable and Complete* is
-written (Kafka answers once the decision is durable: see coordinator/txn/markers.py), or at once
-if a marker could not be written on the first try. A retry of an EndTxn that completed is NONE;
-EndTxn in another state is INVALID_TXN_STATE (Empty, or the other outcome); markers in flight are
-CONCURRENT_TRANSACTIONS.
+Commits or aborts the transaction: once PrepareCommit/PrepareAbort is durable the answer is NONE
+and the markers are written in the background (TransactionCoordinator.endTransaction). A retry
+of an EndTxn that completed is NONE; EndTxn in another state is INVALID_TXN_STATE (Empty, or the
+other outcome); markers in flight are CONCURRENT_TRANSACTIONS.
 v1: same as v0. v2+: PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before). v3+: flexible. v4:
 TRANSACTION_ABORTABLE may be answered. v5 (KIP-890 part 2, TransactionVersion
 transactionVersionForEndTxn): every end bumps the epoch, and the answer carries the producer id

@@ -8,10 +8,11 @@ EndTxn v5+ is 2, below is 0), never the broker's finalized level:
   completed EndTxn of the same outcome is NONE.
 - v2 (KIP-890 part 2): every end bumps the epoch (a new producer id at epoch 0 once exhausted);
   a retry names the epoch before the bump; Empty and Complete* accept an abort of nothing.
-A decision (PrepareCommit/PrepareAbort) is one record; once durable, a MarkerJob writes the
-markers (markers.py) and ends with `complete` (CompleteCommit/CompleteAbort). The EndTxn reply
-is parked on the job: it is answered once the markers are durable and Complete is written, or
-at once if a marker could not be written on the first try (the decision stands either way).
+A decision (PrepareCommit/PrepareAbort) is one record; EndTxn is answered once it is durable,
+as Kafka answers, and a MarkerJob writes the markers (markers.py) and ends with `complete`
+(CompleteCommit/CompleteAbort). The job is `settled` once Complete is written (or its first pass
+left a marker unwritten): the service lets an AddPartitions that met the markers in flight wait
+for that instead of answering CONCURRENT_TRANSACTIONS (service.py).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import trio
+
 from coordinator.observe.reasons import explain
-from coordinator.runtime.operation import ParkedReply
 from coordinator.txn.shard import TxnContext, TxnShard
 from coordinator.txn.state import (
     MAX_EPOCH,
@@ -67,19 +69,14 @@ class MarkerJob:
     coordinator_epoch: int
     partitions: tuple[tuple[str, int], ...]
     transaction_version: int = 0  # the markers' (WriteTxnMarkers v2 TransactionVersion)
-    reply: ParkedReply[EndTxnResult] | None = None  # the EndTxn waiting for the markers
-    answer: EndTxnResult = field(default_factory=lambda: EndTxnResult(ErrorCode.NONE))
+    # Set once Complete is written, the first pass left a marker unwritten, or the shard moved.
+    settled: trio.Event = field(default_factory=trio.Event)
 
     async def __call__(self, runtime: Any) -> None:
         await self.shard.markers.send(runtime, self)
 
-    def answer_now(self) -> None:
-        """Answer the waiting EndTxn (once): its decision is durable whatever the markers do."""
-        if self.reply is not None and not self.reply.done:
-            self.reply.resolve(self.answer)
 
-
-def end_txn(ctx: TxnContext, p: EndTxnParams) -> EndTxnResult | ParkedReply[EndTxnResult]:
+def end_txn(ctx: TxnContext, p: EndTxnParams) -> EndTxnResult:
     meta = ctx.shard.get(p.transactional_id)
     if meta is None:
         return _fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING, f"{p.transactional_id!r} has no producer id")
@@ -97,7 +94,7 @@ def _invalid_state(meta: TransactionMetadata, commit: bool) -> EndTxnResult:
     return _fail(ErrorCode.INVALID_TXN_STATE, f"{meta.transactional_id!r} is {meta.state}, which cannot take {result}")
 
 
-def _end_v1(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndTxnResult | ParkedReply[EndTxnResult]:
+def _end_v1(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndTxnResult:
     """endTransactionWithTV1 (isFromClient: the epoch must be the current one exactly)."""
     if meta.producer_id != p.producer_id:
         return _fail(
@@ -111,9 +108,7 @@ def _end_v1(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndT
         )
     state = meta.state
     if state is S.ONGOING:
-        reply = decide(ctx, meta, p.commit, meta.producer_epoch, meta.last_producer_epoch, 0, waiting=True)
-        assert reply is not None
-        return reply
+        return decide(ctx, meta, p.commit, meta.producer_epoch, meta.last_producer_epoch, 0)
     if (state is S.COMPLETE_COMMIT and p.commit) or (state is S.COMPLETE_ABORT and not p.commit):
         return EndTxnResult(ErrorCode.NONE)  # a retry of an EndTxn that already completed
     if (state is S.PREPARE_COMMIT and p.commit) or (state is S.PREPARE_ABORT and not p.commit):
@@ -121,7 +116,7 @@ def _end_v1(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndT
     return _invalid_state(meta, p.commit)
 
 
-def _end_v2(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndTxnResult | ParkedReply[EndTxnResult]:
+def _end_v2(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndTxnResult:
     """endTransaction with TV2: a retry names the epoch before the bump (or, after an
     overflow, the old producer id at Short.MaxValue - 1)."""
     state = meta.state
@@ -165,9 +160,7 @@ def _end_v2(ctx: TxnContext, meta: TransactionMetadata, p: EndTxnParams) -> EndT
     return _invalid_state(meta, p.commit)
 
 
-def _decide_v2(
-    ctx: TxnContext, meta: TransactionMetadata, commit: bool, *, no_partition_added: bool
-) -> ParkedReply[EndTxnResult]:
+def _decide_v2(ctx: TxnContext, meta: TransactionMetadata, commit: bool, *, no_partition_added: bool) -> EndTxnResult:
     """prepareAbortOrCommit with TV2: the epoch is bumped; an exhausted epoch gets the next
     producer id, which Complete switches to at epoch 0."""
     next_id = NO_PRODUCER_ID
@@ -176,9 +169,7 @@ def _decide_v2(
         next_id = ctx.shard.producer_ids.next_id()
     epoch = meta.producer_epoch if meta.producer_epoch == MAX_EPOCH and not commit else meta.producer_epoch + 1
     start = ctx.now_ms if no_partition_added else meta.start_ms
-    reply = decide(ctx, meta, commit, epoch, meta.producer_epoch, 2, waiting=True, start_ms=start, next_id=next_id)
-    assert reply is not None
-    return reply
+    return decide(ctx, meta, commit, epoch, meta.producer_epoch, 2, start_ms=start, next_id=next_id)
 
 
 def decide(
@@ -189,12 +180,11 @@ def decide(
     last_epoch: int,
     client_version: int,
     *,
-    waiting: bool,
     start_ms: int | None = None,
     next_id: int = NO_PRODUCER_ID,
-) -> ParkedReply[EndTxnResult] | None:
+) -> EndTxnResult:
     """Write PrepareCommit/PrepareAbort; once durable, the markers go out (a deferred job).
-    With `waiting`, the EndTxn's reply, answered by the job."""
+    Returns EndTxn's answer (v5+: the identity of the next transaction, Complete's)."""
     state = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
     rec = prepare(
         meta,
@@ -207,27 +197,26 @@ def decide(
         start_ms=meta.start_ms if start_ms is None else start_ms,
     )
     ctx.apply(rec)
-    reply: ParkedReply[EndTxnResult] | None = ParkedReply() if waiting else None
     answer = EndTxnResult(ErrorCode.NONE)
-    if client_version >= 2:  # the identity of the next transaction (EndTxn v5+): Complete's
+    if client_version >= 2:
         answer = EndTxnResult(ErrorCode.NONE, rec.producer_id, rec.producer_epoch)
         if next_id != NO_PRODUCER_ID:
             answer = EndTxnResult(ErrorCode.NONE, next_id, 0)
-    ctx.defer(
-        MarkerJob(
-            ctx.shard,
-            rec.transactional_id,
-            rec.producer_id,
-            rec.producer_epoch,
-            commit,
-            ctx.shard.coordinator_epoch(),
-            rec.partitions,
-            client_version,
-            reply,
-            answer,
-        )
+    job = MarkerJob(
+        ctx.shard,
+        rec.transactional_id,
+        rec.producer_id,
+        rec.producer_epoch,
+        commit,
+        ctx.shard.coordinator_epoch(),
+        rec.partitions,
+        client_version,
     )
-    return reply
+    # In flight from now on: if this record is never written, the partition fails and this
+    # shard (with its bookkeeping) is dropped for the one reloaded from the log.
+    ctx.shard.in_flight[rec.transactional_id] = job
+    ctx.defer(job)
+    return answer
 
 
 def fence_and_abort(ctx: TxnContext, meta: TransactionMetadata, why: str) -> None:
@@ -241,9 +230,9 @@ def fence_and_abort(ctx: TxnContext, meta: TransactionMetadata, why: str) -> Non
     epoch = min(meta.producer_epoch + 1, MAX_EPOCH)
     fenced = replace(meta, state=S.PREPARE_EPOCH_FENCE)
     if ctx.shard.settings.transaction_version >= 2:
-        decide(ctx, fenced, False, epoch, meta.producer_epoch, ctx.shard.settings.transaction_version, waiting=False)
+        decide(ctx, fenced, False, epoch, meta.producer_epoch, ctx.shard.settings.transaction_version)
     else:
-        decide(ctx, fenced, False, epoch, NO_PRODUCER_EPOCH, 0, waiting=False)
+        decide(ctx, fenced, False, epoch, NO_PRODUCER_EPOCH, 0)
 
 
 @dataclass(frozen=True)
@@ -252,18 +241,12 @@ class CompleteParams:
     producer_id: int
     producer_epoch: int
     commit: bool
-    job: MarkerJob | None = None  # whose EndTxn is answered once Complete is written
 
 
 def complete(ctx: TxnContext, p: CompleteParams) -> bool:
     """Every marker is durable: CompleteCommit/CompleteAbort (prepareComplete; under TV2 an
     exhausted epoch moves to the next producer id at epoch 0). False if the id moved on
-    meanwhile (another job completed it).
-
-    The waiting EndTxn is answered here, once Complete is written but before it is durable:
-    its own record (the decision) is durable already, the next request of the id is appended
-    after Complete (so its wait covers Complete's fsync), and a crash before that fsync only
-    makes the next coordinator write the markers again."""
+    meanwhile (another job completed it)."""
     meta = ctx.shard.get(p.transactional_id)
     want = S.PREPARE_COMMIT if p.commit else S.PREPARE_ABORT
     if (
@@ -279,6 +262,4 @@ def complete(ctx: TxnContext, p: CompleteParams) -> bool:
         pid, epoch = meta.next_producer_id, 0
     rec = prepare(meta, done, ctx.now_ms, producer_id=pid, producer_epoch=epoch, partitions=())
     ctx.apply(replace(rec, next_producer_id=NO_PRODUCER_ID))
-    if p.job is not None:
-        p.job.answer_now()
     return True

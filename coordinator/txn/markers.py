@@ -10,13 +10,12 @@ through the data path (Partition.append_marker, whichever broker leads: replicas
 `__consumer_offsets` partitions through the group coordinator's runtime (their offsets
 materialise or drop). Failed partitions are retried with backoff (a full disk that clears heals);
 a deleted partition is dropped from the transaction, as Kafka drops UNKNOWN_TOPIC_OR_PARTITION.
-When every marker is durable the job writes CompleteCommit/CompleteAbort and answers the
-EndTxn that waits on it (kgc's one difference from Kafka, which answers once the decision is
-durable: the client's next transaction then never meets CONCURRENT_TRANSACTIONS, as with
-librdkafka's mock). Complete is not waited for: its fsync is the id's next write's
-(end_txn.complete). So EndTxn waits for two fsyncs in a row, the decision's and the markers'
-(all partitions' in parallel). A first pass that leaves a marker unwritten answers the EndTxn
-at once and retries in the background, as Kafka would. If the shard it came from is unloaded meanwhile, the
+When every marker is durable the job writes CompleteCommit/CompleteAbort without waiting for
+it: no fsync starts for Complete alone, the id's next write makes it durable with its own (a
+crash before then only makes the next load resend the markers). While a job runs it is the
+shard's `in_flight` entry for its id, and is `settled` once Complete is written or its first
+pass left a marker unwritten (then it is retried with backoff; requests meeting it get
+CONCURRENT_TRANSACTIONS, as in Kafka). If the shard it came from is unloaded meanwhile, the
 job stops: the next coordinator's load sends the markers again (a second marker for a completed
 transaction changes nothing).
 """
@@ -75,11 +74,15 @@ class MarkerChannel:
         self._backoff_ms = (retry_backoff_ms, max_retry_backoff_ms)
 
     async def send(self, runtime: Any, job: MarkerJob) -> None:
+        in_flight = job.shard.in_flight
+        in_flight[job.transactional_id] = job  # (a moved coordinator's load starts it too)
         try:
             if await self._write_all(runtime, job):
                 self._complete(runtime, job)
         finally:
-            job.answer_now()  # the decision is durable: EndTxn is NONE whatever happened since
+            job.settled.set()
+            if in_flight.get(job.transactional_id) is job:
+                del in_flight[job.transactional_id]
 
     async def _write_all(self, runtime: Any, job: MarkerJob) -> bool:
         """Every marker durable (True), or the shard moved on (False: its next load resends)."""
@@ -98,7 +101,7 @@ class MarkerChannel:
             if runtime.shard(job.shard.partition) is not job.shard:
                 return False  # the coordinator moved: its next load sends the markers again
             if pending:
-                job.answer_now()
+                job.settled.set()  # whoever waits for it gets CONCURRENT_TRANSACTIONS, as in Kafka
                 log.warning(
                     "%s markers of %r to %s failed; retrying in %d ms", result, job.transactional_id, pending, delay_ms
                 )
@@ -115,7 +118,7 @@ class MarkerChannel:
             runtime.run_op_unawaited(
                 job.shard.partition,
                 complete,
-                CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit, job),
+                CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit),
             )
         except CoordinatorUnavailable:
             pass  # failed or moved: the load after it resends the markers and completes

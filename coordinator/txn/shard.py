@@ -71,6 +71,8 @@ class TxnShard:
         self.markers = markers
         self._leaders = leaders
         self.transactions: dict[str, TransactionMetadata] = {}
+        # The marker jobs running now, by transactional id (markers.py): not state, bookkeeping.
+        self.in_flight: dict[str, Any] = {}
         self.live = False  # set once loaded: a load's replay tells the transcript nothing
 
     def coordinator_epoch(self) -> int:

@@ -23,7 +23,7 @@ from protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequestTopic,
 )
 from tests.integration.raw_client import RawClient
-from tests.integration.test_transactions import fetch, init, produce
+from tests.integration.test_transactions import _until, fetch, init, produce
 
 DEADLINE = 20
 
@@ -81,16 +81,19 @@ async def test_a_v2_producer_never_sends_add_partitions_or_add_offsets(client, s
         state, _, partitions = await described(client, "tv2")
         assert state == "Ongoing" and [t for t, _ in partitions] == ["__consumer_offsets", "orders"]
         assert await end_v5(client, "tv2", pid, 0, True) == (0, pid, 1)  # the epoch of the next one
-        assert await described(client, "tv2") == ("CompleteCommit", 1, [])
+        done = await _until(lambda: described(client, "tv2"), lambda d: d[0] != "PrepareCommit")
+        assert done == ("CompleteCommit", 1, [])  # (the markers follow the answer, as in Kafka)
         committed = await fetch(client, 1)
         assert committed.last_stable_offset == committed.high_watermark == 2  # the data and its marker
         assert await end_v5(client, "tv2", pid, 0, True) == (0, pid, 1)  # a retry gets the same answer
         assert await produce(client, "tv2", pid, 0, 1, b"zombie", version=12) == E.INVALID_PRODUCER_EPOCH
         assert await produce(client, "tv2", pid, 1, 0, b"second", version=12) == 0
         assert await end_v5(client, "tv2", pid, 1, False) == (0, pid, 2)
+        await _until(lambda: described(client, "tv2"), lambda d: d[0] == "CompleteAbort")
         aborted = await fetch(client, 1, offset=2)  # (each batch has its own segment: timestamp 1)
         assert [(a.producer_id, a.first_offset) for a in aborted.aborted_transactions] == [(pid, 2)]
         assert await end_v5(client, "tv2", pid, 2, False) == (0, pid, 3)  # an abort of nothing bumps too
+        await _until(lambda: described(client, "tv2"), lambda d: d[0] == "CompleteAbort" and d[1] == 3)
         assert (await end_v5(client, "tv2", pid, 3, True))[0] == E.INVALID_TXN_STATE  # nothing to commit
         assert (await end_v5(client, "tv2", pid, 9, False))[0] == E.PRODUCER_FENCED
         assert (await end_v5(client, "nobody", pid, 0, False))[0] == E.INVALID_PRODUCER_ID_MAPPING
@@ -108,4 +111,5 @@ async def test_partitions_outside_the_transaction_get_each_versions_error(client
         # EndTxn v4 keeps the classic rules on a v2 broker: no bump, no identity in the answer.
         assert await produce(client, "tv1", pid, 0, 0, b"y", version=12) == 0
         assert await end_v5(client, "tv1", pid, 0, True, version=4) == (0, -1, -1)
-        assert await described(client, "tv1") == ("CompleteCommit", 0, [])
+        done = await _until(lambda: described(client, "tv1"), lambda d: d[0] != "PrepareCommit")
+        assert done == ("CompleteCommit", 0, [])

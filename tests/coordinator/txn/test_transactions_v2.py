@@ -48,7 +48,7 @@ async def test_every_v2_end_bumps_the_epoch_and_answers_the_next_one(tmp_path, a
         await h.produce(pid, 0, 0, b"a")
         answer = await h.end_v2(pid, 0, commit=True)
         assert (answer.error, answer.producer_id, answer.producer_epoch) == (E.NONE, pid, 1)
-        meta = h.meta()  # answered once the markers are durable and Complete is written
+        meta = await h.settled()  # (the markers are written after the answer)
         assert (meta.state, meta.producer_epoch, meta.last_producer_epoch, meta.client_version) == (
             S.COMPLETE_COMMIT,
             1,
@@ -63,6 +63,7 @@ async def test_every_v2_end_bumps_the_epoch_and_answers_the_next_one(tmp_path, a
         await h.produce(pid, 1, 0, b"b")
         aborted = await h.end_v2(pid, 1, commit=False)
         assert (aborted.producer_id, aborted.producer_epoch) == (pid, 2)
+        await h.settled()
         assert _markers(part) == [(pid, 1, True), (pid, 2, False)]
         assert part.aborted_transactions(0, part.read(0, 1 << 20, True)) == [(pid, 2)]
 
@@ -75,6 +76,9 @@ async def test_a_v2_retry_names_the_epoch_before_the_bump(tmp_path, autojump_clo
         pid = (await h.init()).producer_id
         await h.add(pid, 0, ("t", 0), client_version=2)
         assert (await h.end_v2(pid, 0, commit=True)).producer_epoch == 1
+        retried = await h.end_v2(pid, 0, commit=True)  # while the markers are written
+        assert retried.error == E.CONCURRENT_TRANSACTIONS
+        await h.settled()
         retry = await h.end_v2(pid, 0, commit=True)  # the answer was lost: the same request again
         assert (retry.error, retry.producer_id, retry.producer_epoch) == (E.NONE, pid, 1)
         assert (await h.end_v2(pid, 0, commit=False)).error == E.INVALID_TXN_STATE  # retry, other outcome
@@ -94,10 +98,11 @@ async def test_a_v2_client_aborts_what_it_never_added(tmp_path, autojump_clock):
         assert (await h.end(pid, 0, commit=False)) == E.INVALID_TXN_STATE  # nor a v1 abort
         empty = await h.end_v2(pid, 0, commit=False)
         assert (empty.error, empty.producer_epoch) == (E.NONE, 1)
-        meta = h.meta()
+        meta = await h.settled()
         assert (meta.state, meta.partitions, meta.start_ms) == (S.COMPLETE_ABORT, set(), meta.last_update_ms)
         again = await h.end_v2(pid, 1, commit=False)  # CompleteAbort takes another empty abort
         assert (again.error, again.producer_epoch) == (E.NONE, 2)
+        await h.settled()
         assert (await h.end_v2(pid, 1, commit=False)).producer_epoch == 2  # ...and its retry
         assert (await h.end_v2(pid, 0, commit=False)).error == E.PRODUCER_FENCED
 
@@ -113,7 +118,7 @@ async def test_an_exhausted_epoch_moves_to_a_new_producer_id(tmp_path, autojump_
         await h.produce(pid, MAX_EPOCH - 1, 0, b"last")
         answer = await h.end_v2(pid, MAX_EPOCH - 1, commit=True)
         assert answer.error == E.NONE and answer.producer_id != pid and answer.producer_epoch == 0
-        meta = h.meta()
+        meta = await h.settled()
         assert (meta.producer_id, meta.producer_epoch, meta.previous_producer_id) == (answer.producer_id, 0, pid)
         assert _markers(h.data.partition("t", 0)) == [(pid, MAX_EPOCH, True)]  # the old id's last marker
         retry = await h.end_v2(pid, MAX_EPOCH - 1, commit=True)
@@ -129,7 +134,7 @@ async def test_v1_clients_keep_their_epoch_on_a_v2_broker(tmp_path, autojump_clo
         await h.add(pid, 0, ("t", 0))
         v1 = await h.txn.end_txn(EndTxnParams("tx", pid, 0, True))  # EndTxn v0-v4
         assert (v1.error, v1.producer_id, v1.producer_epoch) == (E.NONE, -1, -1)
-        meta = h.meta()
+        meta = await h.settled()
         assert (meta.state, meta.producer_epoch, meta.client_version) == (S.COMPLETE_COMMIT, 0, 0)
         assert await h.end(pid, 0, commit=True) == E.NONE  # the v1 retry: the same epoch
         assert _markers(h.data.partition("t", 0)) == [(pid, 0, True)]
@@ -141,6 +146,7 @@ async def test_the_log_holds_value_v1_with_the_client_version(tmp_path, autojump
         pid = (await h.init()).producer_id
         await h.add(pid, 0, ("t", 0), client_version=2)
         await h.end_v2(pid, 0, commit=False)
+        await h.settled()
         log = h.runtime.writer.log(h.txn.partition_for("tx"))
         values = [r.value for _, raw in log.iter_batches() for r in iter_records(raw)]
     assert {v[:2] for v in values} == {b"\x00\x01"}  # TransactionLogValue v1 (transaction.version 2)
@@ -167,7 +173,43 @@ async def test_a_fence_bumps_once_at_transaction_version_2(tmp_path, autojump_cl
 
 
 @pytest.mark.parametrize("version", [0, 2])
-async def test_a_failed_marker_answers_end_txn_at_once_and_is_retried(tmp_path, autojump_clock, monkeypatch, version):
+async def test_the_next_transaction_waits_for_the_markers_in_flight(tmp_path, autojump_clock, monkeypatch, version):
+    # Kafka answers CONCURRENT_TRANSACTIONS and the producer retries 20 ms later; kgc's
+    # AddPartitions waits for the markers instead, and is answered as if it came after them.
+    import trio
+
+    h = TxnHarness(tmp_path)
+    release, real = trio.Event(), Partition.make_durable
+
+    async def slow_disk(self, result, wait_for):
+        await release.wait()
+        await real(self, result, wait_for)
+
+    monkeypatch.setattr(Partition, "make_durable", slow_disk)
+    async with h.running():
+        pid = (await h.init()).producer_id
+        await h.add(pid, 0, ("t", 0), client_version=version)
+        if version == 2:
+            assert (await h.end_v2(pid, 0, commit=True)).producer_epoch == 1
+        else:
+            assert await h.end(pid, 0, commit=True) == E.NONE  # answered: the decision is durable
+        answers = []
+
+        async def next_transaction():
+            answers.append(await h.add(pid, version // 2, ("t", 1), client_version=version))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(next_transaction)
+            await trio.sleep(0.5)
+            assert answers == [] and h.meta().state is S.PREPARE_COMMIT  # parked on the markers
+            release.set()
+        assert answers == [E.NONE] and h.meta().state is S.ONGOING
+
+
+@pytest.mark.parametrize("version", [0, 2])
+async def test_a_failed_marker_is_retried_and_meanwhile_the_id_is_busy(tmp_path, autojump_clock, monkeypatch, version):
+    import trio
+
     h = TxnHarness(tmp_path)
     real = Partition.append_marker
     failures = []
@@ -187,8 +229,11 @@ async def test_a_failed_marker_answers_end_txn_at_once_and_is_retried(tmp_path, 
             assert (answer.error, answer.producer_epoch) == (E.NONE, 1)
         else:
             assert await h.end(pid, 0, commit=True) == E.NONE
-        assert failures and h.meta().state is S.PREPARE_COMMIT  # answered; markers still pending
-        # Kafka's pending-transition check comes first: even the next id and epoch wait.
+        with trio.fail_after(5):
+            while not failures:
+                await trio.sleep(0.001)
+        assert h.meta().state is S.PREPARE_COMMIT  # the marker waits for its retry
+        # Kafka's pending-transition check comes first: even the next id and epoch are busy.
         assert await h.add(pid, version // 2, ("t", 1), client_version=version) == E.CONCURRENT_TRANSACTIONS
         meta = await h.settled()  # the retry (after its backoff) writes the marker
         assert meta.state is S.COMPLETE_COMMIT
