@@ -1,6 +1,7 @@
 """Transactions per second and last-stable-offset lag: kgc next to librdkafka's mock cluster.
 
     .venv/bin/python bench/txn_bench.py [--seconds 3] [--sizes 1,100] [--flush-mode group_commit]
+                                        [--baseline DIR]  # an earlier checkout too, in the same run
 
 For each server (a `kgc serve` process; librdkafka's mock cluster with 3 brokers, in its own process:
 bench/servers.py) and each size: one confluent-kafka
@@ -117,17 +118,22 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--sizes", default="1,100")
     parser.add_argument("--flush-mode", default="group_commit", choices=["group_commit", "every_append", "interval"])
+    parser.add_argument("--baseline", help="also run the kgc of this checkout (before/after in one run)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory() as tmp:
-        kgc = start_kgc(
-            os.path.join(tmp, "data"), settings={"log.flush.mode": args.flush_mode}, topics={TOPIC: PARTITIONS}
-        )
-        try:
-            for size in sizes:
-                report(f"kgc ({args.flush_mode})", size, run_size(kgc.bootstrap, size, args.seconds))
-        finally:
-            kgc.stop()
+    for baseline in [args.baseline, None] if args.baseline else [None]:
+        with tempfile.TemporaryDirectory() as tmp:
+            kgc = start_kgc(
+                os.path.join(tmp, "data"),
+                settings={"log.flush.mode": args.flush_mode},
+                topics={TOPIC: PARTITIONS},
+                baseline=baseline,
+            )
+            try:
+                for size in sizes:
+                    report(f"{kgc.name} ({args.flush_mode})", size, run_size(kgc.bootstrap, size, args.seconds))
+            finally:
+                kgc.stop()
     mock = start_mock({TOPIC: PARTITIONS}, brokers=3)
     try:
         for size in sizes:

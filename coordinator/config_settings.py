@@ -40,6 +40,13 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {value}")
+    return value
+
+
 SETTINGS: tuple[Setting, ...] = (
     # Listener and connections.
     Setting("host", str, "127.0.0.1", "address to listen on and to advertise"),
@@ -275,6 +282,18 @@ SETTINGS: tuple[Setting, ...] = (
         "check with the transaction coordinator that a partition is in the transaction before its "
         "first transactional batch is appended (KIP-890 part 1)",
     ),
+    Setting(
+        "producer.id.expiration.ms",
+        _at_least_one,
+        86400000,
+        "a partition forgets a producer (its epoch and sequences) idle this long with no open transaction",
+    ),
+    Setting(
+        "producer.id.expiration.check.interval.ms",
+        _at_least_one,
+        600000,
+        "how often partitions look for idle producers (Kafka's internal setting of the same name)",
+    ),
     # Topics (the small data path).
     Setting("auto.create.topics.enable", _bool, True, "create unknown topics on Metadata requests"),
     Setting("num.partitions", int, 1, "partitions of an auto-created topic"),
@@ -349,6 +368,7 @@ SETTINGS: tuple[Setting, ...] = (
         _choice("system", "manual"),
         "system",
         "manual: every coordinator timer (session, "
-        "rebalance, initial delay, retention) moves only when the control plane advances the clock",
+        "rebalance, initial delay, retention) and the logs' time (log retention, segment.ms, the "
+        "cleaner's delete horizons, producer-id expiry) move only when the control plane advances the clock",
     ),
 )

@@ -25,6 +25,7 @@ from coordinator.admin.client_metrics_configs import ClientMetricsConfigs
 from coordinator.admin.config_file import DynamicConfigFile
 from coordinator.admin.configs import ConfigService
 from coordinator.broker.data_path import DataPath
+from coordinator.broker.producer_expiry import ProducerExpiry
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
@@ -179,6 +180,9 @@ async def _serve_locked(
     else:
         data_dir = prepare_data_dir(config, create_topics)  # refuses a dir kgc must not use (datadir.py)
     clock = TrioClock()
+    # clock.mode=manual: every coordinator timer, and the logs' time (retention, segment.ms, the
+    # cleaner's delete horizons, producer-id expiry), move only when the control plane says so.
+    timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     security = open_security(config, data_dir, clock.time_ms)  # listeners, credentials, ACLs
     config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
     stored = config_file.load()
@@ -192,7 +196,7 @@ async def _serve_locked(
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
     logs = LogManager(
         data_dir,
-        clock,
+        timer_clock,
         LogManagerConfig(  # every log of the data dir, internal or not
             retention_check_interval_ms=config.log_retention_check_interval_ms,
             cleaner_backoff_ms=config.log_cleaner_backoff_ms,
@@ -203,9 +207,11 @@ async def _serve_locked(
     me = None if only_broker is None else nodes[only_broker].node_id
     owns = None if me is None else (lambda topic, index: cluster.leader(topic, index) == me)
     producer_ids = None if me is None else ProducerIdManager(data_dir, owner=only_broker)
-    data = DataPath(config, topics, clock, logs, owns=owns, producer_ids=producer_ids)
+    data = DataPath(config, topics, timer_clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
-    timer_clock = ManualClock() if config.clock_mode == "manual" else clock
+    producer_expiry = ProducerExpiry(  # producer.id.expiration.ms, on the timer clock
+        data, timer_clock, config.producer_id_expiration_ms, config.producer_id_expiration_check_interval_ms
+    )
     share_settings = ShareSettings.from_config(config)  # one mutable object: the control plane may change it
     runtime = group_runtime(
         config, timer_clock, logs, observer=tap, topics=topics, share=share_settings, group_configs=group_configs
@@ -347,7 +353,7 @@ async def _serve_locked(
             transitions=parts.transitions,
             limits=versions,
             clock=timer_clock,
-            timer_sources=[share.manager for share in shares.values()],
+            timer_sources=[producer_expiry, *(share.manager for share in shares.values())],
             share_settings=share_settings,
             shares=shares,
             security=security,
@@ -385,6 +391,7 @@ async def _serve_locked(
                 if share_runtime is not None:
                     await nursery.start(share_runtime.run)  # loads __share_group_state
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
+                await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock
                 for listener in listeners.values():

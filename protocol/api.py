@@ -75,7 +75,7 @@ class ApiKey(IntEnum):
 
 # The ranges the server advertises in ApiVersions: (min, max), inclusive.
 SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
-    ApiKey.PRODUCE: (0, 10),  # v0-2 advertised but rejected (KAFKA-18659), see module docstring
+    ApiKey.PRODUCE: (0, 12),  # v0-2 advertised but rejected (KAFKA-18659), see module docstring
     ApiKey.FETCH: (4, 16),
     ApiKey.LIST_OFFSETS: (1, 7),
     ApiKey.METADATA: (0, 12),
@@ -95,8 +95,8 @@ SUPPORTED_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),  # transactions (coordinator/txn)
     ApiKey.ADD_OFFSETS_TO_TXN: (0, 4),
-    ApiKey.END_TXN: (0, 4),  # v5 is KIP-890 part 2 (an epoch bump per transaction): not served
-    ApiKey.TXN_OFFSET_COMMIT: (0, 4),  # v5 likewise
+    ApiKey.END_TXN: (0, 5),  # v5: KIP-890 part 2, an epoch bump per transaction (transaction.version 2)
+    ApiKey.TXN_OFFSET_COMMIT: (0, 5),  # v5: the offsets partition joins the transaction (KIP-890 part 2)
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
     ApiKey.LIST_TRANSACTIONS: (0, 2),
     ApiKey.DELETE_GROUPS: (0, 2),

@@ -7,10 +7,10 @@ key's latest record; swap each group in with Log.replace_segments (.cleaned -> .
 .deleted); then write cleaner-offset-checkpoint = end.
 Invariants: offsets are never renumbered; a batch is copied byte for byte, rebuilt with its
 base offset, last offset, producer fields and codec, or dropped (kept header-only when it ends
-its group or may be its producer's last batch); control batches and keyless records are kept;
-batches of aborted transactions (the segments' `.txnindex`) are dropped and never enter the map;
-an open transaction bounds the round (cleaner_policy); a cleaned segment keeps the aborted-
-transaction entries of the segments it replaces (their markers are always kept).
+its group or holds an active producer's state); keyless records are kept; batches of aborted
+transactions (the segments' `.txnindex`) are dropped and never enter the map; transaction
+markers go two rounds after the data they cover, once delete.retention.ms has passed
+(cleaner_txn.py); an open transaction bounds the round (cleaner_policy).
 The byte-level copying helpers (reading, chunked writing, rebuilding a batch) are in
 cleaner_copy.py. FORMAT.md "Cleaner" lists every rule and simplification.
 """
@@ -25,7 +25,7 @@ import trio
 from .batch import decode_header, empty_batch, iter_records, rebuild_kept
 from .batch.layout import COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, HEADER_SIZE, TRANSACTIONAL_BIT, Buffer
 from .batch.record_walk import KeySpan, key_spans, records_region
-from .cleaner_copy import ChunkWriter, encode_retained, segment_batches
+from .cleaner_copy import ChunkWriter, encode_retained, segment_batches, with_horizon
 from .cleaner_policy import (
     CLEANER_CHECKPOINT_FILE,
     Cleanable,
@@ -36,6 +36,7 @@ from .cleaner_policy import (
     read_cleaner_checkpoint,
     write_cleaner_checkpoint,
 )
+from .cleaner_txn import RoundTransactions
 from .log import Log, LogFailedError
 from .offset_map import OffsetMap, key_digest
 from .segment import LogSegment
@@ -121,11 +122,7 @@ class CleaningRound:
         self.map: OffsetMap | None = None
         self._bits = bytearray()  # bit (o - start) set: offset o is retained (dirty section)
         self._tomb_batches: set[int] = set()  # base offsets of dirty batches with tombstones
-        self._producer_last: dict[int, int] = {}  # producer id -> last offset of its last batch
-        self._aborted: dict[int, list[tuple[int, int]]] = {}  # producer id -> [(first, marker offset)]
-        for seg in log_.segments:
-            for txn in seg.txn_index.entries:
-                self._aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+        self.txns = RoundTransactions(log_, now_ms)  # aborted data, markers, producer state
         self.stats = CleanStats(first_dirty=self.start)
 
     # -- pass 1: the offset map (Cleaner.buildOffsetMap) --------------------------------------
@@ -133,7 +130,7 @@ class CleaningRound:
         start, limit = self.start, self.info.first_uncleanable
         omap = OffsetMap(self.config.dedupe_buffer_size, self.config.load_factor)
         bits = bytearray((limit - start) // 8 + 1)
-        tombs, producers = self._tomb_batches, self._producer_last
+        tombs = self._tomb_batches
         put_records = omap.put_records
         end = limit
         for seg in self.log.non_active_segments():
@@ -146,9 +143,7 @@ class CleaningRound:
                     continue
                 if base >= limit:
                     break
-                if pid >= 0:
-                    producers[pid] = base + ld
-                if attrs & CONTROL_BIT or (attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base)):
+                if attrs & CONTROL_BIT or (attrs & TRANSACTIONAL_BIT and self.txns.is_aborted(pid, base)):
                     continue
                 if count > omap.room():  # full: clean up to the last batch that fit
                     end = base
@@ -163,12 +158,6 @@ class CleaningRound:
         for o in omap.offsets():
             if o >= 0:
                 bits[(o - start) >> 3] |= 1 << ((o - start) & 7)
-        # Producers that wrote after `end` (uncleaned tail, active segment included).
-        for seg in self.log.segments:
-            if seg.next_offset > end:
-                for _, h in seg.iter_headers():
-                    if h.base_offset >= end and h.producer_id >= 0:
-                        producers[h.producer_id] = h.last_offset
         self.map, self._bits, self.end = omap, bits, end
         self.stats.end_offset, self.stats.map_entries = end, omap.size
         self.stats.map_full = end < limit
@@ -211,6 +200,7 @@ class CleaningRound:
         """Recopy `group` into a `.cleaned` segment (reads and writes only files no one else
         writes, so it may run in a worker thread). None if there is nothing to swap."""
         if not self._still_live(group):
+            self.txns.trusted = False  # its batches go unread: no marker may go after them
             return None
         new = self.log.new_cleaned_segment(group[0].base_offset)
         try:
@@ -218,7 +208,7 @@ class CleaningRound:
             for i, seg in enumerate(group):
                 self._recopy(seg, writer, ends_group=i == len(group) - 1)
             writer.flush()
-            aborted = [txn for seg in group for txn in seg.txn_index.entries]
+            aborted = self.txns.index_entries([txn for seg in group for txn in seg.txn_index.entries], self.end)
             if aborted:
                 new.txn_index.rewrite(aborted)
         except BaseException:
@@ -258,16 +248,20 @@ class CleaningRound:
 
     def _recopy(self, seg: LogSegment, writer: ChunkWriter, *, ends_group: bool) -> None:
         start, end, bits, tombs = self.start, self.end, self._bits, self._tomb_batches
-        st = self.stats
+        st, txns = self.stats, self.txns
         seg_next = seg.next_offset
         for _, buf, off, (base, length, _, _, _, attrs, ld, bts, mts, pid, _, _, count) in segment_batches(seg):
             last, size = base + ld, length + 12
             ends_group_here = ends_group and last + 1 >= seg_next
-            if base >= end or attrs & CONTROL_BIT:  # beyond this round / control: as is
+            if base >= end:  # beyond this round: as is
                 writer.add(memoryview(buf)[off : off + size], base, last, mts)
                 st.batches_copied += 1
                 continue
-            if attrs & TRANSACTIONAL_BIT and self._is_aborted(pid, base):  # every record goes
+            if attrs & CONTROL_BIT:
+                self._emit_control(writer, buf, off, size, ends_group_here)
+                continue
+            txns.on_data_batch(pid, last, bool(attrs & TRANSACTIONAL_BIT), count)
+            if attrs & TRANSACTIONAL_BIT and txns.is_aborted(pid, base):  # every record goes
                 self._emit(
                     writer, buf, off, size, [], [], None, envelope=self._needs_envelope(pid, last, ends_group_here)
                 )
@@ -304,15 +298,43 @@ class CleaningRound:
         mapped = self.map.get(key_digest(key))
         return mapped < 0 or mapped <= offset
 
-    def _is_aborted(self, pid: int, base: int) -> bool:
-        """The batch belongs to a transaction that an ABORT marker ended (LogCleaner's
-        CleanedTransactionMetadata.onBatchRead, from the aborted-transaction indexes)."""
-        return any(first <= base <= last for first, last in self._aborted.get(pid, ()))
-
     def _needs_envelope(self, pid: int, last: int, ends_group: bool) -> bool:
-        """An emptied batch is still written, header only, when it ends its group or may be its
-        producer's last (producer state survives)."""
-        return ends_group or (pid >= 0 and self._producer_last.get(pid, last) == last)
+        """An emptied batch is still written, header only, when it ends its group or holds an
+        active producer's last sequence (producer state survives: RETAIN_EMPTY)."""
+        return ends_group or (pid >= 0 and self.txns.holds_producer_state(pid, last))
+
+    def _emit_control(self, writer: ChunkWriter, buf: Buffer, off: int, size: int, ends_group: bool) -> None:
+        """A transaction marker as is, rewritten with its delete horizon, header only, or not at all."""
+        h = decode_header(buf, off)
+        raw = memoryview(buf)[off : off + size]
+        horizon = h.base_timestamp if h.attributes & DELETE_HORIZON_BIT else None
+        fate = self.txns.on_control_batch(raw, h.producer_id, h.producer_epoch, h.last_offset, h.records_count, horizon)
+        st = self.stats
+        if fate.keep_records and fate.stamp_horizon:
+            writer.add(with_horizon(raw, self.txns.horizon()), h.base_offset, h.last_offset, h.max_timestamp)
+            st.batches_rebuilt += 1
+        elif fate.keep_records:
+            writer.add(raw, h.base_offset, h.last_offset, h.max_timestamp)
+            st.batches_copied += 1
+        elif fate.retain_empty or ends_group:
+            # RETAIN_EMPTY keeps the producer's fields; a header kept only because it ends its
+            # group keeps just its offsets (no producer, not a control batch: a consumer never
+            # meets an empty control batch that Kafka would have deleted).
+            keep = fate.retain_empty
+            empty = empty_batch(
+                h.base_offset,
+                h.last_offset_delta,
+                h.partition_leader_epoch,
+                h.attributes if keep else 0,
+                h.max_timestamp,
+                h.producer_id if keep else -1,
+                h.producer_epoch if keep else -1,
+                h.base_sequence if keep else -1,
+            )
+            writer.add(empty, h.base_offset, h.last_offset, h.max_timestamp)
+            st.batches_emptied += 1
+        else:
+            st.batches_dropped += 1
 
     def _emit(
         self,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .batch import BatchHeader, Record, encode_batch_and_header
-from .batch.layout import COMPRESSION_MASK, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT
+from .batch import BatchHeader, Record, decode_header, encode_batch_and_header, iter_records
+from .batch.layout import COMPRESSION_MASK, CONTROL_BIT, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT, Buffer
 from .batch.scan import Frame, Frames
 from .recovery import CorruptLogError
 from .segment import LogSegment
 
-__all__ = ["READ_CHUNK", "segment_batches", "ChunkWriter", "encode_retained"]
+__all__ = ["READ_CHUNK", "segment_batches", "ChunkWriter", "encode_retained", "with_horizon"]
 
 READ_CHUNK = 8 << 20  # the cleaner reads segments in big sequential chunks
 
@@ -82,3 +82,26 @@ def encode_retained(h: BatchHeader, records: list[Record], horizon: int | None) 
         last_offset_delta=h.last_offset_delta,
         delete_horizon_ms=horizon,
     )
+
+
+def with_horizon(batch: Buffer, horizon: int) -> bytes:
+    """The batch with the same records rewritten with a delete horizon (KIP-534: baseTimestamp
+    is the horizon and the DELETE_HORIZON attribute is set), as MemoryRecords.filterTo does for
+    a transaction marker that may go (`needToSetDeleteHorizon`)."""
+    h = decode_header(batch)
+    attrs = h.attributes
+    data, _ = encode_batch_and_header(
+        h.base_offset,
+        list(iter_records(batch)),
+        compression=attrs & COMPRESSION_MASK,
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
+        base_sequence=h.base_sequence,
+        transactional=bool(attrs & TRANSACTIONAL_BIT),
+        control=bool(attrs & CONTROL_BIT),
+        timestamp_type=1 if attrs & TIMESTAMP_TYPE_BIT else 0,
+        partition_leader_epoch=h.partition_leader_epoch,
+        last_offset_delta=h.last_offset_delta,
+        delete_horizon_ms=horizon,
+    )
+    return data

@@ -140,7 +140,9 @@ class ProducerStateManager:
         last = h.base_offset + h.last_offset_delta
         entry.batches.append(BatchMetadata(h.last_sequence, last, h.last_offset_delta, h.max_timestamp))
         entry.last_timestamp = h.max_timestamp
-        if h.attributes & TRANSACTIONAL_BIT and entry.current_txn_first_offset < 0:
+        if h.attributes & TRANSACTIONAL_BIT and entry.current_txn_first_offset < 0 and h.records_count:
+            # (A header-only batch is the cleaner's, of a transaction decided before it ran:
+            # it keeps the producer's sequence, it opens nothing.)
             entry.current_txn_first_offset = h.base_offset
             self.ongoing[h.base_offset] = pid
         return None
@@ -181,6 +183,19 @@ class ProducerStateManager:
         for pid in gone:
             del self.producers[pid]
         self.on_high_watermark(log_start_offset)
+
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """ProducerStateManager.removeExpiredProducers (producer.id.expiration.ms): forget every
+        producer with no open transaction whose last batch or marker is `expiration_ms` old.
+        Returns the producer ids removed."""
+        gone = [
+            pid
+            for pid, e in self.producers.items()
+            if e.current_txn_first_offset < 0 and now_ms - e.last_timestamp >= expiration_ms
+        ]
+        for pid in gone:
+            del self.producers[pid]
+        return gone
 
     def load_entry(self, entry: ProducerStateEntry) -> None:
         """loadProducerEntry (from a snapshot)."""

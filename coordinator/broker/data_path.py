@@ -97,6 +97,10 @@ class DataPath:
         self._partitions[(topic.name, index)] = part
         return part
 
+    def served(self) -> list[Partition]:
+        """The partitions open now (the producer-id expiry walks them)."""
+        return list(self._partitions.values())
+
     def max_message_bytes(self, part: Partition) -> int:
         return part.log.config.max_message_bytes
 

@@ -82,7 +82,7 @@ async def fetch(
         return results
     with trio.move_on_after(max_wait_ms / 1000):
         while True:
-            await _wait_for_append(_partitions(data, wants))
+            await _wait_for_append(_partitions(data, wants), committed)
             results, total, errored = read_once(data, wants, max_bytes, committed)
             if total >= min_bytes or errored:
                 return results
@@ -94,11 +94,12 @@ def _partitions(data: DataPath, wants: list[FetchWant]) -> list[Partition]:
     return [p for p in found if p is not None]
 
 
-async def _wait_for_append(partitions: list[Partition]) -> None:
-    """Parks until any of the partitions' high watermark moves (or it is closed)."""
+async def _wait_for_append(partitions: list[Partition], committed: bool) -> None:
+    """Parks until any of the partitions' high watermark moves (read_committed: its last stable
+    offset), or it is closed."""
     event = trio.Event()
     for part in partitions:
-        part.add_waiter(event)
+        part.add_waiter(event, committed=committed)
     try:
         await event.wait()
     finally:

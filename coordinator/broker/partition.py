@@ -6,9 +6,11 @@ so two produces to one partition never interleave inside that step. The high wat
 moves after `Log.wait_durable`, so a fetch never hands out bytes a crash could take back, and
 every move wakes the fetches parked on this partition (no polling). The last stable offset is
 the high watermark or the first offset of an open (or not yet durable) transaction, whichever is
-lower; read_committed reads stop there, with the aborted transactions they overlap. Reads return
-whole batches only (Kafka's Partition + UnifiedLog roles for one replica). Transaction markers
-come from the transaction coordinator (`append_marker`), never from clients.
+lower; read_committed reads stop there, with the aborted transactions they overlap, and their
+parked fetches are woken only when the last stable offset moves (a transaction's data does not
+move it: its marker does). Reads return whole batches only (Kafka's Partition + UnifiedLog roles
+for one replica). Transaction markers come from the transaction coordinator (`append_marker`),
+never from clients.
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class Partition:
         self.high_watermark = log.log_end_offset  # opened from disk: all of it was written before
         log.producer_state.on_high_watermark(self.high_watermark)
         self._waiters: set[trio.Event] = set()
+        self._committed_waiters: set[trio.Event] = set()  # read_committed fetches
+        self._stable = self.last_stable_offset  # what those waiters last saw
 
     @property
     def producers(self) -> ProducerStateManager:
@@ -179,19 +183,27 @@ class Partition:
         self.advance_high_watermark(wait_for + 1)
 
     def append_marker(
-        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, transaction_version: int = 0
     ) -> tuple[AppendResult, int]:
         """Append a COMMIT/ABORT control batch for the producer (WriteTxnMarkers, coordinator
-        origin): ProducerAppendInfo.appendEndTxnMarker refuses an epoch older than the
-        producer's. Returns like `append_now`."""
+        origin), refused as ProducerAppendInfo.checkProducerEpoch refuses it: below the
+        producer's epoch, or, for a transaction.version 2 marker (whose epoch the coordinator
+        bumped), at it, unless the producer has no open transaction here (a retried marker).
+        Returns like `append_now`."""
         entry = self.producers.producers.get(producer_id)
-        if entry is not None and producer_epoch < entry.producer_epoch:
-            return AppendResult(
-                ErrorCode.INVALID_PRODUCER_EPOCH,
-                -1,
-                self.log_start_offset,
-                f"marker epoch {producer_epoch} is older than producer {producer_id}'s epoch {entry.producer_epoch}",
-            ), -1
+        if entry is not None:
+            current = entry.producer_epoch
+            stale = producer_epoch <= current if transaction_version >= 2 else producer_epoch < current
+            if stale and not (
+                transaction_version >= 2 and producer_epoch == current and entry.current_txn_first_offset < 0
+            ):
+                return AppendResult(
+                    ErrorCode.INVALID_PRODUCER_EPOCH,
+                    -1,
+                    self.log_start_offset,
+                    f"marker epoch {producer_epoch} of producer {producer_id} is "
+                    f"{'<=' if transaction_version >= 2 else '<'} its epoch {current} (TV{transaction_version})",
+                ), -1
         marker = encode_marker(producer_id, producer_epoch, commit, coordinator_epoch, self.log.clock.time_ms())
         try:
             base, _ = self.log.append_batch(marker)
@@ -208,7 +220,14 @@ class Partition:
         if offset > self.high_watermark:
             self.high_watermark = min(offset, self.log.log_end_offset)
             self.log.producer_state.on_high_watermark(self.high_watermark)
-            self.wake_waiters()
+            waiters, self._waiters = self._waiters, set()
+            stable = self.last_stable_offset
+            if stable != self._stable:
+                self._stable = stable
+                waiters |= self._committed_waiters
+                self._committed_waiters = set()
+            for event in waiters:
+                event.set()
 
     # -- fetch ---------------------------------------------------------------------------------
     def read(self, offset: int, max_bytes: int, min_one: bool, committed: bool = False) -> bytes:
@@ -274,14 +293,17 @@ class Partition:
         return ErrorCode.NONE, self.log_start_offset, None
 
     # -- long polling --------------------------------------------------------------------------
-    def add_waiter(self, event: trio.Event) -> None:
-        self._waiters.add(event)
+    def add_waiter(self, event: trio.Event, *, committed: bool = False) -> None:
+        """Set `event` when the high watermark moves (`committed`: when the last stable offset does)."""
+        (self._committed_waiters if committed else self._waiters).add(event)
 
     def remove_waiter(self, event: trio.Event) -> None:
         self._waiters.discard(event)
+        self._committed_waiters.discard(event)
 
     def wake_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, set()
+        waiters, self._waiters = self._waiters | self._committed_waiters, set()
+        self._committed_waiters = set()
         for event in waiters:
             event.set()
 

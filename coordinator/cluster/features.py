@@ -19,9 +19,15 @@ class Feature(NamedTuple):
     finalized: int
 
 
+# KIP-890 part 2 (coordinator/txn): every EndTxn v5 bumps the epoch, Produce v12 and
+# TxnOffsetCommit v5 add their partition to the transaction; __transaction_state values are
+# written at v1 (TransactionVersion TV_2, Kafka 4.2's default).
+TRANSACTION_VERSION = 2
+
 # Kafka 4.2's MetadataVersion IBP_4_2_IV1 is feature level 29; 7 is IBP_3_3_IV3, the oldest Kafka 4 reads.
 FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 7, 29, 29),
+    Feature("transaction.version", 0, 2, TRANSACTION_VERSION),
     # KIP-848: the consumer rebalance protocol. GV_1 is still the newest level in Kafka 4.3: its
     # later group APIs (OffsetCommit/OffsetFetch v10, ListGroups v5, DescribeGroups v6) and the
     # KIP-1251 assignment epochs need no new level (a tagged field old coordinators skip).

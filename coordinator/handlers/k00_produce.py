@@ -1,4 +1,4 @@
-"""Produce (key 0), v3-v10 (v0-v2 are advertised for old librdkafka but the codec refuses them,
+"""Produce (key 0), v3-v12 (v0-v2 are advertised for old librdkafka but the codec refuses them,
 which closes the connection, as Kafka 4 does: KAFKA-18659).
 
 v3: record batch v2 only; transactional id (transactional batches need it, else the request is
@@ -9,6 +9,11 @@ INVALID_PRODUCER_EPOCH, the coordinator busy -> NOT_ENOUGH_REPLICAS (retriable w
 refresh, as ReplicaManager answers). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
 v10: NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint (KIP-951).
+v11: a partition not in the transaction is TRANSACTION_ABORTABLE (KIP-890; INVALID_TXN_STATE
+below). v12 (KIP-890 part 2, a transaction.version 2 producer): that first batch adds its
+partition to the transaction instead of being checked, whatever the verification setting, and
+CONCURRENT_TRANSACTIONS reaches the producer as it is (AddPartitionsToTxnManager
+produceRequestVersionToTransactionSupportedOperation, ReplicaManager's error translation).
 A broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER for it (handlers/leadership.py).
 acks 0 gets no response (a failure closes the connection, as Kafka does); acks 1 and -1 both answer
 once the append is durable under log.flush.mode (replicas are logical, one copy: acks=all is
@@ -79,8 +84,8 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
             elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
                 result = AppendResult(error, -1, -1)
-            elif error := _unverified(ctx, request.transactional_id, topic.name, part, pdata.records):
-                result = AppendResult(error, -1, -1, "the partition was not added to the transaction")
+            elif (refusal := await _unverified(ctx, request.transactional_id, topic.name, part, pdata.records))[0]:
+                result = AppendResult(refusal[0], -1, -1, refusal[1])
             else:
                 result, wait_for = part.append_now(pdata.records, data.max_message_bytes(part))
                 if wait_for >= 0:
@@ -107,40 +112,62 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
     return response
 
 
-# How a failed transaction verification reaches a producer (ReplicaManager.appendRecords and
-# AddPartitionsToTxnManager for Produce <= v10).
-_VERIFY_ERRORS = {
-    ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
-    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
-    ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.NOT_ENOUGH_REPLICAS,
-    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: ErrorCode.NOT_ENOUGH_REPLICAS,
-    ErrorCode.COORDINATOR_NOT_AVAILABLE: ErrorCode.NOT_ENOUGH_REPLICAS,
-    ErrorCode.NOT_COORDINATOR: ErrorCode.NOT_ENOUGH_REPLICAS,
+# AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation.
+FIRST_ABORTABLE_VERSION = 11  # GENERIC_ERROR_SUPPORTED: TRANSACTION_ABORTABLE is sent as it is
+FIRST_ADD_PARTITION_VERSION = 12  # ADD_PARTITION: the partition joins the transaction
+
+# ReplicaManager: coordinator errors a client may not retry well become NOT_ENOUGH_REPLICAS
+# (retriable, no metadata refresh); CONCURRENT_TRANSACTIONS only below v12.
+_RETRIABLE = {
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+    ErrorCode.NETWORK_EXCEPTION,
 }
 
 
-def _unverified(
+async def _unverified(
     ctx: RequestContext, transactional_id: str | None, topic: str, part: Partition, records: bytes | None
-) -> int:
+) -> tuple[int, str | None]:
     """UnifiedLog.maybeStartTransactionVerification: a transactional batch of a producer with no
-    open transaction here must belong to a transaction that has this partition."""
+    open transaction here must belong to a transaction that has this partition (v12+: is added
+    to it). Returns the error the produce gets (NONE: append) and ReplicaManager's message."""
     service = ctx.broker.txn
+    version = ctx.api_version
+    adding = version >= FIRST_ADD_PARTITION_VERSION
     if (
         transactional_id is None
         or service is None
         or not records
         or len(records) < HEADER_SIZE
-        or not ctx.broker.config.transaction_partition_verification_enable
+        or not (adding or ctx.broker.config.transaction_partition_verification_enable)
     ):
-        return ErrorCode.NONE
+        return ErrorCode.NONE, None
     header = decode_header(records)
     if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
-        return ErrorCode.NONE
+        return ErrorCode.NONE, None
     tp = (topic, part.index)
-    error = service.verify(
-        AddPartitionsParams(transactional_id, header.producer_id, header.producer_epoch, (tp,)), here_only=False
-    )[tp]
-    return _VERIFY_ERRORS.get(ErrorCode(error), error)
+    params = AddPartitionsParams(
+        transactional_id, header.producer_id, header.producer_epoch, (tp,), client_version=2 if adding else 0
+    )
+    if adding:
+        error: int = await service.add_partitions(params, here_only=False)
+    else:
+        error = service.verify(params, here_only=False)[tp]
+    if error == ErrorCode.PRODUCER_FENCED:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH  # "Producers expect to handle INVALID_PRODUCER_EPOCH"
+    elif error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:
+        error = ErrorCode.INVALID_TXN_STATE  # "for backward compatibility with clients"
+    why: str | None = None
+    if error in _RETRIABLE or (error == ErrorCode.CONCURRENT_TRANSACTIONS and not adding):
+        why = "Unable to verify the partition has been added to the transaction. "
+        why += f"Underlying error: {ErrorCode(error).name}"
+        error = ErrorCode.NOT_ENOUGH_REPLICAS
+    elif error == ErrorCode.INVALID_TXN_STATE:
+        why = "Partition was not added to the transaction"
+    if error != ErrorCode.NONE:
+        explain(ErrorCode(error), why or f"the transaction coordinator refused {topic}-{part.index}")
+    return error, why
 
 
 def _has_transactional_batch(request: ProduceRequest) -> bool:

@@ -6,7 +6,10 @@ OPERATION_NOT_ATTEMPTED for the others, as KafkaApis answers). v1: same as v0. v
 PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before). v3+: flexible. v4+ (brokers): a batch of
 transactions, each either added or, with verify_only, checked (KIP-890 part 1: NONE for a
 partition in the transaction, TRANSACTION_ABORTABLE for one that is not); a top-level error code.
-v5: TRANSACTION_ABORTABLE may be answered.
+An add at v4+ is a transaction.version 2 client's (TransactionVersion
+transactionVersionForAddPartitionsToTxn), what a broker sends for a Produce v12+ or a
+TxnOffsetCommit v5+ (KIP-890 part 2); below v4 it is a v0 client's. v5: TRANSACTION_ABORTABLE
+may be answered.
 Authorization: v0-v3 WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED); WRITE on
 each topic (else TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED); v4+ (brokers
 verifying) CLUSTER_ACTION (else CLUSTER_AUTHORIZATION_FAILED).
@@ -77,7 +80,13 @@ async def _transaction(
         explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no such partitions: {sorted(missing)}")
         errors = {tp: missing.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in partitions}
     else:
-        params = AddPartitionsParams(txn.transactional_id, txn.producer_id, txn.producer_epoch, tuple(partitions))
+        params = AddPartitionsParams(
+            txn.transactional_id,
+            txn.producer_id,
+            txn.producer_epoch,
+            tuple(partitions),
+            client_version=2 if version >= 4 else 0,
+        )
         service = txn_service(ctx)
         if txn.verify_only:
             errors = dict(service.verify(params))

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), v0-v4.
+"""TxnOffsetCommit (key 28), v0-v5.
 
 Offsets committed inside the producer's transaction: kept pending in the group's partition until
 the COMMIT (materialised) or ABORT (dropped) marker. Unknown topics and partitions get
@@ -9,7 +9,10 @@ INVALID_PRODUCER_EPOCH, a partition not added INVALID_TXN_STATE, an unknown prod
 INVALID_PRODUCER_ID_MAPPING. v0-1: COORDINATOR_LOAD_IN_PROGRESS is sent as COORDINATOR_NOT_AVAILABLE
 (KAFKA-7296). v2+: committed leader epoch. v3+: flexible; member id, generation and
 group.instance.id (KIP-447: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; an unknown
-group with generation >= 0 is ILLEGAL_GENERATION). v4: TRANSACTION_ABORTABLE may be answered.
+group with generation >= 0 is ILLEGAL_GENERATION). v4: TRANSACTION_ABORTABLE may be answered (a
+partition not in the transaction; INVALID_TXN_STATE below v4). v5 (KIP-890 part 2): the group's
+partition is added to the transaction instead of checked (AddPartitionsToTxnManager's
+ADD_PARTITION: no AddOffsetsToTxn needed), whatever transaction.partition.verification.enable says.
 Authorization: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group
 (GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions).
 """
@@ -37,10 +40,12 @@ from protocol.messages.txn_offset_commit import (
 # group coordinator's error mapping: retriable coordinator errors make it look the coordinator up).
 _VERIFY_ERRORS = {
     ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
-    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
     ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
     ErrorCode.NOT_COORDINATOR: ErrorCode.COORDINATOR_NOT_AVAILABLE,
 }
+# AddPartitionsToTxnManager.txnOffsetCommitRequestVersionToTransactionSupportedOperation.
+FIRST_ABORTABLE_VERSION = 4  # GENERIC_ERROR_SUPPORTED: TRANSACTION_ABORTABLE is sent as it is
+FIRST_ADD_PARTITION_VERSION = 5  # ADD_PARTITION: the partition joins the transaction
 
 
 async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
@@ -82,7 +87,7 @@ async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOff
         if valid:
             known.append((t.name, valid))
     if known:
-        error = _verify(ctx, request)
+        error = await _verify(ctx, request)
         if error is not None:
             for name, commits in known:
                 answers.setdefault(name, []).extend(
@@ -114,16 +119,23 @@ async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOff
     )
 
 
-def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int | None:
-    """Kafka's verification guard for the group's __consumer_offsets partition (None: in the txn)."""
-    if not ctx.broker.config.transaction_partition_verification_enable:
-        return None
+async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int | None:
+    """Kafka's verification guard for the group's __consumer_offsets partition (None: in the
+    transaction); from v5 on the partition is added to the transaction instead."""
+    version = ctx.api_version
     tp = (OFFSETS_TOPIC, ctx.broker.groups.partition_for(request.group_id))
-    errors = txn_service(ctx).verify(
-        AddPartitionsParams(request.transactional_id, request.producer_id, request.producer_epoch, (tp,)),
-        here_only=False,
+    adding = version >= FIRST_ADD_PARTITION_VERSION
+    params = AddPartitionsParams(
+        request.transactional_id, request.producer_id, request.producer_epoch, (tp,), client_version=2 if adding else 0
     )
-    error = errors[tp]
+    if adding:
+        error: int = await txn_service(ctx).add_partitions(params, here_only=False)
+    elif not ctx.broker.config.transaction_partition_verification_enable:
+        return None
+    else:
+        error = txn_service(ctx).verify(params, here_only=False)[tp]
     if error == ErrorCode.NONE:
         return None
+    if error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:
+        return ErrorCode.INVALID_TXN_STATE  # "for backward compatibility with clients"
     return _VERIFY_ERRORS.get(ErrorCode(error), error)

@@ -161,6 +161,32 @@ class CoordinatorRuntime(Generic[S]):
             return await _wait_reply(answer)
         return answer
 
+    def run_op_unawaited(self, partition: int, op: Callable[[OpContext[S], P], R], params: P) -> R:
+        """Run an operation whose records need no wait: appended now, made durable by whatever
+        next syncs the partition (a later op's wait, a flush, a checkpoint, the close). Only for
+        records that a crash may lose harmlessly because the log already holds what rebuilds
+        them (a transaction's Complete after its durable decision and markers); so the op may
+        neither complete parked replies nor defer work."""
+        shard = self._shards.get(partition)
+        if shard is None:
+            raise self.unavailable(partition) or RuntimeError("active partition without shard")
+        ctx = OpContext(shard, self.clock.time_ms())
+        try:
+            answer = op(ctx, params)
+        except Exception:
+            log.exception("operation %s failed on %s-%s", getattr(op, "__name__", op), self.kind.topic, partition)
+            self.fail(partition, "an operation failed")
+            raise
+        if ctx.completions or ctx.deferred:
+            self.fail(partition, "an unawaited operation completed or deferred work")
+            raise RuntimeError("an unawaited operation may not complete replies or defer work")
+        if self._append(partition, ctx) == -2:
+            code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+            raise CoordinatorUnavailable(self.kind.topic, partition, code, "append failed")
+        if self.timers.earliest_new < self._sleeping_until:
+            self._timers_changed.set()
+        return answer
+
     def _append(self, partition: int, ctx: OpContext[S]) -> int:
         """Append the op's records now, in the order ops were applied. -2: the append failed."""
         try:

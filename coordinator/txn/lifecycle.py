@@ -13,6 +13,7 @@ transaction.state.log.segment.bytes (TransactionStateManager.transactionTopicCon
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Any
 
 from coordinator.observe.reasons import because
@@ -20,10 +21,11 @@ from coordinator.runtime.clock import TimerClock
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.runtime.partition_writer import PartitionWriter, WriterObserver, internal_topic_log_config
 from coordinator.runtime.timers import ShardTimers
+from coordinator.txn.end_txn import MarkerJob
 from coordinator.txn.markers import MarkerChannel
-from coordinator.txn.ops import MarkerJob, abort_timed_out, expire_transactional_ids
+from coordinator.txn.ops import abort_timed_out, expire_transactional_ids
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
-from coordinator.txn.records import decode_record, encode_record
+from coordinator.txn.records import decode_record, encode_record, log_value_version
 from coordinator.txn.shard import LeaderEpochs, ProducerIds, TxnContext, TxnSettings, TxnShard
 from coordinator.txn.state import TransactionState
 from storage.log import LogConfig
@@ -46,12 +48,13 @@ class TxnShards:
         self.producer_ids = producer_ids
         self.markers = markers
         self.leaders = leaders
+        self._value_version = log_value_version(settings.transaction_version)
 
     def new_shard(self, partition: int, timers: ShardTimers) -> TxnShard:
         return TxnShard(partition, self.settings, timers, self.producer_ids, self.markers, self.leaders)
 
     def encode(self, record: Any) -> tuple[bytes, bytes | None]:
-        return encode_record(record)
+        return encode_record(record, self._value_version)
 
     def decode(self, key: bytes, value: bytes | None) -> Any:
         return decode_record(key, value)
@@ -72,6 +75,7 @@ class TxnShards:
                         meta.state is TransactionState.PREPARE_COMMIT,
                         shard.coordinator_epoch(),
                         tuple(meta.sorted_partitions()),
+                        meta.client_version,
                     )
                 )
 
@@ -113,14 +117,15 @@ def txn_runtime(
     observer: WriterObserver | None = None,
 ) -> CoordinatorRuntime[TxnShard]:
     """__transaction_state in the data dir's LogManager, with its writer and its shards' runtime."""
+    settings = TxnSettings.from_config(config)
     writer = PartitionWriter(
         TRANSACTION_STATE_TOPIC,
         logs,
         config.transaction_state_log_num_partitions,
         txn_log_config(config),
         clock,
-        encode_record,
+        partial(encode_record, value_version=log_value_version(settings.transaction_version)),
         observer,
     )
-    kind = TxnShards(TxnSettings.from_config(config), producer_ids, markers, leaders)
+    kind = TxnShards(settings, producer_ids, markers, leaders)
     return CoordinatorRuntime(kind, writer, clock, load_delay_ms=config.coordinator_load_delay_ms)

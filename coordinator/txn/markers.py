@@ -2,16 +2,22 @@
 TransactionMarkerRequestCompletionHandler, for brokers that share one process and one copy of
 every log).
 
-A job (ops.MarkerJob) starts once PrepareCommit/PrepareAbort is durable, or when a moved
+A job (end_txn.MarkerJob) starts once PrepareCommit/PrepareAbort is durable, or when a moved
 coordinator loads a transaction still in one of them. It appends a COMMIT/ABORT control batch to
-every partition of the transaction, in parallel, each waiting until durable: user partitions
+every partition of the transaction at once, then waits for all of them together (each log's
+group commit shares one fsync among every marker and record appended meanwhile): user partitions
 through the data path (Partition.append_marker, whichever broker leads: replicas are logical),
 `__consumer_offsets` partitions through the group coordinator's runtime (their offsets
 materialise or drop). Failed partitions are retried with backoff (a full disk that clears heals);
 a deleted partition is dropped from the transaction, as Kafka drops UNKNOWN_TOPIC_OR_PARTITION.
-When every marker is durable the job writes CompleteCommit/CompleteAbort. If the shard it came
-from is unloaded meanwhile, the job stops: the next coordinator's load sends the markers again
-(a second marker for a completed transaction changes nothing).
+When every marker is durable the job writes CompleteCommit/CompleteAbort without waiting for
+it: no fsync starts for Complete alone, the id's next write makes it durable with its own (a
+crash before then only makes the next load resend the markers). While a job runs it is the
+shard's `in_flight` entry for its id, and is `settled` once Complete is written or its first
+pass left a marker unwritten (then it is retried with backoff; requests meeting it get
+CONCURRENT_TRANSACTIONS, as in Kafka). If the shard it came from is unloaded meanwhile, the
+job stops: the next coordinator's load sends the markers again (a second marker for a completed
+transaction changes nothing).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import trio
 
 from coordinator.observe.reasons import because
 from coordinator.runtime.coordinator_runtime import CoordinatorUnavailable
-from coordinator.txn.ops import CompleteParams, MarkerJob, complete
+from coordinator.txn.end_txn import CompleteParams, MarkerJob, complete
 from protocol.errors import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -33,7 +39,7 @@ class MarkerPartition(Protocol):
     """A user-topic partition (broker/partition.py)."""
 
     def append_marker(
-        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, transaction_version: int = 0
     ) -> tuple[Any, int]: ...
     async def make_durable(self, result: Any, wait_for: int) -> None: ...
 
@@ -68,30 +74,48 @@ class MarkerChannel:
         self._backoff_ms = (retry_backoff_ms, max_retry_backoff_ms)
 
     async def send(self, runtime: Any, job: MarkerJob) -> None:
+        in_flight = job.shard.in_flight
+        in_flight[job.transactional_id] = job  # (a moved coordinator's load starts it too)
+        try:
+            if await self._write_all(runtime, job):
+                self._complete(runtime, job)
+        finally:
+            job.settled.set()
+            if in_flight.get(job.transactional_id) is job:
+                del in_flight[job.transactional_id]
+
+    async def _write_all(self, runtime: Any, job: MarkerJob) -> bool:
+        """Every marker durable (True), or the shard moved on (False: its next load resends)."""
         result = "COMMIT" if job.commit else "ABORT"
-        pending = set(job.partitions)
+        pending = list(job.partitions)
         delay_ms = self._backoff_ms[0]
         while pending:
             failed: set[tuple[str, int]] = set()
-            async with trio.open_nursery() as nursery:
-                for tp in pending:
-                    nursery.start_soon(self._write, tp, job, failed)
-            pending = failed
+            if len(pending) == 1:
+                await self._write(pending[0], job, failed)
+            else:
+                async with trio.open_nursery() as nursery:
+                    for tp in pending:
+                        nursery.start_soon(self._write, tp, job, failed)
+            pending = sorted(failed)
             if runtime.shard(job.shard.partition) is not job.shard:
-                return  # the coordinator moved: its next load sends the markers again
+                return False  # the coordinator moved: its next load sends the markers again
             if pending:
+                job.settled.set()  # whoever waits for it gets CONCURRENT_TRANSACTIONS, as in Kafka
                 log.warning(
-                    "%s markers of %r to %s failed; retrying in %d ms",
-                    result,
-                    job.transactional_id,
-                    sorted(pending),
-                    delay_ms,
+                    "%s markers of %r to %s failed; retrying in %d ms", result, job.transactional_id, pending, delay_ms
                 )
                 await trio.sleep(delay_ms / 1000)
                 delay_ms = min(2 * delay_ms, self._backoff_ms[1])
         because(f"every {result} marker of {job.transactional_id!r} is durable")
+        return True
+
+    def _complete(self, runtime: Any, job: MarkerJob) -> None:
+        """Complete* is written, not waited for: no fsync starts for it alone; the id's next
+        write (AddPartitions, InitProducerId, ...) makes it durable with its own, and a crash
+        before then only makes the next load resend the markers (end_txn.complete)."""
         try:
-            await runtime.run_op(
+            runtime.run_op_unawaited(
                 job.shard.partition,
                 complete,
                 CompleteParams(job.transactional_id, job.producer_id, job.producer_epoch, job.commit),
@@ -126,7 +150,9 @@ class MarkerChannel:
         part = self.data.partition(topic, index)
         if part is None:
             return ErrorCode.NONE  # deleted meanwhile: Kafka removes it from the transaction
-        result, wait_for = part.append_marker(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch)
+        result, wait_for = part.append_marker(
+            job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch, job.transaction_version
+        )
         if result.error == ErrorCode.NONE:
             await part.make_durable(result, wait_for)
         return ErrorCode(result.error)

@@ -67,4 +67,6 @@ def value_json(r: TransactionRecord, version: int = 0) -> dict[str, Any]:
             "transactionStartTimestampMs": r.start_ms,
         }
     )
+    if version >= 1 and r.client_version != 0:
+        data["clientTransactionVersion"] = r.client_version
     return data

@@ -1,12 +1,14 @@
 """__transaction_state records: objects <-> Kafka's exact TransactionLogKey/Value bytes.
 
 key = int16 version (0) ++ TransactionalId string. value = int16 version ++ TransactionLogValue:
-v0 (written, as Kafka does until transaction.version 1): ProducerId int64, ProducerEpoch int16,
-TransactionTimeoutMs int32, TransactionStatus int8, TransactionPartitions nullable
-[Topic string, PartitionIds []int32] (null when Empty), TransactionLastUpdateTimestampMs int64,
-TransactionStartTimestampMs int64. v1 (read too) is the flexible form with tagged
-PreviousProducerId (0), NextProducerId (1), ClientTransactionVersion (2). A null value is a
-tombstone (the id expired). Kafka's TransactionLog.keyToBytes / valueToBytes / readTxnRecord*.
+v0: ProducerId int64, ProducerEpoch int16, TransactionTimeoutMs int32, TransactionStatus int8,
+TransactionPartitions nullable [Topic string, PartitionIds []int32] (null when Empty),
+TransactionLastUpdateTimestampMs int64, TransactionStartTimestampMs int64. v1 is the flexible
+form with tagged PreviousProducerId (0), NextProducerId (1), ClientTransactionVersion (2), each
+written only when not its default (-1, -1, 0). The version written follows the finalized
+transaction.version (TransactionVersion.transactionLogValueVersion: v1 from level 1), as
+`encode_record(record, value_version)` is told. A null value is a tombstone (the id expired).
+Kafka's TransactionLog.keyToBytes / valueToBytes / read.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from protocol import primitives as p
 from protocol.errors import DecodeError
 
 KEY_VERSION = 0
-VALUE_VERSION = 0
+
+
+def log_value_version(transaction_version: int) -> int:
+    """TransactionVersion.transactionLogValueVersion: the flexible v1 from level 1 on."""
+    return 1 if transaction_version >= 1 else 0
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class TransactionRecord:
     previous_producer_id: int = NO_PRODUCER_ID
     next_producer_id: int = NO_PRODUCER_ID
     last_producer_epoch: int = NO_PRODUCER_EPOCH  # in memory only: never encoded
+    client_version: int = 0  # ClientTransactionVersion (v1 only)
 
     def to_metadata(self) -> TransactionMetadata:
         return TransactionMetadata(
@@ -52,6 +59,7 @@ class TransactionRecord:
             self.previous_producer_id,
             self.next_producer_id,
             self.last_producer_epoch,
+            self.client_version,
         )
 
 
@@ -84,30 +92,47 @@ def _grouped(partitions: tuple[tuple[str, int], ...]) -> list[tuple[str, list[in
     return list(by_topic.items())
 
 
-def encode_value(r: TransactionRecord) -> bytes:
+def encode_value(r: TransactionRecord, version: int = 0) -> bytes:
     if r.state is TransactionState.EMPTY and r.partitions:
         raise ValueError(f"an Empty transaction has no partitions: {r}")
+    if version not in (0, 1):
+        raise ValueError(f"TransactionLogValue has versions 0 and 1, not {version}")
+    flexible = version == 1
+    string = p.write_compact_string if flexible else p.write_string
     parts: list[bytes] = [
-        p.write_int16(VALUE_VERSION),
+        p.write_int16(version),
         p.write_int64(r.producer_id),
         p.write_int16(r.producer_epoch),
         p.write_int32(r.timeout_ms),
         p.write_int8(r.state.id),
     ]
     if r.state is TransactionState.EMPTY:
-        parts.append(p.write_int32(-1))  # null: TransactionLog.valueToBytes writes none when Empty
+        # null: TransactionLog.valueToBytes writes none when Empty
+        parts.append(b"\x00" if flexible else p.write_int32(-1))
     else:
         groups = _grouped(r.partitions)
-        parts.append(p.write_int32(len(groups)))
+        parts.append(p.write_uvarint(len(groups) + 1) if flexible else p.write_int32(len(groups)))
         for topic, ids in groups:
-            parts.append(p.write_string(topic) + p.write_int32(len(ids)) + b"".join(p.write_int32(i) for i in ids))
+            count = p.write_uvarint(len(ids) + 1) if flexible else p.write_int32(len(ids))
+            parts.append(string(topic) + count + b"".join(p.write_int32(i) for i in ids))
+            if flexible:
+                parts.append(b"\x00")  # the entry's (empty) tagged fields
     parts.append(p.write_int64(r.last_update_ms) + p.write_int64(r.start_ms))
+    if flexible:
+        tags: dict[int, bytes] = {}
+        if r.previous_producer_id != NO_PRODUCER_ID:
+            tags[0] = p.write_int64(r.previous_producer_id)
+        if r.next_producer_id != NO_PRODUCER_ID:
+            tags[1] = p.write_int64(r.next_producer_id)
+        if r.client_version != 0:
+            tags[2] = p.write_int16(r.client_version)
+        parts.append(p.write_tagged_fields(tags))
     return b"".join(parts)
 
 
-def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
+def encode_record(obj: Any, value_version: int = 0) -> tuple[bytes, bytes | None]:
     if isinstance(obj, TransactionRecord):
-        return encode_key(obj.transactional_id), encode_value(obj)
+        return encode_key(obj.transactional_id), encode_value(obj, value_version)
     if isinstance(obj, TransactionTombstone):
         return encode_key(obj.transactional_id), None
     raise TypeError(f"not a __transaction_state record: {type(obj).__name__}")
@@ -160,17 +185,29 @@ def _decode_value(transactional_id: str, value: bytes) -> TransactionRecord:
             pos = p.skip_tagged_fields(value, pos)
     last_update, pos = p.read_int64(value, pos)
     start, pos = p.read_int64(value, pos)
-    previous, nxt = NO_PRODUCER_ID, NO_PRODUCER_ID
+    previous, nxt, client_version = NO_PRODUCER_ID, NO_PRODUCER_ID, 0
     if flexible:
         tags, pos = p.read_tagged_fields(value, pos)
         if 0 in tags:
             previous = p.read_int64(tags[0], 0)[0]
         if 1 in tags:
             nxt = p.read_int64(tags[1], 0)[0]
+        if 2 in tags:
+            client_version = p.read_int16(tags[2], 0)[0]
     if pos != len(value):
         raise TxnRecordDecodeError(f"{len(value) - pos} trailing bytes after TransactionLogValue v{version}")
     if state is TransactionState.EMPTY:
         partitions = []  # readTxnRecordValue ignores them for Empty
     return TransactionRecord(
-        transactional_id, pid, epoch, timeout, state, tuple(sorted(set(partitions))), last_update, start, previous, nxt
+        transactional_id,
+        pid,
+        epoch,
+        timeout,
+        state,
+        tuple(sorted(set(partitions))),
+        last_update,
+        start,
+        previous,
+        nxt,
+        client_version=client_version,
     )

@@ -6,7 +6,9 @@ broker (or none) leads it, runs the operation on that partition's shard through 
 turns an unavailable partition into COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE.
 Each broker of the cluster has its own TxnService bound to its node id. Reads (Describe, List,
 and the verification of transactional produce and TxnOffsetCommit, which Kafka's brokers ask the
-coordinator over the network) read the active shards directly.
+coordinator over the network) read the active shards directly; the KIP-890 part 2 additions of a
+Produce v12+ or TxnOffsetCommit v5+ go through `add_partitions(..., here_only=False)`, as
+AddPartitionsToTxnManager sends them to whichever broker coordinates the id.
 """
 
 from __future__ import annotations
@@ -16,16 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+import trio
+
 from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
 from coordinator.runtime.leadership import Leaders, not_coordinator
+from coordinator.txn.end_txn import EndTxnParams, EndTxnResult, end_txn
 from coordinator.txn.ops import (
     AddPartitionsParams,
-    EndTxnParams,
     InitPidParams,
     InitPidResult,
     add_partitions,
-    end_txn,
     init_producer_id,
     verify_partitions,
 )
@@ -36,6 +39,8 @@ from protocol.errors import ErrorCode
 
 P = TypeVar("P")
 R = TypeVar("R")
+
+MARKER_WAIT_MS = 1_000  # how long an AddPartitions waits for the last transaction's markers
 
 
 @dataclass(frozen=True)
@@ -69,11 +74,17 @@ class TxnService:
         return not_coordinator(self.leaders, TRANSACTION_STATE_TOPIC, partition, self.node_id, "its transactional ids")
 
     async def _one(
-        self, transactional_id: str, op: Callable[[TxnContext, P], R], params: P, error_result: Callable[[ErrorCode], R]
+        self,
+        transactional_id: str,
+        op: Callable[[TxnContext, P], R],
+        params: P,
+        error_result: Callable[[ErrorCode], R],
+        *,
+        here_only: bool = True,
     ) -> R:
         partition = self.partition_for(transactional_id)
         try:
-            if (elsewhere := self._not_here(partition)) is not None:
+            if here_only and (elsewhere := self._not_here(partition)) is not None:
                 raise elsewhere
             return await self.runtime.run_op(partition, op, params)
         except CoordinatorUnavailable as exc:
@@ -94,15 +105,29 @@ class TxnService:
             return InitPidResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         return await self._one(p.transactional_id, init_producer_id, p, InitPidResult)
 
-    async def add_partitions(self, p: AddPartitionsParams) -> ErrorCode:
+    async def add_partitions(self, p: AddPartitionsParams, *, here_only: bool = True) -> ErrorCode:
+        """handleAddPartitionsToTransaction. The one difference from Kafka: meeting the last
+        transaction's markers in flight, it waits for them (at most MARKER_WAIT_MS) and tries
+        once more, instead of answering CONCURRENT_TRANSACTIONS at once: a producer's next
+        transaction then starts as soon as its last one is complete, as with librdkafka's mock
+        (librdkafka would wait 20 ms before retrying; Kafka's own producer likewise)."""
         if not p.transactional_id:
             return _invalid("the transactional id is empty")
-        return await self._one(p.transactional_id, add_partitions, p, lambda e: e)
+        error = await self._one(p.transactional_id, add_partitions, p, lambda e: e, here_only=here_only)
+        if error != ErrorCode.CONCURRENT_TRANSACTIONS:
+            return error
+        shard = self.runtime.shard(self.partition_for(p.transactional_id))
+        job = None if shard is None else shard.in_flight.get(p.transactional_id)
+        if job is None or job.settled.is_set():
+            return error
+        with trio.move_on_after(MARKER_WAIT_MS / 1000):
+            await job.settled.wait()
+        return await self._one(p.transactional_id, add_partitions, p, lambda e: e, here_only=here_only)
 
-    async def end_txn(self, p: EndTxnParams) -> ErrorCode:
+    async def end_txn(self, p: EndTxnParams) -> EndTxnResult:
         if not p.transactional_id:
-            return _invalid("the transactional id is empty")
-        return await self._one(p.transactional_id, end_txn, p, lambda e: e)
+            return EndTxnResult(_invalid("the transactional id is empty"))
+        return await self._one(p.transactional_id, end_txn, p, EndTxnResult)
 
     # -- reads ------------------------------------------------------------------------------------
     def verify(self, p: AddPartitionsParams, *, here_only: bool = True) -> dict[tuple[str, int], ErrorCode]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from coordinator.cluster.features import TRANSACTION_VERSION
 from coordinator.observe.reasons import transaction_changed
 from coordinator.runtime.operation import OpContext
 from coordinator.runtime.timers import ShardTimers, Timers
@@ -29,6 +30,9 @@ class TxnSettings:
     id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms
     abort_interval_ms: int = 10_000  # transaction.abort.timed.out.transaction.cleanup.interval.ms
     expire_interval_ms: int = 3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
+    # The finalized transaction.version (TransactionStateManager.transactionVersionLevel): the
+    # __transaction_state value version, and the rules of the coordinator's own aborts.
+    transaction_version: int = TRANSACTION_VERSION
 
     @classmethod
     def from_config(cls, config: Any) -> TxnSettings:
@@ -67,6 +71,8 @@ class TxnShard:
         self.markers = markers
         self._leaders = leaders
         self.transactions: dict[str, TransactionMetadata] = {}
+        # The marker jobs running now, by transactional id (markers.py): not state, bookkeeping.
+        self.in_flight: dict[str, Any] = {}
         self.live = False  # set once loaded: a load's replay tells the transcript nothing
 
     def coordinator_epoch(self) -> int:

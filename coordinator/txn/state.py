@@ -3,7 +3,8 @@
 `TransactionState` has one table of valid previous states (Kafka's validPreviousStates) and the
 ids written to TransactionLogValue.TransactionStatus; `check_transition` is the one place that
 enforces it. What each state answers:
-- Empty: InitProducerId bumps the epoch; AddPartitions/AddOffsets start a transaction (Ongoing).
+- Empty: InitProducerId bumps the epoch; AddPartitions/AddOffsets start a transaction (Ongoing);
+  a v2 EndTxn(abort) aborts nothing with an epoch bump (PrepareAbort).
 - Ongoing: more partitions; EndTxn -> PrepareCommit/PrepareAbort; InitProducerId, or the
   transaction timeout, fences: PrepareEpochFence -> PrepareAbort with the epoch bumped.
 - PrepareCommit / PrepareAbort: the decision is durable, markers are being written; requests get
@@ -70,7 +71,8 @@ VALID_PREVIOUS: dict[TransactionState, frozenset[TransactionState]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
-    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE}),
+    # KIP-890 part 2: a v2 client may abort when it does not know whether anything was added.
+    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.COMPLETE_COMMIT: frozenset({S.PREPARE_COMMIT}),
     S.COMPLETE_ABORT: frozenset({S.PREPARE_ABORT}),
     S.DEAD: frozenset({S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT}),
@@ -111,6 +113,14 @@ class TransactionMetadata:
     # Not in TransactionLogValue: Kafka keeps it in memory only (a reload sets -1), so a
     # retried InitProducerId is recognised only while the coordinator has not moved.
     last_producer_epoch: int = NO_PRODUCER_EPOCH
+    # The transaction.version the client spoke at the last transition (TransactionLogValue v1
+    # tag 2): 2 makes every EndTxn bump the epoch (KIP-890 part 2), 0 is the classic protocol.
+    client_version: int = 0
+
+    @property
+    def supports_epoch_bump(self) -> bool:
+        """TransactionVersion.supportsEpochBump of the client's version."""
+        return self.client_version >= 2
 
     def sorted_partitions(self) -> list[tuple[str, int]]:
         return sorted(self.partitions)

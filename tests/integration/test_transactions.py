@@ -58,7 +58,7 @@ async def end(c: RawClient, txn: str, pid: int, epoch: int, commit: bool, versio
     return (await c.request(ApiKey.END_TXN, version, EndTxnRequest(txn, pid, epoch, commit))).error_code
 
 
-async def produce(c: RawClient, txn: str | None, pid: int, epoch: int, seq: int, value: bytes):
+async def produce(c: RawClient, txn: str | None, pid: int, epoch: int, seq: int, value: bytes, version: int = 9):
     batch = encode_batch(
         0,
         [Record(None, 1, b"k", value)],
@@ -69,7 +69,7 @@ async def produce(c: RawClient, txn: str | None, pid: int, epoch: int, seq: int,
     )
     r = await c.request(
         ApiKey.PRODUCE,
-        9,
+        version,
         ProduceRequest(
             transactional_id=txn,
             acks=-1,
@@ -80,7 +80,7 @@ async def produce(c: RawClient, txn: str | None, pid: int, epoch: int, seq: int,
     return r.responses[0].partition_responses[0].error_code
 
 
-async def fetch(c: RawClient, isolation: int):
+async def fetch(c: RawClient, isolation: int, offset: int = 0):
     r = await c.request(
         ApiKey.FETCH,
         11,
@@ -92,7 +92,7 @@ async def fetch(c: RawClient, isolation: int):
             topics=[
                 FetchTopic(
                     topic="orders",
-                    partitions=[FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)],
+                    partitions=[FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=1 << 20)],
                 )
             ],
         ),

@@ -25,9 +25,10 @@ from coordinator.groups.placement import OFFSETS_TOPIC, partition_for
 from coordinator.groups.service import GroupService
 from coordinator.groups.txn_offset_commit import OffsetsTxnMarkers
 from coordinator.runtime.clock import TrioClock
+from coordinator.txn.end_txn import EndTxnParams, EndTxnResult
 from coordinator.txn.lifecycle import txn_runtime
 from coordinator.txn.markers import MarkerChannel
-from coordinator.txn.ops import AddPartitionsParams, EndTxnParams, InitPidParams
+from coordinator.txn.ops import AddPartitionsParams, InitPidParams
 from coordinator.txn.placement import partition_for as txn_partition_for
 from coordinator.txn.service import TxnService
 from coordinator.txn.state import TransactionMetadata
@@ -80,14 +81,23 @@ class TxnHarness:
     async def init(self, txn_id: str = "tx", timeout_ms: int = 60_000, pid: int = -1, epoch: int = -1) -> Any:
         return await self.txn.init_producer_id(InitPidParams(txn_id, timeout_ms, pid, epoch))
 
-    async def add(self, pid: int, epoch: int, *partitions: tuple[str, int], txn_id: str = "tx") -> Any:
-        return await self.txn.add_partitions(AddPartitionsParams(txn_id, pid, epoch, tuple(partitions)))
+    async def add(
+        self, pid: int, epoch: int, *partitions: tuple[str, int], txn_id: str = "tx", client_version: int = 0
+    ) -> Any:
+        return await self.txn.add_partitions(
+            AddPartitionsParams(txn_id, pid, epoch, tuple(partitions), client_version=client_version)
+        )
 
     async def add_offsets(self, pid: int, epoch: int, group: str, txn_id: str = "tx") -> Any:
         return await self.add(pid, epoch, (OFFSETS_TOPIC, partition_for(group)), txn_id=txn_id)
 
     async def end(self, pid: int, epoch: int, commit: bool, txn_id: str = "tx") -> Any:
-        return await self.txn.end_txn(EndTxnParams(txn_id, pid, epoch, commit))
+        """EndTxn v0-v4 (transaction.version 0 rules): the error."""
+        return (await self.txn.end_txn(EndTxnParams(txn_id, pid, epoch, commit))).error
+
+    async def end_v2(self, pid: int, epoch: int, commit: bool, txn_id: str = "tx") -> EndTxnResult:
+        """EndTxn v5 (KIP-890 part 2): error, and the next transaction's producer id and epoch."""
+        return await self.txn.end_txn(EndTxnParams(txn_id, pid, epoch, commit, client_version=2))
 
     async def produce(self, pid: int, epoch: int, partition: int, *values: bytes, seq: int = 0) -> Any:
         records = [Record(None, 1000 + i, b"k", v) for i, v in enumerate(values)]

@@ -33,10 +33,22 @@ def make_data(tmp_path: Path, clock=None, topics: dict[str, int] | None = None, 
 
 
 def batch(
-    *values: bytes, ts: int = 1000, producer_id: int = -1, epoch: int = -1, seq: int = -1, compression: int = 0
+    *values: bytes,
+    ts: int = 1000,
+    producer_id: int = -1,
+    epoch: int = -1,
+    seq: int = -1,
+    compression: int = 0,
+    transactional: bool = False,
 ) -> bytes:
     """A producer's batch (base offset 0), one record per value, timestamps ts, ts+1, ..."""
     records = [Record(None, ts + i, b"k" + v, v) for i, v in enumerate(values)]
     return encode_batch(
-        0, records, producer_id=producer_id, producer_epoch=epoch, base_sequence=seq, compression=compression
+        0,
+        records,
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        base_sequence=seq,
+        compression=compression,
+        transactional=transactional,
     )

@@ -90,8 +90,41 @@ def test_the_dump_decoder_prints_kafkas_json():
     assert decode_json(0, key, None)[1] == "<DELETE>"
 
 
+def test_value_v1_is_written_flexible_with_only_the_tags_that_differ_from_their_defaults():
+    # TransactionLogValue v1 as Kafka's generated writer lays it out (transaction.version >= 1).
+    rec = TransactionRecord("app", 77, 3, 1000, S.PREPARE_COMMIT, (("t", 0), ("t", 2)), 9, 8, 77, -1, client_version=2)
+    _, value = encode_record(rec, value_version=1)
+    assert value == (
+        struct.pack(">hqhib", 1, 77, 3, 1000, 2)
+        + bytes([2, 2])
+        + b"t"
+        + bytes([3])
+        + struct.pack(">ii", 0, 2)
+        + b"\x00"  # [{t, [0, 2]}]
+        + struct.pack(">qq", 9, 8)
+        + bytes([2, 0, 8])
+        + struct.pack(">q", 77)
+        + bytes([2, 2])
+        + struct.pack(">h", 2)  # tags 0 and 2
+    )
+    assert decode_record(*encode_record(rec, value_version=1)) == rec
+    empty = TransactionRecord("app", 77, 4, 1000, S.EMPTY, (), 9, -1, -1, -1)
+    _, value = encode_record(empty, value_version=1)
+    assert value == struct.pack(">hqhib", 1, 77, 4, 1000, 0) + b"\x00" + struct.pack(">qq", 9, -1) + b"\x00"
+    assert decode_record(*encode_record(empty, value_version=1)) == empty
+    assert '"clientTransactionVersion":2' in decode_json(0, *encode_record(rec, value_version=1))[1]
+
+
 def test_the_state_table_is_kafkas():
-    assert VALID_PREVIOUS[S.PREPARE_ABORT] == {S.ONGOING, S.PREPARE_EPOCH_FENCE}
+    # Kafka 4.x TransactionState: a transaction.version 2 client may abort from Empty/Complete*.
+    assert VALID_PREVIOUS[S.PREPARE_ABORT] == {
+        S.ONGOING,
+        S.PREPARE_EPOCH_FENCE,
+        S.EMPTY,
+        S.COMPLETE_COMMIT,
+        S.COMPLETE_ABORT,
+    }
+    assert VALID_PREVIOUS[S.PREPARE_COMMIT] == {S.ONGOING}
     assert VALID_PREVIOUS[S.DEAD] == {S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}
     assert [s.id for s in S] == list(range(8)) and str(S.PREPARE_EPOCH_FENCE) == "PrepareEpochFence"
     check_transition("t", S.ONGOING, S.PREPARE_COMMIT)
