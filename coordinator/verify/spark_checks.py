@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 from pyspark import StorageLevel
@@ -23,7 +24,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from coordinator.verify.layout import active_bases, log_starts, segment_path
+from coordinator.verify.layout import segment_path
+from coordinator.verify.local_scan import LocalScan, LogScan, local_cores, logs_to_scan
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
 from coordinator.verify.spark_key_checks import AFTER, compaction_checks, latest_struct, offset_checks
@@ -33,39 +35,43 @@ __all__ = ["run", "load"]
 
 def load(
     spark: SparkSession,
-    path: str,
+    log: LogScan,
     *,
-    region_end: dict[str, int] | None,
     split_bytes: int,
     num_partitions: int,
     pack_bytes: int | None = None,
     engine: str = "auto",
-    other: str | None = None,
-    side: str = "after",
-    decode: bool = False,
-    log_start: dict[str, int] | None = None,
 ) -> DataFrame:
+    """One log scanned by the executors, through the `kgclog` data source."""
     reader = (
         spark.read.format("kgclog")
         .schema(SCHEMA_DDL)
-        .option("path", path)
+        .option("path", log.path)
         .option("split_bytes", str(split_bytes))
         .option("pack_bytes", str(pack_bytes or split_bytes))
         .option("num_offsets_partitions", str(num_partitions))
         .option("engine", engine)
-        .option("side", side)
-        .option("decode", "true" if decode else "false")
+        .option("side", log.side)
+        .option("decode", "true" if log.decode else "false")
     )
-    if region_end is not None:
-        reader = reader.option("region_end", json.dumps(region_end))
-    if other is not None:
-        reader = reader.option("other", other)
-    if log_start:
-        reader = reader.option("log_start", json.dumps(log_start))
+    if log.region_end is not None:
+        reader = reader.option("region_end", json.dumps(log.region_end))
+    if log.other is not None:
+        reader = reader.option("other", log.other)
+    if log.log_start:
+        reader = reader.option("log_start", json.dumps(log.log_start))
     # Every consumer of the scan (split summaries and violations for the driver, the key-level
     # checks) reads this local checkpoint, in one job: the scan runs once, its rows are kept as
     # they are (no columnar cache to build), and the optimizer pushes nothing below it.
     return reader.load().localCheckpoint(eager=False, storageLevel=StorageLevel.MEMORY_AND_DISK_DESER)
+
+
+def load_files(spark: SparkSession, files: list[str]) -> DataFrame:
+    """One log scanned by a LocalScan: its Parquet files, read by Spark's own reader (every
+    consumer reads the columns it needs; nothing to cache)."""
+    if not files:
+        return spark.createDataFrame([], SCHEMA_DDL)
+    return spark.read.schema(SCHEMA_DDL).parquet(*files)
 
 
 def _counted(df: DataFrame) -> DataFrame:
@@ -189,25 +195,51 @@ def run(
     max_examples: int = 1000,
     engine: str = "auto",
     phase: Callable[[str], None] = lambda name: None,
+    scan_in: str = "auto",
+    scan: LocalScan | None = None,
 ) -> Report:
-    """One Spark job: every log is scanned once, into one shuffle by partition name that every
-    consumer reuses (split summaries and scan violations for the driver, the key-level checks);
-    the driver then joins the summaries across splits (continuity, log end offsets)."""
+    """Every log is scanned once: by a LocalScan (`scan`, already started by the caller, or
+    one started here for a local master unless `scan_in` is "executors") or by the executors
+    through the `kgclog` source. Then one Spark job runs the key-level checks and collects the
+    split summaries and scan violations, which the driver joins across splits (continuity, log
+    end offsets). A caller's `scan` must be of logs_to_scan(data_dir, before)."""
+    t0 = time.perf_counter()
+    opts: dict[str, Any] = dict(
+        split_bytes=split_bytes, num_partitions=num_partitions, pack_bytes=pack_bytes, engine=engine
+    )
+    logs = logs_to_scan(data_dir, before)
+    cores = local_cores(spark.sparkContext.master or "")
+    with ExitStack() as stack:
+        if scan is None and cores is not None and scan_in != "executors":
+            scan = stack.enter_context(LocalScan(logs, workers=cores, **opts))
+        if scan is not None:
+            phase("scan")
+            frames_in = [load_files(spark, scan.files(log.side)) for log in scan.logs]
+            t_scan = time.perf_counter()
+            phase("checks")
+        else:
+            phase("scan and checks")
+            frames_in = [load(spark, log, **opts) for log in logs]
+            t_scan = t0
+        report = _job(spark, frames_in, data_dir, ledger, cleaned_at_ms, num_partitions, max_examples, phase)
+    report.stats["phases"] = dict(report.stats["phases"], scan_s=round(t_scan - t0, 3))
+    return report
+
+
+def _job(
+    spark: SparkSession,
+    frames_in: list[DataFrame],  # the after log's rows, then the before log's
+    data_dir: str,
+    ledger: str | None,
+    cleaned_at_ms: int | None,
+    num_partitions: int,
+    max_examples: int,
+    phase: Callable[[str], None],
+) -> Report:
     report = Report()
     t0 = time.perf_counter()
-    region_end = active_bases(data_dir) if before else None
-    opts: dict[str, Any] = dict(
-        region_end=region_end,
-        split_bytes=split_bytes,
-        num_partitions=num_partitions,
-        pack_bytes=pack_bytes,
-        engine=engine,
-    )
-    phase("scan and checks")
-    post = load(spark, data_dir, other=before, side="after", decode=True, **opts)
-    # Records DeleteRecords removed from the after image are gone from the before image too.
-    pre = load(spark, before, other=data_dir, side="before", log_start=log_starts(data_dir), **opts) if before else None
-    logs = [post] + ([pre] if pre is not None else [])
+    logs = frames_in
+    post, pre = logs[0], (logs[1] if len(logs) > 1 else None)
     keys = _post_keys(_counted(post))
     frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]
     if pre is not None:
