@@ -171,15 +171,16 @@ def run(args: argparse.Namespace) -> int:
             num_partitions=args.offsets_partitions,
         )
     else:
-        from coordinator.verify import spark_checks
         from coordinator.verify.local_scan import LocalScan, local_cores, logs_to_scan
-        from coordinator.verify.session import get_session
 
-        conf = dict(c.split("=", 1) for c in args.conf)
         cores = local_cores(args.master)
         if args.scan_in == "local" and cores is None:
             print("kgc verify: --scan-in local needs a local master (local[N])", file=sys.stderr)
             return 2
+        from coordinator.verify import spark_checks
+        from coordinator.verify.session import get_session
+
+        conf = dict(c.split("=", 1) for c in args.conf)
         with contextlib.ExitStack() as stack:
             scan = None
             if cores is not None and args.scan_in != "executors":
@@ -192,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
                         pack_bytes=args.pack_bytes,
                         num_partitions=args.offsets_partitions,
                         engine=args.scan,
+                        ledger=args.ledger,
                         work_dir=args.local_dir,
                     )
                 )

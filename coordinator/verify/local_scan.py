@@ -58,24 +58,42 @@ def local_cores(master: str) -> int | None:
     return os.cpu_count() or 1 if n == "*" else max(1, int(n))
 
 
-def _scan_task(splits: list[Split], engine: str, other: str | None, side: str, decode: bool, path: str) -> int:
-    """One task: its splits' rows into one Parquet file; returns how many rows it wrote."""
+def _scan_task(splits: list[Split], engine: str, other: str | None, side: str, decode: bool, stem: str) -> None:
+    """One task of whole dirs: its V and S rows into `stem`.rows.parquet, its finished per-key
+    rows (final_keys) into `stem`.keys.parquet."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from coordinator.verify.rows import ARROW_SCHEMA, task_rows
+    from coordinator.verify.final_keys import AFTER_SCHEMA, BEFORE_SCHEMA, finish
+    from coordinator.verify.rows import ARROW_SCHEMA, scan_task
 
-    batches = list(task_rows(splits, engine=engine, other_root=other, side=side, decode=decode))
-    table = pa.Table.from_batches(batches, schema=ARROW_SCHEMA)
-    # Uncompressed: the file is read once, from the page cache, on this machine.
-    pq.write_table(table, path, compression="none")
-    return table.num_rows
+    task = scan_task(splits, engine=engine, other_root=other, side=side, decode=decode)
+    # M rows stay out: their markers are applied in the task (final_keys).
+    rows = [b for b in task.batches if b.num_rows and b["kind"][0].as_py() != "M"]
+    # Uncompressed: each file is read once, from the page cache, on this machine.
+    pq.write_table(pa.Table.from_batches(rows, schema=ARROW_SCHEMA), f"{stem}.rows.parquet", compression="none")
+    keys = (
+        finish(task.keys, task.markers, side=side)
+        if task.keys is not None
+        else (AFTER_SCHEMA if side == "after" else BEFORE_SCHEMA).empty_table()
+    )
+    pq.write_table(keys, f"{stem}.keys.parquet", compression="none")
+
+
+def _ledger_task(ledger: str, path: str) -> None:
+    """The ledger replayed (ledger.replay_table) into one Parquet file."""
+    import pyarrow.parquet as pq
+
+    from coordinator.verify.ledger import replay_table
+
+    pq.write_table(replay_table(ledger), path, compression="none")
 
 
 class LocalScan:
-    """Scans `logs` in a process pool of `workers`; `files(side)` waits for that log's files.
-    Use as a context manager: entering plans the splits and submits every task, leaving stops
-    the pool and removes the files."""
+    """Scans `logs` (and replays `ledger`) in a process pool of `workers`; `files(side, what)`
+    waits for a log's "rows" or "keys" files, `expected()` for the replayed ledger. Use as a
+    context manager: entering plans the splits and submits every task, leaving stops the pool
+    and removes the files."""
 
     def __init__(
         self,
@@ -86,6 +104,7 @@ class LocalScan:
         pack_bytes: int | None,
         num_partitions: int,
         engine: str,
+        ledger: str | None = None,
         work_dir: str | None = None,
     ) -> None:
         self.logs = logs
@@ -94,21 +113,22 @@ class LocalScan:
         self.pack_bytes = pack_bytes or split_bytes
         self.num_partitions = num_partitions
         self.engine = engine
+        self.ledger = ledger
         self.work_dir = work_dir
         self._dir: str | None = None
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[str, list[tuple[str, Future[int]]]] = {}
+        self._futures: dict[str, list[tuple[str, Future[None]]]] = {}
 
     def __enter__(self) -> LocalScan:
         self._dir = tempfile.mkdtemp(prefix="kgc-verify-scan-", dir=self.work_dir)
         try:
-            self._submit()
+            self._submit(self._dir)
         except BaseException:
             self.close()
             raise
         return self
 
-    def _submit(self) -> None:
+    def _submit(self, out: str) -> None:
         from coordinator.verify.rows import engine_for
 
         engine = engine_for(self.engine)  # fails here, not in a worker, without numba
@@ -118,7 +138,7 @@ class LocalScan:
         method = "fork" if threading.active_count() == 1 else "forkserver"
         if method not in multiprocessing.get_all_start_methods():
             method = "spawn"
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method))
+        self._pool = pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method))
         tasks = []
         for log in self.logs:
             splits = plan_splits(
@@ -128,27 +148,37 @@ class LocalScan:
                 num_offsets_partitions=self.num_partitions,
                 log_start=log.log_start,
             )
-            for i, bin_ in enumerate(pack(splits, self.pack_bytes)):
-                size = sum(s.end - s.start for s in bin_)
-                tasks.append((size, log, os.path.join(self._dir or "", f"{log.side}-{i:05d}.parquet"), bin_))
+            for i, bin_ in enumerate(pack(splits, self.pack_bytes, whole_dirs=True)):
+                tasks.append((sum(s.end - s.start for s in bin_), log, os.path.join(out, f"{log.side}-{i:05d}"), bin_))
             self._futures[log.side] = []
+        if self.ledger is not None:
+            path = os.path.join(out, "expected.parquet")
+            self._futures["ledger"] = [(path, pool.submit(_ledger_task, self.ledger, path))]
         # Biggest first over both logs: on few cores a large task started last idles the others.
-        for _, log, path, bin_ in sorted(tasks, key=lambda t: -t[0]):
-            fut = self._pool.submit(_scan_task, bin_, engine, log.other, log.side, log.decode, path)
-            self._futures[log.side].append((path, fut))
+        for _, log, stem, bin_ in sorted(tasks, key=lambda t: -t[0]):
+            fut = pool.submit(_scan_task, bin_, engine, log.other, log.side, log.decode, stem)
+            self._futures[log.side].append((stem, fut))
 
     def progress(self) -> tuple[int, int]:
         """(tasks done, tasks in all)."""
         futs = [f for side in self._futures.values() for _, f in side]
         return sum(f.done() for f in futs), len(futs)
 
-    def files(self, side: str) -> list[str]:
-        """The Parquet files of one log, once every task of it is done (a task's error is raised)."""
+    def _wait(self, what: str) -> list[str]:
         out = []
-        for path, fut in self._futures[side]:
-            fut.result()
+        for path, fut in self._futures.get(what, []):
+            fut.result()  # a task's error is raised here
             out.append(path)
         return out
+
+    def files(self, side: str, what: str) -> list[str]:
+        """The Parquet files of one log's `what` ("rows" or "keys"), once they are written."""
+        return [f"{stem}.{what}.parquet" for stem in self._wait(side)]
+
+    def expected(self) -> str | None:
+        """The replayed ledger's Parquet file (None without a ledger), once it is written."""
+        found = self._wait("ledger")
+        return found[0] if found else None
 
     def close(self) -> None:
         if self._pool is not None:

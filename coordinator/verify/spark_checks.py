@@ -17,14 +17,19 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 from pyspark.sql.window import Window
 
+from coordinator.verify.final_keys import AFTER_SCHEMA, BEFORE_SCHEMA
 from coordinator.verify.layout import segment_path
+from coordinator.verify.ledger import replay_table
 from coordinator.verify.local_scan import LocalScan, LogScan, local_cores, logs_to_scan
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
@@ -66,12 +71,15 @@ def load(
     return reader.load().localCheckpoint(eager=False, storageLevel=StorageLevel.MEMORY_AND_DISK_DESER)
 
 
-def load_files(spark: SparkSession, files: list[str]) -> DataFrame:
-    """One log scanned by a LocalScan: its Parquet files, read by Spark's own reader (every
-    consumer reads the columns it needs; nothing to cache)."""
+def _parquet(spark: SparkSession, files: list[str], schema: str | StructType) -> DataFrame:
+    """A LocalScan's files, read by Spark's own reader (every consumer reads the columns it
+    needs; nothing to cache)."""
     if not files:
-        return spark.createDataFrame([], SCHEMA_DDL)
-    return spark.read.schema(SCHEMA_DDL).parquet(*files)
+        return spark.createDataFrame([], schema)
+    return spark.read.schema(schema).parquet(*files)
+
+
+_KEYS_SCHEMA = {"after": from_arrow_schema(AFTER_SCHEMA), "before": from_arrow_schema(BEFORE_SCHEMA)}
 
 
 def _counted(df: DataFrame) -> DataFrame:
@@ -108,6 +116,11 @@ def _post_keys(K: DataFrame) -> DataFrame:
         F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
         F.max_by(F.when(F.col("_r0"), latest_struct()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
     )
+
+
+def _pre_keys(K: DataFrame) -> DataFrame:
+    """Per (name, key) of the before log's counted K rows: the latest record in region 0 (P)."""
+    return K.where(F.col("region") == 0).groupBy("name", "key").agg(F.max_by(latest_struct(), "last_offset").alias("P"))
 
 
 _S_FIELDS = (
@@ -182,6 +195,43 @@ def _summaries(
     return out
 
 
+@dataclass
+class _Inputs:
+    """What the checks read, however the logs were scanned: per log its V and S rows (other
+    kinds are ignored), the after log's per-key rows (name, key, l, count0, f0, l0), the before
+    log's (name, key, P) and the replayed ledger."""
+
+    rows: list[DataFrame]
+    keys: DataFrame
+    pre_keys: DataFrame | None
+    expected: DataFrame | None
+
+
+def _from_executors(spark: SparkSession, logs: list[LogScan], ledger: str | None, opts: dict[str, Any]) -> _Inputs:
+    """The executors scan (the `kgclog` source); Spark resolves transactions and folds the
+    per-split aggregates per key; the driver replays the ledger."""
+    rows = [load(spark, log, **opts) for log in logs]
+    return _Inputs(
+        rows,
+        _post_keys(_counted(rows[0])),
+        _pre_keys(_counted(rows[1])) if len(rows) > 1 else None,
+        spark.createDataFrame(replay_table(ledger)) if ledger is not None else None,
+    )
+
+
+def _from_local(spark: SparkSession, scan: LocalScan) -> _Inputs:
+    """A LocalScan's files: the per-key rows are final (final_keys.py)."""
+    sides = [log.side for log in scan.logs]
+    keys = [_parquet(spark, scan.files(side, "keys"), _KEYS_SCHEMA[side]) for side in sides]
+    expected = scan.expected()
+    return _Inputs(
+        [_parquet(spark, scan.files(side, "rows"), SCHEMA_DDL) for side in sides],
+        keys[0],
+        keys[1] if len(keys) > 1 else None,
+        spark.read.parquet(expected) if expected is not None else None,
+    )
+
+
 def run(
     spark: SparkSession,
     data_dir: str,
@@ -202,7 +252,7 @@ def run(
     one started here for a local master unless `scan_in` is "executors") or by the executors
     through the `kgclog` source. Then one Spark job runs the key-level checks and collects the
     split summaries and scan violations, which the driver joins across splits (continuity, log
-    end offsets). A caller's `scan` must be of logs_to_scan(data_dir, before)."""
+    end offsets). A caller's `scan` must be of logs_to_scan(data_dir, before) and `ledger`."""
     t0 = time.perf_counter()
     opts: dict[str, Any] = dict(
         split_bytes=split_bytes, num_partitions=num_partitions, pack_bytes=pack_bytes, engine=engine
@@ -211,26 +261,25 @@ def run(
     cores = local_cores(spark.sparkContext.master or "")
     with ExitStack() as stack:
         if scan is None and cores is not None and scan_in != "executors":
-            scan = stack.enter_context(LocalScan(logs, workers=cores, **opts))
+            scan = stack.enter_context(LocalScan(logs, workers=cores, ledger=ledger, **opts))
         if scan is not None:
             phase("scan")
-            frames_in = [load_files(spark, scan.files(log.side)) for log in scan.logs]
+            inputs = _from_local(spark, scan)
             t_scan = time.perf_counter()
             phase("checks")
         else:
             phase("scan and checks")
-            frames_in = [load(spark, log, **opts) for log in logs]
+            inputs = _from_executors(spark, logs, ledger, opts)
             t_scan = t0
-        report = _job(spark, frames_in, data_dir, ledger, cleaned_at_ms, num_partitions, max_examples, phase)
+        report = _job(spark, inputs, data_dir, cleaned_at_ms, num_partitions, max_examples, phase)
     report.stats["phases"] = dict(report.stats["phases"], scan_s=round(t_scan - t0, 3))
     return report
 
 
 def _job(
     spark: SparkSession,
-    frames_in: list[DataFrame],  # the after log's rows, then the before log's
+    inputs: _Inputs,
     data_dir: str,
-    ledger: str | None,
     cleaned_at_ms: int | None,
     num_partitions: int,
     max_examples: int,
@@ -238,13 +287,11 @@ def _job(
 ) -> Report:
     report = Report()
     t0 = time.perf_counter()
-    logs = frames_in
-    post, pre = logs[0], (logs[1] if len(logs) > 1 else None)
-    keys = _post_keys(_counted(post))
-    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0)]
-    if pre is not None:
+    logs = inputs.rows
+    frames = [offset_checks(inputs.keys, inputs.expected, placement=num_partitions > 0)]
+    if inputs.pre_keys is not None:
         now: int | DataFrame = cleaned_at_ms if cleaned_at_ms is not None else _max_timestamp(logs)
-        frames.append(compaction_checks(_counted(pre), keys, now))
+        frames.append(compaction_checks(inputs.pre_keys, inputs.keys, now))
     frames += [_driver_rows(df, side) for side, df in enumerate(logs)]
     viol = frames[0]
     for f in frames[1:]:
@@ -269,7 +316,7 @@ def _job(
         leos.append({by_dir[d]: v for d, v in leo.items()})
         dirs.append(names)
     report.stats.update(results[0][3])
-    if pre is not None:
+    if len(logs) > 1:
         report.stats.update({f"before_{k}": v for k, v in results[1][3].items()})
         leo, pre_leo = leos
         for name in sorted(set(pre_leo) | set(leo)):
