@@ -10,6 +10,7 @@ inside `run`, so importing this module is cheap. `--engine oracle` runs the sing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -73,6 +74,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="auto",
         help="record scan in the workers: compiled (numba) or pure Python (default: compiled when numba is installed)",
     )
+    p.add_argument(
+        "--scan-in",
+        choices=("auto", "local", "executors"),
+        default="auto",
+        help="where the scan runs: local processes started beside the JVM, their output read by "
+        "Spark as Parquet (default for local masters), or the executors through the kgclog data "
+        "source (default for cluster masters)",
+    )
     p.add_argument("--engine", choices=("spark", "oracle"), default="spark")
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -80,8 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 class _Progress:
     """Polls Spark's status tracker and redraws one stderr line (a new line when not a tty)."""
 
-    def __init__(self, spark: Any, quiet: bool) -> None:
-        self.spark, self.quiet = spark, quiet
+    def __init__(self, spark: Any, quiet: bool, scan: Any = None) -> None:
+        self.spark, self.quiet, self.scan = spark, quiet, scan
         self.phase, self.t0 = "start", time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -92,6 +101,9 @@ class _Progress:
         self._draw(force=True)
 
     def _line(self) -> str:
+        if self.phase == "scan" and self.scan is not None:
+            done, total = self.scan.progress()
+            return f"[kgc verify] scan: tasks {done}/{total}, {time.monotonic() - self.t0:.0f}s elapsed"
         tracker = self.spark.sparkContext.statusTracker()
         done = total = 0
         for sid in tracker.getActiveStageIds():
@@ -166,35 +178,59 @@ def run(args: argparse.Namespace) -> int:
             share_partitions=args.share_state_partitions,
         )
     else:
+        from coordinator.verify.local_scan import LocalScan, local_cores, logs_to_scan
+
+        cores = local_cores(args.master)
+        if args.scan_in == "local" and cores is None:
+            print("kgc verify: --scan-in local needs a local master (local[N])", file=sys.stderr)
+            return 2
         from coordinator.verify import spark_checks
         from coordinator.verify.session import get_session
 
-        if not args.quiet:
-            print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
         conf = dict(c.split("=", 1) for c in args.conf)
-        spark = get_session(
-            args.master,
-            driver_memory=args.driver_memory,
-            shuffle_partitions=args.shuffle_partitions,
-            local_dir=args.local_dir,
-            extra=conf,
-        )
-        session_s = time.monotonic() - t0
-        with _Progress(spark, args.quiet) as progress:
-            report = spark_checks.run(
-                spark,
-                args.data_dir,
-                before=args.before,
-                ledger=args.ledger,
-                cleaned_at_ms=args.cleaned_at_ms,
-                num_partitions=args.offsets_partitions,
-                share_partitions=args.share_state_partitions,
-                split_bytes=args.split_bytes,
-                pack_bytes=args.pack_bytes,
-                max_examples=args.max_examples,
-                engine=args.scan,
-                phase=progress.set_phase,
+        with contextlib.ExitStack() as stack:
+            scan = None
+            if cores is not None and args.scan_in != "executors":
+                # Started before the JVM: the scan runs while Spark starts.
+                scan = stack.enter_context(
+                    LocalScan(
+                        logs_to_scan(args.data_dir, args.before),
+                        workers=cores,
+                        split_bytes=args.split_bytes,
+                        pack_bytes=args.pack_bytes,
+                        num_partitions=args.offsets_partitions,
+                        engine=args.scan,
+                        ledger=args.ledger,
+                        work_dir=args.local_dir,
+                    )
+                )
+            if not args.quiet:
+                print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
+            spark = get_session(
+                args.master,
+                driver_memory=args.driver_memory,
+                shuffle_partitions=args.shuffle_partitions,
+                local_dir=args.local_dir,
+                extra=conf,
             )
+            session_s = time.monotonic() - t0
+            with _Progress(spark, args.quiet, scan) as progress:
+                report = spark_checks.run(
+                    spark,
+                    args.data_dir,
+                    before=args.before,
+                    ledger=args.ledger,
+                    cleaned_at_ms=args.cleaned_at_ms,
+                    num_partitions=args.offsets_partitions,
+                    share_partitions=args.share_state_partitions,
+                    split_bytes=args.split_bytes,
+                    pack_bytes=args.pack_bytes,
+                    max_examples=args.max_examples,
+                    engine=args.scan,
+                    phase=progress.set_phase,
+                    scan_in=args.scan_in,
+                    scan=scan,
+                )
     elapsed = time.monotonic() - t0
     report.stats["elapsed_s"] = round(elapsed, 3)
     if args.engine == "spark":

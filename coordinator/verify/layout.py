@@ -272,18 +272,25 @@ def plan_splits(
     return splits
 
 
-def pack(splits: list[Split], pack_bytes: int) -> list[list[Split]]:
+def pack(splits: list[Split], pack_bytes: int, *, whole_dirs: bool = False) -> list[list[Split]]:
     """Consecutive splits (log order, so a task's splits are mostly of one partition and its
     key aggregates merge, rows.task_rows) into bins of about `pack_bytes`; biggest bins first,
-    so that on few cores a large one does not start last."""
+    so that on few cores a large one does not start last. `whole_dirs`: a partition dir's
+    splits always share a bin (one bigger than `pack_bytes` is a bin of its own), so that a
+    task sees every record of its dirs."""
+    units: list[list[Split]] = []
+    for s in splits:
+        if not units or not whole_dirs or units[-1][0].dir != s.dir:
+            units.append([])
+        units[-1].append(s)
     bins: list[list[Split]] = []
     sizes: list[int] = []
-    for s in splits:
-        n = s.end - s.start
+    for unit in units:
+        n = sum(s.end - s.start for s in unit)
         if not bins or sizes[-1] + n > pack_bytes:
             bins.append([])
             sizes.append(0)
-        bins[-1].append(s)
+        bins[-1] += unit
         sizes[-1] += n
     order = sorted(range(len(bins)), key=lambda i: -sizes[i])
     return [bins[i] for i in order]

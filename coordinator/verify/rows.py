@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -27,7 +28,7 @@ from coordinator.verify.layout import Split, Violation
 from coordinator.verify.scan import Summary, scan_split
 from coordinator.verify.share_checks import SHARE_PREFIX
 
-__all__ = ["task_rows", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
+__all__ = ["task_rows", "scan_task", "TaskScan", "ARROW_SCHEMA", "SCHEMA_DDL", "DECODED", "engine_for"]
 
 _COLUMNS: list[tuple[str, Any, str]] = [
     ("kind", pa.string(), "string"),
@@ -273,6 +274,49 @@ def _merge(tables: list[pa.Table]) -> pa.Table:
     return merged if rest is None else pa.concat_tables([merged, rest])
 
 
+@dataclass
+class TaskScan:
+    """What one task's splits hold, before the K rows are decoded: V, S and M rows, the per-key
+    aggregates merged over the splits (_KEYS; None when there are none), and the markers by
+    partition dir (name, offset, producer id, commit)."""
+
+    batches: list[pa.RecordBatch]
+    keys: pa.Table | None
+    markers: list[tuple[str, int, int, bool]]
+
+
+def scan_task(
+    splits: list[Split],
+    *,
+    engine: str = "auto",
+    other_root: str | None = None,
+    side: str = "after",
+    decode: bool = False,
+) -> TaskScan:
+    """The splits of one task (given in log order: layout.plan_splits). `other_root`: the
+    other data dir of a compaction check (enables C4/C5; `side` says which one this is);
+    `decode`: mark each __consumer_offsets and __share_group_state key's last record for
+    decoding (only the after log needs it, for the G and H checks). The before log's keys come
+    from region 0 only (the compaction checks compare nothing else)."""
+    out = TaskScan([], None, [])
+    tables = []
+    for split in splits:
+        violations, summary, keys, markers = _scan(split, engine, other_root, side, decode)
+        if violations:
+            out.batches.append(_violations(split, violations))
+        if summary is not None:
+            out.batches.append(_summary(split, summary))
+        if markers:
+            out.batches.append(_markers(split, markers))
+            out.markers += [(split.name, *m) for m in markers]
+        if keys is not None and side == "before":
+            keys = keys.filter(pc.equal(keys["region"], 0))
+        if keys is not None and len(keys):
+            tables.append(keys)
+    out.keys = _merge(tables) if tables else None
+    return out
+
+
 def task_rows(
     splits: list[Split],
     *,
@@ -281,28 +325,13 @@ def task_rows(
     side: str = "after",
     decode: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """Every output row of the splits of one task (given in log order: layout.plan_splits).
-    `other_root`: the other data dir of a compaction check (enables C4/C5; `side` says which
-    one this is); `decode`: decode each key's last record (only the after log of
-    __consumer_offsets and __share_group_state needs it, for the G and H checks). K rows are
-    merged over the task's splits; the before log's come from region 0 only (the compaction
-    checks compare nothing else)."""
-    tables = []
-    for split in splits:
-        violations, summary, keys, markers = _scan(split, engine, other_root, side, decode)
-        if violations:
-            yield _violations(split, violations)
-        if summary is not None:
-            yield _summary(split, summary)
-        if markers:
-            yield _markers(split, markers)
-        if keys is not None and side == "before":
-            keys = keys.filter(pc.equal(keys["region"], 0))
-        if keys is not None and len(keys):
-            tables.append(keys)
-    if not tables:
+    """Every output row of the splits of one task (scan_task's arguments), K rows merged over
+    the task's splits and decoded where marked."""
+    task = scan_task(splits, engine=engine, other_root=other_root, side=side, decode=decode)
+    yield from task.batches
+    t = task.keys
+    if t is None:
         return
-    t = _merge(tables)
     cols: dict[str, Any] = {
         c: t[c] for c in ("name", "segment", "region", "key", "first_segment", "producer_id", *_AGGREGATES)
     }

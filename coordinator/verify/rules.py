@@ -165,6 +165,10 @@ class Report:
 
 
 def offsets_dir(data_dir: str, group: str, num_partitions: int) -> str:
+    """Where a group's records belong; the data dir itself when the partition count is not
+    known (0: the placement check is off, so no partition can be named)."""
     from coordinator.groups.placement import partition_for
 
+    if num_partitions <= 0:
+        return data_dir
     return os.path.join(data_dir, f"__consumer_offsets-{partition_for(group, num_partitions)}")

@@ -13,61 +13,75 @@ tests assert. The key-level joins themselves are in spark_key_checks.py."""
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 from pyspark.sql.window import Window
 
-from coordinator.verify.layout import active_bases, log_starts, segment_path
+from coordinator.verify.final_keys import AFTER_SCHEMA, BEFORE_SCHEMA
+from coordinator.verify.layout import segment_path
+from coordinator.verify.ledger import replay_table
+from coordinator.verify.local_scan import LocalScan, LogScan, local_cores, logs_to_scan
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
-from coordinator.verify.share_checks import SHARE_PREFIX, LatestShareRecord, share_violations
+from coordinator.verify.share_checks import SHARE_PREFIX, share_violations
 from coordinator.verify.spark_key_checks import AFTER, compaction_checks, latest_struct, offset_checks
+from coordinator.verify.spark_share_rows import latest_share, share_rows
 
 __all__ = ["run", "load"]
 
 
 def load(
     spark: SparkSession,
-    path: str,
+    log: LogScan,
     *,
-    region_end: dict[str, int] | None,
     split_bytes: int,
     num_partitions: int,
     pack_bytes: int | None = None,
     engine: str = "auto",
-    other: str | None = None,
-    side: str = "after",
-    decode: bool = False,
-    log_start: dict[str, int] | None = None,
 ) -> DataFrame:
+    """One log scanned by the executors, through the `kgclog` data source."""
     reader = (
         spark.read.format("kgclog")
         .schema(SCHEMA_DDL)
-        .option("path", path)
+        .option("path", log.path)
         .option("split_bytes", str(split_bytes))
         .option("pack_bytes", str(pack_bytes or split_bytes))
         .option("num_offsets_partitions", str(num_partitions))
         .option("engine", engine)
-        .option("side", side)
-        .option("decode", "true" if decode else "false")
+        .option("side", log.side)
+        .option("decode", "true" if log.decode else "false")
     )
-    if region_end is not None:
-        reader = reader.option("region_end", json.dumps(region_end))
-    if other is not None:
-        reader = reader.option("other", other)
-    if log_start:
-        reader = reader.option("log_start", json.dumps(log_start))
+    if log.region_end is not None:
+        reader = reader.option("region_end", json.dumps(log.region_end))
+    if log.other is not None:
+        reader = reader.option("other", log.other)
+    if log.log_start:
+        reader = reader.option("log_start", json.dumps(log.log_start))
     # Every consumer of the scan (split summaries and violations for the driver, the key-level
     # checks) reads this local checkpoint, in one job: the scan runs once, its rows are kept as
     # they are (no columnar cache to build), and the optimizer pushes nothing below it.
     return reader.load().localCheckpoint(eager=False, storageLevel=StorageLevel.MEMORY_AND_DISK_DESER)
+
+
+def _parquet(spark: SparkSession, files: list[str], schema: str | StructType) -> DataFrame:
+    """A LocalScan's files, read by Spark's own reader (every consumer reads the columns it
+    needs; nothing to cache)."""
+    if not files:
+        return spark.createDataFrame([], schema)
+    return spark.read.schema(schema).parquet(*files)
+
+
+_KEYS_SCHEMA = {"after": from_arrow_schema(AFTER_SCHEMA), "before": from_arrow_schema(BEFORE_SCHEMA)}
 
 
 def _counted(df: DataFrame) -> DataFrame:
@@ -104,6 +118,11 @@ def _post_keys(K: DataFrame) -> DataFrame:
         F.min_by(F.when(F.col("_r0"), first), F.when(F.col("_r0"), F.col("first_offset"))).alias("f0"),
         F.max_by(F.when(F.col("_r0"), latest_struct()), F.when(F.col("_r0"), F.col("last_offset"))).alias("l0"),
     )
+
+
+def _pre_keys(K: DataFrame) -> DataFrame:
+    """Per (name, key) of the before log's counted K rows: the latest record in region 0 (P)."""
+    return K.where(F.col("region") == 0).groupBy("name", "key").agg(F.max_by(latest_struct(), "last_offset").alias("P"))
 
 
 _S_FIELDS = (
@@ -178,6 +197,43 @@ def _summaries(
     return out
 
 
+@dataclass
+class _Inputs:
+    """What the checks read, however the logs were scanned: per log its V and S rows (other
+    kinds are ignored), the after log's per-key rows (name, key, l, count0, f0, l0), the before
+    log's (name, key, P) and the replayed ledger."""
+
+    rows: list[DataFrame]
+    keys: DataFrame
+    pre_keys: DataFrame | None
+    expected: DataFrame | None
+
+
+def _from_executors(spark: SparkSession, logs: list[LogScan], ledger: str | None, opts: dict[str, Any]) -> _Inputs:
+    """The executors scan (the `kgclog` source); Spark resolves transactions and folds the
+    per-split aggregates per key; the driver replays the ledger."""
+    rows = [load(spark, log, **opts) for log in logs]
+    return _Inputs(
+        rows,
+        _post_keys(_counted(rows[0])),
+        _pre_keys(_counted(rows[1])) if len(rows) > 1 else None,
+        spark.createDataFrame(replay_table(ledger)) if ledger is not None else None,
+    )
+
+
+def _from_local(spark: SparkSession, scan: LocalScan) -> _Inputs:
+    """A LocalScan's files: the per-key rows are final (final_keys.py)."""
+    sides = [log.side for log in scan.logs]
+    keys = [_parquet(spark, scan.files(side, "keys"), _KEYS_SCHEMA[side]) for side in sides]
+    expected = scan.expected()
+    return _Inputs(
+        [_parquet(spark, scan.files(side, "rows"), SCHEMA_DDL) for side in sides],
+        keys[0],
+        keys[1] if len(keys) > 1 else None,
+        spark.read.parquet(expected) if expected is not None else None,
+    )
+
+
 def run(
     spark: SparkSession,
     data_dir: str,
@@ -192,31 +248,55 @@ def run(
     max_examples: int = 1000,
     engine: str = "auto",
     phase: Callable[[str], None] = lambda name: None,
+    scan_in: str = "auto",
+    scan: LocalScan | None = None,
 ) -> Report:
-    """One Spark job: every log is scanned once, into one shuffle by partition name that every
-    consumer reuses (split summaries and scan violations for the driver, the key-level checks);
-    the driver then joins the summaries across splits (continuity, log end offsets)."""
+    """Every log is scanned once: by a LocalScan (`scan`, already started by the caller, or
+    one started here for a local master unless `scan_in` is "executors") or by the executors
+    through the `kgclog` source. Then one Spark job runs the key-level checks and collects the
+    split summaries and scan violations, which the driver joins across splits (continuity, log
+    end offsets). A caller's `scan` must be of logs_to_scan(data_dir, before) and `ledger`."""
+    t0 = time.perf_counter()
+    opts: dict[str, Any] = dict(
+        split_bytes=split_bytes, num_partitions=num_partitions, pack_bytes=pack_bytes, engine=engine
+    )
+    logs = logs_to_scan(data_dir, before)
+    cores = local_cores(spark.sparkContext.master or "")
+    with ExitStack() as stack:
+        if scan is None and cores is not None and scan_in != "executors":
+            scan = stack.enter_context(LocalScan(logs, workers=cores, ledger=ledger, **opts))
+        if scan is not None:
+            phase("scan")
+            inputs = _from_local(spark, scan)
+            t_scan = time.perf_counter()
+            phase("checks")
+        else:
+            phase("scan and checks")
+            inputs = _from_executors(spark, logs, ledger, opts)
+            t_scan = t0
+        report = _job(spark, inputs, data_dir, cleaned_at_ms, num_partitions, share_partitions, max_examples, phase)
+    report.stats["phases"] = dict(report.stats["phases"], scan_s=round(t_scan - t0, 3))
+    return report
+
+
+def _job(
+    spark: SparkSession,
+    inputs: _Inputs,
+    data_dir: str,
+    cleaned_at_ms: int | None,
+    num_partitions: int,
+    share_partitions: int,
+    max_examples: int,
+    phase: Callable[[str], None],
+) -> Report:
     report = Report()
     t0 = time.perf_counter()
-    region_end = active_bases(data_dir) if before else None
-    opts: dict[str, Any] = dict(
-        region_end=region_end,
-        split_bytes=split_bytes,
-        num_partitions=num_partitions,
-        pack_bytes=pack_bytes,
-        engine=engine,
-    )
-    phase("scan and checks")
-    post = load(spark, data_dir, other=before, side="after", decode=True, **opts)
-    # Records DeleteRecords removed from the after image are gone from the before image too.
-    pre = load(spark, before, other=data_dir, side="before", log_start=log_starts(data_dir), **opts) if before else None
-    logs = [post] + ([pre] if pre is not None else [])
-    keys = _post_keys(_counted(post))
-    frames = [offset_checks(keys, spark, ledger, placement=num_partitions > 0), _share_rows(keys)]
-    if pre is not None:
+    logs = inputs.rows
+    frames = [offset_checks(inputs.keys, inputs.expected, placement=num_partitions > 0), share_rows(inputs.keys)]
+    if inputs.pre_keys is not None:
         now: int | DataFrame = cleaned_at_ms if cleaned_at_ms is not None else _max_timestamp(logs)
         compacted = ~F.col("name").startswith(SHARE_PREFIX)  # __share_group_state is pruned, not compacted
-        frames.append(compaction_checks(_counted(pre).where(compacted), keys.where(compacted), now))
+        frames.append(compaction_checks(inputs.pre_keys.where(compacted), inputs.keys.where(compacted), now))
     frames += [_driver_rows(df, side) for side, df in enumerate(logs)]
     viol = frames[0]
     for f in frames[1:]:
@@ -241,7 +321,7 @@ def run(
         leos.append({by_dir[d]: v for d, v in leo.items()})
         dirs.append(names)
     report.stats.update(results[0][3])
-    if pre is not None:
+    if len(logs) > 1:
         report.stats.update({f"before_{k}": v for k, v in results[1][3].items()})
         leo, pre_leo = leos
         for name in sorted(set(pre_leo) | set(leo)):
@@ -254,46 +334,11 @@ def run(
                     f"log end offset changed from {pre_leo.get(name)}",
                 )
     _collect([r for r in rows if r["check"] not in ("_S", "_H")], report, dirs, data_dir, num_partitions, max_examples)
-    share = [_latest_share(r, dirs[AFTER]) for r in rows if r["check"] == "_H"]
+    share = [latest_share(r, dirs[AFTER]) for r in rows if r["check"] == "_H"]
     for v in share_violations(share, share_partitions):
         report.add(*v)
     report.stats["phases"] = {"spark_job_s": round(t1 - t0, 3), "driver_s": round(time.perf_counter() - t1, 3)}
     return report
-
-
-def _share_rows(keys: DataFrame) -> DataFrame:
-    """Each __share_group_state record key's latest record (decoded), as `_H` rows for the
-    driver's H checks (share_checks.py): one per record key, a small set."""
-    facts = F.struct(
-        F.base64("key").alias("key"),
-        F.col("l.tombstone").alias("tombstone"),
-        *(F.col(f"l.{c}").alias(c) for c in ("record_type", "group", "topic", "partition", "decode_error")),
-    )
-    return keys.where(F.col("name").startswith(SHARE_PREFIX)).select(
-        F.lit("_H").alias("check"),
-        F.lit(AFTER).alias("side"),
-        "name",
-        F.col("l.segment").alias("segment"),
-        F.lit(None).cast("string").alias("file"),
-        F.col("l.pos").alias("position"),
-        F.col("l.offset").alias("offset"),
-        F.to_json(facts).alias("message"),
-    )
-
-
-def _latest_share(row: Any, dirs: dict[str, str]) -> LatestShareRecord:
-    facts = json.loads(row["message"])  # to_json leaves nulls out
-    decoded = {c: facts.get(c) for c in ("record_type", "group", "topic", "partition", "decode_error")}
-    decoded.update(committed_offset=None, metadata=None)
-    return LatestShareRecord(
-        row["name"],
-        base64.b64decode(facts.get("key") or ""),
-        row["offset"],
-        bool(facts.get("tombstone")),
-        segment_path(dirs[row["name"]], row["segment"]),
-        row["position"],
-        decoded,
-    )
 
 
 def _max_timestamp(logs: list[DataFrame]) -> DataFrame:

@@ -1,17 +1,16 @@
-"""The Spark job's key-level checks, as joins over the per-key aggregates (spark_checks.py
-groups them): G1-G4 against the replayed ledger (read as JSON lines or Parquet) and the
-placement of groups (`offset_checks`), and C1-C3, C6 against the before image
-(`compaction_checks`). Owns the violation-row shape (OUT_COLUMNS, `violation`, `violation_rows`);
-locations are exact (file, position, offset) and identical to oracle.py's.
+"""The Spark job's key-level checks, as joins over the per-key rows (one per partition and key:
+final_keys.py's, or spark_checks.py's aggregation of the executors' rows): G1-G4 against the
+replayed ledger (ledger.replay_table) and the placement of groups (`offset_checks`), and
+C1-C3, C6 against the before image (`compaction_checks`). Owns the violation-row shape
+(OUT_COLUMNS, `violation`, `violation_rows`); locations are exact (file, position, offset) and
+identical to oracle.py's.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
-
-from coordinator.verify.ledger import SPARK_SCHEMA, is_parquet
 
 __all__ = [
     "AFTER",
@@ -72,44 +71,10 @@ def latest_struct(*decoded: str) -> Column:
     )
 
 
-def _read_ledger(spark: SparkSession, ledger: str) -> DataFrame:
-    if is_parquet(ledger):
-        return spark.read.parquet(ledger).select(
-            "op", "seq", "group", "topic", F.col("partition").cast("int"), "offset", "metadata"
-        )
-    return spark.read.schema(SPARK_SCHEMA).json(ledger)
-
-
-def _expected(spark: SparkSession, ledger: str) -> DataFrame:
-    """The ledger replayed (rules.replay_ledger): per (group, topic, partition), the last
-    acknowledged commit unless an offset or group deletion was acknowledged after it."""
-    lg = _read_ledger(spark, ledger)
-    tp = ["group", "topic", "partition"]
-    commits = lg.where(F.col("op") == "commit")
-    # The last commit per partition: the greatest seq by a hash aggregate (fixed-width buffer),
-    # then the commits that carry it by a join, then the greatest (seq, ...) struct over those
-    # few rows (one unless seqs repeat): a max over the struct on the whole ledger would sort
-    # every commit.
-    last = commits.groupBy(*tp).agg(F.max("seq").alias("_seq")).select(*[F.col(k).alias(f"_{k}") for k in tp], "_seq")
-    on = [F.col(k).eqNullSafe(F.col(f"_{k}")) for k in tp] + [F.col("seq") == F.col("_seq")]
-    c = (
-        commits.join(last, on[0] & on[1] & on[2] & on[3])
-        .groupBy(*tp)
-        .agg(F.max(F.struct("seq", "offset", F.coalesce("metadata", F.lit("")).alias("metadata"))).alias("c"))
-    )
-    do = lg.where(F.col("op") == "delete_offset").groupBy(*tp).agg(F.max("seq").alias("dseq"))
-    dg = lg.where(F.col("op") == "delete_group").groupBy("group").agg(F.max("seq").alias("gseq"))
-    return (
-        c.join(do, tp, "left")
-        .join(dg, ["group"], "left")
-        .where((F.col("c.seq") > F.coalesce("dseq", F.lit(-1))) & (F.col("c.seq") > F.coalesce("gseq", F.lit(-1))))
-        .select(F.col("group").alias("eg"), F.col("topic").alias("et"), F.col("partition").alias("ep"), "c")
-    )
-
-
-def offset_checks(keys: DataFrame, spark: SparkSession, ledger: str | None, placement: bool) -> DataFrame:
+def offset_checks(keys: DataFrame, expected: DataFrame | None, placement: bool) -> DataFrame:
     """G1 (latest record decodes), G3, the G4 candidates (_G4: one row per (name, group)) and,
-    with a ledger, G2 (and _G2 for acknowledged commits the log lacks), in one pass."""
+    with the replayed ledger `expected` (ledger.replay_table's columns), G2 (and _G2 for
+    acknowledged commits the log lacks), in one pass."""
     ok = F.col("l.decode_error").isNull()
     rt = F.col("l.record_type")
     k = keys.where(F.col("name").startswith("__consumer_offsets-")).select(
@@ -140,13 +105,15 @@ def offset_checks(keys: DataFrame, spark: SparkSession, ledger: str | None, plac
         ),
     ]
     name = F.col("name")
-    if ledger is not None:
+    if expected is not None:
         tp = [F.when(commit, F.col(f"l.{c}")) for c in ("group", "topic", "partition")]
-        k = k.join(
-            _expected(spark, ledger),
-            (tp[0] == F.col("eg")) & (tp[1] == F.col("et")) & (tp[2] == F.col("ep")),
-            "full_outer",
+        e = expected.select(
+            F.col("group").alias("eg"),
+            F.col("topic").alias("et"),
+            F.col("partition").alias("ep"),
+            F.struct("seq", "offset", "metadata").alias("c"),
         )
+        k = k.join(e, (tp[0] == F.col("eg")) & (tp[1] == F.col("et")) & (tp[2] == F.col("ep")), "full_outer")
         has_exp = F.col("c").isNotNull()
         out += [
             violation(
@@ -190,16 +157,11 @@ def offset_checks(keys: DataFrame, spark: SparkSession, ledger: str | None, plac
     return violation_rows(k, name, out)
 
 
-def compaction_checks(pre: DataFrame, keys: DataFrame, now: int | DataFrame) -> DataFrame:
-    """C1-C3 and C6: the before log's latest counted record per key (region 0, from its counted
-    K rows `pre`) against the after log's. `now` (the cleaning time) is a number, or a one-row
+def compaction_checks(pre_keys: DataFrame, keys: DataFrame, now: int | DataFrame) -> DataFrame:
+    """C1-C3 and C6: the before log's latest counted record per key in region 0 (`pre_keys`:
+    name, key, P) against the after log's. `now` (the cleaning time) is a number, or a one-row
     DataFrame of column `_now` computed in the same job."""
-    p = (
-        pre.where(F.col("region") == 0)
-        .groupBy("name", "key")
-        .agg(F.max_by(latest_struct(), "last_offset").alias("P"))
-        .alias("p")
-    )
+    p = pre_keys.alias("p")
     a = (
         keys.where(F.col("l0").isNotNull())
         .select("name", "key", F.col("count0").alias("count"), F.col("f0").alias("f"), F.col("l0").alias("A"))

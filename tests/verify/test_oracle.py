@@ -119,7 +119,13 @@ def test_continuity_flags_offsets_overlapping_the_next_segment():
     assert leo == {"/d": 21}
 
 
-def test_ledger_replay_applies_deletions_in_sequence(tmp_path):
+@pytest.mark.parametrize("row_group", [2, 1 << 18])
+def test_ledger_replay_applies_deletions_in_sequence(tmp_path, monkeypatch, row_group):
+    """The reference (rules.replay_ledger) and the Arrow replay the Spark engine uses, which
+    folds the ledger in a row group at a time (here also two events at a time)."""
+    from coordinator.verify import ledger as ledger_module
+
+    monkeypatch.setattr(ledger_module, "_ROW_GROUP", row_group)
     path = tmp_path / "ledger.jsonl"
     events = [
         {"seq": 1, "op": "commit", "group": "g", "topic": "t", "partition": 0, "offset": 5},
@@ -128,9 +134,32 @@ def test_ledger_replay_applies_deletions_in_sequence(tmp_path):
         {"seq": 5, "op": "delete_group", "group": "g"},
         {"seq": 6, "op": "commit", "group": "g", "topic": "t", "partition": 2, "offset": 9, "metadata": "m"},
         {"seq": 4, "op": "commit", "group": "h", "topic": "t", "partition": 0, "offset": 1},
+        {"seq": 8, "op": "commit", "group": "h", "topic": "t", "partition": 1, "offset": 3},
+        {"seq": 7, "op": "commit", "group": "h", "topic": "t", "partition": 1, "offset": 2},
     ]
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    assert replay_ledger(str(path)) == {("g", "t", 2): ("g", 9, "m"), ("h", "t", 0): ("h", 1, "")}
+    want = {("g", "t", 2): ("g", 9, "m"), ("h", "t", 0): ("h", 1, ""), ("h", "t", 1): ("h", 3, "")}
+    assert replay_ledger(str(path)) == want
+    got = ledger_module.replay_table(str(path)).to_pylist()
+    assert {(r["group"], r["topic"], r["partition"]): (r["group"], r["offset"], r["metadata"]) for r in got} == want
+    path.write_text(json.dumps({"seq": 1, "op": "rename_group", "group": "g"}) + "\n")
+    with pytest.raises(ValueError, match="unknown ledger op 'rename_group'"):
+        ledger_module.replay_table(str(path))
+
+
+def test_a_missing_commit_without_a_partition_count_is_located_at_the_data_dir(clean, tmp_path):
+    """--offsets-partitions 0 (placement unknown): an acknowledged commit the log lacks is
+    reported at the data dir instead of failing to name its partition."""
+    from coordinator.verify.ledger import read_events
+    from coordinator.verify.oracle import verify
+
+    path = tmp_path / "ledger.jsonl"
+    events = list(read_events(clean["ledger"])) + [
+        {"op": "commit", "seq": 1 << 62, "group": "nobody", "topic": "t", "partition": 0, "offset": 1}
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    report = verify(clean["after"], ledger=str(path), num_partitions=0)
+    assert report.keys() == {("G2", clean["after"], None, None)}
 
 
 def _cli_args(m: dict, report: str) -> list[str]:
@@ -168,6 +197,20 @@ def test_cli_rejects_a_missing_dir(tmp_path):
 
 def test_cli_rejects_a_conf_without_a_value(tmp_path):
     assert cli.main([str(tmp_path), "--conf", "spark.executor.memory", "--quiet"]) == 2
+
+
+def test_cli_rejects_a_local_scan_on_a_cluster_master(tmp_path, capsys):
+    assert cli.main([str(tmp_path), "--master", "spark://h:7077", "--scan-in", "local", "--quiet"]) == 2
+    assert "--scan-in local needs a local master" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "master, cores", [("local", 1), ("local[3]", 3), ("local[2, 4]", 2), ("local[*]", os.cpu_count()), ("yarn", None)]
+)
+def test_local_cores_reads_the_master(master, cores):
+    from coordinator.verify.local_scan import local_cores
+
+    assert local_cores(master) == cores
 
 
 def _segment_with_index(tmp_path, entries_for) -> str:

@@ -18,8 +18,10 @@ def _key(f: dict) -> tuple:
     return (f["check"], f["file"], f["position"], f["offset"])
 
 
-@pytest.mark.parametrize("scan", ["python", "auto"])
-def test_spark_cli_passes_clean_logs(spark, clean, tmp_path, scan):
+@pytest.mark.parametrize("scan, scan_in", [("python", "executors"), ("auto", "auto")])
+def test_spark_cli_passes_clean_logs(spark, clean, tmp_path, scan, scan_in):
+    """Both scans, and both places a scan runs: the executors (the kgclog source) and, the
+    default on a local master, local processes whose Parquet files Spark reads."""
     report = tmp_path / "report.json"
     try:
         # getOrCreate hands back the shared session: --conf still sets its runtime SQL settings.
@@ -36,6 +38,8 @@ def test_spark_cli_passes_clean_logs(spark, clean, tmp_path, scan):
                 "4",
                 "--scan",
                 scan,
+                "--scan-in",
+                scan_in,
                 "--conf",
                 "spark.sql.shuffle.partitions=3",
                 "--split-bytes",

@@ -112,16 +112,43 @@ def test_an_aborted_open_or_stale_transactional_offset_is_not_committed(hand_mad
     assert report.keys() == {("G2", hand_made["file"], hand_made["positions"][at], offset)}
 
 
+def test_a_task_of_whole_dirs_resolves_markers_of_later_splits(hand_made):
+    """The local scan's tasks hold whole dirs: one split per batch, all in one task, and the
+    per-key rows come out as Kafka's replay has them (final_keys applies the markers)."""
+    from coordinator.verify.final_keys import finish
+    from coordinator.verify.layout import pack
+    from coordinator.verify.rows import scan_task
+
+    # All in the cleaned region (region 0), so that count0/f0/l0 are filled too.
+    splits = plan_splits(hand_made["root"], split_bytes=1, region_end={"__consumer_offsets-0": 1 << 40})
+    (task,) = pack(splits, 1, whole_dirs=True)
+    scanned = scan_task(task, engine="python", decode=True)
+    rows = finish(scanned.keys, scanned.markers, side="after").to_pylist()
+    latest = {r["l"]["partition"]: (r["l"]["offset"], r["l"]["committed_offset"]) for r in rows}
+    assert latest == {0: (2, 200), 1: (1, 50), 2: (8, 80)}
+    counted = {r["l"]["partition"]: (r["count0"], r["f0"]["offset"], r["l0"]["offset"]) for r in rows}
+    assert counted == {0: (2, 0, 2), 1: (1, 1, 1), 2: (2, 7, 8)}  # the aborted and the open one do not count
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("scan", ["python", "auto"])
-def test_spark_resolves_markers_across_splits_and_tasks(spark, hand_made, scan):
+@pytest.mark.parametrize("scan, scan_in", [("python", "executors"), ("auto", "local")])
+def test_spark_resolves_markers_across_splits_and_tasks(spark, hand_made, scan, scan_in):
+    """The executors' rows (one task per split) meet their markers in Spark; the local scan's in
+    its task of the whole dir."""
     from coordinator.verify import spark_checks
 
     for claims in (KAFKA, {**KAFKA, 0: 300}, {**KAFKA, 1: 400}, {**KAFKA, 2: 70}):
         ledger = _ledger(hand_made["ledger"], claims)
         want = verify(hand_made["root"], ledger=ledger, num_partitions=1)
         got = spark_checks.run(
-            spark, hand_made["root"], ledger=ledger, num_partitions=1, split_bytes=1, pack_bytes=1, engine=scan
+            spark,
+            hand_made["root"],
+            ledger=ledger,
+            num_partitions=1,
+            split_bytes=1,
+            pack_bytes=1,
+            engine=scan,
+            scan_in=scan_in,
         )
         assert (got.keys(), got.counts) == (want.keys(), want.counts)
         assert got.stats["txn_batches"] == 7 and got.stats["splits"] == len(LOG)
