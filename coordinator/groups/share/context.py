@@ -66,21 +66,25 @@ class ShareContext:
         return for_group(shard.share, shard.group_configs, group_id)
 
     def emit(self, record: Any) -> None:
-        observers = OBSERVERS.get()
-        if not observers:
-            self.op.apply(record)
-            return
-        group_id = record.group_id
-        before = _state_of(self.groups.get(group_id))
-        self.op.apply(record)
-        after = _state_of(self.groups.get(group_id))
-        if after != before:
-            for observer in observers:
-                observer.transition(group_id, before[0], after[0], after[1], self._note or cause())
+        self.emit_all([record])
 
     def emit_all(self, records: list[Any]) -> None:
+        """Apply the records of one change; observers hear each group's state once, after all of
+        them (a member's tombstones and the epoch bump are one transition, not two)."""
+        observers = OBSERVERS.get()
+        if not observers:
+            for record in records:
+                self.op.apply(record)
+            return
+        before: dict[str, tuple[str, int]] = {}
         for record in records:
-            self.emit(record)
+            before.setdefault(record.group_id, _state_of(self.groups.get(record.group_id)))
+            self.op.apply(record)
+        for group_id, was in before.items():
+            now = _state_of(self.groups.get(group_id))
+            if now != was:
+                for observer in observers:
+                    observer.transition(group_id, was[0], now[0], now[1], self._note or cause())
 
     def explain(self, code: int, text: str) -> None:
         if code == 0:
