@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 S = TypeVar("S", bound=Replayable)
 P = TypeVar("P")
 R = TypeVar("R")
+A = TypeVar("A")  # what an operation returns, before any parked reply is awaited
 
 
 class PartitionState(enum.Enum):
@@ -141,19 +142,9 @@ class CoordinatorRuntime(Generic[S]):
     # -- operations ------------------------------------------------------------------------------
     async def run_op(self, partition: int, op: Callable[[OpContext[S], P], R | ParkedReply[R]], params: P) -> R:
         """Run one operation and return its final, durable answer."""
-        shard = self._shards.get(partition)
-        if shard is None:
-            raise self.unavailable(partition) or RuntimeError("active partition without shard")
-        ctx = OpContext(shard, self.clock.time_ms())
-        try:
-            answer = op(ctx, params)
-        except Exception:
-            # A bug, and the shard may hold half an op: the log is the truth, reload from it.
-            log.exception("operation %s failed on %s-%s", getattr(op, "__name__", op), self.kind.topic, partition)
-            self.fail(partition, "an operation failed")
-            raise
+        ctx, answer = self._apply(partition, op, params)
         offset = self._append(partition, ctx)
-        self._tell_offsets(shard, ctx, offset)
+        self._tell_offsets(ctx.shard, ctx, offset)
         if self.timers.earliest_new < self._sleeping_until:
             self._timers_changed.set()
         await self._await_durable(partition, ctx, offset)
@@ -167,16 +158,7 @@ class CoordinatorRuntime(Generic[S]):
         records that a crash may lose harmlessly because the log already holds what rebuilds
         them (a transaction's Complete after its durable decision and markers); so the op may
         neither complete parked replies nor defer work."""
-        shard = self._shards.get(partition)
-        if shard is None:
-            raise self.unavailable(partition) or RuntimeError("active partition without shard")
-        ctx = OpContext(shard, self.clock.time_ms())
-        try:
-            answer = op(ctx, params)
-        except Exception:
-            log.exception("operation %s failed on %s-%s", getattr(op, "__name__", op), self.kind.topic, partition)
-            self.fail(partition, "an operation failed")
-            raise
+        ctx, answer = self._apply(partition, op, params)
         if ctx.completions or ctx.deferred:
             self.fail(partition, "an unawaited operation completed or deferred work")
             raise RuntimeError("an unawaited operation may not complete replies or defer work")
@@ -186,6 +168,20 @@ class CoordinatorRuntime(Generic[S]):
         if self.timers.earliest_new < self._sleeping_until:
             self._timers_changed.set()
         return answer
+
+    def _apply(self, partition: int, op: Callable[[OpContext[S], P], A], params: P) -> tuple[OpContext[S], A]:
+        """Run `op` on the partition's shard now; its records are in the context, not yet appended."""
+        shard = self._shards.get(partition)
+        if shard is None:
+            raise self.unavailable(partition) or RuntimeError("active partition without shard")
+        ctx = OpContext(shard, self.clock.time_ms())
+        try:
+            return ctx, op(ctx, params)
+        except Exception:
+            # A bug, and the shard may hold half an op: the log is the truth, reload from it.
+            log.exception("operation %s failed on %s-%s", getattr(op, "__name__", op), self.kind.topic, partition)
+            self.fail(partition, "an operation failed")
+            raise
 
     def _append(self, partition: int, ctx: OpContext[S]) -> int:
         """Append the op's records now, in the order ops were applied. -2: the append failed."""
