@@ -2,7 +2,7 @@
 --baseline), each server in its own process, in the same run, with confluent-kafka's ShareConsumer.
 
     .venv/bin/python bench/share_bench.py [--quick] [--trials 3] [--records 100000] [--parts 1,2,3]
-        [--groups 20] [--members 10] [--heartbeats 100] [--baseline DIR]
+        [--groups 20] [--members 10] [--heartbeats 100] [--baseline DIR] [--profile PATH] [--in-process]
 
 1. Scenarios (bench/share_scenarios.py), pass/fail by Kafka's rules with what was observed.
 2. Speed: N records on 4 partitions, then 1 and 3 share consumers (implicit acks) in a new group:
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pstats
 import socket
 import statistics
 import struct
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from group_bench import RawMember, percentile  # noqa: E402
 from servers import Running, start_kgc, start_mock  # noqa: E402
+from share_inprocess import steady_heartbeat_cpu  # noqa: E402
 from share_scenarios import SCENARIOS, TOPICS, Row, all_seen, offsets_seen, reader, run_all, wait  # noqa: E402
 
 from interop.clients.share import FAST_SHARE_SETTINGS, produce_values, stop_all  # noqa: E402
@@ -293,7 +295,8 @@ def heartbeat_part(name: str, root: str, args: argparse.Namespace) -> None:
         server = start_mock({"bench": 4})
     else:
         baseline = args.baseline if name == "baseline" else None
-        server = start_kgc(tempfile.mkdtemp(dir=root), topics={"bench": 4}, baseline=baseline)
+        profile = args.profile if name == "kgc" else None
+        server = start_kgc(tempfile.mkdtemp(dir=root), topics={"bench": 4}, baseline=baseline, profile=profile)
     try:
         load = trio.run(heartbeat_load, server, args.groups, args.members, args.heartbeats)
     finally:
@@ -331,6 +334,10 @@ def main() -> None:
     parser.add_argument("--heartbeats", type=int, default=100, help="steady-state heartbeats per member")
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (1 scenarios, 2 speed, 3 heartbeats)")
     parser.add_argument("--baseline", metavar="DIR", help="also run the kgc checked out in DIR (A/B)")
+    parser.add_argument("--profile", metavar="PATH", help="run this tree's kgc under cProfile in part 3")
+    parser.add_argument(
+        "--in-process", action="store_true", help="part 3 also times dispatch() of this tree in this process"
+    )
     args = parser.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
     count = 2_000 if args.quick else 10_000
@@ -375,6 +382,11 @@ def main() -> None:
             )
             for name in names:
                 heartbeat_part(name, root, args)
+            if args.profile:
+                pstats.Stats(args.profile).sort_stats("tottime").print_stats(40)
+            if args.in_process:
+                cpu = steady_heartbeat_cpu()
+                print(f"   {'kgc in process':16s} dispatch() only, no sockets: CPU {cpu:6.1f} us/heartbeat (best of 9)")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
