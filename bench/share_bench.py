@@ -10,8 +10,11 @@
    10 ms ticks, so a short run is coarse).
 3. ShareGroupHeartbeat v1 at steady state (member id + epoch only, as librdkafka sends between
    changes): 200 members in 20 groups on raw connections, back-to-back, a fixed number of
-   requests: server CPU per request, latency p50/p99. The load generator shares the 2 cores.
-   Before it, a probe: 10 members join in turn, then each heartbeats with the epoch of its join.
+   requests: server CPU per request (user and kernel apart: the kernel's share is the sockets'),
+   latency p50/p99. The load generator shares the 2 cores. Before it, a probe: 10 members join in
+   turn, then each heartbeats with the epoch of its join. --in-process also times this tree's
+   dispatch() of a steady heartbeat without sockets (bench/share_inprocess.py); --profile PATH runs
+   part 3's kgc under cProfile (wall time: a busy machine inflates the syscalls).
 Share groups start at the earliest offset: on kgc through the control plane (PATCH
 /v1/share/settings {"share.auto.offset.reset": "earliest"}, control.requests.max=0 so no request
 is tracked), on the mock through rd_kafka_mock_sharegroup_set_auto_offset_reset(1).
@@ -261,6 +264,14 @@ async def beat_n(
         del buffer[: 4 + size]
 
 
+def user_sys_ticks(pid: int) -> tuple[int, int]:
+    """utime and stime of a process, all its threads (Linux /proc, clock ticks): the kernel's
+    share (the sockets) apart from the server's own code."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
+
+
 async def heartbeat_load(server: Running, groups: int, size: int, per_member: int) -> tuple[str, bool, int, int]:
     """(the figures, whether a steady-state answer carried the assignment, bytes after its body,
     fenced members in probe_fencing)"""
@@ -273,18 +284,20 @@ async def heartbeat_load(server: Running, groups: int, size: int, per_member: in
     errors: list[int] = []
     sizes: list[int] = []
     answers: list[bytes] = []
-    cpu0, began = server.cpu_seconds(), time.perf_counter()
+    ticks0, began = user_sys_ticks(server.pid), time.perf_counter()
     async with trio.open_nursery() as nursery:
         for m in members:
             nursery.start_soon(beat_n, m, per_member, latencies, errors, sizes, answers)
-    wall, cpu = time.perf_counter() - began, server.cpu_seconds() - cpu0
+    wall, ticks1 = time.perf_counter() - began, user_sys_ticks(server.pid)
+    user, system = ((b - a) / os.sysconf("SC_CLK_TCK") / len(latencies) * 1e6 for a, b in zip(ticks0, ticks1))
     answer, extra = lenient(answers[0])
     for m in members:
         await m.client.aclose()
     assignment = "null (unchanged)" if answer.assignment is None else "the full assignment"
     figures = (
         f"{len(latencies) / wall:7.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms   "
-        f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU {cpu / len(latencies) * 1e6:5.0f} us/request   "
+        f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU {user + system:5.0f} us/request "
+        f"(user {user:3.0f}, sys {system:3.0f})   "
         f"errors {len(errors)}   answer {statistics.mean(sizes):.0f} bytes, assignment: {assignment}"
     )
     return figures, answer.assignment is not None, extra, fenced

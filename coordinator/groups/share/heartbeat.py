@@ -216,13 +216,12 @@ def _initialization(
 ) -> StateInit | None:
     """Kafka maybeCreateInitializeShareGroupStateRequest: the subscribed partitions not yet
     initialized (nor being initialized) become initializing, at the new group epoch."""
-    topics = ctx.topics
-    if not names or not any(True for _ in topics.names()):
+    if not names:  # Kafka's early exits; with no topics at all nothing is found to initialize
         return None
-    new = to_initialize(group, names, topics, ctx.now_ms)
+    new = to_initialize(group, names, ctx.topics, ctx.now_ms)
     if not new:
         return None
-    record = initializing_record(group.group_id, group.state_partitions, new, topics)
+    record = initializing_record(group.group_id, group.state_partitions, new, ctx.topics)
     if record is None:
         return None
     records.append(record)
