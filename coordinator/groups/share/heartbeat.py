@@ -9,7 +9,8 @@ hash (KIP-1101) or the set of initialized share-partitions changed; (2) computes
 assignment with the simple assignor when the group epoch is ahead of it; (3) moves the member to
 its target (a share member revokes nothing); (4) notes the subscribed share-partitions whose state
 the share coordinator must initialize first (returned as a StateInit, written as initializing).
-Errors are Kafka's codes and messages; an operation that answers an error emits no record.
+A steady heartbeat (nothing changed) writes nothing and reuses the settled share-partition checks
+(steady.py). Errors are Kafka's codes and messages; an operation that answers an error emits no record.
 """
 
 from __future__ import annotations
