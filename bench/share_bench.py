@@ -10,11 +10,10 @@
    10 ms ticks, so a short run is coarse).
 3. ShareGroupHeartbeat v1 at steady state (member id + epoch only, as librdkafka sends between
    changes): 200 members in 20 groups on raw connections, back-to-back, a fixed number of
-   requests: server CPU per request (user and kernel apart: the kernel's share is the sockets'),
-   latency p50/p99. The load generator shares the 2 cores. Before it, a probe: 10 members join in
-   turn, then each heartbeats with the epoch of its join. --in-process also times this tree's
-   dispatch() of a steady heartbeat without sockets (bench/share_inprocess.py); --profile PATH runs
-   part 3's kgc under cProfile (wall time: a busy machine inflates the syscalls).
+   requests: server CPU per request (user and kernel apart), latency p50/p99. The load generator
+   shares the 2 cores. Before it, a probe: 10 members join in turn, then each heartbeats with the
+   epoch of its join. --in-process: also this tree's dispatch() without sockets (share_inprocess.py);
+   --profile PATH: part 3's kgc under cProfile (wall time: a busy machine inflates the syscalls).
 Share groups start at the earliest offset: on kgc through the control plane (PATCH
 /v1/share/settings {"share.auto.offset.reset": "earliest"}, control.requests.max=0 so no request
 is tracked), on the mock through rd_kafka_mock_sharegroup_set_auto_offset_reset(1).
@@ -265,8 +264,7 @@ async def beat_n(
 
 
 def user_sys_ticks(pid: int) -> tuple[int, int]:
-    """utime and stime of a process, all its threads (Linux /proc, clock ticks): the kernel's
-    share (the sockets) apart from the server's own code."""
+    """utime and stime (clock ticks, all threads): the server's own code apart from the kernel's."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]), int(fields[12])
@@ -348,9 +346,7 @@ def main() -> None:
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (1 scenarios, 2 speed, 3 heartbeats)")
     parser.add_argument("--baseline", metavar="DIR", help="also run the kgc checked out in DIR (A/B)")
     parser.add_argument("--profile", metavar="PATH", help="run this tree's kgc under cProfile in part 3")
-    parser.add_argument(
-        "--in-process", action="store_true", help="part 3 also times dispatch() of this tree in this process"
-    )
+    parser.add_argument("--in-process", action="store_true", help="part 3 also times this tree's dispatch()")
     args = parser.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
     count = 2_000 if args.quick else 10_000
