@@ -2,7 +2,7 @@
 --baseline), each server in its own process, in the same run, with confluent-kafka's ShareConsumer.
 
     .venv/bin/python bench/share_bench.py [--quick] [--trials 3] [--records 100000] [--parts 1,2,3]
-        [--groups 20] [--members 10] [--heartbeats 100] [--baseline DIR]
+        [--groups 20] [--members 10] [--heartbeats 100] [--baseline DIR] [--profile PATH] [--in-process]
 
 1. Scenarios (bench/share_scenarios.py), pass/fail by Kafka's rules with what was observed.
 2. Speed: N records on 4 partitions, then 1 and 3 share consumers (implicit acks) in a new group:
@@ -10,8 +10,10 @@
    10 ms ticks, so a short run is coarse).
 3. ShareGroupHeartbeat v1 at steady state (member id + epoch only, as librdkafka sends between
    changes): 200 members in 20 groups on raw connections, back-to-back, a fixed number of
-   requests: server CPU per request, latency p50/p99. The load generator shares the 2 cores.
-   Before it, a probe: 10 members join in turn, then each heartbeats with the epoch of its join.
+   requests: server CPU per request (user and kernel apart), latency p50/p99. The load generator
+   shares the 2 cores. Before it, a probe: 10 members join in turn, then each heartbeats with the
+   epoch of its join. --in-process: also this tree's dispatch() without sockets (share_inprocess.py);
+   --profile PATH: part 3's kgc under cProfile (wall time: a busy machine inflates the syscalls).
 Share groups start at the earliest offset: on kgc through the control plane (PATCH
 /v1/share/settings {"share.auto.offset.reset": "earliest"}, control.requests.max=0 so no request
 is tracked), on the mock through rd_kafka_mock_sharegroup_set_auto_offset_reset(1).
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pstats
 import socket
 import statistics
 import struct
@@ -43,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from group_bench import RawMember, percentile  # noqa: E402
 from servers import Running, start_kgc, start_mock  # noqa: E402
+from share_inprocess import steady_heartbeat_cpu  # noqa: E402
 from share_scenarios import SCENARIOS, TOPICS, Row, all_seen, offsets_seen, reader, run_all, wait  # noqa: E402
 
 from interop.clients.share import FAST_SHARE_SETTINGS, produce_values, stop_all  # noqa: E402
@@ -259,6 +263,13 @@ async def beat_n(
         del buffer[: 4 + size]
 
 
+def user_sys_ticks(pid: int) -> tuple[int, int]:
+    """utime and stime (clock ticks, all threads): the server's own code apart from the kernel's."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
+
+
 async def heartbeat_load(server: Running, groups: int, size: int, per_member: int) -> tuple[str, bool, int, int]:
     """(the figures, whether a steady-state answer carried the assignment, bytes after its body,
     fenced members in probe_fencing)"""
@@ -271,18 +282,20 @@ async def heartbeat_load(server: Running, groups: int, size: int, per_member: in
     errors: list[int] = []
     sizes: list[int] = []
     answers: list[bytes] = []
-    cpu0, began = server.cpu_seconds(), time.perf_counter()
+    ticks0, began = user_sys_ticks(server.pid), time.perf_counter()
     async with trio.open_nursery() as nursery:
         for m in members:
             nursery.start_soon(beat_n, m, per_member, latencies, errors, sizes, answers)
-    wall, cpu = time.perf_counter() - began, server.cpu_seconds() - cpu0
+    wall, ticks1 = time.perf_counter() - began, user_sys_ticks(server.pid)
+    user, system = ((b - a) / os.sysconf("SC_CLK_TCK") / len(latencies) * 1e6 for a, b in zip(ticks0, ticks1))
     answer, extra = lenient(answers[0])
     for m in members:
         await m.client.aclose()
     assignment = "null (unchanged)" if answer.assignment is None else "the full assignment"
     figures = (
         f"{len(latencies) / wall:7.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:6.2f} ms   "
-        f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU {cpu / len(latencies) * 1e6:5.0f} us/request   "
+        f"p99 {percentile(latencies, 0.99) * 1000:6.2f} ms   server CPU {user + system:5.0f} us/request "
+        f"(user {user:3.0f}, sys {system:3.0f})   "
         f"errors {len(errors)}   answer {statistics.mean(sizes):.0f} bytes, assignment: {assignment}"
     )
     return figures, answer.assignment is not None, extra, fenced
@@ -293,7 +306,8 @@ def heartbeat_part(name: str, root: str, args: argparse.Namespace) -> None:
         server = start_mock({"bench": 4})
     else:
         baseline = args.baseline if name == "baseline" else None
-        server = start_kgc(tempfile.mkdtemp(dir=root), topics={"bench": 4}, baseline=baseline)
+        profile = args.profile if name == "kgc" else None
+        server = start_kgc(tempfile.mkdtemp(dir=root), topics={"bench": 4}, baseline=baseline, profile=profile)
     try:
         load = trio.run(heartbeat_load, server, args.groups, args.members, args.heartbeats)
     finally:
@@ -331,6 +345,8 @@ def main() -> None:
     parser.add_argument("--heartbeats", type=int, default=100, help="steady-state heartbeats per member")
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (1 scenarios, 2 speed, 3 heartbeats)")
     parser.add_argument("--baseline", metavar="DIR", help="also run the kgc checked out in DIR (A/B)")
+    parser.add_argument("--profile", metavar="PATH", help="run this tree's kgc under cProfile in part 3")
+    parser.add_argument("--in-process", action="store_true", help="part 3 also times this tree's dispatch()")
     args = parser.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
     count = 2_000 if args.quick else 10_000
@@ -375,6 +391,11 @@ def main() -> None:
             )
             for name in names:
                 heartbeat_part(name, root, args)
+            if args.profile:
+                pstats.Stats(args.profile).sort_stats("tottime").print_stats(40)
+            if args.in_process:
+                cpu = steady_heartbeat_cpu()
+                print(f"   {'kgc in process':16s} dispatch() only, no sockets: CPU {cpu:6.1f} us/heartbeat (best of 9)")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -8,7 +8,8 @@ inverted target assignment, so none is kept).
 State is derived as Kafka's ShareGroup derives it: Empty without members, else Stable (a missing
 group is Dead). Soft state, not persisted and reset on load as in Kafka: the metadata refresh
 deadline, and the time each share-partition entry was (re)written (Kafka's InitMapValue timestamp,
-which decides when an initialization that never finished is retried).
+which decides when an initialization that never finished is retried), and `replayed` with the
+answers a steady heartbeat reuses (SteadyAnswers, keyed on it).
 """
 
 from __future__ import annotations
@@ -59,6 +60,21 @@ class StatePartitions:
 NO_STATE_PARTITIONS = StatePartitions()
 
 
+@dataclass(slots=True)
+class SteadyAnswers:
+    """What a heartbeat derived from the group and found settled, with what it was derived from:
+    the group's `replayed` count (every record applied to the group bumps it, so members,
+    subscriptions, target assignment and share-partition state are all covered) and, where topics
+    matter, the topics image version. An entry whose key differs is stale and never read
+    (steady.py owns the reads and writes)."""
+
+    pending_at: int = -1  # replayed count at which `pending` was computed
+    pending: bool = False  # Kafka initializedAssignmentPending
+    no_deleted_at: tuple[int, int] = (-1, -1)  # (replayed, topics version): no deleted topic held
+    no_init_at: tuple[int, int] = (-1, -1)  # (replayed, topics version): nothing to initialize ...
+    no_init_until_ms: int = 0  # ... before this time (an initializing entry's retry falls due)
+
+
 class ShareGroup:
     group_type = GROUP_TYPE
     protocol_type = PROTOCOL_TYPE
@@ -76,6 +92,9 @@ class ShareGroup:
         self.subscribed_topic_names: dict[str, SubscriptionCount] = {}
         # Soft state (ModernGroup.metadataRefreshDeadline): (deadline ms, group epoch).
         self.metadata_refresh_deadline: tuple[int, int] = (0, 0)
+        # Soft state: how many records replay applied to the group, and the answers keyed on it.
+        self.replayed = 0
+        self.steady = SteadyAnswers()
 
     # -- derived views --------------------------------------------------------------------
 

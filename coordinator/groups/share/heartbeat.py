@@ -9,18 +9,20 @@ hash (KIP-1101) or the set of initialized share-partitions changed; (2) computes
 assignment with the simple assignor when the group epoch is ahead of it; (3) moves the member to
 its target (a share member revokes nothing); (4) notes the subscribed share-partitions whose state
 the share coordinator must initialize first (returned as a StateInit, written as initializing).
-Errors are Kafka's codes and messages; an operation that answers an error emits no record.
+A steady heartbeat (nothing changed) writes nothing and reuses the settled share-partition checks
+(steady.py). Errors are Kafka's codes and messages; an operation that answers an error emits no record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from coordinator.groups.assignors.spec import SubscriptionType
 from coordinator.groups.consumer.errors import ConsumerGroupError, invalid_request, unknown_member
 from coordinator.groups.consumer.group import METADATA_REFRESH_INTERVAL_MS
-from coordinator.groups.consumer.member import to_topic_partitions
+from coordinator.groups.consumer.member import Assignment, to_topic_partitions
 from coordinator.groups.consumer.metadata_hash import metadata_hash
 from coordinator.groups.consumer.records import TopicPartitions
 from coordinator.groups.consumer.subscriptions import subscription_type
@@ -36,13 +38,8 @@ from coordinator.groups.share.membership import (
     share_group,
 )
 from coordinator.groups.share.records import ShareGroupMetadataRecord
-from coordinator.groups.share.state_partitions import (
-    StateInit,
-    initialized_assignment_pending,
-    initializing_record,
-    uninitialized_subscribed,
-    without_deleted_topics,
-)
+from coordinator.groups.share.state_partitions import StateInit, initializing_record
+from coordinator.groups.share.steady import assignment_pending, deleted_topics_record, to_initialize
 from coordinator.groups.share.target_assignment import update_target_assignment
 from protocol.errors import ErrorCode
 
@@ -65,8 +62,13 @@ class ShareHeartbeatResult:
     member_id: str | None = None
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
-    assigned: tuple[TopicPartitions, ...] = ()  # the member's whole assignment now
+    partitions: Assignment = field(default_factory=dict)  # the member's whole assignment now
     send_assignment: bool = False  # Kafka sets Assignment only on a join, a full request or a change
+
+    @property
+    def assigned(self) -> tuple[TopicPartitions, ...]:
+        """The member's whole assignment in record form (built on demand: a steady answer omits it)."""
+        return to_topic_partitions(self.partitions)
 
     @property
     def assignment(self) -> tuple[TopicPartitions, ...] | None:
@@ -131,7 +133,7 @@ def _heartbeat(ctx: ShareContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
     member = get_or_create_member(group, member_id, p.member_epoch, create)
     # Share-partition entries of topics deleted since go first (Kafka maybeCleanupShareGroupState
     # runs when a topic is deleted); the rest of the heartbeat sees the group without them.
-    cleanup = without_deleted_topics(group, ctx.topics)
+    cleanup = deleted_topics_record(group, ctx.topics)
     if cleanup is not None:
         ctx.emit(cleanup)
     records: list[Any] = []
@@ -140,14 +142,14 @@ def _heartbeat(ctx: ShareContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
     #    share-partitions changed (or the metadata refresh deadline passed).
     updated = _with_request_fields(member, p)
     subscription_changed = False
-    if updated != member:
+    if updated is not member:  # the same object when nothing changed
         records.append(updated.metadata_record(gid))
         subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
-    init_pending = initialized_assignment_pending(group)
+    init_pending = assignment_pending(group)
     bump = subscription_changed or init_pending
     group_epoch = group.group_epoch
     names = group.subscribed_topic_names
-    sub_type = group.subscription_type
+    sub_type: SubscriptionType | None = None  # the group's, worked out only when a target is computed
     refreshed = bump or group.has_metadata_expired(ctx.now_ms)
     if refreshed:
         names = group.compute_subscribed_topic_names(member, updated)
@@ -169,6 +171,8 @@ def _heartbeat(ctx: ShareContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
 
     # 2. A new target assignment when the group epoch is ahead of it.
     if group_epoch > group.assignment_epoch:
+        if sub_type is None:
+            sub_type = group.subscription_type
         target = update_target_assignment(group, group_epoch, updated, sub_type, ctx.topics, records)
         target_epoch = group_epoch
     else:
@@ -181,7 +185,8 @@ def _heartbeat(ctx: ShareContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
         if reconciled != updated:
             records.append(reconciled.assignment_record(gid))
         updated = reconciled
-    schedule_session_timeout(ctx, gid, member_id)
+    settings = ctx.settings(gid)  # read once: the session timeout and the heartbeat interval
+    schedule_session_timeout(ctx, gid, member_id, settings.session_timeout_ms)
 
     # 4. Share-partitions to initialize before members may fetch them.
     init = _initialization(ctx, group, group_epoch, names, records)
@@ -197,10 +202,14 @@ def _heartbeat(ctx: ShareContext, p: ShareHeartbeatParams) -> HeartbeatAnswer:
     return ShareHeartbeatResult(
         member_id=updated.member_id,
         member_epoch=updated.member_epoch,
-        heartbeat_interval_ms=ctx.settings(gid).heartbeat_interval_ms,
-        assigned=to_topic_partitions(updated.assigned_partitions),
-        send_assignment=create or full or updated.assigned_partitions != member.assigned_partitions,
+        heartbeat_interval_ms=settings.heartbeat_interval_ms,
+        partitions=updated.assigned_partitions,
+        send_assignment=create or full or _changed(updated.assigned_partitions, member.assigned_partitions),
     ), init
+
+
+def _changed(new: Assignment, old: Assignment) -> bool:
+    return new is not old and new != old
 
 
 def _initialization(
@@ -208,9 +217,11 @@ def _initialization(
 ) -> StateInit | None:
     """Kafka maybeCreateInitializeShareGroupStateRequest: the subscribed partitions not yet
     initialized (nor being initialized) become initializing, at the new group epoch."""
-    if not names or not any(True for _ in ctx.topics.names()):
+    if not names:  # Kafka's early exits; with no topics at all nothing is found to initialize
         return None
-    new = uninitialized_subscribed(group.state_partitions, names, ctx.topics, ctx.now_ms)
+    new = to_initialize(group, names, ctx.topics, ctx.now_ms)
+    if not new:
+        return None
     record = initializing_record(group.group_id, group.state_partitions, new, ctx.topics)
     if record is None:
         return None

@@ -126,9 +126,11 @@ def fence_by_timer(ctx: ShareContext, group_id: str, member_id: str, reason: str
     ctx.emit_all(records)
 
 
-def schedule_session_timeout(ctx: ShareContext, group_id: str, member_id: str) -> None:
-    """Kafka scheduleShareGroupSessionTimeout, with the group's share.session.timeout.ms."""
-    timeout_ms = ctx.settings(group_id).session_timeout_ms
+def schedule_session_timeout(ctx: ShareContext, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
+    """Kafka scheduleShareGroupSessionTimeout, with the group's share.session.timeout.ms (read
+    now unless the caller read it already)."""
+    if timeout_ms is None:
+        timeout_ms = ctx.settings(group_id).session_timeout_ms
     ctx.schedule(
         session_timeout_key(group_id, member_id),
         ctx.now_ms + timeout_ms,

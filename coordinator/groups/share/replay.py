@@ -40,6 +40,7 @@ def replay_share_record(groups: MutableMapping[str, Any], record: Any, now_ms: i
     group = _group(groups, record.group_id, not tombstone)
     if group is None:
         return
+    group.replayed += 1  # invalidates the group's SteadyAnswers, whatever the record changes
     if isinstance(record, r.ShareGroupMemberMetadataRecord):
         old = group.members.get(record.member_id) or ShareGroupMember(record.member_id)
         group.update_member(old.updated_with_metadata(record))
