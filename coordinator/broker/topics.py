@@ -86,6 +86,9 @@ class TopicRegistry:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self._topics: dict[str, Topic] = {}
+        # Bumped by every change of `_topics`: a reader that saw this number has seen them all
+        # (TopicsImage.refresh compares it instead of every topic, once per group operation).
+        self.changes = 0
 
     def load(self) -> None:
         found: dict[str, set[int]] = {}
@@ -119,9 +122,11 @@ class TopicRegistry:
             # Complete a topic whose creation was cut short: every partition dir and id file.
             self._write_partition_dirs(topic)
             self._topics[name] = topic
+            self.changes += 1
 
     def register_internal(self, topic: Topic) -> None:
         self._topics[topic.name] = topic
+        self.changes += 1
 
     def get(self, name: str) -> Topic | None:
         return self._topics.get(name)
@@ -158,6 +163,7 @@ class TopicRegistry:
             self._write_factors({**self._factors(), name: replication_factor})
         self._write_partition_dirs(topic)
         self._topics[name] = topic
+        self.changes += 1
         return topic
 
     def grow(self, name: str, partitions: int) -> Topic:
@@ -169,6 +175,7 @@ class TopicRegistry:
         grown = dataclasses.replace(topic, partitions=partitions)
         self._write_partition_dirs(grown)
         self._topics[name] = grown
+        self.changes += 1
         return grown
 
     def set_configs(self, name: str, configs: dict[str, str]) -> Topic:
@@ -182,6 +189,7 @@ class TopicRegistry:
         text = format_properties(configs)
         _write_durably(self.partition_dir(name, 0) / CONFIG_FILE, text)
         self._topics[name] = changed
+        self.changes += 1
         for partition in range(1, topic.partitions):
             try:
                 _write_durably(self.partition_dir(name, partition) / CONFIG_FILE, text)
@@ -194,6 +202,7 @@ class TopicRegistry:
     def delete(self, name: str) -> Topic:
         """Forgets the topic and removes its dirs (the caller closed its logs first)."""
         topic = self._topics.pop(name)
+        self.changes += 1
         if topic.replication_factor != 1:
             self._write_factors({n: f for n, f in self._factors().items() if n != name})
         doomed = []

@@ -24,6 +24,9 @@ _MAX_LOG = 1024  # changes kept for shards that have not looked yet; older ones 
 
 
 class TopicSource(Protocol):
+    """May also keep `changes`, a number bumped by every change of its topics: then refresh()
+    lists them only when it moved."""
+
     def all(self) -> Sequence[Any]:
         """Every topic: objects with `name`, `partitions` and `topic_id`."""
 
@@ -38,6 +41,7 @@ class TopicsImage:
         self.version = 0
         self._log: list[tuple[int, frozenset[str]]] = []  # (version, names changed at it)
         self._forgotten = -1  # the newest version dropped from the log
+        self._stamp: int | None = None  # the source's `changes` at the last snapshot
         self.refresh()
         self._log.clear()  # what exists at start is no change
 
@@ -56,7 +60,11 @@ class TopicsImage:
         """Take a new snapshot if the registry changed (cheap when it did not)."""
         if self._source is None:
             return
+        stamp = getattr(self._source, "changes", None)  # TopicRegistry's change count, if it keeps one
+        if stamp is not None and stamp == self._stamp:
+            return  # nothing changed: no listing, no comparison (this runs before every group op)
         current = list(self._source.all())
+        self._stamp = stamp
         if current == self._snapshot:
             return
         old = self._by_name
