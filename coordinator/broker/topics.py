@@ -89,6 +89,8 @@ class TopicRegistry:
         # Bumped by every change of `_topics`: a reader that saw this number has seen them all
         # (TopicsImage.refresh compares it instead of every topic, once per group operation).
         self.changes = 0
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        self._ids_at = -1  # `changes` when _by_id was built
 
     def load(self) -> None:
         found: dict[str, set[int]] = {}
@@ -139,10 +141,11 @@ class TopicRegistry:
         return sum(t.partitions for t in self._topics.values() if not t.internal)
 
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
-        for topic in self._topics.values():
-            if topic.topic_id == topic_id:
-                return topic
-        return None
+        """Fetch v13+ and the share APIs ask per topic per request: an index, rebuilt on change."""
+        if self._ids_at != self.changes:
+            self._by_id = {t.topic_id: t for t in self._topics.values()}
+            self._ids_at = self.changes
+        return self._by_id.get(topic_id)
 
     def create(
         self, name: str, partitions: int, configs: dict[str, str] | None = None, replication_factor: int = 1

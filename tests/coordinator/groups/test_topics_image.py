@@ -40,3 +40,16 @@ def test_refresh_lists_topics_only_after_a_change(tmp_path):
     image.refresh()
     assert image.by_name("b") is None and image.version > version
     assert image.changed_since(version) == frozenset({"b"})
+
+
+def test_registry_finds_topics_by_id_across_changes(tmp_path):
+    registry = TopicRegistry(tmp_path)
+    registry.load()
+    a = registry.ensure("a", 1)
+    assert registry.by_id(a.topic_id) == a
+    b = registry.ensure("b", 1)
+    assert registry.by_id(b.topic_id) == b
+    grown = registry.grow("a", 2)
+    assert registry.by_id(a.topic_id) == grown
+    registry.delete("a")
+    assert registry.by_id(a.topic_id) is None and registry.by_id(b.topic_id) == b
