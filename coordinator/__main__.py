@@ -276,13 +276,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: Config, bound: list[Any], child: Any) -> int:
-    # trio and the server only for `serve`, imported with the collector paused: they make ~55,000
+    # trio and the server only for `serve`, imported with the collector paused: they make ~58,000
     # objects that nearly all live as long as the process: the ~76 young collections that would
-    # walk them meanwhile free ~2,000 (~9 ms of the first answer). run() then freezes them.
+    # walk them meanwhile free ~2,000 (~9 ms of the first answer). Frozen before the collector is
+    # back on: else the first allocation after would walk all of them at once, as one young
+    # generation (15-25 ms); run() freezes again what start-up built (gc_governor).
     gc.disable()
     try:
         from coordinator.serve_cli import ServeError, run
     finally:
+        gc.freeze()
         gc.enable()
 
     try:

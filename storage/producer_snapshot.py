@@ -15,7 +15,7 @@ import os
 import re
 import struct
 
-from crc32c import crc32c
+from storage.crc import crc32c
 
 from . import fsutil
 from .producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager

@@ -13,10 +13,9 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from crc32c import crc32c
-
 from coordinator.telemetry.subscriptions import ALL_METRICS, INTERVAL_MS_DEFAULT, Subscription
 from protocol.errors import ErrorCode
+from storage.crc import crc32c
 
 
 def _int32(value: int) -> int:

@@ -19,14 +19,16 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from coordinator.runtime.clock import Clock
 from coordinator.telemetry import subscriptions as subs
-from coordinator.telemetry.instance import ClientInstance, new_instance
-from coordinator.telemetry.payload import InvalidPayload, PayloadTooLarge, decode
 from coordinator.telemetry.store import ClientTelemetry, TelemetryStore
 from coordinator.telemetry.subscriptions import Subscriptions
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:  # instance.py and payload.py load with the first Get or Push (start-up time)
+    from coordinator.telemetry.instance import ClientInstance
 
 # ClientMetricsManager.SUPPORTED_COMPRESSION_TYPES, in the broker's order of preference (the
 # client takes the first it supports).
@@ -124,6 +126,8 @@ class ClientMetricsManager:
             instance.terminating = terminating
             seen.terminating = terminating
         if refused is None and metrics:
+            from coordinator.telemetry.payload import InvalidPayload, PayloadTooLarge, decode
+
             try:
                 decoded = decode(codec, metrics, self.max_bytes)
             except PayloadTooLarge as exc:
@@ -187,6 +191,8 @@ class ClientMetricsManager:
             instance = None
         version = self.subscriptions.version
         if instance is None or instance.version < version:
+            from coordinator.telemetry.instance import new_instance
+
             attributes = instance.attributes if instance is not None else self._attributes(instance_id, caller)
             instance = new_instance(instance_id, attributes, self.subscriptions.all(), version)
             self._instances[instance_id] = instance

@@ -14,9 +14,10 @@ from __future__ import annotations
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from coordinator.telemetry.payload import Decoded, Point
+if TYPE_CHECKING:  # payload.py (the protobuf decoder) loads with the first PushTelemetry
+    from coordinator.telemetry.payload import Decoded, Point
 
 MAX_CLIENTS = 1000
 MAX_SERIES = 2000

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from crc32c import crc32c
+from storage.crc import crc32c
 
 from . import native
 from .compression import decompress

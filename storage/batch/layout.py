@@ -12,7 +12,7 @@ import mmap
 import struct
 from typing import NamedTuple
 
-from crc32c import crc32c
+from storage.crc import crc32c
 
 __all__ = [
     "MAGIC",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
+from storage.crc import crc32c
 
 from .compression import compress
 from .layout import (

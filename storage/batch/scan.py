@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from crc32c import crc32c
+from storage.crc import crc32c
 
 from .layout import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, Buffer, HeaderFields
 
