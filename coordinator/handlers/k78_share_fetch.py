@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.share_common import (
-    ack_partitions,
     endpoints,
     group_denied,
     service_or_error,
+    share_request,
     topic_reader,
     topic_responses,
 )
 from coordinator.share.fetch import ShareFetchParams
-from coordinator.share.service import ShareRequest
 from protocol.errors import ErrorCode
 from protocol.messages.share_fetch import (
     AcquiredRecords,
@@ -42,14 +41,9 @@ async def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchR
         return ShareFetchResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     v2 = ctx.api_version >= 2
     answer = await share.share_fetch(
-        ShareRequest(
-            group_id=request.group_id,
-            member_id=request.member_id,
-            epoch=request.share_session_epoch,
-            acks=ack_partitions(request.topics),
-            is_renew=v2 and request.is_renew_ack,
-            supports_renew=v2,
-            connection_id=ctx.connection_id,
+        share_request(
+            ctx,
+            request,
             fetch=ShareFetchParams(
                 group_id=request.group_id or "",
                 member_id=request.member_id or "",

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from coordinator.handlers.request_context import RequestContext
 from coordinator.handlers.share_common import (
-    ack_partitions,
     endpoints,
     group_denied,
     service_or_error,
+    share_request,
     topic_reader,
     topic_responses,
 )
-from coordinator.share.service import ShareRequest
 from protocol.errors import ErrorCode
 from protocol.messages.share_acknowledge import (
     LeaderIdAndEpoch,
@@ -35,19 +34,7 @@ async def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> Share
         return ShareAcknowledgeResponse(error_code=error)
     if group_denied(ctx, request.group_id):
         return ShareAcknowledgeResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    v2 = ctx.api_version >= 2
-    answer = await share.share_acknowledge(
-        ShareRequest(
-            group_id=request.group_id,
-            member_id=request.member_id,
-            epoch=request.share_session_epoch,
-            acks=ack_partitions(request.topics),
-            is_renew=v2 and request.is_renew_ack,
-            supports_renew=v2,
-            connection_id=ctx.connection_id,
-        ),
-        topic_reader(ctx),
-    )
+    answer = await share.share_acknowledge(share_request(ctx, request), topic_reader(ctx))
     if answer.error:
         return ShareAcknowledgeResponse(error_code=answer.error, error_message=answer.message)
     responses, leaders = topic_responses(

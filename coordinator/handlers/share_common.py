@@ -11,7 +11,7 @@ from coordinator.handlers.request_context import RequestContext
 from coordinator.observe.reasons import explain
 from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.share.partition import AckBatch
-from coordinator.share.service import AckPartition, PartitionAnswer, ShareService
+from coordinator.share.service import AckPartition, PartitionAnswer, ShareRequest, ShareService
 from protocol.errors import ErrorCode
 
 
@@ -57,6 +57,22 @@ def ack_partitions(topics: Iterable[Any]) -> list[AckPartition]:
         for p in t.partitions
         if p.acknowledgement_batches
     ]
+
+
+def share_request(ctx: RequestContext, request: Any, **fetch: Any) -> ShareRequest:
+    """What ShareFetch and ShareAcknowledge both carry (group, member, session epoch, piggybacked
+    acknowledgements, v2's renew flag); `fetch`: ShareFetch's own fields (fetch, wanted, forgotten)."""
+    v2 = ctx.api_version >= 2
+    return ShareRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        epoch=request.share_session_epoch,
+        acks=ack_partitions(request.topics),
+        is_renew=v2 and request.is_renew_ack,
+        supports_renew=v2,
+        connection_id=ctx.connection_id,
+        **fetch,
+    )
 
 
 def topic_responses(
