@@ -18,7 +18,7 @@ import trio
 
 from coordinator.broker.topics import TopicRegistry
 from coordinator.config import Config
-from coordinator.runtime.clock import TrioClock
+from coordinator.runtime.clock import TimerClock, TrioClock
 from coordinator.share.persister import SharePartitionKey, StateBatch
 from coordinator.share.state.lifecycle import share_state_runtime
 from coordinator.share.state.service import ShareStateService
@@ -28,7 +28,9 @@ ACKNOWLEDGED, AVAILABLE = 2, 0
 
 
 class ShareStateHarness:
-    def __init__(self, data_dir: str | Path, *, flush: str = "interval", **settings: Any) -> None:
+    def __init__(
+        self, data_dir: str | Path, *, flush: str = "interval", clock: TimerClock | None = None, **settings: Any
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.config = Config(
             {
@@ -38,7 +40,7 @@ class ShareStateHarness:
                 **{k.replace("_", "."): v for k, v in settings.items()},
             }
         )
-        self.clock = TrioClock(epoch_ms=1_000_000)
+        self.clock = clock or TrioClock(epoch_ms=1_000_000)  # a ManualClock: timers fire when it moves
         self.topics = TopicRegistry(self.data_dir)
         self.topics.load()
         self.topic = self.topics.ensure("t", 4)
