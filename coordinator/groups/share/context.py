@@ -66,6 +66,9 @@ class ShareContext:
         return for_group(shard.share, shard.group_configs, group_id)
 
     def emit(self, record: Any) -> None:
+        if not OBSERVERS.get():
+            self.op.apply(record)  # nobody listening: no list, no state comparison
+            return
         self.emit_all([record])
 
     def emit_all(self, records: list[Any]) -> None:
