@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/txn_bench.py [--seconds 3] [--sizes 1,100] [--flush-mode group_commit]
                                         [--baseline DIR]  # an earlier checkout too, in the same run
-                                        [--producers 1] [--rounds 1]
+                                        [--producers 1] [--rounds 1] [--no-mock] [--set NAME=VALUE]...
 
 For each server (a `kgc serve` process; librdkafka's mock cluster with 3 brokers, in its own process:
 bench/servers.py) and each size: one confluent-kafka
@@ -148,7 +148,7 @@ def one_round(args: argparse.Namespace, sizes: list[int]) -> None:
                 print(f"disk: fdatasync after a 200-byte append: median {median * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} ms")
             kgc = start_kgc(
                 os.path.join(tmp, "data"),
-                settings={"log.flush.mode": args.flush_mode},
+                settings={"log.flush.mode": args.flush_mode, **dict(kv.split("=", 1) for kv in args.set)},
                 topics={TOPIC: PARTITIONS},
                 baseline=baseline,
             )
@@ -158,6 +158,8 @@ def one_round(args: argparse.Namespace, sizes: list[int]) -> None:
                     report(name, size, run_size(kgc, size, args.seconds, args.producers))
             finally:
                 kgc.stop()
+    if args.no_mock:
+        return
     mock = start_mock({TOPIC: PARTITIONS}, brokers=3)
     try:
         for size in sizes:
@@ -174,6 +176,8 @@ def main() -> None:
     parser.add_argument("--baseline", help="also run the kgc of this checkout (before/after in one run)")
     parser.add_argument("--producers", type=int, default=1, help="transactional producers at once")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--no-mock", action="store_true", help="kgc only")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a kgc setting")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     for n in range(args.rounds):
