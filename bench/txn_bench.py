@@ -128,13 +128,18 @@ def run_size(server: Running, size: int, seconds: float, producers: int = 1) -> 
     }
 
 
-def report(server: str, size: int, r: dict[str, Any]) -> None:
+RESULTS: dict[tuple[str, int], list[dict[str, Any]]] = {}  # (server, size) -> one result per round
+
+
+def report(server: str, size: int, r: dict[str, Any], *, keep: bool = True) -> None:
+    if keep:
+        RESULTS.setdefault((server, size), []).append(r)
     print(
         f"{server:<24} {size:>4} msg/txn  {r['txn_per_s']:8.1f} txn/s {r['msg_per_s']:9.0f} msg/s  "
         f"cpu {r['cpu_ms_per_txn']:5.2f} ms/txn  "
         f"commit p50 {r['commit_p50_ms']:6.2f} ms p99 {r['commit_p99_ms']:6.2f} ms  "
         f"LSO lag p50 {r['lso_lag_p50_ms']:6.2f} ms p99 {r['lso_lag_p99_ms']:6.2f} ms  "
-        f"({r['seen']}/{r['txns']} seen)",
+        f"({r['seen']:.0f}/{r['txns']:.0f} seen)",
         flush=True,
     )
 
@@ -184,6 +189,12 @@ def main() -> None:
         if args.rounds > 1:
             print(f"-- round {n + 1}/{args.rounds}", flush=True)
         one_round(args, sizes)
+    if args.rounds > 1:  # on a shared machine one round says little: the median of each column
+        print(f"-- median of {args.rounds} rounds", flush=True)
+        for (server, size), runs in list(RESULTS.items()):
+            medians = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+            print("  ", end="")
+            report(server, size, medians, keep=False)
 
 
 if __name__ == "__main__":
