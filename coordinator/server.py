@@ -166,7 +166,9 @@ async def serve(
         )
         return
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
-        await _serve_locked(config, create_topics, ports, task_status, bound, share_persister=share_persister)
+        await _serve_locked(
+            config, create_topics, ports, task_status, bound, share_persister=share_persister, early=early
+        )
 
 
 async def _serve_locked(
