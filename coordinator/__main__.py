@@ -286,7 +286,7 @@ def _answer_early(config: Config, bound: list[Any]) -> Any:
     answers = early_plan(config, processes=False)
     if answers is None:
         return None
-    early = EarlyResponder(bound, answers, config.max_connections)
+    early = EarlyResponder(bound, answers, config.max_connections, config.socket_request_max_bytes)
     early.start()
     return early
 

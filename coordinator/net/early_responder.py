@@ -55,10 +55,15 @@ class _Connection:
 
 
 class EarlyResponder:
-    def __init__(self, bound: list[list[socket.socket]], answers: EarlyAnswers, max_connections: int) -> None:
+    def __init__(
+        self, bound: list[list[socket.socket]], answers: EarlyAnswers, max_connections: int, max_frame_bytes: int
+    ) -> None:
+        """`max_connections` (max.connections) and `max_frame_bytes` (socket.request.max.bytes): what
+        goes beyond them is the server's (it refuses such connections and frames)."""
         self._listening = [sock for group in bound for sock in group]
         self._answers = answers
         self._max = max_connections
+        self._max_frame = max_frame_bytes
         self._selector = selectors.DefaultSelector()
         self._wake_read, self._wake_write = socket.socketpair()
         self._connections: list[_Connection] = []
@@ -156,7 +161,7 @@ class EarlyResponder:
                 return self._drop(conn)  # the client closed, every request answered
             answer = None
             end = 4 + _SIZE.unpack_from(data)[0] if len(data) >= 4 else 0
-            if 4 < end <= len(data) and conn.answered < MAX_ANSWERS:
+            if 4 < end <= len(data) and end - 4 <= self._max_frame and conn.answered < MAX_ANSWERS:
                 answer = self._answers.answer(data[4:end])
             if answer is None:  # a frame the server reads (or one still arriving): leave it unread
                 self._watch(conn, False)

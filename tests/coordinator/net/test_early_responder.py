@@ -62,7 +62,7 @@ def _client(bound: list[list[socket.socket]]) -> socket.socket:
 
 
 def test_pipelined_api_versions_are_answered_in_order_and_the_next_frame_is_left_unread(bound):
-    early = EarlyResponder(bound, ANSWERS, max_connections=100)
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
     early.start()
     with _client(bound) as client:
         client.sendall(_api_versions(1, version=0) + _api_versions(2) + METADATA)
@@ -78,7 +78,7 @@ def test_pipelined_api_versions_are_answered_in_order_and_the_next_frame_is_left
 
 
 def test_a_frame_still_arriving_is_handed_over_unread(bound):
-    early = EarlyResponder(bound, ANSWERS, max_connections=100)
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
     early.start()
     request = _api_versions(5)
     with _client(bound) as client:
@@ -94,7 +94,7 @@ def test_a_frame_still_arriving_is_handed_over_unread(bound):
 
 
 def test_after_max_answers_the_connection_is_the_servers(bound):
-    early = EarlyResponder(bound, ANSWERS, max_connections=100)
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
     early.start()
     requests = [_api_versions(i) for i in range(MAX_ANSWERS + 1)]
     with _client(bound) as client:
@@ -108,7 +108,7 @@ def test_after_max_answers_the_connection_is_the_servers(bound):
 
 
 def test_past_max_connections_the_backlog_waits_for_the_server(bound):
-    early = EarlyResponder(bound, ANSWERS, max_connections=1)
+    early = EarlyResponder(bound, ANSWERS, max_connections=1, max_frame_bytes=1 << 20)
     early.start()
     with _client(bound) as first, _client(bound) as second:
         first.sendall(_api_versions(1))
@@ -124,8 +124,21 @@ def test_past_max_connections_the_backlog_waits_for_the_server(bound):
             assert waiting.recv(100) == _api_versions(2)
 
 
+def test_a_frame_above_socket_request_max_bytes_is_the_servers(bound):
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=30)
+    early.start()
+    small, large = _api_versions(1, version=0), _api_versions(2)  # frames of 20 and 35 bytes
+    with _client(bound) as client:
+        client.sendall(small + large)
+        _read_frame(client)
+        ((handed, _),) = early.take(bound[0])
+        with handed:
+            handed.setblocking(True)
+            assert handed.recv(len(large), socket.MSG_WAITALL) == large
+
+
 def test_a_client_that_closes_is_not_handed_over(bound):
-    early = EarlyResponder(bound, ANSWERS, max_connections=100)
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
     early.start()
     with _client(bound) as client:
         client.sendall(_api_versions(1))
@@ -139,7 +152,7 @@ async def test_the_server_takes_over_the_connections_it_answered_on(tmp_path, bo
     """End to end: ApiVersions answered early, then the server serves the same connection (the
     Metadata sent meanwhile, and KIP-714 selectors see the software its ApiVersions named)."""
     config = Config({"data.dir": str(tmp_path / "data"), "port": bound[0][0].getsockname()[1]})
-    early = EarlyResponder(bound, ANSWERS, max_connections=100)
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
     early.start()
     client = _client(bound)
     client.sendall(_api_versions(1))
