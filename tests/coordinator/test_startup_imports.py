@@ -32,6 +32,7 @@ def test_the_early_answer_needs_neither_trio_nor_the_server():
     code = f"""
 import sys
 import coordinator.__main__, coordinator.preflight, coordinator.net.early_responder
+coordinator.__main__.build_parser(serve_only=True).parse_args(["serve", "--port", "0"])
 loaded = [m for m in {_NOT_BEFORE_THE_ANSWER!r} if m in sys.modules]
 assert not loaded, loaded
 """
@@ -41,3 +42,13 @@ assert not loaded, loaded
 
 def test_the_cli_names_the_process_child_variable_as_processes_sets_it():
     assert cli.PROCESS_CHILD_ENV == processes.ENV_BROKER
+
+
+def test_help_is_as_wide_as_shutil_would_make_it(monkeypatch):
+    import shutil
+
+    from coordinator.cli_parser import _columns
+
+    for columns in ("120", "", "x", "-3"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert _columns() == shutil.get_terminal_size().columns
