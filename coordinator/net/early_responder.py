@@ -20,7 +20,6 @@ import socket
 import struct
 import sys
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from coordinator.net.early_answers import EarlyAnswers
@@ -45,13 +44,15 @@ def early_plan(config: Any, processes: bool) -> EarlyAnswers | None:
     return EarlyAnswers(share_enabled=bool(config.get("group.share.enable")))
 
 
-@dataclass(slots=True, eq=False)
 class _Connection:
-    sock: socket.socket
-    listening: socket.socket  # the listening socket that accepted it (its broker's)
-    answered: int = 0
-    software: tuple[str, str] | None = None  # what its last valid v3+ ApiVersions named
-    watched: bool = False  # registered with the selector
+    __slots__ = ("answered", "listening", "sock", "software", "watched")
+
+    def __init__(self, sock: socket.socket, listening: socket.socket) -> None:
+        self.sock = sock
+        self.listening = listening  # the listening socket that accepted it (its broker's)
+        self.answered = 0
+        self.software: tuple[str, str] | None = None  # what its last valid v3+ ApiVersions named
+        self.watched = False  # registered with the selector
 
 
 class EarlyResponder:
