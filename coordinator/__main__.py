@@ -283,7 +283,7 @@ def _answer_early(config: Config, bound: list[Any]) -> Any:
     answer ~70 ms after exec instead of ~300): net/early_responder.py, when nothing else shapes it."""
     from coordinator.net.early_responder import EarlyResponder, early_plan
 
-    answers = early_plan(config, processes=False)
+    answers = early_plan(config)
     if answers is None:
         return None
     early = EarlyResponder(bound, answers, config.max_connections, config.socket_request_max_bytes)

@@ -33,11 +33,12 @@ SWITCH_INTERVAL = 0.001  # s: how long the importing main thread may keep the GI
 _SIZE = struct.Struct(">i")
 
 
-def early_plan(config: Any, processes: bool) -> EarlyAnswers | None:
+def early_plan(config: Any) -> EarlyAnswers | None:
     """The answers to give before the server is up, or None when the early path must not run: a
-    listener with TLS or SASL (`listeners` set at all), --processes, the transcript or metrics
-    (they record every request), or the control plane (its rules and limits apply to every request)."""
-    if processes or config.cluster_processes or config.listeners or config.transcript_file:
+    listener with TLS or SASL (`listeners` set at all), a broker process of --processes (the CLI
+    never starts it for their parent), the transcript or metrics (they record every request), or
+    the control plane (its rules and limits apply to every request)."""
+    if config.cluster_processes or config.listeners or config.transcript_file:
         return None
     if config.metrics_port >= 0 or config.control_enable or config.control_port >= 0:
         return None
@@ -80,6 +81,8 @@ class EarlyResponder:
             self._selector.register(sock, selectors.EVENT_READ, sock)
         sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread.start()
+        ports = sorted({sock.getsockname()[1] for sock in self._listening})
+        _log.debug("early responder: answering ApiVersions on port %s until the server is up", ports)
 
     def take(self, listening: list[socket.socket]) -> list[tuple[socket.socket, tuple[str, str] | None]]:
         """Stop answering (the first call) and hand over the connections `listening` accepted, each

@@ -62,7 +62,7 @@ LEFT = [
     ids=["defaults", "share-off", "two-brokers"],
 )
 async def test_early_answers_are_the_servers_byte_for_byte(tmp_path, settings):
-    answers = early_plan(Config({"data.dir": str(tmp_path / "data"), **settings}), processes=False)
+    answers = early_plan(Config({"data.dir": str(tmp_path / "data"), **settings}))
     assert answers is not None
     async with open_server(tmp_path / "data", settings=settings) as server:
         for broker in server.brokers:
@@ -108,9 +108,5 @@ def test_other_apis_are_left_to_the_server():
     ],
 )
 def test_the_early_path_is_off_where_more_than_the_tables_shape_the_answer(settings):
-    assert early_plan(Config(settings), processes=False) is None
-
-
-def test_the_early_path_is_off_for_processes():
-    assert early_plan(Config({}), processes=True) is None
-    assert early_plan(Config({}), processes=False) is not None
+    assert early_plan(Config(settings)) is None
+    assert early_plan(Config({})) is not None

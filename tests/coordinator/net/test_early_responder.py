@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import socket
 import struct
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import trio
@@ -27,6 +31,7 @@ from protocol.messages.get_telemetry_subscriptions import GetTelemetrySubscripti
 from protocol.messages.metadata import MetadataRequest
 
 ANSWERS = EarlyAnswers(share_enabled=True)
+KGC = Path(sys.executable).with_name("kgc")
 
 
 def _request(key: int, version: int, correlation_id: int, body: object) -> bytes:
@@ -174,3 +179,37 @@ async def test_the_server_takes_over_the_connections_it_answered_on(tmp_path, bo
         client.close()
         server.stop()
     assert early.answered == 1
+
+
+def test_kgc_serve_answers_on_the_port_it_binds_and_its_server_takes_over(tmp_path):
+    """The real command: ApiVersions and a Metadata pipelined as the port first accepts; the
+    answers are the server's (early or not, the bytes are the same) and the early path ran."""
+    command = [str(KGC)] if KGC.exists() else [sys.executable, "-m", "coordinator"]
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]  # free a moment ago (the bench's way to know the port early)
+    args = ["serve", "--port", str(port), "--data-dir", str(tmp_path / "d"), "--log-level", "DEBUG"]
+    proc = subprocess.Popen(command + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    answering = threading.Event()
+
+    def drain() -> None:  # its log, read as it comes (a full pipe would stop the server)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "early responder: answering ApiVersions on port" in line:
+                answering.set()  # bound, and answering
+        answering.set()  # or ended
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        assert answering.wait(30) and proc.poll() is None, "".join(lines)[-2000:]
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(_api_versions(1) + METADATA)
+            assert _read_frame(client) == ANSWERS.answer(_api_versions(1)[4:]).response
+            assert struct.unpack_from(">i", _read_frame(client), 4)[0] == 77
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        reader.join(30)
+    assert any("connections handed over" in line for line in lines), "".join(lines)[-2000:]
