@@ -110,3 +110,19 @@ def test_other_apis_are_left_to_the_server():
 def test_the_early_path_is_off_where_more_than_the_tables_shape_the_answer(settings):
     assert early_plan(Config(settings)) is None
     assert early_plan(Config({})) is not None
+
+
+async def test_servers_of_one_process_each_answer_from_their_own_table(tmp_path):
+    """k18 caches encoded bodies: per table, not per generation (two servers, share groups on and
+    off, both at generation 0, once shared the first one's KIP-511 body)."""
+    request = _frame(9, b"\x00", 5)
+    for share in (True, False, True):
+        async with open_server(tmp_path / f"data-{share}", settings={"group.share.enable": share}) as server:
+            client = await RawClient.connect(server.host, server.port)
+            try:
+                await client.send_raw(request)
+                payload = await client.receive_frame()
+            finally:
+                await client.aclose()
+        assert payload is not None
+        assert struct.pack(">i", len(payload)) + payload == EarlyAnswers(share).answer(request[4:]).response
