@@ -142,6 +142,24 @@ def test_a_frame_above_socket_request_max_bytes_is_the_servers(bound):
             assert handed.recv(len(large), socket.MSG_WAITALL) == large
 
 
+def test_each_broker_takes_the_connections_its_port_accepted():
+    bound = bind_listeners("127.0.0.1", 0, 2)
+    early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
+    early.start()
+    clients = [socket.create_connection(group[0].getsockname()[:2], timeout=30) for group in bound]
+    try:
+        for i, client in enumerate(clients):
+            client.sendall(_api_versions(i))
+            _read_frame(client)
+        for group, client in zip(bound, clients, strict=True):
+            ((handed, _),) = early.take(group)
+            with handed:
+                assert handed.getpeername() == client.getsockname()
+    finally:
+        for sock in [*clients, *(s for group in bound for s in group)]:
+            sock.close()
+
+
 def test_a_client_that_closes_is_not_handed_over(bound):
     early = EarlyResponder(bound, ANSWERS, max_connections=100, max_frame_bytes=1 << 20)
     early.start()
