@@ -37,11 +37,12 @@ from coordinator.config import Config, ConfigError, check_cluster, parse_assignm
 from coordinator.config_settings import SETTINGS
 from coordinator.datadir import DataDirError
 from coordinator.net.bind import bind_listeners
-from coordinator.processes import child_setup, supervise
-from coordinator.verify_launch import run_verify
 
 INTERNAL_ERROR = 1
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+# processes.ENV_BROKER: set in a broker process of `kgc serve --processes`, which alone loads
+# processes.py (subprocess) at start-up; the verifier's launcher loads for `kgc verify` only.
+PROCESS_CHILD_ENV = "KGC_PROCESS_BROKER"
 
 
 def _topic_spec(text: str) -> tuple[str, int]:
@@ -247,12 +248,14 @@ def _serve(args: argparse.Namespace) -> int:
     config = resolve_config(args, notes)
     for note in notes:
         print(f"kgc: {note}", file=sys.stderr)
-    child = child_setup(os.environ)  # one broker of `kgc serve --processes` (coordinator/processes.py)
-    if child is not None:  # the parent made every check and holds the data dir
-        return _run(args, config, [], child)
+    if PROCESS_CHILD_ENV in os.environ:  # one broker of `kgc serve --processes` (coordinator/processes.py)
+        from coordinator.processes import child_setup
+
+        # the parent made every check and holds the data dir
+        return _run(args, config, [], child_setup(os.environ))
     # Every refusal first (coordinator/preflight.py), then the ports are bound before trio and the
     # server are imported (coordinator/net/bind.py): they accept connections ~70 ms after exec, and
-    # a client that connects meanwhile waits in the listen backlog until the server answers.
+    # ApiVersions is answered at once (net/early_responder.py); other requests wait for the server.
     from coordinator.observe.logs import setup_logging
     from coordinator.preflight import claimed, stopped_while_starting, terminate_as_interrupt
 
@@ -268,14 +271,27 @@ def _serve(args: argparse.Namespace) -> int:
                 raise CommandError(explain_os_error(exc, config)) from None
             if args.processes:
                 return _serve_processes(args, config, bound)
-            return _run(args, config, bound, None)
+            return _run(args, config, bound, None, _answer_early(config, bound))
     except KeyboardInterrupt:  # SIGINT/SIGTERM before the server's own handling took over
         line, status = stopped_while_starting(seen)
         print(line, file=sys.stderr)
         return status
 
 
-def _run(args: argparse.Namespace, config: Config, bound: list[Any], child: Any) -> int:
+def _answer_early(config: Config, bound: list[Any]) -> Any:
+    """Answer ApiVersions on the bound ports while the server is imported and built (the first
+    answer ~70 ms after exec instead of ~300): net/early_responder.py, when nothing else shapes it."""
+    from coordinator.net.early_responder import EarlyResponder, early_plan
+
+    answers = early_plan(config)
+    if answers is None:
+        return None
+    early = EarlyResponder(bound, answers, config.max_connections, config.socket_request_max_bytes)
+    early.start()
+    return early
+
+
+def _run(args: argparse.Namespace, config: Config, bound: list[Any], child: Any, early: Any = None) -> int:
     # trio and the server only for `serve`, imported with the collector paused: they make ~58,000
     # objects that nearly all live as long as the process: the ~76 young collections that would
     # walk them meanwhile free ~2,000 (~9 ms of the first answer). Frozen before the collector is
@@ -290,7 +306,13 @@ def _run(args: argparse.Namespace, config: Config, bound: list[Any], child: Any)
 
     try:
         return run(
-            config, dict(args.create_topic), args.log_level, bound=bound or None, child=child, prepared=child is None
+            config,
+            dict(args.create_topic),
+            args.log_level,
+            bound=bound or None,
+            child=child,
+            prepared=child is None,
+            early=early,
         )
     except ServeError as exc:
         raise CommandError(str(exc)) from exc
@@ -308,6 +330,8 @@ def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any])
     for name, partitions in dict(args.create_topic).items():
         registry.ensure(name, partitions, min(config.default_replication_factor, config.cluster_brokers))
     argv = [a for a in sys.argv[1:] if a != "--debug"]
+    from coordinator.processes import supervise
+
     return supervise(argv, bound, config.host, str(data_dir))
 
 
@@ -403,6 +427,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["verify"]:
+        from coordinator.verify_launch import run_verify
+
         return run_verify(argv[1:])
     if argv[:1] == ["control"]:
         from coordinator.control.cli import main as control_main

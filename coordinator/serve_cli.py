@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -28,6 +29,9 @@ from coordinator.observe.logs import get_logger, log_event, setup_logging
 from coordinator.preflight import stopped_while_starting, terminate_as_interrupt
 from coordinator.runtime import gc_governor
 from coordinator.server import serve
+
+if TYPE_CHECKING:
+    from coordinator.net.early_responder import EarlyResponder
 
 LONG_STOP_PARTITIONS = 1000  # closing this many logs takes seconds: say so, and how to cut it short
 
@@ -51,19 +55,24 @@ def run(
     bound: list[list[socket.socket]] | None = None,
     child: tuple[int, list[int], list[socket.socket], int] | None = None,
     prepared: bool = False,
+    early: EarlyResponder | None = None,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (128 + signal for a start-up cut short).
     `bound`: the brokers' listening sockets, bound by the CLI; `child`: (broker index, every
     broker's port, its sockets, the fd to tell readiness on) for one broker of --processes;
-    `prepared`: the CLI holds the data dir's lock and prepared it (preflight.py)."""
+    `prepared`: the CLI holds the data dir's lock and prepared it (preflight.py); `early`: what
+    answers ApiVersions on `bound` until the listeners take over (net/early_responder.py)."""
     setup_logging(log_level)
     gc_governor.install()  # modules frozen, and no full collection while start-up loads offsets
     phase = _Phase()
     with terminate_as_interrupt(phase.signals):
         try:
-            trio.run(_serve_until_signalled, config, create_topics, phase, bound, child, prepared)
+            trio.run(_serve_until_signalled, config, create_topics, phase, bound, child, prepared, early)
         except BaseException as exc:  # noqa: B036 - KeyboardInterrupt and trio's groups are sorted below
             return _failed(exc, config, phase)
+        finally:
+            if early is not None:  # a start that failed before the listeners took its connections
+                early.close()
     return 0
 
 
@@ -74,11 +83,14 @@ async def _serve_until_signalled(
     bound: list[list[socket.socket]] | None = None,
     child: tuple[int, list[int], list[socket.socket], int] | None = None,
     prepared: bool = False,
+    early: EarlyResponder | None = None,
 ) -> None:
     log = get_logger("main")
     async with trio.open_nursery() as nursery:
         if child is None:
-            server = await nursery.start(partial(serve, config, create_topics, bound=bound, prepared=prepared))
+            server = await nursery.start(
+                partial(serve, config, create_topics, bound=bound, prepared=prepared, early=early)
+            )
         else:  # one broker of `kgc serve --processes` (coordinator/processes.py)
             index, ports, sockets, ready_fd = child
             server = await nursery.start(

@@ -31,6 +31,7 @@ from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.cluster.elections import LeaderMoves, Relocatable
+from coordinator.cluster.features import served_versions
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
@@ -56,7 +57,7 @@ from coordinator.share.state.lifecycle import SHARE_STATE_TOPIC_ID, share_state_
 from coordinator.share.state.placement import SHARE_STATE_TOPIC
 from coordinator.share.state.service import ShareStateService
 from coordinator.share.state.shard import ShareStateShard
-from coordinator.share.wiring import served_versions, share_services
+from coordinator.share.wiring import share_services
 from coordinator.telemetry.wiring import TelemetryParts, telemetry_parts
 from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
 from coordinator.txn.markers import MarkerChannel
@@ -69,6 +70,7 @@ from storage.log_manager import LogManager, LogManagerConfig
 
 if TYPE_CHECKING:
     from coordinator.control.plane import ServerControl
+    from coordinator.net.early_responder import EarlyResponder
 
 _log = get_logger("server")
 
@@ -143,6 +145,7 @@ async def serve(
     only_broker: int | None = None,
     share_persister: SharePersister | None = None,
     prepared: bool = False,
+    early: EarlyResponder | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """`share_persister`: a share coordinator to use instead of the in-process one over
@@ -153,16 +156,19 @@ async def serve(
     `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
     holding its own sockets only; it opens only the logs it leads, and leaders never move. The
     parent process holds the data dir's lock and prepared the dir for all of them. `prepared`:
-    so did the caller (`kgc serve` claims the dir before it binds: coordinator/preflight.py)."""
+    so did the caller (`kgc serve` claims the dir before it binds: coordinator/preflight.py).
+    `early`: what answered ApiVersions on `bound` meanwhile (the listeners take its connections)."""
     if bound is not None and only_broker is None:
         ports = [group[0].getsockname()[1] for group in bound]
     if only_broker is not None or prepared:
         await _serve_locked(
-            config, create_topics, ports, task_status, bound, only_broker, share_persister, prepared=True
+            config, create_topics, ports, task_status, bound, only_broker, share_persister, prepared=True, early=early
         )
         return
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
-        await _serve_locked(config, create_topics, ports, task_status, bound, share_persister=share_persister)
+        await _serve_locked(
+            config, create_topics, ports, task_status, bound, share_persister=share_persister, early=early
+        )
 
 
 async def _serve_locked(
@@ -174,6 +180,7 @@ async def _serve_locked(
     only_broker: int | None = None,
     share_persister: SharePersister | None = None,
     prepared: bool = False,
+    early: EarlyResponder | None = None,
 ) -> None:
     if prepared:
         data_dir = Path(config.data_dir)
@@ -327,7 +334,9 @@ async def _serve_locked(
     memory = RequestMemory(config.queued_max_request_bytes)  # one bound across every connection
     if me is None:
         listeners = {
-            b.node_id: BrokerListener(b, config.host, limiter, memory, bound[i] if bound else None, security.plans)
+            b.node_id: BrokerListener(
+                b, config.host, limiter, memory, bound[i] if bound else None, security.plans, early
+            )
             for i, b in enumerate(brokers)
         }
     else:  # the other brokers are other processes: their nodes answer Metadata, nothing listens here

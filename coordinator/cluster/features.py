@@ -1,15 +1,18 @@
-"""The features this broker advertises in ApiVersions v3+ (KIP-584): one row per feature.
+"""What ApiVersions advertises beyond protocol/api.py's table: the features (v3+, KIP-584), one
+row per feature, and which APIs are withdrawn when they are not served (`served_versions`).
 
 Each row is (name, supported min, supported max, finalized level), the level Kafka 4.2 finalizes
 for what kgc serves. A feature whose finalized level is 0 is listed as supported only (Kafka
 leaves level-0 features out of FinalizedFeatures). A row says what the broker *does*: raise a
 level only together with the behaviour it turns on in clients (e.g. transaction.version 2 makes
-clients send EndTxn v5, share.version 1 lets them use share groups).
+clients send EndTxn v5, share.version 1 lets them use share groups). Light on purpose: `kgc
+serve` answers ApiVersions from these tables before the server is imported (net/early_answers.py).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 
 class Feature(NamedTuple):
@@ -47,3 +50,14 @@ def advertised(share_enabled: bool) -> tuple[Feature, ...]:
 # Kafka's finalized-features epoch is the metadata offset they were read at; ours never changes
 # while a process runs, so any non-negative constant is a valid epoch.
 FINALIZED_FEATURES_EPOCH = 1
+
+
+# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge,
+# Describe/Alter/DeleteShareGroupOffsets.
+SHARE_API_KEYS = frozenset({76, 77, 78, 79, 90, 91, 92})
+
+
+def served_versions(table: Mapping[Any, tuple[int, int]], share_enabled: bool) -> dict[int, tuple[int, int]]:
+    """The one place that withdraws the share APIs from ApiVersions when share groups are not
+    served (group.share.enable off, or --processes: coordinator/share/wiring.py)."""
+    return {int(k): v for k, v in table.items() if share_enabled or int(k) not in SHARE_API_KEYS}

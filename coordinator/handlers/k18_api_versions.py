@@ -8,16 +8,18 @@ v4: same body (KAFKA-17011). Requests above v4 never reach here: the dispatcher 
 with a v0 body (KIP-511). The response header is always v0.
 The ranges come from the one table in protocol/api.py, narrowed where the control plane limits
 an API (broker.versions); every client opens every connection with this request, so each
-(version, error) body is encoded once per table and reused.
+(version, error) body is encoded once per table and reused. Before the server is up, `kgc serve`
+answers ApiVersions with the same bytes from the same tables (net/early_answers.py).
 """
 
 from __future__ import annotations
 
-import re
+from weakref import WeakKeyDictionary
 
 from coordinator.cluster.features import FINALIZED_FEATURES_EPOCH, advertised
 from coordinator.control.versions import VersionLimits
 from coordinator.handlers.request_context import RequestContext
+from coordinator.net.early_answers import CLIENT_SOFTWARE
 from protocol.api import ApiKey
 from protocol.codec import encode_response
 from protocol.errors import ErrorCode
@@ -29,19 +31,20 @@ from protocol.messages.api_versions import (
     SupportedFeatureKey,
 )
 
-# Kafka's ApiVersionsRequest.isValid pattern for ClientSoftwareName/Version.
-_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
-
-
-_ENCODED: dict[tuple[int, int, int, bool], bytes] = {}  # (table generation, version, error, share) -> body
+# Per table (servers of one process serve different tables at generation 0: share groups on or
+# off): (generation, version, error, share) -> body.
+_ENCODED: WeakKeyDictionary[VersionLimits, dict[tuple[int, int, int, bool], bytes]] = WeakKeyDictionary()
 
 
 def encoded_api_versions(versions: VersionLimits, version: int, error: int, share_enabled: bool = True) -> bytes:
     key = (versions.generation, version, error, share_enabled)
-    body = _ENCODED.get(key)
+    cache = _ENCODED.get(versions)
+    if cache is None:
+        cache = _ENCODED[versions] = {}
+    body = cache.get(key)
     if body is None:
-        if len(_ENCODED) > 64:  # old generations of a limited table
-            _ENCODED.clear()
+        if len(cache) > 64:  # old generations of a limited table
+            cache.clear()
         entries = [
             ApiVersion(api_key=api, min_version=low, max_version=high)
             for api, (low, high) in sorted(versions.table.items())
@@ -49,7 +52,7 @@ def encoded_api_versions(versions: VersionLimits, version: int, error: int, shar
         response = ApiVersionsResponse(error_code=error, api_keys=entries)
         if version >= 3:
             _add_features(response, version, share_enabled)
-        body = _ENCODED[key] = encode_response(ApiKey.API_VERSIONS, version, response)
+        body = cache[key] = encode_response(ApiKey.API_VERSIONS, version, response)
     return body
 
 
@@ -72,7 +75,8 @@ def _add_features(response: ApiVersionsResponse, version: int, share_enabled: bo
 async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> bytes:
     error = ErrorCode.NONE
     if ctx.api_version >= 3 and not (
-        _SOFTWARE.match(request.client_software_name or "") and _SOFTWARE.match(request.client_software_version or "")
+        CLIENT_SOFTWARE.fullmatch(request.client_software_name or "")
+        and CLIENT_SOFTWARE.fullmatch(request.client_software_version or "")
     ):
         error = ErrorCode.INVALID_REQUEST
     elif ctx.api_version >= 3 and ctx.broker.telemetry is not None:  # what `match` selectors see

@@ -1,10 +1,10 @@
 """Binding the brokers' listening sockets before anything else is imported (`kgc serve`).
 
 The CLI binds every broker's port with the standard library alone, then imports trio and the
-server, which adopt these sockets (listener.py): the ports accept connections ~30 ms after exec,
-and a client that connects meanwhile waits in the listen backlog until the server answers. The
-sockets are bound as trio's open_tcp_listeners binds them (every address of the host,
-SO_REUSEADDR, IPv6-only v6 sockets). This module must stay free of trio and of the server.
+server, which adopt these sockets (listener.py): the ports accept connections ~70 ms after exec,
+and ApiVersions is answered at once (early_responder.py); other requests wait in the socket until
+the server is up. The sockets are bound as trio's open_tcp_listeners binds them (every address of
+the host, SO_REUSEADDR, IPv6-only v6 sockets). This module must stay free of trio and the server.
 """
 
 from __future__ import annotations

@@ -48,11 +48,18 @@ class ListenerShared:
 
 
 async def serve_connection(
-    stream: trio.SocketStream, broker: BrokerContext, shared: ListenerShared, plan: ListenerPlan | None = None
+    stream: trio.SocketStream,
+    broker: BrokerContext,
+    shared: ListenerShared,
+    plan: ListenerPlan | None = None,
+    software: tuple[str, str] | None = None,
 ) -> None:
-    """`plan`: the TLS and SASL of the listener (None: PLAINTEXT, nothing to do)."""
+    """`plan`: the TLS and SASL of the listener (None: PLAINTEXT, nothing to do); `software`: what
+    its ApiVersions named, answered before the server was up (net/early_responder.py)."""
     state = ConnectionState(next(_ids), _peer_host(stream), trio.current_time())
     conn = Connection(state.connection_id, state.client_host)
+    if software is not None and broker.telemetry is not None:  # as k18 records it (KIP-714 selectors)
+        broker.telemetry.client_software(conn.connection_id, *software)
     log_event(_log, "connection.open", logging.DEBUG, conn=conn.connection_id, peer=conn.client_host)
     reason = "client closed"
     shared.watch.add(state)

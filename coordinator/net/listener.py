@@ -9,7 +9,8 @@ Kafka refuses them. The connections of all listeners share one `RequestMemory`
 A broker serves each of its listeners (`listeners`: coordinator/security/listeners.py) on its own
 port: the first on the node's port, the others on the ports in `node.endpoints`, all going down
 and up together. A PLAINTEXT listener's connections take the plain path; the others first do what
-the listener asks (TLS, SASL: net/secure.py).
+the listener asks (TLS, SASL: net/secure.py). The first listen on sockets the CLI bound also takes
+the connections `kgc serve` accepted before the server was up (net/early_responder.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
 
 if TYPE_CHECKING:
+    from coordinator.net.early_responder import EarlyResponder
     from coordinator.security.listeners import ListenerPlan
 
 _log = get_logger("listener")
@@ -42,11 +44,14 @@ class BrokerListener:
         memory: RequestMemory,
         bound: list[socket.socket] | None = None,
         plans: list[ListenerPlan] | None = None,
+        early: EarlyResponder | None = None,
     ) -> None:
-        """`plans`: the broker's listeners, the first one on the node's port (None: one PLAINTEXT)."""
+        """`plans`: the broker's listeners, the first one on the node's port (None: one PLAINTEXT);
+        `early`: what answered on `bound` until now (the first listen takes its connections)."""
         self.broker = broker
         self._plans = plans or []
         self._bound = bound  # sockets the CLI bound before the server was built: the first listen adopts them
+        self._early = early
         self.shared = ListenerShared(memory, ConnectionWatch(broker.config.connections_max_idle_ms))
         self.node: BrokerNode = broker.node
         self._bind_host = bind_host
@@ -76,7 +81,10 @@ class BrokerListener:
         started = False
         while True:
             await self._up.wait()
+            handed: list[tuple[socket.socket, tuple[str, str] | None]] = []
             if self._bound:
+                if self._early is not None:  # stops it answering; its connections go on here
+                    handed = self._early.take(self._bound)
                 listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(s)) for s in self._bound]
                 self._bound = None
             else:
@@ -104,18 +112,24 @@ class BrokerListener:
                             partial(trio.serve_listeners, handler_nursery=connections), on_connection, opened
                         )
                     on_first = partial(self._on_connection, plan=first)
+                    for sock, software in handed:  # PLAINTEXT only (early_plan): no plan to pass
+                        stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
+                        connections.start_soon(partial(self._on_connection, stream, software=software))
                     await trio.serve_listeners(on_first, listeners, handler_nursery=connections)
             self._scope = None
             self._listening = trio.Event()
             self._stopped.set()
             log_event(_log, "broker.down", node=self.node.node_id, port=self.node.port)
 
-    async def _on_connection(self, stream: trio.SocketStream, plan: ListenerPlan | None = None) -> None:
+    async def _on_connection(
+        self, stream: trio.SocketStream, plan: ListenerPlan | None = None, software: tuple[str, str] | None = None
+    ) -> None:
+        """`software`: what the connection's ApiVersions named, answered before the server was up."""
         if self._limiter.available_tokens == 0:
             await stream.aclose()  # over max.connections: refuse at once, as Kafka does
             return
         async with self._limiter:
-            await serve_connection(stream, self.broker, self.shared, plan)
+            await serve_connection(stream, self.broker, self.shared, plan, software=software)
 
 
 def _secured(plan: ListenerPlan) -> bool:
