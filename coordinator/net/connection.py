@@ -137,7 +137,7 @@ async def _serve(
                     memory.release(reserved)
                 if response is not None:
                     outbox.send(frame(*response), more_coming=i < last)
-                    state.last_active = trio.current_time()
+            state.last_active = trio.current_time()  # bytes came and answers left: not idle from now
             if not reader.yielded:
                 await trio.lowlevel.checkpoint()  # a client that keeps its socket full must not starve others
     except FrameError as exc:

@@ -39,6 +39,7 @@ class FrameReader:
         "_big_filled",
         "_big_size",
         "_error",
+        "_drained",
         "reserved",
     )
 
@@ -55,6 +56,10 @@ class FrameReader:
         self._big_filled = 0
         self._big_size = -1  # a big frame announced, not yet reserved
         self._error: str | None = None
+        # The last read left the socket empty (it filled less than the scratch buffer) and the
+        # caller has handled its frames since: the next read waits before reading. Plain sockets
+        # only: a TLS socket may hold decrypted bytes that readability does not show.
+        self._drained = False
         self.reserved = 0  # bytes reserved for the big frame being read or just handed out
 
     @property
@@ -81,14 +86,25 @@ class FrameReader:
                 if frame is None:
                     continue
                 return [frame] if frame else None
-            n = await self._sock.recv_into(self._scratch)
+            n = await self._sock.recv_into(self._scratch, wait_first=self._drained)
             if n == 0:
                 return None
+            self._drained = n < len(self._scratch) and type(self._sock) is RawSocket
             frames = self._split(n)
             if frames:
                 return frames
 
     def _split(self, n: int) -> list[bytes]:
+        """The complete frames among the `n` bytes just read (and any pending before them). When
+        it hands out frames and keeps nothing back, the clock is not read: the connection stamps
+        `last_active` once it has answered them (it is busy meanwhile, so not idle)."""
+        if not self._pending and n >= 4:  # the usual read: whole frames, nothing carried over
+            (size,) = _SIZE.unpack_from(self._scratch)
+            if n == size + 4 and 0 <= size <= self._max:
+                with memoryview(self._scratch) as view:
+                    frame = bytes(view[4:n])
+                self._state.frame_started = None
+                return [frame]
         state = self._state
         now = trio.current_time()
         state.last_active = now
