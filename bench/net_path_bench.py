@@ -128,7 +128,10 @@ async def _measure(kind: str, broker: Any, request: bytes, response: bytes, n: i
         spent = time.process_time() - began
         if os.environ.get("NET_PATH_STEPS"):
             trio.lowlevel.remove_instrument(counter)
-            print(f"# {kind}: {counter.steps / n:.2f} task steps, {counter.waits / n:.2f} io waits per request", file=sys.stderr)
+            print(
+                f"# {kind}: {counter.steps / n:.2f} task steps, {counter.waits / n:.2f} io waits per request",
+                file=sys.stderr,
+            )
         client.close()
     if kind == "bare":
         server.close()
@@ -188,7 +191,9 @@ def run_here(requests: int, rounds: int) -> dict[str, float]:
                 await call(broker, ApiKey.SYNC_GROUP, 3, sync)
                 requests_by_name = {
                     "ApiVersions v3": _frame(
-                        ApiKey.API_VERSIONS, 3, ApiVersionsRequest(client_software_name="b", client_software_version="1")
+                        ApiKey.API_VERSIONS,
+                        3,
+                        ApiVersionsRequest(client_software_name="b", client_software_version="1"),
                     ),
                     "Heartbeat v3": _frame(
                         ApiKey.HEARTBEAT,
@@ -203,7 +208,10 @@ def run_here(requests: int, rounds: int) -> dict[str, float]:
                         assert answer is not None
                         response = struct.pack(">i", len(answer[0]) + len(answer[1])) + answer[0] + answer[1]
                         for label, cost in (
-                            (f"bare trio echo ({name} sizes)", await _measure("bare", broker, request, response, requests)),
+                            (
+                                f"bare trio echo ({name} sizes)",
+                                await _measure("bare", broker, request, response, requests),
+                            ),
                             (f"kgc socket path {name}", await _measure("kgc", broker, request, response, requests)),
                             (f"dispatch()+checkpoint {name}", await _measure_dispatch(broker, request, requests)),
                         ):
@@ -225,7 +233,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         sys.path.insert(0, os.getcwd())
-        for label, cost in run_here(args.requests, args.rounds).items():
+        for label, cost in run_here(args.requests, 1).items():
             print(f"{label}\t{cost:.2f}", flush=True)
         return
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
@@ -235,14 +243,16 @@ def main() -> None:
         for name, tree in trees:
             env = dict(os.environ, PYTHONPATH=tree)
             out = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--child", "--requests", str(args.requests), "--rounds", "1"],
+                [sys.executable, os.path.abspath(__file__), "--child", "--requests", str(args.requests)],
                 env=env, cwd=tree, capture_output=True, text=True, check=True,
             ).stdout  # fmt: skip
             costs = dict(line.split("\t") for line in out.splitlines())
             for label, cost in list(costs.items()):
                 if label.startswith("kgc socket path "):  # what kgc adds above the floor, this round
                     floor = costs[f"bare trio echo ({label.removeprefix('kgc socket path ')} sizes)"]
-                    costs[f"  kgc minus bare echo {label.removeprefix('kgc socket path ')}"] = float(cost) - float(floor)
+                    costs[f"  kgc minus bare echo {label.removeprefix('kgc socket path ')}"] = float(cost) - float(
+                        floor
+                    )
             for label, cost in costs.items():
                 table.setdefault(label, {}).setdefault(name, []).append(float(cost))
     for label, row in table.items():  # best of the rounds; the differences: their median
