@@ -28,7 +28,7 @@ from coordinator.net.request_memory import RequestMemory
 from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.net.tls import TlsFailed  # (ssl: trio imports it anyway)
 from coordinator.observe.logs import get_logger, log_event
-from protocol.framing import FrameError, frame
+from protocol.framing import FrameError, frame_response
 
 if TYPE_CHECKING:
     from coordinator.security.listeners import ListenerPlan
@@ -69,7 +69,8 @@ async def serve_connection(
                         sock = await secure_connection(plan, sock, conn, broker.tap)
                         if plan.sasl is not None:  # until it authenticates (sasl_session.on_authenticated)
                             limit = min(limit, plan.sasl.max_receive_size)
-                    reader = FrameReader(sock, shared.scratch, limit, shared.memory, state)
+                    plain = plan is None or plan.ssl_context is None  # readability shows every byte
+                    reader = FrameReader(sock, shared.scratch, limit, shared.memory, state, wait_when_drained=plain)
                     if conn.session is not None:
                         conn.session.on_authenticated(reader.set_max_frame_size, broker.config.socket_request_max_bytes)
                     async with trio.open_nursery() as nursery:
@@ -136,7 +137,7 @@ async def _serve(
                     state.busy = False
                     memory.release(reserved)
                 if response is not None:
-                    outbox.send(frame(*response), more_coming=i < last)
+                    outbox.send(frame_response(*response), more_coming=i < last)
             state.last_active = trio.current_time()  # bytes came and answers left: not idle from now
             if not reader.yielded:
                 await trio.lowlevel.checkpoint()  # a client that keeps its socket full must not starve others

@@ -40,12 +40,23 @@ class FrameReader:
         "_big_size",
         "_error",
         "_drained",
+        "_wait_when_drained",
         "reserved",
     )
 
     def __init__(
-        self, sock: RawSocket, scratch: bytearray, max_frame_size: int, memory: RequestMemory, state: ConnectionState
+        self,
+        sock: RawSocket,
+        scratch: bytearray,
+        max_frame_size: int,
+        memory: RequestMemory,
+        state: ConnectionState,
+        *,
+        wait_when_drained: bool = False,
     ) -> None:
+        """`wait_when_drained`: the socket's readability shows every byte there is to read (not
+        so under TLS, which may hold decrypted bytes), so a read after one that drained it waits
+        for readability first."""
         self._sock = sock
         self._scratch = scratch
         self._max = max_frame_size
@@ -56,9 +67,9 @@ class FrameReader:
         self._big_filled = 0
         self._big_size = -1  # a big frame announced, not yet reserved
         self._error: str | None = None
+        self._wait_when_drained = wait_when_drained
         # The last read left the socket empty (it filled less than the scratch buffer) and the
-        # caller has handled its frames since: the next read waits before reading. Plain sockets
-        # only: a TLS socket may hold decrypted bytes that readability does not show.
+        # caller has handled its frames since: the next read waits before reading.
         self._drained = False
         self.reserved = 0  # bytes reserved for the big frame being read or just handed out
 
@@ -89,7 +100,7 @@ class FrameReader:
             n = await self._sock.recv_into(self._scratch, wait_first=self._drained)
             if n == 0:
                 return None
-            self._drained = n < len(self._scratch) and type(self._sock) is RawSocket
+            self._drained = self._wait_when_drained and n < len(self._scratch)
             frames = self._split(n)
             if frames:
                 return frames
