@@ -163,6 +163,11 @@ def run_here(requests: int, rounds: int) -> dict[str, float]:
     from protocol.messages.api_versions import ApiVersionsRequest
     from protocol.messages.heartbeat import HeartbeatRequest
     from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+    from protocol.messages.offset_commit import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+    )
     from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 
     async def call(broker: Any, key: int, version: int, request: object) -> Any:
@@ -199,6 +204,26 @@ def run_here(requests: int, rounds: int) -> dict[str, float]:
                         ApiKey.HEARTBEAT,
                         3,
                         HeartbeatRequest(group_id="g", generation_id=joined.generation_id, member_id=joined.member_id),
+                    ),
+                    "OffsetCommit v8 32p": _frame(
+                        ApiKey.OFFSET_COMMIT,
+                        8,
+                        OffsetCommitRequest(
+                            group_id="g",
+                            generation_id_or_member_epoch=joined.generation_id,
+                            member_id=joined.member_id,
+                            topics=[
+                                OffsetCommitRequestTopic(
+                                    name="bench",
+                                    partitions=[
+                                        OffsetCommitRequestPartition(
+                                            partition_index=p, committed_offset=100 + p, committed_metadata="bench"
+                                        )
+                                        for p in range(32)
+                                    ],
+                                )
+                            ],
+                        ),
                     ),
                 }
                 results: dict[str, float] = {}
