@@ -9,6 +9,9 @@ into its own buffer; small frames use their own reserve, so they keep flowing me
 A negative size or one above `socket.request.max.bytes` raises `FrameError` once the frames before
 it were handed out, without reading that frame. The connection's `ConnectionState` learns when
 a frame starts arriving (for the stalled-frame rule) and when the reader waits for memory.
+On a plain socket a read that follows one that drained the socket waits for readability first: a
+synchronous client has nothing more to say until it gets its answer, so the read that would fail
+(a syscall and an exception per request) is skipped; both paths yield to trio once.
 """
 
 from __future__ import annotations
