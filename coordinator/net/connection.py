@@ -69,8 +69,7 @@ async def serve_connection(
                         sock = await secure_connection(plan, sock, conn, broker.tap)
                         if plan.sasl is not None:  # until it authenticates (sasl_session.on_authenticated)
                             limit = min(limit, plan.sasl.max_receive_size)
-                    plain = plan is None or plan.ssl_context is None  # readability shows every byte
-                    reader = FrameReader(sock, shared.scratch, limit, shared.memory, state, wait_when_drained=plain)
+                    reader = FrameReader(sock, shared.scratch, limit, shared.memory, state)
                     if conn.session is not None:
                         conn.session.on_authenticated(reader.set_max_frame_size, broker.config.socket_request_max_bytes)
                     async with trio.open_nursery() as nursery:

@@ -9,9 +9,10 @@ into its own buffer; small frames use their own reserve, so they keep flowing me
 A negative size or one above `socket.request.max.bytes` raises `FrameError` once the frames before
 it were handed out, without reading that frame. The connection's `ConnectionState` learns when
 a frame starts arriving (for the stalled-frame rule) and when the reader waits for memory.
-On a plain socket a read that follows one that drained the socket waits for readability first: a
-synchronous client has nothing more to say until it gets its answer, so the read that would fail
-(a syscall and an exception per request) is skipped; both paths yield to trio once.
+A read tries the socket before waiting for readability, though a synchronous client's next
+request is usually not there yet: measured across processes on this VM (bench/request_bench.py),
+waiting first cost ~4-6 us of server CPU and ~7 us of latency more per Heartbeat (it goes to
+sleep sooner, and a wake-up here is dear).
 """
 
 from __future__ import annotations
@@ -42,24 +43,12 @@ class FrameReader:
         "_big_filled",
         "_big_size",
         "_error",
-        "_drained",
-        "_wait_when_drained",
         "reserved",
     )
 
     def __init__(
-        self,
-        sock: RawSocket,
-        scratch: bytearray,
-        max_frame_size: int,
-        memory: RequestMemory,
-        state: ConnectionState,
-        *,
-        wait_when_drained: bool = False,
+        self, sock: RawSocket, scratch: bytearray, max_frame_size: int, memory: RequestMemory, state: ConnectionState
     ) -> None:
-        """`wait_when_drained`: the socket's readability shows every byte there is to read (not
-        so under TLS, which may hold decrypted bytes), so a read after one that drained it waits
-        for readability first."""
         self._sock = sock
         self._scratch = scratch
         self._max = max_frame_size
@@ -70,10 +59,6 @@ class FrameReader:
         self._big_filled = 0
         self._big_size = -1  # a big frame announced, not yet reserved
         self._error: str | None = None
-        self._wait_when_drained = wait_when_drained
-        # The last read left the socket empty (it filled less than the scratch buffer) and the
-        # caller has handled its frames since: the next read waits before reading.
-        self._drained = False
         self.reserved = 0  # bytes reserved for the big frame being read or just handed out
 
     @property
@@ -100,10 +85,9 @@ class FrameReader:
                 if frame is None:
                     continue
                 return [frame] if frame else None
-            n = await self._sock.recv_into(self._scratch, wait_first=self._drained)
+            n = await self._sock.recv_into(self._scratch)
             if n == 0:
                 return None
-            self._drained = self._wait_when_drained and n < len(self._scratch)
             frames = self._split(n)
             if frames:
                 return frames

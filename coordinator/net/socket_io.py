@@ -43,14 +43,8 @@ class RawSocket:
         except _LOST as exc:
             raise ConnectionLost(str(exc)) from None
 
-    async def recv_into(self, buffer: memoryview | bytearray, *, wait_first: bool = False) -> int:
-        """Read at least one byte into `buffer` (0: end of stream), waiting if none is there.
-        `wait_first`: the caller expects nothing there yet (a synchronous client that has its
-        answers): wait for readability before the first read, which saves the read that would
-        fail (a syscall and an exception per request); if bytes are there, the wait ends at once."""
-        if wait_first:
-            self.waited = True
-            await trio.lowlevel.wait_readable(self.fd)
+    async def recv_into(self, buffer: memoryview | bytearray) -> int:
+        """Read at least one byte into `buffer` (0: end of stream), waiting if none is there."""
         while True:
             n = self.recv_into_now(buffer)
             if n is not None:
