@@ -9,7 +9,9 @@ canned response: the floor), kgc's `serve_connection` with ApiVersions v3 (a cac
 no handler) and with Heartbeat v3, and `dispatch()` of the same frames called directly (no
 sockets). Client and server share the process, so nothing sleeps between requests and the figures
 (process CPU per request, best of `--rounds`) vary far less than cross-process ones on a busy VM:
-kgc's path minus the bare echo is what kgc's own Python adds per request. `--baseline DIR` runs
+kgc's path minus the bare echo is what kgc's own Python adds per request. What it cannot see:
+the cost of going to sleep and being woken across processes (dear on a VM), which decides
+changes such as when to wait for readability: check those with bench/request_bench.py. `--baseline DIR` runs
 the same in a child process with DIR's modules first (A/B, interleaved round by round).
 Figures only: nothing here asserts on time.
 """
