@@ -32,6 +32,11 @@ def frame(*parts: bytes) -> bytes:
     return b"".join((_SIZE.pack(sum(map(len, parts))), *parts))
 
 
+def frame_response(head: bytes, body: bytes) -> bytes:
+    """`frame(head, body)` for the one call per response: the size prefix, then both parts."""
+    return b"".join((_SIZE.pack(len(head) + len(body)), head, body))
+
+
 class FrameDecoder:
     __slots__ = ("_buf", "_error", "max_frame_size")
 

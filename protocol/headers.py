@@ -15,12 +15,15 @@ import struct
 from dataclasses import dataclass
 
 from . import utf8
-from .api import ApiKey, is_flexible
+from .api import FIRST_FLEXIBLE_VERSION, ApiKey, is_flexible
 from .errors import DecodeError
 from .ints import read_uvarint
 
 _FIXED = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _CORR = struct.Struct(">i")
+_CORR_TAGGED = struct.Struct(">iB")  # response header v1: correlation id, empty tagged fields
+_API_VERSIONS = int(ApiKey.API_VERSIONS)
+_FIRST_FLEXIBLE = FIRST_FLEXIBLE_VERSION  # looked up per request: is_flexible inlined
 
 
 @dataclass(slots=True)
@@ -73,13 +76,14 @@ def decode_request_header(data: bytes, offset: int = 0) -> tuple[RequestHeader, 
         end = pos + n
         if end > len(data):
             raise DecodeError(f"client id length {n} runs past the end of the request")
-        raw = bytes(data[pos:end])
+        raw = data[pos:end] if type(data) is bytes else bytes(data[pos:end])
         try:
             client_id = raw.decode()
         except UnicodeDecodeError:  # Kafka's RequestHeaderData reads it as any string: replaced
             client_id = utf8.decode(raw)
         pos = end
-    if is_flexible(api_key, api_version):
+    first = _FIRST_FLEXIBLE.get(api_key)
+    if first is not None and api_version >= first:
         pos = _skip_tagged(data, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id), pos
 
@@ -99,8 +103,9 @@ def encode_request_header(header: RequestHeader) -> bytes:
 
 
 def encode_response_header(correlation_id: int, api_key: int, api_version: int) -> bytes:
-    if response_header_version(api_key, api_version) == 1:
-        return _CORR.pack(correlation_id) + b"\x00"
+    first = _FIRST_FLEXIBLE.get(api_key)  # response_header_version, inlined (once per response)
+    if first is not None and api_version >= first and api_key != _API_VERSIONS:
+        return _CORR_TAGGED.pack(correlation_id, 0)
     return _CORR.pack(correlation_id)
 
 

@@ -28,7 +28,7 @@ from coordinator.net.request_memory import RequestMemory
 from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.net.tls import TlsFailed  # (ssl: trio imports it anyway)
 from coordinator.observe.logs import get_logger, log_event
-from protocol.framing import FrameError, frame
+from protocol.framing import FrameError, frame_response
 
 if TYPE_CHECKING:
     from coordinator.security.listeners import ListenerPlan
@@ -143,8 +143,8 @@ async def _serve(
                     state.busy = False
                     memory.release(reserved)
                 if response is not None:
-                    outbox.send(frame(*response), more_coming=i < last)
-                    state.last_active = trio.current_time()
+                    outbox.send(frame_response(*response), more_coming=i < last)
+            state.last_active = trio.current_time()  # bytes came and answers left: not idle from now
             if not reader.yielded:
                 await trio.lowlevel.checkpoint()  # a client that keeps its socket full must not starve others
     except FrameError as exc:

@@ -29,6 +29,8 @@ from protocol.headers import decode_request_header, encode_response_header
 if TYPE_CHECKING:
     from coordinator.net.sasl_session import SaslSession
 
+_API_VERSIONS = int(ApiKey.API_VERSIONS)  # a plain int: compared once per request
+
 
 @dataclass(slots=True)
 class Connection:
@@ -57,7 +59,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     if versions is None or handler is None:
         raise CloseConnection(f"unknown or unserved API key {key} (v{version})")
     low, high = versions
-    if key == ApiKey.API_VERSIONS and version > high:
+    if key == _API_VERSIONS and version > high:
         return _unsupported_api_versions(broker, header.correlation_id)
     if not low <= version <= high:
         name = ApiKey(key).name

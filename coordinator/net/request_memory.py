@@ -66,10 +66,16 @@ class RequestMemory:
 
     def try_reserve(self, size: int) -> bool:
         """Take `size` bytes now if they fit (and nobody waits before us for the same budget)."""
-        budget = self._budget(size)
-        if budget.waiters or not budget.fits(size):
+        budget = self._small if size <= self.small_frame else self._large  # once per request: inlined
+        if budget.waiters:
             return False
-        self._take(budget, size)
+        limit, used = budget.limit, budget.used
+        if limit > 0 and used and used + size > limit:
+            return False
+        budget.used = used + size
+        self.used += size
+        if self.used > self.peak:
+            self.peak = self.used
         return True
 
     async def reserve(self, size: int) -> None:
@@ -90,7 +96,7 @@ class RequestMemory:
             raise
 
     def release(self, size: int) -> None:
-        budget = self._budget(size)
+        budget = self._small if size <= self.small_frame else self._large
         budget.used -= size
         self.used -= size
         if budget.waiters:

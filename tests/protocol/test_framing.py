@@ -9,12 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.framing import FrameDecoder, FrameError, frame
+from protocol.framing import FrameDecoder, FrameError, frame, frame_response
 
 
 def test_frame_adds_size_prefix() -> None:
     assert frame(b"abc") == b"\x00\x00\x00\x03abc"
     assert frame(b"") == b"\x00\x00\x00\x00"
+
+
+def test_frame_response_frames_header_and_body() -> None:
+    assert frame_response(b"head", b"body!") == frame(b"head", b"body!") == b"\x00\x00\x00\x09headbody!"
+    assert frame_response(b"\x00\x00\x00\x07", b"") == b"\x00\x00\x00\x04\x00\x00\x00\x07"
 
 
 def test_one_frame_one_feed() -> None:
