@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from coordinator.groups import offset_encoding
 from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.records import (
     OffsetCommitRecord,
@@ -16,8 +19,10 @@ from coordinator.groups.records import (
     encode_record,
     encode_records,
 )
+from storage.batch import native
 
 H = bytes.fromhex
+COMPILED_ENCODING = native.compiled_copy(offset_encoding)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python resources API
 
 # -- golden bytes, computed by hand from the JSON schemas ------------------------------------
@@ -230,6 +235,32 @@ def test_offset_commit_v3_fast_path_rejects_what_the_general_path_rejects():
     # as Kafka's loader does (Java's String(bytes, UTF_8) replaces it), so the record loads.
     bad_utf8 = value[:16] + b"\xff\xfe" + value[18:]
     assert decode_record(key, bad_utf8).metadata == "\ufffd\ufffd"
+
+
+ENCODINGS = [
+    pytest.param(offset_encoding, id="pure"),
+    pytest.param(
+        COMPILED_ENCODING,
+        id="compiled",
+        marks=pytest.mark.skipif(COMPILED_ENCODING is None, reason="not built (make native)"),
+    ),
+]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_offset_encoding_is_encode_record_of_each(encoding):
+    """offset_encoding (as Python and compiled) writes encode_record's bytes, from a first
+    record with empty metadata, group and topic on."""
+    records = [
+        OffsetCommitRecord("", "", 0, 5, 9, "", 1000, None),
+        OffsetCommitRecord("", "t", 1, 6, -1, "", 1000, None),
+        OffsetCommitRecord("g", "t", 2, 7, -1, "m\u00e9ta", 1000, None),
+        OffsetCommitRecord("g", "t", 3, 8, -1, "m", 1000, None, uuid.UUID(int=7)),
+        OffsetTombstone("g", "t", 0),
+        OffsetCommitRecord("g", "t", 4, 2**40, 0, "m", 2**41, None),
+    ]
+    assert encoding.encode_records(records, encode_record) == [encode_record(r) for r in records]
+    assert encoding.offset_key("g", "t", 7) == OFFSET_KEY
 
 
 def test_encode_records_is_encode_record_of_each():
