@@ -2,10 +2,12 @@
 loop, for Heartbeat v3 and OffsetCommit v8 (32 partitions) of one stable member.
 
     .venv/bin/python bench/dispatch_bench.py [--n 20000] [--profile] [--mode interval]
+    KGC_NATIVE=0 .venv/bin/python bench/dispatch_bench.py      # ignore the compiled modules
 
 What request_bench.py measures minus the socket reads and writes: decode, handler, operation,
-records, batch encode, append, durability hand-off, response encode. Prints us per request (and
-with --profile the top functions by own time). Asserts nothing about speed.
+records, batch encode, append, durability hand-off, response encode. Prints which hot modules
+run compiled (make native), then us per request (and with --profile the top functions by own
+time). Asserts nothing about speed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import trio
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from coordinator.embed.embedded import open_server  # noqa: E402
+from coordinator.groups import records  # noqa: E402
 from coordinator.net.dispatch import Connection, dispatch  # noqa: E402
+from protocol import native as protocol_native  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import decode_response, encode_request  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
@@ -31,6 +35,18 @@ from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
+from storage.batch import native as storage_native  # noqa: E402
+
+
+def running_modules() -> str:
+    """Which copy of each compiled hot module runs: "compiled" or "python"."""
+    modules = {
+        "kernels": storage_native.KERNELS,
+        "offset_encoding": records._ENCODING,
+        "codecs": protocol_native.codec_module("offset_commit"),
+    }
+    copies = {k: "compiled" if m and m.__name__.endswith("_native") else "python" for k, m in modules.items()}
+    return ", ".join(f"{k} {copy}" for k, copy in copies.items())
 
 
 def payload(key: int, version: int, request: object, cid: int = 1) -> bytes:
@@ -105,6 +121,7 @@ async def main(n: int, profile: bool, mode: str) -> None:
                     ),
                 ),
             }
+            print(running_modules())
             for name, frame in frames.items():
                 count = n if name == "Heartbeat" else n // 4
                 prof = cProfile.Profile() if profile else None
