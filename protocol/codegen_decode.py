@@ -225,6 +225,11 @@ class DecodeGen(GenBase):
         self.emit(i2, f"if {n} > end - pos:")
         self.emit(i2 + 4, f"_fail('array count %d for {f.name} runs past the end' % {n})")
         items, app, elem = self.tmp("items"), self.tmp("append"), self.tmp("e")
+        if n == "_x":  # the shared prefix local is reassigned inside the loop: the count keeps its own
+            # (Python evaluates range() once; mypyc's compiled loop reads its bound each time)
+            count = self.tmp("c")
+            self.emit(i2, f"{count} = {n}")
+            n = count
         self.emit(i2, f"{items}{self.empty_list('Any')}")
         self.emit(i2, f"{app} = {items}.append")
         self.emit(i2, f"for _ in range({n}):")

@@ -6,15 +6,17 @@ append), the commit path's record encoding and the hot APIs' generated codecs --
 
 It builds in a temporary tree holding a copy of the packages, so that mypyc's setuptools run never
 reads the project's pyproject.toml; every module is its own extension, compiled in parallel
-(-j, default: the CPU count). KGC_NATIVE=0 ignores every build at run time; deleting the .so
-files goes back to pure Python for good.
+(-j, default: the CPU count); a copy already built from the current sources is kept (--force
+rebuilds it). KGC_NATIVE=0 ignores every build at run time; deleting the .so files goes back to
+pure Python for good.
 
-    python scripts/build_native.py [--only kernels,offset_encoding,codecs] [-j N] [-O 0-3]
+    python scripts/build_native.py [--only kernels,offset_encoding,codecs] [-j N] [-O 0-3] [--force]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import shutil
 import subprocess
@@ -57,9 +59,25 @@ def targets(only: set[str] | None = None) -> list[tuple[str, Path, str]]:
     return [t for t in found if only is None or t[0] in only]
 
 
-def build(only: set[str] | None = None, jobs: int = os.cpu_count() or 1, opt: str = "3") -> list[Path]:
-    """Compile and install the copies; returns the files written next to their sources."""
-    chosen = targets(only)
+def is_current(source: Path, stamp: str) -> bool:
+    """An installed copy of `source` built from the sources `stamp` digests (rebuilding it would
+    write the same thing)."""
+    rel = source.resolve().relative_to(ROOT)
+    name = ".".join((*rel.parent.parts, f"_{rel.stem}_native"))
+    try:
+        return getattr(importlib.import_module(name), "SOURCE_SHA256", None) == stamp
+    except ImportError:
+        return False
+
+
+def build(
+    only: set[str] | None = None, jobs: int = os.cpu_count() or 1, opt: str = "3", force: bool = False
+) -> list[Path]:
+    """Compile and install the copies that are missing or stale (all with `force`); returns the
+    files written next to their sources."""
+    chosen = [t for t in targets(only) if force or not is_current(t[1], t[2])]
+    if not chosen:
+        return []
     with tempfile.TemporaryDirectory(prefix="kgc-native-") as tmp:
         for package in PACKAGES:
             shutil.copytree(ROOT / package, Path(tmp, package), ignore=IGNORE)
@@ -89,9 +107,10 @@ if __name__ == "__main__":
     parser.add_argument("--only", help="comma-separated groups: kernels, offset_encoding, codecs")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("-O", "--opt", default="3", choices="0123")
+    parser.add_argument("--force", action="store_true", help="rebuild copies that are current too")
     args = parser.parse_args()
     start = time.monotonic()
-    files = build(set(args.only.split(",")) if args.only else None, args.jobs, args.opt)
+    files = build(set(args.only.split(",")) if args.only else None, args.jobs, args.opt, args.force)
     for path in files:
         print(f"built {path.relative_to(ROOT)}")
     print(f"{len(files)} files in {time.monotonic() - start:.0f} s")

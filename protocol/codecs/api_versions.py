@@ -220,9 +220,10 @@ def decode_response_v0(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for api_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls5)
                 _e3.api_key, _e3.min_version, _e3.max_version = _unpack6(data, pos)
                 pos += 6
@@ -252,9 +253,10 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for api_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls5)
                 _e3.api_key, _e3.min_version, _e3.max_version = _unpack6(data, pos)
                 pos += 6
@@ -286,9 +288,10 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for api_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls5)
                 _e3.api_key, _e3.min_version, _e3.max_version = _unpack6(data, pos)
                 pos += 6
@@ -323,104 +326,105 @@ def decode_response_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for api_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls5)
                 _e3.api_key, _e3.min_version, _e3.max_version, _x = _unpack9(data, pos)
                 pos += 7
                 if _x:
-                    _nt4, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt5)
                 _append2(_e3)
             obj.api_keys = _items1
         obj.throttle_time_ms, _x = _unpack10(data, pos)
         pos += 5
         if _x:
-            _nt5, pos = _uv(data, pos - 1)
-            for _ in range(_nt5):
-                _tag6, pos = _uv(data, pos)
-                _sz7, pos = _uv(data, pos)
-                _te8 = pos + _sz7
-                if _te8 > end:
+            _nt6, pos = _uv(data, pos - 1)
+            for _ in range(_nt6):
+                _tag7, pos = _uv(data, pos)
+                _sz8, pos = _uv(data, pos)
+                _te9 = pos + _sz8
+                if _te9 > end:
                     _fail('tagged field runs past the end')
-                if _tag6 == 0:
-                    _n9 = data[pos]
+                if _tag7 == 0:
+                    _n10 = data[pos]
                     pos += 1
-                    if _n9 >= 128:
-                        _n9, pos = _uv(data, pos - 1)
-                    _n9 -= 1
-                    if _n9 < 0:
-                        _fail('invalid array length %d for supported_features' % _n9)
+                    if _n10 >= 128:
+                        _n10, pos = _uv(data, pos - 1)
+                    _n10 -= 1
+                    if _n10 < 0:
+                        _fail('invalid array length %d for supported_features' % _n10)
                     else:
-                        if _n9 > end - pos:
-                            _fail('array count %d for supported_features runs past the end' % _n9)
-                        _items10: list[Any] = []
-                        _append11 = _items10.append
-                        for _ in range(_n9):
-                            _e12 = _new(_cls11)
-                            _n13 = data[pos]
+                        if _n10 > end - pos:
+                            _fail('array count %d for supported_features runs past the end' % _n10)
+                        _items11: list[Any] = []
+                        _append12 = _items11.append
+                        for _ in range(_n10):
+                            _e13 = _new(_cls11)
+                            _n14 = data[pos]
                             pos += 1
-                            if _n13 >= 128:
-                                _n13, pos = _uv(data, pos - 1)
-                            _n13 -= 1
-                            if _n13 < 0:
-                                _fail('invalid length %d for name' % _n13)
-                            _e12.name = data[pos:pos + _n13].decode()
-                            pos += _n13
-                            _e12.min_version, _e12.max_version, _x = _unpack12(data, pos)
+                            if _n14 >= 128:
+                                _n14, pos = _uv(data, pos - 1)
+                            _n14 -= 1
+                            if _n14 < 0:
+                                _fail('invalid length %d for name' % _n14)
+                            _e13.name = data[pos:pos + _n14].decode()
+                            pos += _n14
+                            _e13.min_version, _e13.max_version, _x = _unpack12(data, pos)
                             pos += 5
                             if _x:
-                                _nt14, pos = _uv(data, pos - 1)
-                                pos = _skip_tagged(data, pos, _nt14)
-                            _append11(_e12)
-                        obj.supported_features = _items10
-                    if pos != _te8:
+                                _nt15, pos = _uv(data, pos - 1)
+                                pos = _skip_tagged(data, pos, _nt15)
+                            _append12(_e13)
+                        obj.supported_features = _items11
+                    if pos != _te9:
                         _fail('tagged field supported_features has the wrong size')
-                elif _tag6 == 1:
+                elif _tag7 == 1:
                     obj.finalized_features_epoch, = _unpack13(data, pos)
                     pos += 8
-                    if pos != _te8:
+                    if pos != _te9:
                         _fail('tagged field finalized_features_epoch has the wrong size')
-                elif _tag6 == 2:
-                    _n15 = data[pos]
+                elif _tag7 == 2:
+                    _n16 = data[pos]
                     pos += 1
-                    if _n15 >= 128:
-                        _n15, pos = _uv(data, pos - 1)
-                    _n15 -= 1
-                    if _n15 < 0:
-                        _fail('invalid array length %d for finalized_features' % _n15)
+                    if _n16 >= 128:
+                        _n16, pos = _uv(data, pos - 1)
+                    _n16 -= 1
+                    if _n16 < 0:
+                        _fail('invalid array length %d for finalized_features' % _n16)
                     else:
-                        if _n15 > end - pos:
-                            _fail('array count %d for finalized_features runs past the end' % _n15)
-                        _items16: list[Any] = []
-                        _append17 = _items16.append
-                        for _ in range(_n15):
-                            _e18 = _new(_cls14)
-                            _n19 = data[pos]
+                        if _n16 > end - pos:
+                            _fail('array count %d for finalized_features runs past the end' % _n16)
+                        _items17: list[Any] = []
+                        _append18 = _items17.append
+                        for _ in range(_n16):
+                            _e19 = _new(_cls14)
+                            _n20 = data[pos]
                             pos += 1
-                            if _n19 >= 128:
-                                _n19, pos = _uv(data, pos - 1)
-                            _n19 -= 1
-                            if _n19 < 0:
-                                _fail('invalid length %d for name' % _n19)
-                            _e18.name = data[pos:pos + _n19].decode()
-                            pos += _n19
-                            _e18.max_version_level, _e18.min_version_level, _x = _unpack12(data, pos)
+                            if _n20 >= 128:
+                                _n20, pos = _uv(data, pos - 1)
+                            _n20 -= 1
+                            if _n20 < 0:
+                                _fail('invalid length %d for name' % _n20)
+                            _e19.name = data[pos:pos + _n20].decode()
+                            pos += _n20
+                            _e19.max_version_level, _e19.min_version_level, _x = _unpack12(data, pos)
                             pos += 5
                             if _x:
-                                _nt20, pos = _uv(data, pos - 1)
-                                pos = _skip_tagged(data, pos, _nt20)
-                            _append17(_e18)
-                        obj.finalized_features = _items16
-                    if pos != _te8:
+                                _nt21, pos = _uv(data, pos - 1)
+                                pos = _skip_tagged(data, pos, _nt21)
+                            _append18(_e19)
+                        obj.finalized_features = _items17
+                    if pos != _te9:
                         _fail('tagged field finalized_features has the wrong size')
-                elif _tag6 == 3:
+                elif _tag7 == 3:
                     obj.zk_migration_ready, = _unpack15(data, pos)
                     pos += 1
-                    if pos != _te8:
+                    if pos != _te9:
                         _fail('tagged field zk_migration_ready has the wrong size')
-                pos = _te8
+                pos = _te9
         if pos > end:
             _fail('truncated ApiVersionsResponse v3: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -448,104 +452,105 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for api_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls5)
                 _e3.api_key, _e3.min_version, _e3.max_version, _x = _unpack9(data, pos)
                 pos += 7
                 if _x:
-                    _nt4, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt5)
                 _append2(_e3)
             obj.api_keys = _items1
         obj.throttle_time_ms, _x = _unpack10(data, pos)
         pos += 5
         if _x:
-            _nt5, pos = _uv(data, pos - 1)
-            for _ in range(_nt5):
-                _tag6, pos = _uv(data, pos)
-                _sz7, pos = _uv(data, pos)
-                _te8 = pos + _sz7
-                if _te8 > end:
+            _nt6, pos = _uv(data, pos - 1)
+            for _ in range(_nt6):
+                _tag7, pos = _uv(data, pos)
+                _sz8, pos = _uv(data, pos)
+                _te9 = pos + _sz8
+                if _te9 > end:
                     _fail('tagged field runs past the end')
-                if _tag6 == 0:
-                    _n9 = data[pos]
+                if _tag7 == 0:
+                    _n10 = data[pos]
                     pos += 1
-                    if _n9 >= 128:
-                        _n9, pos = _uv(data, pos - 1)
-                    _n9 -= 1
-                    if _n9 < 0:
-                        _fail('invalid array length %d for supported_features' % _n9)
+                    if _n10 >= 128:
+                        _n10, pos = _uv(data, pos - 1)
+                    _n10 -= 1
+                    if _n10 < 0:
+                        _fail('invalid array length %d for supported_features' % _n10)
                     else:
-                        if _n9 > end - pos:
-                            _fail('array count %d for supported_features runs past the end' % _n9)
-                        _items10: list[Any] = []
-                        _append11 = _items10.append
-                        for _ in range(_n9):
-                            _e12 = _new(_cls11)
-                            _n13 = data[pos]
+                        if _n10 > end - pos:
+                            _fail('array count %d for supported_features runs past the end' % _n10)
+                        _items11: list[Any] = []
+                        _append12 = _items11.append
+                        for _ in range(_n10):
+                            _e13 = _new(_cls11)
+                            _n14 = data[pos]
                             pos += 1
-                            if _n13 >= 128:
-                                _n13, pos = _uv(data, pos - 1)
-                            _n13 -= 1
-                            if _n13 < 0:
-                                _fail('invalid length %d for name' % _n13)
-                            _e12.name = data[pos:pos + _n13].decode()
-                            pos += _n13
-                            _e12.min_version, _e12.max_version, _x = _unpack12(data, pos)
+                            if _n14 >= 128:
+                                _n14, pos = _uv(data, pos - 1)
+                            _n14 -= 1
+                            if _n14 < 0:
+                                _fail('invalid length %d for name' % _n14)
+                            _e13.name = data[pos:pos + _n14].decode()
+                            pos += _n14
+                            _e13.min_version, _e13.max_version, _x = _unpack12(data, pos)
                             pos += 5
                             if _x:
-                                _nt14, pos = _uv(data, pos - 1)
-                                pos = _skip_tagged(data, pos, _nt14)
-                            _append11(_e12)
-                        obj.supported_features = _items10
-                    if pos != _te8:
+                                _nt15, pos = _uv(data, pos - 1)
+                                pos = _skip_tagged(data, pos, _nt15)
+                            _append12(_e13)
+                        obj.supported_features = _items11
+                    if pos != _te9:
                         _fail('tagged field supported_features has the wrong size')
-                elif _tag6 == 1:
+                elif _tag7 == 1:
                     obj.finalized_features_epoch, = _unpack13(data, pos)
                     pos += 8
-                    if pos != _te8:
+                    if pos != _te9:
                         _fail('tagged field finalized_features_epoch has the wrong size')
-                elif _tag6 == 2:
-                    _n15 = data[pos]
+                elif _tag7 == 2:
+                    _n16 = data[pos]
                     pos += 1
-                    if _n15 >= 128:
-                        _n15, pos = _uv(data, pos - 1)
-                    _n15 -= 1
-                    if _n15 < 0:
-                        _fail('invalid array length %d for finalized_features' % _n15)
+                    if _n16 >= 128:
+                        _n16, pos = _uv(data, pos - 1)
+                    _n16 -= 1
+                    if _n16 < 0:
+                        _fail('invalid array length %d for finalized_features' % _n16)
                     else:
-                        if _n15 > end - pos:
-                            _fail('array count %d for finalized_features runs past the end' % _n15)
-                        _items16: list[Any] = []
-                        _append17 = _items16.append
-                        for _ in range(_n15):
-                            _e18 = _new(_cls14)
-                            _n19 = data[pos]
+                        if _n16 > end - pos:
+                            _fail('array count %d for finalized_features runs past the end' % _n16)
+                        _items17: list[Any] = []
+                        _append18 = _items17.append
+                        for _ in range(_n16):
+                            _e19 = _new(_cls14)
+                            _n20 = data[pos]
                             pos += 1
-                            if _n19 >= 128:
-                                _n19, pos = _uv(data, pos - 1)
-                            _n19 -= 1
-                            if _n19 < 0:
-                                _fail('invalid length %d for name' % _n19)
-                            _e18.name = data[pos:pos + _n19].decode()
-                            pos += _n19
-                            _e18.max_version_level, _e18.min_version_level, _x = _unpack12(data, pos)
+                            if _n20 >= 128:
+                                _n20, pos = _uv(data, pos - 1)
+                            _n20 -= 1
+                            if _n20 < 0:
+                                _fail('invalid length %d for name' % _n20)
+                            _e19.name = data[pos:pos + _n20].decode()
+                            pos += _n20
+                            _e19.max_version_level, _e19.min_version_level, _x = _unpack12(data, pos)
                             pos += 5
                             if _x:
-                                _nt20, pos = _uv(data, pos - 1)
-                                pos = _skip_tagged(data, pos, _nt20)
-                            _append17(_e18)
-                        obj.finalized_features = _items16
-                    if pos != _te8:
+                                _nt21, pos = _uv(data, pos - 1)
+                                pos = _skip_tagged(data, pos, _nt21)
+                            _append18(_e19)
+                        obj.finalized_features = _items17
+                    if pos != _te9:
                         _fail('tagged field finalized_features has the wrong size')
-                elif _tag6 == 3:
+                elif _tag7 == 3:
                     obj.zk_migration_ready, = _unpack15(data, pos)
                     pos += 1
-                    if pos != _te8:
+                    if pos != _te9:
                         _fail('tagged field zk_migration_ready has the wrong size')
-                pos = _te8
+                pos = _te9
         if pos > end:
             _fail('truncated ApiVersionsResponse v4: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:

@@ -98,51 +98,52 @@ def decode_request_v0(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for subscribed_topic_names runs past the end' % _x)
+            _c7 = _x
             _items4: list[Any] = []
             _append5 = _items4.append
-            for _ in range(_x):
-                _n7 = data[pos]
+            for _ in range(_c7):
+                _n8 = data[pos]
                 pos += 1
-                if _n7 >= 128:
-                    _n7, pos = _uv(data, pos - 1)
-                _n7 -= 1
-                if _n7 < 0:
-                    _fail('invalid length %d for subscribed_topic_names' % _n7)
-                _e6 = data[pos:pos + _n7].decode()
-                pos += _n7
+                if _n8 >= 128:
+                    _n8, pos = _uv(data, pos - 1)
+                _n8 -= 1
+                if _n8 < 0:
+                    _fail('invalid length %d for subscribed_topic_names' % _n8)
+                _e6 = data[pos:pos + _n8].decode()
+                pos += _n8
                 _append5(_e6)
             obj.subscribed_topic_names = _items4
-        _n8 = data[pos]
-        pos += 1
-        if _n8 >= 128:
-            _n8, pos = _uv(data, pos - 1)
-        _n8 -= 1
-        if _n8 >= 0:
-            obj.server_assignor = data[pos:pos + _n8].decode()
-            pos += _n8
-        elif _n8 == -1:
-            obj.server_assignor = None
-        else:
-            _fail('invalid length %d for server_assignor' % _n8)
         _n9 = data[pos]
         pos += 1
         if _n9 >= 128:
             _n9, pos = _uv(data, pos - 1)
         _n9 -= 1
-        if _n9 < 0:
-            if _n9 != -1:
-                _fail('invalid array length %d for topic_partitions' % _n9)
+        if _n9 >= 0:
+            obj.server_assignor = data[pos:pos + _n9].decode()
+            pos += _n9
+        elif _n9 == -1:
+            obj.server_assignor = None
+        else:
+            _fail('invalid length %d for server_assignor' % _n9)
+        _n10 = data[pos]
+        pos += 1
+        if _n10 >= 128:
+            _n10, pos = _uv(data, pos - 1)
+        _n10 -= 1
+        if _n10 < 0:
+            if _n10 != -1:
+                _fail('invalid array length %d for topic_partitions' % _n10)
             obj.topic_partitions = None
         else:
-            if _n9 > end - pos:
-                _fail('array count %d for topic_partitions runs past the end' % _n9)
-            _items10: list[Any] = []
-            _append11 = _items10.append
-            for _ in range(_n9):
-                _e12 = _new(_cls2)
-                _u13, _x = _unpack3(data, pos)
+            if _n10 > end - pos:
+                _fail('array count %d for topic_partitions runs past the end' % _n10)
+            _items11: list[Any] = []
+            _append12 = _items11.append
+            for _ in range(_n10):
+                _e13 = _new(_cls2)
+                _u14, _x = _unpack3(data, pos)
                 pos += 17
-                _e12.topic_id = _UUID(bytes=_u13)
+                _e13.topic_id = _UUID(bytes=_u14)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -151,18 +152,18 @@ def decode_request_v0(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e12.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e13.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt14, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt14)
+                    _nt15, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt15)
                 else:
                     pos += 1
-                _append11(_e12)
-            obj.topic_partitions = _items10
+                _append12(_e13)
+            obj.topic_partitions = _items11
         if data[pos]:
-            _nt15, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt15)
+            _nt16, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt16)
         else:
             pos += 1
         if pos > end:
@@ -232,63 +233,64 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for subscribed_topic_names runs past the end' % _x)
+            _c7 = _x
             _items4: list[Any] = []
             _append5 = _items4.append
-            for _ in range(_x):
-                _n7 = data[pos]
+            for _ in range(_c7):
+                _n8 = data[pos]
                 pos += 1
-                if _n7 >= 128:
-                    _n7, pos = _uv(data, pos - 1)
-                _n7 -= 1
-                if _n7 < 0:
-                    _fail('invalid length %d for subscribed_topic_names' % _n7)
-                _e6 = data[pos:pos + _n7].decode()
-                pos += _n7
+                if _n8 >= 128:
+                    _n8, pos = _uv(data, pos - 1)
+                _n8 -= 1
+                if _n8 < 0:
+                    _fail('invalid length %d for subscribed_topic_names' % _n8)
+                _e6 = data[pos:pos + _n8].decode()
+                pos += _n8
                 _append5(_e6)
             obj.subscribed_topic_names = _items4
-        _n8 = data[pos]
-        pos += 1
-        if _n8 >= 128:
-            _n8, pos = _uv(data, pos - 1)
-        _n8 -= 1
-        if _n8 >= 0:
-            obj.subscribed_topic_regex = data[pos:pos + _n8].decode()
-            pos += _n8
-        elif _n8 == -1:
-            obj.subscribed_topic_regex = None
-        else:
-            _fail('invalid length %d for subscribed_topic_regex' % _n8)
         _n9 = data[pos]
         pos += 1
         if _n9 >= 128:
             _n9, pos = _uv(data, pos - 1)
         _n9 -= 1
         if _n9 >= 0:
-            obj.server_assignor = data[pos:pos + _n9].decode()
+            obj.subscribed_topic_regex = data[pos:pos + _n9].decode()
             pos += _n9
         elif _n9 == -1:
-            obj.server_assignor = None
+            obj.subscribed_topic_regex = None
         else:
-            _fail('invalid length %d for server_assignor' % _n9)
+            _fail('invalid length %d for subscribed_topic_regex' % _n9)
         _n10 = data[pos]
         pos += 1
         if _n10 >= 128:
             _n10, pos = _uv(data, pos - 1)
         _n10 -= 1
-        if _n10 < 0:
-            if _n10 != -1:
-                _fail('invalid array length %d for topic_partitions' % _n10)
+        if _n10 >= 0:
+            obj.server_assignor = data[pos:pos + _n10].decode()
+            pos += _n10
+        elif _n10 == -1:
+            obj.server_assignor = None
+        else:
+            _fail('invalid length %d for server_assignor' % _n10)
+        _n11 = data[pos]
+        pos += 1
+        if _n11 >= 128:
+            _n11, pos = _uv(data, pos - 1)
+        _n11 -= 1
+        if _n11 < 0:
+            if _n11 != -1:
+                _fail('invalid array length %d for topic_partitions' % _n11)
             obj.topic_partitions = None
         else:
-            if _n10 > end - pos:
-                _fail('array count %d for topic_partitions runs past the end' % _n10)
-            _items11: list[Any] = []
-            _append12 = _items11.append
-            for _ in range(_n10):
-                _e13 = _new(_cls2)
-                _u14, _x = _unpack3(data, pos)
+            if _n11 > end - pos:
+                _fail('array count %d for topic_partitions runs past the end' % _n11)
+            _items12: list[Any] = []
+            _append13 = _items12.append
+            for _ in range(_n11):
+                _e14 = _new(_cls2)
+                _u15, _x = _unpack3(data, pos)
                 pos += 17
-                _e13.topic_id = _UUID(bytes=_u14)
+                _e14.topic_id = _UUID(bytes=_u15)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -297,18 +299,18 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e13.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e14.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt16, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt16)
                 else:
                     pos += 1
-                _append12(_e13)
-            obj.topic_partitions = _items11
+                _append13(_e14)
+            obj.topic_partitions = _items12
         if data[pos]:
-            _nt16, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt16)
+            _nt17, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt17)
         else:
             pos += 1
         if pos > end:

@@ -107,37 +107,38 @@ def decode_request_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.current_leader_epoch = -1
-                        _e8.last_fetched_epoch = -1
-                        _e8.log_start_offset = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.fetch_offset, _e8.partition_max_bytes = _unpack9(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.current_leader_epoch = -1
+                        _e9.last_fetched_epoch = -1
+                        _e9.log_start_offset = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.fetch_offset, _e9.partition_max_bytes = _unpack9(data, pos)
                         pos += 16
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -166,36 +167,37 @@ def decode_request_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.current_leader_epoch = -1
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack10(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.current_leader_epoch = -1
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack10(data, pos)
                         pos += 24
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -224,36 +226,37 @@ def decode_request_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.current_leader_epoch = -1
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack10(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.current_leader_epoch = -1
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack10(data, pos)
                         pos += 24
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -279,67 +282,68 @@ def decode_request_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.current_leader_epoch = -1
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack10(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.current_leader_epoch = -1
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack10(data, pos)
                         pos += 24
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
-        _n9, = _unpack7(data, pos)
+        _n10, = _unpack7(data, pos)
         pos += 4
-        if _n9 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n9)
+        if _n10 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n10)
         else:
-            if _n9 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n9)
-            _items10: list[Any] = []
-            _append11 = _items10.append
-            for _ in range(_n9):
-                _e12 = _new(_cls12)
-                _e12.topic_id = _d5
-                _n13, = _unpack6(data, pos)
+            if _n10 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
+            _items11: list[Any] = []
+            _append12 = _items11.append
+            for _ in range(_n10):
+                _e13 = _new(_cls12)
+                _e13.topic_id = _d5
+                _n14, = _unpack6(data, pos)
                 pos += 2
-                if _n13 < 0:
-                    _fail('invalid length %d for topic' % _n13)
-                _e12.topic = data[pos:pos + _n13].decode()
-                pos += _n13
-                _n14, = _unpack7(data, pos)
-                pos += 4
                 if _n14 < 0:
-                    _fail('invalid array length %d for partitions' % _n14)
+                    _fail('invalid length %d for topic' % _n14)
+                _e13.topic = data[pos:pos + _n14].decode()
+                pos += _n14
+                _n15, = _unpack7(data, pos)
+                pos += 4
+                if _n15 < 0:
+                    _fail('invalid array length %d for partitions' % _n15)
                 else:
-                    if _n14 * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n14)
-                    _e12.partitions = list(_unpack_from('>%di' % _n14, data, pos))
-                    pos += _n14 * 4
-                _append11(_e12)
-            obj.forgotten_topics_data = _items10
+                    if _n15 * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n15)
+                    _e13.partitions = list(_unpack_from('>%di' % _n15, data, pos))
+                    pos += _n15 * 4
+                _append12(_e13)
+            obj.forgotten_topics_data = _items11
         if pos > end:
             _fail('truncated FetchRequest v7: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -363,67 +367,68 @@ def decode_request_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.current_leader_epoch = -1
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack10(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.current_leader_epoch = -1
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack10(data, pos)
                         pos += 24
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
-        _n9, = _unpack7(data, pos)
+        _n10, = _unpack7(data, pos)
         pos += 4
-        if _n9 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n9)
+        if _n10 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n10)
         else:
-            if _n9 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n9)
-            _items10: list[Any] = []
-            _append11 = _items10.append
-            for _ in range(_n9):
-                _e12 = _new(_cls12)
-                _e12.topic_id = _d5
-                _n13, = _unpack6(data, pos)
+            if _n10 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
+            _items11: list[Any] = []
+            _append12 = _items11.append
+            for _ in range(_n10):
+                _e13 = _new(_cls12)
+                _e13.topic_id = _d5
+                _n14, = _unpack6(data, pos)
                 pos += 2
-                if _n13 < 0:
-                    _fail('invalid length %d for topic' % _n13)
-                _e12.topic = data[pos:pos + _n13].decode()
-                pos += _n13
-                _n14, = _unpack7(data, pos)
-                pos += 4
                 if _n14 < 0:
-                    _fail('invalid array length %d for partitions' % _n14)
+                    _fail('invalid length %d for topic' % _n14)
+                _e13.topic = data[pos:pos + _n14].decode()
+                pos += _n14
+                _n15, = _unpack7(data, pos)
+                pos += 4
+                if _n15 < 0:
+                    _fail('invalid array length %d for partitions' % _n15)
                 else:
-                    if _n14 * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n14)
-                    _e12.partitions = list(_unpack_from('>%di' % _n14, data, pos))
-                    pos += _n14 * 4
-                _append11(_e12)
-            obj.forgotten_topics_data = _items10
+                    if _n15 * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n15)
+                    _e13.partitions = list(_unpack_from('>%di' % _n15, data, pos))
+                    pos += _n15 * 4
+                _append12(_e13)
+            obj.forgotten_topics_data = _items11
         if pos > end:
             _fail('truncated FetchRequest v8: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -447,66 +452,67 @@ def decode_request_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack13(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.current_leader_epoch, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack13(data, pos)
                         pos += 28
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
-        _n9, = _unpack7(data, pos)
+        _n10, = _unpack7(data, pos)
         pos += 4
-        if _n9 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n9)
+        if _n10 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n10)
         else:
-            if _n9 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n9)
-            _items10: list[Any] = []
-            _append11 = _items10.append
-            for _ in range(_n9):
-                _e12 = _new(_cls12)
-                _e12.topic_id = _d5
-                _n13, = _unpack6(data, pos)
+            if _n10 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
+            _items11: list[Any] = []
+            _append12 = _items11.append
+            for _ in range(_n10):
+                _e13 = _new(_cls12)
+                _e13.topic_id = _d5
+                _n14, = _unpack6(data, pos)
                 pos += 2
-                if _n13 < 0:
-                    _fail('invalid length %d for topic' % _n13)
-                _e12.topic = data[pos:pos + _n13].decode()
-                pos += _n13
-                _n14, = _unpack7(data, pos)
-                pos += 4
                 if _n14 < 0:
-                    _fail('invalid array length %d for partitions' % _n14)
+                    _fail('invalid length %d for topic' % _n14)
+                _e13.topic = data[pos:pos + _n14].decode()
+                pos += _n14
+                _n15, = _unpack7(data, pos)
+                pos += 4
+                if _n15 < 0:
+                    _fail('invalid array length %d for partitions' % _n15)
                 else:
-                    if _n14 * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n14)
-                    _e12.partitions = list(_unpack_from('>%di' % _n14, data, pos))
-                    pos += _n14 * 4
-                _append11(_e12)
-            obj.forgotten_topics_data = _items10
+                    if _n15 * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n15)
+                    _e13.partitions = list(_unpack_from('>%di' % _n15, data, pos))
+                    pos += _n15 * 4
+                _append12(_e13)
+            obj.forgotten_topics_data = _items11
         if pos > end:
             _fail('truncated FetchRequest v9: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -530,66 +536,67 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack13(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.current_leader_epoch, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack13(data, pos)
                         pos += 28
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
-        _n9, = _unpack7(data, pos)
+        _n10, = _unpack7(data, pos)
         pos += 4
-        if _n9 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n9)
+        if _n10 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n10)
         else:
-            if _n9 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n9)
-            _items10: list[Any] = []
-            _append11 = _items10.append
-            for _ in range(_n9):
-                _e12 = _new(_cls12)
-                _e12.topic_id = _d5
-                _n13, = _unpack6(data, pos)
+            if _n10 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
+            _items11: list[Any] = []
+            _append12 = _items11.append
+            for _ in range(_n10):
+                _e13 = _new(_cls12)
+                _e13.topic_id = _d5
+                _n14, = _unpack6(data, pos)
                 pos += 2
-                if _n13 < 0:
-                    _fail('invalid length %d for topic' % _n13)
-                _e12.topic = data[pos:pos + _n13].decode()
-                pos += _n13
-                _n14, = _unpack7(data, pos)
-                pos += 4
                 if _n14 < 0:
-                    _fail('invalid array length %d for partitions' % _n14)
+                    _fail('invalid length %d for topic' % _n14)
+                _e13.topic = data[pos:pos + _n14].decode()
+                pos += _n14
+                _n15, = _unpack7(data, pos)
+                pos += 4
+                if _n15 < 0:
+                    _fail('invalid array length %d for partitions' % _n15)
                 else:
-                    if _n14 * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n14)
-                    _e12.partitions = list(_unpack_from('>%di' % _n14, data, pos))
-                    pos += _n14 * 4
-                _append11(_e12)
-            obj.forgotten_topics_data = _items10
+                    if _n15 * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n15)
+                    _e13.partitions = list(_unpack_from('>%di' % _n15, data, pos))
+                    pos += _n15 * 4
+                _append12(_e13)
+            obj.forgotten_topics_data = _items11
         if pos > end:
             _fail('truncated FetchRequest v10: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -612,72 +619,73 @@ def decode_request_v11(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.last_fetched_epoch = -1
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.log_start_offset, _e8.partition_max_bytes = _unpack13(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.last_fetched_epoch = -1
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.current_leader_epoch, _e9.fetch_offset, _e9.log_start_offset, _e9.partition_max_bytes = _unpack13(data, pos)
                         pos += 28
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
-        _n9, = _unpack7(data, pos)
+        _n10, = _unpack7(data, pos)
         pos += 4
-        if _n9 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n9)
+        if _n10 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n10)
         else:
-            if _n9 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n9)
-            _items10: list[Any] = []
-            _append11 = _items10.append
-            for _ in range(_n9):
-                _e12 = _new(_cls12)
-                _e12.topic_id = _d5
-                _n13, = _unpack6(data, pos)
+            if _n10 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
+            _items11: list[Any] = []
+            _append12 = _items11.append
+            for _ in range(_n10):
+                _e13 = _new(_cls12)
+                _e13.topic_id = _d5
+                _n14, = _unpack6(data, pos)
                 pos += 2
-                if _n13 < 0:
-                    _fail('invalid length %d for topic' % _n13)
-                _e12.topic = data[pos:pos + _n13].decode()
-                pos += _n13
-                _n14, = _unpack7(data, pos)
-                pos += 4
                 if _n14 < 0:
-                    _fail('invalid array length %d for partitions' % _n14)
+                    _fail('invalid length %d for topic' % _n14)
+                _e13.topic = data[pos:pos + _n14].decode()
+                pos += _n14
+                _n15, = _unpack7(data, pos)
+                pos += 4
+                if _n15 < 0:
+                    _fail('invalid array length %d for partitions' % _n15)
                 else:
-                    if _n14 * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n14)
-                    _e12.partitions = list(_unpack_from('>%di' % _n14, data, pos))
-                    pos += _n14 * 4
-                _append11(_e12)
-            obj.forgotten_topics_data = _items10
-        _n15, = _unpack6(data, pos)
+                    if _n15 * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n15)
+                    _e13.partitions = list(_unpack_from('>%di' % _n15, data, pos))
+                    pos += _n15 * 4
+                _append12(_e13)
+            obj.forgotten_topics_data = _items11
+        _n16, = _unpack6(data, pos)
         pos += 2
-        if _n15 < 0:
-            _fail('invalid length %d for rack_id' % _n15)
-        obj.rack_id = data[pos:pos + _n15].decode()
-        pos += _n15
+        if _n16 < 0:
+            _fail('invalid length %d for rack_id' % _n16)
+        obj.rack_id = data[pos:pos + _n16].decode()
+        pos += _n16
         if pos > end:
             _fail('truncated FetchRequest v11: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -703,93 +711,227 @@ def decode_request_v12(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic_id = _d5
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls8)
-                        _e8.replica_directory_id = _d5
-                        _e8.high_watermark = 9223372036854775807
-                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls8)
+                        _e9.replica_directory_id = _d5
+                        _e9.high_watermark = 9223372036854775807
+                        _e9.partition, _e9.current_leader_epoch, _e9.fetch_offset, _e9.last_fetched_epoch, _e9.log_start_offset, _e9.partition_max_bytes, _x = _unpack15(data, pos)
                         pos += 33
                         if _x:
-                            _nt9, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt9)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 if data[pos]:
-                    _nt10, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt10)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
-        _n11 = data[pos]
+        _n12 = data[pos]
         pos += 1
-        if _n11 >= 128:
-            _n11, pos = _uv(data, pos - 1)
-        _n11 -= 1
-        if _n11 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n11)
+        if _n12 >= 128:
+            _n12, pos = _uv(data, pos - 1)
+        _n12 -= 1
+        if _n12 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n12)
         else:
-            if _n11 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n11)
-            _items12: list[Any] = []
-            _append13 = _items12.append
-            for _ in range(_n11):
-                _e14 = _new(_cls12)
-                _e14.topic_id = _d5
-                _n15 = data[pos]
-                pos += 1
-                if _n15 >= 128:
-                    _n15, pos = _uv(data, pos - 1)
-                _n15 -= 1
-                if _n15 < 0:
-                    _fail('invalid length %d for topic' % _n15)
-                _e14.topic = data[pos:pos + _n15].decode()
-                pos += _n15
+            if _n12 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n12)
+            _items13: list[Any] = []
+            _append14 = _items13.append
+            for _ in range(_n12):
+                _e15 = _new(_cls12)
+                _e15.topic_id = _d5
                 _n16 = data[pos]
                 pos += 1
                 if _n16 >= 128:
                     _n16, pos = _uv(data, pos - 1)
                 _n16 -= 1
                 if _n16 < 0:
-                    _fail('invalid array length %d for partitions' % _n16)
+                    _fail('invalid length %d for topic' % _n16)
+                _e15.topic = data[pos:pos + _n16].decode()
+                pos += _n16
+                _n17 = data[pos]
+                pos += 1
+                if _n17 >= 128:
+                    _n17, pos = _uv(data, pos - 1)
+                _n17 -= 1
+                if _n17 < 0:
+                    _fail('invalid array length %d for partitions' % _n17)
                 else:
-                    if _n16 * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n16)
-                    _e14.partitions = list(_unpack_from('>%di' % _n16, data, pos))
-                    pos += _n16 * 4
+                    if _n17 * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n17)
+                    _e15.partitions = list(_unpack_from('>%di' % _n17, data, pos))
+                    pos += _n17 * 4
+                if data[pos]:
+                    _nt18, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt18)
+                else:
+                    pos += 1
+                _append14(_e15)
+            obj.forgotten_topics_data = _items13
+        _n19 = data[pos]
+        pos += 1
+        if _n19 >= 128:
+            _n19, pos = _uv(data, pos - 1)
+        _n19 -= 1
+        if _n19 < 0:
+            _fail('invalid length %d for rack_id' % _n19)
+        obj.rack_id = data[pos:pos + _n19].decode()
+        pos += _n19
+        if data[pos]:
+            _nt20, pos = _uv(data, pos)
+            for _ in range(_nt20):
+                _tag21, pos = _uv(data, pos)
+                _sz22, pos = _uv(data, pos)
+                _te23 = pos + _sz22
+                if _te23 > end:
+                    _fail('tagged field runs past the end')
+                if _tag21 == 0:
+                    _n24 = data[pos]
+                    pos += 1
+                    if _n24 >= 128:
+                        _n24, pos = _uv(data, pos - 1)
+                    _n24 -= 1
+                    if _n24 >= 0:
+                        obj.cluster_id = data[pos:pos + _n24].decode()
+                        pos += _n24
+                    elif _n24 == -1:
+                        obj.cluster_id = None
+                    else:
+                        _fail('invalid length %d for cluster_id' % _n24)
+                    if pos != _te23:
+                        _fail('tagged field cluster_id has the wrong size')
+                pos = _te23
+        else:
+            pos += 1
+        if pos > end:
+            _fail('truncated FetchRequest v12: %d bytes short' % (pos - end))
+    except (_struct_error, IndexError) as exc:
+        raise _DecodeError('truncated FetchRequest v12: %s' % exc) from None
+    except UnicodeDecodeError:
+        return _decode_replacing(1, False, 12, data, start)
+    return obj, pos
+
+def decode_request_v13(data: bytes, pos: int) -> tuple[Any, int]:
+    start = pos
+    end = len(data)
+    try:
+        obj = _new(_cls0)
+        obj.cluster_id = None
+        obj.replica_state = _cls1()
+        obj.replica_id, obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level, obj.session_id, obj.session_epoch, _x = _unpack14(data, pos)
+        pos += 26
+        if _x >= 128:
+            _x, pos = _uv(data, pos - 1)
+        _x -= 1
+        if _x < 0:
+            _fail('invalid array length %d for topics' % _x)
+        else:
+            if _x > end - pos:
+                _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
+            _items1: list[Any] = []
+            _append2 = _items1.append
+            for _ in range(_c4):
+                _e3 = _new(_cls4)
+                _e3.topic = _d2
+                _u5, _x = _unpack16(data, pos)
+                pos += 17
+                _e3.topic_id = _UUID(bytes=_u5)
+                if _x >= 128:
+                    _x, pos = _uv(data, pos - 1)
+                _x -= 1
+                if _x < 0:
+                    _fail('invalid array length %d for partitions' % _x)
+                else:
+                    if _x > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _x)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls8)
+                        _e8.replica_directory_id = _d5
+                        _e8.high_watermark = 9223372036854775807
+                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
+                        pos += 33
+                        if _x:
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append7(_e8)
+                    _e3.partitions = _items6
+                if data[pos]:
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
+                else:
+                    pos += 1
+                _append2(_e3)
+            obj.topics = _items1
+        _n12 = data[pos]
+        pos += 1
+        if _n12 >= 128:
+            _n12, pos = _uv(data, pos - 1)
+        _n12 -= 1
+        if _n12 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n12)
+        else:
+            if _n12 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n12)
+            _items13: list[Any] = []
+            _append14 = _items13.append
+            for _ in range(_n12):
+                _e15 = _new(_cls12)
+                _e15.topic = _d2
+                _u16, _x = _unpack16(data, pos)
+                pos += 17
+                _e15.topic_id = _UUID(bytes=_u16)
+                if _x >= 128:
+                    _x, pos = _uv(data, pos - 1)
+                _x -= 1
+                if _x < 0:
+                    _fail('invalid array length %d for partitions' % _x)
+                else:
+                    if _x * 4 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _x)
+                    _e15.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    pos += _x * 4
                 if data[pos]:
                     _nt17, pos = _uv(data, pos)
                     pos = _skip_tagged(data, pos, _nt17)
                 else:
                     pos += 1
-                _append13(_e14)
-            obj.forgotten_topics_data = _items12
+                _append14(_e15)
+            obj.forgotten_topics_data = _items13
         _n18 = data[pos]
         pos += 1
         if _n18 >= 128:
@@ -826,137 +968,6 @@ def decode_request_v12(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             pos += 1
         if pos > end:
-            _fail('truncated FetchRequest v12: %d bytes short' % (pos - end))
-    except (_struct_error, IndexError) as exc:
-        raise _DecodeError('truncated FetchRequest v12: %s' % exc) from None
-    except UnicodeDecodeError:
-        return _decode_replacing(1, False, 12, data, start)
-    return obj, pos
-
-def decode_request_v13(data: bytes, pos: int) -> tuple[Any, int]:
-    start = pos
-    end = len(data)
-    try:
-        obj = _new(_cls0)
-        obj.cluster_id = None
-        obj.replica_state = _cls1()
-        obj.replica_id, obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level, obj.session_id, obj.session_epoch, _x = _unpack14(data, pos)
-        pos += 26
-        if _x >= 128:
-            _x, pos = _uv(data, pos - 1)
-        _x -= 1
-        if _x < 0:
-            _fail('invalid array length %d for topics' % _x)
-        else:
-            if _x > end - pos:
-                _fail('array count %d for topics runs past the end' % _x)
-            _items1: list[Any] = []
-            _append2 = _items1.append
-            for _ in range(_x):
-                _e3 = _new(_cls4)
-                _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
-                pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
-                if _x >= 128:
-                    _x, pos = _uv(data, pos - 1)
-                _x -= 1
-                if _x < 0:
-                    _fail('invalid array length %d for partitions' % _x)
-                else:
-                    if _x > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls8)
-                        _e7.replica_directory_id = _d5
-                        _e7.high_watermark = 9223372036854775807
-                        _e7.partition, _e7.current_leader_epoch, _e7.fetch_offset, _e7.last_fetched_epoch, _e7.log_start_offset, _e7.partition_max_bytes, _x = _unpack15(data, pos)
-                        pos += 33
-                        if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt8)
-                        _append6(_e7)
-                    _e3.partitions = _items5
-                if data[pos]:
-                    _nt9, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt9)
-                else:
-                    pos += 1
-                _append2(_e3)
-            obj.topics = _items1
-        _n10 = data[pos]
-        pos += 1
-        if _n10 >= 128:
-            _n10, pos = _uv(data, pos - 1)
-        _n10 -= 1
-        if _n10 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n10)
-        else:
-            if _n10 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
-            _items11: list[Any] = []
-            _append12 = _items11.append
-            for _ in range(_n10):
-                _e13 = _new(_cls12)
-                _e13.topic = _d2
-                _u14, _x = _unpack16(data, pos)
-                pos += 17
-                _e13.topic_id = _UUID(bytes=_u14)
-                if _x >= 128:
-                    _x, pos = _uv(data, pos - 1)
-                _x -= 1
-                if _x < 0:
-                    _fail('invalid array length %d for partitions' % _x)
-                else:
-                    if _x * 4 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _x)
-                    _e13.partitions = list(_unpack_from('>%di' % _x, data, pos))
-                    pos += _x * 4
-                if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
-                else:
-                    pos += 1
-                _append12(_e13)
-            obj.forgotten_topics_data = _items11
-        _n16 = data[pos]
-        pos += 1
-        if _n16 >= 128:
-            _n16, pos = _uv(data, pos - 1)
-        _n16 -= 1
-        if _n16 < 0:
-            _fail('invalid length %d for rack_id' % _n16)
-        obj.rack_id = data[pos:pos + _n16].decode()
-        pos += _n16
-        if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            for _ in range(_nt17):
-                _tag18, pos = _uv(data, pos)
-                _sz19, pos = _uv(data, pos)
-                _te20 = pos + _sz19
-                if _te20 > end:
-                    _fail('tagged field runs past the end')
-                if _tag18 == 0:
-                    _n21 = data[pos]
-                    pos += 1
-                    if _n21 >= 128:
-                        _n21, pos = _uv(data, pos - 1)
-                    _n21 -= 1
-                    if _n21 >= 0:
-                        obj.cluster_id = data[pos:pos + _n21].decode()
-                        pos += _n21
-                    elif _n21 == -1:
-                        obj.cluster_id = None
-                    else:
-                        _fail('invalid length %d for cluster_id' % _n21)
-                    if pos != _te20:
-                        _fail('tagged field cluster_id has the wrong size')
-                pos = _te20
-        else:
-            pos += 1
-        if pos > end:
             _fail('truncated FetchRequest v13: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
         raise _DecodeError('truncated FetchRequest v13: %s' % exc) from None
@@ -981,14 +992,15 @@ def decode_request_v14(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -997,44 +1009,45 @@ def decode_request_v14(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls8)
-                        _e7.replica_directory_id = _d5
-                        _e7.high_watermark = 9223372036854775807
-                        _e7.partition, _e7.current_leader_epoch, _e7.fetch_offset, _e7.last_fetched_epoch, _e7.log_start_offset, _e7.partition_max_bytes, _x = _unpack15(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls8)
+                        _e8.replica_directory_id = _d5
+                        _e8.high_watermark = 9223372036854775807
+                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
                         pos += 33
                         if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt8)
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt9, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt9)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
-        _n10 = data[pos]
+        _n12 = data[pos]
         pos += 1
-        if _n10 >= 128:
-            _n10, pos = _uv(data, pos - 1)
-        _n10 -= 1
-        if _n10 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n10)
+        if _n12 >= 128:
+            _n12, pos = _uv(data, pos - 1)
+        _n12 -= 1
+        if _n12 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n12)
         else:
-            if _n10 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
-            _items11: list[Any] = []
-            _append12 = _items11.append
-            for _ in range(_n10):
-                _e13 = _new(_cls12)
-                _e13.topic = _d2
-                _u14, _x = _unpack16(data, pos)
+            if _n12 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n12)
+            _items13: list[Any] = []
+            _append14 = _items13.append
+            for _ in range(_n12):
+                _e15 = _new(_cls12)
+                _e15.topic = _d2
+                _u16, _x = _unpack16(data, pos)
                 pos += 17
-                _e13.topic_id = _UUID(bytes=_u14)
+                _e15.topic_id = _UUID(bytes=_u16)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1043,48 +1056,48 @@ def decode_request_v14(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e13.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e15.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt17, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt17)
                 else:
                     pos += 1
-                _append12(_e13)
-            obj.forgotten_topics_data = _items11
-        _n16 = data[pos]
+                _append14(_e15)
+            obj.forgotten_topics_data = _items13
+        _n18 = data[pos]
         pos += 1
-        if _n16 >= 128:
-            _n16, pos = _uv(data, pos - 1)
-        _n16 -= 1
-        if _n16 < 0:
-            _fail('invalid length %d for rack_id' % _n16)
-        obj.rack_id = data[pos:pos + _n16].decode()
-        pos += _n16
+        if _n18 >= 128:
+            _n18, pos = _uv(data, pos - 1)
+        _n18 -= 1
+        if _n18 < 0:
+            _fail('invalid length %d for rack_id' % _n18)
+        obj.rack_id = data[pos:pos + _n18].decode()
+        pos += _n18
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            for _ in range(_nt17):
-                _tag18, pos = _uv(data, pos)
-                _sz19, pos = _uv(data, pos)
-                _te20 = pos + _sz19
-                if _te20 > end:
+            _nt19, pos = _uv(data, pos)
+            for _ in range(_nt19):
+                _tag20, pos = _uv(data, pos)
+                _sz21, pos = _uv(data, pos)
+                _te22 = pos + _sz21
+                if _te22 > end:
                     _fail('tagged field runs past the end')
-                if _tag18 == 0:
-                    _n21 = data[pos]
+                if _tag20 == 0:
+                    _n23 = data[pos]
                     pos += 1
-                    if _n21 >= 128:
-                        _n21, pos = _uv(data, pos - 1)
-                    _n21 -= 1
-                    if _n21 >= 0:
-                        obj.cluster_id = data[pos:pos + _n21].decode()
-                        pos += _n21
-                    elif _n21 == -1:
+                    if _n23 >= 128:
+                        _n23, pos = _uv(data, pos - 1)
+                    _n23 -= 1
+                    if _n23 >= 0:
+                        obj.cluster_id = data[pos:pos + _n23].decode()
+                        pos += _n23
+                    elif _n23 == -1:
                         obj.cluster_id = None
                     else:
-                        _fail('invalid length %d for cluster_id' % _n21)
-                    if pos != _te20:
+                        _fail('invalid length %d for cluster_id' % _n23)
+                    if pos != _te22:
                         _fail('tagged field cluster_id has the wrong size')
-                pos = _te20
+                pos = _te22
         else:
             pos += 1
         if pos > end:
@@ -1113,14 +1126,15 @@ def decode_request_v15(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1129,44 +1143,45 @@ def decode_request_v15(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls8)
-                        _e7.replica_directory_id = _d5
-                        _e7.high_watermark = 9223372036854775807
-                        _e7.partition, _e7.current_leader_epoch, _e7.fetch_offset, _e7.last_fetched_epoch, _e7.log_start_offset, _e7.partition_max_bytes, _x = _unpack15(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls8)
+                        _e8.replica_directory_id = _d5
+                        _e8.high_watermark = 9223372036854775807
+                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
                         pos += 33
                         if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt8)
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt9, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt9)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
-        _n10 = data[pos]
+        _n12 = data[pos]
         pos += 1
-        if _n10 >= 128:
-            _n10, pos = _uv(data, pos - 1)
-        _n10 -= 1
-        if _n10 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n10)
+        if _n12 >= 128:
+            _n12, pos = _uv(data, pos - 1)
+        _n12 -= 1
+        if _n12 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n12)
         else:
-            if _n10 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
-            _items11: list[Any] = []
-            _append12 = _items11.append
-            for _ in range(_n10):
-                _e13 = _new(_cls12)
-                _e13.topic = _d2
-                _u14, _x = _unpack16(data, pos)
+            if _n12 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n12)
+            _items13: list[Any] = []
+            _append14 = _items13.append
+            for _ in range(_n12):
+                _e15 = _new(_cls12)
+                _e15.topic = _d2
+                _u16, _x = _unpack16(data, pos)
                 pos += 17
-                _e13.topic_id = _UUID(bytes=_u14)
+                _e15.topic_id = _UUID(bytes=_u16)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1175,58 +1190,58 @@ def decode_request_v15(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e13.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e15.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt17, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt17)
                 else:
                     pos += 1
-                _append12(_e13)
-            obj.forgotten_topics_data = _items11
-        _n16 = data[pos]
+                _append14(_e15)
+            obj.forgotten_topics_data = _items13
+        _n18 = data[pos]
         pos += 1
-        if _n16 >= 128:
-            _n16, pos = _uv(data, pos - 1)
-        _n16 -= 1
-        if _n16 < 0:
-            _fail('invalid length %d for rack_id' % _n16)
-        obj.rack_id = data[pos:pos + _n16].decode()
-        pos += _n16
+        if _n18 >= 128:
+            _n18, pos = _uv(data, pos - 1)
+        _n18 -= 1
+        if _n18 < 0:
+            _fail('invalid length %d for rack_id' % _n18)
+        obj.rack_id = data[pos:pos + _n18].decode()
+        pos += _n18
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            for _ in range(_nt17):
-                _tag18, pos = _uv(data, pos)
-                _sz19, pos = _uv(data, pos)
-                _te20 = pos + _sz19
-                if _te20 > end:
+            _nt19, pos = _uv(data, pos)
+            for _ in range(_nt19):
+                _tag20, pos = _uv(data, pos)
+                _sz21, pos = _uv(data, pos)
+                _te22 = pos + _sz21
+                if _te22 > end:
                     _fail('tagged field runs past the end')
-                if _tag18 == 0:
-                    _n21 = data[pos]
+                if _tag20 == 0:
+                    _n23 = data[pos]
                     pos += 1
-                    if _n21 >= 128:
-                        _n21, pos = _uv(data, pos - 1)
-                    _n21 -= 1
-                    if _n21 >= 0:
-                        obj.cluster_id = data[pos:pos + _n21].decode()
-                        pos += _n21
-                    elif _n21 == -1:
+                    if _n23 >= 128:
+                        _n23, pos = _uv(data, pos - 1)
+                    _n23 -= 1
+                    if _n23 >= 0:
+                        obj.cluster_id = data[pos:pos + _n23].decode()
+                        pos += _n23
+                    elif _n23 == -1:
                         obj.cluster_id = None
                     else:
-                        _fail('invalid length %d for cluster_id' % _n21)
-                    if pos != _te20:
+                        _fail('invalid length %d for cluster_id' % _n23)
+                    if pos != _te22:
                         _fail('tagged field cluster_id has the wrong size')
-                elif _tag18 == 1:
-                    _s23 = _new(_cls1)
-                    _s23.replica_id, _s23.replica_epoch, _x = _unpack18(data, pos)
+                elif _tag20 == 1:
+                    _s25 = _new(_cls1)
+                    _s25.replica_id, _s25.replica_epoch, _x = _unpack18(data, pos)
                     pos += 13
                     if _x:
-                        _nt24, pos = _uv(data, pos - 1)
-                        pos = _skip_tagged(data, pos, _nt24)
-                    obj.replica_state = _s23
-                    if pos != _te20:
+                        _nt26, pos = _uv(data, pos - 1)
+                        pos = _skip_tagged(data, pos, _nt26)
+                    obj.replica_state = _s25
+                    if pos != _te22:
                         _fail('tagged field replica_state has the wrong size')
-                pos = _te20
+                pos = _te22
         else:
             pos += 1
         if pos > end:
@@ -1255,14 +1270,15 @@ def decode_request_v16(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1271,44 +1287,45 @@ def decode_request_v16(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls8)
-                        _e7.replica_directory_id = _d5
-                        _e7.high_watermark = 9223372036854775807
-                        _e7.partition, _e7.current_leader_epoch, _e7.fetch_offset, _e7.last_fetched_epoch, _e7.log_start_offset, _e7.partition_max_bytes, _x = _unpack15(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls8)
+                        _e8.replica_directory_id = _d5
+                        _e8.high_watermark = 9223372036854775807
+                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
                         pos += 33
                         if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt8)
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt9, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt9)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
-        _n10 = data[pos]
+        _n12 = data[pos]
         pos += 1
-        if _n10 >= 128:
-            _n10, pos = _uv(data, pos - 1)
-        _n10 -= 1
-        if _n10 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n10)
+        if _n12 >= 128:
+            _n12, pos = _uv(data, pos - 1)
+        _n12 -= 1
+        if _n12 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n12)
         else:
-            if _n10 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n10)
-            _items11: list[Any] = []
-            _append12 = _items11.append
-            for _ in range(_n10):
-                _e13 = _new(_cls12)
-                _e13.topic = _d2
-                _u14, _x = _unpack16(data, pos)
+            if _n12 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n12)
+            _items13: list[Any] = []
+            _append14 = _items13.append
+            for _ in range(_n12):
+                _e15 = _new(_cls12)
+                _e15.topic = _d2
+                _u16, _x = _unpack16(data, pos)
                 pos += 17
-                _e13.topic_id = _UUID(bytes=_u14)
+                _e15.topic_id = _UUID(bytes=_u16)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1317,58 +1334,58 @@ def decode_request_v16(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e13.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e15.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt17, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt17)
                 else:
                     pos += 1
-                _append12(_e13)
-            obj.forgotten_topics_data = _items11
-        _n16 = data[pos]
+                _append14(_e15)
+            obj.forgotten_topics_data = _items13
+        _n18 = data[pos]
         pos += 1
-        if _n16 >= 128:
-            _n16, pos = _uv(data, pos - 1)
-        _n16 -= 1
-        if _n16 < 0:
-            _fail('invalid length %d for rack_id' % _n16)
-        obj.rack_id = data[pos:pos + _n16].decode()
-        pos += _n16
+        if _n18 >= 128:
+            _n18, pos = _uv(data, pos - 1)
+        _n18 -= 1
+        if _n18 < 0:
+            _fail('invalid length %d for rack_id' % _n18)
+        obj.rack_id = data[pos:pos + _n18].decode()
+        pos += _n18
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            for _ in range(_nt17):
-                _tag18, pos = _uv(data, pos)
-                _sz19, pos = _uv(data, pos)
-                _te20 = pos + _sz19
-                if _te20 > end:
+            _nt19, pos = _uv(data, pos)
+            for _ in range(_nt19):
+                _tag20, pos = _uv(data, pos)
+                _sz21, pos = _uv(data, pos)
+                _te22 = pos + _sz21
+                if _te22 > end:
                     _fail('tagged field runs past the end')
-                if _tag18 == 0:
-                    _n21 = data[pos]
+                if _tag20 == 0:
+                    _n23 = data[pos]
                     pos += 1
-                    if _n21 >= 128:
-                        _n21, pos = _uv(data, pos - 1)
-                    _n21 -= 1
-                    if _n21 >= 0:
-                        obj.cluster_id = data[pos:pos + _n21].decode()
-                        pos += _n21
-                    elif _n21 == -1:
+                    if _n23 >= 128:
+                        _n23, pos = _uv(data, pos - 1)
+                    _n23 -= 1
+                    if _n23 >= 0:
+                        obj.cluster_id = data[pos:pos + _n23].decode()
+                        pos += _n23
+                    elif _n23 == -1:
                         obj.cluster_id = None
                     else:
-                        _fail('invalid length %d for cluster_id' % _n21)
-                    if pos != _te20:
+                        _fail('invalid length %d for cluster_id' % _n23)
+                    if pos != _te22:
                         _fail('tagged field cluster_id has the wrong size')
-                elif _tag18 == 1:
-                    _s23 = _new(_cls1)
-                    _s23.replica_id, _s23.replica_epoch, _x = _unpack18(data, pos)
+                elif _tag20 == 1:
+                    _s25 = _new(_cls1)
+                    _s25.replica_id, _s25.replica_epoch, _x = _unpack18(data, pos)
                     pos += 13
                     if _x:
-                        _nt24, pos = _uv(data, pos - 1)
-                        pos = _skip_tagged(data, pos, _nt24)
-                    obj.replica_state = _s23
-                    if pos != _te20:
+                        _nt26, pos = _uv(data, pos - 1)
+                        pos = _skip_tagged(data, pos, _nt26)
+                    obj.replica_state = _s25
+                    if pos != _te22:
                         _fail('tagged field replica_state has the wrong size')
-                pos = _te20
+                pos = _te22
         else:
             pos += 1
         if pos > end:
@@ -1397,14 +1414,15 @@ def decode_request_v17(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1413,56 +1431,57 @@ def decode_request_v17(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls8)
-                        _e7.replica_directory_id = _d5
-                        _e7.high_watermark = 9223372036854775807
-                        _e7.partition, _e7.current_leader_epoch, _e7.fetch_offset, _e7.last_fetched_epoch, _e7.log_start_offset, _e7.partition_max_bytes, _x = _unpack15(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls8)
+                        _e8.replica_directory_id = _d5
+                        _e8.high_watermark = 9223372036854775807
+                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
                         pos += 33
                         if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            for _ in range(_nt8):
-                                _tag9, pos = _uv(data, pos)
-                                _sz10, pos = _uv(data, pos)
-                                _te11 = pos + _sz10
-                                if _te11 > end:
+                            _nt10, pos = _uv(data, pos - 1)
+                            for _ in range(_nt10):
+                                _tag11, pos = _uv(data, pos)
+                                _sz12, pos = _uv(data, pos)
+                                _te13 = pos + _sz12
+                                if _te13 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag9 == 0:
-                                    _v12, = _unpack19(data, pos)
+                                if _tag11 == 0:
+                                    _v14, = _unpack19(data, pos)
                                     pos += 16
-                                    _e7.replica_directory_id = _UUID(bytes=_v12)
-                                    if pos != _te11:
+                                    _e8.replica_directory_id = _UUID(bytes=_v14)
+                                    if pos != _te13:
                                         _fail('tagged field replica_directory_id has the wrong size')
-                                pos = _te11
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                                pos = _te13
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt13, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt13)
+                    _nt15, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt15)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
-        _n14 = data[pos]
+        _n16 = data[pos]
         pos += 1
-        if _n14 >= 128:
-            _n14, pos = _uv(data, pos - 1)
-        _n14 -= 1
-        if _n14 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n14)
+        if _n16 >= 128:
+            _n16, pos = _uv(data, pos - 1)
+        _n16 -= 1
+        if _n16 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n16)
         else:
-            if _n14 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n14)
-            _items15: list[Any] = []
-            _append16 = _items15.append
-            for _ in range(_n14):
-                _e17 = _new(_cls12)
-                _e17.topic = _d2
-                _u18, _x = _unpack16(data, pos)
+            if _n16 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n16)
+            _items17: list[Any] = []
+            _append18 = _items17.append
+            for _ in range(_n16):
+                _e19 = _new(_cls12)
+                _e19.topic = _d2
+                _u20, _x = _unpack16(data, pos)
                 pos += 17
-                _e17.topic_id = _UUID(bytes=_u18)
+                _e19.topic_id = _UUID(bytes=_u20)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1471,58 +1490,58 @@ def decode_request_v17(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e17.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e19.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt19, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt19)
+                    _nt21, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt21)
                 else:
                     pos += 1
-                _append16(_e17)
-            obj.forgotten_topics_data = _items15
-        _n20 = data[pos]
+                _append18(_e19)
+            obj.forgotten_topics_data = _items17
+        _n22 = data[pos]
         pos += 1
-        if _n20 >= 128:
-            _n20, pos = _uv(data, pos - 1)
-        _n20 -= 1
-        if _n20 < 0:
-            _fail('invalid length %d for rack_id' % _n20)
-        obj.rack_id = data[pos:pos + _n20].decode()
-        pos += _n20
+        if _n22 >= 128:
+            _n22, pos = _uv(data, pos - 1)
+        _n22 -= 1
+        if _n22 < 0:
+            _fail('invalid length %d for rack_id' % _n22)
+        obj.rack_id = data[pos:pos + _n22].decode()
+        pos += _n22
         if data[pos]:
-            _nt21, pos = _uv(data, pos)
-            for _ in range(_nt21):
-                _tag22, pos = _uv(data, pos)
-                _sz23, pos = _uv(data, pos)
-                _te24 = pos + _sz23
-                if _te24 > end:
+            _nt23, pos = _uv(data, pos)
+            for _ in range(_nt23):
+                _tag24, pos = _uv(data, pos)
+                _sz25, pos = _uv(data, pos)
+                _te26 = pos + _sz25
+                if _te26 > end:
                     _fail('tagged field runs past the end')
-                if _tag22 == 0:
-                    _n25 = data[pos]
+                if _tag24 == 0:
+                    _n27 = data[pos]
                     pos += 1
-                    if _n25 >= 128:
-                        _n25, pos = _uv(data, pos - 1)
-                    _n25 -= 1
-                    if _n25 >= 0:
-                        obj.cluster_id = data[pos:pos + _n25].decode()
-                        pos += _n25
-                    elif _n25 == -1:
+                    if _n27 >= 128:
+                        _n27, pos = _uv(data, pos - 1)
+                    _n27 -= 1
+                    if _n27 >= 0:
+                        obj.cluster_id = data[pos:pos + _n27].decode()
+                        pos += _n27
+                    elif _n27 == -1:
                         obj.cluster_id = None
                     else:
-                        _fail('invalid length %d for cluster_id' % _n25)
-                    if pos != _te24:
+                        _fail('invalid length %d for cluster_id' % _n27)
+                    if pos != _te26:
                         _fail('tagged field cluster_id has the wrong size')
-                elif _tag22 == 1:
-                    _s27 = _new(_cls1)
-                    _s27.replica_id, _s27.replica_epoch, _x = _unpack18(data, pos)
+                elif _tag24 == 1:
+                    _s29 = _new(_cls1)
+                    _s29.replica_id, _s29.replica_epoch, _x = _unpack18(data, pos)
                     pos += 13
                     if _x:
-                        _nt28, pos = _uv(data, pos - 1)
-                        pos = _skip_tagged(data, pos, _nt28)
-                    obj.replica_state = _s27
-                    if pos != _te24:
+                        _nt30, pos = _uv(data, pos - 1)
+                        pos = _skip_tagged(data, pos, _nt30)
+                    obj.replica_state = _s29
+                    if pos != _te26:
                         _fail('tagged field replica_state has the wrong size')
-                pos = _te24
+                pos = _te26
         else:
             pos += 1
         if pos > end:
@@ -1551,14 +1570,15 @@ def decode_request_v18(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls4)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1567,61 +1587,62 @@ def decode_request_v18(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls8)
-                        _e7.replica_directory_id = _d5
-                        _e7.high_watermark = 9223372036854775807
-                        _e7.partition, _e7.current_leader_epoch, _e7.fetch_offset, _e7.last_fetched_epoch, _e7.log_start_offset, _e7.partition_max_bytes, _x = _unpack15(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls8)
+                        _e8.replica_directory_id = _d5
+                        _e8.high_watermark = 9223372036854775807
+                        _e8.partition, _e8.current_leader_epoch, _e8.fetch_offset, _e8.last_fetched_epoch, _e8.log_start_offset, _e8.partition_max_bytes, _x = _unpack15(data, pos)
                         pos += 33
                         if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            for _ in range(_nt8):
-                                _tag9, pos = _uv(data, pos)
-                                _sz10, pos = _uv(data, pos)
-                                _te11 = pos + _sz10
-                                if _te11 > end:
+                            _nt10, pos = _uv(data, pos - 1)
+                            for _ in range(_nt10):
+                                _tag11, pos = _uv(data, pos)
+                                _sz12, pos = _uv(data, pos)
+                                _te13 = pos + _sz12
+                                if _te13 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag9 == 0:
-                                    _v12, = _unpack19(data, pos)
+                                if _tag11 == 0:
+                                    _v14, = _unpack19(data, pos)
                                     pos += 16
-                                    _e7.replica_directory_id = _UUID(bytes=_v12)
-                                    if pos != _te11:
+                                    _e8.replica_directory_id = _UUID(bytes=_v14)
+                                    if pos != _te13:
                                         _fail('tagged field replica_directory_id has the wrong size')
-                                elif _tag9 == 1:
-                                    _e7.high_watermark, = _unpack20(data, pos)
+                                elif _tag11 == 1:
+                                    _e8.high_watermark, = _unpack20(data, pos)
                                     pos += 8
-                                    if pos != _te11:
+                                    if pos != _te13:
                                         _fail('tagged field high_watermark has the wrong size')
-                                pos = _te11
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                                pos = _te13
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt13, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt13)
+                    _nt15, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt15)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
-        _n14 = data[pos]
+        _n16 = data[pos]
         pos += 1
-        if _n14 >= 128:
-            _n14, pos = _uv(data, pos - 1)
-        _n14 -= 1
-        if _n14 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n14)
+        if _n16 >= 128:
+            _n16, pos = _uv(data, pos - 1)
+        _n16 -= 1
+        if _n16 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n16)
         else:
-            if _n14 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n14)
-            _items15: list[Any] = []
-            _append16 = _items15.append
-            for _ in range(_n14):
-                _e17 = _new(_cls12)
-                _e17.topic = _d2
-                _u18, _x = _unpack16(data, pos)
+            if _n16 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n16)
+            _items17: list[Any] = []
+            _append18 = _items17.append
+            for _ in range(_n16):
+                _e19 = _new(_cls12)
+                _e19.topic = _d2
+                _u20, _x = _unpack16(data, pos)
                 pos += 17
-                _e17.topic_id = _UUID(bytes=_u18)
+                _e19.topic_id = _UUID(bytes=_u20)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1630,58 +1651,58 @@ def decode_request_v18(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e17.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e19.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt19, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt19)
+                    _nt21, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt21)
                 else:
                     pos += 1
-                _append16(_e17)
-            obj.forgotten_topics_data = _items15
-        _n20 = data[pos]
+                _append18(_e19)
+            obj.forgotten_topics_data = _items17
+        _n22 = data[pos]
         pos += 1
-        if _n20 >= 128:
-            _n20, pos = _uv(data, pos - 1)
-        _n20 -= 1
-        if _n20 < 0:
-            _fail('invalid length %d for rack_id' % _n20)
-        obj.rack_id = data[pos:pos + _n20].decode()
-        pos += _n20
+        if _n22 >= 128:
+            _n22, pos = _uv(data, pos - 1)
+        _n22 -= 1
+        if _n22 < 0:
+            _fail('invalid length %d for rack_id' % _n22)
+        obj.rack_id = data[pos:pos + _n22].decode()
+        pos += _n22
         if data[pos]:
-            _nt21, pos = _uv(data, pos)
-            for _ in range(_nt21):
-                _tag22, pos = _uv(data, pos)
-                _sz23, pos = _uv(data, pos)
-                _te24 = pos + _sz23
-                if _te24 > end:
+            _nt23, pos = _uv(data, pos)
+            for _ in range(_nt23):
+                _tag24, pos = _uv(data, pos)
+                _sz25, pos = _uv(data, pos)
+                _te26 = pos + _sz25
+                if _te26 > end:
                     _fail('tagged field runs past the end')
-                if _tag22 == 0:
-                    _n25 = data[pos]
+                if _tag24 == 0:
+                    _n27 = data[pos]
                     pos += 1
-                    if _n25 >= 128:
-                        _n25, pos = _uv(data, pos - 1)
-                    _n25 -= 1
-                    if _n25 >= 0:
-                        obj.cluster_id = data[pos:pos + _n25].decode()
-                        pos += _n25
-                    elif _n25 == -1:
+                    if _n27 >= 128:
+                        _n27, pos = _uv(data, pos - 1)
+                    _n27 -= 1
+                    if _n27 >= 0:
+                        obj.cluster_id = data[pos:pos + _n27].decode()
+                        pos += _n27
+                    elif _n27 == -1:
                         obj.cluster_id = None
                     else:
-                        _fail('invalid length %d for cluster_id' % _n25)
-                    if pos != _te24:
+                        _fail('invalid length %d for cluster_id' % _n27)
+                    if pos != _te26:
                         _fail('tagged field cluster_id has the wrong size')
-                elif _tag22 == 1:
-                    _s27 = _new(_cls1)
-                    _s27.replica_id, _s27.replica_epoch, _x = _unpack18(data, pos)
+                elif _tag24 == 1:
+                    _s29 = _new(_cls1)
+                    _s29.replica_id, _s29.replica_epoch, _x = _unpack18(data, pos)
                     pos += 13
                     if _x:
-                        _nt28, pos = _uv(data, pos - 1)
-                        pos = _skip_tagged(data, pos, _nt28)
-                    obj.replica_state = _s27
-                    if pos != _te24:
+                        _nt30, pos = _uv(data, pos - 1)
+                        pos = _skip_tagged(data, pos, _nt30)
+                    obj.replica_state = _s29
+                    if pos != _te26:
                         _fail('tagged field replica_state has the wrong size')
-                pos = _te24
+                pos = _te26
         else:
             pos += 1
         if pos > end:
@@ -2198,61 +2219,63 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.log_start_offset = -1
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _x = _unpack43(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.log_start_offset = -1
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _x = _unpack43(data, pos)
                         pos += 26
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2278,60 +2301,62 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2357,60 +2382,62 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2434,60 +2461,62 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2511,60 +2540,62 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2588,60 +2619,62 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2665,60 +2698,62 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.preferred_read_replica = -1
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.preferred_read_replica = -1
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _n12, = _unpack7(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _n14, = _unpack7(data, pos)
                         pos += 4
-                        if _n12 >= 0:
-                            _e8.records = data[pos:pos + _n12]
-                            pos += _n12
-                        elif _n12 == -1:
-                            _e8.records = None
+                        if _n14 >= 0:
+                            _e9.records = data[pos:pos + _n14]
+                            pos += _n14
+                        elif _n14 == -1:
+                            _e9.records = None
                         else:
-                            _fail('invalid length %d for records' % _n12)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _fail('invalid length %d for records' % _n14)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2742,59 +2777,61 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4, = _unpack6(data, pos)
+                _n5, = _unpack6(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack7(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack7(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack46(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack46(data, pos)
                         pos += 34
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset = _unpack45(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset = _unpack45(data, pos)
                                 pos += 16
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _e8.preferred_read_replica, _x = _unpack37(data, pos)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _e9.preferred_read_replica, _x = _unpack37(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e8.records = data[pos:pos + _x]
+                            _e9.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e8.records = None
+                            _e9.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.responses = _items1
         if pos > end:
@@ -2821,38 +2858,39 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic_id = _d5
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for topic' % _n4)
-                _e3.topic = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for topic' % _n5)
+                _e3.topic = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls39)
-                        _e8.diverging_epoch = _cls40()
-                        _e8.current_leader = _cls41()
-                        _e8.snapshot_id = _cls42()
-                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls39)
+                        _e9.diverging_epoch = _cls40()
+                        _e9.current_leader = _cls41()
+                        _e9.snapshot_id = _cls42()
+                        _e9.partition_index, _e9.error_code, _e9.high_watermark, _e9.last_stable_offset, _e9.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2860,86 +2898,87 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e8.aborted_transactions = None
+                            _e9.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls44)
-                                _e11.producer_id, _e11.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt12, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt12)
-                                _append10(_e11)
-                            _e8.aborted_transactions = _items9
-                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e9.aborted_transactions = _items10
+                        _e9.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e8.records = data[pos:pos + _x]
+                            _e9.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e8.records = None
+                            _e9.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt13, pos = _uv(data, pos)
-                            for _ in range(_nt13):
-                                _tag14, pos = _uv(data, pos)
-                                _sz15, pos = _uv(data, pos)
-                                _te16 = pos + _sz15
-                                if _te16 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag14 == 0:
-                                    _s18 = _new(_cls40)
-                                    _s18.epoch, _s18.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
                                     if _x:
-                                        _nt19, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt19)
-                                    _e8.diverging_epoch = _s18
-                                    if pos != _te16:
+                                        _nt21, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt21)
+                                    _e9.diverging_epoch = _s20
+                                    if pos != _te18:
                                         _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag14 == 1:
-                                    _s21 = _new(_cls41)
-                                    _s21.leader_id, _s21.leader_epoch, _x = _unpack52(data, pos)
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
                                     pos += 9
                                     if _x:
-                                        _nt22, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt22)
-                                    _e8.current_leader = _s21
-                                    if pos != _te16:
+                                        _nt24, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt24)
+                                    _e9.current_leader = _s23
+                                    if pos != _te18:
                                         _fail('tagged field current_leader has the wrong size')
-                                elif _tag14 == 2:
-                                    _s24 = _new(_cls42)
-                                    _s24.end_offset, _s24.epoch, _x = _unpack53(data, pos)
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
                                     pos += 13
                                     if _x:
-                                        _nt25, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt25)
-                                    _e8.snapshot_id = _s24
-                                    if pos != _te16:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e9.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te16
+                                pos = _te18
                         else:
                             pos += 1
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 if data[pos]:
-                    _nt26, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt26)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt27, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt27)
+            _nt29, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt29)
         else:
             pos += 1
         if pos > end:
@@ -2966,14 +3005,15 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -2982,14 +3022,15 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls39)
-                        _e7.diverging_epoch = _cls40()
-                        _e7.current_leader = _cls41()
-                        _e7.snapshot_id = _cls42()
-                        _e7.partition_index, _e7.error_code, _e7.high_watermark, _e7.last_stable_offset, _e7.log_start_offset, _x = _unpack49(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls39)
+                        _e8.diverging_epoch = _cls40()
+                        _e8.current_leader = _cls41()
+                        _e8.snapshot_id = _cls42()
+                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2997,86 +3038,87 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e7.aborted_transactions = None
+                            _e8.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items8: list[Any] = []
-                            _append9 = _items8.append
-                            for _ in range(_x):
-                                _e10 = _new(_cls44)
-                                _e10.producer_id, _e10.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt11, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt11)
-                                _append9(_e10)
-                            _e7.aborted_transactions = _items8
-                        _e7.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e8.aborted_transactions = _items10
+                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.records = data[pos:pos + _x]
+                            _e8.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e7.records = None
+                            _e8.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            for _ in range(_nt12):
-                                _tag13, pos = _uv(data, pos)
-                                _sz14, pos = _uv(data, pos)
-                                _te15 = pos + _sz14
-                                if _te15 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag13 == 0:
-                                    _s17 = _new(_cls40)
-                                    _s17.epoch, _s17.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
-                                    if _x:
-                                        _nt18, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt18)
-                                    _e7.diverging_epoch = _s17
-                                    if pos != _te15:
-                                        _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag13 == 1:
-                                    _s20 = _new(_cls41)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack52(data, pos)
-                                    pos += 9
                                     if _x:
                                         _nt21, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt21)
-                                    _e7.current_leader = _s20
-                                    if pos != _te15:
-                                        _fail('tagged field current_leader has the wrong size')
-                                elif _tag13 == 2:
-                                    _s23 = _new(_cls42)
-                                    _s23.end_offset, _s23.epoch, _x = _unpack53(data, pos)
-                                    pos += 13
+                                    _e8.diverging_epoch = _s20
+                                    if pos != _te18:
+                                        _fail('tagged field diverging_epoch has the wrong size')
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
+                                    pos += 9
                                     if _x:
                                         _nt24, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt24)
-                                    _e7.snapshot_id = _s23
-                                    if pos != _te15:
+                                    _e8.current_leader = _s23
+                                    if pos != _te18:
+                                        _fail('tagged field current_leader has the wrong size')
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
+                                    pos += 13
+                                    if _x:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e8.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te15
+                                pos = _te18
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt25, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt25)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt26, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt26)
+            _nt29, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt29)
         else:
             pos += 1
         if pos > end:
@@ -3103,14 +3145,15 @@ def decode_response_v14(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -3119,14 +3162,15 @@ def decode_response_v14(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls39)
-                        _e7.diverging_epoch = _cls40()
-                        _e7.current_leader = _cls41()
-                        _e7.snapshot_id = _cls42()
-                        _e7.partition_index, _e7.error_code, _e7.high_watermark, _e7.last_stable_offset, _e7.log_start_offset, _x = _unpack49(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls39)
+                        _e8.diverging_epoch = _cls40()
+                        _e8.current_leader = _cls41()
+                        _e8.snapshot_id = _cls42()
+                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -3134,86 +3178,87 @@ def decode_response_v14(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e7.aborted_transactions = None
+                            _e8.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items8: list[Any] = []
-                            _append9 = _items8.append
-                            for _ in range(_x):
-                                _e10 = _new(_cls44)
-                                _e10.producer_id, _e10.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt11, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt11)
-                                _append9(_e10)
-                            _e7.aborted_transactions = _items8
-                        _e7.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e8.aborted_transactions = _items10
+                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.records = data[pos:pos + _x]
+                            _e8.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e7.records = None
+                            _e8.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            for _ in range(_nt12):
-                                _tag13, pos = _uv(data, pos)
-                                _sz14, pos = _uv(data, pos)
-                                _te15 = pos + _sz14
-                                if _te15 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag13 == 0:
-                                    _s17 = _new(_cls40)
-                                    _s17.epoch, _s17.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
-                                    if _x:
-                                        _nt18, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt18)
-                                    _e7.diverging_epoch = _s17
-                                    if pos != _te15:
-                                        _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag13 == 1:
-                                    _s20 = _new(_cls41)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack52(data, pos)
-                                    pos += 9
                                     if _x:
                                         _nt21, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt21)
-                                    _e7.current_leader = _s20
-                                    if pos != _te15:
-                                        _fail('tagged field current_leader has the wrong size')
-                                elif _tag13 == 2:
-                                    _s23 = _new(_cls42)
-                                    _s23.end_offset, _s23.epoch, _x = _unpack53(data, pos)
-                                    pos += 13
+                                    _e8.diverging_epoch = _s20
+                                    if pos != _te18:
+                                        _fail('tagged field diverging_epoch has the wrong size')
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
+                                    pos += 9
                                     if _x:
                                         _nt24, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt24)
-                                    _e7.snapshot_id = _s23
-                                    if pos != _te15:
+                                    _e8.current_leader = _s23
+                                    if pos != _te18:
+                                        _fail('tagged field current_leader has the wrong size')
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
+                                    pos += 13
+                                    if _x:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e8.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te15
+                                pos = _te18
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt25, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt25)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt26, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt26)
+            _nt29, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt29)
         else:
             pos += 1
         if pos > end:
@@ -3240,14 +3285,15 @@ def decode_response_v15(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -3256,14 +3302,15 @@ def decode_response_v15(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls39)
-                        _e7.diverging_epoch = _cls40()
-                        _e7.current_leader = _cls41()
-                        _e7.snapshot_id = _cls42()
-                        _e7.partition_index, _e7.error_code, _e7.high_watermark, _e7.last_stable_offset, _e7.log_start_offset, _x = _unpack49(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls39)
+                        _e8.diverging_epoch = _cls40()
+                        _e8.current_leader = _cls41()
+                        _e8.snapshot_id = _cls42()
+                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -3271,86 +3318,87 @@ def decode_response_v15(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e7.aborted_transactions = None
+                            _e8.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items8: list[Any] = []
-                            _append9 = _items8.append
-                            for _ in range(_x):
-                                _e10 = _new(_cls44)
-                                _e10.producer_id, _e10.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt11, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt11)
-                                _append9(_e10)
-                            _e7.aborted_transactions = _items8
-                        _e7.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e8.aborted_transactions = _items10
+                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.records = data[pos:pos + _x]
+                            _e8.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e7.records = None
+                            _e8.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            for _ in range(_nt12):
-                                _tag13, pos = _uv(data, pos)
-                                _sz14, pos = _uv(data, pos)
-                                _te15 = pos + _sz14
-                                if _te15 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag13 == 0:
-                                    _s17 = _new(_cls40)
-                                    _s17.epoch, _s17.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
-                                    if _x:
-                                        _nt18, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt18)
-                                    _e7.diverging_epoch = _s17
-                                    if pos != _te15:
-                                        _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag13 == 1:
-                                    _s20 = _new(_cls41)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack52(data, pos)
-                                    pos += 9
                                     if _x:
                                         _nt21, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt21)
-                                    _e7.current_leader = _s20
-                                    if pos != _te15:
-                                        _fail('tagged field current_leader has the wrong size')
-                                elif _tag13 == 2:
-                                    _s23 = _new(_cls42)
-                                    _s23.end_offset, _s23.epoch, _x = _unpack53(data, pos)
-                                    pos += 13
+                                    _e8.diverging_epoch = _s20
+                                    if pos != _te18:
+                                        _fail('tagged field diverging_epoch has the wrong size')
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
+                                    pos += 9
                                     if _x:
                                         _nt24, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt24)
-                                    _e7.snapshot_id = _s23
-                                    if pos != _te15:
+                                    _e8.current_leader = _s23
+                                    if pos != _te18:
+                                        _fail('tagged field current_leader has the wrong size')
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
+                                    pos += 13
+                                    if _x:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e8.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te15
+                                pos = _te18
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt25, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt25)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt26, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt26)
+            _nt29, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt29)
         else:
             pos += 1
         if pos > end:
@@ -3377,14 +3425,15 @@ def decode_response_v16(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -3393,14 +3442,15 @@ def decode_response_v16(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls39)
-                        _e7.diverging_epoch = _cls40()
-                        _e7.current_leader = _cls41()
-                        _e7.snapshot_id = _cls42()
-                        _e7.partition_index, _e7.error_code, _e7.high_watermark, _e7.last_stable_offset, _e7.log_start_offset, _x = _unpack49(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls39)
+                        _e8.diverging_epoch = _cls40()
+                        _e8.current_leader = _cls41()
+                        _e8.snapshot_id = _cls42()
+                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -3408,137 +3458,138 @@ def decode_response_v16(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e7.aborted_transactions = None
+                            _e8.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items8: list[Any] = []
-                            _append9 = _items8.append
-                            for _ in range(_x):
-                                _e10 = _new(_cls44)
-                                _e10.producer_id, _e10.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt11, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt11)
-                                _append9(_e10)
-                            _e7.aborted_transactions = _items8
-                        _e7.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e8.aborted_transactions = _items10
+                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.records = data[pos:pos + _x]
+                            _e8.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e7.records = None
+                            _e8.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            for _ in range(_nt12):
-                                _tag13, pos = _uv(data, pos)
-                                _sz14, pos = _uv(data, pos)
-                                _te15 = pos + _sz14
-                                if _te15 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag13 == 0:
-                                    _s17 = _new(_cls40)
-                                    _s17.epoch, _s17.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
-                                    if _x:
-                                        _nt18, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt18)
-                                    _e7.diverging_epoch = _s17
-                                    if pos != _te15:
-                                        _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag13 == 1:
-                                    _s20 = _new(_cls41)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack52(data, pos)
-                                    pos += 9
                                     if _x:
                                         _nt21, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt21)
-                                    _e7.current_leader = _s20
-                                    if pos != _te15:
-                                        _fail('tagged field current_leader has the wrong size')
-                                elif _tag13 == 2:
-                                    _s23 = _new(_cls42)
-                                    _s23.end_offset, _s23.epoch, _x = _unpack53(data, pos)
-                                    pos += 13
+                                    _e8.diverging_epoch = _s20
+                                    if pos != _te18:
+                                        _fail('tagged field diverging_epoch has the wrong size')
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
+                                    pos += 9
                                     if _x:
                                         _nt24, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt24)
-                                    _e7.snapshot_id = _s23
-                                    if pos != _te15:
+                                    _e8.current_leader = _s23
+                                    if pos != _te18:
+                                        _fail('tagged field current_leader has the wrong size')
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
+                                    pos += 13
+                                    if _x:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e8.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te15
+                                pos = _te18
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt25, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt25)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt26, pos = _uv(data, pos)
-            for _ in range(_nt26):
-                _tag27, pos = _uv(data, pos)
-                _sz28, pos = _uv(data, pos)
-                _te29 = pos + _sz28
-                if _te29 > end:
+            _nt29, pos = _uv(data, pos)
+            for _ in range(_nt29):
+                _tag30, pos = _uv(data, pos)
+                _sz31, pos = _uv(data, pos)
+                _te32 = pos + _sz31
+                if _te32 > end:
                     _fail('tagged field runs past the end')
-                if _tag27 == 0:
-                    _n30 = data[pos]
+                if _tag30 == 0:
+                    _n33 = data[pos]
                     pos += 1
-                    if _n30 >= 128:
-                        _n30, pos = _uv(data, pos - 1)
-                    _n30 -= 1
-                    if _n30 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n30)
+                    if _n33 >= 128:
+                        _n33, pos = _uv(data, pos - 1)
+                    _n33 -= 1
+                    if _n33 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n33)
                     else:
-                        if _n30 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n30)
-                        _items31: list[Any] = []
-                        _append32 = _items31.append
-                        for _ in range(_n30):
-                            _e33 = _new(_cls54)
-                            _e33.node_id, _x = _unpack51(data, pos)
+                        if _n33 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n33)
+                        _items34: list[Any] = []
+                        _append35 = _items34.append
+                        for _ in range(_n33):
+                            _e36 = _new(_cls54)
+                            _e36.node_id, _x = _unpack51(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e33.host = data[pos:pos + _x].decode()
+                            _e36.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e33.port, _x = _unpack51(data, pos)
+                            _e36.port, _x = _unpack51(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e33.rack = data[pos:pos + _x].decode()
+                                _e36.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e33.rack = None
+                                _e36.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt34, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt34)
+                                _nt37, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt37)
                             else:
                                 pos += 1
-                            _append32(_e33)
-                        obj.node_endpoints = _items31
-                    if pos != _te29:
+                            _append35(_e36)
+                        obj.node_endpoints = _items34
+                    if pos != _te32:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te29
+                pos = _te32
         else:
             pos += 1
         if pos > end:
@@ -3565,14 +3616,15 @@ def decode_response_v17(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -3581,14 +3633,15 @@ def decode_response_v17(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls39)
-                        _e7.diverging_epoch = _cls40()
-                        _e7.current_leader = _cls41()
-                        _e7.snapshot_id = _cls42()
-                        _e7.partition_index, _e7.error_code, _e7.high_watermark, _e7.last_stable_offset, _e7.log_start_offset, _x = _unpack49(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls39)
+                        _e8.diverging_epoch = _cls40()
+                        _e8.current_leader = _cls41()
+                        _e8.snapshot_id = _cls42()
+                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -3596,137 +3649,138 @@ def decode_response_v17(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e7.aborted_transactions = None
+                            _e8.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items8: list[Any] = []
-                            _append9 = _items8.append
-                            for _ in range(_x):
-                                _e10 = _new(_cls44)
-                                _e10.producer_id, _e10.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt11, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt11)
-                                _append9(_e10)
-                            _e7.aborted_transactions = _items8
-                        _e7.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e8.aborted_transactions = _items10
+                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.records = data[pos:pos + _x]
+                            _e8.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e7.records = None
+                            _e8.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            for _ in range(_nt12):
-                                _tag13, pos = _uv(data, pos)
-                                _sz14, pos = _uv(data, pos)
-                                _te15 = pos + _sz14
-                                if _te15 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag13 == 0:
-                                    _s17 = _new(_cls40)
-                                    _s17.epoch, _s17.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
-                                    if _x:
-                                        _nt18, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt18)
-                                    _e7.diverging_epoch = _s17
-                                    if pos != _te15:
-                                        _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag13 == 1:
-                                    _s20 = _new(_cls41)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack52(data, pos)
-                                    pos += 9
                                     if _x:
                                         _nt21, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt21)
-                                    _e7.current_leader = _s20
-                                    if pos != _te15:
-                                        _fail('tagged field current_leader has the wrong size')
-                                elif _tag13 == 2:
-                                    _s23 = _new(_cls42)
-                                    _s23.end_offset, _s23.epoch, _x = _unpack53(data, pos)
-                                    pos += 13
+                                    _e8.diverging_epoch = _s20
+                                    if pos != _te18:
+                                        _fail('tagged field diverging_epoch has the wrong size')
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
+                                    pos += 9
                                     if _x:
                                         _nt24, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt24)
-                                    _e7.snapshot_id = _s23
-                                    if pos != _te15:
+                                    _e8.current_leader = _s23
+                                    if pos != _te18:
+                                        _fail('tagged field current_leader has the wrong size')
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
+                                    pos += 13
+                                    if _x:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e8.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te15
+                                pos = _te18
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt25, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt25)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt26, pos = _uv(data, pos)
-            for _ in range(_nt26):
-                _tag27, pos = _uv(data, pos)
-                _sz28, pos = _uv(data, pos)
-                _te29 = pos + _sz28
-                if _te29 > end:
+            _nt29, pos = _uv(data, pos)
+            for _ in range(_nt29):
+                _tag30, pos = _uv(data, pos)
+                _sz31, pos = _uv(data, pos)
+                _te32 = pos + _sz31
+                if _te32 > end:
                     _fail('tagged field runs past the end')
-                if _tag27 == 0:
-                    _n30 = data[pos]
+                if _tag30 == 0:
+                    _n33 = data[pos]
                     pos += 1
-                    if _n30 >= 128:
-                        _n30, pos = _uv(data, pos - 1)
-                    _n30 -= 1
-                    if _n30 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n30)
+                    if _n33 >= 128:
+                        _n33, pos = _uv(data, pos - 1)
+                    _n33 -= 1
+                    if _n33 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n33)
                     else:
-                        if _n30 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n30)
-                        _items31: list[Any] = []
-                        _append32 = _items31.append
-                        for _ in range(_n30):
-                            _e33 = _new(_cls54)
-                            _e33.node_id, _x = _unpack51(data, pos)
+                        if _n33 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n33)
+                        _items34: list[Any] = []
+                        _append35 = _items34.append
+                        for _ in range(_n33):
+                            _e36 = _new(_cls54)
+                            _e36.node_id, _x = _unpack51(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e33.host = data[pos:pos + _x].decode()
+                            _e36.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e33.port, _x = _unpack51(data, pos)
+                            _e36.port, _x = _unpack51(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e33.rack = data[pos:pos + _x].decode()
+                                _e36.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e33.rack = None
+                                _e36.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt34, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt34)
+                                _nt37, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt37)
                             else:
                                 pos += 1
-                            _append32(_e33)
-                        obj.node_endpoints = _items31
-                    if pos != _te29:
+                            _append35(_e36)
+                        obj.node_endpoints = _items34
+                    if pos != _te32:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te29
+                pos = _te32
         else:
             pos += 1
         if pos > end:
@@ -3753,14 +3807,15 @@ def decode_response_v18(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls38)
                 _e3.topic = _d2
-                _u4, _x = _unpack16(data, pos)
+                _u5, _x = _unpack16(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -3769,14 +3824,15 @@ def decode_response_v18(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls39)
-                        _e7.diverging_epoch = _cls40()
-                        _e7.current_leader = _cls41()
-                        _e7.snapshot_id = _cls42()
-                        _e7.partition_index, _e7.error_code, _e7.high_watermark, _e7.last_stable_offset, _e7.log_start_offset, _x = _unpack49(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls39)
+                        _e8.diverging_epoch = _cls40()
+                        _e8.current_leader = _cls41()
+                        _e8.snapshot_id = _cls42()
+                        _e8.partition_index, _e8.error_code, _e8.high_watermark, _e8.last_stable_offset, _e8.log_start_offset, _x = _unpack49(data, pos)
                         pos += 31
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -3784,137 +3840,138 @@ def decode_response_v18(data: bytes, pos: int) -> tuple[Any, int]:
                         if _x < 0:
                             if _x != -1:
                                 _fail('invalid array length %d for aborted_transactions' % _x)
-                            _e7.aborted_transactions = None
+                            _e8.aborted_transactions = None
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for aborted_transactions runs past the end' % _x)
-                            _items8: list[Any] = []
-                            _append9 = _items8.append
-                            for _ in range(_x):
-                                _e10 = _new(_cls44)
-                                _e10.producer_id, _e10.first_offset, _x = _unpack50(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls44)
+                                _e12.producer_id, _e12.first_offset, _x = _unpack50(data, pos)
                                 pos += 17
                                 if _x:
-                                    _nt11, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt11)
-                                _append9(_e10)
-                            _e7.aborted_transactions = _items8
-                        _e7.preferred_read_replica, _x = _unpack51(data, pos)
+                                    _nt14, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt14)
+                                _append11(_e12)
+                            _e8.aborted_transactions = _items10
+                        _e8.preferred_read_replica, _x = _unpack51(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.records = data[pos:pos + _x]
+                            _e8.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e7.records = None
+                            _e8.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            for _ in range(_nt12):
-                                _tag13, pos = _uv(data, pos)
-                                _sz14, pos = _uv(data, pos)
-                                _te15 = pos + _sz14
-                                if _te15 > end:
+                            _nt15, pos = _uv(data, pos)
+                            for _ in range(_nt15):
+                                _tag16, pos = _uv(data, pos)
+                                _sz17, pos = _uv(data, pos)
+                                _te18 = pos + _sz17
+                                if _te18 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag13 == 0:
-                                    _s17 = _new(_cls40)
-                                    _s17.epoch, _s17.end_offset, _x = _unpack18(data, pos)
+                                if _tag16 == 0:
+                                    _s20 = _new(_cls40)
+                                    _s20.epoch, _s20.end_offset, _x = _unpack18(data, pos)
                                     pos += 13
-                                    if _x:
-                                        _nt18, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt18)
-                                    _e7.diverging_epoch = _s17
-                                    if pos != _te15:
-                                        _fail('tagged field diverging_epoch has the wrong size')
-                                elif _tag13 == 1:
-                                    _s20 = _new(_cls41)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack52(data, pos)
-                                    pos += 9
                                     if _x:
                                         _nt21, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt21)
-                                    _e7.current_leader = _s20
-                                    if pos != _te15:
-                                        _fail('tagged field current_leader has the wrong size')
-                                elif _tag13 == 2:
-                                    _s23 = _new(_cls42)
-                                    _s23.end_offset, _s23.epoch, _x = _unpack53(data, pos)
-                                    pos += 13
+                                    _e8.diverging_epoch = _s20
+                                    if pos != _te18:
+                                        _fail('tagged field diverging_epoch has the wrong size')
+                                elif _tag16 == 1:
+                                    _s23 = _new(_cls41)
+                                    _s23.leader_id, _s23.leader_epoch, _x = _unpack52(data, pos)
+                                    pos += 9
                                     if _x:
                                         _nt24, pos = _uv(data, pos - 1)
                                         pos = _skip_tagged(data, pos, _nt24)
-                                    _e7.snapshot_id = _s23
-                                    if pos != _te15:
+                                    _e8.current_leader = _s23
+                                    if pos != _te18:
+                                        _fail('tagged field current_leader has the wrong size')
+                                elif _tag16 == 2:
+                                    _s26 = _new(_cls42)
+                                    _s26.end_offset, _s26.epoch, _x = _unpack53(data, pos)
+                                    pos += 13
+                                    if _x:
+                                        _nt27, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt27)
+                                    _e8.snapshot_id = _s26
+                                    if pos != _te18:
                                         _fail('tagged field snapshot_id has the wrong size')
-                                pos = _te15
+                                pos = _te18
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt25, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt25)
+                    _nt28, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt28)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
         if data[pos]:
-            _nt26, pos = _uv(data, pos)
-            for _ in range(_nt26):
-                _tag27, pos = _uv(data, pos)
-                _sz28, pos = _uv(data, pos)
-                _te29 = pos + _sz28
-                if _te29 > end:
+            _nt29, pos = _uv(data, pos)
+            for _ in range(_nt29):
+                _tag30, pos = _uv(data, pos)
+                _sz31, pos = _uv(data, pos)
+                _te32 = pos + _sz31
+                if _te32 > end:
                     _fail('tagged field runs past the end')
-                if _tag27 == 0:
-                    _n30 = data[pos]
+                if _tag30 == 0:
+                    _n33 = data[pos]
                     pos += 1
-                    if _n30 >= 128:
-                        _n30, pos = _uv(data, pos - 1)
-                    _n30 -= 1
-                    if _n30 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n30)
+                    if _n33 >= 128:
+                        _n33, pos = _uv(data, pos - 1)
+                    _n33 -= 1
+                    if _n33 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n33)
                     else:
-                        if _n30 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n30)
-                        _items31: list[Any] = []
-                        _append32 = _items31.append
-                        for _ in range(_n30):
-                            _e33 = _new(_cls54)
-                            _e33.node_id, _x = _unpack51(data, pos)
+                        if _n33 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n33)
+                        _items34: list[Any] = []
+                        _append35 = _items34.append
+                        for _ in range(_n33):
+                            _e36 = _new(_cls54)
+                            _e36.node_id, _x = _unpack51(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e33.host = data[pos:pos + _x].decode()
+                            _e36.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e33.port, _x = _unpack51(data, pos)
+                            _e36.port, _x = _unpack51(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e33.rack = data[pos:pos + _x].decode()
+                                _e36.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e33.rack = None
+                                _e36.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt34, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt34)
+                                _nt37, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt37)
                             else:
                                 pos += 1
-                            _append32(_e33)
-                        obj.node_endpoints = _items31
-                    if pos != _te29:
+                            _append35(_e36)
+                        obj.node_endpoints = _items34
+                    if pos != _te32:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te29
+                pos = _te32
         else:
             pos += 1
         if pos > end:

@@ -155,23 +155,24 @@ def decode_request_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for coordinator_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
-                _n4 = data[pos]
+            for _ in range(_c4):
+                _n5 = data[pos]
                 pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for coordinator_keys' % _n4)
-                _e3 = data[pos:pos + _n4].decode()
-                pos += _n4
+                if _n5 >= 128:
+                    _n5, pos = _uv(data, pos - 1)
+                _n5 -= 1
+                if _n5 < 0:
+                    _fail('invalid length %d for coordinator_keys' % _n5)
+                _e3 = data[pos:pos + _n5].decode()
+                pos += _n5
                 _append2(_e3)
             obj.coordinator_keys = _items1
         if data[pos]:
-            _nt5, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt5)
+            _nt6, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt6)
         else:
             pos += 1
         if pos > end:
@@ -198,23 +199,24 @@ def decode_request_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for coordinator_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
-                _n4 = data[pos]
+            for _ in range(_c4):
+                _n5 = data[pos]
                 pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for coordinator_keys' % _n4)
-                _e3 = data[pos:pos + _n4].decode()
-                pos += _n4
+                if _n5 >= 128:
+                    _n5, pos = _uv(data, pos - 1)
+                _n5 -= 1
+                if _n5 < 0:
+                    _fail('invalid length %d for coordinator_keys' % _n5)
+                _e3 = data[pos:pos + _n5].decode()
+                pos += _n5
                 _append2(_e3)
             obj.coordinator_keys = _items1
         if data[pos]:
-            _nt5, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt5)
+            _nt6, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt6)
         else:
             pos += 1
         if pos > end:
@@ -241,23 +243,24 @@ def decode_request_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for coordinator_keys runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
-                _n4 = data[pos]
+            for _ in range(_c4):
+                _n5 = data[pos]
                 pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for coordinator_keys' % _n4)
-                _e3 = data[pos:pos + _n4].decode()
-                pos += _n4
+                if _n5 >= 128:
+                    _n5, pos = _uv(data, pos - 1)
+                _n5 -= 1
+                if _n5 < 0:
+                    _fail('invalid length %d for coordinator_keys' % _n5)
+                _e3 = data[pos:pos + _n5].decode()
+                pos += _n5
                 _append2(_e3)
             obj.coordinator_keys = _items1
         if data[pos]:
-            _nt5, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt5)
+            _nt6, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt6)
         else:
             pos += 1
         if pos > end:
@@ -485,19 +488,20 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for coordinators runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls16)
-                _n4 = data[pos]
+                _n5 = data[pos]
                 pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for key' % _n4)
-                _e3.key = data[pos:pos + _n4].decode()
-                pos += _n4
+                if _n5 >= 128:
+                    _n5, pos = _uv(data, pos - 1)
+                _n5 -= 1
+                if _n5 < 0:
+                    _fail('invalid length %d for key' % _n5)
+                _e3.key = data[pos:pos + _n5].decode()
+                pos += _n5
                 _e3.node_id, _x = _unpack15(data, pos)
                 pos += 5
                 if _x >= 128:
@@ -520,15 +524,15 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for error_message' % _x)
                 if data[pos]:
-                    _nt5, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt5)
+                    _nt6, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt6)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.coordinators = _items1
         if data[pos]:
-            _nt6, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt6)
+            _nt7, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt7)
         else:
             pos += 1
         if pos > end:
@@ -559,19 +563,20 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for coordinators runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls16)
-                _n4 = data[pos]
+                _n5 = data[pos]
                 pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for key' % _n4)
-                _e3.key = data[pos:pos + _n4].decode()
-                pos += _n4
+                if _n5 >= 128:
+                    _n5, pos = _uv(data, pos - 1)
+                _n5 -= 1
+                if _n5 < 0:
+                    _fail('invalid length %d for key' % _n5)
+                _e3.key = data[pos:pos + _n5].decode()
+                pos += _n5
                 _e3.node_id, _x = _unpack15(data, pos)
                 pos += 5
                 if _x >= 128:
@@ -594,15 +599,15 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for error_message' % _x)
                 if data[pos]:
-                    _nt5, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt5)
+                    _nt6, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt6)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.coordinators = _items1
         if data[pos]:
-            _nt6, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt6)
+            _nt7, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt7)
         else:
             pos += 1
         if pos > end:
@@ -633,19 +638,20 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for coordinators runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls16)
-                _n4 = data[pos]
+                _n5 = data[pos]
                 pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for key' % _n4)
-                _e3.key = data[pos:pos + _n4].decode()
-                pos += _n4
+                if _n5 >= 128:
+                    _n5, pos = _uv(data, pos - 1)
+                _n5 -= 1
+                if _n5 < 0:
+                    _fail('invalid length %d for key' % _n5)
+                _e3.key = data[pos:pos + _n5].decode()
+                pos += _n5
                 _e3.node_id, _x = _unpack15(data, pos)
                 pos += 5
                 if _x >= 128:
@@ -668,15 +674,15 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for error_message' % _x)
                 if data[pos]:
-                    _nt5, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt5)
+                    _nt6, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt6)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.coordinators = _items1
         if data[pos]:
-            _nt6, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt6)
+            _nt7, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt7)
         else:
             pos += 1
         if pos > end:

@@ -1081,9 +1081,10 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c8 = _x
             _items5: list[Any] = []
             _append6 = _items5.append
-            for _ in range(_x):
+            for _ in range(_c8):
                 _e7 = _new(_cls21)
                 _e7.topic_id = _d3
                 _e7.topic_authorized_operations = -2147483648
@@ -1100,32 +1101,33 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.leader_epoch = -1
-                        _e10.offline_replicas = []
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _x = _unpack24(data, pos)
+                    _c12 = _x
+                    _items9: list[Any] = []
+                    _append10 = _items9.append
+                    for _ in range(_c12):
+                        _e11 = _new(_cls23)
+                        _e11.leader_epoch = -1
+                        _e11.offline_replicas = []
+                        _e11.error_code, _e11.partition_index, _e11.leader_id, _x = _unpack24(data, pos)
                         pos += 14
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e11.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n13, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n13 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n13)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
+                            if _n13 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n13)
+                            _e11.isr_nodes = list(_unpack_from('>%di' % _n13, data, pos))
+                            pos += _n13 * 4
+                        _append10(_e11)
+                    _e7.partitions = _items9
                 _append6(_e7)
             obj.topics = _items5
         if pos > end:
@@ -1188,9 +1190,10 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c9 = _x
             _items6: list[Any] = []
             _append7 = _items6.append
-            for _ in range(_x):
+            for _ in range(_c9):
                 _e8 = _new(_cls21)
                 _e8.topic_id = _d3
                 _e8.topic_authorized_operations = -2147483648
@@ -1207,32 +1210,33 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items9: list[Any] = []
-                    _append10 = _items9.append
-                    for _ in range(_x):
-                        _e11 = _new(_cls23)
-                        _e11.leader_epoch = -1
-                        _e11.offline_replicas = []
-                        _e11.error_code, _e11.partition_index, _e11.leader_id, _x = _unpack24(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.leader_epoch = -1
+                        _e12.offline_replicas = []
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _x = _unpack24(data, pos)
                         pos += 14
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e11.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n12, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n12 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n12)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n12 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n12)
-                            _e11.isr_nodes = list(_unpack_from('>%di' % _n12, data, pos))
-                            pos += _n12 * 4
-                        _append10(_e11)
-                    _e8.partitions = _items9
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
                 _append7(_e8)
             obj.topics = _items6
         if pos > end:
@@ -1257,9 +1261,10 @@ def decode_response_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack20(data, pos)
                 pos += 6
@@ -1278,15 +1283,15 @@ def decode_response_v3(data: bytes, pos: int) -> tuple[Any, int]:
                     _fail('invalid length %d for rack' % _x)
                 _append2(_e3)
             obj.brokers = _items1
-        _n4, = _unpack4(data, pos)
+        _n5, = _unpack4(data, pos)
         pos += 2
-        if _n4 >= 0:
-            obj.cluster_id = data[pos:pos + _n4].decode()
-            pos += _n4
-        elif _n4 == -1:
+        if _n5 >= 0:
+            obj.cluster_id = data[pos:pos + _n5].decode()
+            pos += _n5
+        elif _n5 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n4)
+            _fail('invalid length %d for cluster_id' % _n5)
         obj.controller_id, _x = _unpack25(data, pos)
         pos += 8
         if _x < 0:
@@ -1294,53 +1299,55 @@ def decode_response_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items5: list[Any] = []
-            _append6 = _items5.append
-            for _ in range(_x):
-                _e7 = _new(_cls21)
-                _e7.topic_id = _d3
-                _e7.topic_authorized_operations = -2147483648
-                _e7.error_code, _x = _unpack22(data, pos)
+            _c9 = _x
+            _items6: list[Any] = []
+            _append7 = _items6.append
+            for _ in range(_c9):
+                _e8 = _new(_cls21)
+                _e8.topic_id = _d3
+                _e8.topic_authorized_operations = -2147483648
+                _e8.error_code, _x = _unpack22(data, pos)
                 pos += 4
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e7.name = data[pos:pos + _x].decode()
+                _e8.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e7.is_internal, _x = _unpack26(data, pos)
+                _e8.is_internal, _x = _unpack26(data, pos)
                 pos += 5
                 if _x < 0:
                     _fail('invalid array length %d for partitions' % _x)
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.leader_epoch = -1
-                        _e10.offline_replicas = []
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _x = _unpack24(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.leader_epoch = -1
+                        _e12.offline_replicas = []
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _x = _unpack24(data, pos)
                         pos += 14
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
-                _append6(_e7)
-            obj.topics = _items5
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
+                _append7(_e8)
+            obj.topics = _items6
         if pos > end:
             _fail('truncated MetadataResponse v3: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1363,9 +1370,10 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack20(data, pos)
                 pos += 6
@@ -1384,15 +1392,15 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
                     _fail('invalid length %d for rack' % _x)
                 _append2(_e3)
             obj.brokers = _items1
-        _n4, = _unpack4(data, pos)
+        _n5, = _unpack4(data, pos)
         pos += 2
-        if _n4 >= 0:
-            obj.cluster_id = data[pos:pos + _n4].decode()
-            pos += _n4
-        elif _n4 == -1:
+        if _n5 >= 0:
+            obj.cluster_id = data[pos:pos + _n5].decode()
+            pos += _n5
+        elif _n5 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n4)
+            _fail('invalid length %d for cluster_id' % _n5)
         obj.controller_id, _x = _unpack25(data, pos)
         pos += 8
         if _x < 0:
@@ -1400,53 +1408,55 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items5: list[Any] = []
-            _append6 = _items5.append
-            for _ in range(_x):
-                _e7 = _new(_cls21)
-                _e7.topic_id = _d3
-                _e7.topic_authorized_operations = -2147483648
-                _e7.error_code, _x = _unpack22(data, pos)
+            _c9 = _x
+            _items6: list[Any] = []
+            _append7 = _items6.append
+            for _ in range(_c9):
+                _e8 = _new(_cls21)
+                _e8.topic_id = _d3
+                _e8.topic_authorized_operations = -2147483648
+                _e8.error_code, _x = _unpack22(data, pos)
                 pos += 4
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e7.name = data[pos:pos + _x].decode()
+                _e8.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e7.is_internal, _x = _unpack26(data, pos)
+                _e8.is_internal, _x = _unpack26(data, pos)
                 pos += 5
                 if _x < 0:
                     _fail('invalid array length %d for partitions' % _x)
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.leader_epoch = -1
-                        _e10.offline_replicas = []
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _x = _unpack24(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.leader_epoch = -1
+                        _e12.offline_replicas = []
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _x = _unpack24(data, pos)
                         pos += 14
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
-                _append6(_e7)
-            obj.topics = _items5
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
+                _append7(_e8)
+            obj.topics = _items6
         if pos > end:
             _fail('truncated MetadataResponse v4: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1469,9 +1479,10 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack20(data, pos)
                 pos += 6
@@ -1490,15 +1501,15 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
                     _fail('invalid length %d for rack' % _x)
                 _append2(_e3)
             obj.brokers = _items1
-        _n4, = _unpack4(data, pos)
+        _n5, = _unpack4(data, pos)
         pos += 2
-        if _n4 >= 0:
-            obj.cluster_id = data[pos:pos + _n4].decode()
-            pos += _n4
-        elif _n4 == -1:
+        if _n5 >= 0:
+            obj.cluster_id = data[pos:pos + _n5].decode()
+            pos += _n5
+        elif _n5 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n4)
+            _fail('invalid length %d for cluster_id' % _n5)
         obj.controller_id, _x = _unpack25(data, pos)
         pos += 8
         if _x < 0:
@@ -1506,61 +1517,63 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items5: list[Any] = []
-            _append6 = _items5.append
-            for _ in range(_x):
-                _e7 = _new(_cls21)
-                _e7.topic_id = _d3
-                _e7.topic_authorized_operations = -2147483648
-                _e7.error_code, _x = _unpack22(data, pos)
+            _c9 = _x
+            _items6: list[Any] = []
+            _append7 = _items6.append
+            for _ in range(_c9):
+                _e8 = _new(_cls21)
+                _e8.topic_id = _d3
+                _e8.topic_authorized_operations = -2147483648
+                _e8.error_code, _x = _unpack22(data, pos)
                 pos += 4
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e7.name = data[pos:pos + _x].decode()
+                _e8.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e7.is_internal, _x = _unpack26(data, pos)
+                _e8.is_internal, _x = _unpack26(data, pos)
                 pos += 5
                 if _x < 0:
                     _fail('invalid array length %d for partitions' % _x)
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.leader_epoch = -1
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _x = _unpack24(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.leader_epoch = -1
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _x = _unpack24(data, pos)
                         pos += 14
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _n12, = _unpack1(data, pos)
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _n15, = _unpack1(data, pos)
                         pos += 4
-                        if _n12 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n12)
+                        if _n15 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n15)
                         else:
-                            if _n12 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n12)
-                            _e10.offline_replicas = list(_unpack_from('>%di' % _n12, data, pos))
-                            pos += _n12 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
-                _append6(_e7)
-            obj.topics = _items5
+                            if _n15 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n15)
+                            _e12.offline_replicas = list(_unpack_from('>%di' % _n15, data, pos))
+                            pos += _n15 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
+                _append7(_e8)
+            obj.topics = _items6
         if pos > end:
             _fail('truncated MetadataResponse v5: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1583,9 +1596,10 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack20(data, pos)
                 pos += 6
@@ -1604,15 +1618,15 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
                     _fail('invalid length %d for rack' % _x)
                 _append2(_e3)
             obj.brokers = _items1
-        _n4, = _unpack4(data, pos)
+        _n5, = _unpack4(data, pos)
         pos += 2
-        if _n4 >= 0:
-            obj.cluster_id = data[pos:pos + _n4].decode()
-            pos += _n4
-        elif _n4 == -1:
+        if _n5 >= 0:
+            obj.cluster_id = data[pos:pos + _n5].decode()
+            pos += _n5
+        elif _n5 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n4)
+            _fail('invalid length %d for cluster_id' % _n5)
         obj.controller_id, _x = _unpack25(data, pos)
         pos += 8
         if _x < 0:
@@ -1620,61 +1634,63 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items5: list[Any] = []
-            _append6 = _items5.append
-            for _ in range(_x):
-                _e7 = _new(_cls21)
-                _e7.topic_id = _d3
-                _e7.topic_authorized_operations = -2147483648
-                _e7.error_code, _x = _unpack22(data, pos)
+            _c9 = _x
+            _items6: list[Any] = []
+            _append7 = _items6.append
+            for _ in range(_c9):
+                _e8 = _new(_cls21)
+                _e8.topic_id = _d3
+                _e8.topic_authorized_operations = -2147483648
+                _e8.error_code, _x = _unpack22(data, pos)
                 pos += 4
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e7.name = data[pos:pos + _x].decode()
+                _e8.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e7.is_internal, _x = _unpack26(data, pos)
+                _e8.is_internal, _x = _unpack26(data, pos)
                 pos += 5
                 if _x < 0:
                     _fail('invalid array length %d for partitions' % _x)
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.leader_epoch = -1
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _x = _unpack24(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.leader_epoch = -1
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _x = _unpack24(data, pos)
                         pos += 14
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _n12, = _unpack1(data, pos)
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _n15, = _unpack1(data, pos)
                         pos += 4
-                        if _n12 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n12)
+                        if _n15 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n15)
                         else:
-                            if _n12 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n12)
-                            _e10.offline_replicas = list(_unpack_from('>%di' % _n12, data, pos))
-                            pos += _n12 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
-                _append6(_e7)
-            obj.topics = _items5
+                            if _n15 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n15)
+                            _e12.offline_replicas = list(_unpack_from('>%di' % _n15, data, pos))
+                            pos += _n15 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
+                _append7(_e8)
+            obj.topics = _items6
         if pos > end:
             _fail('truncated MetadataResponse v6: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1697,9 +1713,10 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack20(data, pos)
                 pos += 6
@@ -1718,15 +1735,15 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
                     _fail('invalid length %d for rack' % _x)
                 _append2(_e3)
             obj.brokers = _items1
-        _n4, = _unpack4(data, pos)
+        _n5, = _unpack4(data, pos)
         pos += 2
-        if _n4 >= 0:
-            obj.cluster_id = data[pos:pos + _n4].decode()
-            pos += _n4
-        elif _n4 == -1:
+        if _n5 >= 0:
+            obj.cluster_id = data[pos:pos + _n5].decode()
+            pos += _n5
+        elif _n5 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n4)
+            _fail('invalid length %d for cluster_id' % _n5)
         obj.controller_id, _x = _unpack25(data, pos)
         pos += 8
         if _x < 0:
@@ -1734,60 +1751,62 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items5: list[Any] = []
-            _append6 = _items5.append
-            for _ in range(_x):
-                _e7 = _new(_cls21)
-                _e7.topic_id = _d3
-                _e7.topic_authorized_operations = -2147483648
-                _e7.error_code, _x = _unpack22(data, pos)
+            _c9 = _x
+            _items6: list[Any] = []
+            _append7 = _items6.append
+            for _ in range(_c9):
+                _e8 = _new(_cls21)
+                _e8.topic_id = _d3
+                _e8.topic_authorized_operations = -2147483648
+                _e8.error_code, _x = _unpack22(data, pos)
                 pos += 4
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e7.name = data[pos:pos + _x].decode()
+                _e8.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e7.is_internal, _x = _unpack26(data, pos)
+                _e8.is_internal, _x = _unpack26(data, pos)
                 pos += 5
                 if _x < 0:
                     _fail('invalid array length %d for partitions' % _x)
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _e10.leader_epoch, _x = _unpack27(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _e12.leader_epoch, _x = _unpack27(data, pos)
                         pos += 18
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _n12, = _unpack1(data, pos)
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _n15, = _unpack1(data, pos)
                         pos += 4
-                        if _n12 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n12)
+                        if _n15 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n15)
                         else:
-                            if _n12 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n12)
-                            _e10.offline_replicas = list(_unpack_from('>%di' % _n12, data, pos))
-                            pos += _n12 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
-                _append6(_e7)
-            obj.topics = _items5
+                            if _n15 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n15)
+                            _e12.offline_replicas = list(_unpack_from('>%di' % _n15, data, pos))
+                            pos += _n15 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
+                _append7(_e8)
+            obj.topics = _items6
         if pos > end:
             _fail('truncated MetadataResponse v7: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1809,9 +1828,10 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack20(data, pos)
                 pos += 6
@@ -1830,15 +1850,15 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
                     _fail('invalid length %d for rack' % _x)
                 _append2(_e3)
             obj.brokers = _items1
-        _n4, = _unpack4(data, pos)
+        _n5, = _unpack4(data, pos)
         pos += 2
-        if _n4 >= 0:
-            obj.cluster_id = data[pos:pos + _n4].decode()
-            pos += _n4
-        elif _n4 == -1:
+        if _n5 >= 0:
+            obj.cluster_id = data[pos:pos + _n5].decode()
+            pos += _n5
+        elif _n5 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n4)
+            _fail('invalid length %d for cluster_id' % _n5)
         obj.controller_id, _x = _unpack25(data, pos)
         pos += 8
         if _x < 0:
@@ -1846,61 +1866,63 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items5: list[Any] = []
-            _append6 = _items5.append
-            for _ in range(_x):
-                _e7 = _new(_cls21)
-                _e7.topic_id = _d3
-                _e7.error_code, _x = _unpack22(data, pos)
+            _c9 = _x
+            _items6: list[Any] = []
+            _append7 = _items6.append
+            for _ in range(_c9):
+                _e8 = _new(_cls21)
+                _e8.topic_id = _d3
+                _e8.error_code, _x = _unpack22(data, pos)
                 pos += 4
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e7.name = data[pos:pos + _x].decode()
+                _e8.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e7.is_internal, _x = _unpack26(data, pos)
+                _e8.is_internal, _x = _unpack26(data, pos)
                 pos += 5
                 if _x < 0:
                     _fail('invalid array length %d for partitions' % _x)
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items8: list[Any] = []
-                    _append9 = _items8.append
-                    for _ in range(_x):
-                        _e10 = _new(_cls23)
-                        _e10.error_code, _e10.partition_index, _e10.leader_id, _e10.leader_epoch, _x = _unpack27(data, pos)
+                    _c13 = _x
+                    _items10: list[Any] = []
+                    _append11 = _items10.append
+                    for _ in range(_c13):
+                        _e12 = _new(_cls23)
+                        _e12.error_code, _e12.partition_index, _e12.leader_id, _e12.leader_epoch, _x = _unpack27(data, pos)
                         pos += 18
                         if _x < 0:
                             _fail('invalid array length %d for replica_nodes' % _x)
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e10.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n11, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 4
-                        if _n11 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n11)
+                        if _n14 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n14)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n11)
-                            _e10.isr_nodes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
-                        _n12, = _unpack1(data, pos)
+                            if _n14 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n14)
+                            _e12.isr_nodes = list(_unpack_from('>%di' % _n14, data, pos))
+                            pos += _n14 * 4
+                        _n15, = _unpack1(data, pos)
                         pos += 4
-                        if _n12 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n12)
+                        if _n15 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n15)
                         else:
-                            if _n12 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n12)
-                            _e10.offline_replicas = list(_unpack_from('>%di' % _n12, data, pos))
-                            pos += _n12 * 4
-                        _append9(_e10)
-                    _e7.partitions = _items8
-                _e7.topic_authorized_operations, = _unpack1(data, pos)
+                            if _n15 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n15)
+                            _e12.offline_replicas = list(_unpack_from('>%di' % _n15, data, pos))
+                            pos += _n15 * 4
+                        _append11(_e12)
+                    _e8.partitions = _items10
+                _e8.topic_authorized_operations, = _unpack1(data, pos)
                 pos += 4
-                _append6(_e7)
-            obj.topics = _items5
+                _append7(_e8)
+            obj.topics = _items6
         obj.cluster_authorized_operations, = _unpack1(data, pos)
         pos += 4
         if pos > end:
@@ -1927,9 +1949,10 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack28(data, pos)
                 pos += 5
@@ -1953,24 +1976,24 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt4, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt5)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.brokers = _items1
-        _n5 = data[pos]
+        _n6 = data[pos]
         pos += 1
-        if _n5 >= 128:
-            _n5, pos = _uv(data, pos - 1)
-        _n5 -= 1
-        if _n5 >= 0:
-            obj.cluster_id = data[pos:pos + _n5].decode()
-            pos += _n5
-        elif _n5 == -1:
+        if _n6 >= 128:
+            _n6, pos = _uv(data, pos - 1)
+        _n6 -= 1
+        if _n6 >= 0:
+            obj.cluster_id = data[pos:pos + _n6].decode()
+            pos += _n6
+        elif _n6 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n5)
+            _fail('invalid length %d for cluster_id' % _n6)
         obj.controller_id, _x = _unpack28(data, pos)
         pos += 5
         if _x >= 128:
@@ -1981,21 +2004,22 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items6: list[Any] = []
-            _append7 = _items6.append
-            for _ in range(_x):
-                _e8 = _new(_cls21)
-                _e8.topic_id = _d3
-                _e8.error_code, _x = _unpack29(data, pos)
+            _c10 = _x
+            _items7: list[Any] = []
+            _append8 = _items7.append
+            for _ in range(_c10):
+                _e9 = _new(_cls21)
+                _e9.topic_id = _d3
+                _e9.error_code, _x = _unpack29(data, pos)
                 pos += 3
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e8.name = data[pos:pos + _x].decode()
+                _e9.name = data[pos:pos + _x].decode()
                 pos += _x
-                _e8.is_internal, _x = _unpack30(data, pos)
+                _e9.is_internal, _x = _unpack30(data, pos)
                 pos += 2
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
@@ -2005,11 +2029,12 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items9: list[Any] = []
-                    _append10 = _items9.append
-                    for _ in range(_x):
-                        _e11 = _new(_cls23)
-                        _e11.error_code, _e11.partition_index, _e11.leader_id, _e11.leader_epoch, _x = _unpack31(data, pos)
+                    _c14 = _x
+                    _items11: list[Any] = []
+                    _append12 = _items11.append
+                    for _ in range(_c14):
+                        _e13 = _new(_cls23)
+                        _e13.error_code, _e13.partition_index, _e13.leader_id, _e13.leader_epoch, _x = _unpack31(data, pos)
                         pos += 15
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2019,51 +2044,51 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e11.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e13.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n12 = data[pos]
+                        _n15 = data[pos]
                         pos += 1
-                        if _n12 >= 128:
-                            _n12, pos = _uv(data, pos - 1)
-                        _n12 -= 1
-                        if _n12 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n12)
+                        if _n15 >= 128:
+                            _n15, pos = _uv(data, pos - 1)
+                        _n15 -= 1
+                        if _n15 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n15)
                         else:
-                            if _n12 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n12)
-                            _e11.isr_nodes = list(_unpack_from('>%di' % _n12, data, pos))
-                            pos += _n12 * 4
-                        _n13 = data[pos]
+                            if _n15 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n15)
+                            _e13.isr_nodes = list(_unpack_from('>%di' % _n15, data, pos))
+                            pos += _n15 * 4
+                        _n16 = data[pos]
                         pos += 1
-                        if _n13 >= 128:
-                            _n13, pos = _uv(data, pos - 1)
-                        _n13 -= 1
-                        if _n13 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n13)
+                        if _n16 >= 128:
+                            _n16, pos = _uv(data, pos - 1)
+                        _n16 -= 1
+                        if _n16 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n16)
                         else:
-                            if _n13 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n13)
-                            _e11.offline_replicas = list(_unpack_from('>%di' % _n13, data, pos))
-                            pos += _n13 * 4
+                            if _n16 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n16)
+                            _e13.offline_replicas = list(_unpack_from('>%di' % _n16, data, pos))
+                            pos += _n16 * 4
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt14)
+                            _nt17, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt17)
                         else:
                             pos += 1
-                        _append10(_e11)
-                    _e8.partitions = _items9
-                _e8.topic_authorized_operations, _x = _unpack28(data, pos)
+                        _append12(_e13)
+                    _e9.partitions = _items11
+                _e9.topic_authorized_operations, _x = _unpack28(data, pos)
                 pos += 5
                 if _x:
-                    _nt15, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt15)
-                _append7(_e8)
-            obj.topics = _items6
+                    _nt18, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt18)
+                _append8(_e9)
+            obj.topics = _items7
         obj.cluster_authorized_operations, _x = _unpack28(data, pos)
         pos += 5
         if _x:
-            _nt16, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt16)
+            _nt19, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt19)
         if pos > end:
             _fail('truncated MetadataResponse v9: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -2088,9 +2113,10 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack28(data, pos)
                 pos += 5
@@ -2114,24 +2140,24 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt4, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt5)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.brokers = _items1
-        _n5 = data[pos]
+        _n6 = data[pos]
         pos += 1
-        if _n5 >= 128:
-            _n5, pos = _uv(data, pos - 1)
-        _n5 -= 1
-        if _n5 >= 0:
-            obj.cluster_id = data[pos:pos + _n5].decode()
-            pos += _n5
-        elif _n5 == -1:
+        if _n6 >= 128:
+            _n6, pos = _uv(data, pos - 1)
+        _n6 -= 1
+        if _n6 >= 0:
+            obj.cluster_id = data[pos:pos + _n6].decode()
+            pos += _n6
+        elif _n6 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n5)
+            _fail('invalid length %d for cluster_id' % _n6)
         obj.controller_id, _x = _unpack28(data, pos)
         pos += 5
         if _x >= 128:
@@ -2142,22 +2168,23 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items6: list[Any] = []
-            _append7 = _items6.append
-            for _ in range(_x):
-                _e8 = _new(_cls21)
-                _e8.error_code, _x = _unpack29(data, pos)
+            _c10 = _x
+            _items7: list[Any] = []
+            _append8 = _items7.append
+            for _ in range(_c10):
+                _e9 = _new(_cls21)
+                _e9.error_code, _x = _unpack29(data, pos)
                 pos += 3
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e8.name = data[pos:pos + _x].decode()
+                _e9.name = data[pos:pos + _x].decode()
                 pos += _x
-                _u9, _e8.is_internal, _x = _unpack32(data, pos)
+                _u11, _e9.is_internal, _x = _unpack32(data, pos)
                 pos += 18
-                _e8.topic_id = _UUID(bytes=_u9)
+                _e9.topic_id = _UUID(bytes=_u11)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -2166,11 +2193,12 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items10: list[Any] = []
-                    _append11 = _items10.append
-                    for _ in range(_x):
-                        _e12 = _new(_cls23)
-                        _e12.error_code, _e12.partition_index, _e12.leader_id, _e12.leader_epoch, _x = _unpack31(data, pos)
+                    _c15 = _x
+                    _items12: list[Any] = []
+                    _append13 = _items12.append
+                    for _ in range(_c15):
+                        _e14 = _new(_cls23)
+                        _e14.error_code, _e14.partition_index, _e14.leader_id, _e14.leader_epoch, _x = _unpack31(data, pos)
                         pos += 15
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2180,51 +2208,51 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e14.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n13 = data[pos]
+                        _n16 = data[pos]
                         pos += 1
-                        if _n13 >= 128:
-                            _n13, pos = _uv(data, pos - 1)
-                        _n13 -= 1
-                        if _n13 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n13)
+                        if _n16 >= 128:
+                            _n16, pos = _uv(data, pos - 1)
+                        _n16 -= 1
+                        if _n16 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n16)
                         else:
-                            if _n13 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n13)
-                            _e12.isr_nodes = list(_unpack_from('>%di' % _n13, data, pos))
-                            pos += _n13 * 4
-                        _n14 = data[pos]
+                            if _n16 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n16)
+                            _e14.isr_nodes = list(_unpack_from('>%di' % _n16, data, pos))
+                            pos += _n16 * 4
+                        _n17 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n14)
+                        if _n17 >= 128:
+                            _n17, pos = _uv(data, pos - 1)
+                        _n17 -= 1
+                        if _n17 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n17)
                         else:
-                            if _n14 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n14)
-                            _e12.offline_replicas = list(_unpack_from('>%di' % _n14, data, pos))
-                            pos += _n14 * 4
+                            if _n17 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n17)
+                            _e14.offline_replicas = list(_unpack_from('>%di' % _n17, data, pos))
+                            pos += _n17 * 4
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt18, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt18)
                         else:
                             pos += 1
-                        _append11(_e12)
-                    _e8.partitions = _items10
-                _e8.topic_authorized_operations, _x = _unpack28(data, pos)
+                        _append13(_e14)
+                    _e9.partitions = _items12
+                _e9.topic_authorized_operations, _x = _unpack28(data, pos)
                 pos += 5
                 if _x:
-                    _nt16, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt16)
-                _append7(_e8)
-            obj.topics = _items6
+                    _nt19, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt19)
+                _append8(_e9)
+            obj.topics = _items7
         obj.cluster_authorized_operations, _x = _unpack28(data, pos)
         pos += 5
         if _x:
-            _nt17, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt20, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt20)
         if pos > end:
             _fail('truncated MetadataResponse v10: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -2250,9 +2278,10 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack28(data, pos)
                 pos += 5
@@ -2276,24 +2305,24 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt4, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt5)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.brokers = _items1
-        _n5 = data[pos]
+        _n6 = data[pos]
         pos += 1
-        if _n5 >= 128:
-            _n5, pos = _uv(data, pos - 1)
-        _n5 -= 1
-        if _n5 >= 0:
-            obj.cluster_id = data[pos:pos + _n5].decode()
-            pos += _n5
-        elif _n5 == -1:
+        if _n6 >= 128:
+            _n6, pos = _uv(data, pos - 1)
+        _n6 -= 1
+        if _n6 >= 0:
+            obj.cluster_id = data[pos:pos + _n6].decode()
+            pos += _n6
+        elif _n6 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n5)
+            _fail('invalid length %d for cluster_id' % _n6)
         obj.controller_id, _x = _unpack28(data, pos)
         pos += 5
         if _x >= 128:
@@ -2304,22 +2333,23 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items6: list[Any] = []
-            _append7 = _items6.append
-            for _ in range(_x):
-                _e8 = _new(_cls21)
-                _e8.error_code, _x = _unpack29(data, pos)
+            _c10 = _x
+            _items7: list[Any] = []
+            _append8 = _items7.append
+            for _ in range(_c10):
+                _e9 = _new(_cls21)
+                _e9.error_code, _x = _unpack29(data, pos)
                 pos += 3
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for name' % _x)
-                _e8.name = data[pos:pos + _x].decode()
+                _e9.name = data[pos:pos + _x].decode()
                 pos += _x
-                _u9, _e8.is_internal, _x = _unpack32(data, pos)
+                _u11, _e9.is_internal, _x = _unpack32(data, pos)
                 pos += 18
-                _e8.topic_id = _UUID(bytes=_u9)
+                _e9.topic_id = _UUID(bytes=_u11)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -2328,11 +2358,12 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items10: list[Any] = []
-                    _append11 = _items10.append
-                    for _ in range(_x):
-                        _e12 = _new(_cls23)
-                        _e12.error_code, _e12.partition_index, _e12.leader_id, _e12.leader_epoch, _x = _unpack31(data, pos)
+                    _c15 = _x
+                    _items12: list[Any] = []
+                    _append13 = _items12.append
+                    for _ in range(_c15):
+                        _e14 = _new(_cls23)
+                        _e14.error_code, _e14.partition_index, _e14.leader_id, _e14.leader_epoch, _x = _unpack31(data, pos)
                         pos += 15
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2342,49 +2373,49 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e14.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n13 = data[pos]
+                        _n16 = data[pos]
                         pos += 1
-                        if _n13 >= 128:
-                            _n13, pos = _uv(data, pos - 1)
-                        _n13 -= 1
-                        if _n13 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n13)
+                        if _n16 >= 128:
+                            _n16, pos = _uv(data, pos - 1)
+                        _n16 -= 1
+                        if _n16 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n16)
                         else:
-                            if _n13 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n13)
-                            _e12.isr_nodes = list(_unpack_from('>%di' % _n13, data, pos))
-                            pos += _n13 * 4
-                        _n14 = data[pos]
+                            if _n16 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n16)
+                            _e14.isr_nodes = list(_unpack_from('>%di' % _n16, data, pos))
+                            pos += _n16 * 4
+                        _n17 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n14)
+                        if _n17 >= 128:
+                            _n17, pos = _uv(data, pos - 1)
+                        _n17 -= 1
+                        if _n17 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n17)
                         else:
-                            if _n14 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n14)
-                            _e12.offline_replicas = list(_unpack_from('>%di' % _n14, data, pos))
-                            pos += _n14 * 4
+                            if _n17 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n17)
+                            _e14.offline_replicas = list(_unpack_from('>%di' % _n17, data, pos))
+                            pos += _n17 * 4
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt18, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt18)
                         else:
                             pos += 1
-                        _append11(_e12)
-                    _e8.partitions = _items10
-                _e8.topic_authorized_operations, _x = _unpack28(data, pos)
+                        _append13(_e14)
+                    _e9.partitions = _items12
+                _e9.topic_authorized_operations, _x = _unpack28(data, pos)
                 pos += 5
                 if _x:
-                    _nt16, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt16)
-                _append7(_e8)
-            obj.topics = _items6
+                    _nt19, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt19)
+                _append8(_e9)
+            obj.topics = _items7
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt20, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt20)
         else:
             pos += 1
         if pos > end:
@@ -2412,9 +2443,10 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack28(data, pos)
                 pos += 5
@@ -2438,24 +2470,24 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt4, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt5)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.brokers = _items1
-        _n5 = data[pos]
+        _n6 = data[pos]
         pos += 1
-        if _n5 >= 128:
-            _n5, pos = _uv(data, pos - 1)
-        _n5 -= 1
-        if _n5 >= 0:
-            obj.cluster_id = data[pos:pos + _n5].decode()
-            pos += _n5
-        elif _n5 == -1:
+        if _n6 >= 128:
+            _n6, pos = _uv(data, pos - 1)
+        _n6 -= 1
+        if _n6 >= 0:
+            obj.cluster_id = data[pos:pos + _n6].decode()
+            pos += _n6
+        elif _n6 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n5)
+            _fail('invalid length %d for cluster_id' % _n6)
         obj.controller_id, _x = _unpack28(data, pos)
         pos += 5
         if _x >= 128:
@@ -2466,25 +2498,26 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items6: list[Any] = []
-            _append7 = _items6.append
-            for _ in range(_x):
-                _e8 = _new(_cls21)
-                _e8.error_code, _x = _unpack29(data, pos)
+            _c10 = _x
+            _items7: list[Any] = []
+            _append8 = _items7.append
+            for _ in range(_c10):
+                _e9 = _new(_cls21)
+                _e9.error_code, _x = _unpack29(data, pos)
                 pos += 3
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x >= 0:
-                    _e8.name = data[pos:pos + _x].decode()
+                    _e9.name = data[pos:pos + _x].decode()
                     pos += _x
                 elif _x == -1:
-                    _e8.name = None
+                    _e9.name = None
                 else:
                     _fail('invalid length %d for name' % _x)
-                _u9, _e8.is_internal, _x = _unpack32(data, pos)
+                _u11, _e9.is_internal, _x = _unpack32(data, pos)
                 pos += 18
-                _e8.topic_id = _UUID(bytes=_u9)
+                _e9.topic_id = _UUID(bytes=_u11)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -2493,11 +2526,12 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items10: list[Any] = []
-                    _append11 = _items10.append
-                    for _ in range(_x):
-                        _e12 = _new(_cls23)
-                        _e12.error_code, _e12.partition_index, _e12.leader_id, _e12.leader_epoch, _x = _unpack31(data, pos)
+                    _c15 = _x
+                    _items12: list[Any] = []
+                    _append13 = _items12.append
+                    for _ in range(_c15):
+                        _e14 = _new(_cls23)
+                        _e14.error_code, _e14.partition_index, _e14.leader_id, _e14.leader_epoch, _x = _unpack31(data, pos)
                         pos += 15
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2507,49 +2541,49 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e14.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n13 = data[pos]
+                        _n16 = data[pos]
                         pos += 1
-                        if _n13 >= 128:
-                            _n13, pos = _uv(data, pos - 1)
-                        _n13 -= 1
-                        if _n13 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n13)
+                        if _n16 >= 128:
+                            _n16, pos = _uv(data, pos - 1)
+                        _n16 -= 1
+                        if _n16 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n16)
                         else:
-                            if _n13 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n13)
-                            _e12.isr_nodes = list(_unpack_from('>%di' % _n13, data, pos))
-                            pos += _n13 * 4
-                        _n14 = data[pos]
+                            if _n16 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n16)
+                            _e14.isr_nodes = list(_unpack_from('>%di' % _n16, data, pos))
+                            pos += _n16 * 4
+                        _n17 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n14)
+                        if _n17 >= 128:
+                            _n17, pos = _uv(data, pos - 1)
+                        _n17 -= 1
+                        if _n17 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n17)
                         else:
-                            if _n14 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n14)
-                            _e12.offline_replicas = list(_unpack_from('>%di' % _n14, data, pos))
-                            pos += _n14 * 4
+                            if _n17 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n17)
+                            _e14.offline_replicas = list(_unpack_from('>%di' % _n17, data, pos))
+                            pos += _n17 * 4
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt18, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt18)
                         else:
                             pos += 1
-                        _append11(_e12)
-                    _e8.partitions = _items10
-                _e8.topic_authorized_operations, _x = _unpack28(data, pos)
+                        _append13(_e14)
+                    _e9.partitions = _items12
+                _e9.topic_authorized_operations, _x = _unpack28(data, pos)
                 pos += 5
                 if _x:
-                    _nt16, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt16)
-                _append7(_e8)
-            obj.topics = _items6
+                    _nt19, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt19)
+                _append8(_e9)
+            obj.topics = _items7
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt20, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt20)
         else:
             pos += 1
         if pos > end:
@@ -2576,9 +2610,10 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for brokers runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls19)
                 _e3.node_id, _x = _unpack28(data, pos)
                 pos += 5
@@ -2602,24 +2637,24 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt4, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt4)
+                    _nt5, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt5)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.brokers = _items1
-        _n5 = data[pos]
+        _n6 = data[pos]
         pos += 1
-        if _n5 >= 128:
-            _n5, pos = _uv(data, pos - 1)
-        _n5 -= 1
-        if _n5 >= 0:
-            obj.cluster_id = data[pos:pos + _n5].decode()
-            pos += _n5
-        elif _n5 == -1:
+        if _n6 >= 128:
+            _n6, pos = _uv(data, pos - 1)
+        _n6 -= 1
+        if _n6 >= 0:
+            obj.cluster_id = data[pos:pos + _n6].decode()
+            pos += _n6
+        elif _n6 == -1:
             obj.cluster_id = None
         else:
-            _fail('invalid length %d for cluster_id' % _n5)
+            _fail('invalid length %d for cluster_id' % _n6)
         obj.controller_id, _x = _unpack28(data, pos)
         pos += 5
         if _x >= 128:
@@ -2630,25 +2665,26 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
-            _items6: list[Any] = []
-            _append7 = _items6.append
-            for _ in range(_x):
-                _e8 = _new(_cls21)
-                _e8.error_code, _x = _unpack29(data, pos)
+            _c10 = _x
+            _items7: list[Any] = []
+            _append8 = _items7.append
+            for _ in range(_c10):
+                _e9 = _new(_cls21)
+                _e9.error_code, _x = _unpack29(data, pos)
                 pos += 3
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x >= 0:
-                    _e8.name = data[pos:pos + _x].decode()
+                    _e9.name = data[pos:pos + _x].decode()
                     pos += _x
                 elif _x == -1:
-                    _e8.name = None
+                    _e9.name = None
                 else:
                     _fail('invalid length %d for name' % _x)
-                _u9, _e8.is_internal, _x = _unpack32(data, pos)
+                _u11, _e9.is_internal, _x = _unpack32(data, pos)
                 pos += 18
-                _e8.topic_id = _UUID(bytes=_u9)
+                _e9.topic_id = _UUID(bytes=_u11)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -2657,11 +2693,12 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items10: list[Any] = []
-                    _append11 = _items10.append
-                    for _ in range(_x):
-                        _e12 = _new(_cls23)
-                        _e12.error_code, _e12.partition_index, _e12.leader_id, _e12.leader_epoch, _x = _unpack31(data, pos)
+                    _c15 = _x
+                    _items12: list[Any] = []
+                    _append13 = _items12.append
+                    for _ in range(_c15):
+                        _e14 = _new(_cls23)
+                        _e14.error_code, _e14.partition_index, _e14.leader_id, _e14.leader_epoch, _x = _unpack31(data, pos)
                         pos += 15
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -2671,51 +2708,51 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x * 4 > end - pos:
                                 _fail('array count %d for replica_nodes runs past the end' % _x)
-                            _e12.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
+                            _e14.replica_nodes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
-                        _n13 = data[pos]
+                        _n16 = data[pos]
                         pos += 1
-                        if _n13 >= 128:
-                            _n13, pos = _uv(data, pos - 1)
-                        _n13 -= 1
-                        if _n13 < 0:
-                            _fail('invalid array length %d for isr_nodes' % _n13)
+                        if _n16 >= 128:
+                            _n16, pos = _uv(data, pos - 1)
+                        _n16 -= 1
+                        if _n16 < 0:
+                            _fail('invalid array length %d for isr_nodes' % _n16)
                         else:
-                            if _n13 * 4 > end - pos:
-                                _fail('array count %d for isr_nodes runs past the end' % _n13)
-                            _e12.isr_nodes = list(_unpack_from('>%di' % _n13, data, pos))
-                            pos += _n13 * 4
-                        _n14 = data[pos]
+                            if _n16 * 4 > end - pos:
+                                _fail('array count %d for isr_nodes runs past the end' % _n16)
+                            _e14.isr_nodes = list(_unpack_from('>%di' % _n16, data, pos))
+                            pos += _n16 * 4
+                        _n17 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 < 0:
-                            _fail('invalid array length %d for offline_replicas' % _n14)
+                        if _n17 >= 128:
+                            _n17, pos = _uv(data, pos - 1)
+                        _n17 -= 1
+                        if _n17 < 0:
+                            _fail('invalid array length %d for offline_replicas' % _n17)
                         else:
-                            if _n14 * 4 > end - pos:
-                                _fail('array count %d for offline_replicas runs past the end' % _n14)
-                            _e12.offline_replicas = list(_unpack_from('>%di' % _n14, data, pos))
-                            pos += _n14 * 4
+                            if _n17 * 4 > end - pos:
+                                _fail('array count %d for offline_replicas runs past the end' % _n17)
+                            _e14.offline_replicas = list(_unpack_from('>%di' % _n17, data, pos))
+                            pos += _n17 * 4
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt18, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt18)
                         else:
                             pos += 1
-                        _append11(_e12)
-                    _e8.partitions = _items10
-                _e8.topic_authorized_operations, _x = _unpack28(data, pos)
+                        _append13(_e14)
+                    _e9.partitions = _items12
+                _e9.topic_authorized_operations, _x = _unpack28(data, pos)
                 pos += 5
                 if _x:
-                    _nt16, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt16)
-                _append7(_e8)
-            obj.topics = _items6
+                    _nt19, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt19)
+                _append8(_e9)
+            obj.topics = _items7
         obj.error_code, _x = _unpack29(data, pos)
         pos += 3
         if _x:
-            _nt17, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt20, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt20)
         if pos > end:
             _fail('truncated MetadataResponse v13: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:

@@ -79,41 +79,42 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls4)
                 _e4.topic_id = _d5
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack6(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partitions' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack6(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partitions' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls7)
-                        _e9.committed_leader_epoch = -1
-                        _e9.commit_timestamp = -1
-                        _e9.partition_index, _e9.committed_offset, _x = _unpack8(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls7)
+                        _e10.committed_leader_epoch = -1
+                        _e10.commit_timestamp = -1
+                        _e10.partition_index, _e10.committed_offset, _x = _unpack8(data, pos)
                         pos += 14
                         if _x >= 0:
-                            _e9.committed_metadata = data[pos:pos + _x].decode()
+                            _e10.committed_metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e9.committed_metadata = None
+                            _e10.committed_metadata = None
                         else:
                             _fail('invalid length %d for committed_metadata' % _x)
-                        _append8(_e9)
-                    _e4.partitions = _items7
+                        _append9(_e10)
+                    _e4.partitions = _items8
                 _append3(_e4)
             obj.topics = _items2
         if pos > end:
@@ -149,41 +150,42 @@ def decode_request_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls4)
                 _e4.topic_id = _d5
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack6(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partitions' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack6(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partitions' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls7)
-                        _e9.committed_leader_epoch = -1
-                        _e9.commit_timestamp = -1
-                        _e9.partition_index, _e9.committed_offset, _x = _unpack8(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls7)
+                        _e10.committed_leader_epoch = -1
+                        _e10.commit_timestamp = -1
+                        _e10.partition_index, _e10.committed_offset, _x = _unpack8(data, pos)
                         pos += 14
                         if _x >= 0:
-                            _e9.committed_metadata = data[pos:pos + _x].decode()
+                            _e10.committed_metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e9.committed_metadata = None
+                            _e10.committed_metadata = None
                         else:
                             _fail('invalid length %d for committed_metadata' % _x)
-                        _append8(_e9)
-                    _e4.partitions = _items7
+                        _append9(_e10)
+                    _e4.partitions = _items8
                 _append3(_e4)
             obj.topics = _items2
         if pos > end:
@@ -219,41 +221,42 @@ def decode_request_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls4)
                 _e4.topic_id = _d5
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack6(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partitions' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack6(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partitions' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls7)
-                        _e9.committed_leader_epoch = -1
-                        _e9.commit_timestamp = -1
-                        _e9.partition_index, _e9.committed_offset, _x = _unpack8(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls7)
+                        _e10.committed_leader_epoch = -1
+                        _e10.commit_timestamp = -1
+                        _e10.partition_index, _e10.committed_offset, _x = _unpack8(data, pos)
                         pos += 14
                         if _x >= 0:
-                            _e9.committed_metadata = data[pos:pos + _x].decode()
+                            _e10.committed_metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e9.committed_metadata = None
+                            _e10.committed_metadata = None
                         else:
                             _fail('invalid length %d for committed_metadata' % _x)
-                        _append8(_e9)
-                    _e4.partitions = _items7
+                        _append9(_e10)
+                    _e4.partitions = _items8
                 _append3(_e4)
             obj.topics = _items2
         if pos > end:
@@ -773,9 +776,10 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
+                    _c11 = _x
                     _items8: list[Any] = []
                     _append9 = _items8.append
-                    for _ in range(_x):
+                    for _ in range(_c11):
                         _e10 = _new(_cls7)
                         _e10.commit_timestamp = -1
                         _e10.partition_index, _e10.committed_offset, _e10.committed_leader_epoch, _x = _unpack11(data, pos)
@@ -791,22 +795,22 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             _fail('invalid length %d for committed_metadata' % _x)
                         if data[pos]:
-                            _nt11, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt11)
+                            _nt12, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt12)
                         else:
                             pos += 1
                         _append9(_e10)
                     _e6.partitions = _items8
                 if data[pos]:
-                    _nt12, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt12)
+                    _nt13, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt13)
                 else:
                     pos += 1
                 _append5(_e6)
             obj.topics = _items4
         if data[pos]:
-            _nt13, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt13)
+            _nt14, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt14)
         else:
             pos += 1
         if pos > end:
@@ -1138,32 +1142,33 @@ def decode_response_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack6(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack6(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code = _unpack2(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code = _unpack2(data, pos)
                         pos += 6
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -1186,32 +1191,33 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack6(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack6(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code = _unpack2(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code = _unpack2(data, pos)
                         pos += 6
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -1234,32 +1240,33 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack6(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack6(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code = _unpack2(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code = _unpack2(data, pos)
                         pos += 6
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -1282,32 +1289,33 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack6(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack6(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code = _unpack2(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code = _unpack2(data, pos)
                         pos += 6
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -1330,32 +1338,33 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack6(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack6(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code = _unpack2(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code = _unpack2(data, pos)
                         pos += 6
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         if pos > end:
@@ -1381,51 +1390,52 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code, _x = _unpack27(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code, _x = _unpack27(data, pos)
                         pos += 7
                         if _x:
-                            _nt9, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt9)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 if data[pos]:
-                    _nt10, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt10)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
         if data[pos]:
-            _nt11, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt11)
+            _nt12, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt12)
         else:
             pos += 1
         if pos > end:
@@ -1451,51 +1461,52 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.topic_id = _d5
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.partition_index, _e8.error_code, _x = _unpack27(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.partition_index, _e9.error_code, _x = _unpack27(data, pos)
                         pos += 7
                         if _x:
-                            _nt9, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt9)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 if data[pos]:
-                    _nt10, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt10)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
         if data[pos]:
-            _nt11, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt11)
+            _nt12, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt12)
         else:
             pos += 1
         if pos > end:
@@ -1521,14 +1532,15 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
                 _e3.name = _d12
-                _u4, _x = _unpack13(data, pos)
+                _u5, _x = _unpack13(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -1537,27 +1549,28 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls25)
-                        _e7.partition_index, _e7.error_code, _x = _unpack27(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls25)
+                        _e8.partition_index, _e8.error_code, _x = _unpack27(data, pos)
                         pos += 7
                         if _x:
-                            _nt8, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt8)
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt9, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt9)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.topics = _items1
         if data[pos]:
-            _nt10, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt10)
+            _nt12, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt12)
         else:
             pos += 1
         if pos > end:

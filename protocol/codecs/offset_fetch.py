@@ -605,42 +605,43 @@ def decode_request_v9(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for topics runs past the end' % _x)
+                    _c10 = _x
                     _items7: list[Any] = []
                     _append8 = _items7.append
-                    for _ in range(_x):
+                    for _ in range(_c10):
                         _e9 = _new(_cls7)
                         _e9.topic_id = _d8
-                        _n10 = data[pos]
-                        pos += 1
-                        if _n10 >= 128:
-                            _n10, pos = _uv(data, pos - 1)
-                        _n10 -= 1
-                        if _n10 < 0:
-                            _fail('invalid length %d for name' % _n10)
-                        _e9.name = data[pos:pos + _n10].decode()
-                        pos += _n10
                         _n11 = data[pos]
                         pos += 1
                         if _n11 >= 128:
                             _n11, pos = _uv(data, pos - 1)
                         _n11 -= 1
                         if _n11 < 0:
-                            _fail('invalid array length %d for partition_indexes' % _n11)
+                            _fail('invalid length %d for name' % _n11)
+                        _e9.name = data[pos:pos + _n11].decode()
+                        pos += _n11
+                        _n12 = data[pos]
+                        pos += 1
+                        if _n12 >= 128:
+                            _n12, pos = _uv(data, pos - 1)
+                        _n12 -= 1
+                        if _n12 < 0:
+                            _fail('invalid array length %d for partition_indexes' % _n12)
                         else:
-                            if _n11 * 4 > end - pos:
-                                _fail('array count %d for partition_indexes runs past the end' % _n11)
-                            _e9.partition_indexes = list(_unpack_from('>%di' % _n11, data, pos))
-                            pos += _n11 * 4
+                            if _n12 * 4 > end - pos:
+                                _fail('array count %d for partition_indexes runs past the end' % _n12)
+                            _e9.partition_indexes = list(_unpack_from('>%di' % _n12, data, pos))
+                            pos += _n12 * 4
                         if data[pos]:
-                            _nt12, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt12)
+                            _nt13, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt13)
                         else:
                             pos += 1
                         _append8(_e9)
                     _e4.topics = _items7
                 if data[pos]:
-                    _nt13, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt13)
+                    _nt14, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt14)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -648,8 +649,8 @@ def decode_request_v9(data: bytes, pos: int) -> tuple[Any, int]:
         obj.require_stable, _x = _unpack4(data, pos)
         pos += 2
         if _x:
-            _nt14, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt14)
+            _nt15, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt15)
         if pos > end:
             _fail('truncated OffsetFetchRequest v9: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -712,14 +713,15 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for topics runs past the end' % _x)
+                    _c10 = _x
                     _items7: list[Any] = []
                     _append8 = _items7.append
-                    for _ in range(_x):
+                    for _ in range(_c10):
                         _e9 = _new(_cls7)
                         _e9.name = _d5
-                        _u10, _x = _unpack10(data, pos)
+                        _u11, _x = _unpack10(data, pos)
                         pos += 17
-                        _e9.topic_id = _UUID(bytes=_u10)
+                        _e9.topic_id = _UUID(bytes=_u11)
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
@@ -731,15 +733,15 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
                             _e9.partition_indexes = list(_unpack_from('>%di' % _x, data, pos))
                             pos += _x * 4
                         if data[pos]:
-                            _nt11, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt11)
+                            _nt12, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt12)
                         else:
                             pos += 1
                         _append8(_e9)
                     _e4.topics = _items7
                 if data[pos]:
-                    _nt12, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt12)
+                    _nt13, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt13)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -747,8 +749,8 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
         obj.require_stable, _x = _unpack4(data, pos)
         pos += 2
         if _x:
-            _nt13, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt13)
+            _nt14, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt14)
         if pos > end:
             _fail('truncated OffsetFetchRequest v10: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1120,41 +1122,42 @@ def decode_response_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls17)
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack2(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack2(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls18)
-                        _e8.committed_leader_epoch = -1
-                        _e8.partition_index, _e8.committed_offset, _x = _unpack19(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls18)
+                        _e9.committed_leader_epoch = -1
+                        _e9.partition_index, _e9.committed_offset, _x = _unpack19(data, pos)
                         pos += 14
                         if _x >= 0:
-                            _e8.metadata = data[pos:pos + _x].decode()
+                            _e9.metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e8.metadata = None
+                            _e9.metadata = None
                         else:
                             _fail('invalid length %d for metadata' % _x)
-                        _e8.error_code, = _unpack1(data, pos)
+                        _e9.error_code, = _unpack1(data, pos)
                         pos += 2
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         obj.error_code, = _unpack1(data, pos)
@@ -1180,41 +1183,42 @@ def decode_response_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls17)
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack2(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack2(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls18)
-                        _e8.committed_leader_epoch = -1
-                        _e8.partition_index, _e8.committed_offset, _x = _unpack19(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls18)
+                        _e9.committed_leader_epoch = -1
+                        _e9.partition_index, _e9.committed_offset, _x = _unpack19(data, pos)
                         pos += 14
                         if _x >= 0:
-                            _e8.metadata = data[pos:pos + _x].decode()
+                            _e9.metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e8.metadata = None
+                            _e9.metadata = None
                         else:
                             _fail('invalid length %d for metadata' % _x)
-                        _e8.error_code, = _unpack1(data, pos)
+                        _e9.error_code, = _unpack1(data, pos)
                         pos += 2
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         obj.error_code, = _unpack1(data, pos)
@@ -1240,40 +1244,41 @@ def decode_response_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls17)
-                _n4, = _unpack1(data, pos)
+                _n5, = _unpack1(data, pos)
                 pos += 2
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
-                _n5, = _unpack2(data, pos)
-                pos += 4
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6, = _unpack2(data, pos)
+                pos += 4
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls18)
-                        _e8.partition_index, _e8.committed_offset, _e8.committed_leader_epoch, _x = _unpack21(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls18)
+                        _e9.partition_index, _e9.committed_offset, _e9.committed_leader_epoch, _x = _unpack21(data, pos)
                         pos += 18
                         if _x >= 0:
-                            _e8.metadata = data[pos:pos + _x].decode()
+                            _e9.metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e8.metadata = None
+                            _e9.metadata = None
                         else:
                             _fail('invalid length %d for metadata' % _x)
-                        _e8.error_code, = _unpack1(data, pos)
+                        _e9.error_code, = _unpack1(data, pos)
                         pos += 2
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 _append2(_e3)
             obj.topics = _items1
         obj.error_code, = _unpack1(data, pos)
@@ -1302,55 +1307,56 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls17)
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls18)
-                        _e8.partition_index, _e8.committed_offset, _e8.committed_leader_epoch, _x = _unpack22(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls18)
+                        _e9.partition_index, _e9.committed_offset, _e9.committed_leader_epoch, _x = _unpack22(data, pos)
                         pos += 17
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e8.metadata = data[pos:pos + _x].decode()
+                            _e9.metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e8.metadata = None
+                            _e9.metadata = None
                         else:
                             _fail('invalid length %d for metadata' % _x)
-                        _e8.error_code, _x = _unpack23(data, pos)
+                        _e9.error_code, _x = _unpack23(data, pos)
                         pos += 3
                         if _x:
-                            _nt9, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt9)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 if data[pos]:
-                    _nt10, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt10)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
@@ -1358,8 +1364,8 @@ def decode_response_v6(data: bytes, pos: int) -> tuple[Any, int]:
         obj.error_code, _x = _unpack23(data, pos)
         pos += 3
         if _x:
-            _nt11, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt11)
+            _nt12, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt12)
         if pos > end:
             _fail('truncated OffsetFetchResponse v6: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1384,55 +1390,56 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls17)
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for name' % _n4)
-                _e3.name = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for partitions' % _n5)
+                    _fail('invalid length %d for name' % _n5)
+                _e3.name = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for partitions' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for partitions runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls18)
-                        _e8.partition_index, _e8.committed_offset, _e8.committed_leader_epoch, _x = _unpack22(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for partitions runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls18)
+                        _e9.partition_index, _e9.committed_offset, _e9.committed_leader_epoch, _x = _unpack22(data, pos)
                         pos += 17
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e8.metadata = data[pos:pos + _x].decode()
+                            _e9.metadata = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e8.metadata = None
+                            _e9.metadata = None
                         else:
                             _fail('invalid length %d for metadata' % _x)
-                        _e8.error_code, _x = _unpack23(data, pos)
+                        _e9.error_code, _x = _unpack23(data, pos)
                         pos += 3
                         if _x:
-                            _nt9, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt9)
-                        _append7(_e8)
-                    _e3.partitions = _items6
+                            _nt10, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt10)
+                        _append8(_e9)
+                    _e3.partitions = _items7
                 if data[pos]:
-                    _nt10, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt10)
+                    _nt11, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt11)
                 else:
                     pos += 1
                 _append2(_e3)
@@ -1440,8 +1447,8 @@ def decode_response_v7(data: bytes, pos: int) -> tuple[Any, int]:
         obj.error_code, _x = _unpack23(data, pos)
         pos += 3
         if _x:
-            _nt11, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt11)
+            _nt12, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt12)
         if pos > end:
             _fail('truncated OffsetFetchResponse v7: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1467,93 +1474,94 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for groups runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for group_id' % _n4)
-                _e3.group_id = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for topics' % _n5)
+                    _fail('invalid length %d for group_id' % _n5)
+                _e3.group_id = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for topics' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for topics runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.topic_id = _d8
-                        _n9 = data[pos]
-                        pos += 1
-                        if _n9 >= 128:
-                            _n9, pos = _uv(data, pos - 1)
-                        _n9 -= 1
-                        if _n9 < 0:
-                            _fail('invalid length %d for name' % _n9)
-                        _e8.name = data[pos:pos + _n9].decode()
-                        pos += _n9
+                    if _n6 > end - pos:
+                        _fail('array count %d for topics runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.topic_id = _d8
                         _n10 = data[pos]
                         pos += 1
                         if _n10 >= 128:
                             _n10, pos = _uv(data, pos - 1)
                         _n10 -= 1
                         if _n10 < 0:
-                            _fail('invalid array length %d for partitions' % _n10)
+                            _fail('invalid length %d for name' % _n10)
+                        _e9.name = data[pos:pos + _n10].decode()
+                        pos += _n10
+                        _n11 = data[pos]
+                        pos += 1
+                        if _n11 >= 128:
+                            _n11, pos = _uv(data, pos - 1)
+                        _n11 -= 1
+                        if _n11 < 0:
+                            _fail('invalid array length %d for partitions' % _n11)
                         else:
-                            if _n10 > end - pos:
-                                _fail('array count %d for partitions runs past the end' % _n10)
-                            _items11: list[Any] = []
-                            _append12 = _items11.append
-                            for _ in range(_n10):
-                                _e13 = _new(_cls26)
-                                _e13.partition_index, _e13.committed_offset, _e13.committed_leader_epoch, _x = _unpack22(data, pos)
+                            if _n11 > end - pos:
+                                _fail('array count %d for partitions runs past the end' % _n11)
+                            _items12: list[Any] = []
+                            _append13 = _items12.append
+                            for _ in range(_n11):
+                                _e14 = _new(_cls26)
+                                _e14.partition_index, _e14.committed_offset, _e14.committed_leader_epoch, _x = _unpack22(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
                                 _x -= 1
                                 if _x >= 0:
-                                    _e13.metadata = data[pos:pos + _x].decode()
+                                    _e14.metadata = data[pos:pos + _x].decode()
                                     pos += _x
                                 elif _x == -1:
-                                    _e13.metadata = None
+                                    _e14.metadata = None
                                 else:
                                     _fail('invalid length %d for metadata' % _x)
-                                _e13.error_code, _x = _unpack23(data, pos)
+                                _e14.error_code, _x = _unpack23(data, pos)
                                 pos += 3
                                 if _x:
-                                    _nt14, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt14)
-                                _append12(_e13)
-                            _e8.partitions = _items11
+                                    _nt15, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt15)
+                                _append13(_e14)
+                            _e9.partitions = _items12
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt16, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt16)
                         else:
                             pos += 1
-                        _append7(_e8)
-                    _e3.topics = _items6
+                        _append8(_e9)
+                    _e3.topics = _items7
                 _e3.error_code, _x = _unpack23(data, pos)
                 pos += 3
                 if _x:
-                    _nt16, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt16)
+                    _nt17, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt17)
                 _append2(_e3)
             obj.groups = _items1
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt18, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt18)
         else:
             pos += 1
         if pos > end:
@@ -1581,93 +1589,94 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for groups runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for group_id' % _n4)
-                _e3.group_id = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for topics' % _n5)
+                    _fail('invalid length %d for group_id' % _n5)
+                _e3.group_id = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for topics' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for topics runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.topic_id = _d8
-                        _n9 = data[pos]
-                        pos += 1
-                        if _n9 >= 128:
-                            _n9, pos = _uv(data, pos - 1)
-                        _n9 -= 1
-                        if _n9 < 0:
-                            _fail('invalid length %d for name' % _n9)
-                        _e8.name = data[pos:pos + _n9].decode()
-                        pos += _n9
+                    if _n6 > end - pos:
+                        _fail('array count %d for topics runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.topic_id = _d8
                         _n10 = data[pos]
                         pos += 1
                         if _n10 >= 128:
                             _n10, pos = _uv(data, pos - 1)
                         _n10 -= 1
                         if _n10 < 0:
-                            _fail('invalid array length %d for partitions' % _n10)
+                            _fail('invalid length %d for name' % _n10)
+                        _e9.name = data[pos:pos + _n10].decode()
+                        pos += _n10
+                        _n11 = data[pos]
+                        pos += 1
+                        if _n11 >= 128:
+                            _n11, pos = _uv(data, pos - 1)
+                        _n11 -= 1
+                        if _n11 < 0:
+                            _fail('invalid array length %d for partitions' % _n11)
                         else:
-                            if _n10 > end - pos:
-                                _fail('array count %d for partitions runs past the end' % _n10)
-                            _items11: list[Any] = []
-                            _append12 = _items11.append
-                            for _ in range(_n10):
-                                _e13 = _new(_cls26)
-                                _e13.partition_index, _e13.committed_offset, _e13.committed_leader_epoch, _x = _unpack22(data, pos)
+                            if _n11 > end - pos:
+                                _fail('array count %d for partitions runs past the end' % _n11)
+                            _items12: list[Any] = []
+                            _append13 = _items12.append
+                            for _ in range(_n11):
+                                _e14 = _new(_cls26)
+                                _e14.partition_index, _e14.committed_offset, _e14.committed_leader_epoch, _x = _unpack22(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
                                 _x -= 1
                                 if _x >= 0:
-                                    _e13.metadata = data[pos:pos + _x].decode()
+                                    _e14.metadata = data[pos:pos + _x].decode()
                                     pos += _x
                                 elif _x == -1:
-                                    _e13.metadata = None
+                                    _e14.metadata = None
                                 else:
                                     _fail('invalid length %d for metadata' % _x)
-                                _e13.error_code, _x = _unpack23(data, pos)
+                                _e14.error_code, _x = _unpack23(data, pos)
                                 pos += 3
                                 if _x:
-                                    _nt14, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt14)
-                                _append12(_e13)
-                            _e8.partitions = _items11
+                                    _nt15, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt15)
+                                _append13(_e14)
+                            _e9.partitions = _items12
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt16, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt16)
                         else:
                             pos += 1
-                        _append7(_e8)
-                    _e3.topics = _items6
+                        _append8(_e9)
+                    _e3.topics = _items7
                 _e3.error_code, _x = _unpack23(data, pos)
                 pos += 3
                 if _x:
-                    _nt16, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt16)
+                    _nt17, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt17)
                 _append2(_e3)
             obj.groups = _items1
         if data[pos]:
-            _nt17, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt18, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt18)
         else:
             pos += 1
         if pos > end:
@@ -1695,37 +1704,38 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for groups runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls24)
-                _n4 = data[pos]
-                pos += 1
-                if _n4 >= 128:
-                    _n4, pos = _uv(data, pos - 1)
-                _n4 -= 1
-                if _n4 < 0:
-                    _fail('invalid length %d for group_id' % _n4)
-                _e3.group_id = data[pos:pos + _n4].decode()
-                pos += _n4
                 _n5 = data[pos]
                 pos += 1
                 if _n5 >= 128:
                     _n5, pos = _uv(data, pos - 1)
                 _n5 -= 1
                 if _n5 < 0:
-                    _fail('invalid array length %d for topics' % _n5)
+                    _fail('invalid length %d for group_id' % _n5)
+                _e3.group_id = data[pos:pos + _n5].decode()
+                pos += _n5
+                _n6 = data[pos]
+                pos += 1
+                if _n6 >= 128:
+                    _n6, pos = _uv(data, pos - 1)
+                _n6 -= 1
+                if _n6 < 0:
+                    _fail('invalid array length %d for topics' % _n6)
                 else:
-                    if _n5 > end - pos:
-                        _fail('array count %d for topics runs past the end' % _n5)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_n5):
-                        _e8 = _new(_cls25)
-                        _e8.name = _d5
-                        _u9, _x = _unpack10(data, pos)
+                    if _n6 > end - pos:
+                        _fail('array count %d for topics runs past the end' % _n6)
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_n6):
+                        _e9 = _new(_cls25)
+                        _e9.name = _d5
+                        _u10, _x = _unpack10(data, pos)
                         pos += 17
-                        _e8.topic_id = _UUID(bytes=_u9)
+                        _e9.topic_id = _UUID(bytes=_u10)
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
@@ -1734,46 +1744,47 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for partitions runs past the end' % _x)
-                            _items10: list[Any] = []
-                            _append11 = _items10.append
-                            for _ in range(_x):
-                                _e12 = _new(_cls26)
-                                _e12.partition_index, _e12.committed_offset, _e12.committed_leader_epoch, _x = _unpack22(data, pos)
+                            _c14 = _x
+                            _items11: list[Any] = []
+                            _append12 = _items11.append
+                            for _ in range(_c14):
+                                _e13 = _new(_cls26)
+                                _e13.partition_index, _e13.committed_offset, _e13.committed_leader_epoch, _x = _unpack22(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
                                 _x -= 1
                                 if _x >= 0:
-                                    _e12.metadata = data[pos:pos + _x].decode()
+                                    _e13.metadata = data[pos:pos + _x].decode()
                                     pos += _x
                                 elif _x == -1:
-                                    _e12.metadata = None
+                                    _e13.metadata = None
                                 else:
                                     _fail('invalid length %d for metadata' % _x)
-                                _e12.error_code, _x = _unpack23(data, pos)
+                                _e13.error_code, _x = _unpack23(data, pos)
                                 pos += 3
                                 if _x:
-                                    _nt13, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt13)
-                                _append11(_e12)
-                            _e8.partitions = _items10
+                                    _nt15, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt15)
+                                _append12(_e13)
+                            _e9.partitions = _items11
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt14)
+                            _nt16, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt16)
                         else:
                             pos += 1
-                        _append7(_e8)
-                    _e3.topics = _items6
+                        _append8(_e9)
+                    _e3.topics = _items7
                 _e3.error_code, _x = _unpack23(data, pos)
                 pos += 3
                 if _x:
-                    _nt15, pos = _uv(data, pos - 1)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt17, pos = _uv(data, pos - 1)
+                    pos = _skip_tagged(data, pos, _nt17)
                 _append2(_e3)
             obj.groups = _items1
         if data[pos]:
-            _nt16, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt16)
+            _nt18, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt18)
         else:
             pos += 1
         if pos > end:

@@ -82,39 +82,40 @@ def decode_request_v3(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack5(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack5(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack7(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack7(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 _append3(_e4)
             obj.topic_data = _items2
         if pos > end:
@@ -146,39 +147,40 @@ def decode_request_v4(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack5(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack5(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack7(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack7(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 _append3(_e4)
             obj.topic_data = _items2
         if pos > end:
@@ -210,39 +212,40 @@ def decode_request_v5(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack5(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack5(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack7(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack7(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 _append3(_e4)
             obj.topic_data = _items2
         if pos > end:
@@ -274,39 +277,40 @@ def decode_request_v6(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack5(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack5(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack7(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack7(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 _append3(_e4)
             obj.topic_data = _items2
         if pos > end:
@@ -338,39 +342,40 @@ def decode_request_v7(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack5(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack5(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack7(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack7(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 _append3(_e4)
             obj.topic_data = _items2
         if pos > end:
@@ -402,39 +407,40 @@ def decode_request_v8(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5, = _unpack1(data, pos)
+                _n6, = _unpack1(data, pos)
                 pos += 2
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
-                _n6, = _unpack5(data, pos)
-                pos += 4
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7, = _unpack5(data, pos)
+                pos += 4
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack7(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack7(data, pos)
                         pos += 8
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 _append3(_e4)
             obj.topic_data = _items2
         if pos > end:
@@ -472,63 +478,64 @@ def decode_request_v9(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5 = data[pos]
-                pos += 1
-                if _n5 >= 128:
-                    _n5, pos = _uv(data, pos - 1)
-                _n5 -= 1
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
                 _n6 = data[pos]
                 pos += 1
                 if _n6 >= 128:
                     _n6, pos = _uv(data, pos - 1)
                 _n6 -= 1
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7 = data[pos]
+                pos += 1
+                if _n7 >= 128:
+                    _n7, pos = _uv(data, pos - 1)
+                _n7 -= 1
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack9(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack9(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt10, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt10)
+                            _nt11, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt11)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 if data[pos]:
-                    _nt11, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt11)
+                    _nt12, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt12)
                 else:
                     pos += 1
                 _append3(_e4)
             obj.topic_data = _items2
         if data[pos]:
-            _nt12, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt12)
+            _nt13, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt13)
         else:
             pos += 1
         if pos > end:
@@ -566,63 +573,64 @@ def decode_request_v10(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5 = data[pos]
-                pos += 1
-                if _n5 >= 128:
-                    _n5, pos = _uv(data, pos - 1)
-                _n5 -= 1
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
                 _n6 = data[pos]
                 pos += 1
                 if _n6 >= 128:
                     _n6, pos = _uv(data, pos - 1)
                 _n6 -= 1
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7 = data[pos]
+                pos += 1
+                if _n7 >= 128:
+                    _n7, pos = _uv(data, pos - 1)
+                _n7 -= 1
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack9(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack9(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt10, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt10)
+                            _nt11, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt11)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 if data[pos]:
-                    _nt11, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt11)
+                    _nt12, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt12)
                 else:
                     pos += 1
                 _append3(_e4)
             obj.topic_data = _items2
         if data[pos]:
-            _nt12, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt12)
+            _nt13, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt13)
         else:
             pos += 1
         if pos > end:
@@ -660,63 +668,64 @@ def decode_request_v11(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5 = data[pos]
-                pos += 1
-                if _n5 >= 128:
-                    _n5, pos = _uv(data, pos - 1)
-                _n5 -= 1
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
                 _n6 = data[pos]
                 pos += 1
                 if _n6 >= 128:
                     _n6, pos = _uv(data, pos - 1)
                 _n6 -= 1
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7 = data[pos]
+                pos += 1
+                if _n7 >= 128:
+                    _n7, pos = _uv(data, pos - 1)
+                _n7 -= 1
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack9(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack9(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt10, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt10)
+                            _nt11, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt11)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 if data[pos]:
-                    _nt11, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt11)
+                    _nt12, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt12)
                 else:
                     pos += 1
                 _append3(_e4)
             obj.topic_data = _items2
         if data[pos]:
-            _nt12, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt12)
+            _nt13, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt13)
         else:
             pos += 1
         if pos > end:
@@ -754,63 +763,64 @@ def decode_request_v12(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.topic_id = _d4
-                _n5 = data[pos]
-                pos += 1
-                if _n5 >= 128:
-                    _n5, pos = _uv(data, pos - 1)
-                _n5 -= 1
-                if _n5 < 0:
-                    _fail('invalid length %d for name' % _n5)
-                _e4.name = data[pos:pos + _n5].decode()
-                pos += _n5
                 _n6 = data[pos]
                 pos += 1
                 if _n6 >= 128:
                     _n6, pos = _uv(data, pos - 1)
                 _n6 -= 1
                 if _n6 < 0:
-                    _fail('invalid array length %d for partition_data' % _n6)
+                    _fail('invalid length %d for name' % _n6)
+                _e4.name = data[pos:pos + _n6].decode()
+                pos += _n6
+                _n7 = data[pos]
+                pos += 1
+                if _n7 >= 128:
+                    _n7, pos = _uv(data, pos - 1)
+                _n7 -= 1
+                if _n7 < 0:
+                    _fail('invalid array length %d for partition_data' % _n7)
                 else:
-                    if _n6 > end - pos:
-                        _fail('array count %d for partition_data runs past the end' % _n6)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_n6):
-                        _e9 = _new(_cls6)
-                        _e9.index, _x = _unpack9(data, pos)
+                    if _n7 > end - pos:
+                        _fail('array count %d for partition_data runs past the end' % _n7)
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_n7):
+                        _e10 = _new(_cls6)
+                        _e10.index, _x = _unpack9(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e9.records = data[pos:pos + _x]
+                            _e10.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e9.records = None
+                            _e10.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt10, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt10)
+                            _nt11, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt11)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e4.partition_data = _items7
+                        _append9(_e10)
+                    _e4.partition_data = _items8
                 if data[pos]:
-                    _nt11, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt11)
+                    _nt12, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt12)
                 else:
                     pos += 1
                 _append3(_e4)
             obj.topic_data = _items2
         if data[pos]:
-            _nt12, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt12)
+            _nt13, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt13)
         else:
             pos += 1
         if pos > end:
@@ -848,14 +858,15 @@ def decode_request_v13(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topic_data runs past the end' % _x)
+            _c5 = _x
             _items2: list[Any] = []
             _append3 = _items2.append
-            for _ in range(_x):
+            for _ in range(_c5):
                 _e4 = _new(_cls3)
                 _e4.name = _d10
-                _u5, _x = _unpack11(data, pos)
+                _u6, _x = _unpack11(data, pos)
                 pos += 17
-                _e4.topic_id = _UUID(bytes=_u5)
+                _e4.topic_id = _UUID(bytes=_u6)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -864,39 +875,40 @@ def decode_request_v13(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partition_data runs past the end' % _x)
-                    _items6: list[Any] = []
-                    _append7 = _items6.append
-                    for _ in range(_x):
-                        _e8 = _new(_cls6)
-                        _e8.index, _x = _unpack9(data, pos)
+                    _c10 = _x
+                    _items7: list[Any] = []
+                    _append8 = _items7.append
+                    for _ in range(_c10):
+                        _e9 = _new(_cls6)
+                        _e9.index, _x = _unpack9(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e8.records = data[pos:pos + _x]
+                            _e9.records = data[pos:pos + _x]
                             pos += _x
                         elif _x == -1:
-                            _e8.records = None
+                            _e9.records = None
                         else:
                             _fail('invalid length %d for records' % _x)
                         if data[pos]:
-                            _nt9, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt9)
+                            _nt11, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt11)
                         else:
                             pos += 1
-                        _append7(_e8)
-                    _e4.partition_data = _items6
+                        _append8(_e9)
+                    _e4.partition_data = _items7
                 if data[pos]:
-                    _nt10, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt10)
+                    _nt12, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt12)
                 else:
                     pos += 1
                 _append3(_e4)
             obj.topic_data = _items2
         if data[pos]:
-            _nt11, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt11)
+            _nt13, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt13)
         else:
             pos += 1
         if pos > end:
@@ -1552,9 +1564,10 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for record_errors runs past the end' % _x)
+                            _c13 = _x
                             _items10: list[Any] = []
                             _append11 = _items10.append
-                            for _ in range(_x):
+                            for _ in range(_c13):
                                 _e12 = _new(_cls26)
                                 _e12.batch_index, _x = _unpack27(data, pos)
                                 pos += 6
@@ -1567,15 +1580,15 @@ def decode_response_v8(data: bytes, pos: int) -> tuple[Any, int]:
                                     _fail('invalid length %d for batch_index_error_message' % _x)
                                 _append11(_e12)
                             _e9.record_errors = _items10
-                        _n13, = _unpack1(data, pos)
+                        _n14, = _unpack1(data, pos)
                         pos += 2
-                        if _n13 >= 0:
-                            _e9.error_message = data[pos:pos + _n13].decode()
-                            pos += _n13
-                        elif _n13 == -1:
+                        if _n14 >= 0:
+                            _e9.error_message = data[pos:pos + _n14].decode()
+                            pos += _n14
+                        elif _n14 == -1:
                             _e9.error_message = None
                         else:
-                            _fail('invalid length %d for error_message' % _n13)
+                            _fail('invalid length %d for error_message' % _n14)
                         _append8(_e9)
                     _e4.partition_responses = _items7
                 _append3(_e4)
@@ -1645,9 +1658,10 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for record_errors runs past the end' % _x)
+                            _c13 = _x
                             _items10: list[Any] = []
                             _append11 = _items10.append
-                            for _ in range(_x):
+                            for _ in range(_c13):
                                 _e12 = _new(_cls26)
                                 _e12.batch_index, _x = _unpack9(data, pos)
                                 pos += 5
@@ -1662,34 +1676,34 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     _fail('invalid length %d for batch_index_error_message' % _x)
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt14, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt14)
                                 else:
                                     pos += 1
                                 _append11(_e12)
                             _e9.record_errors = _items10
-                        _n14 = data[pos]
+                        _n15 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 >= 0:
-                            _e9.error_message = data[pos:pos + _n14].decode()
-                            pos += _n14
-                        elif _n14 == -1:
+                        if _n15 >= 128:
+                            _n15, pos = _uv(data, pos - 1)
+                        _n15 -= 1
+                        if _n15 >= 0:
+                            _e9.error_message = data[pos:pos + _n15].decode()
+                            pos += _n15
+                        elif _n15 == -1:
                             _e9.error_message = None
                         else:
-                            _fail('invalid length %d for error_message' % _n14)
+                            _fail('invalid length %d for error_message' % _n15)
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt15)
+                            _nt16, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt16)
                         else:
                             pos += 1
                         _append8(_e9)
                     _e4.partition_responses = _items7
                 if data[pos]:
-                    _nt16, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt16)
+                    _nt17, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt17)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -1697,8 +1711,8 @@ def decode_response_v9(data: bytes, pos: int) -> tuple[Any, int]:
         obj.throttle_time_ms, _x = _unpack9(data, pos)
         pos += 5
         if _x:
-            _nt17, pos = _uv(data, pos - 1)
-            pos = _skip_tagged(data, pos, _nt17)
+            _nt18, pos = _uv(data, pos - 1)
+            pos = _skip_tagged(data, pos, _nt18)
         if pos > end:
             _fail('truncated ProduceResponse v9: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1762,9 +1776,10 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for record_errors runs past the end' % _x)
+                            _c13 = _x
                             _items10: list[Any] = []
                             _append11 = _items10.append
-                            for _ in range(_x):
+                            for _ in range(_c13):
                                 _e12 = _new(_cls26)
                                 _e12.batch_index, _x = _unpack9(data, pos)
                                 pos += 5
@@ -1779,50 +1794,50 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     _fail('invalid length %d for batch_index_error_message' % _x)
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt14, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt14)
                                 else:
                                     pos += 1
                                 _append11(_e12)
                             _e9.record_errors = _items10
-                        _n14 = data[pos]
+                        _n15 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 >= 0:
-                            _e9.error_message = data[pos:pos + _n14].decode()
-                            pos += _n14
-                        elif _n14 == -1:
+                        if _n15 >= 128:
+                            _n15, pos = _uv(data, pos - 1)
+                        _n15 -= 1
+                        if _n15 >= 0:
+                            _e9.error_message = data[pos:pos + _n15].decode()
+                            pos += _n15
+                        elif _n15 == -1:
                             _e9.error_message = None
                         else:
-                            _fail('invalid length %d for error_message' % _n14)
+                            _fail('invalid length %d for error_message' % _n15)
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            for _ in range(_nt15):
-                                _tag16, pos = _uv(data, pos)
-                                _sz17, pos = _uv(data, pos)
-                                _te18 = pos + _sz17
-                                if _te18 > end:
+                            _nt16, pos = _uv(data, pos)
+                            for _ in range(_nt16):
+                                _tag17, pos = _uv(data, pos)
+                                _sz18, pos = _uv(data, pos)
+                                _te19 = pos + _sz18
+                                if _te19 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag16 == 0:
-                                    _s20 = _new(_cls22)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack29(data, pos)
+                                if _tag17 == 0:
+                                    _s21 = _new(_cls22)
+                                    _s21.leader_id, _s21.leader_epoch, _x = _unpack29(data, pos)
                                     pos += 9
                                     if _x:
-                                        _nt21, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt21)
-                                    _e9.current_leader = _s20
-                                    if pos != _te18:
+                                        _nt22, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt22)
+                                    _e9.current_leader = _s21
+                                    if pos != _te19:
                                         _fail('tagged field current_leader has the wrong size')
-                                pos = _te18
+                                pos = _te19
                         else:
                             pos += 1
                         _append8(_e9)
                     _e4.partition_responses = _items7
                 if data[pos]:
-                    _nt22, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt22)
+                    _nt23, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt23)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -1830,59 +1845,59 @@ def decode_response_v10(data: bytes, pos: int) -> tuple[Any, int]:
         obj.throttle_time_ms, _x = _unpack9(data, pos)
         pos += 5
         if _x:
-            _nt23, pos = _uv(data, pos - 1)
-            for _ in range(_nt23):
-                _tag24, pos = _uv(data, pos)
-                _sz25, pos = _uv(data, pos)
-                _te26 = pos + _sz25
-                if _te26 > end:
+            _nt24, pos = _uv(data, pos - 1)
+            for _ in range(_nt24):
+                _tag25, pos = _uv(data, pos)
+                _sz26, pos = _uv(data, pos)
+                _te27 = pos + _sz26
+                if _te27 > end:
                     _fail('tagged field runs past the end')
-                if _tag24 == 0:
-                    _n27 = data[pos]
+                if _tag25 == 0:
+                    _n28 = data[pos]
                     pos += 1
-                    if _n27 >= 128:
-                        _n27, pos = _uv(data, pos - 1)
-                    _n27 -= 1
-                    if _n27 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n27)
+                    if _n28 >= 128:
+                        _n28, pos = _uv(data, pos - 1)
+                    _n28 -= 1
+                    if _n28 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n28)
                     else:
-                        if _n27 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n27)
-                        _items28: list[Any] = []
-                        _append29 = _items28.append
-                        for _ in range(_n27):
-                            _e30 = _new(_cls30)
-                            _e30.node_id, _x = _unpack9(data, pos)
+                        if _n28 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n28)
+                        _items29: list[Any] = []
+                        _append30 = _items29.append
+                        for _ in range(_n28):
+                            _e31 = _new(_cls30)
+                            _e31.node_id, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e30.host = data[pos:pos + _x].decode()
+                            _e31.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e30.port, _x = _unpack9(data, pos)
+                            _e31.port, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e30.rack = data[pos:pos + _x].decode()
+                                _e31.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e30.rack = None
+                                _e31.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt31, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt31)
+                                _nt32, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt32)
                             else:
                                 pos += 1
-                            _append29(_e30)
-                        obj.node_endpoints = _items28
-                    if pos != _te26:
+                            _append30(_e31)
+                        obj.node_endpoints = _items29
+                    if pos != _te27:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te26
+                pos = _te27
         if pos > end:
             _fail('truncated ProduceResponse v10: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -1946,9 +1961,10 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for record_errors runs past the end' % _x)
+                            _c13 = _x
                             _items10: list[Any] = []
                             _append11 = _items10.append
-                            for _ in range(_x):
+                            for _ in range(_c13):
                                 _e12 = _new(_cls26)
                                 _e12.batch_index, _x = _unpack9(data, pos)
                                 pos += 5
@@ -1963,50 +1979,50 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     _fail('invalid length %d for batch_index_error_message' % _x)
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt14, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt14)
                                 else:
                                     pos += 1
                                 _append11(_e12)
                             _e9.record_errors = _items10
-                        _n14 = data[pos]
+                        _n15 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 >= 0:
-                            _e9.error_message = data[pos:pos + _n14].decode()
-                            pos += _n14
-                        elif _n14 == -1:
+                        if _n15 >= 128:
+                            _n15, pos = _uv(data, pos - 1)
+                        _n15 -= 1
+                        if _n15 >= 0:
+                            _e9.error_message = data[pos:pos + _n15].decode()
+                            pos += _n15
+                        elif _n15 == -1:
                             _e9.error_message = None
                         else:
-                            _fail('invalid length %d for error_message' % _n14)
+                            _fail('invalid length %d for error_message' % _n15)
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            for _ in range(_nt15):
-                                _tag16, pos = _uv(data, pos)
-                                _sz17, pos = _uv(data, pos)
-                                _te18 = pos + _sz17
-                                if _te18 > end:
+                            _nt16, pos = _uv(data, pos)
+                            for _ in range(_nt16):
+                                _tag17, pos = _uv(data, pos)
+                                _sz18, pos = _uv(data, pos)
+                                _te19 = pos + _sz18
+                                if _te19 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag16 == 0:
-                                    _s20 = _new(_cls22)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack29(data, pos)
+                                if _tag17 == 0:
+                                    _s21 = _new(_cls22)
+                                    _s21.leader_id, _s21.leader_epoch, _x = _unpack29(data, pos)
                                     pos += 9
                                     if _x:
-                                        _nt21, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt21)
-                                    _e9.current_leader = _s20
-                                    if pos != _te18:
+                                        _nt22, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt22)
+                                    _e9.current_leader = _s21
+                                    if pos != _te19:
                                         _fail('tagged field current_leader has the wrong size')
-                                pos = _te18
+                                pos = _te19
                         else:
                             pos += 1
                         _append8(_e9)
                     _e4.partition_responses = _items7
                 if data[pos]:
-                    _nt22, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt22)
+                    _nt23, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt23)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -2014,59 +2030,59 @@ def decode_response_v11(data: bytes, pos: int) -> tuple[Any, int]:
         obj.throttle_time_ms, _x = _unpack9(data, pos)
         pos += 5
         if _x:
-            _nt23, pos = _uv(data, pos - 1)
-            for _ in range(_nt23):
-                _tag24, pos = _uv(data, pos)
-                _sz25, pos = _uv(data, pos)
-                _te26 = pos + _sz25
-                if _te26 > end:
+            _nt24, pos = _uv(data, pos - 1)
+            for _ in range(_nt24):
+                _tag25, pos = _uv(data, pos)
+                _sz26, pos = _uv(data, pos)
+                _te27 = pos + _sz26
+                if _te27 > end:
                     _fail('tagged field runs past the end')
-                if _tag24 == 0:
-                    _n27 = data[pos]
+                if _tag25 == 0:
+                    _n28 = data[pos]
                     pos += 1
-                    if _n27 >= 128:
-                        _n27, pos = _uv(data, pos - 1)
-                    _n27 -= 1
-                    if _n27 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n27)
+                    if _n28 >= 128:
+                        _n28, pos = _uv(data, pos - 1)
+                    _n28 -= 1
+                    if _n28 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n28)
                     else:
-                        if _n27 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n27)
-                        _items28: list[Any] = []
-                        _append29 = _items28.append
-                        for _ in range(_n27):
-                            _e30 = _new(_cls30)
-                            _e30.node_id, _x = _unpack9(data, pos)
+                        if _n28 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n28)
+                        _items29: list[Any] = []
+                        _append30 = _items29.append
+                        for _ in range(_n28):
+                            _e31 = _new(_cls30)
+                            _e31.node_id, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e30.host = data[pos:pos + _x].decode()
+                            _e31.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e30.port, _x = _unpack9(data, pos)
+                            _e31.port, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e30.rack = data[pos:pos + _x].decode()
+                                _e31.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e30.rack = None
+                                _e31.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt31, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt31)
+                                _nt32, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt32)
                             else:
                                 pos += 1
-                            _append29(_e30)
-                        obj.node_endpoints = _items28
-                    if pos != _te26:
+                            _append30(_e31)
+                        obj.node_endpoints = _items29
+                    if pos != _te27:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te26
+                pos = _te27
         if pos > end:
             _fail('truncated ProduceResponse v11: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -2130,9 +2146,10 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for record_errors runs past the end' % _x)
+                            _c13 = _x
                             _items10: list[Any] = []
                             _append11 = _items10.append
-                            for _ in range(_x):
+                            for _ in range(_c13):
                                 _e12 = _new(_cls26)
                                 _e12.batch_index, _x = _unpack9(data, pos)
                                 pos += 5
@@ -2147,50 +2164,50 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     _fail('invalid length %d for batch_index_error_message' % _x)
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt14, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt14)
                                 else:
                                     pos += 1
                                 _append11(_e12)
                             _e9.record_errors = _items10
-                        _n14 = data[pos]
+                        _n15 = data[pos]
                         pos += 1
-                        if _n14 >= 128:
-                            _n14, pos = _uv(data, pos - 1)
-                        _n14 -= 1
-                        if _n14 >= 0:
-                            _e9.error_message = data[pos:pos + _n14].decode()
-                            pos += _n14
-                        elif _n14 == -1:
+                        if _n15 >= 128:
+                            _n15, pos = _uv(data, pos - 1)
+                        _n15 -= 1
+                        if _n15 >= 0:
+                            _e9.error_message = data[pos:pos + _n15].decode()
+                            pos += _n15
+                        elif _n15 == -1:
                             _e9.error_message = None
                         else:
-                            _fail('invalid length %d for error_message' % _n14)
+                            _fail('invalid length %d for error_message' % _n15)
                         if data[pos]:
-                            _nt15, pos = _uv(data, pos)
-                            for _ in range(_nt15):
-                                _tag16, pos = _uv(data, pos)
-                                _sz17, pos = _uv(data, pos)
-                                _te18 = pos + _sz17
-                                if _te18 > end:
+                            _nt16, pos = _uv(data, pos)
+                            for _ in range(_nt16):
+                                _tag17, pos = _uv(data, pos)
+                                _sz18, pos = _uv(data, pos)
+                                _te19 = pos + _sz18
+                                if _te19 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag16 == 0:
-                                    _s20 = _new(_cls22)
-                                    _s20.leader_id, _s20.leader_epoch, _x = _unpack29(data, pos)
+                                if _tag17 == 0:
+                                    _s21 = _new(_cls22)
+                                    _s21.leader_id, _s21.leader_epoch, _x = _unpack29(data, pos)
                                     pos += 9
                                     if _x:
-                                        _nt21, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt21)
-                                    _e9.current_leader = _s20
-                                    if pos != _te18:
+                                        _nt22, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt22)
+                                    _e9.current_leader = _s21
+                                    if pos != _te19:
                                         _fail('tagged field current_leader has the wrong size')
-                                pos = _te18
+                                pos = _te19
                         else:
                             pos += 1
                         _append8(_e9)
                     _e4.partition_responses = _items7
                 if data[pos]:
-                    _nt22, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt22)
+                    _nt23, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt23)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -2198,59 +2215,59 @@ def decode_response_v12(data: bytes, pos: int) -> tuple[Any, int]:
         obj.throttle_time_ms, _x = _unpack9(data, pos)
         pos += 5
         if _x:
-            _nt23, pos = _uv(data, pos - 1)
-            for _ in range(_nt23):
-                _tag24, pos = _uv(data, pos)
-                _sz25, pos = _uv(data, pos)
-                _te26 = pos + _sz25
-                if _te26 > end:
+            _nt24, pos = _uv(data, pos - 1)
+            for _ in range(_nt24):
+                _tag25, pos = _uv(data, pos)
+                _sz26, pos = _uv(data, pos)
+                _te27 = pos + _sz26
+                if _te27 > end:
                     _fail('tagged field runs past the end')
-                if _tag24 == 0:
-                    _n27 = data[pos]
+                if _tag25 == 0:
+                    _n28 = data[pos]
                     pos += 1
-                    if _n27 >= 128:
-                        _n27, pos = _uv(data, pos - 1)
-                    _n27 -= 1
-                    if _n27 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n27)
+                    if _n28 >= 128:
+                        _n28, pos = _uv(data, pos - 1)
+                    _n28 -= 1
+                    if _n28 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n28)
                     else:
-                        if _n27 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n27)
-                        _items28: list[Any] = []
-                        _append29 = _items28.append
-                        for _ in range(_n27):
-                            _e30 = _new(_cls30)
-                            _e30.node_id, _x = _unpack9(data, pos)
+                        if _n28 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n28)
+                        _items29: list[Any] = []
+                        _append30 = _items29.append
+                        for _ in range(_n28):
+                            _e31 = _new(_cls30)
+                            _e31.node_id, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e30.host = data[pos:pos + _x].decode()
+                            _e31.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e30.port, _x = _unpack9(data, pos)
+                            _e31.port, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e30.rack = data[pos:pos + _x].decode()
+                                _e31.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e30.rack = None
+                                _e31.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt31, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt31)
+                                _nt32, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt32)
                             else:
                                 pos += 1
-                            _append29(_e30)
-                        obj.node_endpoints = _items28
-                    if pos != _te26:
+                            _append30(_e31)
+                        obj.node_endpoints = _items29
+                    if pos != _te27:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te26
+                pos = _te27
         if pos > end:
             _fail('truncated ProduceResponse v12: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:
@@ -2291,9 +2308,10 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partition_responses runs past the end' % _x)
+                    _c9 = _x
                     _items6: list[Any] = []
                     _append7 = _items6.append
-                    for _ in range(_x):
+                    for _ in range(_c9):
                         _e8 = _new(_cls21)
                         _e8.current_leader = _cls22()
                         _e8.index, _e8.error_code, _e8.base_offset, _e8.log_append_time_ms, _e8.log_start_offset, _x = _unpack28(data, pos)
@@ -2306,67 +2324,68 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for record_errors runs past the end' % _x)
-                            _items9: list[Any] = []
-                            _append10 = _items9.append
-                            for _ in range(_x):
-                                _e11 = _new(_cls26)
-                                _e11.batch_index, _x = _unpack9(data, pos)
+                            _c13 = _x
+                            _items10: list[Any] = []
+                            _append11 = _items10.append
+                            for _ in range(_c13):
+                                _e12 = _new(_cls26)
+                                _e12.batch_index, _x = _unpack9(data, pos)
                                 pos += 5
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
                                 _x -= 1
                                 if _x >= 0:
-                                    _e11.batch_index_error_message = data[pos:pos + _x].decode()
+                                    _e12.batch_index_error_message = data[pos:pos + _x].decode()
                                     pos += _x
                                 elif _x == -1:
-                                    _e11.batch_index_error_message = None
+                                    _e12.batch_index_error_message = None
                                 else:
                                     _fail('invalid length %d for batch_index_error_message' % _x)
                                 if data[pos]:
-                                    _nt12, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt12)
+                                    _nt14, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt14)
                                 else:
                                     pos += 1
-                                _append10(_e11)
-                            _e8.record_errors = _items9
-                        _n13 = data[pos]
+                                _append11(_e12)
+                            _e8.record_errors = _items10
+                        _n15 = data[pos]
                         pos += 1
-                        if _n13 >= 128:
-                            _n13, pos = _uv(data, pos - 1)
-                        _n13 -= 1
-                        if _n13 >= 0:
-                            _e8.error_message = data[pos:pos + _n13].decode()
-                            pos += _n13
-                        elif _n13 == -1:
+                        if _n15 >= 128:
+                            _n15, pos = _uv(data, pos - 1)
+                        _n15 -= 1
+                        if _n15 >= 0:
+                            _e8.error_message = data[pos:pos + _n15].decode()
+                            pos += _n15
+                        elif _n15 == -1:
                             _e8.error_message = None
                         else:
-                            _fail('invalid length %d for error_message' % _n13)
+                            _fail('invalid length %d for error_message' % _n15)
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            for _ in range(_nt14):
-                                _tag15, pos = _uv(data, pos)
-                                _sz16, pos = _uv(data, pos)
-                                _te17 = pos + _sz16
-                                if _te17 > end:
+                            _nt16, pos = _uv(data, pos)
+                            for _ in range(_nt16):
+                                _tag17, pos = _uv(data, pos)
+                                _sz18, pos = _uv(data, pos)
+                                _te19 = pos + _sz18
+                                if _te19 > end:
                                     _fail('tagged field runs past the end')
-                                if _tag15 == 0:
-                                    _s19 = _new(_cls22)
-                                    _s19.leader_id, _s19.leader_epoch, _x = _unpack29(data, pos)
+                                if _tag17 == 0:
+                                    _s21 = _new(_cls22)
+                                    _s21.leader_id, _s21.leader_epoch, _x = _unpack29(data, pos)
                                     pos += 9
                                     if _x:
-                                        _nt20, pos = _uv(data, pos - 1)
-                                        pos = _skip_tagged(data, pos, _nt20)
-                                    _e8.current_leader = _s19
-                                    if pos != _te17:
+                                        _nt22, pos = _uv(data, pos - 1)
+                                        pos = _skip_tagged(data, pos, _nt22)
+                                    _e8.current_leader = _s21
+                                    if pos != _te19:
                                         _fail('tagged field current_leader has the wrong size')
-                                pos = _te17
+                                pos = _te19
                         else:
                             pos += 1
                         _append7(_e8)
                     _e4.partition_responses = _items6
                 if data[pos]:
-                    _nt21, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt21)
+                    _nt23, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt23)
                 else:
                     pos += 1
                 _append3(_e4)
@@ -2374,59 +2393,59 @@ def decode_response_v13(data: bytes, pos: int) -> tuple[Any, int]:
         obj.throttle_time_ms, _x = _unpack9(data, pos)
         pos += 5
         if _x:
-            _nt22, pos = _uv(data, pos - 1)
-            for _ in range(_nt22):
-                _tag23, pos = _uv(data, pos)
-                _sz24, pos = _uv(data, pos)
-                _te25 = pos + _sz24
-                if _te25 > end:
+            _nt24, pos = _uv(data, pos - 1)
+            for _ in range(_nt24):
+                _tag25, pos = _uv(data, pos)
+                _sz26, pos = _uv(data, pos)
+                _te27 = pos + _sz26
+                if _te27 > end:
                     _fail('tagged field runs past the end')
-                if _tag23 == 0:
-                    _n26 = data[pos]
+                if _tag25 == 0:
+                    _n28 = data[pos]
                     pos += 1
-                    if _n26 >= 128:
-                        _n26, pos = _uv(data, pos - 1)
-                    _n26 -= 1
-                    if _n26 < 0:
-                        _fail('invalid array length %d for node_endpoints' % _n26)
+                    if _n28 >= 128:
+                        _n28, pos = _uv(data, pos - 1)
+                    _n28 -= 1
+                    if _n28 < 0:
+                        _fail('invalid array length %d for node_endpoints' % _n28)
                     else:
-                        if _n26 > end - pos:
-                            _fail('array count %d for node_endpoints runs past the end' % _n26)
-                        _items27: list[Any] = []
-                        _append28 = _items27.append
-                        for _ in range(_n26):
-                            _e29 = _new(_cls30)
-                            _e29.node_id, _x = _unpack9(data, pos)
+                        if _n28 > end - pos:
+                            _fail('array count %d for node_endpoints runs past the end' % _n28)
+                        _items29: list[Any] = []
+                        _append30 = _items29.append
+                        for _ in range(_n28):
+                            _e31 = _new(_cls30)
+                            _e31.node_id, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x < 0:
                                 _fail('invalid length %d for host' % _x)
-                            _e29.host = data[pos:pos + _x].decode()
+                            _e31.host = data[pos:pos + _x].decode()
                             pos += _x
-                            _e29.port, _x = _unpack9(data, pos)
+                            _e31.port, _x = _unpack9(data, pos)
                             pos += 5
                             if _x >= 128:
                                 _x, pos = _uv(data, pos - 1)
                             _x -= 1
                             if _x >= 0:
-                                _e29.rack = data[pos:pos + _x].decode()
+                                _e31.rack = data[pos:pos + _x].decode()
                                 pos += _x
                             elif _x == -1:
-                                _e29.rack = None
+                                _e31.rack = None
                             else:
                                 _fail('invalid length %d for rack' % _x)
                             if data[pos]:
-                                _nt30, pos = _uv(data, pos)
-                                pos = _skip_tagged(data, pos, _nt30)
+                                _nt32, pos = _uv(data, pos)
+                                pos = _skip_tagged(data, pos, _nt32)
                             else:
                                 pos += 1
-                            _append28(_e29)
-                        obj.node_endpoints = _items27
-                    if pos != _te25:
+                            _append30(_e31)
+                        obj.node_endpoints = _items29
+                    if pos != _te27:
                         _fail('tagged field node_endpoints has the wrong size')
-                pos = _te25
+                pos = _te27
         if pos > end:
             _fail('truncated ProduceResponse v13: %d bytes short' % (pos - end))
     except (_struct_error, IndexError) as exc:

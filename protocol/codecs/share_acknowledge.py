@@ -86,13 +86,14 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c6 = _x
             _items3: list[Any] = []
             _append4 = _items3.append
-            for _ in range(_x):
+            for _ in range(_c6):
                 _e5 = _new(_cls2)
-                _u6, _x = _unpack3(data, pos)
+                _u7, _x = _unpack3(data, pos)
                 pos += 17
-                _e5.topic_id = _UUID(bytes=_u6)
+                _e5.topic_id = _UUID(bytes=_u7)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -101,11 +102,12 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_x):
-                        _e9 = _new(_cls4)
-                        _e9.partition_index, _x = _unpack1(data, pos)
+                    _c11 = _x
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_c11):
+                        _e10 = _new(_cls4)
+                        _e10.partition_index, _x = _unpack1(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -115,11 +117,12 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for acknowledgement_batches runs past the end' % _x)
-                            _items10: list[Any] = []
-                            _append11 = _items10.append
-                            for _ in range(_x):
-                                _e12 = _new(_cls5)
-                                _e12.first_offset, _e12.last_offset, _x = _unpack6(data, pos)
+                            _c15 = _x
+                            _items12: list[Any] = []
+                            _append13 = _items12.append
+                            for _ in range(_c15):
+                                _e14 = _new(_cls5)
+                                _e14.first_offset, _e14.last_offset, _x = _unpack6(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
@@ -129,32 +132,32 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     if _x * 1 > end - pos:
                                         _fail('array count %d for acknowledge_types runs past the end' % _x)
-                                    _e12.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
+                                    _e14.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
                                     pos += _x * 1
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt16, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt16)
                                 else:
                                     pos += 1
-                                _append11(_e12)
-                            _e9.acknowledgement_batches = _items10
+                                _append13(_e14)
+                            _e10.acknowledgement_batches = _items12
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt14)
+                            _nt17, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt17)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e5.partitions = _items7
+                        _append9(_e10)
+                    _e5.partitions = _items8
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt18, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt18)
                 else:
                     pos += 1
                 _append4(_e5)
             obj.topics = _items3
         if data[pos]:
-            _nt16, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt16)
+            _nt19, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt19)
         else:
             pos += 1
         if pos > end:
@@ -204,13 +207,14 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c6 = _x
             _items3: list[Any] = []
             _append4 = _items3.append
-            for _ in range(_x):
+            for _ in range(_c6):
                 _e5 = _new(_cls2)
-                _u6, _x = _unpack3(data, pos)
+                _u7, _x = _unpack3(data, pos)
                 pos += 17
-                _e5.topic_id = _UUID(bytes=_u6)
+                _e5.topic_id = _UUID(bytes=_u7)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -219,11 +223,12 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_x):
-                        _e9 = _new(_cls4)
-                        _e9.partition_index, _x = _unpack1(data, pos)
+                    _c11 = _x
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_c11):
+                        _e10 = _new(_cls4)
+                        _e10.partition_index, _x = _unpack1(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -233,11 +238,12 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for acknowledgement_batches runs past the end' % _x)
-                            _items10: list[Any] = []
-                            _append11 = _items10.append
-                            for _ in range(_x):
-                                _e12 = _new(_cls5)
-                                _e12.first_offset, _e12.last_offset, _x = _unpack6(data, pos)
+                            _c15 = _x
+                            _items12: list[Any] = []
+                            _append13 = _items12.append
+                            for _ in range(_c15):
+                                _e14 = _new(_cls5)
+                                _e14.first_offset, _e14.last_offset, _x = _unpack6(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
@@ -247,32 +253,32 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     if _x * 1 > end - pos:
                                         _fail('array count %d for acknowledge_types runs past the end' % _x)
-                                    _e12.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
+                                    _e14.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
                                     pos += _x * 1
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt16, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt16)
                                 else:
                                     pos += 1
-                                _append11(_e12)
-                            _e9.acknowledgement_batches = _items10
+                                _append13(_e14)
+                            _e10.acknowledgement_batches = _items12
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt14)
+                            _nt17, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt17)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e5.partitions = _items7
+                        _append9(_e10)
+                    _e5.partitions = _items8
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt18, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt18)
                 else:
                     pos += 1
                 _append4(_e5)
             obj.topics = _items3
         if data[pos]:
-            _nt16, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt16)
+            _nt19, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt19)
         else:
             pos += 1
         if pos > end:
@@ -406,9 +412,10 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
+                    _c9 = _x
                     _items6: list[Any] = []
                     _append7 = _items6.append
-                    for _ in range(_x):
+                    for _ in range(_c9):
                         _e8 = _new(_cls16)
                         _e8.partition_index, _e8.error_code, _x = _unpack14(data, pos)
                         pos += 7
@@ -422,72 +429,72 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
                             _e8.error_message = None
                         else:
                             _fail('invalid length %d for error_message' % _x)
-                        _s10 = _new(_cls17)
-                        _s10.leader_id, _s10.leader_epoch, _x = _unpack18(data, pos)
+                        _s11 = _new(_cls17)
+                        _s11.leader_id, _s11.leader_epoch, _x = _unpack18(data, pos)
                         pos += 9
                         if _x:
-                            _nt11, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt11)
-                        _e8.current_leader = _s10
-                        if data[pos]:
-                            _nt12, pos = _uv(data, pos)
+                            _nt12, pos = _uv(data, pos - 1)
                             pos = _skip_tagged(data, pos, _nt12)
+                        _e8.current_leader = _s11
+                        if data[pos]:
+                            _nt13, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt13)
                         else:
                             pos += 1
                         _append7(_e8)
                     _e4.partitions = _items6
                 if data[pos]:
-                    _nt13, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt13)
+                    _nt14, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt14)
                 else:
                     pos += 1
                 _append3(_e4)
             obj.responses = _items2
-        _n14 = data[pos]
+        _n15 = data[pos]
         pos += 1
-        if _n14 >= 128:
-            _n14, pos = _uv(data, pos - 1)
-        _n14 -= 1
-        if _n14 < 0:
-            _fail('invalid array length %d for node_endpoints' % _n14)
+        if _n15 >= 128:
+            _n15, pos = _uv(data, pos - 1)
+        _n15 -= 1
+        if _n15 < 0:
+            _fail('invalid array length %d for node_endpoints' % _n15)
         else:
-            if _n14 > end - pos:
-                _fail('array count %d for node_endpoints runs past the end' % _n14)
-            _items15: list[Any] = []
-            _append16 = _items15.append
-            for _ in range(_n14):
-                _e17 = _new(_cls19)
-                _e17.node_id, _x = _unpack1(data, pos)
+            if _n15 > end - pos:
+                _fail('array count %d for node_endpoints runs past the end' % _n15)
+            _items16: list[Any] = []
+            _append17 = _items16.append
+            for _ in range(_n15):
+                _e18 = _new(_cls19)
+                _e18.node_id, _x = _unpack1(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for host' % _x)
-                _e17.host = data[pos:pos + _x].decode()
+                _e18.host = data[pos:pos + _x].decode()
                 pos += _x
-                _e17.port, _x = _unpack1(data, pos)
+                _e18.port, _x = _unpack1(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x >= 0:
-                    _e17.rack = data[pos:pos + _x].decode()
+                    _e18.rack = data[pos:pos + _x].decode()
                     pos += _x
                 elif _x == -1:
-                    _e17.rack = None
+                    _e18.rack = None
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt18, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt18)
+                    _nt19, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt19)
                 else:
                     pos += 1
-                _append16(_e17)
-            obj.node_endpoints = _items15
+                _append17(_e18)
+            obj.node_endpoints = _items16
         if data[pos]:
-            _nt19, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt19)
+            _nt20, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt20)
         else:
             pos += 1
         if pos > end:
@@ -525,13 +532,14 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls15)
-                _u4, _x = _unpack3(data, pos)
+                _u5, _x = _unpack3(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -540,88 +548,89 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls16)
-                        _e7.partition_index, _e7.error_code, _x = _unpack14(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls16)
+                        _e8.partition_index, _e8.error_code, _x = _unpack14(data, pos)
                         pos += 7
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.error_message = data[pos:pos + _x].decode()
+                            _e8.error_message = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e7.error_message = None
+                            _e8.error_message = None
                         else:
                             _fail('invalid length %d for error_message' % _x)
-                        _s9 = _new(_cls17)
-                        _s9.leader_id, _s9.leader_epoch, _x = _unpack18(data, pos)
+                        _s11 = _new(_cls17)
+                        _s11.leader_id, _s11.leader_epoch, _x = _unpack18(data, pos)
                         pos += 9
                         if _x:
-                            _nt10, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt10)
-                        _e7.current_leader = _s9
+                            _nt12, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt12)
+                        _e8.current_leader = _s11
                         if data[pos]:
-                            _nt11, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt11)
+                            _nt13, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt13)
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt12, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt12)
+                    _nt14, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt14)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
-        _n13 = data[pos]
+        _n15 = data[pos]
         pos += 1
-        if _n13 >= 128:
-            _n13, pos = _uv(data, pos - 1)
-        _n13 -= 1
-        if _n13 < 0:
-            _fail('invalid array length %d for node_endpoints' % _n13)
+        if _n15 >= 128:
+            _n15, pos = _uv(data, pos - 1)
+        _n15 -= 1
+        if _n15 < 0:
+            _fail('invalid array length %d for node_endpoints' % _n15)
         else:
-            if _n13 > end - pos:
-                _fail('array count %d for node_endpoints runs past the end' % _n13)
-            _items14: list[Any] = []
-            _append15 = _items14.append
-            for _ in range(_n13):
-                _e16 = _new(_cls19)
-                _e16.node_id, _x = _unpack1(data, pos)
+            if _n15 > end - pos:
+                _fail('array count %d for node_endpoints runs past the end' % _n15)
+            _items16: list[Any] = []
+            _append17 = _items16.append
+            for _ in range(_n15):
+                _e18 = _new(_cls19)
+                _e18.node_id, _x = _unpack1(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for host' % _x)
-                _e16.host = data[pos:pos + _x].decode()
+                _e18.host = data[pos:pos + _x].decode()
                 pos += _x
-                _e16.port, _x = _unpack1(data, pos)
+                _e18.port, _x = _unpack1(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x >= 0:
-                    _e16.rack = data[pos:pos + _x].decode()
+                    _e18.rack = data[pos:pos + _x].decode()
                     pos += _x
                 elif _x == -1:
-                    _e16.rack = None
+                    _e18.rack = None
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt17, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt17)
+                    _nt19, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt19)
                 else:
                     pos += 1
-                _append15(_e16)
-            obj.node_endpoints = _items14
+                _append17(_e18)
+            obj.node_endpoints = _items16
         if data[pos]:
-            _nt18, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt18)
+            _nt20, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt20)
         else:
             pos += 1
         if pos > end:

@@ -95,13 +95,14 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c6 = _x
             _items3: list[Any] = []
             _append4 = _items3.append
-            for _ in range(_x):
+            for _ in range(_c6):
                 _e5 = _new(_cls2)
-                _u6, _x = _unpack3(data, pos)
+                _u7, _x = _unpack3(data, pos)
                 pos += 17
-                _e5.topic_id = _UUID(bytes=_u6)
+                _e5.topic_id = _UUID(bytes=_u7)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -110,12 +111,13 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_x):
-                        _e9 = _new(_cls4)
-                        _e9.partition_max_bytes = 0
-                        _e9.partition_index, _x = _unpack5(data, pos)
+                    _c11 = _x
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_c11):
+                        _e10 = _new(_cls4)
+                        _e10.partition_max_bytes = 0
+                        _e10.partition_index, _x = _unpack5(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -125,11 +127,12 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for acknowledgement_batches runs past the end' % _x)
-                            _items10: list[Any] = []
-                            _append11 = _items10.append
-                            for _ in range(_x):
-                                _e12 = _new(_cls6)
-                                _e12.first_offset, _e12.last_offset, _x = _unpack7(data, pos)
+                            _c15 = _x
+                            _items12: list[Any] = []
+                            _append13 = _items12.append
+                            for _ in range(_c15):
+                                _e14 = _new(_cls6)
+                                _e14.first_offset, _e14.last_offset, _x = _unpack7(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
@@ -139,46 +142,46 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     if _x * 1 > end - pos:
                                         _fail('array count %d for acknowledge_types runs past the end' % _x)
-                                    _e12.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
+                                    _e14.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
                                     pos += _x * 1
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt16, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt16)
                                 else:
                                     pos += 1
-                                _append11(_e12)
-                            _e9.acknowledgement_batches = _items10
+                                _append13(_e14)
+                            _e10.acknowledgement_batches = _items12
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt14)
+                            _nt17, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt17)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e5.partitions = _items7
+                        _append9(_e10)
+                    _e5.partitions = _items8
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt18, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt18)
                 else:
                     pos += 1
                 _append4(_e5)
             obj.topics = _items3
-        _n16 = data[pos]
+        _n19 = data[pos]
         pos += 1
-        if _n16 >= 128:
-            _n16, pos = _uv(data, pos - 1)
-        _n16 -= 1
-        if _n16 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n16)
+        if _n19 >= 128:
+            _n19, pos = _uv(data, pos - 1)
+        _n19 -= 1
+        if _n19 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n19)
         else:
-            if _n16 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n16)
-            _items17: list[Any] = []
-            _append18 = _items17.append
-            for _ in range(_n16):
-                _e19 = _new(_cls8)
-                _u20, _x = _unpack3(data, pos)
+            if _n19 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n19)
+            _items20: list[Any] = []
+            _append21 = _items20.append
+            for _ in range(_n19):
+                _e22 = _new(_cls8)
+                _u23, _x = _unpack3(data, pos)
                 pos += 17
-                _e19.topic_id = _UUID(bytes=_u20)
+                _e22.topic_id = _UUID(bytes=_u23)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -187,18 +190,18 @@ def decode_request_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e19.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e22.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt21, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt21)
+                    _nt24, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt24)
                 else:
                     pos += 1
-                _append18(_e19)
-            obj.forgotten_topics_data = _items17
+                _append21(_e22)
+            obj.forgotten_topics_data = _items20
         if data[pos]:
-            _nt22, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt22)
+            _nt25, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt25)
         else:
             pos += 1
         if pos > end:
@@ -248,13 +251,14 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for topics runs past the end' % _x)
+            _c6 = _x
             _items3: list[Any] = []
             _append4 = _items3.append
-            for _ in range(_x):
+            for _ in range(_c6):
                 _e5 = _new(_cls2)
-                _u6, _x = _unpack3(data, pos)
+                _u7, _x = _unpack3(data, pos)
                 pos += 17
-                _e5.topic_id = _UUID(bytes=_u6)
+                _e5.topic_id = _UUID(bytes=_u7)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -263,12 +267,13 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items7: list[Any] = []
-                    _append8 = _items7.append
-                    for _ in range(_x):
-                        _e9 = _new(_cls4)
-                        _e9.partition_max_bytes = 0
-                        _e9.partition_index, _x = _unpack5(data, pos)
+                    _c11 = _x
+                    _items8: list[Any] = []
+                    _append9 = _items8.append
+                    for _ in range(_c11):
+                        _e10 = _new(_cls4)
+                        _e10.partition_max_bytes = 0
+                        _e10.partition_index, _x = _unpack5(data, pos)
                         pos += 5
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
@@ -278,11 +283,12 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                         else:
                             if _x > end - pos:
                                 _fail('array count %d for acknowledgement_batches runs past the end' % _x)
-                            _items10: list[Any] = []
-                            _append11 = _items10.append
-                            for _ in range(_x):
-                                _e12 = _new(_cls6)
-                                _e12.first_offset, _e12.last_offset, _x = _unpack7(data, pos)
+                            _c15 = _x
+                            _items12: list[Any] = []
+                            _append13 = _items12.append
+                            for _ in range(_c15):
+                                _e14 = _new(_cls6)
+                                _e14.first_offset, _e14.last_offset, _x = _unpack7(data, pos)
                                 pos += 17
                                 if _x >= 128:
                                     _x, pos = _uv(data, pos - 1)
@@ -292,46 +298,46 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                                 else:
                                     if _x * 1 > end - pos:
                                         _fail('array count %d for acknowledge_types runs past the end' % _x)
-                                    _e12.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
+                                    _e14.acknowledge_types = list(_unpack_from('>%db' % _x, data, pos))
                                     pos += _x * 1
                                 if data[pos]:
-                                    _nt13, pos = _uv(data, pos)
-                                    pos = _skip_tagged(data, pos, _nt13)
+                                    _nt16, pos = _uv(data, pos)
+                                    pos = _skip_tagged(data, pos, _nt16)
                                 else:
                                     pos += 1
-                                _append11(_e12)
-                            _e9.acknowledgement_batches = _items10
+                                _append13(_e14)
+                            _e10.acknowledgement_batches = _items12
                         if data[pos]:
-                            _nt14, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt14)
+                            _nt17, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt17)
                         else:
                             pos += 1
-                        _append8(_e9)
-                    _e5.partitions = _items7
+                        _append9(_e10)
+                    _e5.partitions = _items8
                 if data[pos]:
-                    _nt15, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt15)
+                    _nt18, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt18)
                 else:
                     pos += 1
                 _append4(_e5)
             obj.topics = _items3
-        _n16 = data[pos]
+        _n19 = data[pos]
         pos += 1
-        if _n16 >= 128:
-            _n16, pos = _uv(data, pos - 1)
-        _n16 -= 1
-        if _n16 < 0:
-            _fail('invalid array length %d for forgotten_topics_data' % _n16)
+        if _n19 >= 128:
+            _n19, pos = _uv(data, pos - 1)
+        _n19 -= 1
+        if _n19 < 0:
+            _fail('invalid array length %d for forgotten_topics_data' % _n19)
         else:
-            if _n16 > end - pos:
-                _fail('array count %d for forgotten_topics_data runs past the end' % _n16)
-            _items17: list[Any] = []
-            _append18 = _items17.append
-            for _ in range(_n16):
-                _e19 = _new(_cls8)
-                _u20, _x = _unpack3(data, pos)
+            if _n19 > end - pos:
+                _fail('array count %d for forgotten_topics_data runs past the end' % _n19)
+            _items20: list[Any] = []
+            _append21 = _items20.append
+            for _ in range(_n19):
+                _e22 = _new(_cls8)
+                _u23, _x = _unpack3(data, pos)
                 pos += 17
-                _e19.topic_id = _UUID(bytes=_u20)
+                _e22.topic_id = _UUID(bytes=_u23)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -340,18 +346,18 @@ def decode_request_v2(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x * 4 > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _e19.partitions = list(_unpack_from('>%di' % _x, data, pos))
+                    _e22.partitions = list(_unpack_from('>%di' % _x, data, pos))
                     pos += _x * 4
                 if data[pos]:
-                    _nt21, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt21)
+                    _nt24, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt24)
                 else:
                     pos += 1
-                _append18(_e19)
-            obj.forgotten_topics_data = _items17
+                _append21(_e22)
+            obj.forgotten_topics_data = _items20
         if data[pos]:
-            _nt22, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt22)
+            _nt25, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt25)
         else:
             pos += 1
         if pos > end:
@@ -483,13 +489,14 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls18)
-                _u4, _x = _unpack3(data, pos)
+                _u5, _x = _unpack3(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -498,133 +505,134 @@ def decode_response_v1(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls19)
-                        _e7.partition_index, _e7.error_code, _x = _unpack17(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls19)
+                        _e8.partition_index, _e8.error_code, _x = _unpack17(data, pos)
                         pos += 7
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.error_message = data[pos:pos + _x].decode()
+                            _e8.error_message = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e7.error_message = None
+                            _e8.error_message = None
                         else:
                             _fail('invalid length %d for error_message' % _x)
-                        _e7.acknowledge_error_code, _x = _unpack20(data, pos)
+                        _e8.acknowledge_error_code, _x = _unpack20(data, pos)
                         pos += 3
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.acknowledge_error_message = data[pos:pos + _x].decode()
+                            _e8.acknowledge_error_message = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e7.acknowledge_error_message = None
+                            _e8.acknowledge_error_message = None
                         else:
                             _fail('invalid length %d for acknowledge_error_message' % _x)
-                        _s9 = _new(_cls21)
-                        _s9.leader_id, _s9.leader_epoch, _x = _unpack22(data, pos)
+                        _s11 = _new(_cls21)
+                        _s11.leader_id, _s11.leader_epoch, _x = _unpack22(data, pos)
                         pos += 9
                         if _x:
-                            _nt10, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt10)
-                        _e7.current_leader = _s9
-                        _n11 = data[pos]
+                            _nt12, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt12)
+                        _e8.current_leader = _s11
+                        _n13 = data[pos]
                         pos += 1
-                        if _n11 >= 128:
-                            _n11, pos = _uv(data, pos - 1)
-                        _n11 -= 1
-                        if _n11 >= 0:
-                            _e7.records = data[pos:pos + _n11]
-                            pos += _n11
-                        elif _n11 == -1:
-                            _e7.records = None
+                        if _n13 >= 128:
+                            _n13, pos = _uv(data, pos - 1)
+                        _n13 -= 1
+                        if _n13 >= 0:
+                            _e8.records = data[pos:pos + _n13]
+                            pos += _n13
+                        elif _n13 == -1:
+                            _e8.records = None
                         else:
-                            _fail('invalid length %d for records' % _n11)
-                        _n12 = data[pos]
+                            _fail('invalid length %d for records' % _n13)
+                        _n14 = data[pos]
                         pos += 1
-                        if _n12 >= 128:
-                            _n12, pos = _uv(data, pos - 1)
-                        _n12 -= 1
-                        if _n12 < 0:
-                            _fail('invalid array length %d for acquired_records' % _n12)
+                        if _n14 >= 128:
+                            _n14, pos = _uv(data, pos - 1)
+                        _n14 -= 1
+                        if _n14 < 0:
+                            _fail('invalid array length %d for acquired_records' % _n14)
                         else:
-                            if _n12 > end - pos:
-                                _fail('array count %d for acquired_records runs past the end' % _n12)
-                            _items13: list[Any] = []
-                            _append14 = _items13.append
-                            for _ in range(_n12):
-                                _e15 = _new(_cls23)
-                                _e15.first_offset, _e15.last_offset, _e15.delivery_count, _x = _unpack24(data, pos)
+                            if _n14 > end - pos:
+                                _fail('array count %d for acquired_records runs past the end' % _n14)
+                            _items15: list[Any] = []
+                            _append16 = _items15.append
+                            for _ in range(_n14):
+                                _e17 = _new(_cls23)
+                                _e17.first_offset, _e17.last_offset, _e17.delivery_count, _x = _unpack24(data, pos)
                                 pos += 19
                                 if _x:
-                                    _nt16, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt16)
-                                _append14(_e15)
-                            _e7.acquired_records = _items13
+                                    _nt18, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt18)
+                                _append16(_e17)
+                            _e8.acquired_records = _items15
                         if data[pos]:
-                            _nt17, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt17)
+                            _nt19, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt19)
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt18, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt18)
+                    _nt20, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt20)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
-        _n19 = data[pos]
+        _n21 = data[pos]
         pos += 1
-        if _n19 >= 128:
-            _n19, pos = _uv(data, pos - 1)
-        _n19 -= 1
-        if _n19 < 0:
-            _fail('invalid array length %d for node_endpoints' % _n19)
+        if _n21 >= 128:
+            _n21, pos = _uv(data, pos - 1)
+        _n21 -= 1
+        if _n21 < 0:
+            _fail('invalid array length %d for node_endpoints' % _n21)
         else:
-            if _n19 > end - pos:
-                _fail('array count %d for node_endpoints runs past the end' % _n19)
-            _items20: list[Any] = []
-            _append21 = _items20.append
-            for _ in range(_n19):
-                _e22 = _new(_cls25)
-                _e22.node_id, _x = _unpack5(data, pos)
+            if _n21 > end - pos:
+                _fail('array count %d for node_endpoints runs past the end' % _n21)
+            _items22: list[Any] = []
+            _append23 = _items22.append
+            for _ in range(_n21):
+                _e24 = _new(_cls25)
+                _e24.node_id, _x = _unpack5(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for host' % _x)
-                _e22.host = data[pos:pos + _x].decode()
+                _e24.host = data[pos:pos + _x].decode()
                 pos += _x
-                _e22.port, _x = _unpack5(data, pos)
+                _e24.port, _x = _unpack5(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x >= 0:
-                    _e22.rack = data[pos:pos + _x].decode()
+                    _e24.rack = data[pos:pos + _x].decode()
                     pos += _x
                 elif _x == -1:
-                    _e22.rack = None
+                    _e24.rack = None
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt23, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt23)
+                    _nt25, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt25)
                 else:
                     pos += 1
-                _append21(_e22)
-            obj.node_endpoints = _items20
+                _append23(_e24)
+            obj.node_endpoints = _items22
         if data[pos]:
-            _nt24, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt24)
+            _nt26, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt26)
         else:
             pos += 1
         if pos > end:
@@ -662,13 +670,14 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
         else:
             if _x > end - pos:
                 _fail('array count %d for responses runs past the end' % _x)
+            _c4 = _x
             _items1: list[Any] = []
             _append2 = _items1.append
-            for _ in range(_x):
+            for _ in range(_c4):
                 _e3 = _new(_cls18)
-                _u4, _x = _unpack3(data, pos)
+                _u5, _x = _unpack3(data, pos)
                 pos += 17
-                _e3.topic_id = _UUID(bytes=_u4)
+                _e3.topic_id = _UUID(bytes=_u5)
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
@@ -677,133 +686,134 @@ def decode_response_v2(data: bytes, pos: int) -> tuple[Any, int]:
                 else:
                     if _x > end - pos:
                         _fail('array count %d for partitions runs past the end' % _x)
-                    _items5: list[Any] = []
-                    _append6 = _items5.append
-                    for _ in range(_x):
-                        _e7 = _new(_cls19)
-                        _e7.partition_index, _e7.error_code, _x = _unpack17(data, pos)
+                    _c9 = _x
+                    _items6: list[Any] = []
+                    _append7 = _items6.append
+                    for _ in range(_c9):
+                        _e8 = _new(_cls19)
+                        _e8.partition_index, _e8.error_code, _x = _unpack17(data, pos)
                         pos += 7
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.error_message = data[pos:pos + _x].decode()
+                            _e8.error_message = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e7.error_message = None
+                            _e8.error_message = None
                         else:
                             _fail('invalid length %d for error_message' % _x)
-                        _e7.acknowledge_error_code, _x = _unpack20(data, pos)
+                        _e8.acknowledge_error_code, _x = _unpack20(data, pos)
                         pos += 3
                         if _x >= 128:
                             _x, pos = _uv(data, pos - 1)
                         _x -= 1
                         if _x >= 0:
-                            _e7.acknowledge_error_message = data[pos:pos + _x].decode()
+                            _e8.acknowledge_error_message = data[pos:pos + _x].decode()
                             pos += _x
                         elif _x == -1:
-                            _e7.acknowledge_error_message = None
+                            _e8.acknowledge_error_message = None
                         else:
                             _fail('invalid length %d for acknowledge_error_message' % _x)
-                        _s9 = _new(_cls21)
-                        _s9.leader_id, _s9.leader_epoch, _x = _unpack22(data, pos)
+                        _s11 = _new(_cls21)
+                        _s11.leader_id, _s11.leader_epoch, _x = _unpack22(data, pos)
                         pos += 9
                         if _x:
-                            _nt10, pos = _uv(data, pos - 1)
-                            pos = _skip_tagged(data, pos, _nt10)
-                        _e7.current_leader = _s9
-                        _n11 = data[pos]
+                            _nt12, pos = _uv(data, pos - 1)
+                            pos = _skip_tagged(data, pos, _nt12)
+                        _e8.current_leader = _s11
+                        _n13 = data[pos]
                         pos += 1
-                        if _n11 >= 128:
-                            _n11, pos = _uv(data, pos - 1)
-                        _n11 -= 1
-                        if _n11 >= 0:
-                            _e7.records = data[pos:pos + _n11]
-                            pos += _n11
-                        elif _n11 == -1:
-                            _e7.records = None
+                        if _n13 >= 128:
+                            _n13, pos = _uv(data, pos - 1)
+                        _n13 -= 1
+                        if _n13 >= 0:
+                            _e8.records = data[pos:pos + _n13]
+                            pos += _n13
+                        elif _n13 == -1:
+                            _e8.records = None
                         else:
-                            _fail('invalid length %d for records' % _n11)
-                        _n12 = data[pos]
+                            _fail('invalid length %d for records' % _n13)
+                        _n14 = data[pos]
                         pos += 1
-                        if _n12 >= 128:
-                            _n12, pos = _uv(data, pos - 1)
-                        _n12 -= 1
-                        if _n12 < 0:
-                            _fail('invalid array length %d for acquired_records' % _n12)
+                        if _n14 >= 128:
+                            _n14, pos = _uv(data, pos - 1)
+                        _n14 -= 1
+                        if _n14 < 0:
+                            _fail('invalid array length %d for acquired_records' % _n14)
                         else:
-                            if _n12 > end - pos:
-                                _fail('array count %d for acquired_records runs past the end' % _n12)
-                            _items13: list[Any] = []
-                            _append14 = _items13.append
-                            for _ in range(_n12):
-                                _e15 = _new(_cls23)
-                                _e15.first_offset, _e15.last_offset, _e15.delivery_count, _x = _unpack24(data, pos)
+                            if _n14 > end - pos:
+                                _fail('array count %d for acquired_records runs past the end' % _n14)
+                            _items15: list[Any] = []
+                            _append16 = _items15.append
+                            for _ in range(_n14):
+                                _e17 = _new(_cls23)
+                                _e17.first_offset, _e17.last_offset, _e17.delivery_count, _x = _unpack24(data, pos)
                                 pos += 19
                                 if _x:
-                                    _nt16, pos = _uv(data, pos - 1)
-                                    pos = _skip_tagged(data, pos, _nt16)
-                                _append14(_e15)
-                            _e7.acquired_records = _items13
+                                    _nt18, pos = _uv(data, pos - 1)
+                                    pos = _skip_tagged(data, pos, _nt18)
+                                _append16(_e17)
+                            _e8.acquired_records = _items15
                         if data[pos]:
-                            _nt17, pos = _uv(data, pos)
-                            pos = _skip_tagged(data, pos, _nt17)
+                            _nt19, pos = _uv(data, pos)
+                            pos = _skip_tagged(data, pos, _nt19)
                         else:
                             pos += 1
-                        _append6(_e7)
-                    _e3.partitions = _items5
+                        _append7(_e8)
+                    _e3.partitions = _items6
                 if data[pos]:
-                    _nt18, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt18)
+                    _nt20, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt20)
                 else:
                     pos += 1
                 _append2(_e3)
             obj.responses = _items1
-        _n19 = data[pos]
+        _n21 = data[pos]
         pos += 1
-        if _n19 >= 128:
-            _n19, pos = _uv(data, pos - 1)
-        _n19 -= 1
-        if _n19 < 0:
-            _fail('invalid array length %d for node_endpoints' % _n19)
+        if _n21 >= 128:
+            _n21, pos = _uv(data, pos - 1)
+        _n21 -= 1
+        if _n21 < 0:
+            _fail('invalid array length %d for node_endpoints' % _n21)
         else:
-            if _n19 > end - pos:
-                _fail('array count %d for node_endpoints runs past the end' % _n19)
-            _items20: list[Any] = []
-            _append21 = _items20.append
-            for _ in range(_n19):
-                _e22 = _new(_cls25)
-                _e22.node_id, _x = _unpack5(data, pos)
+            if _n21 > end - pos:
+                _fail('array count %d for node_endpoints runs past the end' % _n21)
+            _items22: list[Any] = []
+            _append23 = _items22.append
+            for _ in range(_n21):
+                _e24 = _new(_cls25)
+                _e24.node_id, _x = _unpack5(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x < 0:
                     _fail('invalid length %d for host' % _x)
-                _e22.host = data[pos:pos + _x].decode()
+                _e24.host = data[pos:pos + _x].decode()
                 pos += _x
-                _e22.port, _x = _unpack5(data, pos)
+                _e24.port, _x = _unpack5(data, pos)
                 pos += 5
                 if _x >= 128:
                     _x, pos = _uv(data, pos - 1)
                 _x -= 1
                 if _x >= 0:
-                    _e22.rack = data[pos:pos + _x].decode()
+                    _e24.rack = data[pos:pos + _x].decode()
                     pos += _x
                 elif _x == -1:
-                    _e22.rack = None
+                    _e24.rack = None
                 else:
                     _fail('invalid length %d for rack' % _x)
                 if data[pos]:
-                    _nt23, pos = _uv(data, pos)
-                    pos = _skip_tagged(data, pos, _nt23)
+                    _nt25, pos = _uv(data, pos)
+                    pos = _skip_tagged(data, pos, _nt25)
                 else:
                     pos += 1
-                _append21(_e22)
-            obj.node_endpoints = _items20
+                _append23(_e24)
+            obj.node_endpoints = _items22
         if data[pos]:
-            _nt24, pos = _uv(data, pos)
-            pos = _skip_tagged(data, pos, _nt24)
+            _nt26, pos = _uv(data, pos)
+            pos = _skip_tagged(data, pos, _nt26)
         else:
             pos += 1
         if pos > end:
