@@ -283,3 +283,20 @@ def test_encode_records_is_encode_record_of_each():
     for encode in (encode_record, lambda r: encode_records([records[0], r])):
         with pytest.raises(ValueError, match="too long"):
             encode(too_long)
+
+
+def test_kgc_native_0_runs_every_module_as_python():
+    """KGC_NATIVE=0 (CI's pure run): the kernels, the commit encoding and the codecs run their
+    Python source even when `make native` built them."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from storage.batch import native; from coordinator.groups import records; from protocol import native as p;"
+        "print(native.KERNELS.__name__, records._ENCODING.__name__, p.codec_module('offset_commit').__name__)"
+    )
+    env = {**os.environ, "KGC_NATIVE": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    expected = ["storage.batch.kernels", "coordinator.groups.offset_encoding", "protocol.codecs.offset_commit"]
+    assert out.split() == expected

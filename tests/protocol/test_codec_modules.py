@@ -69,3 +69,14 @@ def test_compiled_module_equals_the_source(case: tuple[int, int, bool]) -> None:
                     raise DecodeError("short")  # a prefix that decodes: caught by codec's length check
                 errors.append(str(exc.value))
             assert errors[0] == errors[1]
+
+
+def test_a_compiled_copy_runs_only_when_built_from_this_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    stale = types.SimpleNamespace(SOURCE_SHA256="0" * 64, __file__="stale.so")
+    monkeypatch.setattr(native.importlib, "import_module", lambda name: stale)
+    assert native.compiled_codec("heartbeat") is None
+    fresh = types.SimpleNamespace(SOURCE_SHA256=native.source_digest("heartbeat"), __file__="fresh.so")
+    monkeypatch.setattr(native.importlib, "import_module", lambda name: fresh)
+    assert native.compiled_codec("heartbeat") is fresh
