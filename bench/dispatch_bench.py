@@ -3,6 +3,7 @@ loop, for Heartbeat v3 and OffsetCommit v8 (32 partitions) of one stable member.
 
     .venv/bin/python bench/dispatch_bench.py [--n 20000] [--rounds 1] [--profile] [--mode interval]
     KGC_NATIVE=0 .venv/bin/python bench/dispatch_bench.py      # ignore the compiled modules
+    KGC_BENCH_TREE=/work/main .venv/bin/python bench/dispatch_bench.py   # another checkout's server
 
 What request_bench.py measures minus the socket reads and writes: decode, handler, operation,
 records, batch encode, append, durability hand-off, response encode. Prints which hot modules
@@ -23,12 +24,12 @@ import time
 
 import trio
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# KGC_BENCH_TREE=/work/main runs another checkout's server with this script (an A/B in one run).
+sys.path.insert(0, os.environ.get("KGC_BENCH_TREE") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from coordinator.embed.embedded import open_server  # noqa: E402
 from coordinator.groups import records  # noqa: E402
 from coordinator.net.dispatch import Connection, dispatch  # noqa: E402
-from protocol import native as protocol_native  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import decode_response, encode_request  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
@@ -40,13 +41,21 @@ from storage.batch import native as storage_native  # noqa: E402
 
 
 def running_modules() -> str:
-    """Which copy of each compiled hot module runs: "compiled" or "python"."""
+    """Which copy of each compiled hot module runs: "compiled" or "python" (this script also runs
+    against an older checkout on PYTHONPATH, which may lack some: "-")."""
+    try:
+        from protocol import native as protocol_native
+
+        codecs = protocol_native.codec_module("offset_commit")
+    except ImportError:
+        codecs = None
     modules = {
         "kernels": storage_native.KERNELS,
-        "offset_encoding": records._ENCODING,
-        "codecs": protocol_native.codec_module("offset_commit"),
+        "offset_encoding": getattr(records, "_ENCODING", None),
+        "codecs": codecs,
     }
-    copies = {k: "compiled" if m and m.__name__.endswith("_native") else "python" for k, m in modules.items()}
+    copies = {k: "-" if m is None else "python" for k, m in modules.items()}
+    copies.update({k: "compiled" for k, m in modules.items() if m is not None and m.__name__.endswith("_native")})
     return ", ".join(f"{k} {copy}" for k, copy in copies.items())
 
 
