@@ -1,12 +1,14 @@
-"""Optional compiled copies of the per-record loops: which module runs them.
+"""Optional compiled copies of hot modules: which copy runs (the kernels here, and any module that
+asks through `preferred`, e.g. coordinator/groups/offset_encoding.py).
 
 `KERNELS` is the module whose `fold_records` (the loader), `map_records` (the cleaner's offset
 map) and `encode_kv_batch` (a coordinator's append) run: `_kernels_native` (kernels.py compiled
 by mypyc: `make native`, scripts/build_native.py) when it is there and was built from the
 current kernels.py (the build records the sources' SHA-256; a stale or foreign build is
-ignored), otherwise kernels itself. KGC_NATIVE=0 in the environment ignores the build (as
-protocol/native.py does its own). Both run the same source, so they give the same results; the
-tests run both when it is built.
+ignored), otherwise kernels itself; `preferred(module)` does the same for `_<name>_native` next
+to any module, whose COMPILED_WITH names the modules its stamp also covers. KGC_NATIVE=0 in the
+environment ignores every build (as protocol/native.py does its own). Both run the same source,
+so they give the same results; the tests run both when it is built.
 """
 
 from __future__ import annotations
