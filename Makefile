@@ -42,10 +42,12 @@ check: install-dev
 	$(BIN)/mypy --strict protocol storage
 	$(BIN)/mypy coordinator
 
-# Optional: the loader's record loop compiled by mypyc (the dev extra; needs a C compiler) into
-# storage/batch/_kernels_native*.so. Without it the same loop runs as Python; `rm` the .so to go back.
+# Optional: the hot paths compiled by mypyc (the dev extra; needs a C compiler), each module into
+# _<name>_native*.so next to its source (scripts/build_native.py lists them: the storage kernels,
+# the commit path's record encoding, the hot APIs' codecs). Without them the same source runs as
+# Python; KGC_NATIVE=0 ignores them at run time, `rm` the .so to go back for good.
 native: install-dev
-	$(BIN)/python -m storage.batch.build_native
+	$(BIN)/python scripts/build_native.py
 
 serve: install
 	$(BIN)/kgc serve $(ARGS)

@@ -1,11 +1,14 @@
 """Server CPU of one request without the socket: `dispatch(frame)` on an in-process server, in a
 loop, for Heartbeat v3 and OffsetCommit v8 (32 partitions) of one stable member.
 
-    .venv/bin/python bench/dispatch_bench.py [--n 20000] [--profile] [--mode interval]
+    .venv/bin/python bench/dispatch_bench.py [--n 20000] [--rounds 1] [--profile] [--mode interval]
+    KGC_NATIVE=0 .venv/bin/python bench/dispatch_bench.py      # ignore the compiled modules
+    KGC_BENCH_TREE=/work/main .venv/bin/python bench/dispatch_bench.py   # another checkout's server
 
 What request_bench.py measures minus the socket reads and writes: decode, handler, operation,
-records, batch encode, append, durability hand-off, response encode. Prints us per request (and
-with --profile the top functions by own time). Asserts nothing about speed.
+records, batch encode, append, durability hand-off, response encode. Prints which hot modules
+run compiled (make native), then us per request (and with --profile the top functions by own
+time). Asserts nothing about speed.
 """
 
 from __future__ import annotations
@@ -14,15 +17,18 @@ import argparse
 import cProfile
 import os
 import pstats
+import statistics
 import sys
 import tempfile
 import time
 
 import trio
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# KGC_BENCH_TREE=/work/main runs another checkout's server with this script (an A/B in one run).
+sys.path.insert(0, os.environ.get("KGC_BENCH_TREE") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from coordinator.embed.embedded import open_server  # noqa: E402
+from coordinator.groups import records  # noqa: E402
 from coordinator.net.dispatch import Connection, dispatch  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import decode_response, encode_request  # noqa: E402
@@ -31,6 +37,26 @@ from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic  # noqa: E402
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment  # noqa: E402
+from storage.batch import native as storage_native  # noqa: E402
+
+
+def running_modules() -> str:
+    """Which copy of each compiled hot module runs: "compiled" or "python" (this script also runs
+    against an older checkout on PYTHONPATH, which may lack some: "-")."""
+    try:
+        from protocol import native as protocol_native
+
+        codecs = protocol_native.codec_module("offset_commit")
+    except ImportError:
+        codecs = None
+    modules = {
+        "kernels": storage_native.KERNELS,
+        "offset_encoding": getattr(records, "_ENCODING", None),
+        "codecs": codecs,
+    }
+    copies = {k: "-" if m is None else "python" for k, m in modules.items()}
+    copies.update({k: "compiled" for k, m in modules.items() if m is not None and m.__name__.endswith("_native")})
+    return ", ".join(f"{k} {copy}" for k, copy in copies.items())
 
 
 def payload(key: int, version: int, request: object, cid: int = 1) -> bytes:
@@ -44,7 +70,7 @@ async def call(broker, conn, key, version, request):
     return decode_response(key, version, data, offset)
 
 
-async def main(n: int, profile: bool, mode: str) -> None:
+async def main(n: int, profile: bool, mode: str, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as data:
         async with open_server(data, settings={"log.flush.mode": mode}, topics={"bench": 32}) as server:
             broker, conn = server.broker, Connection(1, "127.0.0.1")
@@ -105,18 +131,24 @@ async def main(n: int, profile: bool, mode: str) -> None:
                     ),
                 ),
             }
+            print(running_modules())
             for name, frame in frames.items():
                 count = n if name == "Heartbeat" else n // 4
                 prof = cProfile.Profile() if profile else None
                 if prof:
                     prof.enable()
-                t0 = time.process_time()
-                for _ in range(count):
-                    await dispatch(frame, conn, broker)
-                cpu = time.process_time() - t0
+                cpus = []
+                for _ in range(rounds):
+                    t0 = time.process_time()
+                    for _ in range(count):
+                        await dispatch(frame, conn, broker)
+                    cpus.append((time.process_time() - t0) / count * 1e6)
                 if prof:
                     prof.disable()
-                print(f"{name:18s} {cpu / count * 1e6:7.1f} us CPU per request (dispatch only, {count} requests)")
+                print(
+                    f"{name:18s} {min(cpus):7.1f} us CPU per request, best of {rounds} "
+                    f"(median {statistics.median(cpus):.1f}; dispatch only, {count} requests each)"
+                )
                 if prof:
                     pstats.Stats(prof).sort_stats("tottime").print_stats(22)
 
@@ -126,5 +158,6 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=20000)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--mode", default="interval")
+    parser.add_argument("--rounds", type=int, default=1, help="time each request this many times; print the best")
     args = parser.parse_args()
-    trio.run(main, args.n, args.profile, args.mode)
+    trio.run(main, args.n, args.profile, args.mode, args.rounds)

@@ -20,6 +20,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from coordinator.groups import offset_encoding
 from coordinator.groups.consumer import codec as consumer_codec
 from coordinator.groups.consumer.records import CONSUMER_KEY_TYPES, is_consumer_record
 from coordinator.groups.record_types import (
@@ -36,6 +37,7 @@ from coordinator.groups.share import codec as share_codec
 from coordinator.groups.share.records import SHARE_KEY_TYPES, is_share_record
 from protocol import primitives as p
 from protocol.errors import DecodeError
+from storage.batch import native
 
 __all__ = [
     "OffsetCommitRecord",
@@ -68,20 +70,9 @@ _V3_HEAD = struct.Struct(">hqih").pack  # OffsetCommitValue v3: version, offset,
 _I64_PACK = struct.Struct(">q").pack
 
 
-_OFFSET_KEY_PREFIXES: dict[tuple[str, str], bytes] = {}  # (group, topic) -> key bytes before the partition
-_I32_PACK = struct.Struct(">i").pack
-
-
-def _offset_key(group_id: str, topic: str, partition: int) -> bytes:
-    # A commit writes one key per partition of the same group and topic: their common prefix is
-    # encoded once (the cache is dropped whole when it grows large).
-    prefix = _OFFSET_KEY_PREFIXES.get((group_id, topic))
-    if prefix is None:
-        prefix = p.write_int16(OFFSET_COMMIT_KEY_TYPE) + p.write_string(group_id) + p.write_string(topic)
-        if len(_OFFSET_KEY_PREFIXES) >= 4096:
-            _OFFSET_KEY_PREFIXES.clear()
-        _OFFSET_KEY_PREFIXES[(group_id, topic)] = prefix
-    return prefix + _I32_PACK(partition)
+# The commit path's encoding (offset_encoding.py), compiled when `make native` built it.
+_ENCODING = native.preferred(offset_encoding)
+_offset_key = _ENCODING.offset_key
 
 
 def encode_key(obj: Any) -> bytes:
@@ -126,44 +117,10 @@ def encode_record(obj: Any) -> tuple[bytes, bytes | None]:
     return key, None
 
 
-_VALUE_V3: dict[int, Any] = {}  # metadata length -> pack of a whole OffsetCommitValue v3
-
-
 def encode_records(records: Sequence[Any]) -> list[tuple[bytes, bytes | None]]:
     """`encode_record` of each record (an op's batch, PartitionWriter's encode_all): the same
-    bytes, but a commit's run of OffsetCommitRecords looks its key prefix up once per (group,
-    topic), encodes a metadata string once while it repeats, packs each value in one struct call
-    and unpacks each record's fields at once (it is a tuple)."""
-    pairs: list[tuple[bytes, bytes | None]] = []
-    append = pairs.append
-    group = topic = text = None
-    prefix = meta = b""
-    n = 0
-    pack: Any = None
-    for obj in records:
-        if type(obj) is not OffsetCommitRecord:
-            append(encode_record(obj))
-            continue
-        group_id, topic_name, partition, offset, epoch, metadata, commit_ts, expire, topic_id = obj
-        if expire is not None or topic_id is not None:
-            append(encode_record(obj))  # value v1 or v4
-            continue
-        if topic_name != topic or group_id != group:
-            group, topic = group_id, topic_name
-            prefix = _offset_key(group, topic, 0)[:-4]
-        if metadata != text:
-            text = metadata
-            meta = text.encode()
-            n = len(meta)
-            pack = _VALUE_V3.get(n)
-            if pack is None and n <= 0x7FFF:
-                pack = struct.Struct(f">hqih{n}sq").pack
-                if len(_VALUE_V3) < 1024:
-                    _VALUE_V3[n] = pack
-        if pack is None:  # too long for an int16 length: the general path raises as it always did
-            append(encode_record(obj))
-            continue
-        append((prefix + _I32_PACK(partition), pack(OFFSET_COMMIT_VALUE_VERSION, offset, epoch, n, meta, commit_ts)))
+    bytes, a commit's run of OffsetCommitRecords encoded by offset_encoding.encode_records."""
+    pairs: list[tuple[bytes, bytes | None]] = _ENCODING.encode_records(records, encode_record)
     return pairs
 
 

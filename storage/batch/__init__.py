@@ -5,7 +5,8 @@ Layout: FORMAT.md (Kafka's DefaultRecordBatch / DefaultRecord). Modules, one con
 buffer and the records of a batch without building objects: recovery, the cleaner, reads, dump
 and the verifier use it), `records` (Record objects: decode, encode, rebuild), `control` (transaction markers),
 `compression`, `fold` (the loader's read of a segment file), `kernels` (the per-record loops of
-a load and of the cleaner's map; `native` runs their optional mypyc build, `build_native` makes it).
+a load, of the cleaner's map and of a coordinator's append; `native` runs their optional mypyc
+build, which scripts/build_native.py makes).
 A client's batch is stored byte-for-byte apart from its base offset and leader epoch (outside
 the CRC).
 """

@@ -1,6 +1,7 @@
-"""The loops that run once per record of a load or a cleaning round, alone in a module so that
-they can be compiled: `fold_records` (the loader's latest value per key, record_walk.fold_latest)
-and `map_records` (the cleaner's offset map, OffsetMap.put_records).
+"""The loops that run once per record of a load, a cleaning round or a coordinator's append, alone
+in a module so that they can be compiled: `fold_records` (the loader's latest value per key,
+record_walk.fold_latest), `map_records` (the cleaner's offset map, OffsetMap.put_records) and
+`encode_kv_batch` (the batch of one coordinator operation, records.encode_kv_batch).
 
 Pure Python and the only source of these loops: `make native` compiles a copy with mypyc and
 native.py runs it only while its recorded source hash matches this file. Invariant: a record is
@@ -12,10 +13,30 @@ two-byte lengths (a zigzag varint's first byte < 0x80 is the whole varint).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .layout import InvalidBatch, read_varint
+from storage import crc
+from storage.crc import crc32c
+
+from . import layout
+from .layout import (
+    CRC,
+    CRC_AT,
+    CRC_START,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    BatchHeader,
+    HeaderFields,
+    InvalidBatch,
+    read_varint,
+    write_varint,
+)
+
+# What these loops call whose signatures a compiled copy relies on: a change makes it stale.
+COMPILED_WITH = (layout, crc)
 
 
 def fold_records(buf: bytes, pos: int, end: int, count: int, latest: dict[bytes, bytes | None]) -> int:
@@ -156,3 +177,78 @@ def map_records(
     if pos != end:
         raise InvalidBatch(f"records end at {pos}, the batch at {end}")
     return has_tomb, latest
+
+
+def _varint_bytes(n: int) -> bytes:
+    out = bytearray()
+    write_varint(out, n)
+    return bytes(out)
+
+
+_SMALL_VARINTS = [_varint_bytes(n) for n in range(128)]  # ZigZag varints: 0..63 one byte, 64..127 two
+
+
+def encode_kv_batch(
+    base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]], timestamp: int
+) -> tuple[bytes, BatchHeader]:
+    """One uncompressed batch of (key, value) records (value None: a tombstone), all stamped
+    `timestamp`, no headers, no producer: what a coordinator appends for one operation. The
+    same bytes `encode_batch_and_header` writes for the same records, built without `Record`
+    objects (the coordinator's append path)."""
+    if not pairs:
+        raise ValueError("a batch needs at least one record")
+    small = _SMALL_VARINTS
+    varint = _varint_bytes
+    parts: list[bytes] = []
+    append = parts.append
+    for delta, (key, value) in enumerate(pairs):
+        klen = len(key)
+        # attributes 0, timestamp delta 0, offset delta, key length, key, value length, value,
+        # no headers; each record is preceded by the varint length of its body.
+        if value is None:
+            body = b"".join(
+                (
+                    b"\x00\x00",
+                    small[delta] if delta < 128 else varint(delta),
+                    small[klen] if klen < 128 else varint(klen),
+                    key,
+                    b"\x01\x00",
+                )
+            )
+        else:
+            vlen = len(value)
+            body = b"".join(
+                (
+                    b"\x00\x00",
+                    small[delta] if delta < 128 else varint(delta),
+                    small[klen] if klen < 128 else varint(klen),
+                    key,
+                    small[vlen] if vlen < 128 else varint(vlen),
+                    value,
+                    b"\x00",
+                )
+            )
+        n = len(body)
+        append(small[n] if n < 128 else varint(n))
+        append(body)
+    out = bytearray(HEADER_SIZE)
+    out += b"".join(parts)
+    fields: HeaderFields = (
+        base_offset,
+        len(out) - LOG_OVERHEAD,
+        -1,
+        MAGIC,
+        0,
+        0,
+        len(pairs) - 1,
+        timestamp,
+        timestamp,
+        -1,
+        -1,
+        -1,
+        len(pairs),
+    )
+    HEADER.pack_into(out, 0, *fields)
+    crc = crc32c(memoryview(out)[CRC_START:])
+    CRC.pack_into(out, CRC_AT, crc)
+    return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])

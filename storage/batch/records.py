@@ -8,7 +8,7 @@ batch's CRC and length always describe its bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from storage.crc import crc32c
@@ -35,6 +35,7 @@ from .layout import (
     pack_header,
     write_varint,
 )
+from .native import KERNELS
 from .record_walk import KeySpan, decode_headers, record_spans, records_region, timestamp_delta
 
 __all__ = ["Record", "iter_records", "encode_batch", "encode_batch_and_header", "encode_kv_batch", "rebuild_kept"]
@@ -236,79 +237,12 @@ def encode_batch_and_header(
     return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])
 
 
-def _varint_bytes(n: int) -> bytes:
-    out = bytearray()
-    write_varint(out, n)
-    return bytes(out)
-
-
-_SMALL_VARINTS = [_varint_bytes(n) for n in range(128)]  # ZigZag varints: 0..63 one byte, 64..127 two
-
-
-def encode_kv_batch(
-    base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]], timestamp: int
-) -> tuple[bytes, BatchHeader]:
-    """One uncompressed batch of (key, value) records (value None: a tombstone), all stamped
-    `timestamp`, no headers, no producer: what a coordinator appends for one operation. The
-    same bytes `encode_batch_and_header` writes for the same records, built without `Record`
-    objects (the coordinator's append path)."""
-    if not pairs:
-        raise ValueError("a batch needs at least one record")
-    small = _SMALL_VARINTS
-    varint = _varint_bytes
-    parts: list[bytes] = []
-    append = parts.append
-    for delta, (key, value) in enumerate(pairs):
-        klen = len(key)
-        # attributes 0, timestamp delta 0, offset delta, key length, key, value length, value,
-        # no headers; each record is preceded by the varint length of its body.
-        if value is None:
-            body = b"".join(
-                (
-                    b"\x00\x00",
-                    small[delta] if delta < 128 else varint(delta),
-                    small[klen] if klen < 128 else varint(klen),
-                    key,
-                    b"\x01\x00",
-                )
-            )
-        else:
-            vlen = len(value)
-            body = b"".join(
-                (
-                    b"\x00\x00",
-                    small[delta] if delta < 128 else varint(delta),
-                    small[klen] if klen < 128 else varint(klen),
-                    key,
-                    small[vlen] if vlen < 128 else varint(vlen),
-                    value,
-                    b"\x00",
-                )
-            )
-        n = len(body)
-        append(small[n] if n < 128 else varint(n))
-        append(body)
-    out = bytearray(HEADER_SIZE)
-    out += b"".join(parts)
-    fields: HeaderFields = (
-        base_offset,
-        len(out) - LOG_OVERHEAD,
-        -1,
-        MAGIC,
-        0,
-        0,
-        len(pairs) - 1,
-        timestamp,
-        timestamp,
-        -1,
-        -1,
-        -1,
-        len(pairs),
-    )
-    HEADER.pack_into(out, 0, *fields)
-    crc = crc32c(memoryview(out)[CRC_START:])
-    CRC.pack_into(out, CRC_AT, crc)
-    return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])
+# One uncompressed batch of (key, value) records, all stamped `timestamp`, no headers, no
+# producer: what a coordinator appends for one operation (kernels.encode_kv_batch, compiled when
+# built: native.py). The same bytes `encode_batch_and_header` writes for the same records.
+encode_kv_batch: Callable[[int, Sequence[tuple[bytes, bytes | None]], int], tuple[bytes, BatchHeader]] = (
+    KERNELS.encode_kv_batch
+)
 
 
 def rebuild_kept(buf: Buffer, off: int, size: int, spans: Sequence[KeySpan], kept: Sequence[int]) -> tuple[bytes, int]:

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from coordinator.groups import offset_encoding
 from coordinator.groups.record_types import GroupMetadataRecord, GroupTombstone, MemberSnapshot
 from coordinator.groups.records import (
     OffsetCommitRecord,
@@ -16,8 +19,10 @@ from coordinator.groups.records import (
     encode_record,
     encode_records,
 )
+from storage.batch import native
 
 H = bytes.fromhex
+COMPILED_ENCODING = native.compiled_copy(offset_encoding)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python resources API
 
 # -- golden bytes, computed by hand from the JSON schemas ------------------------------------
@@ -232,6 +237,32 @@ def test_offset_commit_v3_fast_path_rejects_what_the_general_path_rejects():
     assert decode_record(key, bad_utf8).metadata == "\ufffd\ufffd"
 
 
+ENCODINGS = [
+    pytest.param(offset_encoding, id="pure"),
+    pytest.param(
+        COMPILED_ENCODING,
+        id="compiled",
+        marks=pytest.mark.skipif(COMPILED_ENCODING is None, reason="not built (make native)"),
+    ),
+]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_offset_encoding_is_encode_record_of_each(encoding):
+    """offset_encoding (as Python and compiled) writes encode_record's bytes, from a first
+    record with empty metadata, group and topic on."""
+    records = [
+        OffsetCommitRecord("", "", 0, 5, 9, "", 1000, None),
+        OffsetCommitRecord("", "t", 1, 6, -1, "", 1000, None),
+        OffsetCommitRecord("g", "t", 2, 7, -1, "m\u00e9ta", 1000, None),
+        OffsetCommitRecord("g", "t", 3, 8, -1, "m", 1000, None, uuid.UUID(int=7)),
+        OffsetTombstone("g", "t", 0),
+        OffsetCommitRecord("g", "t", 4, 2**40, 0, "m", 2**41, None),
+    ]
+    assert encoding.encode_records(records, encode_record) == [encode_record(r) for r in records]
+    assert encoding.offset_key("g", "t", 7) == OFFSET_KEY
+
+
 def test_encode_records_is_encode_record_of_each():
     """The batch encoder (an op's records) writes exactly the bytes of the one-record encoder:
     runs of one group and topic, group/topic changes, expiry (value v1), non-ASCII and long
@@ -252,3 +283,20 @@ def test_encode_records_is_encode_record_of_each():
     for encode in (encode_record, lambda r: encode_records([records[0], r])):
         with pytest.raises(ValueError, match="too long"):
             encode(too_long)
+
+
+def test_kgc_native_0_runs_every_module_as_python():
+    """KGC_NATIVE=0 (CI's pure run): the kernels, the commit encoding and the codecs run their
+    Python source even when `make native` built them."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from storage.batch import native; from coordinator.groups import records; from protocol import native as p;"
+        "print(native.KERNELS.__name__, records._ENCODING.__name__, p.codec_module('offset_commit').__name__)"
+    )
+    env = {**os.environ, "KGC_NATIVE": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    expected = ["storage.batch.kernels", "coordinator.groups.offset_encoding", "protocol.codecs.offset_commit"]
+    assert out.split() == expected

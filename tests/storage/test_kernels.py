@@ -1,7 +1,7 @@
 """The per-record kernels, pure Python and (when `make native` built them) compiled by mypyc:
 both fold and map every record shape as the record-by-record reference does and raise
-InvalidBatch alike on records that run past their batch; a build from another source is never
-used."""
+InvalidBatch alike on records that run past their batch, encode_kv_batch writes the bytes the
+general encoder writes; a build from another source (or with KGC_NATIVE=0) is never used."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from storage.batch import InvalidBatch, Record, encode_batch, native
 from storage.batch import kernels as pure
 from storage.batch.layout import HEADER, LOG_OVERHEAD
 from storage.batch.record_walk import records_region
+from storage.batch.records import encode_batch_and_header
 from tests.storage.test_batch_fold import random_batches, reference
 from tests.storage.test_offset_map import reference as map_reference
 
@@ -81,10 +82,29 @@ def test_map_kernel_rejects_records_past_the_batch(kernel):
 
 
 def test_the_loader_runs_the_compiled_kernel_only_when_built_from_this_source(monkeypatch):
-    assert native.KERNELS is (COMPILED or pure)
+    assert native.KERNELS is ((COMPILED if native.ENABLED else None) or pure)
     stale = types.SimpleNamespace(SOURCE_SHA256="0" * 64, __file__="stale.so")
     monkeypatch.setattr(native.importlib, "import_module", lambda name: stale)
     assert native.compiled_kernels() is None
     fresh = types.SimpleNamespace(SOURCE_SHA256=native.source_digest(), __file__="fresh.so")
     monkeypatch.setattr(native.importlib, "import_module", lambda name: fresh)
     assert native.compiled_kernels() is fresh
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("seed", range(4))
+def test_encode_kv_batch_writes_what_the_general_encoder_writes(kernel, seed):
+    rng = random.Random(seed)
+    for count in (1, 3, 130):  # 130: offset deltas past one varint byte
+        pairs = [
+            (
+                rng.randbytes(rng.choice((0, 5, 70, 200))),
+                None if rng.random() < 0.2 else rng.randbytes(rng.choice((0, 9, 150))),
+            )
+            for _ in range(count)
+        ]
+        batch, header = kernel.encode_kv_batch(1000 + seed, pairs, 1_700_000_000_000)
+        records = [Record(offset=None, timestamp=1_700_000_000_000, key=k, value=v) for k, v in pairs]
+        assert (batch, header) == encode_batch_and_header(1000 + seed, records)
+    with pytest.raises(ValueError):
+        kernel.encode_kv_batch(0, [], 0)
