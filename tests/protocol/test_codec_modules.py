@@ -47,7 +47,7 @@ def test_module_equals_the_execd_functions(case: tuple[int, int, bool]) -> None:
         assert decode(data, 0) == exec_decode(data, 0)  # type: ignore[operator]
 
 
-@pytest.mark.skipif(not BUILT, reason="not built (make native)")
+@pytest.mark.skipif(not BUILT, reason="codecs not compiled (scripts/build_native.py --only codecs)")
 @pytest.mark.parametrize("case", CASES, ids=codec_id)
 def test_compiled_module_equals_the_source(case: tuple[int, int, bool]) -> None:
     key, version, resp = case
