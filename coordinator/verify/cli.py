@@ -58,7 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="pack small splits into Spark tasks of about this size (default: --split-bytes)",
     )
     p.add_argument("--driver-memory", default="8g")
-    p.add_argument("--shuffle-partitions", type=int, default=16)
+    p.add_argument(
+        "--shuffle-partitions",
+        type=int,
+        default=None,
+        help="spark.sql.shuffle.partitions (default: the task slots of a local master, else 16; "
+        "the key-level rows are few, and every task costs scheduling)",
+    )
     p.add_argument("--local-dir", default=None, help="spark.local.dir (shuffle spill)")
     p.add_argument("--max-examples", type=int, default=1000, help="violations listed per check (all are counted)")
     p.add_argument(
@@ -187,7 +193,7 @@ def _run_spark(args: argparse.Namespace, t0: float) -> Report:
         spark = get_session(
             args.master,
             driver_memory=args.driver_memory,
-            shuffle_partitions=args.shuffle_partitions,
+            shuffle_partitions=args.shuffle_partitions or cores or 16,
             local_dir=args.local_dir,
             extra=dict(c.split("=", 1) for c in args.conf),
             java_options=f"{JIT_OPTIONS} {archive.options}" if archive else JIT_OPTIONS,
