@@ -222,6 +222,7 @@ def _run_spark(args: argparse.Namespace, t0: float) -> Report:
                 # This run recorded Spark's classes: the JVM writes them as it exits.
                 archive.publish(stop_session(spark))
     report.stats.setdefault("phases", {})["session_s"] = round(session_s, 3)
+    report.stats["class_archive"] = "off" if archive is None else "recorded" if archive.writing else "mapped"
     return report
 
 
