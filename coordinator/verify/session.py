@@ -46,6 +46,9 @@ def get_session(
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.python.worker.reuse", "true")
+        # The checks read the local scan's files by name (a few per GiB): stat them on the
+        # driver instead of a listing job once there are more than 32.
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
         .config("spark.driver.extraJavaOptions", java_options)
     )
     if local_dir:
