@@ -37,7 +37,9 @@ class ClassArchive:
         try:
             java = _java()
             if exit_code == 0 and java is not None:
-                check = [java, f"-XX:SharedArchiveFile={self.writing}", _QUIET, "-version"]
+                # A torn archive crashes this JVM: no crash report in the caller's directory.
+                crash = ["-XX:ErrorFile=/dev/null", "-XX:-CreateCoredumpOnCrash"]
+                check = [java, f"-XX:SharedArchiveFile={self.writing}", *crash, _QUIET, "-version"]
                 if subprocess.run(check, capture_output=True, timeout=60).returncode == 0:
                     os.replace(self.writing, self.path)
         except (OSError, subprocess.TimeoutExpired):

@@ -43,7 +43,10 @@ def test_a_clean_exit_publishes_the_archive_and_later_runs_map_it(cache):
     assert _record(later.options) == 0
 
 
-def test_a_failed_run_or_a_torn_archive_is_not_published(cache):
+def test_a_failed_run_or_a_torn_archive_is_not_published(cache, tmp_path, monkeypatch):
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
     failed = class_archive()
     assert failed is not None and failed.writing is not None
     _record(failed.options)
@@ -58,6 +61,7 @@ def test_a_failed_run_or_a_torn_archive_is_not_published(cache):
         f.truncate(size // 2)
     torn.publish(0)  # a JVM that maps the half archive dies: it is dropped
     assert not os.path.exists(torn.path) and not os.path.exists(torn.writing)
+    assert list(work.iterdir()) == []  # and leaves no crash report behind
 
 
 def test_the_switch_turns_it_off(cache, monkeypatch):
