@@ -189,7 +189,7 @@ def _run_spark(args: argparse.Namespace, t0: float) -> Report:
                 )
             )
         if not args.quiet:
-            print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
+            print("[kgc verify] starting Spark...", file=sys.stderr)
         spark = get_session(
             args.master,
             driver_memory=args.driver_memory,
