@@ -9,6 +9,8 @@ figures only, never passes/fails on time. Files are read warm from the page cach
 Spark runs once per master and record scan (--scans: compiled numba kernels, pure Python); CPU
 seconds of each run's whole process tree are sampled from /proc (steadier than wall time here;
 a standalone cluster's JVMs are not in that tree, so its figure is the driver's only).
+The driver JVM's class archive (verify/class_archive.py) is recorded by the first Spark run on
+a machine and mapped by every later one: each row says which ("recorded" runs pay for writing it).
 Masters: local[N], spark://HOST:PORT, or `standalone` (a loopback master with two 1-core
 workers started from the pyspark distribution for the run, as tests/verify/test_standalone.py does).
 Usage: .venv/bin/python bench/verify_bench.py [--sizes 1 5] [--masters local[2] standalone]
@@ -162,6 +164,7 @@ def run_engine(ds: dict, engine: str, master: str, scan: str, report: str, conf:
         "records": s["records"] + s.get("before_records", 0),
         "violations": sum(doc["counts"].values()),
         "phases": s.get("phases", {}),
+        "class_archive": s.get("class_archive", "-"),
         "elapsed_s": s["elapsed_s"],
         "cpu_s": max(cpu.total(), 1e-3),
         "load": os.getloadavg()[0],
@@ -228,7 +231,7 @@ def main() -> int:
                 f"{r['wall_s']:7.1f}s wall  {mib / r['wall_s']:6.1f} MiB/s "
                 f"{r['records'] / r['wall_s']:>9,.0f} rec/s  cpu {r['cpu_s']:6.1f}s "
                 f"({mib / r['cpu_s']:5.1f} MiB per cpu-s)  load {r['load']:.1f}  "
-                f"violations={r['violations']}  phases={r['phases']}",
+                f"violations={r['violations']}  class archive {r['class_archive']}  phases={r['phases']}",
                 flush=True,
             )
         if not a.keep:

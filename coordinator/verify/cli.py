@@ -58,7 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="pack small splits into Spark tasks of about this size (default: --split-bytes)",
     )
     p.add_argument("--driver-memory", default="8g")
-    p.add_argument("--shuffle-partitions", type=int, default=16)
+    p.add_argument(
+        "--shuffle-partitions",
+        type=int,
+        default=None,
+        help="spark.sql.shuffle.partitions (default: the task slots of a local master, else 16; "
+        "the key-level rows are few, and every task costs scheduling)",
+    )
     p.add_argument("--local-dir", default=None, help="spark.local.dir (shuffle spill)")
     p.add_argument("--max-examples", type=int, default=1000, help="violations listed per check (all are counted)")
     p.add_argument(
@@ -154,6 +160,72 @@ def _summary(report: Report, elapsed: float, out: Any) -> None:
         out.write(f"  {v['check']} {v['file']} position={v['position']} offset={v['offset']}: {v['message']}\n")
 
 
+def _run_spark(args: argparse.Namespace, t0: float) -> Report:
+    from pyspark import SparkContext
+
+    from coordinator.verify import spark_checks
+    from coordinator.verify.class_archive import class_archive
+    from coordinator.verify.local_scan import LocalScan, local_cores, logs_to_scan
+    from coordinator.verify.session import JIT_OPTIONS, get_session, stop_session
+
+    cores = local_cores(args.master)
+    # The JVM is this run's unless the process already has one (a caller's session).
+    owned = SparkContext._active_spark_context is None
+    archive = class_archive() if owned else None
+    with contextlib.ExitStack() as stack:
+        scan = None
+        if cores is not None and args.scan_in != "executors":
+            # Started before the JVM: the scan runs while Spark starts.
+            scan = stack.enter_context(
+                LocalScan(
+                    logs_to_scan(args.data_dir, args.before),
+                    workers=cores,
+                    split_bytes=args.split_bytes,
+                    pack_bytes=args.pack_bytes,
+                    num_partitions=args.offsets_partitions,
+                    engine=args.scan,
+                    ledger=args.ledger,
+                    work_dir=args.local_dir,
+                )
+            )
+        if not args.quiet:
+            print("[kgc verify] starting Spark...", file=sys.stderr)
+        spark = get_session(
+            args.master,
+            driver_memory=args.driver_memory,
+            shuffle_partitions=args.shuffle_partitions or cores or 16,
+            local_dir=args.local_dir,
+            extra=dict(c.split("=", 1) for c in args.conf),
+            java_options=f"{JIT_OPTIONS} {archive.options}" if archive else JIT_OPTIONS,
+        )
+        session_s = time.monotonic() - t0
+        try:
+            with _Progress(spark, args.quiet, scan) as progress:
+                report = spark_checks.run(
+                    spark,
+                    args.data_dir,
+                    before=args.before,
+                    ledger=args.ledger,
+                    cleaned_at_ms=args.cleaned_at_ms,
+                    num_partitions=args.offsets_partitions,
+                    share_partitions=args.share_state_partitions,
+                    split_bytes=args.split_bytes,
+                    pack_bytes=args.pack_bytes,
+                    max_examples=args.max_examples,
+                    engine=args.scan,
+                    phase=progress.set_phase,
+                    scan_in=args.scan_in,
+                    scan=scan,
+                )
+        finally:
+            if archive is not None and archive.writing is not None:
+                # This run recorded Spark's classes: the JVM writes them as it exits.
+                archive.publish(stop_session(spark))
+    report.stats.setdefault("phases", {})["session_s"] = round(session_s, 3)
+    report.stats["class_archive"] = "off" if archive is None else "recorded" if archive.writing else "mapped"
+    return report
+
+
 def run(args: argparse.Namespace) -> int:
     for path in [args.data_dir] + [p for p in (args.before,) if p]:
         if not os.path.isdir(path):
@@ -178,63 +250,14 @@ def run(args: argparse.Namespace) -> int:
             share_partitions=args.share_state_partitions,
         )
     else:
-        from coordinator.verify.local_scan import LocalScan, local_cores, logs_to_scan
+        from coordinator.verify.local_scan import local_cores
 
-        cores = local_cores(args.master)
-        if args.scan_in == "local" and cores is None:
+        if args.scan_in == "local" and local_cores(args.master) is None:
             print("kgc verify: --scan-in local needs a local master (local[N])", file=sys.stderr)
             return 2
-        from coordinator.verify import spark_checks
-        from coordinator.verify.session import get_session
-
-        conf = dict(c.split("=", 1) for c in args.conf)
-        with contextlib.ExitStack() as stack:
-            scan = None
-            if cores is not None and args.scan_in != "executors":
-                # Started before the JVM: the scan runs while Spark starts.
-                scan = stack.enter_context(
-                    LocalScan(
-                        logs_to_scan(args.data_dir, args.before),
-                        workers=cores,
-                        split_bytes=args.split_bytes,
-                        pack_bytes=args.pack_bytes,
-                        num_partitions=args.offsets_partitions,
-                        engine=args.scan,
-                        ledger=args.ledger,
-                        work_dir=args.local_dir,
-                    )
-                )
-            if not args.quiet:
-                print("[kgc verify] starting Spark (about 10 s)...", file=sys.stderr)
-            spark = get_session(
-                args.master,
-                driver_memory=args.driver_memory,
-                shuffle_partitions=args.shuffle_partitions,
-                local_dir=args.local_dir,
-                extra=conf,
-            )
-            session_s = time.monotonic() - t0
-            with _Progress(spark, args.quiet, scan) as progress:
-                report = spark_checks.run(
-                    spark,
-                    args.data_dir,
-                    before=args.before,
-                    ledger=args.ledger,
-                    cleaned_at_ms=args.cleaned_at_ms,
-                    num_partitions=args.offsets_partitions,
-                    share_partitions=args.share_state_partitions,
-                    split_bytes=args.split_bytes,
-                    pack_bytes=args.pack_bytes,
-                    max_examples=args.max_examples,
-                    engine=args.scan,
-                    phase=progress.set_phase,
-                    scan_in=args.scan_in,
-                    scan=scan,
-                )
+        report = _run_spark(args, t0)
     elapsed = time.monotonic() - t0
     report.stats["elapsed_s"] = round(elapsed, 3)
-    if args.engine == "spark":
-        report.stats.setdefault("phases", {})["session_s"] = round(session_s, 3)
     _summary(report, elapsed, sys.stdout)
     if args.report:
         doc = report.to_json()

@@ -15,7 +15,16 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["FIELDS", "SPARK_SCHEMA", "LedgerWriter", "is_parquet", "read_events", "append_event", "replay_table"]
+__all__ = [
+    "FIELDS",
+    "SPARK_SCHEMA",
+    "LedgerWriter",
+    "is_parquet",
+    "read_events",
+    "append_event",
+    "replay_table",
+    "expected_schema",
+]
 
 FIELDS = ("op", "seq", "group", "topic", "partition", "offset", "metadata", "ack_ms")
 SPARK_SCHEMA = (
@@ -141,6 +150,13 @@ def _latest(t: Any, keys: list[str], values: list[str]) -> Any:
     return out.rename_columns([c.removesuffix("_last") for c in out.column_names])
 
 
+def expected_schema() -> Any:
+    """The columns of replay_table."""
+    import pyarrow as pa
+
+    return pa.schema([_schema().field(n) for n in (*_PARTITION, "seq", "offset", "metadata")])
+
+
 def replay_table(path: str) -> Any:
     """rules.replay_ledger as an Arrow table (group, topic, partition, seq, offset, metadata;
     metadata "" where the ledger has none): the last acknowledged commit of each partition
@@ -167,4 +183,4 @@ def replay_table(path: str) -> Any:
     j = j.join(dropped.rename_columns(["group", "gseq"]), "group", join_type="left outer")
     live = pc.and_(pc.greater(j["seq"], pc.fill_null(j["dseq"], -1)), pc.greater(j["seq"], pc.fill_null(j["gseq"], -1)))
     out = j.filter(live).select([*_PARTITION, "seq", "offset", "metadata"])
-    return out.set_column(5, "metadata", pc.fill_null(out["metadata"], ""))
+    return out.set_column(5, "metadata", pc.fill_null(out["metadata"], "")).cast(expected_schema())

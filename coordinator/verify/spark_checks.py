@@ -29,10 +29,11 @@ from pyspark.sql.window import Window
 
 from coordinator.verify.final_keys import AFTER_SCHEMA, BEFORE_SCHEMA
 from coordinator.verify.layout import segment_path
-from coordinator.verify.ledger import replay_table
+from coordinator.verify.ledger import expected_schema, replay_table
 from coordinator.verify.local_scan import LocalScan, LogScan, local_cores, logs_to_scan
 from coordinator.verify.rows import DECODED, SCHEMA_DDL
 from coordinator.verify.rules import Report, continuity, offsets_dir
+from coordinator.verify.session import register
 from coordinator.verify.share_checks import SHARE_PREFIX, share_violations
 from coordinator.verify.spark_key_checks import AFTER, compaction_checks, latest_struct, offset_checks
 from coordinator.verify.spark_share_rows import latest_share, share_rows
@@ -82,6 +83,7 @@ def _parquet(spark: SparkSession, files: list[str], schema: str | StructType) ->
 
 
 _KEYS_SCHEMA = {"after": from_arrow_schema(AFTER_SCHEMA), "before": from_arrow_schema(BEFORE_SCHEMA)}
+_EXPECTED_SCHEMA = from_arrow_schema(expected_schema())
 
 
 def _counted(df: DataFrame) -> DataFrame:
@@ -212,6 +214,7 @@ class _Inputs:
 def _from_executors(spark: SparkSession, logs: list[LogScan], ledger: str | None, opts: dict[str, Any]) -> _Inputs:
     """The executors scan (the `kgclog` source); Spark resolves transactions and folds the
     per-split aggregates per key; the driver replays the ledger."""
+    register(spark)
     rows = [load(spark, log, **opts) for log in logs]
     return _Inputs(
         rows,
@@ -230,7 +233,7 @@ def _from_local(spark: SparkSession, scan: LocalScan) -> _Inputs:
         [_parquet(spark, scan.files(side, "rows"), SCHEMA_DDL) for side in sides],
         keys[0],
         keys[1] if len(keys) > 1 else None,
-        spark.read.parquet(expected) if expected is not None else None,
+        _parquet(spark, [expected], _EXPECTED_SCHEMA) if expected is not None else None,
     )
 
 

@@ -106,14 +106,20 @@ def offset_checks(keys: DataFrame, expected: DataFrame | None, placement: bool) 
     ]
     name = F.col("name")
     if expected is not None:
-        tp = [F.when(commit, F.col(f"l.{c}")) for c in ("group", "topic", "partition")]
+        # The join keys as plain columns: a key expression would be evaluated in every
+        # comparison of a sort and every probe of a hash table.
+        k = k.select(
+            "*", *(F.when(commit, F.col(f"l.{c}")).alias(f"_k{c[0]}") for c in ("group", "topic", "partition"))
+        )
         e = expected.select(
             F.col("group").alias("eg"),
             F.col("topic").alias("et"),
             F.col("partition").alias("ep"),
             F.struct("seq", "offset", "metadata").alias("c"),
         )
-        k = k.join(e, (tp[0] == F.col("eg")) & (tp[1] == F.col("et")) & (tp[2] == F.col("ep")), "full_outer")
+        on = (F.col("_kg") == F.col("eg")) & (F.col("_kt") == F.col("et")) & (F.col("_kp") == F.col("ep"))
+        # A hash join of the two shuffled sides: nothing to sort (full outer joins cannot broadcast).
+        k = k.join(e.hint("shuffle_hash"), on, "full_outer")
         has_exp = F.col("c").isNotNull()
         out += [
             violation(
@@ -161,15 +167,25 @@ def compaction_checks(pre_keys: DataFrame, keys: DataFrame, now: int | DataFrame
     """C1-C3 and C6: the before log's latest counted record per key in region 0 (`pre_keys`:
     name, key, P) against the after log's. `now` (the cleaning time) is a number, or a one-row
     DataFrame of column `_now` computed in the same job."""
-    p = pre_keys.alias("p")
-    a = (
-        keys.where(F.col("l0").isNotNull())
-        .select("name", "key", F.col("count0").alias("count"), F.col("f0").alias("f"), F.col("l0").alias("A"))
-        .alias("a")
+    # `key` null-safe as plain columns (an expression would be evaluated in every comparison or
+    # probe), joined by hashing the shuffled sides: nothing to sort.
+    p = pre_keys.select(
+        F.col("name").alias("pn"), F.coalesce("key", F.lit(b"")).alias("pk"), F.col("key").isNull().alias("pz"), "P"
     )
-    j = p.join(
-        a, (F.col("p.name") == F.col("a.name")) & F.col("p.key").eqNullSafe(F.col("a.key")), "full_outer"
-    ).select(F.coalesce("p.name", "a.name").alias("name"), "P", "count", "f", "A")
+    a = keys.where(F.col("l0").isNotNull()).select(
+        F.col("name").alias("an"),
+        F.coalesce("key", F.lit(b"")).alias("ak"),
+        F.col("key").isNull().alias("az"),
+        F.col("count0").alias("count"),
+        F.col("f0").alias("f"),
+        F.col("l0").alias("A"),
+    )
+    on = (F.col("pn") == F.col("an")) & (F.col("pk") == F.col("ak")) & (F.col("pz") == F.col("az"))
+    j = (
+        p.hint("shuffle_hash")
+        .join(a, on, "full_outer")
+        .select(F.coalesce("pn", "an").alias("name"), "P", "count", "f", "A")
+    )
     if isinstance(now, DataFrame):
         j, now_c = j.crossJoin(F.broadcast(now)), F.col("_now")
     else:
