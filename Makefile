@@ -44,8 +44,8 @@ check: install-dev
 
 # Optional: the hot paths compiled by mypyc (the dev extra; needs a C compiler), each module into
 # _<name>_native*.so next to its source (scripts/build_native.py lists them: the storage kernels
-# and the commit path's record encoding; the codecs only with --only codecs). Without them the
-# same source runs as Python; KGC_NATIVE=0 ignores them at run time, `rm` the .so to go back for good.
+# and the commit path's record encoding). Without them the same source runs as Python;
+# KGC_NATIVE=0 ignores them at run time, `rm` the .so to go back for good.
 native: install-dev
 	$(BIN)/python scripts/build_native.py
 

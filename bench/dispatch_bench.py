@@ -43,17 +43,7 @@ from storage.batch import native as storage_native  # noqa: E402
 def running_modules() -> str:
     """Which copy of each compiled hot module runs: "compiled" or "python" (this script also runs
     against an older checkout on PYTHONPATH, which may lack some: "-")."""
-    try:
-        from protocol import native as protocol_native
-
-        codecs = protocol_native.codec_module("offset_commit")
-    except ImportError:
-        codecs = None
-    modules = {
-        "kernels": storage_native.KERNELS,
-        "offset_encoding": getattr(records, "_ENCODING", None),
-        "codecs": codecs,
-    }
+    modules = {"kernels": storage_native.KERNELS, "offset_encoding": getattr(records, "_ENCODING", None)}
     copies = {k: "-" if m is None else "python" for k, m in modules.items()}
     copies.update({k: "compiled" for k, m in modules.items() if m is not None and m.__name__.endswith("_native")})
     return ", ".join(f"{k} {copy}" for k, copy in copies.items())

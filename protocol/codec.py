@@ -5,9 +5,7 @@
 
 Decoders raise `DecodeError` (a ValueError) on any malformed input and `UnsupportedVersionError`
 (a DecodeError) for an (api_key, version) without a codec; encoders raise `EncodeError`. The
-specialised functions of the hot APIs are generated source files (protocol/codecs/, written by
-codegen_module.py), run as Python or as their mypyc-compiled copies (protocol/native.py); the
-others are generated and exec'd on first use per (api, version, direction). Both are cached.
+specialised functions are generated on first use per (api, version, direction) and cached.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from . import native
 from .api import MODULE_NAMES, ApiKey
 from .errors import DecodeError, UnsupportedVersionError
 from .schema import Message
@@ -57,19 +54,14 @@ def response_type(api_key: int) -> type:
 
 
 def _build(cache: dict[int, dict[int, _Fn]], api_key: int, version: int, response: bool, op: str) -> _Fn:
-    """Find (in the API's codec module) or generate the function for a cache miss, and cache it;
-    validate the key first."""
+    """Generate, compile and cache the function for a cache miss; validate the key first."""
+    from .codegen import build  # the code generator is only needed on a cache miss
+
     msg = message_schema(api_key, response)
     lo, hi = msg.versions
     if not isinstance(version, int) or not lo <= version <= hi:
         raise UnsupportedVersionError(f"{msg.name} has no version {version} (valid {lo}-{hi})")
-    module = native.codec_module(MODULE_NAMES[ApiKey(api_key)])
-    if module is not None:
-        fn: _Fn = getattr(module, f"{op}_{'response' if response else 'request'}".upper())[version]
-    else:
-        from .codegen import build  # the code generator is only needed for APIs without a module
-
-        fn = build(msg, version, op)
+    fn: _Fn = build(msg, version, op)
     cache.setdefault(api_key, {})[version] = fn
     return fn
 

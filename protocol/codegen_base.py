@@ -13,7 +13,6 @@ import struct
 import uuid
 from typing import Any
 
-from .codec_runtime import SMALL_UVARINTS, fail, skip_tagged, tagged_section
 from .errors import DecodeError, EncodeError
 from .ints import ZERO_UUID, read_uvarint, write_uvarint
 from .schema import FIXED_FORMATS, ZERO, Field, Message
@@ -33,6 +32,34 @@ SCALAR_ZEROS: dict[str, Any] = {
     "records": None,
     "uuid": ZERO_UUID,
 }
+# One-byte uvarints, indexed by value: a compact length below 128 costs a tuple index.
+SMALL_UVARINTS = tuple(bytes((i,)) for i in range(128))
+
+
+def fail(msg: str) -> None:
+    raise DecodeError(msg)
+
+
+def skip_tagged(data: bytes, pos: int, count: int) -> int:
+    """Skip `count` unknown tagged fields starting at `pos`."""
+    end = len(data)
+    for _ in range(count):
+        _tag, pos = read_uvarint(data, pos)
+        size, pos = read_uvarint(data, pos)
+        pos += size
+        if pos > end:
+            raise DecodeError("tagged field runs past the end")
+    return pos
+
+
+def tagged_section(tagged: list[tuple[int, bytes]]) -> bytes:
+    """A tagged-field section from (tag, encoded value) pairs already in ascending tag order."""
+    if not tagged:
+        return b"\x00"
+    out = [write_uvarint(len(tagged))]
+    for tag, raw in tagged:
+        out += (write_uvarint(tag), write_uvarint(len(raw)), raw)
+    return b"".join(out)
 
 
 def is_fixed(f: Field) -> bool:
@@ -40,12 +67,12 @@ def is_fixed(f: Field) -> bool:
     return not f.is_array and f.struct is None and f.type in FIXED_FORMATS
 
 
-class Consts:
-    """The objects generated code names, shared by the functions of one generated module (so a
-    struct format or class used by several versions is bound once). `defs` keeps (name, kind,
-    value) in order, for writing them out as source (codegen_module.py)."""
-
-    def __init__(self) -> None:
+class GenBase:
+    def __init__(self, msg: Message, version: int) -> None:
+        self.msg = msg
+        self.version = version
+        self.flex = msg.is_flexible(version)
+        self.lines: list[str] = []
         self.ns: dict[str, Any] = {
             "_DecodeError": DecodeError,
             "_EncodeError": EncodeError,
@@ -61,46 +88,11 @@ class Consts:
             "_new": object.__new__,
             "_B": SMALL_UVARINTS,
         }
-        self.names: dict[tuple[str, Any], str] = {}
-        self.defs: list[tuple[str, str, Any]] = []
-
-    def const(self, kind: str, value: Any) -> str:
-        key = (kind, value if kind not in ("cls", "dstruct") else id(value))
-        name = self.names.get(key)
-        if name is None:
-            name = f"_{kind}{len(self.names)}"
-            if kind == "unpack":
-                self.ns[name] = struct.Struct(value).unpack_from
-            elif kind == "pack":
-                self.ns[name] = struct.Struct(value).pack
-            elif kind == "dstruct":
-                self.ns[name] = value()
-            else:
-                self.ns[name] = value
-            self.names[key] = name
-            self.defs.append((name, kind, value))
-        return name
-
-
-class GenBase:
-    def __init__(self, msg: Message, version: int, consts: Consts | None = None, name: str | None = None) -> None:
-        """`name` None: a function named after its direction, for `exec` (codegen.build); else a
-        typed module-level function of that name (codegen_module.py: mypy --strict, mypyc)."""
-        self.msg = msg
-        self.name = name
-        self.version = version
-        self.flex = msg.is_flexible(version)
-        self.lines: list[str] = []
-        self.consts = consts if consts is not None else Consts()
-        self.ns = self.consts.ns
+        self._consts: dict[tuple[str, Any], str] = {}
         self._n = 0
 
     def emit(self, ind: int, line: str) -> None:
         self.lines.append(" " * ind + line)
-
-    def empty_list(self, elem: str) -> str:
-        """`[]` for a new list variable: annotated in a module (mypy asks for the type)."""
-        return f": list[{elem}] = []" if self.name else " = []"
 
     def tmp(self, prefix: str) -> str:
         self._n += 1
@@ -110,7 +102,20 @@ class GenBase:
         """A name in `ns` for `value`: "unpack"/"pack" take a struct format and bind the
         precompiled method; "dstruct" takes a class and holds a default instance (compared
         against, never handed out); anything else is stored as is."""
-        return self.consts.const(kind, value)
+        key = (kind, value if kind not in ("cls", "dstruct") else id(value))
+        name = self._consts.get(key)
+        if name is None:
+            name = f"_{kind}{len(self._consts)}"
+            if kind == "unpack":
+                self.ns[name] = struct.Struct(value).unpack_from
+            elif kind == "pack":
+                self.ns[name] = struct.Struct(value).pack
+            elif kind == "dstruct":
+                self.ns[name] = value()
+            else:
+                self.ns[name] = value
+            self._consts[key] = name
+        return name
 
     def cls(self, c: type) -> str:
         return self.const("cls", c)

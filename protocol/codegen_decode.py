@@ -18,24 +18,19 @@ from __future__ import annotations
 
 import struct
 
-from .codegen_base import FIXED_WIDTH, Consts, GenBase, is_fixed
+from .codegen_base import FIXED_WIDTH, GenBase, is_fixed
 from .schema import FIXED_FORMATS, Field, Message
 from .utf8 import ERRORS
 
 
 class DecodeGen(GenBase):
-    def __init__(
-        self, msg: Message, version: int, replace: bool = False, consts: Consts | None = None, name: str | None = None
-    ) -> None:
-        super().__init__(msg, version, consts, name)
+    def __init__(self, msg: Message, version: int, replace: bool = False) -> None:
+        super().__init__(msg, version)
         self.replace = replace
 
     def source(self) -> str:
         m, v = self.msg, self.version
-        if self.name is None:
-            self.emit(0, "def decode(data, pos):")
-        else:
-            self.emit(0, f"def {self.name}(data: bytes, pos: int) -> tuple[Any, int]:")
+        self.emit(0, "def decode(data, pos):")
         if not self.replace:
             self.emit(4, "start = pos")
         self.emit(4, "end = len(data)")
@@ -47,11 +42,7 @@ class DecodeGen(GenBase):
         self.emit(8, f"raise _DecodeError('truncated {m.name} v{v}: %s' % exc) from None")
         if not self.replace:
             self.emit(4, "except UnicodeDecodeError:")  # malformed UTF-8: decode again, replacing
-            if self.name is None:
-                self.emit(8, "return _fallback(data, start)")
-            else:
-                response = m.kind == "response"
-                self.emit(8, f"return _decode_replacing({m.api_key}, {response}, {v}, data, start)")
+            self.emit(8, "return _fallback(data, start)")
         self.emit(4, "return obj, pos")
         return "\n".join(self.lines) + "\n"
 
@@ -225,12 +216,7 @@ class DecodeGen(GenBase):
         self.emit(i2, f"if {n} > end - pos:")
         self.emit(i2 + 4, f"_fail('array count %d for {f.name} runs past the end' % {n})")
         items, app, elem = self.tmp("items"), self.tmp("append"), self.tmp("e")
-        if n == "_x":  # the shared prefix local is reassigned inside the loop: the count keeps its own
-            # (Python evaluates range() once; mypyc's compiled loop reads its bound each time)
-            count = self.tmp("c")
-            self.emit(i2, f"{count} = {n}")
-            n = count
-        self.emit(i2, f"{items}{self.empty_list('Any')}")
+        self.emit(i2, f"{items} = []")
         self.emit(i2, f"{app} = {items}.append")
         self.emit(i2, f"for _ in range({n}):")
         if f.struct is not None:

@@ -67,14 +67,14 @@ class Parts:
         """Flush and make sure the list exists: code in a loop or branch appends to it."""
         self.flush(ind)
         if not self.created:
-            self.gen.emit(ind, f"{self.out}{self.gen.empty_list('bytes')}")
+            self.gen.emit(ind, f"{self.out} = []")
             self.created = True
 
 
 class EncodeGen(GenBase):
     def source(self) -> str:
         m = self.msg
-        self.emit(0, "def encode(obj):" if self.name is None else f"def {self.name}(obj: Any) -> bytes:")
+        self.emit(0, "def encode(obj):")
         self.emit(4, "try:")
         parts = Parts(self, "parts", created=False)
         self.struct_fields(m.fields, "obj", parts, 8)
@@ -112,7 +112,7 @@ class EncodeGen(GenBase):
         section, tg = self.tmp("ts"), self.tmp("tg")
         self.emit(ind, f"if {' or '.join(self.differs(f, var) for f, var in tvars)}:")
         i1 = ind + 4
-        self.emit(i1, f"{tg}{self.empty_list('tuple[int, bytes]')}")
+        self.emit(i1, f"{tg} = []")
         for f, var in tvars:
             self.emit(i1, f"if {self.differs(f, var)}:")
             raw = self.tmp("tb")
@@ -120,7 +120,7 @@ class EncodeGen(GenBase):
             self.value(f, var, sub, i1 + 4)
             sub.flush(i1 + 4)
             if not sub.created:
-                self.emit(i1 + 4, f"{raw}{self.empty_list('bytes')}")
+                self.emit(i1 + 4, f"{raw} = []")
             self.emit(i1 + 4, f"{tg}.append(({f.tag}, b''.join({raw})))")
         self.emit(i1, f"{section} = _tagged_section({tg})")
         self.emit(ind, "else:")

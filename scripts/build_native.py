@@ -1,8 +1,8 @@
 """Build the optional compiled modules (`make native`): mypyc (the `dev` extra; needs a C
 compiler) compiles a copy of each module in `targets()` -- the storage kernels (load, cleaner,
-append) and the commit path's record encoding (the hot APIs' generated codecs with --only codecs) -- into
+append) and the commit path's record encoding -- into
 `_<name>_native*.so` next to its source, each copy stamped with the SHA-256 its loader checks
-(storage/batch/native.py, protocol/native.py), so a stale build is ignored, never run.
+(storage/batch/native.py), so a stale build is ignored, never run.
 
 It builds in a temporary tree holding a copy of the packages, so that mypyc's setuptools run never
 reads the project's pyproject.toml; every module is its own extension, compiled in parallel
@@ -10,7 +10,7 @@ reads the project's pyproject.toml; every module is its own extension, compiled 
 rebuilds it). KGC_NATIVE=0 ignores every build at run time; deleting the .so files goes back to
 pure Python for good.
 
-    python scripts/build_native.py [--only kernels,offset_encoding,codecs] [-j N] [-O 0-3] [--force]
+    python scripts/build_native.py [--only kernels,offset_encoding] [-j N] [-O 0-3] [--force]
 """
 
 from __future__ import annotations
@@ -29,11 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PACKAGES = ("protocol", "storage", "coordinator")
-# What `make native` builds. The codecs compile only when asked (--only codecs): measured, a
-# compiled codec decodes no faster (the message objects stay Python classes, so every field is a
-# generic attribute store either way), takes ~4.5 of the build's ~5 minutes on 2 cores, and would
-# put mypyc-compiled parsing on untrusted bytes (codegen_decode's range() note shows the risk).
-DEFAULT_GROUPS = frozenset({"kernels", "offset_encoding"})
 IGNORE = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc", "node_modules")
 SETUP = """
 import sys
@@ -48,8 +43,6 @@ setup(name="kgc-native", ext_modules=mypycify(paths, separate=True, opt_level=op
 def targets(only: set[str] | None = None) -> list[tuple[str, Path, str]]:
     """(group, source file, stamp) of every compiled module."""
     from coordinator.groups import offset_encoding
-    from protocol import native as protocol_native
-    from protocol.codegen_module import CODEC_MODULES
     from storage.batch import kernels
     from storage.batch import native as storage_native
 
@@ -57,11 +50,7 @@ def targets(only: set[str] | None = None) -> list[tuple[str, Path, str]]:
         ("kernels", Path(kernels.__file__ or ""), storage_native.source_digest(kernels)),
         ("offset_encoding", Path(offset_encoding.__file__ or ""), storage_native.source_digest(offset_encoding)),
     ]
-    found += [
-        ("codecs", ROOT / "protocol" / "codecs" / f"{name}.py", protocol_native.source_digest(name))
-        for name in CODEC_MODULES
-    ]
-    return [t for t in found if t[0] in (DEFAULT_GROUPS if only is None else only)]
+    return [t for t in found if only is None or t[0] in only]
 
 
 def is_current(source: Path, stamp: str) -> bool:
@@ -109,7 +98,7 @@ def build(
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="groups: kernels, offset_encoding, codecs (default: the first two)")
+    parser.add_argument("--only", help="groups: kernels, offset_encoding (default: both)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("-O", "--opt", default="3", choices="0123")
     parser.add_argument("--force", action="store_true", help="rebuild copies that are current too")

@@ -7,7 +7,7 @@ by mypyc: `make native`, scripts/build_native.py) when it is there and was built
 current kernels.py (the build records the sources' SHA-256; a stale or foreign build is
 ignored), otherwise kernels itself; `preferred(module)` does the same for `_<name>_native` next
 to any module, whose COMPILED_WITH names the modules its stamp also covers. KGC_NATIVE=0 in the
-environment ignores every build (as protocol/native.py does its own). Both run the same source,
+environment ignores every build. Both run the same source,
 so they give the same results; the tests run both when it is built.
 """
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import codec, native
+from protocol import codec
 from protocol.api import ApiKey
 from protocol.codec import decode_request, encode_request, encode_response, request_type, response_type
 from protocol.codegen import source
 from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
-from protocol.messages import join_group, leave_group, offset_commit, sync_group
+from protocol.messages import join_group, offset_commit, sync_group
 
 
 def test_types_and_module_attributes() -> None:
@@ -37,21 +37,12 @@ def test_enum_keys_work() -> None:
 
 
 def test_codecs_are_generated_lazily_and_cached() -> None:
-    body = encode_request(13, 3, leave_group.LeaveGroupRequest(group_id="g"))  # no codec module
-    decode_request(13, 3, body)
-    fn = codec._DEC_REQ[13][3]
-    decode_request(13, 3, body)
-    assert codec._DEC_REQ[13][3] is fn
-    assert "def decode(data, pos)" in fn.source
-
-
-def test_hot_apis_run_their_generated_module() -> None:
     body = encode_request(8, 5, offset_commit.OffsetCommitRequest(group_id="g"))
     decode_request(8, 5, body)
-    module = native.codec_module("offset_commit")
-    assert module is not None and codec._DEC_REQ[8][5] is module.DECODE_REQUEST[5]
-    assert module.__name__ in ("protocol.codecs.offset_commit", "protocol.codecs._offset_commit_native")
-    assert native.codec_module("leave_group") is None
+    fn = codec._DEC_REQ[8][5]
+    decode_request(8, 5, body)
+    assert codec._DEC_REQ[8][5] is fn
+    assert "def decode(data, pos)" in fn.source
 
 
 @pytest.mark.parametrize(
