@@ -54,10 +54,10 @@ __all__ = [
 ]
 
 LEGACY_OFFSET_COMMIT_KEY_TYPE = 0
-OFFSET_COMMIT_KEY_TYPE = 1
+OFFSET_COMMIT_KEY_TYPE = offset_encoding.OFFSET_COMMIT_KEY_TYPE  # 1 (defined where the commit path encodes)
 GROUP_METADATA_KEY_TYPE = 2
 OFFSET_COMMIT_VALUE_WITH_EXPIRY = 1  # the only version that has expireTimestamp
-OFFSET_COMMIT_VALUE_VERSION = 3
+OFFSET_COMMIT_VALUE_VERSION = offset_encoding.OFFSET_COMMIT_VALUE_VERSION  # 3
 OFFSET_COMMIT_VALUE_WITH_TOPIC_ID = 4  # flexible: TopicId is tagged field 0 (KAFKA-19141)
 GROUP_METADATA_VALUE_VERSION = 3
 NO_TIMESTAMP = -1  # Kafka's sentinel for "absent" int64 timestamps and leader epochs
