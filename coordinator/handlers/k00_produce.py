@@ -33,6 +33,7 @@ from coordinator.handlers.request_context import CloseConnection, RequestContext
 from coordinator.observe.reasons import explain
 from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.txn.ops import AddPartitionsParams
+from coordinator.txn.service import TxnService
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     LeaderIdAndEpoch,
@@ -135,17 +136,13 @@ async def _unverified(
     service = ctx.broker.txn
     version = ctx.api_version
     adding = version >= FIRST_ADD_PARTITION_VERSION
-    if (
-        transactional_id is None
-        or service is None
-        or not records
-        or len(records) < HEADER_SIZE
-        or not (adding or ctx.broker.config.transaction_partition_verification_enable)
-    ):
+    if transactional_id is None or service is None or not records or len(records) < HEADER_SIZE:
         return ErrorCode.NONE, None
     header = decode_header(records)
     if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
         return ErrorCode.NONE, None
+    if not (adding or ctx.broker.config.transaction_partition_verification_enable):
+        return await _added_durably(service, transactional_id), None
     tp = (topic, part.index)
     params = AddPartitionsParams(
         transactional_id, header.producer_id, header.producer_epoch, (tp,), client_version=2 if adding else 0
@@ -154,6 +151,8 @@ async def _unverified(
         error: int = await service.add_partitions(params, here_only=False)
     else:
         error = service.verify(params, here_only=False)[tp]
+        if error == ErrorCode.NONE:
+            error = await _added_durably(service, transactional_id)
     if error == ErrorCode.PRODUCER_FENCED:
         error = ErrorCode.INVALID_PRODUCER_EPOCH  # "Producers expect to handle INVALID_PRODUCER_EPOCH"
     elif error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:
@@ -168,6 +167,14 @@ async def _unverified(
     if error != ErrorCode.NONE:
         explain(ErrorCode(error), why or f"the transaction coordinator refused {topic}-{part.index}")
     return error, why
+
+
+async def _added_durably(service: TxnService, transactional_id: str) -> int:
+    """A transaction's first batch on a partition is appended only once the record that added
+    the partition is durable (an AddPartitionsToTxn is answered before its fsync: TxnService
+    .add_partitions); a failed fsync is NOT_ENOUGH_REPLICAS below (retriable, as for
+    verification's coordinator errors)."""
+    return await service.durable(transactional_id)
 
 
 def _has_transactional_batch(request: ProduceRequest) -> bool:
