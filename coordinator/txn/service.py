@@ -155,18 +155,18 @@ class TxnService:
         except CoordinatorUnavailable as exc:
             explain(exc.error_code, str(exc))
             return exc.error_code
-        if error == ErrorCode.NONE:
-            self._sync_soon(partition)
-        await trio.lowlevel.checkpoint()
+        if error == ErrorCode.NONE and self._sync_soon(partition):
+            await trio.lowlevel.checkpoint()  # the fsync starts before the answer leaves
         return error
 
-    def _sync_soon(self, partition: int) -> None:
+    def _sync_soon(self, partition: int) -> bool:
         """Start the fsync of what the partition's log holds now, without waiting for it (a
-        system task: the service owns no nursery; it ends with the fsync)."""
+        system task: the service owns no nursery; it ends with the fsync). False: none due."""
         log = self.runtime.writer.log(partition)
         if log is None or log.durable_offset >= log.log_end_offset or self._interval:
-            return
+            return False
         trio.lowlevel.spawn_system_task(self._sync, partition, log.log_end_offset - 1)
+        return True
 
     async def _sync(self, partition: int, offset: int) -> None:
         try:
