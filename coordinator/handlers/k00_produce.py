@@ -6,7 +6,9 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED as KafkaApis answers). A producer's first 
 batch on a partition is checked with the transaction coordinator (KIP-890 part 1,
 transaction.partition.verification.enable): not added -> INVALID_TXN_STATE, a stale epoch ->
 INVALID_PRODUCER_EPOCH, the coordinator busy -> NOT_ENOUGH_REPLICAS (retriable without a metadata
-refresh, as ReplicaManager answers). v5+: log_start_offset.
+refresh, as ReplicaManager answers); verified or not, that batch waits until the record that
+added its partition is durable (kgc answers AddPartitionsToTxn before that record's fsync:
+docs/transactions.md). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
 v10: NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint (KIP-951).
 v11: a partition not in the transaction is TRANSACTION_ABORTABLE (KIP-890; INVALID_TXN_STATE
@@ -33,7 +35,6 @@ from coordinator.handlers.request_context import CloseConnection, RequestContext
 from coordinator.observe.reasons import explain
 from coordinator.security.authorization import AclOperation, ResourceType
 from coordinator.txn.ops import AddPartitionsParams
-from coordinator.txn.service import TxnService
 from protocol.errors import ErrorCode
 from protocol.messages.produce import (
     LeaderIdAndEpoch,
@@ -141,18 +142,20 @@ async def _unverified(
     header = decode_header(records)
     if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
         return ErrorCode.NONE, None
-    if not (adding or ctx.broker.config.transaction_partition_verification_enable):
-        return await _added_durably(service, transactional_id), None
     tp = (topic, part.index)
     params = AddPartitionsParams(
         transactional_id, header.producer_id, header.producer_epoch, (tp,), client_version=2 if adding else 0
     )
+    error: int = ErrorCode.NONE
     if adding:
-        error: int = await service.add_partitions(params, here_only=False)
-    else:
+        error = await service.add_partitions(params, here_only=False)
+    elif ctx.broker.config.transaction_partition_verification_enable:
         error = service.verify(params, here_only=False)[tp]
-        if error == ErrorCode.NONE:
-            error = await _added_durably(service, transactional_id)
+    if error == ErrorCode.NONE and not adding:
+        # The transaction's first batch here is appended only once the record that added the
+        # partition is durable (verified or not): AddPartitionsToTxn is answered before its fsync
+        # (TxnService.add_partitions). A failed fsync is COORDINATOR_NOT_AVAILABLE: retriable, below.
+        error = await service.durable(transactional_id)
     if error == ErrorCode.PRODUCER_FENCED:
         error = ErrorCode.INVALID_PRODUCER_EPOCH  # "Producers expect to handle INVALID_PRODUCER_EPOCH"
     elif error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:
@@ -167,14 +170,6 @@ async def _unverified(
     if error != ErrorCode.NONE:
         explain(ErrorCode(error), why or f"the transaction coordinator refused {topic}-{part.index}")
     return error, why
-
-
-async def _added_durably(service: TxnService, transactional_id: str) -> int:
-    """A transaction's first batch on a partition is appended only once the record that added
-    the partition is durable (an AddPartitionsToTxn is answered before its fsync: TxnService
-    .add_partitions); a failed fsync is NOT_ENOUGH_REPLICAS below (retriable, as for
-    verification's coordinator errors)."""
-    return await service.durable(transactional_id)
 
 
 def _has_transactional_batch(request: ProduceRequest) -> bool:

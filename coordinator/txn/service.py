@@ -162,10 +162,10 @@ class TxnService:
     def _sync_soon(self, partition: int) -> bool:
         """Start the fsync of what the partition's log holds now, without waiting for it (a
         system task: the service owns no nursery; it ends with the fsync). False: none due."""
-        log = self.runtime.writer.log(partition)
-        if log is None or log.durable_offset >= log.log_end_offset or self._interval:
+        state_log = self.runtime.writer.log(partition)
+        if state_log is None or state_log.durable_offset >= state_log.log_end_offset or self._interval:
             return False
-        trio.lowlevel.spawn_system_task(self._sync, partition, log.log_end_offset - 1)
+        trio.lowlevel.spawn_system_task(self._sync, partition, state_log.log_end_offset - 1)
         return True
 
     async def _sync(self, partition: int, offset: int) -> None:
@@ -182,11 +182,11 @@ class TxnService:
         transactional batch of a partition awaits before it is appended (Produce,
         TxnOffsetCommit). COORDINATOR_NOT_AVAILABLE if the fsync failed."""
         partition = self.partition_for(transactional_id)
-        log = self.runtime.writer.log(partition)
-        if log is None or log.durable_offset >= log.log_end_offset or self._interval:
+        state_log = self.runtime.writer.log(partition)
+        if state_log is None or state_log.durable_offset >= state_log.log_end_offset or self._interval:
             return ErrorCode.NONE
         try:
-            await self.runtime.writer.wait_durable(partition, log.log_end_offset - 1)
+            await self.runtime.writer.wait_durable(partition, state_log.log_end_offset - 1)
         except LogWriteError as exc:
             self.runtime.fail(partition, str(exc))
             explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc))

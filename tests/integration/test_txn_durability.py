@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
 import trio
 import trio.testing
 
@@ -41,7 +42,8 @@ class Gate:
         return fdatasync
 
 
-async def test_the_first_batch_waits_for_the_record_that_added_its_partition(tmp_path, monkeypatch):
+@pytest.mark.parametrize("verification", ["true", "false"])
+async def test_the_first_batch_waits_for_the_record_that_added_its_partition(tmp_path, monkeypatch, verification):
     gate = Gate()
     monkeypatch.setattr(fsutil, "fdatasync", gate.wrap(fsutil.fdatasync))
     waiting = trio.Event()
@@ -52,7 +54,7 @@ async def test_the_first_batch_waits_for_the_record_that_added_its_partition(tmp
         return await real_durable(self, transactional_id)
 
     monkeypatch.setattr(TxnService, "durable", durable)
-    settings = {"log.flush.mode": "group_commit"}
+    settings = {"log.flush.mode": "group_commit", "transaction.partition.verification.enable": verification}
     with trio.fail_after(DEADLINE):
         async with open_server(tmp_path / "data", topics={"orders": 1}, settings=settings) as server:
             client = await RawClient.connect(server.host, server.port)
