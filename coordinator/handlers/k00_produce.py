@@ -6,9 +6,7 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED as KafkaApis answers). A producer's first 
 batch on a partition is checked with the transaction coordinator (KIP-890 part 1,
 transaction.partition.verification.enable): not added -> INVALID_TXN_STATE, a stale epoch ->
 INVALID_PRODUCER_EPOCH, the coordinator busy -> NOT_ENOUGH_REPLICAS (retriable without a metadata
-refresh, as ReplicaManager answers); verified or not, that batch waits until the record that
-added its partition is durable (kgc answers AddPartitionsToTxn before that record's fsync:
-docs/transactions.md). v5+: log_start_offset.
+refresh, as ReplicaManager answers). v5+: log_start_offset.
 v7+: zstd batches (stored as sent). v8+: record_errors/error_message. v9+: flexible.
 v10: NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint (KIP-951).
 v11: a partition not in the transaction is TRANSACTION_ABORTABLE (KIP-890; INVALID_TXN_STATE
@@ -137,7 +135,13 @@ async def _unverified(
     service = ctx.broker.txn
     version = ctx.api_version
     adding = version >= FIRST_ADD_PARTITION_VERSION
-    if transactional_id is None or service is None or not records or len(records) < HEADER_SIZE:
+    if (
+        transactional_id is None
+        or service is None
+        or not records
+        or len(records) < HEADER_SIZE
+        or not (adding or ctx.broker.config.transaction_partition_verification_enable)
+    ):
         return ErrorCode.NONE, None
     header = decode_header(records)
     if not header.is_transactional or part.has_ongoing_transaction(header.producer_id, header.producer_epoch):
@@ -146,16 +150,10 @@ async def _unverified(
     params = AddPartitionsParams(
         transactional_id, header.producer_id, header.producer_epoch, (tp,), client_version=2 if adding else 0
     )
-    error: int = ErrorCode.NONE
     if adding:
-        error = await service.add_partitions(params, here_only=False)
-    elif ctx.broker.config.transaction_partition_verification_enable:
+        error: int = await service.add_partitions(params, here_only=False)
+    else:
         error = service.verify(params, here_only=False)[tp]
-    if error == ErrorCode.NONE and not adding:
-        # The transaction's first batch here is appended only once the record that added the
-        # partition is durable (verified or not): AddPartitionsToTxn is answered before its fsync
-        # (TxnService.add_partitions). A failed fsync is COORDINATOR_NOT_AVAILABLE: retriable, below.
-        error = await service.durable(transactional_id)
     if error == ErrorCode.PRODUCER_FENCED:
         error = ErrorCode.INVALID_PRODUCER_EPOCH  # "Producers expect to handle INVALID_PRODUCER_EPOCH"
     elif error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:

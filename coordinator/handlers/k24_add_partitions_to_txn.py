@@ -91,8 +91,7 @@ async def _transaction(
         if txn.verify_only:
             errors = dict(service.verify(params))
         else:
-            # A client's add (v0-v3) is answered before Ongoing's fsync (TxnService.add_partitions)
-            error = fenced_for(await service.add_partitions(params, before_durable=version < 4), version, 2)
+            error = fenced_for(await service.add_partitions(params), version, 2)
             errors = {tp: error for tp in partitions}
     return AddPartitionsToTxnResult(txn.transactional_id, _by_topic(txn.topics, errors))
 

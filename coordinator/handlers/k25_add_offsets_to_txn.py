@@ -30,7 +30,6 @@ async def handle(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> AddOff
     error = await txn_service(ctx).add_partitions(
         AddPartitionsParams(
             request.transactional_id, request.producer_id, request.producer_epoch, ((OFFSETS_TOPIC, partition),)
-        ),
-        before_durable=True,  # TxnOffsetCommit waits for Ongoing's fsync (TxnService.add_partitions)
+        )
     )
     return AddOffsetsToTxnResponse(error_code=fenced_for(error, ctx.api_version, 2))

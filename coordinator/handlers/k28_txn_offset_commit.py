@@ -128,16 +128,12 @@ async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int |
     params = AddPartitionsParams(
         request.transactional_id, request.producer_id, request.producer_epoch, (tp,), client_version=2 if adding else 0
     )
-    service = txn_service(ctx)
     if adding:
-        error: int = await service.add_partitions(params, here_only=False)
+        error: int = await txn_service(ctx).add_partitions(params, here_only=False)
     elif not ctx.broker.config.transaction_partition_verification_enable:
-        error = await service.durable(request.transactional_id)
+        return None
     else:
-        error = service.verify(params, here_only=False)[tp]
-        if error == ErrorCode.NONE:
-            # AddOffsetsToTxn is answered before its fsync: the offsets wait for it (TxnService)
-            error = await service.durable(request.transactional_id)
+        error = txn_service(ctx).verify(params, here_only=False)[tp]
     if error == ErrorCode.NONE:
         return None
     if error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:

@@ -13,7 +13,6 @@ AddPartitionsToTxnManager sends them to whichever broker coordinates the id.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ import trio
 from coordinator.observe.reasons import explain
 from coordinator.runtime.coordinator_runtime import CoordinatorRuntime, CoordinatorUnavailable
 from coordinator.runtime.leadership import Leaders, not_coordinator
-from coordinator.runtime.partition_writer import LogWriteError
 from coordinator.txn.end_txn import EndTxnParams, EndTxnResult, end_txn
 from coordinator.txn.ops import (
     AddPartitionsParams,
@@ -38,8 +36,6 @@ from coordinator.txn.placement import TRANSACTION_STATE_TOPIC, partition_for
 from coordinator.txn.shard import TxnContext, TxnShard
 from coordinator.txn.state import TransactionMetadata, TransactionState
 from protocol.errors import ErrorCode
-
-log = logging.getLogger(__name__)
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -70,8 +66,6 @@ class TxnService:
         self.node_id = node_id
         self.max_timeout_ms = max_timeout_ms
         self.num_partitions = runtime.num_partitions
-        # log.flush.mode=interval: no reply waits for an fsync, so neither does a first batch.
-        self._interval = runtime.writer.log_config.durability == "interval"
 
     def partition_for(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.num_partitions)
@@ -111,26 +105,15 @@ class TxnService:
             return InitPidResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         return await self._one(p.transactional_id, init_producer_id, p, InitPidResult)
 
-    async def add_partitions(
-        self, p: AddPartitionsParams, *, here_only: bool = True, before_durable: bool = False
-    ) -> ErrorCode:
-        """handleAddPartitionsToTransaction. Two differences from Kafka, both on purpose:
-        - meeting the last transaction's markers in flight, it waits for them (at most
-          MARKER_WAIT_MS) and tries once more, instead of answering CONCURRENT_TRANSACTIONS at
-          once: a producer's next transaction then starts as soon as its last one is complete,
-          as with librdkafka's mock (librdkafka would wait 20 ms before retrying; Kafka's own
-          producer likewise);
-        - `before_durable` (a client's AddPartitionsToTxn v0-v3 / AddOffsetsToTxn): the answer
-          leaves once Ongoing is appended, its fsync started but not awaited; the first
-          transactional batch on an added partition waits for it (`durable`) before it is
-          appended, so no batch outlives the record that lists its partition. Kafka answers
-          once the record is replicated; a crash here loses the addition, which the producer
-          then learns from its next Produce (not in the transaction). Saves one fsync in a row
-          per transaction: the fsync overlaps the answer's way to the client and back."""
+    async def add_partitions(self, p: AddPartitionsParams, *, here_only: bool = True) -> ErrorCode:
+        """handleAddPartitionsToTransaction. The one difference from Kafka: meeting the last
+        transaction's markers in flight, it waits for them (at most MARKER_WAIT_MS) and tries
+        once more, instead of answering CONCURRENT_TRANSACTIONS at once: a producer's next
+        transaction then starts as soon as its last one is complete, as with librdkafka's mock
+        (librdkafka would wait 20 ms before retrying; Kafka's own producer likewise)."""
         if not p.transactional_id:
             return _invalid("the transactional id is empty")
-        run = self._add_before_durable if before_durable else self._add
-        error = await run(p, here_only)
+        error = await self._one(p.transactional_id, add_partitions, p, lambda e: e, here_only=here_only)
         if error != ErrorCode.CONCURRENT_TRANSACTIONS:
             return error
         shard = self.runtime.shard(self.partition_for(p.transactional_id))
@@ -139,59 +122,7 @@ class TxnService:
             return error
         with trio.move_on_after(MARKER_WAIT_MS / 1000):
             await job.settled.wait()
-        return await run(p, here_only)
-
-    async def _add(self, p: AddPartitionsParams, here_only: bool) -> ErrorCode:
         return await self._one(p.transactional_id, add_partitions, p, lambda e: e, here_only=here_only)
-
-    async def _add_before_durable(self, p: AddPartitionsParams, here_only: bool) -> ErrorCode:
-        partition = self.partition_for(p.transactional_id)
-        try:
-            if here_only and (elsewhere := self._not_here(partition)) is not None:
-                raise elsewhere
-            # Unawaited: losing Ongoing in a crash is harmless while no batch of its partitions
-            # is appended before it is durable (`durable`, which every such append awaits).
-            error = self.runtime.run_op_unawaited(partition, add_partitions, p)
-        except CoordinatorUnavailable as exc:
-            explain(exc.error_code, str(exc))
-            return exc.error_code
-        if error == ErrorCode.NONE and self._sync_soon(partition):
-            await trio.lowlevel.checkpoint()  # the fsync starts before the answer leaves
-        return error
-
-    def _sync_soon(self, partition: int) -> bool:
-        """Start the fsync of what the partition's log holds now, without waiting for it (a
-        system task: the service owns no nursery; it ends with the fsync). False: none due."""
-        state_log = self.runtime.writer.log(partition)
-        if state_log is None or state_log.durable_offset >= state_log.log_end_offset or self._interval:
-            return False
-        trio.lowlevel.spawn_system_task(self._sync, partition, state_log.log_end_offset - 1)
-        return True
-
-    async def _sync(self, partition: int, offset: int) -> None:
-        try:
-            await self.runtime.writer.wait_durable(partition, offset)
-        except LogWriteError as exc:  # the partition fails and reloads from its log
-            self.runtime.fail(partition, str(exc))
-        except Exception:  # a system task may raise only Cancelled: anything else ends the run
-            log.exception("syncing %s-%d failed", TRANSACTION_STATE_TOPIC, partition)
-
-    async def durable(self, transactional_id: str) -> ErrorCode:
-        """Wait until every record of the id's __transaction_state partition appended so far is
-        durable (a no-op unless an AddPartitions answered before its fsync): what the first
-        transactional batch of a partition awaits before it is appended (Produce,
-        TxnOffsetCommit). COORDINATOR_NOT_AVAILABLE if the fsync failed."""
-        partition = self.partition_for(transactional_id)
-        state_log = self.runtime.writer.log(partition)
-        if state_log is None or state_log.durable_offset >= state_log.log_end_offset or self._interval:
-            return ErrorCode.NONE
-        try:
-            await self.runtime.writer.wait_durable(partition, state_log.log_end_offset - 1)
-        except LogWriteError as exc:
-            self.runtime.fail(partition, str(exc))
-            explain(ErrorCode.COORDINATOR_NOT_AVAILABLE, str(exc))
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        return ErrorCode.NONE
 
     async def end_txn(self, p: EndTxnParams) -> EndTxnResult:
         if not p.transactional_id:
