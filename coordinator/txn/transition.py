@@ -9,7 +9,7 @@ producer id rotation or a KIP-890 epoch overflow is recognised.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import Any
 
 from coordinator.observe.reasons import explain
 from coordinator.txn.records import TransactionRecord
@@ -17,23 +17,26 @@ from coordinator.txn.state import TransactionMetadata, TransactionState, check_t
 from protocol.errors import ErrorCode
 
 
-def prepare(meta: TransactionMetadata, state: TransactionState, now_ms: int, **changes: object) -> TransactionRecord:
+def prepare(meta: TransactionMetadata, state: TransactionState, now_ms: int, **changes: Any) -> TransactionRecord:
     check_transition(meta.transactional_id, meta.state, state)
-    rec = TransactionRecord(
-        meta.transactional_id,
-        meta.producer_id,
-        meta.producer_epoch,
-        meta.timeout_ms,
-        state,
-        tuple(meta.sorted_partitions()),
-        now_ms,
-        meta.start_ms,
-        meta.producer_id,
-        meta.next_producer_id,
-        meta.last_producer_epoch,
-        meta.client_version,
-    )
-    return replace(rec, **changes)  # type: ignore[arg-type]
+    fields: dict[str, Any] = {
+        "transactional_id": meta.transactional_id,
+        "producer_id": meta.producer_id,
+        "producer_epoch": meta.producer_epoch,
+        "timeout_ms": meta.timeout_ms,
+        "state": state,
+        "partitions": None,
+        "last_update_ms": now_ms,
+        "start_ms": meta.start_ms,
+        "previous_producer_id": meta.producer_id,
+        "next_producer_id": meta.next_producer_id,
+        "last_producer_epoch": meta.last_producer_epoch,
+        "client_version": meta.client_version,
+    }
+    fields.update(changes)  # one construction, not a record and its replace (every request builds one)
+    if fields["partitions"] is None:
+        fields["partitions"] = tuple(meta.sorted_partitions())
+    return TransactionRecord(**fields)
 
 
 def refuse(code: ErrorCode, text: str) -> ErrorCode:
