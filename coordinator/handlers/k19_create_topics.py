@@ -54,12 +54,18 @@ def _result(name: str, outcome: CreateOutcome) -> CreatableTopicResult:
     )
 
 
+# cluster.processes: how long a name whose deletion another process has not finished is waited
+# for. Each process finishes within CHECK_INTERVAL_S; this bounds a wedged one. Not the request's
+# timeout_ms, which clients often leave 0 (librdkafka's operation_timeout: "do not wait").
+PENDING_DELETION_WAIT_S = 5.0
+
+
 async def _create(
     ctx: RequestContext, topic: CreatableTopic, request: CreateTopicsRequest, deadline: float
 ) -> CreateOutcome:
     """cluster.processes: another process may create the name first (TOPIC_ALREADY_EXISTS), or
-    still hold a deleted incarnation's log open; that is waited for until the request's timeout,
-    as Kafka's controller finishes a deletion before the name is free again."""
+    still hold a deleted incarnation's log open; that is waited for (`deadline`), as Kafka's
+    controller frees a deleted topic's name at once."""
     while True:
         try:
             return create_topic(
@@ -89,7 +95,7 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
             creatable, _ = split_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, names)
         describable, _ = split_authorized(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     results = []
-    deadline = trio.current_time() + max(request.timeout_ms, 0) / 1000
+    deadline = trio.current_time() + PENDING_DELETION_WAIT_S
     for topic in request.topics:
         if counts[topic.name] > 1:
             outcome = CreateOutcome(
