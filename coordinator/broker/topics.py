@@ -116,18 +116,20 @@ class TopicRegistry:
         configs: dict[str, dict[str, str]] = {}
         deleted: set[str] = set()
         if self.data_dir.is_dir():
-            for entry in self.data_dir.iterdir():
-                match = _PARTITION_DIR.match(entry.name)
-                if not match or entry.name.startswith(INTERNAL_PREFIX) or not entry.is_dir():
+            for item in os.scandir(self.data_dir):  # its entries' types come with the listing
+                match = _PARTITION_DIR.match(item.name)
+                if not match or item.name.startswith(INTERNAL_PREFIX) or not item.is_dir():
                     continue
+                entry = Path(item.path)
                 topic = match["topic"]
                 if (entry / DELETED_MARKER).exists():
                     deleted.add(topic)
                     continue
                 found.setdefault(topic, set()).add(int(match["partition"]))
-                topic_id = _read_topic_id(entry / METADATA_FILE)
-                if topic_id is not None:
-                    ids.setdefault(topic, topic_id)
+                if topic not in ids:  # one id file per topic: every partition's holds the same
+                    topic_id = _read_topic_id(entry / METADATA_FILE)
+                    if topic_id is not None:
+                        ids[topic] = topic_id
                 if match["partition"] == "0":
                     configs[topic] = read_overrides(entry)  # partition 0's file is the truth
         if finish_deletions:

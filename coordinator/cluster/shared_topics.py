@@ -56,7 +56,9 @@ class GenerationFile:
     """`topics.generation`: the number of topic changes, and the lock that orders them."""
 
     def __init__(self, data_dir: Path) -> None:
-        self._fd = os.open(data_dir / GENERATION_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        # A file object (closed when the registry goes), used through its descriptor.
+        self._file = os.fdopen(os.open(data_dir / GENERATION_FILE, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
+        self._fd = self._file.fileno()
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -90,9 +92,6 @@ class GenerationFile:
         generation = self.read_locked() + 1
         os.pwrite(self._fd, str(generation).rjust(_WIDTH).encode("ascii"), 0)
         return generation
-
-    def close(self) -> None:
-        os.close(self._fd)
 
 
 class SharedTopicRegistry(TopicRegistry):
@@ -203,9 +202,6 @@ class TopicSync:
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
-        try:
-            while True:
-                await trio.sleep(CHECK_INTERVAL_S)
-                self.tick()
-        finally:
-            self.topics.generation.close()
+        while True:
+            await trio.sleep(CHECK_INTERVAL_S)
+            self.tick()

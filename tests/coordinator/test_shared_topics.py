@@ -4,6 +4,8 @@ its own fd, so the flocks exclude each other as between processes); time is trio
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import trio
 import trio.testing
 
@@ -20,7 +22,10 @@ from coordinator.cluster.shared_topics import (
     static_leader,
 )
 from coordinator.config import Config
+from coordinator.handlers import k19_create_topics
 from coordinator.runtime.clock import FakeClock
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from tests.coordinator.broker.conftest import batch
 
 NODES = [BrokerNode(0, "127.0.0.1", 1), BrokerNode(1, "127.0.0.1", 2)]
@@ -155,4 +160,53 @@ def test_the_periodic_check_closes_the_logs_of_a_topic_deleted_elsewhere(tmp_pat
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    data.close()
+
+
+def _create_through(data: DataPath, name: str, partitions: int):
+    """k19's creation of one topic, as the broker process owning `data` runs it."""
+    ctx = SimpleNamespace(broker=SimpleNamespace(data=data, cluster=SimpleNamespace(live_nodes=lambda: NODES)))
+    topic = CreatableTopic(name=name, num_partitions=partitions, replication_factor=1)
+    return k19_create_topics._create(ctx, topic, CreateTopicsRequest(topics=[topic]), trio.current_time() + 5)
+
+
+def _data(tmp_path, registry: SharedTopicRegistry) -> DataPath:
+    config = Config({"data.dir": str(tmp_path), "log.flush.mode": "interval"})
+    return DataPath(config, registry, FakeClock(1_000_000), owns=registry.leads)
+
+
+def test_create_topics_waits_until_every_leader_finished_the_deletion(tmp_path):
+    creator, leader = two_processes(tmp_path)
+    creator.create("orders", 4)
+    leader.catch_up()
+    creator.delete("orders")
+    data = _data(tmp_path, creator)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            started = trio.current_time()
+            nursery.start_soon(TopicSync(leader, ClosedTopics()).run)  # the leader's periodic check
+            outcome = await _create_through(data, "orders", 2)
+            assert outcome.error == ErrorCode.NONE and outcome.topic is not None
+            assert 0 < trio.current_time() - started <= 2 * CHECK_INTERVAL_S  # virtual time: one check
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert leader.get("orders").partitions == 2
+    data.close()
+
+
+def test_create_topics_gives_up_on_a_deletion_no_leader_finishes(tmp_path):
+    creator, _ = two_processes(tmp_path)
+    creator.create("orders", 4)
+    creator.delete("orders")  # the other process never checks
+    data = _data(tmp_path, creator)
+
+    async def main() -> None:
+        outcome = await _create_through(data, "orders", 2)
+        assert outcome.error == ErrorCode.TOPIC_ALREADY_EXISTS
+        assert outcome.message == "Topic 'orders' is marked for deletion."
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert creator.get("orders") is None
     data.close()
