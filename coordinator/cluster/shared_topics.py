@@ -79,9 +79,9 @@ class GenerationFile:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def read(self) -> int:
-        """The number now (takes the shared lock)."""
-        with self.shared():
-            return self.read_locked()
+        """The number now, read without the lock: it is written in place by one pwrite, and a torn
+        read could only make a caller rescan (under the lock) for nothing."""
+        return self.read_locked()
 
     def read_locked(self) -> int:
         text = os.pread(self._fd, _WIDTH, 0).strip()
@@ -148,7 +148,8 @@ class SharedTopicRegistry(TopicRegistry):
     def _changing(self) -> Iterator[None]:
         """Exclusive: the others' changes first, ours next, then the number moves."""
         with self.generation.exclusive():
-            self._refresh_locked()
+            if self.generation.read_locked() != self._seen:
+                self._refresh_locked()
             yield
             self._seen = self.generation.bump_locked()
 
