@@ -101,16 +101,16 @@ class TopicRegistry:
             for entry in self.data_dir.iterdir():
                 if entry.is_dir() and entry.name.endswith(DELETE_SUFFIX):
                     shutil.rmtree(entry, ignore_errors=True)  # finish a deletion cut short
-        for name, topic in self._scan(finish_deletions=True).items():
+        for name, topic in self._scan(finish_deletions=True)[0].items():
             # Complete a topic whose creation was cut short: every partition dir and id file.
             self._write_partition_dirs(topic)
             self._topics[name] = topic
             self.changes += 1
 
-    def _scan(self, finish_deletions: bool = False) -> dict[str, Topic]:
-        """The user topics as the data dir holds them. A topic with a partition dir marked
-        deleted (`DELETED_MARKER`, cluster.processes: its other dirs' owners have not removed
-        them yet) is gone; `finish_deletions` removes its dirs."""
+    def _scan(self, finish_deletions: bool = False) -> tuple[dict[str, Topic], set[str]]:
+        """(the user topics as the data dir holds them, the names with dirs marked deleted). A
+        topic with a partition dir marked deleted (`DELETED_MARKER`, cluster.processes: the other
+        dirs' leaders have not removed theirs yet) is gone; `finish_deletions` removes its dirs."""
         found: dict[str, set[int]] = {}
         ids: dict[str, uuid.UUID] = {}
         configs: dict[str, dict[str, str]] = {}
@@ -136,7 +136,7 @@ class TopicRegistry:
             for name in deleted:
                 self.remove_dirs(name, lambda partition: True, only_marked=False)
         factors = _read_factors(self.data_dir / REPLICATION_FILE)
-        return {
+        topics = {
             name: Topic(
                 name,
                 max(partitions) + 1,
@@ -147,6 +147,7 @@ class TopicRegistry:
             for name, partitions in found.items()
             if name not in deleted
         }
+        return topics, deleted
 
     def remove_dirs(self, name: str, mine: Callable[[int], bool], only_marked: bool = True) -> None:
         """Removes the partition dirs of deleted topic `name` that `mine(partition)` accepts and

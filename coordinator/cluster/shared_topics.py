@@ -104,6 +104,7 @@ class SharedTopicRegistry(TopicRegistry):
         self.generation = generation
         self.leads = leads  # whether this process leads (so owns the dir of) a user topic's partition
         self.gone: list[Topic] = []
+        self.marked: set[str] = set()  # names with dirs marked deleted, seen by catching up
         self._seen = -1
 
     def load(self) -> None:
@@ -127,7 +128,8 @@ class SharedTopicRegistry(TopicRegistry):
 
     def _refresh_locked(self) -> None:
         self._seen = self.generation.read_locked()
-        found = self._scan()
+        found, marked = self._scan()
+        self.marked |= marked
         changed = False
         for name, known in list(self._topics.items()):
             if known.internal:
@@ -186,7 +188,8 @@ class ClosesTopics(Protocol):
 
 class TopicSync:
     """A broker process's periodic catch-up: learns the others' topic changes, closes its logs of
-    the topics that went away and removes the dirs it leads of the deleted ones."""
+    the topics that went away and removes the dirs it leads of the deleted ones (those of topics
+    it never knew too: created and deleted between two checks)."""
 
     def __init__(self, topics: SharedTopicRegistry, data: ClosesTopics) -> None:
         self.topics, self.data = topics, data
@@ -195,10 +198,11 @@ class TopicSync:
         """One check; returns the names whose logs were closed."""
         self.topics.catch_up()
         gone, self.topics.gone = self.topics.gone, []
+        marked, self.topics.marked = self.topics.marked, set()
         for topic in gone:
             self.data.close_topic(topic.name)
-            if self.topics.get(topic.name) is None:  # deleted (not replaced): its dirs are marked
-                self.topics.remove_dirs(topic.name, partial(self.topics.leads, topic.name))
+        for name in marked | {t.name for t in gone}:  # only marked dirs go: never a new incarnation's
+            self.topics.remove_dirs(name, partial(self.topics.leads, name))
         return [t.name for t in gone]
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:

@@ -121,6 +121,16 @@ def test_a_deletion_is_finished_by_each_leader_and_frees_the_name(tmp_path):
     assert second.get("orders") == again
 
 
+def test_a_leader_removes_its_dirs_of_a_topic_it_never_knew(tmp_path):
+    first, second = two_processes(tmp_path)
+    first.create("brief", 4)
+    first.delete("brief")  # created and deleted between two of the second's checks
+    assert dirs(tmp_path, "brief")
+    assert TopicSync(second, ClosedTopics()).tick() == []  # no log of it was open here
+    assert dirs(tmp_path, "brief") == []
+    first.create("brief", 1)
+
+
 def test_a_restart_finishes_a_deletion_the_leaders_had_not(tmp_path):
     first, _ = two_processes(tmp_path)
     first.create("orders", 4)
