@@ -87,6 +87,7 @@ async def _create(
 
 
 async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
+    ctx.broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
     counts = Counter(t.name for t in request.topics)
     names = [t.name for t in request.topics]
     creatable, describable = set(names), set(names)

@@ -57,6 +57,7 @@ def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
 
 
 async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+    ctx.broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
     return _delete(ctx, request, ctx.broker.data)
 
 

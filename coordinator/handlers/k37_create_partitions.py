@@ -24,6 +24,7 @@ from protocol.messages.create_partitions import (
 
 
 async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    ctx.broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
     counts = Counter(t.name for t in request.topics)
     live = [node.node_id for node in ctx.broker.cluster.live_nodes()]
     results = []
