@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -183,7 +184,7 @@ class SharedTopicRegistry(TopicRegistry):
 
 
 class ClosesTopics(Protocol):
-    def close_topic(self, name: str) -> None: ...
+    def close_topic(self, name: str, topic_id: uuid.UUID) -> None: ...
 
 
 class TopicSync:
@@ -200,7 +201,7 @@ class TopicSync:
         gone, self.topics.gone = self.topics.gone, []
         marked, self.topics.marked = self.topics.marked, set()
         for topic in gone:
-            self.data.close_topic(topic.name)
+            self.data.close_topic(topic.name, topic.topic_id)
         for name in marked | {t.name for t in gone}:  # only marked dirs go: never a new incarnation's
             self.topics.remove_dirs(name, partial(self.topics.leads, name))
         return [t.name for t in gone]

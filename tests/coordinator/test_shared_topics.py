@@ -4,6 +4,7 @@ its own fd, so the flocks exclude each other as between processes); time is trio
 
 from __future__ import annotations
 
+import uuid
 from types import SimpleNamespace
 
 import trio
@@ -46,7 +47,7 @@ class ClosedTopics:
     def __init__(self) -> None:
         self.closed: list[str] = []
 
-    def close_topic(self, name: str) -> None:
+    def close_topic(self, name: str, topic_id: uuid.UUID) -> None:
         self.closed.append(name)
 
 
