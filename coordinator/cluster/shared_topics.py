@@ -5,10 +5,10 @@ Kafka's brokers replay one metadata log; here the records are kgc's own persiste
 A process creates, grows or deletes a topic under an exclusive flock of that file, after reading
 what the others did; the dirs are fsynced and the number bumped before it answers. Every process
 catches up (rescans the dirs under a shared flock) when the number moved: on a name it does not
-know, on every Metadata request, and every CHECK_INTERVAL_S (TopicSync). Until then it answers
-from what it knew, as a Kafka broker does while metadata propagates. A deleted topic's dirs are
-marked; each leader closes its log and removes its dirs when it catches up, and the name can be
-created again once every dir is gone (TopicPendingDeletion until then).
+know, on every Metadata or topic admin request, and every CHECK_INTERVAL_S (TopicSync). Until then
+it answers from what it knew, as a Kafka broker does while metadata propagates. A deleted topic's
+dirs are marked; each leader closes its log and removes its dirs when it catches up, and the name
+can be created again once every dir is gone (TopicPendingDeletion until then).
 """
 
 from __future__ import annotations
