@@ -9,6 +9,12 @@ to that broker and commits one partition per OffsetCommit v8 (a simple commit, o
 for `--seconds`. The clients run in `--workers` processes of their own (trio, raw protocol), so
 the load generator does not sit on one core. Prints aggregate commits/s and the server's CPU
 (every process of it) per commit. Figures only.
+
+    .venv/bin/python bench/processes_bench.py --topic-changes [--partitions 100,1000,5000]
+
+What a topic change costs the broker processes (coordinator/cluster/shared_topics.py), in one
+process on a data dir of that many partitions: one CreateTopics under the lock (with its
+fsyncs), another process's catch-up (the rescan), and the check that finds nothing new.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import trio
 
@@ -140,6 +147,35 @@ def run(port: int, pid: int, connections: int, workers: int, seconds: float) -> 
     return total / seconds, cpu / max(total, 1) * 1e6
 
 
+def topic_changes(partitions: int, rounds: int = 5) -> None:
+    from coordinator.cluster.cluster import BrokerNode
+    from coordinator.cluster.shared_topics import shared_registry
+
+    nodes = [BrokerNode(0, "h", 1), BrokerNode(1, "h", 2)]
+    with tempfile.TemporaryDirectory(prefix="kgc-topic-changes-") as data:
+        path = Path(data)
+        creator, other = shared_registry(path, nodes, 0), shared_registry(path, nodes, 1)
+        creator.load()
+        for n in range(partitions // 100):
+            creator.create(f"t{n}", 100)
+        other.load()
+        create = scan = idle = 0.0
+        for n in range(rounds):
+            t0 = time.perf_counter()
+            creator.create(f"new-{n}", 1)
+            t1 = time.perf_counter()
+            assert other.catch_up()
+            t2 = time.perf_counter()
+            assert not other.catch_up()
+            t3 = time.perf_counter()
+            create, scan, idle = create + t1 - t0, scan + t2 - t1, idle + t3 - t2
+        print(
+            f"  {partitions:6d} partitions: CreateTopics {create / rounds * 1e3:7.2f} ms, the other's catch-up "
+            f"{scan / rounds * 1e3:7.2f} ms, a check with nothing new {idle / rounds * 1e6:5.1f} us",
+            flush=True,
+        )
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--worker"]:
         port, until, groups = int(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4])
@@ -151,7 +187,13 @@ def main() -> None:
     parser.add_argument("--brokers", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--modes", default="interval,group_commit")
+    parser.add_argument("--topic-changes", action="store_true", help="what a topic change costs instead")
+    parser.add_argument("--partitions", default="100,1000,5000")
     args = parser.parse_args()
+    if args.topic_changes:
+        for partitions in map(int, args.partitions.split(",")):
+            topic_changes(partitions)
+        return
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     for mode in args.modes.split(","):
         for processes in (False, True):

@@ -77,7 +77,7 @@ def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
         "--processes",
         action="store_true",
         help="run each broker in a process of its own (uses N cores; leaders are static: no broker "
-        "down/up, leader moves, control plane or topic creation after start)",
+        "down/up, leader moves or control plane)",
     )
     run.add_argument("--data-dir", help="data directory (default ./data; created if missing)")
     run.add_argument(
@@ -320,8 +320,8 @@ def _run(args: argparse.Namespace, config: Config, bound: list[Any], child: Any,
 
 def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any]) -> int:
     """--processes: this process holds the data dir's lock and prepared the dir (preflight.py);
-    it creates the topics (no broker process may create one later), then runs one process per
-    broker."""
+    it creates the --create-topic topics (later ones are the broker processes', through the data
+    dir: cluster/shared_topics.py), then runs one process per broker."""
     from coordinator.broker.topics import TopicRegistry
 
     data_dir = Path(config.data_dir)

@@ -72,8 +72,8 @@ SETTINGS: tuple[Setting, ...] = (
         _bool,
         False,
         "run each broker in a process of its own (kgc serve --processes): "
-        "one trio loop per broker, sharing only the files each one owns; leaders are static, so broker "
-        "down/up, leader moves, the control plane and topic creation after start are refused",
+        "one trio loop per broker, sharing the data dir (topic changes reach every broker through it); "
+        "leaders are static, so broker down/up, leader moves and the control plane are refused",
     ),
     Setting("default.replication.factor", int, 1, "replicas of a topic created without a factor"),
     Setting("offsets.topic.replication.factor", int, 3, "replicas of __consumer_offsets (capped at the brokers)"),

@@ -2,16 +2,17 @@
 
 The parent binds every broker's port (net/bind.py) and creates the --create-topic topics, then
 starts one `python -m coordinator serve` child per broker with the same arguments plus
-cluster.processes=true and auto.create.topics.enable=false. A child inherits only its own
-listening sockets (KGC_LISTEN_FDS), learns every broker's port (KGC_BROKER_PORTS) and its index
-(KGC_PROCESS_BROKER), serves that broker alone on its own trio loop (server.serve only_broker:
-it opens only the logs it leads, under the static placement every process computes the same way,
-and answers Metadata and FindCoordinator for the whole cluster), and writes one byte to
-KGC_READY_FD once it serves. The parent prints the bootstrap line when all are ready, forwards
-SIGINT/SIGTERM, and stops the others (exit 1) if one dies. Nothing is shared but the files each
-child owns, so nothing needs one process: broker down/up, leader moves and the control plane are
-refused at start (config.check_cluster), topic creation and deletion after start by the handlers.
-This module imports neither trio nor the server.
+cluster.processes=true. A child inherits only its own listening sockets (KGC_LISTEN_FDS), learns
+every broker's port (KGC_BROKER_PORTS) and its index (KGC_PROCESS_BROKER), serves that broker
+alone on its own trio loop (server.serve only_broker: it opens only the logs it leads, under the
+static placement every process computes the same way, and answers Metadata and FindCoordinator
+for the whole cluster), and writes one byte to KGC_READY_FD once it serves. The parent prints the
+bootstrap line when all are ready, forwards SIGINT/SIGTERM, and stops the others (exit 1) if one
+dies. The children share the data dir: topics created (CreateTopics, Metadata's auto-creation),
+grown or deleted through any broker reach the others through it (cluster/shared_topics.py).
+Broker down/up, leader moves and the control plane are refused at start (config.check_cluster),
+topic and broker config changes and ElectLeaders by their handlers. This module imports neither
+trio nor the server.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
     child's death; returns the exit status."""
     ports = [group[0].getsockname()[1] for group in bound]
     child_argv = [a for a in argv if a != "--processes"]
-    child_argv += ["--set", "cluster.processes=true", "--set", "auto.create.topics.enable=false"]
+    child_argv += ["--set", "cluster.processes=true"]
     children: list[subprocess.Popen[bytes]] = []
     ready_fds: list[int] = []
     try:

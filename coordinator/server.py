@@ -32,6 +32,7 @@ from coordinator.cluster.cluster import BrokerNode, Cluster
 from coordinator.cluster.controller import Controller
 from coordinator.cluster.elections import LeaderMoves, Relocatable
 from coordinator.cluster.features import served_versions
+from coordinator.cluster.shared_topics import SharedTopicRegistry, TopicSync, shared_registry
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
 from coordinator.datadir import data_dir_lock, prepare_data_dir
@@ -195,9 +196,9 @@ async def _serve_locked(
     stored = config_file.load()
     broker_settings = BrokerSettings(config, stored.broker, config_file.save_broker)  # applied before any read
     group_configs = GroupConfigManager(config, stored.groups, config_file.save_groups)
-    topics = TopicRegistry(data_dir)
-    topics.load()
     nodes = cluster_nodes(config, ports, security)
+    topics = TopicRegistry(data_dir) if only_broker is None else shared_registry(data_dir, nodes, only_broker)
+    topics.load()
     for name, partitions in (create_topics or {}).items():
         topics.ensure(name, partitions, min(config.default_replication_factor, len(nodes)))
     tap = open_tap(config, transcript_fields)  # transcript/metrics; before any task that should see it
@@ -400,6 +401,8 @@ async def _serve_locked(
                 if share_runtime is not None:
                     await nursery.start(share_runtime.run)  # loads __share_group_state
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
+                if isinstance(topics, SharedTopicRegistry):  # the other processes' topic changes
+                    await nursery.start(TopicSync(topics, data).run)
                 await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordinator.broker.data_path import DataPath
+from coordinator.broker.topics import InvalidTopicError
 from protocol.errors import ErrorCode
 
 
@@ -69,6 +70,10 @@ def create_partitions(
     if not validate_only:
         try:
             data.grow_topic(name, count)
+        except KeyError:  # cluster.processes: another process deleted it meanwhile
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
+        except InvalidTopicError:  # cluster.processes: another process grew it meanwhile
+            return ErrorCode.INVALID_PARTITIONS, f"Topic {name} already has {count} or more partitions."
         except OSError as exc:  # the dirs made so far are completed at the next start (topics.py)
             return ErrorCode.KAFKA_STORAGE_ERROR, f"the new partitions could not be made durable: {exc}"
     return ErrorCode.NONE, None

@@ -142,6 +142,13 @@ class DataPath:
         self._topic_ids.pop(name, None)
         return self.topics.delete(name)
 
+    def close_topic(self, name: str, topic_id: uuid.UUID) -> None:
+        """Another process deleted the topic (cluster.processes): this one's logs of that
+        incarnation close (a newer one's, opened meanwhile, stay)."""
+        if self._topic_ids.get(name) == topic_id:
+            self._close_topic(name)
+            self._topic_ids.pop(name, None)
+
     def _close_topic(self, name: str) -> None:
         for key in [k for k in self._partitions if k[0] == name]:
             self._partitions.pop(key).wake_waiters()

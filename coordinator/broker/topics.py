@@ -11,6 +11,8 @@ Partition 0's `topic.properties` is the truth about a topic's configs (`set_conf
 (`__consumer_offsets`) are registered by the coordinator, not listed from disk here. Each topic's
 replication factor (which Kafka keeps in its cluster metadata) is kept in one file at the data
 dir's root, `replication-factors.properties` (`name=factor`); a topic missing there has 1.
+With cluster.processes a deletion marks each dir (`topic.deleted`) and the process that leads it
+removes it (`mark_deleted`, `remove_dirs`): a topic with a marked dir is gone.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,7 @@ _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 DELETE_SUFFIX = "-delete"  # Kafka's LocalLog.DeleteDirSuffix
 METADATA_FILE = "partition.metadata"
+DELETED_MARKER = "topic.deleted"  # cluster.processes: this incarnation was deleted; its owner removes the dir
 REPLICATION_FILE = "replication-factors.properties"
 INTERNAL_PREFIX = ("__consumer_offsets", "__transaction_state", "__share_group_state")  # the runtimes' dirs
 
@@ -93,38 +97,83 @@ class TopicRegistry:
         self._ids_at = -1  # `changes` when _by_id was built
 
     def load(self) -> None:
-        found: dict[str, set[int]] = {}
-        ids: dict[str, uuid.UUID] = {}
-        configs: dict[str, dict[str, str]] = {}
         if self.data_dir.is_dir():
             for entry in self.data_dir.iterdir():
                 if entry.is_dir() and entry.name.endswith(DELETE_SUFFIX):
                     shutil.rmtree(entry, ignore_errors=True)  # finish a deletion cut short
-                    continue
-                match = _PARTITION_DIR.match(entry.name)
-                if not entry.is_dir() or not match or entry.name.startswith(INTERNAL_PREFIX):
-                    continue
-                topic = match["topic"]
-                found.setdefault(topic, set()).add(int(match["partition"]))
-                topic_id = _read_topic_id(entry / METADATA_FILE)
-                if topic_id is not None:
-                    ids.setdefault(topic, topic_id)
-                if match["partition"] == "0":
-                    configs[topic] = read_overrides(entry)  # partition 0's file is the truth
-        factors = _read_factors(self.data_dir / REPLICATION_FILE)
-        for name, partitions in found.items():
-            count = max(partitions) + 1
-            topic = Topic(
-                name,
-                count,
-                ids.get(name) or new_topic_id(),
-                configs=tuple(sorted(configs.get(name, {}).items())),
-                replication_factor=factors.get(name, 1),
-            )
+        for name, topic in self._scan(finish_deletions=True)[0].items():
             # Complete a topic whose creation was cut short: every partition dir and id file.
             self._write_partition_dirs(topic)
             self._topics[name] = topic
             self.changes += 1
+
+    def _scan(self, finish_deletions: bool = False) -> tuple[dict[str, Topic], set[str]]:
+        """(the user topics as the data dir holds them, the names with dirs marked deleted). A
+        topic with a partition dir marked deleted (`DELETED_MARKER`, cluster.processes: the other
+        dirs' leaders have not removed theirs yet) is gone; `finish_deletions` removes its dirs."""
+        found: dict[str, set[int]] = {}
+        ids: dict[str, uuid.UUID] = {}
+        configs: dict[str, dict[str, str]] = {}
+        deleted: set[str] = set()
+        if self.data_dir.is_dir():
+            for item in os.scandir(self.data_dir):  # its entries' types come with the listing
+                match = _PARTITION_DIR.match(item.name)
+                if not match or item.name.startswith(INTERNAL_PREFIX) or not item.is_dir():
+                    continue
+                entry = Path(item.path)
+                topic = match["topic"]
+                if (entry / DELETED_MARKER).exists():
+                    deleted.add(topic)
+                    continue
+                found.setdefault(topic, set()).add(int(match["partition"]))
+                if topic not in ids:  # one id file per topic: every partition's holds the same
+                    topic_id = _read_topic_id(entry / METADATA_FILE)
+                    if topic_id is not None:
+                        ids[topic] = topic_id
+                if match["partition"] == "0":
+                    configs[topic] = read_overrides(entry)  # partition 0's file is the truth
+        if finish_deletions:
+            for name in deleted:
+                self.remove_dirs(name, lambda partition: True, only_marked=False)
+        factors = _read_factors(self.data_dir / REPLICATION_FILE)
+        topics = {
+            name: Topic(
+                name,
+                max(partitions) + 1,
+                ids.get(name) or new_topic_id(),
+                configs=tuple(sorted(configs.get(name, {}).items())),
+                replication_factor=factors.get(name, 1),
+            )
+            for name, partitions in found.items()
+            if name not in deleted
+        }
+        return topics, deleted
+
+    def remove_dirs(self, name: str, mine: Callable[[int], bool], only_marked: bool = True) -> None:
+        """Removes the partition dirs of deleted topic `name` that `mine(partition)` accepts and
+        that are marked deleted (unless not `only_marked`: `load` finishing a deletion cut short),
+        renamed first (Kafka's `-delete` naming) so a crash midway leaves them to `load`."""
+        doomed = []
+        for entry in self.data_dir.iterdir():
+            match = _PARTITION_DIR.match(entry.name)
+            if not match or match["topic"] != name or not mine(int(match["partition"])):
+                continue
+            if not only_marked or (entry / DELETED_MARKER).exists():
+                target = entry.with_name(f"{entry.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+                try:
+                    entry.rename(target)
+                except FileNotFoundError:  # another process of the cluster removed it first
+                    continue
+                doomed.append(target)
+        if doomed:
+            _fsync_dir(self.data_dir)
+        for target in doomed:
+            shutil.rmtree(target, ignore_errors=True)
+
+    def catch_up(self) -> bool:
+        """Learn what other processes changed in the data dir (whether they had): nothing to
+        learn in one process (cluster.processes uses coordinator/cluster/shared_topics.py)."""
+        return False
 
     def register_internal(self, topic: Topic) -> None:
         self._topics[topic.name] = topic
@@ -219,6 +268,29 @@ class TopicRegistry:
         for target in doomed:
             shutil.rmtree(target, ignore_errors=True)
         return topic
+
+    def mark_deleted(self, name: str) -> Topic:
+        """Deletion when other processes may hold some of the topic's logs open (cluster.processes):
+        forgets the topic and marks every partition dir deleted (the first mark is the commit
+        point: `_scan` drops a topic with any marked dir), leaving each dir to the process that
+        leads it (`remove_dirs`), which closes its log first."""
+        topic = self._topics.pop(name)
+        self.changes += 1
+        if topic.replication_factor != 1:
+            self._write_factors({n: f for n, f in self._factors().items() if n != name})
+        for partition in range(topic.partitions):
+            directory = self.partition_dir(name, partition)
+            if directory.is_dir():
+                _write_durably(directory / DELETED_MARKER, "")
+        return topic
+
+    def pending_deletion(self, name: str) -> bool:
+        """Whether dirs of a deleted incarnation of `name` remain (cluster.processes: a process
+        has not closed its log of it yet); the name cannot be created again until they are gone."""
+        return any(
+            (match := _PARTITION_DIR.match(entry.name)) is not None and match["topic"] == name
+            for entry in self.data_dir.iterdir()
+        )
 
     def ensure(self, name: str, partitions: int, replication_factor: int = 1) -> Topic:
         """Creates the topic only where it is missing (for `--create-topic` on restart)."""

@@ -112,6 +112,12 @@ def _resolve(ctx: RequestContext, name: str | None, topic_id: uuid.UUID, auto_cr
     except InvalidTopicError as exc:
         explain(ErrorCode.INVALID_TOPIC_EXCEPTION, f"{name!r} is not a legal topic name: {exc}")
         return _missing(name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    except FileExistsError:  # cluster.processes: another process created it, or is deleting it
+        existing = registry.get(name)
+        if existing is not None:
+            return _describe(ctx, existing)
+        explain(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} is still being deleted: retry")
+        return _missing(name, ZERO_UUID, ErrorCode.LEADER_NOT_AVAILABLE)
     return _describe(ctx, topic)
 
 
@@ -143,6 +149,7 @@ def _authorized_resolve(
 
 async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     broker = ctx.broker
+    broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
     version = ctx.api_version
     checked = broker.authorizer is not None
     if request.topics is None or (version == 0 and not request.topics):

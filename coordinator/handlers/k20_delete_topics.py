@@ -3,7 +3,9 @@
 v1: throttle time. v4+: flexible. v5+: error_message. v6: topics named by name or by id
 (`topics[]`, unknown id -> UNKNOWN_TOPIC_ID) instead of `topic_names`.
 Deleting closes the partitions' logs and removes their dirs before the answer (one broker: no
-pending deletion to report); internal topics are refused.
+pending deletion to report); internal topics are refused. cluster.processes: the dirs are marked
+deleted before the answer and each leading process closes its logs and removes its dirs when it
+catches up (coordinator/cluster/shared_topics.py).
 Authorization: DESCRIBE and DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED).
 """
 
@@ -13,6 +15,7 @@ import uuid
 
 from coordinator.broker.admin import delete_topic
 from coordinator.broker.data_path import DataPath
+from coordinator.broker.topics import Topic
 from coordinator.handlers.request_context import RequestContext
 from coordinator.security.authorization import AclOperation, ResourceType
 from protocol.errors import ErrorCode
@@ -20,36 +23,42 @@ from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRe
 from protocol.primitives import ZERO_UUID
 
 
+def _delete_known(data: DataPath, topic: Topic) -> tuple[int, str | None] | None:
+    """delete_topic's (error, message); None if another process deleted it first (cluster.processes)."""
+    try:
+        return delete_topic(data, topic)
+    except KeyError:
+        return None
+
+
 def _by_name(data: DataPath, name: str) -> DeletableTopicResult:
     topic = data.topics.get(name)
-    if topic is None:
+    outcome = None if topic is None else _delete_known(data, topic)
+    if topic is None or outcome is None:
         return DeletableTopicResult(
             name=name,
             error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             error_message="This server does not host this topic-partition.",
         )
-    error, message = delete_topic(data, topic)
-    return DeletableTopicResult(name=name, topic_id=topic.topic_id, error_code=error, error_message=message)
+    return DeletableTopicResult(name=name, topic_id=topic.topic_id, error_code=outcome[0], error_message=outcome[1])
 
 
 def _by_id(data: DataPath, topic_id: uuid.UUID) -> DeletableTopicResult:
     topic = data.topics.by_id(topic_id)
-    if topic is None:
+    outcome = None if topic is None else _delete_known(data, topic)
+    if topic is None or outcome is None:
         return DeletableTopicResult(
             name=None,
             topic_id=topic_id,
             error_code=ErrorCode.UNKNOWN_TOPIC_ID,
             error_message="This server does not host this topic ID.",
         )
-    error, message = delete_topic(data, topic)
-    return DeletableTopicResult(name=topic.name, topic_id=topic_id, error_code=error, error_message=message)
+    return DeletableTopicResult(name=topic.name, topic_id=topic_id, error_code=outcome[0], error_message=outcome[1])
 
 
 async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
-    data = ctx.broker.data
-    if ctx.broker.config.cluster_processes:
-        return _refused(ctx, request)
-    return _delete(ctx, request, data)
+    ctx.broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
+    return _delete(ctx, request, ctx.broker.data)
 
 
 def _delete(ctx: RequestContext, request: DeleteTopicsRequest, data: DataPath) -> DeleteTopicsResponse:
@@ -90,23 +99,3 @@ def _delete(ctx: RequestContext, request: DeleteTopicsRequest, data: DataPath) -
     else:
         responses = [by_name(name) for name in request.topic_names]
     return DeleteTopicsResponse(responses=responses)
-
-
-def _refused(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
-    """cluster.processes: the other processes could not learn of a deletion."""
-    message = "topics cannot be deleted while the brokers run as separate processes (kgc serve --processes)"
-    if ctx.api_version >= 6:
-        return DeleteTopicsResponse(
-            responses=[
-                DeletableTopicResult(
-                    name=t.name, topic_id=t.topic_id, error_code=ErrorCode.POLICY_VIOLATION, error_message=message
-                )
-                for t in request.topics
-            ]
-        )
-    return DeleteTopicsResponse(
-        responses=[
-            DeletableTopicResult(name=name, error_code=ErrorCode.POLICY_VIOLATION, error_message=message)
-            for name in request.topic_names
-        ]
-    )

@@ -3,7 +3,8 @@
 v1: as v0 (throttle before answering on quota violation). v2+: flexible. v3: may answer
 THROTTLING_QUOTA_EXCEEDED (no quotas here). A name twice in one request -> INVALID_REQUEST for each
 (ControllerApis.createPartitions); ALTER on the topic is checked (TOPIC_AUTHORIZATION_FAILED);
-the rules and their order are in coordinator/admin/partitions.py.
+the rules and their order are in coordinator/admin/partitions.py. cluster.processes: the other
+broker processes learn of the new partitions from the data dir (coordinator/cluster/shared_topics.py).
 """
 
 from __future__ import annotations
@@ -21,13 +22,9 @@ from protocol.messages.create_partitions import (
     CreatePartitionsTopicResult,
 )
 
-PROCESSES_REFUSAL = (
-    "topics cannot grow while the brokers run as separate processes (kgc serve --processes): "
-    "create them at start with their final count, --create-topic NAME:PARTITIONS"
-)
-
 
 async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    ctx.broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
     counts = Counter(t.name for t in request.topics)
     live = [node.node_id for node in ctx.broker.cluster.live_nodes()]
     results = []
@@ -38,8 +35,6 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
             error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         elif not ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, topic.name):
             error, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
-        elif ctx.broker.config.cluster_processes:  # the other processes could not learn of it
-            error, message = ErrorCode.POLICY_VIOLATION, PROCESSES_REFUSAL
         else:
             assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
             error, message = create_partitions(

@@ -1,5 +1,6 @@
 """kgc serve --brokers N --processes: one process per broker, static leaders, the whole cluster in
-every Metadata answer, each group served by the process that leads its partition."""
+every Metadata answer, each group served by the process that leads its partition, and topics
+created, grown, auto-created and deleted through one broker seen through the other."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import trio
 
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
+from protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from protocol.messages.delete_topics import DeleteTopicsRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
@@ -77,7 +80,47 @@ async def test_brokers_in_processes_serve_the_whole_cluster(tmp_path):
                     topics=[CreatableTopic(name="later", num_partitions=1, replication_factor=1)], timeout_ms=1000
                 ),
             )
-            assert created.topics[0].error_code == ErrorCode.POLICY_VIOLATION
+            assert created.topics[0].error_code == ErrorCode.NONE
+            other = await RawClient.connect("127.0.0.1", ports[1])
+            seen = await other.request(  # the other process catches up on Metadata
+                ApiKey.METADATA, 9, MetadataRequest(topics=[MetadataRequestTopic(name="later")])
+            )
+            assert seen.topics[0].error_code == ErrorCode.NONE
+            assert seen.topics[0].topic_id == created.topics[0].topic_id
+            grown = await other.request(
+                ApiKey.CREATE_PARTITIONS,
+                2,
+                CreatePartitionsRequest(
+                    topics=[CreatePartitionsTopic(name="later", count=3, assignments=None)], timeout_ms=1000
+                ),
+            )
+            assert grown.results[0].error_code == ErrorCode.NONE
+            auto = await other.request(  # auto-created through broker 1 ...
+                ApiKey.METADATA, 9, MetadataRequest(topics=[MetadataRequestTopic(name="auto-made")])
+            )
+            assert auto.topics[0].error_code == ErrorCode.NONE
+            known = await client.request(  # ... both seen through broker 0
+                ApiKey.METADATA,
+                9,
+                MetadataRequest(
+                    topics=[MetadataRequestTopic(name="later"), MetadataRequestTopic(name="auto-made")],
+                    allow_auto_topic_creation=False,
+                ),
+            )
+            assert [(t.error_code, len(t.partitions)) for t in known.topics] == [
+                (ErrorCode.NONE, 3),
+                (ErrorCode.NONE, 1),
+            ]
+            assert known.topics[1].topic_id == auto.topics[0].topic_id
+            deleted = await other.request(ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=["later"]))
+            assert deleted.responses[0].error_code == ErrorCode.NONE
+            gone = await client.request(
+                ApiKey.METADATA,
+                9,
+                MetadataRequest(topics=[MetadataRequestTopic(name="later")], allow_auto_topic_creation=False),
+            )
+            assert gone.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            await other.aclose()
             served_by = set()
             for n in range(8):  # groups land on both processes
                 group = f"group-{n}"
