@@ -46,12 +46,17 @@ from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssig
 TOPIC = "soak"
 SUBSCRIPTION = struct.pack(">hih4si", 0, 1, 4, b"soak", -1)
 REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
+SIZE = struct.Struct(">i")
+HB_CID = struct.Struct(">i")  # at byte 8 of a frame: size, api key, version, correlation id
+HB_ERROR = struct.Struct(">h")  # at byte 8 of a Heartbeat v3 response: correlation id, throttle
 
 
 class Stats:
     def __init__(self) -> None:
         self.window: list[float] = []
         self.all: list[float] = []
+        self.lag: list[float] = []  # the generator's own loop lag (lag_probe), this window
+        self.all_lag: list[float] = []
         self.commits = 0
         self.commit_errors = 0
         self.deliberate = 0
@@ -75,19 +80,42 @@ class Conn:
         payload = encode_request_header(RequestHeader(key, version, self.cid, "soak")) + encode_request(
             key, version, request
         )
-        await self.stream.send_all(struct.pack(">i", len(payload)) + payload)
+        data = await self.round_trip(struct.pack(">i", len(payload)) + payload)
+        _, offset = decode_response_header(data, key, version)
+        return decode_response(key, version, data, offset)
+
+    async def heartbeat(self, frame: bytearray) -> int:
+        """A Heartbeat v3 from a frame `heartbeat_frame` built; its error code (read in place: the
+        response is a v0 header, throttle_time_ms, error_code)."""
+        self.cid += 1
+        HB_CID.pack_into(frame, 8, self.cid)
+        data = await self.round_trip(frame)
+        return HB_ERROR.unpack_from(data, 8)[0]
+
+    async def round_trip(self, frame: bytes | bytearray) -> bytes:
+        await self.stream.send_all(frame)
+        buf = self.buf
         while True:
-            if len(self.buf) >= 4:
-                (size,) = struct.unpack_from(">i", self.buf)
-                if len(self.buf) >= 4 + size:
-                    data = bytes(self.buf[4 : 4 + size])
-                    del self.buf[: 4 + size]
-                    _, offset = decode_response_header(data, key, version)
-                    return decode_response(key, version, data, offset)
+            if len(buf) >= 4:
+                (size,) = SIZE.unpack_from(buf)
+                if len(buf) >= 4 + size:
+                    data = bytes(buf[4 : 4 + size])
+                    del buf[: 4 + size]
+                    return data
             chunk = await self.stream.receive_some(65536)
             if not chunk:
                 raise ConnectionError("server closed the connection")
-            self.buf += chunk
+            buf += chunk
+
+
+def heartbeat_frame(group_id: str, generation: int, member_id: str) -> bytearray:
+    """A whole Heartbeat v3 frame (size prefix included) whose correlation id `Conn.heartbeat`
+    fills in: the generator encodes each member's heartbeat once per generation, not per beat."""
+    request = HeartbeatRequest(group_id=group_id, generation_id=generation, member_id=member_id)
+    payload = encode_request_header(RequestHeader(ApiKey.HEARTBEAT, 3, 0, "soak")) + encode_request(
+        ApiKey.HEARTBEAT, 3, request
+    )
+    return bytearray(SIZE.pack(len(payload)) + payload)
 
 
 class Group:
@@ -111,6 +139,7 @@ class Member:
     def __init__(self, group: Group, index: int, conn: Conn, args: argparse.Namespace, stats: Stats) -> None:
         self.group, self.index, self.conn, self.args, self.stats = group, index, conn, args, stats
         self.member_id, self.generation = "", -1
+        self._beat: tuple[int, str, bytearray] | None = None  # (generation, member id, frame)
         self.leave_asked = trio.Event()
         self.left = trio.Event()
 
@@ -208,15 +237,16 @@ class Member:
                     await self._trouble(ErrorCode(error), "commit")
                 continue
             next_beat = time.monotonic() + interval  # the next one an interval after this one is sent
+            beat = self._beat
+            if beat is None or beat[0] != self.generation or beat[1] != self.member_id:
+                beat = self._beat = (
+                    self.generation,
+                    self.member_id,
+                    heartbeat_frame(self.group.name, self.generation, self.member_id),
+                )
             sent = time.perf_counter()
-            response = await self.conn.call(
-                ApiKey.HEARTBEAT,
-                3,
-                HeartbeatRequest(group_id=self.group.name, generation_id=self.generation, member_id=self.member_id),
-            )
-            latency = time.perf_counter() - sent
-            self.stats.window.append(latency)
-            error = response.error_code  # type: ignore[attr-defined]
+            error = await self.conn.heartbeat(beat[2])
+            self.stats.window.append(time.perf_counter() - sent)
             if error != ErrorCode.NONE:
                 await self._trouble(ErrorCode(error), "heartbeat")
 
@@ -273,6 +303,15 @@ async def churn(
         nursery.start_soon(new.run, until)
 
 
+async def lag_probe(stats: Stats, until: float) -> None:
+    """How late the generator's own loop wakes a 5 ms sleep: a heartbeat's measured latency
+    includes up to this much of the generator's scheduling, not the server's."""
+    while time.monotonic() < until:
+        due = time.perf_counter() + 0.005
+        await trio.sleep(0.005)
+        stats.lag.append(time.perf_counter() - due)
+
+
 async def govern_gc_until(until: float) -> None:
     with trio.move_on_after(until - time.monotonic()):
         await gc_governor.govern()
@@ -284,11 +323,19 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def sample(
-    server, stats: Stats, args: argparse.Namespace, started: float, until: float, rss: list[tuple[float, float]]
+    server,
+    stats: Stats,
+    args: argparse.Namespace,
+    started: float,
+    until: float,
+    rss: list[tuple[float, float]],
+    members: trio.CancelScope,
 ) -> None:
+    """Every --sample-s until the end, a line of figures; then stop the members (one asked to
+    leave as the run ended would otherwise keep its churn waiting for ever)."""
     print(
         f"{'t(s)':>6} {'RSS MiB':>8} {'hb/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'commits':>8} {'churns':>6} "
-        f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7}",
+        f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7} {'gen lag p99':>11}",
         flush=True,
     )
     cpu0, own0, t0 = server.cpu_seconds(), time.process_time(), time.monotonic()
@@ -299,15 +346,18 @@ async def sample(
         cpu0, own0, t0 = cpu1, own1, t1
         window, stats.window = stats.window, []
         stats.all.extend(window)
+        lag, stats.lag = stats.lag, []
+        stats.all_lag.extend(lag)
         t = time.monotonic() - started
         mib = server.rss_mib()
         rss.append((t, mib))
         print(
             f"{t:6.0f} {mib:8.1f} {len(window) / args.sample_s:7.0f} {percentile(window, 0.5) * 1e3:7.2f} "
             f"{percentile(window, 0.99) * 1e3:7.2f} {stats.commits:8d} {stats.deliberate:6d} {stats.spurious:8d} "
-            f"{server_pct:6.0f}% {own_pct:6.0f}%",
+            f"{server_pct:6.0f}% {own_pct:6.0f}% {percentile(lag, 0.99) * 1e3:8.1f} ms",
             flush=True,
         )
+    members.cancel()
 
 
 async def soak(server, args: argparse.Namespace) -> None:
@@ -342,6 +392,7 @@ async def soak(server, args: argparse.Namespace) -> None:
         )
         stats.window.clear()
         started = time.monotonic()
+        cpu_at_start, commits_at_start = server.cpu_seconds(), stats.commits
         # Formation's own rebalances (a member whose second JoinGroup came after its group's first
         # generation) are not spurious: every group counts as churning for one grace period more.
         stats.spurious, stats.spurious_detail = 0, []
@@ -349,12 +400,17 @@ async def soak(server, args: argparse.Namespace) -> None:
             group.churning_until = started + 3 * args.heartbeat_ms / 1000 + 5
         until_box[0] = started + args.minutes * 60
         nursery.start_soon(churn, server.port, groups, args, stats, until_box[0], nursery)
-        nursery.start_soon(sample, server, stats, args, started, until_box[0], rss)
+        nursery.start_soon(sample, server, stats, args, started, until_box[0], rss, nursery.cancel_scope)
+        stats.lag.clear()
+        nursery.start_soon(lag_probe, stats, until_box[0])
         # The load generator holds 10,000 connections too: it gets the server's collector policy, so
         # that its own full collections do not show up as the server's heartbeat latency.
         gc_governor.install()
         nursery.start_soon(govern_gc_until, until_box[0])
     stats.all.extend(stats.window)
+    server_cpu = server.cpu_seconds() - cpu_at_start
+    elapsed = time.monotonic() - started
+    requests = len(stats.all) + stats.commits - commits_at_start
     settle = min(300.0, args.minutes * 60 / 3)
     after = [mib for t, mib in rss if t >= settle]
     base = after[0] if after else float("nan")
@@ -370,9 +426,15 @@ async def soak(server, args: argparse.Namespace) -> None:
     )
     print(
         f"  heartbeats: {len(stats.all)}, p50 {percentile(stats.all, 0.5) * 1e3:.2f} ms, "
-        f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms"
+        f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms; the generator's "
+        f"own loop lag p50 {percentile(stats.all_lag, 0.5) * 1e3:.1f} ms, "
+        f"p99 {percentile(stats.all_lag, 0.99) * 1e3:.1f} ms"
     )
     print(f"  commits: {stats.commits} ok, {stats.commit_errors} refused (during deliberate rebalances)")
+    print(
+        f"  server CPU: {server_cpu / elapsed * 100:.0f}% of a core, {server_cpu / max(requests, 1) * 1e6:.0f} us "
+        f"per heartbeat or commit ({requests} after formation)"
+    )
     print(
         f"  deliberate rebalances: {stats.deliberate} ({stats.rejoins} members rejoined for them); "
         f"spurious: {stats.spurious}"
@@ -412,7 +474,9 @@ def main() -> None:
             topics={TOPIC: args.members},
             baseline=args.baseline,
             profile=args.profile,
+            wrapper=[os.environ["SOAK_WRAPPER"]] if os.environ.get("SOAK_WRAPPER") else None,
         )
+        print(f"server pid {server.pid}", flush=True)
         try:
             trio.run(soak, server, args)
         finally:
