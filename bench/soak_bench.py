@@ -30,13 +30,14 @@ import trio
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from servers import start_kgc  # noqa: E402
+from servers import cpu_seconds, rss_mib, start_kgc  # noqa: E402
 
 from coordinator.runtime import gc_governor  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import decode_response, encode_request  # noqa: E402
 from protocol.errors import ErrorCode  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
+from protocol.messages.find_coordinator import FindCoordinatorRequest  # noqa: E402
 from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity  # noqa: E402
@@ -121,6 +122,7 @@ def heartbeat_frame(group_id: str, generation: int, member_id: str) -> bytearray
 class Group:
     def __init__(self, name: str) -> None:
         self.name = name
+        self.port = 0  # its coordinator's (FindCoordinator)
         self.members: list[Member] = []
         self.churning_until = float("inf")  # a deliberate change (or formation) in progress until then
         self.churn_lock = trio.Lock()
@@ -279,8 +281,57 @@ async def connect(port: int) -> Conn:
     return Conn(await trio.open_tcp_stream("127.0.0.1", port))
 
 
+async def find_coordinators(port: int, groups: list[Group]) -> None:
+    """Each group's coordinator port, as a client learns it: FindCoordinator v4 (every key in one
+    request), again for keys not yet served (a coordinator still loading)."""
+    conn = await connect(port)
+    pending = {g.name: g for g in groups}
+    for _ in range(100):
+        response = await conn.call(
+            ApiKey.FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=0, coordinator_keys=list(pending))
+        )
+        for found in response.coordinators:  # type: ignore[attr-defined]
+            if found.error_code == ErrorCode.NONE:
+                pending.pop(found.key).port = found.port
+        if not pending:
+            break
+        await trio.sleep(0.1)
+    await conn.stream.aclose()
+    if pending:
+        raise RuntimeError(f"no coordinator for {len(pending)} groups")
+
+
+class ServerProcesses:
+    """CPU and memory of the server: its process and, with --processes, its broker processes."""
+
+    def __init__(self, server) -> None:  # type: ignore[no-untyped-def]
+        self.server = server
+        self.port = server.port
+
+    def pids(self) -> list[int]:
+        try:
+            with open(f"/proc/{self.server.pid}/task/{self.server.pid}/children", encoding="ascii") as f:
+                children = [int(pid) for pid in f.read().split()]
+        except OSError:
+            children = []
+        return [self.server.pid, *children]
+
+    def cpu_seconds(self) -> float:
+        return sum(_or_zero(cpu_seconds, pid) for pid in self.pids())
+
+    def rss_mib(self) -> float:
+        return sum(_or_zero(rss_mib, pid) for pid in self.pids())
+
+
+def _or_zero(measure, pid: int) -> float:  # type: ignore[no-untyped-def]
+    try:
+        return float(measure(pid))
+    except OSError:  # gone meanwhile
+        return 0.0
+
+
 async def churn(
-    port: int, groups: list[Group], args: argparse.Namespace, stats: Stats, until: float, nursery: trio.Nursery
+    groups: list[Group], args: argparse.Namespace, stats: Stats, until: float, nursery: trio.Nursery
 ) -> None:
     """One member of a quiet group leaves; a new one joins in its place (a deliberate rebalance)."""
     rng = random.Random(7)
@@ -296,7 +347,7 @@ async def churn(
         old = group.members[index]
         old.leave_asked.set()  # its own task sends LeaveGroup (one request at a time per connection)
         await old.left.wait()
-        new = Member(group, index, await connect(port), args, stats)
+        new = Member(group, index, await connect(group.port), args, stats)
         group.members[index] = new
         await new.join()
         group.churning_until = time.monotonic() + grace
@@ -369,7 +420,7 @@ async def soak(server, args: argparse.Namespace) -> None:
 
     async def form(group: Group, nursery: trio.Nursery) -> None:
         async with forming:
-            conns = [await connect(server.port) for _ in range(args.members)]
+            conns = [await connect(group.port) for _ in range(args.members)]
             ms = [Member(group, i, c, args, stats) for i, c in enumerate(conns)]
             group.members = ms
             synced = trio.Semaphore(0)
@@ -380,6 +431,11 @@ async def soak(server, args: argparse.Namespace) -> None:
 
     until_box = [until]
     rss: list[tuple[float, float]] = []
+    await find_coordinators(server.port, groups)
+    ports = sorted({g.port for g in groups})
+    print(
+        f"coordinators: {', '.join(f'port {p}: {sum(g.port == p for g in groups)} groups' for p in ports)}", flush=True
+    )
     async with trio.open_nursery() as nursery:
         async with trio.open_nursery() as formation:
             for group in groups:
@@ -399,7 +455,7 @@ async def soak(server, args: argparse.Namespace) -> None:
         for group in groups:
             group.churning_until = started + 3 * args.heartbeat_ms / 1000 + 5
         until_box[0] = started + args.minutes * 60
-        nursery.start_soon(churn, server.port, groups, args, stats, until_box[0], nursery)
+        nursery.start_soon(churn, groups, args, stats, until_box[0], nursery)
         nursery.start_soon(sample, server, stats, args, started, until_box[0], rss, nursery.cancel_scope)
         stats.lag.clear()
         nursery.start_soon(lag_probe, stats, until_box[0])
@@ -458,6 +514,10 @@ def main() -> None:
     parser.add_argument("--initial-delay-ms", type=int, default=3000)
     parser.add_argument("--baseline", metavar="DIR")
     parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stats to PATH)")
+    parser.add_argument("--brokers", type=int, default=1, help="brokers in the cluster (kgc serve --brokers)")
+    parser.add_argument(
+        "--processes", action="store_true", help="each broker its own process (kgc serve --processes): all cores"
+    )
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server inherits it
@@ -474,11 +534,12 @@ def main() -> None:
             topics={TOPIC: args.members},
             baseline=args.baseline,
             profile=args.profile,
+            extra=["--brokers", str(args.brokers), *(["--processes"] if args.processes else [])],
             wrapper=[os.environ["SOAK_WRAPPER"]] if os.environ.get("SOAK_WRAPPER") else None,
         )
         print(f"server pid {server.pid}", flush=True)
         try:
-            trio.run(soak, server, args)
+            trio.run(soak, ServerProcesses(server), args)
         finally:
             server.stop()
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
