@@ -1,17 +1,27 @@
-"""Soak: many classic-group members heartbeating for a long time against one `kgc serve` process.
+"""Soak: many classic-group members heartbeating for a long time against `kgc serve`.
 
     .venv/bin/python bench/soak_bench.py [--minutes 30] [--groups 1000] [--members 10]
         [--heartbeat-ms 3000] [--commit-s 10] [--churn-s 5] [--sample-s 10] [--baseline DIR]
+        [--brokers 2 --processes] [--steps PATH] [--profile PATH]
 
 Every member has its own connection (raw protocol: JoinGroup v5, SyncGroup v3, Heartbeat v3,
-OffsetCommit v8, LeaveGroup v3), heartbeats every --heartbeat-ms and commits one offset every
---commit-s; a member told REBALANCE_IN_PROGRESS joins and syncs again, as a client does. Every
---churn-s one member of a random quiet group leaves and a new member joins in its place (a
-deliberate rebalance). A rebalance, fenced member or expired session seen in a group with no
-deliberate churn in progress is spurious. Every --sample-s: server RSS, heartbeats and their
-p50/p99 in the window, commits, deliberate rebalances, spurious ones. At the end: RSS growth after
-the first 5 minutes (or the first third of a shorter run), overall heartbeat p50/p99, spurious
-total. Figures only; asserts nothing (bench/ rule).
+OffsetCommit v8, LeaveGroup v3) to its group's coordinator (FindCoordinator v4 first: with
+--brokers 2 --processes each broker is its own process and the groups' coordinators are spread
+over them), heartbeats every --heartbeat-ms and commits one offset every --commit-s, each member
+starting at a random point of both periods (as a fleet of clients does); a member told
+REBALANCE_IN_PROGRESS joins and syncs again, as a client does. Every --churn-s one member of a
+random quiet group leaves and a new member joins in its place (a deliberate rebalance). A
+rebalance, fenced member or expired session seen in a group with no deliberate churn in progress
+is spurious. Every --sample-s: server RSS, heartbeats and their p50/p99 in the window, commits,
+deliberate rebalances, spurious ones, the server's and the generator's CPU, and the generator's
+own loop lag. At the end: RSS growth after the first 5 minutes (or the first third of a shorter
+run), overall heartbeat p50/p99, server CPU per request, spurious total.
+
+What the latency measures: from just before a member's Heartbeat is written to just after its
+answer is read, in the generator: the server's time, both kernels' and, up to the lag it prints,
+the generator's own scheduling (one trio process; heartbeats are pre-encoded and their error code
+read in place to keep it cheap). On a 2-core machine the generator and the server share the
+cores: say the load average with every figure. Figures only; asserts nothing (bench/ rule).
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import struct
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import trio
 
@@ -514,6 +525,11 @@ def main() -> None:
     parser.add_argument("--initial-delay-ms", type=int, default=3000)
     parser.add_argument("--baseline", metavar="DIR")
     parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stats to PATH)")
+    parser.add_argument(
+        "--steps",
+        metavar="PATH",
+        help="run the server under bench/trio_steps.py: its longest trio steps, loop batches, collections to PATH",
+    )
     parser.add_argument("--brokers", type=int, default=1, help="brokers in the cluster (kgc serve --brokers)")
     parser.add_argument(
         "--processes", action="store_true", help="each broker its own process (kgc serve --processes): all cores"
@@ -524,6 +540,8 @@ def main() -> None:
     needed = args.groups * args.members + 100
     if hard < needed:
         raise SystemExit(f"needs {needed} file descriptors, the hard limit is {hard}")
+    if args.steps:
+        os.environ["KGC_STEPS_OUT"] = os.path.abspath(args.steps)  # the server inherits it
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory(prefix="kgc-soak-") as data:
         # Kafka's default initial delay (3 s): each group's ten members form one generation however
@@ -535,7 +553,7 @@ def main() -> None:
             baseline=args.baseline,
             profile=args.profile,
             extra=["--brokers", str(args.brokers), *(["--processes"] if args.processes else [])],
-            wrapper=[os.environ["SOAK_WRAPPER"]] if os.environ.get("SOAK_WRAPPER") else None,
+            wrapper=[str(Path(__file__).with_name("trio_steps.py"))] if args.steps else None,
         )
         print(f"server pid {server.pid}", flush=True)
         try:
