@@ -93,10 +93,15 @@ def start_kgc(
     baseline: str | None = None,
     extra: list[str] | None = None,
     profile: str | None = None,
+    wrapper: list[str] | None = None,
 ) -> Running:
+    """`wrapper`: a script (and its arguments) that runs `python -m coordinator` itself, with the
+    same arguments after them (bench/trio_steps.py records the server's longest trio steps)."""
     prefix, env, cwd = kgc_command(baseline)
     if profile:
         prefix = [prefix[0], "-m", "cProfile", "-o", profile, *prefix[1:]]
+    elif wrapper:
+        prefix = [prefix[0], *wrapper]
     args = [*prefix, "serve", "--port", "0", "--data-dir", data_dir, "--log-level", "WARNING", *(extra or [])]
     for name, value in (settings or {}).items():
         args += ["--set", f"{name}={value}"]

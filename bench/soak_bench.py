@@ -1,17 +1,27 @@
-"""Soak: many classic-group members heartbeating for a long time against one `kgc serve` process.
+"""Soak: many classic-group members heartbeating for a long time against `kgc serve`.
 
     .venv/bin/python bench/soak_bench.py [--minutes 30] [--groups 1000] [--members 10]
         [--heartbeat-ms 3000] [--commit-s 10] [--churn-s 5] [--sample-s 10] [--baseline DIR]
+        [--brokers 2 --processes] [--steps PATH] [--profile PATH]
 
 Every member has its own connection (raw protocol: JoinGroup v5, SyncGroup v3, Heartbeat v3,
-OffsetCommit v8, LeaveGroup v3), heartbeats every --heartbeat-ms and commits one offset every
---commit-s; a member told REBALANCE_IN_PROGRESS joins and syncs again, as a client does. Every
---churn-s one member of a random quiet group leaves and a new member joins in its place (a
-deliberate rebalance). A rebalance, fenced member or expired session seen in a group with no
-deliberate churn in progress is spurious. Every --sample-s: server RSS, heartbeats and their
-p50/p99 in the window, commits, deliberate rebalances, spurious ones. At the end: RSS growth after
-the first 5 minutes (or the first third of a shorter run), overall heartbeat p50/p99, spurious
-total. Figures only; asserts nothing (bench/ rule).
+OffsetCommit v8, LeaveGroup v3) to its group's coordinator (FindCoordinator v4 first: with
+--brokers 2 --processes each broker is its own process and the groups' coordinators are spread
+over them), heartbeats every --heartbeat-ms and commits one offset every --commit-s, each member
+starting at a random point of both periods (as a fleet of clients does); a member told
+REBALANCE_IN_PROGRESS joins and syncs again, as a client does. Every --churn-s one member of a
+random quiet group leaves and a new member joins in its place (a deliberate rebalance). A
+rebalance, fenced member or expired session seen in a group with no deliberate churn in progress
+is spurious. Every --sample-s: server RSS, heartbeats and their p50/p99 in the window, commits,
+deliberate rebalances, spurious ones, the server's and the generator's CPU, and the generator's
+own loop lag. At the end: RSS growth after the first 5 minutes (or the first third of a shorter
+run), overall heartbeat p50/p99, server CPU per request, spurious total.
+
+What the latency measures: from just before a member's Heartbeat is written to just after its
+answer is read, in the generator: the server's time, both kernels' and, up to the lag it prints,
+the generator's own scheduling (one trio process; heartbeats are pre-encoded and their error code
+read in place to keep it cheap). On a 2-core machine the generator and the server share the
+cores: say the load average with every figure. Figures only; asserts nothing (bench/ rule).
 """
 
 from __future__ import annotations
@@ -24,19 +34,21 @@ import struct
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import trio
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from servers import start_kgc  # noqa: E402
+from servers import cpu_seconds, rss_mib, start_kgc  # noqa: E402
 
 from coordinator.runtime import gc_governor  # noqa: E402
 from protocol.api import ApiKey  # noqa: E402
 from protocol.codec import decode_response, encode_request  # noqa: E402
 from protocol.errors import ErrorCode  # noqa: E402
 from protocol.headers import RequestHeader, decode_response_header, encode_request_header  # noqa: E402
+from protocol.messages.find_coordinator import FindCoordinatorRequest  # noqa: E402
 from protocol.messages.heartbeat import HeartbeatRequest  # noqa: E402
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol  # noqa: E402
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity  # noqa: E402
@@ -46,12 +58,17 @@ from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssig
 TOPIC = "soak"
 SUBSCRIPTION = struct.pack(">hih4si", 0, 1, 4, b"soak", -1)
 REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
+SIZE = struct.Struct(">i")
+HB_CID = struct.Struct(">i")  # at byte 8 of a frame: size, api key, version, correlation id
+HB_ERROR = struct.Struct(">h")  # at byte 8 of a Heartbeat v3 response: correlation id, throttle
 
 
 class Stats:
     def __init__(self) -> None:
         self.window: list[float] = []
         self.all: list[float] = []
+        self.lag: list[float] = []  # the generator's own loop lag (lag_probe), this window
+        self.all_lag: list[float] = []
         self.commits = 0
         self.commit_errors = 0
         self.deliberate = 0
@@ -75,24 +92,48 @@ class Conn:
         payload = encode_request_header(RequestHeader(key, version, self.cid, "soak")) + encode_request(
             key, version, request
         )
-        await self.stream.send_all(struct.pack(">i", len(payload)) + payload)
+        data = await self.round_trip(struct.pack(">i", len(payload)) + payload)
+        _, offset = decode_response_header(data, key, version)
+        return decode_response(key, version, data, offset)
+
+    async def heartbeat(self, frame: bytearray) -> int:
+        """A Heartbeat v3 from a frame `heartbeat_frame` built; its error code (read in place: the
+        response is a v0 header, throttle_time_ms, error_code)."""
+        self.cid += 1
+        HB_CID.pack_into(frame, 8, self.cid)
+        data = await self.round_trip(frame)
+        return HB_ERROR.unpack_from(data, 8)[0]
+
+    async def round_trip(self, frame: bytes | bytearray) -> bytes:
+        await self.stream.send_all(frame)
+        buf = self.buf
         while True:
-            if len(self.buf) >= 4:
-                (size,) = struct.unpack_from(">i", self.buf)
-                if len(self.buf) >= 4 + size:
-                    data = bytes(self.buf[4 : 4 + size])
-                    del self.buf[: 4 + size]
-                    _, offset = decode_response_header(data, key, version)
-                    return decode_response(key, version, data, offset)
+            if len(buf) >= 4:
+                (size,) = SIZE.unpack_from(buf)
+                if len(buf) >= 4 + size:
+                    data = bytes(buf[4 : 4 + size])
+                    del buf[: 4 + size]
+                    return data
             chunk = await self.stream.receive_some(65536)
             if not chunk:
                 raise ConnectionError("server closed the connection")
-            self.buf += chunk
+            buf += chunk
+
+
+def heartbeat_frame(group_id: str, generation: int, member_id: str) -> bytearray:
+    """A whole Heartbeat v3 frame (size prefix included) whose correlation id `Conn.heartbeat`
+    fills in: the generator encodes each member's heartbeat once per generation, not per beat."""
+    request = HeartbeatRequest(group_id=group_id, generation_id=generation, member_id=member_id)
+    payload = encode_request_header(RequestHeader(ApiKey.HEARTBEAT, 3, 0, "soak")) + encode_request(
+        ApiKey.HEARTBEAT, 3, request
+    )
+    return bytearray(SIZE.pack(len(payload)) + payload)
 
 
 class Group:
     def __init__(self, name: str) -> None:
         self.name = name
+        self.port = 0  # its coordinator's (FindCoordinator)
         self.members: list[Member] = []
         self.churning_until = float("inf")  # a deliberate change (or formation) in progress until then
         self.churn_lock = trio.Lock()
@@ -111,6 +152,7 @@ class Member:
     def __init__(self, group: Group, index: int, conn: Conn, args: argparse.Namespace, stats: Stats) -> None:
         self.group, self.index, self.conn, self.args, self.stats = group, index, conn, args, stats
         self.member_id, self.generation = "", -1
+        self._beat: tuple[int, str, bytearray] | None = None  # (generation, member id, frame)
         self.leave_asked = trio.Event()
         self.left = trio.Event()
 
@@ -208,15 +250,16 @@ class Member:
                     await self._trouble(ErrorCode(error), "commit")
                 continue
             next_beat = time.monotonic() + interval  # the next one an interval after this one is sent
+            beat = self._beat
+            if beat is None or beat[0] != self.generation or beat[1] != self.member_id:
+                beat = self._beat = (
+                    self.generation,
+                    self.member_id,
+                    heartbeat_frame(self.group.name, self.generation, self.member_id),
+                )
             sent = time.perf_counter()
-            response = await self.conn.call(
-                ApiKey.HEARTBEAT,
-                3,
-                HeartbeatRequest(group_id=self.group.name, generation_id=self.generation, member_id=self.member_id),
-            )
-            latency = time.perf_counter() - sent
-            self.stats.window.append(latency)
-            error = response.error_code  # type: ignore[attr-defined]
+            error = await self.conn.heartbeat(beat[2])
+            self.stats.window.append(time.perf_counter() - sent)
             if error != ErrorCode.NONE:
                 await self._trouble(ErrorCode(error), "heartbeat")
 
@@ -249,8 +292,57 @@ async def connect(port: int) -> Conn:
     return Conn(await trio.open_tcp_stream("127.0.0.1", port))
 
 
+async def find_coordinators(port: int, groups: list[Group]) -> None:
+    """Each group's coordinator port, as a client learns it: FindCoordinator v4 (every key in one
+    request), again for keys not yet served (a coordinator still loading)."""
+    conn = await connect(port)
+    pending = {g.name: g for g in groups}
+    for _ in range(100):
+        response = await conn.call(
+            ApiKey.FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=0, coordinator_keys=list(pending))
+        )
+        for found in response.coordinators:  # type: ignore[attr-defined]
+            if found.error_code == ErrorCode.NONE:
+                pending.pop(found.key).port = found.port
+        if not pending:
+            break
+        await trio.sleep(0.1)
+    await conn.stream.aclose()
+    if pending:
+        raise RuntimeError(f"no coordinator for {len(pending)} groups")
+
+
+class ServerProcesses:
+    """CPU and memory of the server: its process and, with --processes, its broker processes."""
+
+    def __init__(self, server) -> None:  # type: ignore[no-untyped-def]
+        self.server = server
+        self.port = server.port
+
+    def pids(self) -> list[int]:
+        try:
+            with open(f"/proc/{self.server.pid}/task/{self.server.pid}/children", encoding="ascii") as f:
+                children = [int(pid) for pid in f.read().split()]
+        except OSError:
+            children = []
+        return [self.server.pid, *children]
+
+    def cpu_seconds(self) -> float:
+        return sum(_or_zero(cpu_seconds, pid) for pid in self.pids())
+
+    def rss_mib(self) -> float:
+        return sum(_or_zero(rss_mib, pid) for pid in self.pids())
+
+
+def _or_zero(measure, pid: int) -> float:  # type: ignore[no-untyped-def]
+    try:
+        return float(measure(pid))
+    except OSError:  # gone meanwhile
+        return 0.0
+
+
 async def churn(
-    port: int, groups: list[Group], args: argparse.Namespace, stats: Stats, until: float, nursery: trio.Nursery
+    groups: list[Group], args: argparse.Namespace, stats: Stats, until: float, nursery: trio.Nursery
 ) -> None:
     """One member of a quiet group leaves; a new one joins in its place (a deliberate rebalance)."""
     rng = random.Random(7)
@@ -266,11 +358,20 @@ async def churn(
         old = group.members[index]
         old.leave_asked.set()  # its own task sends LeaveGroup (one request at a time per connection)
         await old.left.wait()
-        new = Member(group, index, await connect(port), args, stats)
+        new = Member(group, index, await connect(group.port), args, stats)
         group.members[index] = new
         await new.join()
         group.churning_until = time.monotonic() + grace
         nursery.start_soon(new.run, until)
+
+
+async def lag_probe(stats: Stats, until: float) -> None:
+    """How late the generator's own loop wakes a 5 ms sleep: a heartbeat's measured latency
+    includes up to this much of the generator's scheduling, not the server's."""
+    while time.monotonic() < until:
+        due = time.perf_counter() + 0.005
+        await trio.sleep(0.005)
+        stats.lag.append(time.perf_counter() - due)
 
 
 async def govern_gc_until(until: float) -> None:
@@ -284,11 +385,19 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def sample(
-    server, stats: Stats, args: argparse.Namespace, started: float, until: float, rss: list[tuple[float, float]]
+    server,
+    stats: Stats,
+    args: argparse.Namespace,
+    started: float,
+    until: float,
+    rss: list[tuple[float, float]],
+    members: trio.CancelScope,
 ) -> None:
+    """Every --sample-s until the end, a line of figures; then stop the members (one asked to
+    leave as the run ended would otherwise keep its churn waiting for ever)."""
     print(
         f"{'t(s)':>6} {'RSS MiB':>8} {'hb/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'commits':>8} {'churns':>6} "
-        f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7}",
+        f"{'spurious':>8} {'srv CPU':>7} {'gen CPU':>7} {'gen lag p99':>11}",
         flush=True,
     )
     cpu0, own0, t0 = server.cpu_seconds(), time.process_time(), time.monotonic()
@@ -299,15 +408,18 @@ async def sample(
         cpu0, own0, t0 = cpu1, own1, t1
         window, stats.window = stats.window, []
         stats.all.extend(window)
+        lag, stats.lag = stats.lag, []
+        stats.all_lag.extend(lag)
         t = time.monotonic() - started
         mib = server.rss_mib()
         rss.append((t, mib))
         print(
             f"{t:6.0f} {mib:8.1f} {len(window) / args.sample_s:7.0f} {percentile(window, 0.5) * 1e3:7.2f} "
             f"{percentile(window, 0.99) * 1e3:7.2f} {stats.commits:8d} {stats.deliberate:6d} {stats.spurious:8d} "
-            f"{server_pct:6.0f}% {own_pct:6.0f}%",
+            f"{server_pct:6.0f}% {own_pct:6.0f}% {percentile(lag, 0.99) * 1e3:8.1f} ms",
             flush=True,
         )
+    members.cancel()
 
 
 async def soak(server, args: argparse.Namespace) -> None:
@@ -319,7 +431,7 @@ async def soak(server, args: argparse.Namespace) -> None:
 
     async def form(group: Group, nursery: trio.Nursery) -> None:
         async with forming:
-            conns = [await connect(server.port) for _ in range(args.members)]
+            conns = [await connect(group.port) for _ in range(args.members)]
             ms = [Member(group, i, c, args, stats) for i, c in enumerate(conns)]
             group.members = ms
             synced = trio.Semaphore(0)
@@ -330,6 +442,11 @@ async def soak(server, args: argparse.Namespace) -> None:
 
     until_box = [until]
     rss: list[tuple[float, float]] = []
+    await find_coordinators(server.port, groups)
+    ports = sorted({g.port for g in groups})
+    print(
+        f"coordinators: {', '.join(f'port {p}: {sum(g.port == p for g in groups)} groups' for p in ports)}", flush=True
+    )
     async with trio.open_nursery() as nursery:
         async with trio.open_nursery() as formation:
             for group in groups:
@@ -342,19 +459,25 @@ async def soak(server, args: argparse.Namespace) -> None:
         )
         stats.window.clear()
         started = time.monotonic()
+        cpu_at_start, commits_at_start = server.cpu_seconds(), stats.commits
         # Formation's own rebalances (a member whose second JoinGroup came after its group's first
         # generation) are not spurious: every group counts as churning for one grace period more.
         stats.spurious, stats.spurious_detail = 0, []
         for group in groups:
             group.churning_until = started + 3 * args.heartbeat_ms / 1000 + 5
         until_box[0] = started + args.minutes * 60
-        nursery.start_soon(churn, server.port, groups, args, stats, until_box[0], nursery)
-        nursery.start_soon(sample, server, stats, args, started, until_box[0], rss)
+        nursery.start_soon(churn, groups, args, stats, until_box[0], nursery)
+        nursery.start_soon(sample, server, stats, args, started, until_box[0], rss, nursery.cancel_scope)
+        stats.lag.clear()
+        nursery.start_soon(lag_probe, stats, until_box[0])
         # The load generator holds 10,000 connections too: it gets the server's collector policy, so
         # that its own full collections do not show up as the server's heartbeat latency.
         gc_governor.install()
         nursery.start_soon(govern_gc_until, until_box[0])
     stats.all.extend(stats.window)
+    server_cpu = server.cpu_seconds() - cpu_at_start
+    elapsed = time.monotonic() - started
+    requests = len(stats.all) + stats.commits - commits_at_start
     settle = min(300.0, args.minutes * 60 / 3)
     after = [mib for t, mib in rss if t >= settle]
     base = after[0] if after else float("nan")
@@ -370,9 +493,15 @@ async def soak(server, args: argparse.Namespace) -> None:
     )
     print(
         f"  heartbeats: {len(stats.all)}, p50 {percentile(stats.all, 0.5) * 1e3:.2f} ms, "
-        f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms"
+        f"p99 {percentile(stats.all, 0.99) * 1e3:.2f} ms, max {max(stats.all) * 1e3:.1f} ms; the generator's "
+        f"own loop lag p50 {percentile(stats.all_lag, 0.5) * 1e3:.1f} ms, "
+        f"p99 {percentile(stats.all_lag, 0.99) * 1e3:.1f} ms"
     )
     print(f"  commits: {stats.commits} ok, {stats.commit_errors} refused (during deliberate rebalances)")
+    print(
+        f"  server CPU: {server_cpu / elapsed * 100:.0f}% of a core, {server_cpu / max(requests, 1) * 1e6:.0f} us "
+        f"per heartbeat or commit ({requests} after formation)"
+    )
     print(
         f"  deliberate rebalances: {stats.deliberate} ({stats.rejoins} members rejoined for them); "
         f"spurious: {stats.spurious}"
@@ -396,12 +525,23 @@ def main() -> None:
     parser.add_argument("--initial-delay-ms", type=int, default=3000)
     parser.add_argument("--baseline", metavar="DIR")
     parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile (stats to PATH)")
+    parser.add_argument(
+        "--steps",
+        metavar="PATH",
+        help="run the server under bench/trio_steps.py: its longest trio steps, loop batches, collections to PATH",
+    )
+    parser.add_argument("--brokers", type=int, default=1, help="brokers in the cluster (kgc serve --brokers)")
+    parser.add_argument(
+        "--processes", action="store_true", help="each broker its own process (kgc serve --processes): all cores"
+    )
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server inherits it
     needed = args.groups * args.members + 100
     if hard < needed:
         raise SystemExit(f"needs {needed} file descriptors, the hard limit is {hard}")
+    if args.steps:
+        os.environ["KGC_STEPS_OUT"] = os.path.abspath(args.steps)  # the server inherits it
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory(prefix="kgc-soak-") as data:
         # Kafka's default initial delay (3 s): each group's ten members form one generation however
@@ -412,9 +552,12 @@ def main() -> None:
             topics={TOPIC: args.members},
             baseline=args.baseline,
             profile=args.profile,
+            extra=["--brokers", str(args.brokers), *(["--processes"] if args.processes else [])],
+            wrapper=[str(Path(__file__).with_name("trio_steps.py"))] if args.steps else None,
         )
+        print(f"server pid {server.pid}", flush=True)
         try:
-            trio.run(soak, server, args)
+            trio.run(soak, ServerProcesses(server), args)
         finally:
             server.stop()
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

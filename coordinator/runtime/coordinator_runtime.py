@@ -29,6 +29,8 @@ from protocol.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
+SETTLE_AHEAD_MS = 100  # session timers moved later are re-pushed in batches this wide (timers.next_wake)
+
 S = TypeVar("S", bound=Replayable)
 P = TypeVar("P")
 R = TypeVar("R")
@@ -350,7 +352,7 @@ class CoordinatorRuntime(Generic[S]):
                 self._fire_due_timers(nursery)
                 self._timers_changed = trio.Event()
                 self.timers.earliest_new = float("inf")
-                deadline = self.timers.next_deadline()
+                deadline = self.timers.next_wake(self.clock.time_ms(), SETTLE_AHEAD_MS)
                 if deadline is None:
                     self._sleeping_until = float("inf")
                     await self._timers_changed.wait()

@@ -1,19 +1,18 @@
 """The garbage collector's policy for a `kgc serve` process (a process that embeds kgc keeps its own).
 
-CPython starts a full collection once the objects promoted to its oldest generation since the last
-one exceed a quarter of that generation. A server with thousands of connections promotes every
-request's waiting coroutines (they live until the connection's next request, seconds later) and
-they die in the oldest generation soon after: the counter grows while the heap does not, and with
-10,000 members full collections ran every ~2 s, each walking the whole heap (most of the server's
-CPU and pauses of 0.3-2 s, bench/soak_bench.py). So here: what is alive once the server serves is
-frozen (modules, loaded state: never walked again) and automatic full collections are off.
-`govern` then collects the oldest generation every 10 minutes and freezes what survives (cyclic
-garbage made since the last one is freed; the frozen objects are not walked, so each of these
-pauses only for what the last 10 minutes left alive), and walks everything, the frozen objects
-too, when the process has really grown (resident memory up by a quarter and at least 32 MiB since
-the last such walk, looked at every 10 s: one read of /proc, where counting the oldest
-generation's objects would itself walk them): frozen objects that became cyclic garbage are freed
-there, so they cost memory only until it shows. The young generations keep CPython's thresholds.
+With thousands of connections nearly every young object is a waiting request's coroutine chain or
+a member's session-timer action: it lives until that connection's next request, seconds later,
+then dies by reference count, never as a cycle. CPython's young collections walk it anyway
+(generation 0, then ten times over in generation 1), and start full collections when promotions,
+not the heap, grow. With 10,000 members (bench/soak_bench.py): ~75 young collections a second,
+generation-1 ones ~15 ms each (up to ~200 ms), ~13% of a core, freeing ~300 objects in 100 s;
+with generation 0 alone still ~8% of a core for ~250. So here, once the server serves, what is
+alive is frozen (never walked again) and automatic collections are off: `govern` collects what
+was made since the last collection, then freezes it (a pause for what is new, not for the whole
+heap), when the process has grown (resident memory up by a quarter and at least 32 MiB: one read
+of /proc a second) or 10 minutes passed; and walks everything, the frozen objects too, when it
+has doubled since the last such walk: frozen objects that became cyclic garbage (a closed
+connection's) are freed there, so they cost memory only until it shows.
 """
 
 from __future__ import annotations
@@ -26,24 +25,22 @@ from dataclasses import dataclass
 
 import trio
 
-NO_AUTOMATIC_FULL = 1 << 30  # gen-1 collections between automatic full ones: never, in practice
-
 
 @dataclass(frozen=True, slots=True)
 class GcPolicy:
-    check_every_s: float = 10.0
+    check_every_s: float = 1.0  # cyclic garbage waits for a check: no young collections
     growth: float = 1.25  # CPython's own ratio, applied to what the process really holds
     min_growth_bytes: int = 32 << 20  # a small process's few megabytes are not worth a collection
+    full_growth: float = 2.0  # since the last full collection: the frozen objects are walked too
     collect_every_s: float = 600.0
 
 
 def install() -> None:
-    """Freeze what is alive now and turn automatic full collections off: before start-up (the
-    modules; a load of __consumer_offsets then runs no full collection) and once serving (what
+    """Freeze what is alive now and turn automatic collections off: before start-up (the
+    modules; a load of __consumer_offsets then walks nothing it builds) and once serving (what
     the load built). No collection first: it would cost ~50 ms for a few kilobytes of garbage."""
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, NO_AUTOMATIC_FULL)
+    gc.disable()
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -73,9 +70,11 @@ def full_collection() -> None:
     gc.freeze()
 
 
-def grown(size: int, size_after_last_full: int, policy: GcPolicy) -> bool:
-    """Has the process grown enough since the last full collection to walk everything again?"""
-    return size > size_after_last_full * policy.growth and size - size_after_last_full >= policy.min_growth_bytes
+def grown(size: int, size_after_last: int, policy: GcPolicy, growth: float | None = None) -> bool:
+    """Has the process grown by `growth` (the policy's, by default) and the minimum since a
+    collection left it at `size_after_last`?"""
+    ratio = policy.growth if growth is None else growth
+    return size > size_after_last * ratio and size - size_after_last >= policy.min_growth_bytes
 
 
 async def govern(
@@ -85,14 +84,20 @@ async def govern(
     periodic: Callable[[], None] = periodic_collection,
     full: Callable[[], None] = full_collection,
 ) -> None:
-    """Run a full collection when the process has `grown`, and a periodic one when
-    `collect_every_s` passed without any, for ever (a task of the serving process)."""
-    size_after_full, last = measure(), trio.current_time()
+    """For ever (a task of the serving process): a full collection when the process has grown by
+    `full_growth` since the last one, else a periodic one when it has `grown` since the last
+    collection of either kind or `collect_every_s` passed without any."""
+    size_after_full = size_after_last = measure()
+    last = trio.current_time()
     while True:
         await trio.sleep(policy.check_every_s)
-        if grown(measure(), size_after_full, policy):
+        size = measure()
+        if grown(size, size_after_full, policy, policy.full_growth):
             full()
-            size_after_full, last = measure(), trio.current_time()
-        elif trio.current_time() - last >= policy.collect_every_s:
+            size_after_full = size_after_last = measure()
+        elif grown(size, size_after_last, policy) or trio.current_time() - last >= policy.collect_every_s:
             periodic()
-            last = trio.current_time()
+            size_after_last = measure()
+        else:
+            continue
+        last = trio.current_time()

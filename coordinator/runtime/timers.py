@@ -100,9 +100,18 @@ class Timers:
         self._settle_top()
         return self._heap[0][0] if self._heap else None
 
+    def next_wake(self, now_ms: int, settle_ahead_ms: int) -> int | None:
+        """When a driver should next pop: the earliest deadline, or earlier. Entries of timers
+        pushed later are re-pushed only once their old deadline is within `settle_ahead_ms`: every
+        member's session timer moves at each heartbeat, so settling all of them whenever the
+        earliest surfaced re-pushed 10,000 entries in one step every session timeout (~50 ms);
+        so each is re-pushed around its own old deadline, a few hundred per wake-up."""
+        self._settle_top(now_ms + settle_ahead_ms)
+        return self._heap[0][0] if self._heap else None
+
     def pop_expired(self, now_ms: int) -> Timer | None:
         """Remove and return the earliest timer due at `now_ms`, if any."""
-        self._settle_top()
+        self._settle_top(now_ms)  # a late timer's entry beyond now: nothing is due before it
         if self._heap and self._heap[0][0] <= now_ms:
             timer = heapq.heappop(self._heap)[2]
             timer.entry = None
@@ -123,8 +132,11 @@ class Timers:
         timer.entry = entry
         heapq.heappush(self._heap, entry)
 
-    def _settle_top(self) -> None:
-        """Until the top entry is a live timer's current one: drop dead entries, re-push late ones."""
+    def _settle_top(self, horizon_ms: float = float("inf")) -> None:
+        """Until the top entry is a live timer's current one, or one of a timer rescheduled later
+        whose old deadline is past `horizon_ms`: drop dead entries, re-push late ones. Every live
+        timer's entry is due no later than the timer, so a top entry past the horizon means
+        nothing is due until then."""
         heap, by_key = self._heap, self._by_key
         while heap:
             entry = heap[0]
@@ -132,6 +144,8 @@ class Timers:
             if timer.entry is not entry or by_key.get(timer.key) is not timer:
                 heapq.heappop(heap)  # superseded, cancelled or already fired
             elif entry[1] != timer.seq:
+                if entry[0] > horizon_ms:
+                    return
                 heapq.heappop(heap)  # rescheduled later since this entry was pushed
                 self._push(timer)
             else:

@@ -127,3 +127,48 @@ def test_lazy_heap_fires_exactly_as_a_sorted_reference_does():
                 del model[k]
         assert timers.next_deadline() == (min(v[0] for v in model.values()) if model else None)
         assert len(timers) == len(model) and len(timers._heap) <= 4 * max(len(model), 16) + 1
+
+
+def test_next_wake_re_pushes_only_entries_near_now_and_never_sleeps_past_a_deadline():
+    """Session timers all moved later by heartbeats: the driver's wake-up settles the entries whose
+    old deadline is near, not all of them at once (one long step), and nothing fires early."""
+    timers = Timers()
+    for member in range(1_000):
+        timers.schedule(("heartbeat", "g", member), 1_000 + member, lambda: None)
+    for member in range(1_000):
+        timers.schedule(("heartbeat", "g", member), 45_000 + member, lambda: None)  # a heartbeat
+    assert timers.next_wake(0, 100) == 1_000  # a lower bound: the stale entry's old deadline
+    assert timers.next_wake(1_000, 100) == 1_101  # entries due by 1,100 re-pushed, 899 left stale
+    assert timers._heap[0][0] == 1_101
+    assert timers.pop_expired(1_100) is None
+    fired = _due(timers, 50_000)
+    assert [t.deadline_ms for t in fired] == [45_000 + member for member in range(1_000)]
+
+
+def test_partial_settling_fires_exactly_as_a_sorted_reference_does():
+    """The random model of the test above, driven as the runtime drives it: `next_wake` (never
+    after the earliest deadline), then pops; never the full settle of `next_deadline`."""
+    import random
+
+    rng = random.Random(12)
+    timers, model = Timers(), {}
+    order, now = 0, 0
+    for _ in range(20_000):
+        roll = rng.random()
+        key = f"k{rng.randrange(40)}"
+        if roll < 0.6:
+            deadline = now + rng.choice([0, 1, 5, 50, 200])
+            timers.schedule(key, deadline, lambda: None)
+            model[key] = (deadline, order)
+            order += 1
+        elif roll < 0.7:
+            assert timers.cancel(key) == (model.pop(key, None) is not None)
+        else:
+            wake = timers.next_wake(now, rng.choice([0, 3, 20]))
+            assert (wake is None) == (not model)
+            assert wake is None or wake <= min(v[0] for v in model.values())
+            now += rng.randrange(30)
+            expected = sorted((v, k) for k, v in model.items() if v[0] <= now)
+            assert [(t.key, t.deadline_ms) for t in _due(timers, now)] == [(k, v[0]) for v, k in expected]
+            for _, k in expected:
+                del model[k]

@@ -1,5 +1,5 @@
-"""The serving process's garbage-collector policy: a full collection on real growth, one of the
-unfrozen objects every period."""
+"""The serving process's garbage-collector policy: a collection of the unfrozen objects on growth
+and every period, a full one when the process doubled."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 import trio
 
 from coordinator.runtime.gc_governor import (
-    NO_AUTOMATIC_FULL,
     GcPolicy,
     full_collection,
     govern,
@@ -30,34 +29,36 @@ def test_grown_past_a_quarter_and_the_minimum() -> None:
     assert grown(250, 100, policy)
 
 
-async def test_govern_walks_everything_when_the_process_grew_and_then_rebases(autojump_clock: object) -> None:
-    sizes = iter([1_000, 1_100, 1_300, 1_300, 1_400, 1_600, 1_300])
+async def test_govern_walks_what_is_new_on_growth_and_everything_when_doubled(autojump_clock: object) -> None:
+    def size_at(t: float) -> int:  # resident bytes by time: grows, then doubles, then flat
+        return 1_000 if t < 20 else 1_300 if t < 40 else 1_700 if t < 50 else 2_100
+
     runs: list[tuple[str, float]] = []
-    policy = GcPolicy(check_every_s=10, growth=1.25, min_growth_bytes=0, collect_every_s=600)
-    with trio.move_on_after(45):
+    policy = GcPolicy(check_every_s=10, growth=1.25, min_growth_bytes=0, full_growth=2.0, collect_every_s=600)
+    with trio.move_on_after(75):
         await govern(
             policy,
-            measure=lambda: next(sizes),
+            measure=lambda: size_at(trio.current_time()),
             periodic=lambda: runs.append(("periodic", trio.current_time())),
             full=lambda: runs.append(("full", trio.current_time())),
         )
-    # t=10: 1,100 (no); t=20: 1,300 > 1,250 → full, rebase on 1,300; t=30: 1,400 (no); t=40: 1,600 < 1,625 (no)
-    assert runs == [("full", 20)]
+    # t=20: 1,300 > 1,250 → periodic, rebased on 1,300; t=40: 1,700 > 1,625 → periodic again;
+    # t=50: 2,100 > 2 x 1,000 (the last full: the start) → full; t=60, 70: flat, nothing
+    assert runs == [("periodic", 20), ("periodic", 40), ("full", 50)]
 
 
 async def test_govern_collects_the_unfrozen_every_period_the_process_did_not_grow(autojump_clock: object) -> None:
-    sizes = iter([1_000] * 7 + [2_000] + [2_000] * 20)
     runs: list[tuple[str, float]] = []
-    policy = GcPolicy(check_every_s=10, growth=1.25, min_growth_bytes=0, collect_every_s=60)
+    policy = GcPolicy(check_every_s=10, growth=1.25, min_growth_bytes=0, full_growth=2.5, collect_every_s=60)
     with trio.move_on_after(185):
         await govern(
             policy,
-            measure=lambda: next(sizes),
+            measure=lambda: 1_000 if trio.current_time() < 70 else 2_000,
             periodic=lambda: runs.append(("periodic", trio.current_time())),
             full=lambda: runs.append(("full", trio.current_time())),
         )
-    # t=60 periodic; t=70 grew to 2,000: full (the period restarts); then periodic at 130 only
-    assert runs == [("periodic", 60), ("full", 70), ("periodic", 130)]
+    # t=60 the period; t=70 grew to 2,000 (under 2.5 x): periodic, the period restarts; then 130
+    assert runs == [("periodic", 60), ("periodic", 70), ("periodic", 130)]
 
 
 def test_resident_bytes_reads_this_process() -> None:
@@ -69,17 +70,17 @@ def test_resident_bytes_reads_this_process() -> None:
 
 @pytest.fixture
 def restore_gc():
-    threshold = gc.get_threshold()
+    enabled = gc.isenabled()
     yield
     gc.unfreeze()
-    gc.set_threshold(*threshold)
+    if enabled:
+        gc.enable()
 
 
-def test_install_freezes_and_turns_automatic_full_collections_off(restore_gc: None) -> None:
-    young, middle, _ = gc.get_threshold()
+def test_install_freezes_and_turns_automatic_collections_off(restore_gc: None) -> None:
     install()
     assert gc.get_freeze_count() > 0
-    assert gc.get_threshold() == (young, middle, NO_AUTOMATIC_FULL)
+    assert not gc.isenabled()
 
 
 def test_a_full_collection_frees_cyclic_garbage_that_was_frozen(restore_gc: None) -> None:
@@ -116,3 +117,19 @@ def test_a_periodic_collection_frees_new_cyclic_garbage_but_not_frozen(restore_g
     assert old_alive() is not None  # frozen: left for a full collection, which frees it
     full_collection()
     assert old_alive() is None
+
+
+def test_new_cycles_wait_for_the_governor_not_for_allocations(restore_gc: None) -> None:
+    class Node:
+        pass
+
+    install()
+    node = Node()
+    node.self = node  # type: ignore[attr-defined]
+    alive = weakref.ref(node)
+    del node
+    keep = [[] for _ in range(10 * gc.get_threshold()[0])]  # past every automatic threshold
+    assert alive() is not None  # no automatic collection walked it
+    periodic_collection()
+    assert alive() is None
+    del keep
