@@ -101,12 +101,14 @@ def test_rescheduling_does_not_grow_the_heap_without_bound():
     assert [t.deadline_ms for t in fired] == [1_490 + member for member in range(100)]
 
 
-def test_lazy_heap_fires_exactly_as_a_sorted_reference_does():
+def _run_against_model(seed: int, partial: bool) -> None:
     """Random schedules (later, earlier, same deadline), cancels and pops against a naive model:
-    live timers sorted by (deadline, scheduling order)."""
+    live timers sorted by (deadline, scheduling order). `partial`: driven as the runtime drives
+    it, `next_wake` (never after the earliest deadline) before each round of pops; else the full
+    settle of `next_deadline` after every step."""
     import random
 
-    rng = random.Random(11)
+    rng = random.Random(seed)
     timers, model = Timers(), {}  # model: key -> (deadline, order)
     order, now = 0, 0
     for _ in range(20_000):
@@ -120,13 +122,26 @@ def test_lazy_heap_fires_exactly_as_a_sorted_reference_does():
         elif roll < 0.7:
             assert timers.cancel(key) == (model.pop(key, None) is not None)
         else:
+            if partial:
+                wake = timers.next_wake(now, rng.choice([0, 3, 20]))
+                assert (wake is None) == (not model)
+                assert wake is None or wake <= min(v[0] for v in model.values())
             now += rng.randrange(30)
             expected = sorted((v, k) for k, v in model.items() if v[0] <= now)
             assert [(t.key, t.deadline_ms) for t in _due(timers, now)] == [(k, v[0]) for v, k in expected]
             for _, k in expected:
                 del model[k]
-        assert timers.next_deadline() == (min(v[0] for v in model.values()) if model else None)
-        assert len(timers) == len(model) and len(timers._heap) <= 4 * max(len(model), 16) + 1
+        if not partial:
+            assert timers.next_deadline() == (min(v[0] for v in model.values()) if model else None)
+            assert len(timers) == len(model) and len(timers._heap) <= 4 * max(len(model), 16) + 1
+
+
+def test_lazy_heap_fires_exactly_as_a_sorted_reference_does():
+    _run_against_model(11, partial=False)
+
+
+def test_partial_settling_fires_exactly_as_a_sorted_reference_does():
+    _run_against_model(12, partial=True)
 
 
 def test_next_wake_re_pushes_only_entries_near_now_and_never_sleeps_past_a_deadline():
@@ -143,32 +158,3 @@ def test_next_wake_re_pushes_only_entries_near_now_and_never_sleeps_past_a_deadl
     assert timers.pop_expired(1_100) is None
     fired = _due(timers, 50_000)
     assert [t.deadline_ms for t in fired] == [45_000 + member for member in range(1_000)]
-
-
-def test_partial_settling_fires_exactly_as_a_sorted_reference_does():
-    """The random model of the test above, driven as the runtime drives it: `next_wake` (never
-    after the earliest deadline), then pops; never the full settle of `next_deadline`."""
-    import random
-
-    rng = random.Random(12)
-    timers, model = Timers(), {}
-    order, now = 0, 0
-    for _ in range(20_000):
-        roll = rng.random()
-        key = f"k{rng.randrange(40)}"
-        if roll < 0.6:
-            deadline = now + rng.choice([0, 1, 5, 50, 200])
-            timers.schedule(key, deadline, lambda: None)
-            model[key] = (deadline, order)
-            order += 1
-        elif roll < 0.7:
-            assert timers.cancel(key) == (model.pop(key, None) is not None)
-        else:
-            wake = timers.next_wake(now, rng.choice([0, 3, 20]))
-            assert (wake is None) == (not model)
-            assert wake is None or wake <= min(v[0] for v in model.values())
-            now += rng.randrange(30)
-            expected = sorted((v, k) for k, v in model.items() if v[0] <= now)
-            assert [(t.key, t.deadline_ms) for t in _due(timers, now)] == [(k, v[0]) for v, k in expected]
-            for _, k in expected:
-                del model[k]
