@@ -80,17 +80,14 @@ class GenerationFile:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def read(self) -> int:
-        """The number now, read without the lock: it is written in place by one pwrite, and a torn
-        read could only make a caller rescan (under the lock) for nothing."""
-        return self.read_locked()
-
-    def read_locked(self) -> int:
+        """The number now, with or without the lock: it is written in place by one pwrite, and a
+        torn read outside the lock could only make a caller rescan (under the lock) for nothing."""
         text = os.pread(self._fd, _WIDTH, 0).strip()
         return int(text) if text.isdigit() else 0
 
     def bump_locked(self) -> int:
         """One more change (the caller holds the exclusive lock); returns the new number."""
-        generation = self.read_locked() + 1
+        generation = self.read() + 1
         os.pwrite(self._fd, str(generation).rjust(_WIDTH).encode("ascii"), 0)
         return generation
 
@@ -110,7 +107,7 @@ class SharedTopicRegistry(TopicRegistry):
 
     def load(self) -> None:
         with self.generation.shared():
-            self._seen = self.generation.read_locked()
+            self._seen = self.generation.read()
             super().load()
 
     def get(self, name: str) -> Topic | None:
@@ -128,7 +125,7 @@ class SharedTopicRegistry(TopicRegistry):
         return True
 
     def _refresh_locked(self) -> None:
-        self._seen = self.generation.read_locked()
+        self._seen = self.generation.read()
         found, marked = self._scan()
         self.marked |= marked
         changed = False
@@ -151,7 +148,7 @@ class SharedTopicRegistry(TopicRegistry):
     def _changing(self) -> Iterator[None]:
         """Exclusive: the others' changes first, ours next, then the number moves."""
         with self.generation.exclusive():
-            if self.generation.read_locked() != self._seen:
+            if self.generation.read() != self._seen:
                 self._refresh_locked()
             yield
             self._seen = self.generation.bump_locked()
