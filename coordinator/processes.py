@@ -25,6 +25,13 @@ import sys
 from collections.abc import Mapping
 
 ENV_BROKER, ENV_PORTS, ENV_FDS, ENV_READY = "KGC_PROCESS_BROKER", "KGC_BROKER_PORTS", "KGC_LISTEN_FDS", "KGC_READY_FD"
+# The shared cluster state (cluster/shared_cluster.py): removed before the children start, so a
+# cluster starts with every broker up and the computed leaders.
+CLUSTER_GENERATION_FILE, CLUSTER_STATE_FILE, CLUSTER_APPLIED_FILE = (
+    "cluster.generation",
+    "cluster.state",
+    "cluster.applied",
+)
 
 
 def child_setup(environ: Mapping[str, str]) -> tuple[int, list[int], list[socket.socket], int] | None:
@@ -41,6 +48,11 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
     """Run one child per broker (each given its own sockets of `bound`) until a signal or a
     child's death; returns the exit status."""
     ports = [group[0].getsockname()[1] for group in bound]
+    for name in (CLUSTER_GENERATION_FILE, CLUSTER_STATE_FILE, CLUSTER_APPLIED_FILE):
+        try:
+            os.unlink(os.path.join(data_dir, name))
+        except FileNotFoundError:
+            pass
     child_argv = [a for a in argv if a != "--processes"]
     child_argv += ["--set", "cluster.processes=true"]
     children: list[subprocess.Popen[bytes]] = []

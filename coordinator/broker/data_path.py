@@ -149,6 +149,15 @@ class DataPath:
             self._close_topic(name)
             self._topic_ids.pop(name, None)
 
+    def close_partition(self, topic_name: str, index: int) -> None:
+        """This process stopped leading the partition (cluster.processes): its log closes, its
+        waiters wake (and find it gone); the new leader's process opens it next."""
+        part = self._partitions.pop((topic_name, index), None)
+        if part is not None:
+            part.wake_waiters()
+            self._reopen_waits.pop((topic_name, index), None)
+            self.logs.close_log(topic_name, index)
+
     def _close_topic(self, name: str) -> None:
         for key in [k for k in self._partitions if k[0] == name]:
             self._partitions.pop(key).wake_waiters()

@@ -12,7 +12,7 @@ replica (else ELIGIBLE_LEADERS_NOT_AVAILABLE; one with a leader: ELECTION_NOT_NE
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from coordinator.cluster.cluster import NO_LEADER, Cluster, LeaderChange
@@ -71,7 +71,10 @@ class LeaderMoves:
         self.apply([self.cluster.move_leader(topic, partition, live[0], "unclean election")])
         return ErrorCode.NONE, None
 
-    def apply(self, changes: Sequence[LeaderChange]) -> None:
+    def apply(self, changes: Sequence[LeaderChange], led: Callable[[LeaderChange], bool] | None = None) -> None:
+        """`led`: whether this process loads the coordinator of a changed internal partition (by
+        default: when a broker leads it, every broker being in this process; cluster.processes
+        decides for itself: cluster_sync.py)."""
         for change in changes:
             log_event(
                 _log,
@@ -87,4 +90,4 @@ class LeaderMoves:
                 self.observer.leader_changed(change)
             runtime = self.coordinators.get(change.topic)
             if runtime is not None:
-                runtime.relocate(change.partition, led=change.new_leader != NO_LEADER)
+                runtime.relocate(change.partition, led=change.new_leader != NO_LEADER if led is None else led(change))

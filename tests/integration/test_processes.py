@@ -290,7 +290,7 @@ async def test_a_broker_process_answers_not_leader_for_another_process_partition
         assert await trio.to_thread.run_sync(lambda: proc.wait(DEADLINE)) == 0
 
 
-async def test_processes_refuse_the_control_plane(tmp_path):
-    proc = start(tmp_path, "--brokers", "2", "--processes", "--control-port", "0")
+async def test_processes_refuse_the_manual_clock(tmp_path):
+    proc = start(tmp_path, "--brokers", "2", "--processes", "--control-port", "0", "--set", "clock.mode=manual")
     _, err = await trio.to_thread.run_sync(lambda: proc.communicate(timeout=DEADLINE))
-    assert proc.returncode != 0 and "control" in err
+    assert proc.returncode == 2 and "clock.mode=manual needs every broker in one process" in err
