@@ -4,15 +4,16 @@ The parent binds every broker's port (net/bind.py) and creates the --create-topi
 starts one `python -m coordinator serve` child per broker with the same arguments plus
 cluster.processes=true. A child inherits only its own listening sockets (KGC_LISTEN_FDS), learns
 every broker's port (KGC_BROKER_PORTS) and its index (KGC_PROCESS_BROKER), serves that broker
-alone on its own trio loop (server.serve only_broker: it opens only the logs it leads, under the
-static placement every process computes the same way, and answers Metadata and FindCoordinator
-for the whole cluster), and writes one byte to KGC_READY_FD once it serves. The parent prints the
+alone on its own trio loop (server.serve only_broker: it opens only the logs it leads, as every
+process computes them the same way, and answers Metadata and FindCoordinator for the whole
+cluster), and writes one byte to KGC_READY_FD once it serves. The parent prints the
 bootstrap line when all are ready, forwards SIGINT/SIGTERM, and stops the others (exit 1) if one
 dies. The children share the data dir: topics created (CreateTopics, Metadata's auto-creation),
-grown or deleted through any broker reach the others through it (cluster/shared_topics.py).
-Broker down/up, leader moves and the control plane are refused at start (config.check_cluster),
-topic and broker config changes and ElectLeaders by their handlers. This module imports neither
-trio nor the server.
+grown or deleted through any broker reach the others through it (cluster/shared_topics.py), and
+so do broker down/up and leader moves (cluster/shared_cluster.py: its files are removed here
+before the children start). Broker 0's child serves the control plane's cluster commands; the
+manual clock is refused at start (config.check_cluster), topic and broker config changes and
+ElectLeaders by their handlers. This module imports neither trio nor the server.
 """
 
 from __future__ import annotations

@@ -217,15 +217,12 @@ async def _serve_locked(
     )
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)  # leaders: lazily
     me = None if only_broker is None else nodes[only_broker].node_id
-    shared = None if only_broker is None else SharedClusterState(data_dir, cluster, only_broker)
-    pending: dict[tuple[str, int], int] = {}  # cluster.processes: gained partitions not yet let go elsewhere
-    owns = (
-        None
-        if me is None
-        else (lambda topic, index: cluster.leader(topic, index) == me and (topic, index) not in pending)
-    )
-    if shared is not None:
+    shared = None  # cluster.processes: the brokers' states and leaders every process follows
+    if only_broker is not None and isinstance(topics, SharedTopicRegistry):
+        shared = SharedClusterState(data_dir, cluster, only_broker)
         shared.catch_up()  # the others' decisions so far (none, unless this process started late)
+        topics.leads = shared.holds_dir  # a deleted topic's dirs: removed by whoever led them
+    owns = None if shared is None else shared.owns  # only the logs it leads, once no other holds them
     producer_ids = None if me is None else ProducerIdManager(data_dir, owner=only_broker)
     data = DataPath(config, topics, timer_clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
@@ -361,7 +358,7 @@ async def _serve_locked(
         }
     sync = None
     if shared is not None and me is not None:  # the shared cluster state, followed by this process
-        sync = ClusterSync(shared, moves, me, data, logs, topics, listener=listeners[me], pending=pending)
+        sync = ClusterSync(shared, moves, data, logs, topics, listener=listeners[me])
         cluster.follow = sync.catch_up
     controller = Controller(moves, dict(listeners), shared=sync)
     control = None

@@ -106,6 +106,14 @@ class Cluster:
         leadership = self.leadership(topic_name, partition)
         return NO_LEADER if leadership is None else leadership.leader
 
+    def remembered_leader(self, topic_name: str, partition: int) -> int | None:
+        """The leader last computed for the partition, also of a topic deleted since (None if
+        never computed): who held its log, for cluster.processes' deletion of its dir."""
+        entry = self._leaders.get(topic_name)
+        if entry is None or not 0 <= partition < len(entry.partitions):
+            return None
+        return entry.partitions[partition].leader
+
     def in_sync(self, leadership: Leadership) -> list[int]:
         return [r for r in leadership.replicas if self.nodes[r].up]
 

@@ -48,25 +48,20 @@ class ClusterSync:
         self,
         shared: SharedClusterState,
         moves: LeaderMoves,
-        me: int,
         data: HeldLogs,
         logs: ClosesLogs,
         topics: CatchesUp,
         listener: Switch | None = None,
-        pending: dict[tuple[str, int], int] | None = None,
     ) -> None:
-        """`pending`: the dict `owns` reads, when DataPath was given `owns` before this existed."""
-        self.shared, self.moves, self.me = shared, moves, me
+        self.shared, self.moves, self.me = shared, moves, shared.me
         self.cluster: Cluster = moves.cluster
         self.data, self.logs, self.topics = data, logs, topics
         self.listener = listener
-        self.pending = {} if pending is None else pending  # gained, not yet taken: -> generation to wait for
+        self.pending = shared.pending  # gained, not yet taken: -> generation to wait for (shared.owns reads it)
         self._listening = True
 
-    # -- what this process holds -------------------------------------------------------------
     def owns(self, topic: str, partition: int) -> bool:
-        """This process leads the partition and may hold its log (DataPath's `owns`)."""
-        return self.cluster.leader(topic, partition) == self.me and (topic, partition) not in self.pending
+        return self.shared.owns(topic, partition)
 
     # -- following the state -----------------------------------------------------------------
     def catch_up(self) -> list[LeaderChange]:

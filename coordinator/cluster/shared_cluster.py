@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.cluster.cluster import Cluster, LeaderChange, Leadership
-from coordinator.cluster.shared_topics import GenerationFile
+from coordinator.cluster.shared_topics import GenerationFile, static_leader
 from coordinator.processes import CLUSTER_APPLIED_FILE, CLUSTER_GENERATION_FILE, CLUSTER_STATE_FILE
 
 _WIDTH = 20  # one slot of `cluster.applied`: a number written in place at one width
@@ -92,10 +92,25 @@ class SharedClusterState:
 
     def __init__(self, data_dir: Path, cluster: Cluster, index: int) -> None:
         self.cluster, self.index = cluster, index
+        self.me = list(cluster.nodes)[index]  # this process's broker
+        self.pending: dict[tuple[str, int], int] = {}  # gained, not yet let go elsewhere: -> generation
         self.generation = GenerationFile(data_dir, CLUSTER_GENERATION_FILE)
         self._path = data_dir / CLUSTER_STATE_FILE
         self._applied = os.open(data_dir / CLUSTER_APPLIED_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         self.seen = 0  # the generation applied to the Cluster (0: none written, all brokers up)
+
+    def owns(self, topic: str, partition: int) -> bool:
+        """This process leads the partition and may hold its log (DataPath's `owns`): not while
+        another process may still hold it (ClusterSync takes it then)."""
+        return self.cluster.leader(topic, partition) == self.me and (topic, partition) not in self.pending
+
+    def holds_dir(self, name: str, partition: int) -> bool:
+        """Whether this process removes a deleted topic's dir (SharedTopicRegistry's `leads`):
+        the one that led it last, as every process computed it (else the static placement)."""
+        leader = self.cluster.remembered_leader(name, partition)
+        if leader is None or leader < 0:
+            leader = static_leader(name, partition, sorted(self.cluster.nodes))
+        return leader == self.me
 
     def close(self) -> None:
         os.close(self._applied)

@@ -180,7 +180,7 @@ class Followed:
         self.listener = FakeListener()
         me = p.shared.index
         moves = LeaderMoves(p.cluster, {OFFSETS_TOPIC: self.runtime})
-        self.sync = ClusterSync(p.shared, moves, me, self.data, self.logs, p.topics, listener=self.listener)
+        self.sync = ClusterSync(p.shared, moves, self.data, self.logs, p.topics, listener=self.listener)
         p.cluster.follow = self.sync.catch_up
         self.controller = Controller(moves, {me: self.listener}, shared=self.sync)
         p.view(OFFSETS_TOPIC)  # the server looks at every internal partition's leader at start
@@ -265,3 +265,21 @@ def test_one_process_mode_has_no_follower(tmp_path):
     assert p.cluster.follow is None
     p.cluster.catch_up()  # nothing to do
     assert p.cluster.leader(OFFSETS_TOPIC, 0) != NO_LEADER
+
+
+def test_a_deleted_topic_dir_is_removed_by_the_process_that_led_it_last(tmp_path):
+    procs = processes(tmp_path)
+    a = procs[0]
+    a.topics.create("gone", 1)
+    for p in procs[1:]:
+        p.topics.catch_up()
+    static = a.cluster.leader("gone", 0)
+    target = (static + 1) % 3
+    a.shared.change(lambda: a.cluster.move_leader("gone", 0, target, "moved"), f"moved to broker {target}")
+    for p in procs:
+        p.shared.catch_up()
+        assert p.cluster.leader("gone", 0) == target
+    a.topics.delete("gone")
+    for p in procs:
+        p.topics.catch_up()
+        assert p.shared.holds_dir("gone", 0) == (p.shared.me == target)  # not the static leader's
