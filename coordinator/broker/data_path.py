@@ -74,6 +74,11 @@ class DataPath:
                     if self._owns is None or self._owns(topic.name, index):
                         self.partition(topic.name, index)
 
+    def may_serve(self, topic_name: str, index: int) -> bool:
+        """Whether this process may hold the partition's log now (always in one process; with
+        cluster.processes, not while another process may still hold it)."""
+        return self._owns is None or self._owns(topic_name, index)
+
     def partition(self, topic_name: str, index: int) -> Partition | None:
         """The served partition, opening its log on first use; None if it does not exist."""
         part = self._partitions.get((topic_name, index))
