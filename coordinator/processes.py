@@ -12,8 +12,8 @@ dies. The children share the data dir: topics created (CreateTopics, Metadata's 
 grown or deleted through any broker reach the others through it (cluster/shared_topics.py), and
 so do broker down/up and leader moves (cluster/shared_cluster.py: its files are removed here
 before the children start). Broker 0's child serves the control plane's cluster commands; the
-manual clock is refused at start (config.check_cluster), topic and broker config changes and
-ElectLeaders by their handlers. This module imports neither trio nor the server.
+manual clock is refused at start (config.check_cluster), topic and broker config changes by
+their handlers. This module imports neither trio nor the server.
 """
 
 from __future__ import annotations

@@ -360,6 +360,7 @@ async def _serve_locked(
     if shared is not None and me is not None:  # the shared cluster state, followed by this process
         sync = ClusterSync(shared, moves, data, logs, topics, listener=listeners[me])
         cluster.follow = sync.catch_up
+        moves.publish = sync.change  # ElectLeaders' moves reach every process too
     controller = Controller(moves, dict(listeners), shared=sync)
     control = None
     if parts is not None:

@@ -46,6 +46,9 @@ class LeaderMoves:
         self.cluster = cluster
         self.coordinators = coordinators  # internal topic -> the runtime serving it
         self.observer = observer
+        # cluster.processes (cluster_sync.ClusterSync.change): an election's move is published to
+        # every broker process instead of applied here alone.
+        self.publish: Callable[[Callable[[], list[LeaderChange]], str], list[LeaderChange]] | None = None
 
     def elect(self, topic: str, partition: int, election: ElectionType) -> tuple[int, str | None]:
         """(error, message) of one partition's election, applied when it succeeds."""
@@ -62,14 +65,20 @@ class LeaderMoves:
                     f"Failed to elect leader for partition {topic}-{partition}: its preferred replica "
                     f"{preferred} is down"
                 )
-            self.apply([self.cluster.move_leader(topic, partition, preferred, "preferred replica elected")])
+            self._move(topic, partition, preferred, "preferred replica elected")
             return ErrorCode.NONE, None
         if lead.leader != NO_LEADER:
             return ErrorCode.ELECTION_NOT_NEEDED, None
         if not live:
             return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, f"no replica of {topic}-{partition} is live"
-        self.apply([self.cluster.move_leader(topic, partition, live[0], "unclean election")])
+        self._move(topic, partition, live[0], "unclean election")
         return ErrorCode.NONE, None
+
+    def _move(self, topic: str, partition: int, node_id: int, cause: str) -> None:
+        if self.publish is not None:
+            self.publish(lambda: [self.cluster.move_leader(topic, partition, node_id, cause)], cause)
+        else:
+            self.apply([self.cluster.move_leader(topic, partition, node_id, cause)])
 
     def apply(self, changes: Sequence[LeaderChange], led: Callable[[LeaderChange], bool] | None = None) -> None:
         """`led`: whether this process loads the coordinator of a changed internal partition (by

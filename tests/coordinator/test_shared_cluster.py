@@ -15,12 +15,13 @@ from coordinator.broker.topics import Topic
 from coordinator.cluster.cluster import NO_LEADER, BrokerNode, Cluster, ClusterError, LeaderChange
 from coordinator.cluster.cluster_sync import ClusterSync
 from coordinator.cluster.controller import Controller
-from coordinator.cluster.elections import LeaderMoves
+from coordinator.cluster.elections import ElectionType, LeaderMoves
 from coordinator.cluster.shared_cluster import SharedClusterState
 from coordinator.cluster.shared_topics import CHECK_INTERVAL_S, shared_registry
 from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.processes import CLUSTER_STATE_FILE
+from protocol.errors import ErrorCode
 
 
 def nodes(n: int = 3) -> list[BrokerNode]:
@@ -182,6 +183,7 @@ class Followed:
         moves = LeaderMoves(p.cluster, {OFFSETS_TOPIC: self.runtime})
         self.sync = ClusterSync(p.shared, moves, self.data, self.logs, p.topics, listener=self.listener)
         p.cluster.follow = self.sync.catch_up
+        moves.publish = self.sync.change
         self.controller = Controller(moves, {me: self.listener}, shared=self.sync)
         p.view(OFFSETS_TOPIC)  # the server looks at every internal partition's leader at start
 
@@ -283,3 +285,16 @@ def test_a_deleted_topic_dir_is_removed_by_the_process_that_led_it_last(tmp_path
     for p in procs:
         p.topics.catch_up()
         assert p.shared.holds_dir("gone", 0) == (p.shared.me == target)  # not the static leader's
+
+
+def test_an_election_in_one_process_is_published_to_the_others(tmp_path):
+    zero, one = (Followed(p) for p in processes(tmp_path, 2))
+    partition = offsets_led_by(zero.p, 0)[0]
+    zero.controller.move_leader(OFFSETS_TOPIC, partition, 1)  # away from its preferred replica
+    assert one.sync.catch_up() and one.p.cluster.leader(OFFSETS_TOPIC, partition) == 1
+    assert one.sync.moves.elect(OFFSETS_TOPIC, partition, ElectionType.PREFERRED) == (ErrorCode.NONE, None)
+    zero.sync.catch_up()
+    assert zero.p.view(OFFSETS_TOPIC) == one.p.view(OFFSETS_TOPIC)
+    assert zero.p.cluster.leadership(OFFSETS_TOPIC, partition).leader == 0
+    assert zero.p.cluster.leadership(OFFSETS_TOPIC, partition).epoch == 2
+    assert zero.sync.pending == {(OFFSETS_TOPIC, partition): zero.p.shared.seen}  # taken once 1 lets go
