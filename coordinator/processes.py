@@ -86,8 +86,10 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
                 )
             os.close(fd)
         bootstrap = ",".join(f"{host}:{port}" for port in ports)
-        print(
-            f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)", flush=True
+        print(  # one write, whole among the children's lines on the same stdout
+            f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)\n",
+            end="",
+            flush=True,
         )
         return _wait(children)
     except BaseException:

@@ -8,6 +8,7 @@ no acknowledged commit is lost. Waits are on conditions; the deadlines only boun
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import urllib.request
@@ -36,18 +37,21 @@ def start(data_dir: str) -> tuple[subprocess.Popen[str], str, str]:
     )
     assert proc.stdout is not None
     seen: dict[str, str] = {}
+    lines = []
     while len(seen) < 2:  # the two lines come in either order (the control line is broker 0's)
         line = proc.stdout.readline()
+        lines.append(line)
         if not line:
-            raise AssertionError(f"the server exited ({proc.wait()}) before serving")
-        for key in ("bootstrap=", "control="):
-            if key in line:
-                seen[key] = line.split(key, 1)[1].split()[0]
-    return proc, seen["bootstrap="], seen["control="]
+            raise AssertionError(f"the server exited ({proc.wait()}) before serving: {lines}")
+        for key, pattern in (("bootstrap", r"kgc: serving bootstrap=(\S+)"), ("control", r"kgc: control=(http://\S+)")):
+            if match := re.search(pattern, line):
+                seen[key] = match.group(1)
+    return proc, seen["bootstrap"], seen["control"]
 
 
 def control(url: str, path: str) -> dict:
     request = urllib.request.Request(url + path, method="POST", data=b"")
+    assert request.host.startswith("127.0.0.1:"), url
     with urllib.request.urlopen(request, timeout=DEADLINE) as response:
         return dict(json.loads(response.read()))
 
