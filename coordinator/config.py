@@ -217,9 +217,9 @@ def check_cluster(config: Config) -> None:
     n, port = config.cluster_brokers, config.port
     if not 1 <= n <= MAX_BROKERS:
         raise ConfigError(f"cluster.brokers (--brokers) must be between 1 and {MAX_BROKERS}, got {n}")
-    if config.cluster_processes and (config.control_enable or config.control_port >= 0):
+    if config.cluster_processes and config.clock_mode == "manual":
         raise ConfigError(
-            "the control plane (control.enable, control.port) needs every broker in one process: "
+            "clock.mode=manual needs every broker in one process (the control plane moves one clock): "
             "it cannot run with cluster.processes (--processes)"
         )
     if port != 0 and not (1 <= port and port + n - 1 <= 65535):

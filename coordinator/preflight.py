@@ -41,9 +41,8 @@ def claimed(config: Any, create_topics: Mapping[str, int], processes: bool = Fal
 
 def check_settings(config: Any, processes: bool = False) -> None:
     """Settings that only make sense together (raised by the server itself once it is listening)."""
-    control = config.control_enable or config.control_port >= 0
-    if (processes or config.cluster_processes) and control:
-        raise ConfigError("the control plane needs every broker in one process: it cannot run with --processes")
+    if (processes or config.cluster_processes) and config.clock_mode == "manual":
+        raise ConfigError("clock.mode=manual needs every broker in one process: it cannot run with --processes")
     host = config.control_host or "127.0.0.1"
     if config.control_port >= 0 and not _is_loopback(host) and not config.control_token:
         raise ConfigError(

@@ -4,15 +4,16 @@ The parent binds every broker's port (net/bind.py) and creates the --create-topi
 starts one `python -m coordinator serve` child per broker with the same arguments plus
 cluster.processes=true. A child inherits only its own listening sockets (KGC_LISTEN_FDS), learns
 every broker's port (KGC_BROKER_PORTS) and its index (KGC_PROCESS_BROKER), serves that broker
-alone on its own trio loop (server.serve only_broker: it opens only the logs it leads, under the
-static placement every process computes the same way, and answers Metadata and FindCoordinator
-for the whole cluster), and writes one byte to KGC_READY_FD once it serves. The parent prints the
+alone on its own trio loop (server.serve only_broker: it opens only the logs it leads, as every
+process computes them the same way, and answers Metadata and FindCoordinator for the whole
+cluster), and writes one byte to KGC_READY_FD once it serves. The parent prints the
 bootstrap line when all are ready, forwards SIGINT/SIGTERM, and stops the others (exit 1) if one
 dies. The children share the data dir: topics created (CreateTopics, Metadata's auto-creation),
-grown or deleted through any broker reach the others through it (cluster/shared_topics.py).
-Broker down/up, leader moves and the control plane are refused at start (config.check_cluster),
-topic and broker config changes and ElectLeaders by their handlers. This module imports neither
-trio nor the server.
+grown or deleted through any broker reach the others through it (cluster/shared_topics.py), and
+so do broker down/up and leader moves (cluster/shared_cluster.py: its files are removed here
+before the children start). Broker 0's child serves the control plane's cluster commands; the
+manual clock is refused at start (config.check_cluster), topic and broker config changes by
+their handlers. This module imports neither trio nor the server.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ import sys
 from collections.abc import Mapping
 
 ENV_BROKER, ENV_PORTS, ENV_FDS, ENV_READY = "KGC_PROCESS_BROKER", "KGC_BROKER_PORTS", "KGC_LISTEN_FDS", "KGC_READY_FD"
+# The shared cluster state (cluster/shared_cluster.py): removed before the children start, so a
+# cluster starts with every broker up and the computed leaders.
+CLUSTER_GENERATION_FILE, CLUSTER_STATE_FILE, CLUSTER_APPLIED_FILE = (
+    "cluster.generation",
+    "cluster.state",
+    "cluster.applied",
+)
 
 
 def child_setup(environ: Mapping[str, str]) -> tuple[int, list[int], list[socket.socket], int] | None:
@@ -41,6 +49,11 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
     """Run one child per broker (each given its own sockets of `bound`) until a signal or a
     child's death; returns the exit status."""
     ports = [group[0].getsockname()[1] for group in bound]
+    for name in (CLUSTER_GENERATION_FILE, CLUSTER_STATE_FILE, CLUSTER_APPLIED_FILE):
+        try:
+            os.unlink(os.path.join(data_dir, name))
+        except FileNotFoundError:
+            pass
     child_argv = [a for a in argv if a != "--processes"]
     child_argv += ["--set", "cluster.processes=true"]
     children: list[subprocess.Popen[bytes]] = []
@@ -73,8 +86,10 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
                 )
             os.close(fd)
         bootstrap = ",".join(f"{host}:{port}" for port in ports)
-        print(
-            f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)", flush=True
+        print(  # one write, whole among the children's lines on the same stdout
+            f"kgc: serving bootstrap={bootstrap} with data in {data_dir} ({len(children)} broker processes)\n",
+            end="",
+            flush=True,
         )
         return _wait(children)
     except BaseException:

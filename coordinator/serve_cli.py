@@ -108,7 +108,8 @@ async def _serve_until_signalled(
                 os.close(child[3])
             tap = server.broker.tap
             if server.control_url is not None:
-                print(f"kgc: control={server.control_url}", flush=True)
+                # One write (PYTHONUNBUFFERED splits print's end): --processes' children share stdout.
+                print(f"kgc: control={server.control_url}\n", end="", flush=True)
             if server.metrics_port is not None:
                 print(f"kgc: metrics on http://{config.host}:{server.metrics_port}/metrics", flush=True)
             if tap is not None and tap.transcript is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,9 +30,11 @@ from coordinator.broker.producer_expiry import ProducerExpiry
 from coordinator.broker.producer_ids import ProducerIdManager
 from coordinator.broker.topics import Topic, TopicRegistry
 from coordinator.cluster.cluster import BrokerNode, Cluster
+from coordinator.cluster.cluster_sync import ClusterSync
 from coordinator.cluster.controller import Controller
 from coordinator.cluster.elections import LeaderMoves, Relocatable
 from coordinator.cluster.features import served_versions
+from coordinator.cluster.shared_cluster import SharedClusterState
 from coordinator.cluster.shared_topics import SharedTopicRegistry, TopicSync, shared_registry
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
@@ -155,7 +158,8 @@ async def serve(
     server, so the ports accept connections at once); their ports are the brokers' ports.
     `only_broker` (cluster.processes, coordinator/processes.py): this process serves broker
     `only_broker` of the cluster alone, with `ports` naming every broker's port and `bound`
-    holding its own sockets only; it opens only the logs it leads, and leaders never move. The
+    holding its own sockets only; it opens only the logs it leads (leaders move through the data
+    dir: cluster/shared_cluster.py; only broker 0's process serves the control plane). The
     parent process holds the data dir's lock and prepared the dir for all of them. `prepared`:
     so did the caller (`kgc serve` claims the dir before it binds: coordinator/preflight.py).
     `early`: what answered ApiVersions on `bound` meanwhile (the listeners take its connections)."""
@@ -213,7 +217,12 @@ async def _serve_locked(
     )
     cluster = Cluster(nodes, topics, auto_leader_rebalance=config.auto_leader_rebalance_enable)  # leaders: lazily
     me = None if only_broker is None else nodes[only_broker].node_id
-    owns = None if me is None else (lambda topic, index: cluster.leader(topic, index) == me)
+    shared = None  # cluster.processes: the brokers' states and leaders every process follows
+    if only_broker is not None and isinstance(topics, SharedTopicRegistry):
+        shared = SharedClusterState(data_dir, cluster, only_broker)
+        shared.catch_up()  # the others' decisions so far (none, unless this process started late)
+        topics.leads = shared.holds_dir  # a deleted topic's dirs: removed by whoever led them
+    owns = None if shared is None else shared.owns  # only the logs it leads, once no other holds them
     producer_ids = None if me is None else ProducerIdManager(data_dir, owner=only_broker)
     data = DataPath(config, topics, timer_clock, logs, owns=owns, producer_ids=producer_ids)
     data.open_all()  # recovers every user-topic log (that this process leads)
@@ -305,7 +314,8 @@ async def _serve_locked(
         coordinators[SHARE_STATE_TOPIC] = share_runtime
     moves = LeaderMoves(cluster, coordinators, observer=tap)
     parts = None
-    if config.control_enable or config.control_port >= 0:  # the control plane: imported only when on
+    control_on = config.control_enable or config.control_port >= 0
+    if control_on and (only_broker or 0) == 0:  # the control plane: imported only when on (broker 0's process)
         from coordinator.control.wiring import control_parts
 
         parts = control_parts(config, clock, services, topics, tap)
@@ -319,7 +329,7 @@ async def _serve_locked(
             tap=tap,
             node=node,
             versions=versions,
-            control=parts.hook if parts else None,
+            control=parts.hook if parts and me is None else None,  # faults/request log: one process only
             txn=txn_services[node.node_id],
             group_configs=group_configs,
             share=shares.get(node.node_id),
@@ -346,7 +356,12 @@ async def _serve_locked(
                 brokers[only_broker or 0], config.host, limiter, memory, bound[0] if bound else None, security.plans
             )
         }
-    controller = Controller(moves, dict(listeners))
+    sync = None
+    if shared is not None and me is not None:  # the shared cluster state, followed by this process
+        sync = ClusterSync(shared, moves, data, logs, topics, listener=listeners[me])
+        cluster.follow = sync.catch_up
+        moves.publish = sync.change  # ElectLeaders' moves reach every process too
+    controller = Controller(moves, dict(listeners), shared=sync)
     control = None
     if parts is not None:
         from coordinator.control.plane import ServerControl
@@ -403,6 +418,8 @@ async def _serve_locked(
                 await nursery.start(data.run)  # retention, flushers; closes every log when cancelled
                 if isinstance(topics, SharedTopicRegistry):  # the other processes' topic changes
                     await nursery.start(TopicSync(topics, data).run)
+                if sync is not None:  # ... and their broker and leader changes
+                    await nursery.start(sync.run)
                 await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock
@@ -412,7 +429,14 @@ async def _serve_locked(
                     from coordinator.control.http_api import serve_control  # the HTTP stack only when asked for
 
                     http = await nursery.start(
-                        serve_control, control, config.control_host, config.control_port, config.control_token or None
+                        partial(
+                            serve_control,
+                            control,
+                            config.control_host,
+                            config.control_port,
+                            config.control_token or None,
+                            cluster_only=me is not None,  # cluster.processes: what every process follows
+                        )
                     )
                     server.control_url = http.url
                 log_event(_log, "server.listening", bootstrap=server.bootstrap, data_dir=str(data_dir))

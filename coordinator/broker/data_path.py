@@ -74,6 +74,11 @@ class DataPath:
                     if self._owns is None or self._owns(topic.name, index):
                         self.partition(topic.name, index)
 
+    def may_serve(self, topic_name: str, index: int) -> bool:
+        """Whether this process may hold the partition's log now (always in one process; with
+        cluster.processes, not while another process may still hold it)."""
+        return self._owns is None or self._owns(topic_name, index)
+
     def partition(self, topic_name: str, index: int) -> Partition | None:
         """The served partition, opening its log on first use; None if it does not exist."""
         part = self._partitions.get((topic_name, index))
@@ -148,6 +153,15 @@ class DataPath:
         if self._topic_ids.get(name) == topic_id:
             self._close_topic(name)
             self._topic_ids.pop(name, None)
+
+    def close_partition(self, topic_name: str, index: int) -> None:
+        """This process stopped leading the partition (cluster.processes): its log closes, its
+        waiters wake (and find it gone); the new leader's process opens it next."""
+        part = self._partitions.pop((topic_name, index), None)
+        if part is not None:
+            part.wake_waiters()
+            self._reopen_waits.pop((topic_name, index), None)
+            self.logs.close_log(topic_name, index)
 
     def _close_topic(self, name: str) -> None:
         for key in [k for k in self._partitions if k[0] == name]:

@@ -7,12 +7,14 @@ down has no leader (-1). Replicas are logical — one copy of each log serves ev
 the in-sync replicas are simply the live ones. This module only decides; what a leader change
 sets in motion (listeners closing, a coordinator reloading its partition) is controller.py's.
 Leaderships are computed on first use from the topic registry and kept while the topic (same
-id) lives; an unknown topic or partition is None.
+id) lives; an unknown topic or partition is None. `pins` (cluster.processes: shared_cluster.py)
+are leaderships another process decided, taken instead of the computed ones; empty otherwise.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from coordinator.broker.topics import Topic, TopicRegistry
@@ -72,8 +74,15 @@ class Cluster:
         self.topics = topics
         self.auto_leader_rebalance = auto_leader_rebalance
         self._leaders: dict[str, _TopicLeaders] = {}
+        self.pins: dict[tuple[str, uuid.UUID, int], Leadership] = {}  # (topic, id, partition) -> decided
+        self.follow: Callable[[], object] | None = None  # cluster.processes: ClusterSync.catch_up
 
     # -- reading ---------------------------------------------------------------------------------
+    def catch_up(self) -> None:
+        """cluster.processes: the other broker processes' decisions first (nothing otherwise)."""
+        if self.follow is not None:
+            self.follow()
+
     def node(self, node_id: int) -> BrokerNode:
         node = self.nodes.get(node_id)
         if node is None:
@@ -97,6 +106,14 @@ class Cluster:
         leadership = self.leadership(topic_name, partition)
         return NO_LEADER if leadership is None else leadership.leader
 
+    def remembered_leader(self, topic_name: str, partition: int) -> int | None:
+        """The leader last computed for the partition, also of a topic deleted since (None if
+        never computed): who held its log, for cluster.processes' deletion of its dir."""
+        entry = self._leaders.get(topic_name)
+        if entry is None or not 0 <= partition < len(entry.partitions):
+            return None
+        return entry.partitions[partition].leader
+
     def in_sync(self, leadership: Leadership) -> list[int]:
         return [r for r in leadership.replicas if self.nodes[r].up]
 
@@ -105,17 +122,41 @@ class Cluster:
         if entry is None or entry.topic_id != topic.topic_id:
             entry = self._leaders[topic.name] = _TopicLeaders(topic.topic_id)
         if len(entry.partitions) < topic.partitions:  # new, or grown
-            ids = sorted(self.nodes)
-            rf = max(1, min(topic.replication_factor, len(ids)))
-            start = kafka_abs(java_string_hash(topic.name)) % len(ids) if not topic.internal else 0
-            for replicas in assign_replicas(
-                topic.partitions - len(entry.partitions), rf, ids, start, first_partition=len(entry.partitions)
-            ):
-                entry.partitions.append(Leadership(replicas, self._first_live(replicas)))
+            first = len(entry.partitions)
+            for index, replicas in enumerate(self._assigned(topic, first), start=first):
+                pinned = self.pins.get((topic.name, topic.topic_id, index))
+                entry.partitions.append(
+                    Leadership(pinned.replicas, pinned.leader, pinned.epoch)
+                    if pinned is not None
+                    else Leadership(replicas, self._first_live(replicas))
+                )
         return entry
+
+    def _assigned(self, topic: Topic, first: int = 0) -> list[tuple[int, ...]]:
+        """The replicas of the topic's partitions from `first` on (Kafka's assignment)."""
+        ids = sorted(self.nodes)
+        rf = max(1, min(topic.replication_factor, len(ids)))
+        start = kafka_abs(java_string_hash(topic.name)) % len(ids) if not topic.internal else 0
+        return list(assign_replicas(topic.partitions - first, rf, ids, start, first_partition=first))
+
+    def computed(self, topic_name: str) -> list[Leadership]:
+        """The topic's leaderships as computed from scratch with the brokers up now (epoch 0):
+        what a partition has unless a change was decided for it (a pin)."""
+        topic = self.topics.get(topic_name)
+        if topic is None:
+            return []
+        return [Leadership(replicas, self._first_live(replicas)) for replicas in self._assigned(topic)]
+
+    def topic_id(self, topic_name: str) -> uuid.UUID | None:
+        topic = self.topics.get(topic_name)
+        return None if topic is None else topic.topic_id
 
     def _first_live(self, replicas: tuple[int, ...]) -> int:
         return next((r for r in replicas if self.nodes[r].up), NO_LEADER)
+
+    def all_partitions(self) -> list[tuple[str, int, Leadership]]:
+        """(topic, partition, leadership) of every partition of every topic known now."""
+        return self._all()
 
     def _all(self) -> list[tuple[str, int, Leadership]]:
         out = []
@@ -135,11 +176,12 @@ class Cluster:
         node = self.node(node_id)
         if not node.up:
             return []
+        partitions = self._all()  # computed before the flag flips: a lazy one would skip the change
         node.up = False
         cause = f"broker {node_id} went down"
         return [
             self._set_leader(t, p, lead, self._first_live(lead.replicas), cause)
-            for t, p, lead in self._all()
+            for t, p, lead in partitions
             if lead.leader == node_id
         ]
 
@@ -147,9 +189,10 @@ class Cluster:
         node = self.node(node_id)
         if node.up:
             return []
+        partitions = self._all()
         node.up = True
         changes = []
-        for t, p, lead in self._all():
+        for t, p, lead in partitions:
             if lead.leader == NO_LEADER and node_id in lead.replicas:
                 changes.append(self._set_leader(t, p, lead, node_id, f"broker {node_id} came back"))
             elif self.auto_leader_rebalance and lead.replicas[0] == node_id and lead.leader != node_id:

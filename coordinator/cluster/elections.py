@@ -12,7 +12,7 @@ replica (else ELIGIBLE_LEADERS_NOT_AVAILABLE; one with a leader: ELECTION_NOT_NE
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from coordinator.cluster.cluster import NO_LEADER, Cluster, LeaderChange
@@ -46,6 +46,9 @@ class LeaderMoves:
         self.cluster = cluster
         self.coordinators = coordinators  # internal topic -> the runtime serving it
         self.observer = observer
+        # cluster.processes (cluster_sync.ClusterSync.change): an election's move is published to
+        # every broker process instead of applied here alone.
+        self.publish: Callable[[Callable[[], list[LeaderChange]], str], list[LeaderChange]] | None = None
 
     def elect(self, topic: str, partition: int, election: ElectionType) -> tuple[int, str | None]:
         """(error, message) of one partition's election, applied when it succeeds."""
@@ -62,16 +65,25 @@ class LeaderMoves:
                     f"Failed to elect leader for partition {topic}-{partition}: its preferred replica "
                     f"{preferred} is down"
                 )
-            self.apply([self.cluster.move_leader(topic, partition, preferred, "preferred replica elected")])
+            self._move(topic, partition, preferred, "preferred replica elected")
             return ErrorCode.NONE, None
         if lead.leader != NO_LEADER:
             return ErrorCode.ELECTION_NOT_NEEDED, None
         if not live:
             return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, f"no replica of {topic}-{partition} is live"
-        self.apply([self.cluster.move_leader(topic, partition, live[0], "unclean election")])
+        self._move(topic, partition, live[0], "unclean election")
         return ErrorCode.NONE, None
 
-    def apply(self, changes: Sequence[LeaderChange]) -> None:
+    def _move(self, topic: str, partition: int, node_id: int, cause: str) -> None:
+        if self.publish is not None:
+            self.publish(lambda: [self.cluster.move_leader(topic, partition, node_id, cause)], cause)
+        else:
+            self.apply([self.cluster.move_leader(topic, partition, node_id, cause)])
+
+    def apply(self, changes: Sequence[LeaderChange], led: Callable[[LeaderChange], bool] | None = None) -> None:
+        """`led`: whether this process loads the coordinator of a changed internal partition (by
+        default: when a broker leads it, every broker being in this process; cluster.processes
+        decides for itself: cluster_sync.py)."""
         for change in changes:
             log_event(
                 _log,
@@ -87,4 +99,4 @@ class LeaderMoves:
                 self.observer.leader_changed(change)
             runtime = self.coordinators.get(change.topic)
             if runtime is not None:
-                runtime.relocate(change.partition, led=change.new_leader != NO_LEADER)
+                runtime.relocate(change.partition, led=change.new_leader != NO_LEADER if led is None else led(change))

@@ -54,12 +54,15 @@ def shared_registry(data_dir: Path, nodes: Sequence[BrokerNode], me: int) -> Sha
 
 
 class GenerationFile:
-    """`topics.generation`: the number of topic changes, and the lock that orders them."""
+    """`topics.generation` (or another name): the number of changes, and the lock that orders them."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, name: str = GENERATION_FILE) -> None:
         # A file object (closed when the registry goes), used through its descriptor.
-        self._file = os.fdopen(os.open(data_dir / GENERATION_FILE, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
+        self._file = os.fdopen(os.open(data_dir / name, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
         self._fd = self._file.fileno()
+
+    def close(self) -> None:
+        self._file.close()
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -73,7 +74,9 @@ class ControlServer:
     url: str
 
 
-def build_app(plane: ControlPlane, token: str | None = None) -> FastAPI:
+def build_app(plane: ControlPlane, token: str | None = None, cluster_only: bool = False) -> FastAPI:
+    """`cluster_only` (cluster.processes): only the cluster commands, which every broker process
+    follows; the rest would see or change broker 0's process alone, so it is refused."""
     app = FastAPI(
         title="kgc control plane",
         version="1",
@@ -86,9 +89,34 @@ def build_app(plane: ControlPlane, token: str | None = None) -> FastAPI:
     _groups_and_partitions(app, plane)
     _clock_versions_requests(app, plane)
     _telemetry(app, plane)
-    if token:
+    if cluster_only:
+        app.add_middleware(_ClusterCommandsOnly)
+    if token:  # added last: it runs first
         app.add_middleware(_BearerToken, token=token)
     return app
+
+
+# What the control plane serves with cluster.processes: each is decided through the shared
+# cluster state (cluster/shared_cluster.py) and followed by every broker process.
+_CLUSTER_COMMANDS = re.compile(
+    r"(GET /openapi\.json|GET /v1/brokers|POST /v1/brokers/[^/]+/(down|up)"
+    r"|POST /v1/partitions/[^/]+/[^/]+/(leader|leaderless)|POST /v1/groups/.+/coordinator)"
+)
+PROCESSES_REFUSAL = (
+    "with --processes the control plane serves the cluster commands only (brokers, down/up, "
+    "partition leader/leaderless, group coordinator moves): the rest needs every broker in one process"
+)
+
+
+class _ClusterCommandsOnly:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not _CLUSTER_COMMANDS.fullmatch(f"{scope['method']} {scope['path']}"):
+            await JSONResponse({"error": PROCESSES_REFUSAL}, status_code=409)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def _brokers_and_faults(app: FastAPI, plane: ControlPlane) -> None:
@@ -328,6 +356,7 @@ async def serve_control(
     port: int = 0,
     token: str | None = None,
     *,
+    cluster_only: bool = False,
     task_status: trio.TaskStatus[ControlServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the control API until cancelled; reports the bound address (port 0 = a free port)."""
@@ -339,7 +368,7 @@ async def serve_control(
     config.accesslog = None
     config.errorlog = log
     config.graceful_timeout = 1.0
-    app = build_app(plane, token)
+    app = build_app(plane, token, cluster_only)
     async with trio.open_nursery() as nursery:
         # hypercorn's ASGIFramework type is narrower than Starlette's own ASGI signature.
         binds: list[str] = await nursery.start(partial(serve, app, config, mode="asgi"))  # type: ignore[arg-type]

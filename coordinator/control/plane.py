@@ -108,6 +108,7 @@ class ServerControl:
 
     # -- brokers ---------------------------------------------------------------------------------
     def brokers(self) -> list[BrokerView]:
+        self._cluster.catch_up()  # cluster.processes: what the other broker processes decided
         return [BrokerView(n.node_id, n.host, n.port, n.up) for n in self._cluster.nodes.values()]
 
     def _broker(self, node_id: int) -> BrokerView:
@@ -202,6 +203,7 @@ class ServerControl:
 
     # -- partitions ------------------------------------------------------------------------------
     def _partition(self, topic: str, partition: int) -> PartitionView:
+        self._cluster.catch_up()
         lead = self._cluster.leadership(topic, partition)
         if lead is None:
             raise not_found(f"no partition {topic}-{partition}")

@@ -80,10 +80,10 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 result = AppendResult(ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, f"acks={request.acks} is not 0, 1 or -1")
             elif topic.name in denied:
                 result = AppendResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, f"no WRITE on topic {topic.name}")
+            elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
+                result = AppendResult(error, -1, -1)  # before the log: another process may hold it
             elif (part := data.partition(topic.name, pdata.index)) is None:
                 result = AppendResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
-            elif (error := leader_error(ctx, topic.name, pdata.index)) != ErrorCode.NONE:
-                result = AppendResult(error, -1, -1)
             elif (refusal := await _unverified(ctx, request.transactional_id, topic.name, part, pdata.records))[0]:
                 result = AppendResult(refusal[0], -1, -1, refusal[1])
             else:

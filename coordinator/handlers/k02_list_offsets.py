@@ -40,15 +40,14 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
         partitions = []
         for p in topic.partitions:
             error: int
-            part = data.partition(topic.name, p.partition_index)
             if topic.name in denied:
                 explain(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"no DESCRIBE on topic {topic.name}")
                 error, timestamp, offset = ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1
-            elif part is None:
+            elif error := leader_error(ctx, topic.name, p.partition_index, p.current_leader_epoch):
+                timestamp, offset = -1, -1  # before the log: another process may hold it
+            elif (part := data.partition(topic.name, p.partition_index)) is None:
                 explain(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic.name}-{p.partition_index} does not exist")
                 error, timestamp, offset = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
-            elif error := leader_error(ctx, topic.name, p.partition_index, p.current_leader_epoch):
-                timestamp, offset = -1, -1
             elif p.timestamp == MAX_TIMESTAMP and ctx.api_version < 7:
                 explain(ErrorCode.UNSUPPORTED_VERSION, "the max-timestamp lookup (-3) needs ListOffsets v7+")
                 error, timestamp, offset = ErrorCode.UNSUPPORTED_VERSION, -1, -1

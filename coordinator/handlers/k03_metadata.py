@@ -150,6 +150,7 @@ def _authorized_resolve(
 async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     broker = ctx.broker
     broker.topics.catch_up()  # cluster.processes: the other processes' topic changes first
+    broker.cluster.catch_up()  # ... and their leader changes
     version = ctx.api_version
     checked = broker.authorizer is not None
     if request.topics is None or (version == 0 and not request.topics):

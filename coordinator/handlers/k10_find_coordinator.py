@@ -91,6 +91,7 @@ def _share_coordinator(ctx: RequestContext, key: str) -> tuple[int, str | None, 
 
 
 async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
+    ctx.broker.cluster.catch_up()  # cluster.processes: the other processes' coordinator moves first
     if ctx.api_version >= 4:
         coordinators = []
         for key in request.coordinator_keys:

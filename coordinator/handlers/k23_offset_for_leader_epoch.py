@@ -37,7 +37,6 @@ async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> O
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
-            part = data.partition(topic.topic, p.partition)
             if topic.topic in denied:
                 partitions.append(
                     EpochEndOffset(
@@ -47,7 +46,11 @@ async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> O
                         end_offset=-1,
                     )
                 )
-            elif part is None:
+            elif error := leader_error(ctx, topic.topic, p.partition, p.current_leader_epoch):
+                partitions.append(  # before the log: another process may hold it
+                    EpochEndOffset(error_code=error, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                )
+            elif (part := data.partition(topic.topic, p.partition)) is None:
                 partitions.append(
                     EpochEndOffset(
                         error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -55,10 +58,6 @@ async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> O
                         leader_epoch=-1,
                         end_offset=-1,
                     )
-                )
-            elif error := leader_error(ctx, topic.topic, p.partition, p.current_leader_epoch):
-                partitions.append(
-                    EpochEndOffset(error_code=error, partition=p.partition, leader_epoch=-1, end_offset=-1)
                 )
             else:
                 lead = current_leader(ctx, topic.topic, p.partition)

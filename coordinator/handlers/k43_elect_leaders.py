@@ -5,7 +5,8 @@ error code. v2: flexible. ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILE
 (KafkaApis.handleElectLeaders); an unknown election type -> INVALID_REQUEST. topic_partitions
 null = every partition, answering only those whose leader changed or could not
 (ReplicationControlManager.electLeaders); the rules: coordinator/cluster/elections.py. With
-cluster.processes leaders are static: POLICY_VIOLATION.
+cluster.processes each election is decided on what the other processes decided and published to
+them (coordinator/cluster/shared_cluster.py).
 """
 
 from __future__ import annotations
@@ -46,8 +47,7 @@ async def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLead
         election = ElectionType(request.election_type if ctx.api_version >= 1 else 0)
     except ValueError:
         return _refuse(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
-    if ctx.broker.config.cluster_processes:
-        return _refuse(request, ErrorCode.POLICY_VIOLATION, "leaders are static with kgc serve --processes")
+    ctx.broker.cluster.catch_up()  # cluster.processes: elect on what the other processes decided
     results = []
     if request.topic_partitions is None:
         for topic in ctx.broker.topics.all():

@@ -29,13 +29,12 @@ async def handle(ctx: RequestContext, request: DescribeProducersRequest) -> Desc
         partitions = []
         for index in topic.partition_indexes:
             result = PartitionResponse(partition_index=index)
-            part = data.partition(topic.name, index) if allowed else None
             if not allowed:
                 result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif part is None:
-                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif error := leader_error(ctx, topic.name, index):
+            elif error := leader_error(ctx, topic.name, index):  # before the log: another process may hold it
                 result.error_code = error
+            elif (part := data.partition(topic.name, index)) is None:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 result.active_producers = [
                     ProducerState(

@@ -29,6 +29,13 @@ def leader_error(ctx: RequestContext, topic: str, partition: int, current_leader
             + (f"broker {lead.leader} does (epoch {lead.epoch})" if lead.leader >= 0 else "no broker does"),
         )
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if not ctx.broker.data.may_serve(topic, partition):  # cluster.processes: another process still holds it
+        explain(
+            ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            f"broker {ctx.broker.node_id} leads {topic}-{partition} from epoch {lead.epoch} but is still "
+            "taking it over from another broker process",
+        )
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER  # Kafka: a leader not yet online there
     if current_leader_epoch != NO_EPOCH and current_leader_epoch != lead.epoch:
         code = ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < lead.epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
         explain(

@@ -99,6 +99,7 @@ class CoordinatorRuntime(Generic[S]):
         self._last_reload: dict[int, tuple[float, float]] = {}  # (delay ms, trio time)
         self.load_delay_ms = load_delay_ms  # coordinator.load.delay.ms: stretches a moved partition's load
         self._moves: dict[int, int] = {}  # partition -> how many moves so far (a newer one wins)
+        self._led: dict[int, bool] = {}  # partition -> whether the last move left it led
         self._shards: dict[int, S] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
@@ -277,6 +278,7 @@ class CoordinatorRuntime(Generic[S]):
         partition now, loaded again from the log after `load_delay_ms` — meanwhile requests to
         the new coordinator get COORDINATOR_LOAD_IN_PROGRESS, as in Kafka."""
         move = self._moves[partition] = self._moves.get(partition, 0) + 1
+        self._led[partition] = led
         self._unload(partition, PartitionState.LOADING if led else PartitionState.UNLOADED)
         if led and self._nursery is not None:
             self._nursery.start_soon(self._load_moved, partition, move)
@@ -289,7 +291,13 @@ class CoordinatorRuntime(Generic[S]):
         try:
             await self.load(partition)
         except Exception:
-            self._schedule_reload(partition)
+            if self._moves.get(partition) == move:
+                self._schedule_reload(partition)
+            elif not self._led.get(partition, True):  # moved away while loading (its log may be
+                self._set_state(partition, PartitionState.UNLOADED)  # another process's now): no reload
+            return
+        if self._moves.get(partition) != move and not self._led.get(partition, True):
+            self._unload(partition, PartitionState.UNLOADED)  # moved away while loading: not served here
 
     def fail(self, partition: int, reason: str) -> None:
         """The partition's log or memory can no longer be trusted: stop serving it and reload it
