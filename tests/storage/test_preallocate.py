@@ -6,6 +6,7 @@ survives a crash like any other."""
 from __future__ import annotations
 
 import errno
+import logging
 import os
 
 from storage import fsutil
@@ -69,7 +70,7 @@ def test_a_roll_trims_the_old_segment_and_reserves_in_the_new_one(tmp_path):
     assert read_all(again) == expected(model)
 
 
-async def test_a_durable_append_survives_a_crash_and_recovery_drops_only_the_zeros(tmp_path):
+async def test_a_durable_append_survives_a_crash_and_recovery_drops_only_the_zeros(tmp_path, caplog):
     log = open_log(tmp_path, segment_bytes=1 << 20, preallocate_bytes=CHUNK, durability="group_commit")
     model = fill(log, 6)
     await log.wait_durable(log.log_end_offset - 1)
@@ -79,10 +80,25 @@ async def test_a_durable_append_survives_a_crash_and_recovery_drops_only_the_zer
     again = open_log(tmp_path, segment_bytes=1 << 20, preallocate_bytes=CHUNK)
     assert not again.load_result.clean_shutdown
     assert again.load_result.truncated_bytes == CHUNK - size
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # zeros: nothing lost
     assert read_all(again) == expected(model) and again.log_end_offset == 18
     assert again.append_records([Record(key=b"n", value=b"n")]) == 18  # right after the data
     again.close()
     assert read_all(open_log(tmp_path, segment_bytes=1 << 20))[-1] == (18, b"n", b"n")
+
+
+def test_a_torn_batch_before_the_zeros_is_truncated_with_them(tmp_path, caplog):
+    log = open_log(tmp_path, segment_bytes=1 << 20, preallocate_bytes=CHUNK)
+    model = fill(log, 3)
+    size = log.active_segment.size
+    log.abandon()
+    with open(tmp_path / LOG0, "r+b") as f:  # half a batch written, unsynced, before a crash
+        f.seek(size)
+        f.write(bytes(range(1, 40)))
+    again = open_log(tmp_path, segment_bytes=1 << 20, preallocate_bytes=CHUNK)
+    assert again.load_result.truncated_bytes == CHUNK - size
+    assert [r for r in caplog.records if r.levelno == logging.WARNING and "bytes dropped" in r.getMessage()]
+    assert read_all(again) == expected(model) and os.path.getsize(tmp_path / LOG0) == size
 
 
 def test_a_filesystem_that_cannot_preallocate_grows_the_file_as_before(tmp_path, monkeypatch):
