@@ -113,6 +113,11 @@ def _check_partition(part: str) -> list[Problem]:
     return []
 
 
+def _zeros_from(data: Buffer, position: int | None) -> bool:
+    view = memoryview(data)[position or 0 :]
+    return len(view) > 0 and bytes(view).count(0) == len(view)
+
+
 def _last_next_offset(log_file: str) -> int | None:
     nxt = None
     for _, h, _ in SegmentBatches(log_file):
@@ -152,8 +157,8 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
         ):
             return [Problem(log_file, pos, h.base_offset, "record offsets are outside the batch or unordered")]
         expected = h.next_offset
-    if batches.problem is not None:
-        return [batches.problem]
+    if batches.problem is not None and not (active and _zeros_from(batches.data, batches.problem.position)):
+        return [batches.problem]  # (zeros ending the active segment: its preallocated tail, FORMAT.md)
     for is_time in (False, True):
         problems = check_index(log_file, base, is_time, allow_zero_tail=active)
         if problems:

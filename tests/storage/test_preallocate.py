@@ -11,6 +11,7 @@ import os
 
 from storage import fsutil
 from storage.batch import Record
+from storage.log_check import check
 from tests.storage.helpers import fill, open_log, read_all
 
 CHUNK = 8192
@@ -77,6 +78,7 @@ async def test_a_durable_append_survives_a_crash_and_recovery_drops_only_the_zer
     size = log.active_segment.size
     log.abandon()  # no trim, no marker: the file still ends in zeros
     assert os.path.getsize(tmp_path / LOG0) == CHUNK
+    assert check(tmp_path) == []  # `kgc check` on a crashed dir: the zeros are no damage
     again = open_log(tmp_path, segment_bytes=1 << 20, preallocate_bytes=CHUNK)
     assert not again.load_result.clean_shutdown
     assert again.load_result.truncated_bytes == CHUNK - size
