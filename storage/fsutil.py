@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["write_all", "fsync", "fsync_and_close", "fdatasync", "fsync_dir", "atomic_write", "truncate"]
+__all__ = ["write_all", "fsync", "fsync_and_close", "fdatasync", "fsync_dir", "atomic_write", "truncate", "preallocate"]
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -57,6 +57,11 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
 
 def truncate(fd: int, size: int) -> None:
     os.ftruncate(fd, size)
+
+
+def preallocate(fd: int, offset: int, length: int) -> None:
+    """Reserve blocks for [offset, offset + length) and extend the file over them (fallocate)."""
+    os.posix_fallocate(fd, offset, length)
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:

@@ -69,6 +69,7 @@ class Log(LogDurability, LogSegmentRemoval):
         self.config = config
         self.clock = clock
         self._segments = segments
+        segments[-1].preallocate_bytes = config.preallocate_bytes
         self._bases = [s.base_offset for s in segments]
         self._next_offset = segments[-1].next_offset
         self._log_start = log_start_offset  # DeleteRecords' start; the first segment's base rules below it
@@ -260,6 +261,7 @@ class Log(LogDurability, LogSegmentRemoval):
                 segment_index_bytes=self.config.segment_index_bytes,
                 active=True,
                 created_ms=self.clock.time_ms(),
+                preallocate_bytes=self.config.preallocate_bytes,
             )
             fsutil.fsync_dir(self.directory)
         except OSError as exc:
@@ -355,6 +357,7 @@ class Log(LogDurability, LogSegmentRemoval):
             return self.abandon()
         self._closed = True
         try:
+            self._segments[-1].trim()  # the preallocated zeros go before the final fsync
             self._segments[-1].flush()
             for seg in self._segments:
                 seg.close()

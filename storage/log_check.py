@@ -22,7 +22,16 @@ from .index import OffsetIndex, TimeIndex
 from .txn_index import ENTRY as TXN_ENTRY
 from .txn_index import read_entries
 
-__all__ = ["check", "check_index", "Problem", "SegmentBatches", "SEGMENT_FILE_NAME", "segment_files", "partition_dirs"]
+__all__ = [
+    "check",
+    "check_index",
+    "Problem",
+    "SegmentBatches",
+    "SEGMENT_FILE_NAME",
+    "segment_files",
+    "partition_dirs",
+    "zeros_to_end",
+]
 
 
 SEGMENT_FILE_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)(\.cleaned|\.swap|\.deleted)?$")
@@ -113,6 +122,24 @@ def _check_partition(part: str) -> list[Problem]:
     return []
 
 
+def _zeros_from(data: Buffer, position: int | None) -> bool:
+    view = memoryview(data)[position or 0 :]
+    return len(view) > 0 and bytes(view).count(0) == len(view)
+
+
+def zeros_to_end(path: str, position: int) -> bool:
+    """Is the file all zeros from `position` to its end (and not empty there)? The active
+    segment's preallocated tail looks so after a crash (FORMAT.md, Preallocation)."""
+    with open(path, "rb") as f:
+        f.seek(position)
+        seen = False
+        while chunk := f.read(1 << 16):
+            if chunk.count(0) != len(chunk):
+                return False
+            seen = True
+    return seen
+
+
 def _last_next_offset(log_file: str) -> int | None:
     nxt = None
     for _, h, _ in SegmentBatches(log_file):
@@ -152,8 +179,8 @@ def _check_segment(log_file: str, prev_next: int | None, active: bool = True) ->
         ):
             return [Problem(log_file, pos, h.base_offset, "record offsets are outside the batch or unordered")]
         expected = h.next_offset
-    if batches.problem is not None:
-        return [batches.problem]
+    if batches.problem is not None and not (active and _zeros_from(batches.data, batches.problem.position)):
+        return [batches.problem]  # (zeros ending the active segment: its preallocated tail, FORMAT.md)
     for is_time in (False, True):
         problems = check_index(log_file, base, is_time, allow_zero_tail=active)
         if problems:

@@ -46,3 +46,7 @@ class LogConfig:
     max_compaction_lag_ms: int = 2**63 - 1
     max_message_bytes: int = 1_048_588
     file_delete_delay_ms: int = 60_000  # Kafka's; we delete replaced files at once (see FORMAT.md)
+    # Extend the active segment's file this many bytes ahead of its appends (0: off), so that
+    # a durable append's fdatasync commits no new file size (measured: ~60 us less per fsync
+    # on ext4). Kafka's `preallocate` reserves a whole segment.bytes at once; kgc a chunk.
+    preallocate_bytes: int = 0

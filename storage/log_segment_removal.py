@@ -93,6 +93,7 @@ class LogSegmentRemoval:
                 segment_index_bytes=self.config.segment_index_bytes,
                 active=True,
                 created_ms=self.clock.time_ms(),
+                preallocate_bytes=self.config.preallocate_bytes,
             )
             fsutil.fsync_dir(self.directory)
         except OSError as exc:

@@ -67,7 +67,7 @@ class LoadResult:
     segments: list[LogSegment]
     recovery_point: int
     clean_shutdown: bool
-    truncated_bytes: int = 0
+    truncated_bytes: int = 0  # cut from the last segment (a torn batch, or preallocated zeros)
     rescanned_bytes: int = 0  # bytes checked batch by batch (after the recovery point)
     marker_removed: bool = False  # the clean-shutdown marker was unlinked, not yet fsynced
     rebuilt_indexes: list[str] = field(default_factory=list)
@@ -290,13 +290,16 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
             if problem is not None:
                 if not is_last:
                     raise CorruptLogError(seg.log_path, problem.position, problem.offset, problem.reason)
-                log.warning(
-                    "truncating %s at position %d (%s): %d bytes dropped",
-                    seg.log_path,
-                    problem.position,
-                    problem.reason,
-                    seg.size - valid,
-                )
+                if _all_zeros(seg.fd, valid, seg.size):  # e.g. a preallocated tail: no data lost
+                    log.info("cutting %d bytes of zeros off %s at %d", seg.size - valid, seg.log_path, valid)
+                else:
+                    log.warning(
+                        "truncating %s at position %d (%s): %d bytes dropped",
+                        seg.log_path,
+                        problem.position,
+                        problem.reason,
+                        seg.size - valid,
+                    )
                 result.truncated_bytes += seg.size - valid
                 seg.truncate_to_size(valid)
             seg.offset_index.persist()  # a full disk raises here: the open fails as a whole
@@ -309,6 +312,15 @@ def _check_and_recover(result: LoadResult, directory: str) -> None:
                 f"segment ends at offset {seg.next_offset}, past the next segment's base {next_base}",
             )
         i += 1
+
+
+def _all_zeros(fd: int, start: int, end: int, chunk: int = 1 << 16) -> bool:
+    while start < end:
+        data = os.pread(fd, min(chunk, end - start), start)
+        if not data or data.count(0) != len(data):
+            return False
+        start += len(data)
+    return True
 
 
 def _index_problem(seg: LogSegment) -> str | None:

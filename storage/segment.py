@@ -7,6 +7,9 @@ and the roll decision (LogSegment.shouldRoll). Invariants: the `.log` is a seque
 batches with increasing offsets >= base_offset (the tail may be torn only after a crash, until
 recovery truncates it); index entries point at batch starts. An optional file suffix
 (`.cleaned`, `.swap`, `.deleted`) marks a segment that is part of a cleaner swap (FORMAT.md).
+With `preallocate_bytes`, the active `.log` is extended ahead of its batches (zeros past `size`)
+so that an fdatasync after an append need not commit a new file size; the zeros are cut off
+(`trim`) before the segment is rolled or closed cleanly, and by recovery after a crash.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class LogSegment:
         suffix: str = "",
         active: bool = False,
         created_ms: int = 0,
+        preallocate_bytes: int = 0,
     ) -> None:
         self.directory = directory
         self.created_ms = created_ms  # Log passes its clock's time (Kafka: LogSegment.created)
@@ -46,8 +50,14 @@ class LogSegment:
         self.suffix = suffix
         self.index_interval_bytes = index_interval_bytes
         self.log_path = os.path.join(directory, segment_file_name(base_offset, ".log", suffix))
-        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        self.size = os.fstat(self._fd).st_size
+        # Not O_APPEND: the file may extend past `size` (preallocated); writes go at `size`,
+        # where the descriptor's position is kept (reads use pread).
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.size = os.lseek(self._fd, 0, os.SEEK_END)
+        self._file_size = self.size  # >= size: the zeros past `size` are preallocated
+        # Extend the file this many bytes at a time while active (0: never); the owner (Log)
+        # sets it. Kafka's log.preallocate reserves a whole segment; this reserves a chunk.
+        self.preallocate_bytes = preallocate_bytes
         self.offset_index = OffsetIndex(
             os.path.join(directory, segment_file_name(base_offset, ".index", suffix)), base_offset, segment_index_bytes
         )
@@ -147,16 +157,42 @@ class LogSegment:
         fails the log anyway."""
         position = self.size
         self._ensure_facts_loaded()
+        if self.active and self.preallocate_bytes and position + len(batch) > self._file_size:
+            self._preallocate(position + len(batch))
         try:
             fsutil.write_all(self._fd, batch)
             self._note_batch(position, header, len(batch))
         except OSError:
+            os.lseek(self._fd, position, os.SEEK_SET)  # (the caller fails the log anyway)
             try:  # best effort: if this fails too, recovery cuts the torn batch on reopen
                 fsutil.truncate(self._fd, position)
+                self._file_size = position
             except OSError:
                 pass
             raise
         self.size = position + len(batch)
+
+    def _preallocate(self, end: int) -> None:
+        """Extend the file to cover `end` and `preallocate_bytes` more. Where the filesystem
+        cannot (no fallocate, or a full disk), appends just grow the file as without it."""
+        length = max(self.preallocate_bytes, end - self._file_size)
+        try:
+            fsutil.preallocate(self._fd, self._file_size, length)
+        except OSError:
+            self.preallocate_bytes = 0
+            try:  # a partial allocation may have moved the end: put it back
+                fsutil.truncate(self._fd, self._file_size)
+            except OSError:
+                pass
+            return
+        self._file_size += length
+
+    def trim(self) -> None:
+        """Cut the preallocated zeros off the `.log` (before an fsync that makes the segment
+        final: a roll or a clean close). Raises OSError if the truncate fails."""
+        if self._file_size > self.size:
+            fsutil.truncate(self._fd, self.size)
+            self._file_size = self.size
 
     def _ensure_facts_loaded(self) -> None:
         if self._next_offset is None or self._max_timestamp is None:
@@ -216,7 +252,8 @@ class LogSegment:
         """Cut the `.log` at a batch boundary. The indexes and facts must already describe
         only the kept batches, as they do right after `recovery.scan_segment` stopped there."""
         fsutil.truncate(self._fd, size)
-        self.size = size
+        os.lseek(self._fd, size, os.SEEK_SET)
+        self.size = self._file_size = size
 
     def become_inactive(self) -> None:
         """On roll: final time-index entry (onBecomeInactiveSegment), trim indexes, fsync so
@@ -225,6 +262,7 @@ class LogSegment:
             self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp, best_effort=True)
         self.offset_index.trim()
         self.time_index.trim()
+        self.trim()
         self.active = False
         self.flush()
 
@@ -287,7 +325,10 @@ class LogSegment:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
+        """Close cleanly: the preallocated zeros are cut off (not fsynced here: a clean close of
+        a Log trims and fsyncs first)."""
         if self._fd >= 0:
+            self.trim()
             if self.active and self.max_timestamp >= 0:
                 self.time_index.maybe_append(self.max_timestamp, self._offset_of_max_timestamp, best_effort=True)
             self.offset_index.close()

@@ -21,7 +21,7 @@ import numpy as np
 
 from coordinator.verify import kernels as kn
 from coordinator.verify.layout import Split, Violation, segment_path
-from coordinator.verify.scan import Summary, checked_spans, g1_message, read_time_index
+from coordinator.verify.scan import Summary, checked_spans, g1_message, preallocated_tail, read_time_index
 from coordinator.verify.txn import PLAIN, TXN_BITS, batch_modes, read_control
 from storage.batch import HEADER_SIZE, InvalidBatch, records_region
 from storage.batch.layout import COMPRESSION_MASK, CONTROL_BIT
@@ -226,6 +226,8 @@ def _problem(split: Split, log: str, prob: Any, s: Summary, out: list[Violation]
                 )
             )
         return
+    if preallocated_tail(split, pos):
+        return  # zeros ending the partition's active segment: not damage (FORMAT.md)
     why = {
         1: f"torn tail: {left} bytes, less than a batch header",
         2: f"bad magic {int(prob[kn.P_MAGIC])}",

@@ -22,7 +22,7 @@ CHECKS = {
     "S1": "batch parses: magic 2, length, CRC-32C, record framing, end-transaction markers",
     "S2": "offsets strictly increasing within and across batches and segments",
     "S3": "segment bounds and file names",
-    "S4": "no torn tail: .log size is the sum of its batches",
+    "S4": "no torn tail: .log size is the sum of its batches (the active one may end in preallocated zeros)",
     "S5": ".index entries monotonic and pointing at real batch starts",
     "S6": ".timeindex monotonic and within the segment",
     "G1": "record key type / value version known and decodable",

@@ -29,6 +29,7 @@ from storage.batch.layout import CONTROL_BIT, DELETE_HORIZON_BIT, TIMESTAMP_TYPE
 from storage.batch.record_walk import RecordSpan, record_spans, records_region
 from storage.batch.scan import Frames
 from storage.index import TimeIndex
+from storage.log_check import zeros_to_end
 
 __all__ = ["ScanResult", "Summary", "scan_split", "decode_latest", "checked_spans", "g1_message", "KEY_FIELDS"]
 
@@ -252,6 +253,8 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
                     a[8] = horizon
                     a[9] = value
         problem = frames.problem
+        if problem is not None and preallocated_tail(split, problem.position):
+            problem = None  # zeros ending the partition's active segment: not damage (FORMAT.md)
         if problem is not None and problem.position < end:
             # Framing stopped: a torn tail (S4) or bytes that are not a batch (S1).
             viol(("S4" if problem.torn else "S1", log, problem.position, problem.offset, problem.reason))
@@ -276,6 +279,11 @@ def scan_split(split: Split, *, emit_batches: bool = False) -> ScanResult:
         _time_index_checks(split, s, res.violations)
     res.summary = s
     return res
+
+
+def preallocated_tail(split: Split, position: int) -> bool:
+    """The partition's active segment may end in preallocated zeros after a crash."""
+    return split.last and split.next_segment is None and zeros_to_end(split.log_path, position)
 
 
 def _transactions(

@@ -258,3 +258,24 @@ def test_a_view_of_the_map_still_referenced_does_not_fail_the_scan(clean, monkey
     result = fastscan.scan_split_fast(split)
     assert held and result.violations == []
     assert int(held[0][0]) >= 0  # the map is still readable through the view
+
+
+def test_zeros_ending_the_active_segment_are_its_preallocated_tail_not_damage(tmp_path):
+    """A killed server's active segment ends in preallocated zeros (storage FORMAT.md): no S1 or
+    S4 there, from either engine; the same zeros ending an earlier segment are still S1."""
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    first = _batch(0, [_record(0, _offsets_key("a"), GOOD)])
+    second = _batch(1, [_record(0, _offsets_key("b"), GOOD)])
+    (d / f"{0:020d}.log").write_bytes(first + bytes(4096))
+    (d / f"{1:020d}.log").write_bytes(second + bytes(4096))
+    for base in (0, 1):
+        (d / f"{base:020d}.index").write_bytes(b"")
+        (d / f"{base:020d}.timeindex").write_bytes(b"")
+    for split in plan_splits(str(tmp_path), split_bytes=1 << 30):
+        viols, _ = _same_scan(split)
+        structural = [v for v in viols if v[0] in ("S1", "S4")]
+        if split.segment == 1:
+            assert structural == [], viols
+        else:
+            assert [(v[0], v[2]) for v in structural] == [("S1", len(first))], viols
