@@ -35,7 +35,6 @@ from coordinator.groups.offset_requests import (
     OffsetFetchParams,
 )
 from coordinator.groups.rebalance import reschedule_member_heartbeat
-from coordinator.groups.record_types import offset_commit_record
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.state import GroupState
@@ -63,6 +62,7 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     records: list[OffsetCommitRecord] = []
     record = records.append
     none = ErrorCode.NONE
+    new_record = tuple.__new__
     topic_ids = p.topic_ids
     for topic, partitions in p.topics:
         answers: list[tuple[int, ErrorCode]] = []
@@ -79,17 +79,21 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
                 )
                 answer((index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
+            # offset_commit_record(...) inlined: the record tuple built in place, no call per partition
             record(
-                offset_commit_record(
-                    group_id,
-                    topic,
-                    index,
-                    part.committed_offset,
-                    part.committed_leader_epoch,
-                    metadata or "",
-                    now,
-                    expire,
-                    topic_id,
+                new_record(
+                    OffsetCommitRecord,
+                    (
+                        group_id,
+                        topic,
+                        index,
+                        part.committed_offset,
+                        part.committed_leader_epoch,
+                        metadata or "",
+                        now,
+                        expire,
+                        topic_id,
+                    ),
                 )
             )
             answer((index, none))

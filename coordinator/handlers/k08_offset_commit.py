@@ -83,7 +83,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         if use_ids:
             ids[t.name] = t.topic_id
         topic = registry.get(t.name)
-        if topic is not None and all(0 <= p.partition_index < topic.partitions for p in t.partitions):
+        if topic is not None and _all_in_range(t.partitions, topic.partitions):
             # The decoded partitions are what the commit reads (before v6 they decode with leader
             # epoch -1): passed as they are, no copy per partition.
             known.append((t.name, t.partitions))
@@ -126,6 +126,14 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
             for key, (name, ps) in answers.items()
         ]
     )
+
+
+def _all_in_range(partitions: Sequence[CommitPartitionLike], count: int) -> bool:
+    """Is every partition index in 0..count-1? (A plain loop: all() over a generator costs more.)"""
+    for p in partitions:
+        if not 0 <= p.partition_index < count:
+            return False
+    return True
 
 
 _NO_ID = uuid.UUID(int=0)
