@@ -216,8 +216,10 @@ class CoordinatorRuntime(Generic[S]):
         if error is not None:
             ctx.abandon(error)
             raise error
-        ctx.deliver()
-        self._start_deferred(ctx)
+        if ctx.completions:  # (most ops, a heartbeat or a commit, complete nothing and defer nothing)
+            ctx.deliver()
+        if ctx.deferred:
+            self._start_deferred(ctx)
 
     def _start_deferred(self, ctx: OpContext[S]) -> None:
         """Start the work an op deferred until its output was durable (a transaction's markers)."""
