@@ -17,7 +17,6 @@ from typing import Protocol
 
 import trio
 
-
 try:  # trio's default clock (not exported); if it moves, TrioClock just reads it through trio
     from trio._core._run import SystemClock as _TrioSystemClock
 
