@@ -100,6 +100,9 @@ class CoordinatorRuntime(Generic[S]):
         self.load_delay_ms = load_delay_ms  # coordinator.load.delay.ms: stretches a moved partition's load
         self._moves: dict[int, int] = {}  # partition -> how many moves so far (a newer one wins)
         self._shards: dict[int, S] = {}
+        # partition -> the highest offset a durability wait returned for (everything up to it is
+        # durable); forgotten when the partition unloads (a reopened log may have lost its tail).
+        self._confirmed: dict[int, int] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
         self._sleeping_until: float = float("-inf")  # the deadline the timer loop waits for
@@ -205,9 +208,14 @@ class CoordinatorRuntime(Generic[S]):
             error = CoordinatorUnavailable(
                 self.kind.topic, partition, ErrorCode.COORDINATOR_NOT_AVAILABLE, "append failed"
             )
-        else:
+        elif offset > self._confirmed.get(partition, -1):
+            # (Not above: an op without records whose partition has nothing pending, a heartbeat
+            # after the last write was confirmed, is answered at once, as Kafka's CoordinatorRuntime
+            # completes a write op without records unless a write is still pending.)
             try:
                 await self.writer.wait_durable(partition, offset)
+                if offset > self._confirmed.get(partition, -1):  # (a later write may have confirmed more)
+                    self._confirmed[partition] = offset
             except LogWriteError as exc:
                 self.fail(partition, str(exc))
                 error = CoordinatorUnavailable(
@@ -267,6 +275,7 @@ class CoordinatorRuntime(Generic[S]):
         self._timers_changed.set()
 
     def _unload(self, partition: int, state: PartitionState) -> None:
+        self._confirmed.pop(partition, None)
         shard = self._shards.pop(partition, None)
         self._set_state(partition, state)
         self.timers.cancel_partition(partition)
