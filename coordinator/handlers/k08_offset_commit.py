@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from itertools import starmap
 
 from coordinator.groups.offset_requests import CommitPartitionLike, OffsetCommitParams
 from coordinator.handlers.authz import refused, split_authorized
@@ -113,13 +114,13 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
                     OffsetCommitResponseTopic(
                         name=name,
                         topic_id=ids.get(name, _NO_ID),
-                        partitions=[OffsetCommitResponsePartition(n, error) for n, error in partitions],
+                        partitions=list(starmap(OffsetCommitResponsePartition, partitions)),  # (n, error) each
                     )
                     for name, partitions in result.topics
                 ]
             )
         for name, partitions in result.topics:
-            add(ids[name] if use_ids else name, name, [OffsetCommitResponsePartition(n, e) for n, e in partitions])
+            add(ids[name] if use_ids else name, name, list(starmap(OffsetCommitResponsePartition, partitions)))
     return OffsetCommitResponse(
         topics=[
             OffsetCommitResponseTopic(name=name, topic_id=key if isinstance(key, uuid.UUID) else _NO_ID, partitions=ps)
