@@ -152,7 +152,8 @@ class CoordinatorRuntime(Generic[S]):
         self._tell_offsets(ctx.shard, ctx, offset)
         if self.timers.earliest_new < self._sleeping_until:
             self._timers_changed.set()
-        await self._await_durable(partition, ctx, offset)
+        if offset > self._confirmed.get(partition, -1) or offset == -2 or ctx.completions or ctx.deferred:
+            await self._await_durable(partition, ctx, offset)  # (else it would do nothing: see there)
         if isinstance(answer, ParkedReply):
             return await _wait_reply(answer)
         return answer
