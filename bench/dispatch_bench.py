@@ -62,72 +62,76 @@ async def call(broker, conn, key, version, request):
     return decode_response(key, version, data, offset)
 
 
+async def bench_frames(broker, conn) -> dict[str, bytes]:
+    """Join and sync one member (one stable group), then the frames to time: its Heartbeat v3 and
+    OffsetCommit v8 of 1 and 32 partitions of topic "bench" (also bench/dispatch_instructions.py's)."""
+    group, member = "dispatch-bench", ""
+    for _ in range(3):
+        joined = await call(
+            broker,
+            conn,
+            ApiKey.JOIN_GROUP,
+            5,
+            JoinGroupRequest(
+                group_id=group,
+                session_timeout_ms=30000,
+                rebalance_timeout_ms=30000,
+                member_id=member,
+                protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+            ),
+        )
+        member = joined.member_id
+        if joined.error_code == 0:
+            break
+    generation = joined.generation_id
+    await call(
+        broker,
+        conn,
+        ApiKey.SYNC_GROUP,
+        3,
+        SyncGroupRequest(
+            group_id=group,
+            generation_id=generation,
+            member_id=member,
+            assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
+        ),
+    )
+
+    def commit(partitions: int) -> bytes:
+        return payload(
+            ApiKey.OFFSET_COMMIT,
+            8,
+            OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=generation,
+                member_id=member,
+                topics=[
+                    OffsetCommitRequestTopic(
+                        name="bench",
+                        partitions=[
+                            OffsetCommitRequestPartition(partition_index=p, committed_offset=p, committed_metadata="")
+                            for p in range(partitions)
+                        ],
+                    )
+                ],
+            ),
+        )
+
+    return {
+        "Heartbeat": payload(
+            ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member)
+        ),
+        "OffsetCommit 1p": commit(1),
+        "OffsetCommit 32p": commit(32),
+    }
+
+
 async def main(n: int, profile: bool, mode: str, rounds: int, gc_on: bool) -> None:
     with tempfile.TemporaryDirectory() as data:
         async with open_server(data, settings={"log.flush.mode": mode}, topics={"bench": 32}) as server:
             broker, conn = server.broker, Connection(1, "127.0.0.1")
-            group, member = "dispatch-bench", ""
-            for _ in range(3):
-                joined = await call(
-                    broker,
-                    conn,
-                    ApiKey.JOIN_GROUP,
-                    5,
-                    JoinGroupRequest(
-                        group_id=group,
-                        session_timeout_ms=30000,
-                        rebalance_timeout_ms=30000,
-                        member_id=member,
-                        protocol_type="consumer",
-                        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
-                    ),
-                )
-                member = joined.member_id
-                if joined.error_code == 0:
-                    break
-            generation = joined.generation_id
-            await call(
-                broker,
-                conn,
-                ApiKey.SYNC_GROUP,
-                3,
-                SyncGroupRequest(
-                    group_id=group,
-                    generation_id=generation,
-                    member_id=member,
-                    assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
-                ),
-            )
-
-            def commit(partitions: int) -> bytes:
-                return payload(
-                    ApiKey.OFFSET_COMMIT,
-                    8,
-                    OffsetCommitRequest(
-                        group_id=group,
-                        generation_id_or_member_epoch=generation,
-                        member_id=member,
-                        topics=[
-                            OffsetCommitRequestTopic(
-                                name="bench",
-                                partitions=[
-                                    OffsetCommitRequestPartition(
-                                        partition_index=p, committed_offset=p, committed_metadata=""
-                                    )
-                                    for p in range(partitions)
-                                ],
-                            )
-                        ],
-                    ),
-                )
-
-            frames = {
-                "Heartbeat": payload(
-                    ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member)
-                ),
-                "OffsetCommit 1p": commit(1),
-                "OffsetCommit 32p": commit(32),
-            }
+            frames = await bench_frames(broker, conn)
             print(running_modules())
             if not gc_on:  # as `kgc serve` runs (runtime/gc_governor.py): frozen, no automatic collections
                 gc.freeze()
