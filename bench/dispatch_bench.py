@@ -1,9 +1,10 @@
 """Server CPU of one request without the socket: `dispatch(frame)` on an in-process server, in a
-loop, for Heartbeat v3 and OffsetCommit v8 (32 partitions) of one stable member.
+loop, for Heartbeat v3 and OffsetCommit v8 (1 and 32 partitions) of one stable member.
 
     .venv/bin/python bench/dispatch_bench.py [--n 20000] [--rounds 1] [--profile] [--mode interval]
     KGC_NATIVE=0 .venv/bin/python bench/dispatch_bench.py      # ignore the compiled modules
     KGC_BENCH_TREE=/work/main .venv/bin/python bench/dispatch_bench.py   # another checkout's server
+    .venv/bin/python bench/dispatch_bench.py --gc off   # no young collections, as `kgc serve` runs
 
 What request_bench.py measures minus the socket reads and writes: decode, handler, operation,
 records, batch encode, append, durability hand-off, response encode. Prints which hot modules
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import os
 import pstats
 import statistics
@@ -60,70 +62,82 @@ async def call(broker, conn, key, version, request):
     return decode_response(key, version, data, offset)
 
 
-async def main(n: int, profile: bool, mode: str, rounds: int) -> None:
+async def bench_frames(broker, conn) -> dict[str, bytes]:
+    """Join and sync one member (one stable group), then the frames to time: its Heartbeat v3 and
+    OffsetCommit v8 of 1 and 32 partitions of topic "bench" (also bench/dispatch_instructions.py's)."""
+    group, member = "dispatch-bench", ""
+    for _ in range(3):
+        joined = await call(
+            broker,
+            conn,
+            ApiKey.JOIN_GROUP,
+            5,
+            JoinGroupRequest(
+                group_id=group,
+                session_timeout_ms=30000,
+                rebalance_timeout_ms=30000,
+                member_id=member,
+                protocol_type="consumer",
+                protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+            ),
+        )
+        member = joined.member_id
+        if joined.error_code == 0:
+            break
+    generation = joined.generation_id
+    await call(
+        broker,
+        conn,
+        ApiKey.SYNC_GROUP,
+        3,
+        SyncGroupRequest(
+            group_id=group,
+            generation_id=generation,
+            member_id=member,
+            assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
+        ),
+    )
+
+    def commit(partitions: int) -> bytes:
+        return payload(
+            ApiKey.OFFSET_COMMIT,
+            8,
+            OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=generation,
+                member_id=member,
+                topics=[
+                    OffsetCommitRequestTopic(
+                        name="bench",
+                        partitions=[
+                            OffsetCommitRequestPartition(partition_index=p, committed_offset=p, committed_metadata="")
+                            for p in range(partitions)
+                        ],
+                    )
+                ],
+            ),
+        )
+
+    return {
+        "Heartbeat": payload(
+            ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member)
+        ),
+        "OffsetCommit 1p": commit(1),
+        "OffsetCommit 32p": commit(32),
+    }
+
+
+async def main(n: int, profile: bool, mode: str, rounds: int, gc_on: bool) -> None:
     with tempfile.TemporaryDirectory() as data:
         async with open_server(data, settings={"log.flush.mode": mode}, topics={"bench": 32}) as server:
             broker, conn = server.broker, Connection(1, "127.0.0.1")
-            group, member = "dispatch-bench", ""
-            for _ in range(3):
-                joined = await call(
-                    broker,
-                    conn,
-                    ApiKey.JOIN_GROUP,
-                    5,
-                    JoinGroupRequest(
-                        group_id=group,
-                        session_timeout_ms=30000,
-                        rebalance_timeout_ms=30000,
-                        member_id=member,
-                        protocol_type="consumer",
-                        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
-                    ),
-                )
-                member = joined.member_id
-                if joined.error_code == 0:
-                    break
-            generation = joined.generation_id
-            await call(
-                broker,
-                conn,
-                ApiKey.SYNC_GROUP,
-                3,
-                SyncGroupRequest(
-                    group_id=group,
-                    generation_id=generation,
-                    member_id=member,
-                    assignments=[SyncGroupRequestAssignment(member_id=member, assignment=b"")],
-                ),
-            )
-            frames = {
-                "Heartbeat": payload(
-                    ApiKey.HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member)
-                ),
-                "OffsetCommit 32p": payload(
-                    ApiKey.OFFSET_COMMIT,
-                    8,
-                    OffsetCommitRequest(
-                        group_id=group,
-                        generation_id_or_member_epoch=generation,
-                        member_id=member,
-                        topics=[
-                            OffsetCommitRequestTopic(
-                                name="bench",
-                                partitions=[
-                                    OffsetCommitRequestPartition(
-                                        partition_index=p, committed_offset=p, committed_metadata=""
-                                    )
-                                    for p in range(32)
-                                ],
-                            )
-                        ],
-                    ),
-                ),
-            }
+            frames = await bench_frames(broker, conn)
             print(running_modules())
+            if not gc_on:  # as `kgc serve` runs (runtime/gc_governor.py): frozen, no automatic collections
+                gc.freeze()
+                gc.disable()
             for name, frame in frames.items():
-                count = n if name == "Heartbeat" else n // 4
+                count = n // 4 if name.endswith("32p") else n
                 prof = cProfile.Profile() if profile else None
                 if prof:
                     prof.enable()
@@ -149,5 +163,8 @@ if __name__ == "__main__":
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--mode", default="interval")
     parser.add_argument("--rounds", type=int, default=1, help="time each request this many times; print the best")
+    parser.add_argument(
+        "--gc", choices=("on", "off"), default="on", help="off: as `kgc serve` runs (frozen, no automatic collections)"
+    )
     args = parser.parse_args()
-    trio.run(main, args.n, args.profile, args.mode, args.rounds)
+    trio.run(main, args.n, args.profile, args.mode, args.rounds, args.gc == "on")

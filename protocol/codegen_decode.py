@@ -244,7 +244,18 @@ class DecodeGen(GenBase):
             self.finish_length(n, ind)
         utf8 = f"'utf-8', {ERRORS!r}" if self.replace else ""
         get = f"data[pos:pos + {n}].decode({utf8})" if t == "string" else f"data[pos:pos + {n}]"
-        if nullable or t == "records":
+        if t == "string":  # an empty string (common: metadata, ids) is the constant, no slice and decode
+            self.emit(ind, f"if {n} > 0:")
+            self.emit(ind + 4, f"{dest} = {get}")
+            self.emit(ind + 4, f"pos += {n}")
+            self.emit(ind, f"elif {n} == 0:")
+            self.emit(ind + 4, f"{dest} = ''")
+            if nullable:
+                self.emit(ind, f"elif {n} == -1:")
+                self.emit(ind + 4, f"{dest} = None")
+            self.emit(ind, "else:")
+            self.emit(ind + 4, f"_fail('invalid length %d for {what}' % {n})")
+        elif nullable or t == "records":
             self.emit(ind, f"if {n} >= 0:")
             self.emit(ind + 4, f"{dest} = {get}")
             self.emit(ind + 4, f"pos += {n}")

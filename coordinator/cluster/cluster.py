@@ -119,7 +119,8 @@ class Cluster:
 
     def _topic_leaders(self, topic: Topic) -> _TopicLeaders:
         entry = self._leaders.get(topic.name)
-        if entry is None or entry.topic_id != topic.topic_id:
+        # (the identity test first: UUID.__eq__ is a Python call, and this runs for every group request)
+        if entry is None or (entry.topic_id is not topic.topic_id and entry.topic_id != topic.topic_id):
             entry = self._leaders[topic.name] = _TopicLeaders(topic.topic_id)
         if len(entry.partitions) < topic.partitions:  # new, or grown
             first = len(entry.partitions)

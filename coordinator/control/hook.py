@@ -65,12 +65,25 @@ class ControlHook:
             )
         if decision is None:  # the common path, kept flat: no rule applies
             if self._tap is None:
-                reasons.because_request(api_name(key), ctx.client_id, request)
+                reasons.because_api(key, header.client_id, request)
                 response = await handler(ctx, request)
             else:
                 response = await self._tap.handle(handler, ctx, request)
             if self.log.enabled:
-                self._record(ctx, received, request, response, None)
+                if key in _SUMMARISED:
+                    self._record(ctx, received, request, response, None)
+                else:  # _record's other requests, inlined: the request and response as they are
+                    self.log.record(
+                        key,
+                        version,
+                        ctx.broker.node_id,
+                        ctx.connection_id,
+                        header.client_id or "",
+                        received,
+                        self._wall.time_ms(),
+                        request,
+                        response,
+                    )
             return response
         if decision.close_before:
             self._record(ctx, received, request, None, decision.rule_id)
@@ -124,6 +137,9 @@ class ControlHook:
             response,
             rule_id,
         )
+
+
+_SUMMARISED = frozenset((ApiKey.PRODUCE, ApiKey.FETCH))  # what _record keeps of them is a summary
 
 
 def _without_records(response: Any) -> Any:

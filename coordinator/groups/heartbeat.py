@@ -8,6 +8,8 @@ CompletingRebalance / Stable -> NONE, session timer reset. Heartbeats write no r
 
 from __future__ import annotations
 
+from coordinator.groups.consumer.group import ConsumerGroup
+from coordinator.groups.group import ClassicGroup
 from coordinator.groups.migration.classic_members import heartbeat_consumer_group
 from coordinator.groups.rebalance import reschedule_member_heartbeat
 from coordinator.groups.requests import HeartbeatParams, HeartbeatResult
@@ -18,10 +20,10 @@ from protocol.errors import ErrorCode
 
 
 def heartbeat(ctx: GroupContext, p: HeartbeatParams) -> HeartbeatResult:
-    consumer = ctx.shard.consumer_group(p.group_id)
-    if consumer is not None:
-        return heartbeat_consumer_group(ctx, consumer, p)  # Kafka classicGroupHeartbeatToConsumerGroup
-    group = ctx.shard.group(p.group_id)
+    found = ctx.shard.groups.get(p.group_id)  # (one lookup: shard.consumer_group, then shard.group)
+    if isinstance(found, ConsumerGroup):
+        return heartbeat_consumer_group(ctx, found, p)  # Kafka classicGroupHeartbeatToConsumerGroup
+    group = found if isinstance(found, ClassicGroup) else None
     if group is None:
         explain(ErrorCode.UNKNOWN_MEMBER_ID, f"group {p.group_id!r} does not exist")
         return HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID)

@@ -25,9 +25,11 @@ class OffsetStore:
             offsets = self.groups[record.group_id] = {}
         offsets[(record.topic, record.partition)] = record
 
-    def put_all(self, records: Iterable[OffsetCommitRecord]) -> None:
-        """`put` of each record in order (a commit's records: one group, so one lookup)."""
+    def put_all(self, records: Iterable[OffsetCommitRecord]) -> list[str]:
+        """`put` of each record in order (a commit's records: one group, so one lookup). Returns
+        the group ids in the order they first appear (replay makes each group exist)."""
         groups = self.groups
+        seen: list[str] = []
         group_id: str | None = None
         offsets: dict[TopicPartition, OffsetCommitRecord] = {}
         for record in records:
@@ -37,7 +39,9 @@ class OffsetStore:
                 if found is None:
                     found = groups[group_id] = {}
                 offsets = found
+                seen.append(group_id)
             offsets[(record.topic, record.partition)] = record
+        return seen
 
     def delete(self, group_id: str, topic: str, partition: int) -> OffsetCommitRecord | None:
         offsets = self.groups.get(group_id)

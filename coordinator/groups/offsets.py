@@ -35,9 +35,9 @@ from coordinator.groups.offset_requests import (
     OffsetFetchParams,
 )
 from coordinator.groups.rebalance import reschedule_member_heartbeat
-from coordinator.groups.record_types import offset_commit_record
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.shard import GroupContext
+from coordinator.groups.share.group import ShareGroup
 from coordinator.groups.state import GroupState
 from coordinator.observe.reasons import explain
 from protocol.errors import ErrorCode
@@ -63,6 +63,7 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     records: list[OffsetCommitRecord] = []
     record = records.append
     none = ErrorCode.NONE
+    new_record = tuple.__new__
     topic_ids = p.topic_ids
     for topic, partitions in p.topics:
         answers: list[tuple[int, ErrorCode]] = []
@@ -79,17 +80,21 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
                 )
                 answer((index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
+            # offset_commit_record(...) inlined: the record tuple built in place, no call per partition
             record(
-                offset_commit_record(
-                    group_id,
-                    topic,
-                    index,
-                    part.committed_offset,
-                    part.committed_leader_epoch,
-                    metadata or "",
-                    now,
-                    expire,
-                    topic_id,
+                new_record(
+                    OffsetCommitRecord,
+                    (
+                        group_id,
+                        topic,
+                        index,
+                        part.committed_offset,
+                        part.committed_leader_epoch,
+                        metadata or "",
+                        now,
+                        expire,
+                        topic_id,
+                    ),
                 )
             )
             answer((index, none))
@@ -126,11 +131,12 @@ def _validate_commit(
     error and no group: a commit outside group management (admin client, assign()), which
     Kafka accepts; replaying its first record creates the empty "simple" group. A consumer
     group may answer a per-partition check (KIP-1251) instead of accepting the whole commit."""
-    if ctx.shard.share_group(p.group_id) is not None:  # ShareGroup.validateOffsetCommit
+    found = ctx.shard.groups.get(p.group_id)  # (one lookup: shard.share_group, consumer_group, group)
+    if isinstance(found, ShareGroup):  # ShareGroup.validateOffsetCommit
         explain(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {p.group_id} is not a consumer group.")
         return None, None, ErrorCode.GROUP_ID_NOT_FOUND
-    consumer = ctx.shard.consumer_group(p.group_id)
-    if consumer is not None:
+    if isinstance(found, ConsumerGroup):
+        consumer = found
         try:
             check = validate_offset_commit(
                 consumer, p.member_id, p.group_instance_id, p.generation_id, api_version=p.request_version
@@ -139,12 +145,13 @@ def _validate_commit(
             explain(exc.code, exc.message)
             return None, None, exc.code
         return None, check, None
-    group, error = _validate_classic_commit(ctx, p)
+    group, error = _validate_classic_commit(found if isinstance(found, ClassicGroup) else None, p)
     return group, None, error
 
 
-def _validate_classic_commit(ctx: GroupContext, p: OffsetCommitParams) -> tuple[ClassicGroup | None, ErrorCode | None]:
-    group = ctx.shard.group(p.group_id)
+def _validate_classic_commit(
+    group: ClassicGroup | None, p: OffsetCommitParams
+) -> tuple[ClassicGroup | None, ErrorCode | None]:
     if group is None:
         if p.generation_id < 0:
             return None, None

@@ -84,12 +84,8 @@ def replay_offset_commits(
 ) -> None:
     """Apply offset commits in order: the one path an OffsetCommitRecord takes, alone (`replay`,
     a load) or a whole commit's records at once (live: no per-record dispatch)."""
-    offsets.put_all(records)
-    group_id = None
-    for record in records:
-        if record.group_id != group_id:
-            group_id = record.group_id
-            if group_id not in groups:
-                # OffsetMetadataManager.replay: a commit is the only record that can create a
-                # (simple) group; the commit of an existing group leaves it as it is.
-                groups[group_id] = ClassicGroup(group_id, now_ms)
+    for group_id in offsets.put_all(records):
+        if group_id not in groups:
+            # OffsetMetadataManager.replay: a commit is the only record that can create a
+            # (simple) group; the commit of an existing group leaves it as it is.
+            groups[group_id] = ClassicGroup(group_id, now_ms)

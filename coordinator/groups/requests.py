@@ -9,6 +9,7 @@ differences (nullable strings before v7, the v0-2 LeaveGroup layout) stay in han
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from protocol.errors import ErrorCode
 
@@ -73,16 +74,17 @@ class SyncGroupResult:
 # -- Heartbeat (12) -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HeartbeatParams:
+class HeartbeatParams(NamedTuple):
+    """A NamedTuple, not a frozen dataclass: as immutable, and built at half the cost (a frozen
+    dataclass's __init__ sets each field through object.__setattr__), once per heartbeat."""
+
     group_id: str
     generation_id: int
     member_id: str
     group_instance_id: str | None = None
 
 
-@dataclass(frozen=True)
-class HeartbeatResult:
+class HeartbeatResult(NamedTuple):
     error: ErrorCode
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from itertools import starmap
 
 from coordinator.groups.offset_requests import CommitPartitionLike, OffsetCommitParams
 from coordinator.handlers.authz import refused, split_authorized
@@ -83,7 +84,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         if use_ids:
             ids[t.name] = t.topic_id
         topic = registry.get(t.name)
-        if topic is not None and all(0 <= p.partition_index < topic.partitions for p in t.partitions):
+        if topic is not None and _all_in_range(t.partitions, topic.partitions):
             # The decoded partitions are what the commit reads (before v6 they decode with leader
             # epoch -1): passed as they are, no copy per partition.
             known.append((t.name, t.partitions))
@@ -113,19 +114,27 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
                     OffsetCommitResponseTopic(
                         name=name,
                         topic_id=ids.get(name, _NO_ID),
-                        partitions=[OffsetCommitResponsePartition(n, error) for n, error in partitions],
+                        partitions=list(starmap(OffsetCommitResponsePartition, partitions)),  # (n, error) each
                     )
                     for name, partitions in result.topics
                 ]
             )
         for name, partitions in result.topics:
-            add(ids[name] if use_ids else name, name, [OffsetCommitResponsePartition(n, e) for n, e in partitions])
+            add(ids[name] if use_ids else name, name, list(starmap(OffsetCommitResponsePartition, partitions)))
     return OffsetCommitResponse(
         topics=[
             OffsetCommitResponseTopic(name=name, topic_id=key if isinstance(key, uuid.UUID) else _NO_ID, partitions=ps)
             for key, (name, ps) in answers.items()
         ]
     )
+
+
+def _all_in_range(partitions: Sequence[CommitPartitionLike], count: int) -> bool:
+    """Is every partition index in 0..count-1? (A plain loop: all() over a generator costs more.)"""
+    for p in partitions:
+        if not 0 <= p.partition_index < count:
+            return False
+    return True
 
 
 _NO_ID = uuid.UUID(int=0)

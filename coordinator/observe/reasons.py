@@ -16,8 +16,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
+from protocol.api import api_name
+
 _reasons: ContextVar[list[tuple[int, str]] | None] = ContextVar("kgc_reasons", default=None)
-_cause: ContextVar[str | _RequestCause | None] = ContextVar("kgc_cause", default=None)
+_cause: ContextVar[str | _RequestCause | _ApiCause | None] = ContextVar("kgc_cause", default=None)
 OBSERVERS: ContextVar[tuple[Observer, ...]] = ContextVar("kgc_observers", default=())
 
 
@@ -77,6 +79,22 @@ class _RequestCause(tuple[str, Any, Any]):
 def because_request(api: str, client_id: str | None, request: Any) -> None:
     """Name a request as the cause: its API, client and (when it has one) member."""
     _cause.set(_RequestCause((api, client_id, request)))
+
+
+class _ApiCause(tuple[int, Any, Any]):
+    """`_RequestCause` with the API still a key: named only if the cause is put into words."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        key, client_id, request = self
+        return str(_RequestCause((api_name(key), client_id or "", request)))
+
+
+def because_api(api_key: int, client_id: str | None, request: Any) -> None:
+    """`because_request` for the request path: the API by key (its name is looked up only if a
+    state change asks for the cause)."""
+    _cause.set(_ApiCause((api_key, client_id, request)))
 
 
 def cause() -> str | None:

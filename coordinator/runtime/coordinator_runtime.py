@@ -101,6 +101,9 @@ class CoordinatorRuntime(Generic[S]):
         self._moves: dict[int, int] = {}  # partition -> how many moves so far (a newer one wins)
         self._led: dict[int, bool] = {}  # partition -> whether the last move left it led
         self._shards: dict[int, S] = {}
+        # partition -> the highest offset a durability wait returned for (everything up to it is
+        # durable); forgotten when the partition unloads (a reopened log may have lost its tail).
+        self._confirmed: dict[int, int] = {}
         self._states: dict[int, PartitionState] = {}
         self._timers_changed = trio.Event()
         self._sleeping_until: float = float("-inf")  # the deadline the timer loop waits for
@@ -150,7 +153,8 @@ class CoordinatorRuntime(Generic[S]):
         self._tell_offsets(ctx.shard, ctx, offset)
         if self.timers.earliest_new < self._sleeping_until:
             self._timers_changed.set()
-        await self._await_durable(partition, ctx, offset)
+        if offset > self._confirmed.get(partition, -1) or offset == -2 or ctx.completions or ctx.deferred:
+            await self._await_durable(partition, ctx, offset)  # (else it would do nothing: see there)
         if isinstance(answer, ParkedReply):
             return await _wait_reply(answer)
         return answer
@@ -206,9 +210,14 @@ class CoordinatorRuntime(Generic[S]):
             error = CoordinatorUnavailable(
                 self.kind.topic, partition, ErrorCode.COORDINATOR_NOT_AVAILABLE, "append failed"
             )
-        else:
+        elif offset > self._confirmed.get(partition, -1):
+            # (Not above: an op without records whose partition has nothing pending, a heartbeat
+            # after the last write was confirmed, is answered at once, as Kafka's CoordinatorRuntime
+            # completes a write op without records unless a write is still pending.)
             try:
                 await self.writer.wait_durable(partition, offset)
+                if offset > self._confirmed.get(partition, -1):  # (a later write may have confirmed more)
+                    self._confirmed[partition] = offset
             except LogWriteError as exc:
                 self.fail(partition, str(exc))
                 error = CoordinatorUnavailable(
@@ -217,8 +226,10 @@ class CoordinatorRuntime(Generic[S]):
         if error is not None:
             ctx.abandon(error)
             raise error
-        ctx.deliver()
-        self._start_deferred(ctx)
+        if ctx.completions:  # (most ops, a heartbeat or a commit, complete nothing and defer nothing)
+            ctx.deliver()
+        if ctx.deferred:
+            self._start_deferred(ctx)
 
     def _start_deferred(self, ctx: OpContext[S]) -> None:
         """Start the work an op deferred until its output was durable (a transaction's markers)."""
@@ -266,6 +277,7 @@ class CoordinatorRuntime(Generic[S]):
         self._timers_changed.set()
 
     def _unload(self, partition: int, state: PartitionState) -> None:
+        self._confirmed.pop(partition, None)
         shard = self._shards.pop(partition, None)
         self._set_state(partition, state)
         self.timers.cancel_partition(partition)

@@ -5,6 +5,7 @@ runtime, shards and writer on real files (tests/support/runtime.py)."""
 import pytest
 import trio
 
+from coordinator.groups.offset_requests import CommitPartition, OffsetCommitParams
 from coordinator.groups.record_types import GroupMetadataRecord
 from coordinator.groups.requests import HeartbeatParams, JoinGroupParams, SyncGroupParams
 from protocol.errors import ErrorCode
@@ -230,3 +231,32 @@ async def test_a_manual_clock_moves_only_when_told_and_timers_fire_at_their_dead
         await harness.runtime.fire_due()
         assert harness.group("g").state.value == "Empty"
         nursery.cancel_scope.cancel()
+
+
+async def test_an_op_without_records_waits_only_while_a_write_of_its_partition_is_pending(autojump_clock, make_runtime):
+    # Kafka's CoordinatorRuntime: a write op without records completes at once unless a write is pending.
+    runtime, writer = make_runtime()
+    a = await join(runtime, "a")
+    await runtime.service.sync_group(SyncGroupParams("g", 1, a.member_id, assignments=[(a.member_id, b"A")]))
+    writer.hold()
+    heartbeat = HeartbeatParams("g", 1, a.member_id)
+    with trio.fail_after(1):  # nothing pending: answered without a durability wait
+        assert (await runtime.service.heartbeat(heartbeat)).error == ErrorCode.NONE
+    answered = []
+    async with trio.open_nursery() as nursery:
+
+        async def commit():
+            params = OffsetCommitParams("g", [("t", [CommitPartition(0, 5)])], 1, a.member_id)
+            answered.append(("commit", (await runtime.service.commit_offsets(params)).error))
+
+        async def beat():
+            answered.append(("heartbeat", (await runtime.service.heartbeat(heartbeat)).error))
+
+        nursery.start_soon(commit)
+        await trio.sleep(1)
+        nursery.start_soon(beat)  # the commit's record is not durable yet: the heartbeat waits for it
+        await trio.sleep(1)
+        assert answered == []
+        writer.release()
+    assert sorted(answered) == [("commit", ErrorCode.NONE), ("heartbeat", ErrorCode.NONE)]
+    assert (await runtime.service.heartbeat(heartbeat)).error == ErrorCode.NONE

@@ -141,6 +141,17 @@ def test_null_in_non_nullable_compact_string() -> None:
         decode_request(12, 4, b"\x00" + struct.pack(">i", 1) + b"\x02m\x00\x00")
 
 
+def test_empty_strings_and_their_neighbours() -> None:
+    # Heartbeat v4 (compact): group "" (length 0), generation 7, member "", instance null, no tags.
+    hb = decode_request(12, 4, b"\x01" + struct.pack(">i", 7) + b"\x01\x00\x00")
+    assert (hb.group_id, hb.generation_id, hb.member_id, hb.group_instance_id) == ("", 7, "", None)
+    # Heartbeat v3 (classic lengths): group "", generation 7, member "m", instance "" (not null).
+    hb = decode_request(12, 3, b"\x00\x00" + struct.pack(">i", 7) + b"\x00\x01m\x00\x00")
+    assert (hb.group_id, hb.generation_id, hb.member_id, hb.group_instance_id) == ("", 7, "m", "")
+    with pytest.raises(DecodeError):  # a nullable string of length -2
+        decode_request(12, 3, b"\x00\x00" + struct.pack(">i", 7) + b"\x00\x01m\xff\xfe")
+
+
 def test_invalid_utf8_is_not_malformed() -> None:
     # Kafka decodes strings with replacement (tests/protocol/test_utf8.py): no DecodeError
     req = decode_request(11, 5, _join_group_v5(group_len=struct.pack(">h", 2), group=b"\xc3\x28"))

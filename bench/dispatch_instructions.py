@@ -1,0 +1,92 @@
+"""Instructions per request of `dispatch(frame)` (dispatch_bench.py's frames), counted by valgrind's
+callgrind: a figure other processes on the machine cannot move, for A/B of small changes.
+
+    .venv/bin/python bench/dispatch_instructions.py [--n 200]      # needs valgrind
+    KGC_NATIVE=0 ... / KGC_BENCH_TREE=/work/main ...                # as dispatch_bench.py
+
+The script runs itself under callgrind with collection off. In the child each request type is
+dispatched inside its own itertools iterator (filterfalse, takewhile, dropwhile), which
+--toggle-collect names, so only those requests are counted, each type apart; interval mode never
+suspends, so each dispatch coroutine is driven by hand (one send). Instructions are not time
+(a cache miss costs more than an add), but they repeat to 0.1% and follow the CPU a request costs.
+Asserts nothing about speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+
+import trio
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# dispatch_bench puts KGC_BENCH_TREE (or this checkout) first on the path before its imports.
+from dispatch_bench import Connection, bench_frames, dispatch, open_server, running_modules  # noqa: E402
+
+# request type -> the iterator whose next() the child runs it in (callgrind --toggle-collect)
+ITERATORS = {"Heartbeat": "filterfalse_next", "OffsetCommit 1p": "takewhile_next", "OffsetCommit 32p": "dropwhile_next"}
+
+
+async def child(n: int) -> None:
+    with tempfile.TemporaryDirectory() as data:
+        async with open_server(data, settings={"log.flush.mode": "interval"}, topics={"bench": 32}) as server:
+            broker, conn = server.broker, Connection(1, "127.0.0.1")
+            frames = await bench_frames(broker, conn)
+
+            def step(frame: bytes) -> bool:
+                coro = dispatch(frame, conn, broker)
+                try:
+                    coro.send(None)
+                except StopIteration:
+                    return True
+                coro.close()
+                raise RuntimeError("dispatch suspended: only log.flush.mode=interval can be driven by hand")
+
+            for frame in frames.values():  # warm: handlers loaded, codecs built, caches filled
+                for _ in range(50):
+                    step(frame)
+            gc.freeze()
+            gc.disable()  # as `kgc serve` runs
+            sink: collections.deque[bytes] = collections.deque(maxlen=0)
+            sink.extend(itertools.filterfalse(step, [frames["Heartbeat"]] * n))
+            sink.extend(itertools.takewhile(step, [frames["OffsetCommit 1p"]] * n))
+            sink.extend(itertools.dropwhile(step, [frames["OffsetCommit 32p"]] * n))
+            print(running_modules())
+
+
+def parent(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        toggles = [f"--toggle-collect={name}" for name in ITERATORS.values()]
+        command = ["valgrind", "--tool=callgrind", "--collect-atstart=no", *toggles, f"--callgrind-out-file={out}"]
+        run = subprocess.run(
+            [*command, sys.executable, __file__, "--child", "--n", str(n)], capture_output=True, text=True
+        )
+        if run.returncode != 0:
+            sys.exit(f"the child failed:\n{run.stderr[-2000:]}")
+        print(run.stdout.strip().splitlines()[-1])
+        annotated = subprocess.run(
+            ["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True, check=True
+        ).stdout
+    for name, function in ITERATORS.items():
+        line = next((line for line in annotated.splitlines() if f":{function} " in line), None)
+        count = 0 if line is None else int(line.split()[0].replace(",", ""))
+        print(f"{name:18s} {count / n:10,.0f} instructions per request ({n} requests)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        trio.run(child, args.n)
+    else:
+        parent(args.n)
