@@ -109,7 +109,7 @@ def test_a_mixed_group_of_confluent_kafka_python_and_aiokafka_agrees_on_roundrob
 def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka_coordinator, topic_name, client):
     """KIP-345 with kafka-python (JoinGroup v7) and aiokafka (v5): a static member's close sends no
     LeaveGroup, and its successor (same group_instance_id, new member id) takes its place in the
-    Stable group without a rebalance: same partitions, and the others are assigned only once."""
+    Stable group without a rebalance: same partitions, and the others are not assigned again."""
     kafka_coordinator.create_topic(topic_name, PARTITIONS)
     member_class = CLIENTS[client]
 
@@ -124,13 +124,29 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
 
     members = [static(i) for i in range(3)]
     try:
-        for m in members:
+        # The restarted member is a follower, never the leader: the first member of an Empty
+        # group leads it for as long as it stays (Kafka's ClassicGroup.add). kafka-python 3.0.12
+        # sends a second JoinGroup when its poll timed out just as its JoinGroup/SyncGroup
+        # completed, and a leader's JoinGroup in a Stable group rebalances it (Kafka's rule), so
+        # a successor that had inherited the leadership would rebalance the group now and then.
+        # Replacing a leader is covered in tests/coordinator/groups/test_static.py.
+        members[0].start()
+        wait_until(
+            lambda: group_owns_all(members[:1], PARTITIONS),
+            DEADLINE,
+            message=lambda: f"the first member owns everything\n{describe_group(members)}",
+        )
+        for m in members[1:]:
             m.start()
         wait_until(
             lambda: group_owns_all(members, PARTITIONS),
             DEADLINE,
             message=lambda: f"3 static members stable\n{describe_group(members)}",
         )
+        # The others' assignments so far: forming takes several generations (and kafka-python's
+        # extra JoinGroup above may add one), none of which is what this test is about.
+        others = [members[0], members[2]]
+        assigned = [m.assigns() for m in others]
         before = members[1].owned()
         members[1].stop()
         successor = static(1, "-again").start()
@@ -141,8 +157,7 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
             message=lambda: f"the successor is assigned\n{describe_group(members)}",
         )
         assert successor.owned() == before, describe_group(members)
-        others = [members[0], members[2]]
-        assert [m.assigns() for m in others] == [1, 1], describe_group(others)
+        assert [m.assigns() for m in others] == assigned, describe_group(others)
         assert group_owns_all([members[0], successor, members[2]], PARTITIONS), describe_group(members)
     finally:
         stop_all(members)

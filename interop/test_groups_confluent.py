@@ -182,6 +182,10 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
         _wait_stable(ownership, topic_name, members, "3 static members stable")
         restarted = members[1]
         before, old_id = restarted.owned, restarted.member_id
+        # The others' callbacks so far: a member joining after the initial delay makes forming
+        # take two generations, which is not what this test is about.
+        others = [members[0], members[2]]
+        callbacks = [(m.count("assign"), m.count("revoke")) for m in others]
         restarted.close()
         successor = static(1, "-again").start()
         members.append(successor)
@@ -192,8 +196,7 @@ def test_a_static_member_restarted_within_its_session_keeps_its_partitions(kafka
         )
         assert successor.owned == before, ownership.describe()
         assert successor.member_id not in (None, old_id), "the coordinator gave the successor a new member id"
-        others = [members[0], members[2]]
-        assert [(m.count("assign"), m.count("revoke")) for m in others] == [(1, 0), (1, 0)], [m.events for m in others]
+        assert [(m.count("assign"), m.count("revoke")) for m in others] == callbacks, [m.events for m in others]
         _wait_stable(ownership, topic_name, [members[0], successor, members[2]], "the same split again")
         assert ownership.violations == []
     finally:
