@@ -323,7 +323,9 @@ def _serve_processes(args: argparse.Namespace, config: Config, bound: list[Any])
     it creates the --create-topic topics (later ones are the broker processes', through the data
     dir: cluster/shared_topics.py), then runs one process per broker."""
     from coordinator.broker.topics import TopicRegistry
+    from coordinator.groups.group_config import GroupConfig
 
+    GroupConfig.from_config(config)  # its checks here, once: a bad setting is one line and exit 2, not one per child
     data_dir = Path(config.data_dir)
     registry = TopicRegistry(data_dir)
     registry.load()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from coordinator.config import ConfigError
 from coordinator.groups.assignors import ASSIGNORS
 from coordinator.groups.consumer.settings import ConsumerGroupSettings, MigrationPolicy
 
@@ -119,5 +120,5 @@ def _check_consumer_settings(c: ConsumerGroupSettings) -> None:
         (c.max_size >= 1, "group.consumer.max.size must be at least 1"),
     )
     for ok, message in checks:
-        if not ok:
-            raise ValueError(message)
+        if not ok:  # a ConfigError: `kgc serve` says it in one line and exits 2 (it was an "internal error")
+            raise ConfigError(message)

@@ -237,3 +237,22 @@ def test_sigterm_during_start_up_stops_it(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "serving" not in out
     assert "SIGTERM: stopped while starting" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("processes", [[], ["--brokers", "2", "--processes"]])
+def test_a_group_setting_out_of_its_range_is_one_line_and_exit_2(tmp_path, processes):
+    """GroupCoordinatorConfig's range checks are a bad setting, not an internal error; with
+    --processes the parent says it once, before any broker process starts."""
+    one_line_failure(
+        kgc(
+            "serve",
+            *processes,
+            "--port",
+            0,
+            "--set",
+            "group.consumer.heartbeat.interval.ms=500",
+            "--data-dir",
+            tmp_path / "d",
+        ),
+        "group.consumer.heartbeat.interval.ms must be between",
+    )
