@@ -156,14 +156,18 @@ class _LiveState:
         )
         writer = self.runtime.writer
         for n in writer.existing_partitions():
-            total, count = 0, 0
-            try:
-                for entry in os.scandir(writer.partition_dir(n)):
-                    if entry.name.endswith(".log"):
-                        total += entry.stat().st_size
-                        count += 1
-            except FileNotFoundError:  # a file swapped away while we looked
-                continue
+            log = writer.log(n)
+            if log is not None:  # open: its batches' bytes (the active file also holds its preallocated tail)
+                total, count = log.size_bytes, len(log.segments)
+            else:
+                total, count = 0, 0
+                try:
+                    for entry in os.scandir(writer.partition_dir(n)):
+                        if entry.name.endswith(".log"):
+                            total += entry.stat().st_size
+                            count += 1
+                except FileNotFoundError:  # a file swapped away while we looked
+                    continue
             size.add_metric([str(n)], total)
             segments.add_metric([str(n)], count)
             checkpoint = read_cleaner_checkpoint(str(writer.partition_dir(n)))

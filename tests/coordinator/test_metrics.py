@@ -37,7 +37,11 @@ async def test_scrape_counts_requests_groups_rebalances_and_records(tmp_path):
         writer = server.runtime.writer
         write_cleaner_checkpoint(str(writer.partition_dir(server.broker.groups.partition_for(GROUP))), 1)
         server.broker.tap.cleaned(7, CleanStats(bytes_in=1000, bytes_out=400))  # as the writer reports a round
+        offsets_partition = server.broker.groups.partition_for(GROUP)
+        written = writer.log(offsets_partition).size_bytes  # the batches' bytes, not the preallocated file
         text = await trio.to_thread.run_sync(scrape, port)
+    assert 0 < written < 4096
+    assert value(text, f'kgc_offsets_log_size_bytes{{partition="{offsets_partition}"}}') == written
     assert value(text, 'kgc_requests_total{api="JoinGroup"}') == 2
     assert value(text, 'kgc_requests_total{api="Heartbeat"}') == 2
     assert value(text, 'kgc_request_errors_total{api="JoinGroup",error="MEMBER_ID_REQUIRED"}') == 1
