@@ -100,6 +100,8 @@ class ClusterSync:
                     self.data.close_partition(*key)
             if change.new_leader == self.me:
                 self.pending[key] = generation
+                if change.topic in coordinators:  # COORDINATOR_LOAD_IN_PROGRESS until `release`
+                    coordinators[change.topic].hold(change.partition)
 
     def release(self) -> list[tuple[str, int]]:
         """Take the gained partitions every process has let go of; returns them."""

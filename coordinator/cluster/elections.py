@@ -28,6 +28,7 @@ class Relocatable(Protocol):
     num_partitions: int
 
     def relocate(self, partition: int, *, led: bool) -> None: ...
+    def hold(self, partition: int) -> None: ...  # cluster.processes: led here, loaded once released
 
 
 class ChangeObserver(Protocol):

@@ -100,6 +100,7 @@ class CoordinatorRuntime(Generic[S]):
         self.load_delay_ms = load_delay_ms  # coordinator.load.delay.ms: stretches a moved partition's load
         self._moves: dict[int, int] = {}  # partition -> how many moves so far (a newer one wins)
         self._led: dict[int, bool] = {}  # partition -> whether the last move left it led
+        self._held: set[int] = set()  # led here, not loaded until another process lets go (`hold`)
         self._shards: dict[int, S] = {}
         # partition -> the highest offset a durability wait returned for (everything up to it is
         # durable); forgotten when the partition unloads (a reopened log may have lost its tail).
@@ -291,9 +292,24 @@ class CoordinatorRuntime(Generic[S]):
         the new coordinator get COORDINATOR_LOAD_IN_PROGRESS, as in Kafka."""
         move = self._moves[partition] = self._moves.get(partition, 0) + 1
         self._led[partition] = led
+        self._held.discard(partition)
         self._unload(partition, PartitionState.LOADING if led else PartitionState.UNLOADED)
         if led and self._nursery is not None:
             self._nursery.start_soon(self._load_moved, partition, move)
+
+    def hold(self, partition: int) -> None:
+        """cluster.processes: this broker leads the partition now, but another broker process may
+        still hold its log. Requests get COORDINATOR_LOAD_IN_PROGRESS, as from a Kafka coordinator
+        still loading it (not NOT_COORDINATOR: clients retry without a new lookup); nothing loads
+        (a load in flight is dropped) until `relocate(led=True)`."""
+        self._moves[partition] = self._moves.get(partition, 0) + 1
+        self._led[partition] = False  # not served here yet
+        self._held.add(partition)
+        self._unload(partition, PartitionState.LOADING)
+
+    def _not_served(self, partition: int) -> PartitionState:
+        """The state of a partition this process does not serve now: held (loading) or unloaded."""
+        return PartitionState.LOADING if partition in self._held else PartitionState.UNLOADED
 
     async def _load_moved(self, partition: int, move: int) -> None:
         if self.load_delay_ms > 0:
@@ -306,10 +322,10 @@ class CoordinatorRuntime(Generic[S]):
             if self._moves.get(partition) == move:
                 self._schedule_reload(partition)
             elif not self._led.get(partition, True):  # moved away while loading (its log may be
-                self._set_state(partition, PartitionState.UNLOADED)  # another process's now): no reload
+                self._set_state(partition, self._not_served(partition))  # another process's now): no reload
             return
         if self._moves.get(partition) != move and not self._led.get(partition, True):
-            self._unload(partition, PartitionState.UNLOADED)  # moved away while loading: not served here
+            self._unload(partition, self._not_served(partition))  # moved away while loading: not served here
 
     def fail(self, partition: int, reason: str) -> None:
         """The partition's log or memory can no longer be trusted: stop serving it and reload it

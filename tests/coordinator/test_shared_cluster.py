@@ -140,8 +140,13 @@ class FakeRuntime:
     def __init__(self) -> None:
         self.relocated: list[tuple[int, bool]] = []
 
+        self.held: list[int] = []
+
     def relocate(self, partition: int, *, led: bool) -> None:
         self.relocated.append((partition, led))
+
+    def hold(self, partition: int) -> None:
+        self.held.append(partition)
 
 
 class FakeData:
@@ -252,6 +257,7 @@ def test_a_gained_partition_waits_for_a_process_that_has_not_caught_up(tmp_path)
         change = zero.controller.move_leader(OFFSETS_TOPIC, partition, 0)
         assert change.new_leader == 0 and zero.sync.pending == {(OFFSETS_TOPIC, partition): zero.p.shared.seen}
         assert not zero.sync.owns(OFFSETS_TOPIC, partition)
+        assert zero.runtime.held == [partition]  # COORDINATOR_LOAD_IN_PROGRESS meanwhile, not NOT_COORDINATOR
         await zero.sync.tick()
         assert zero.sync.pending  # broker 1's process still holds it
         await one.sync.tick()  # it catches up: drops the shard, closes the log, says so

@@ -11,6 +11,7 @@ import trio.testing
 from coordinator.groups.placement import partition_for
 from coordinator.runtime.clock import FakeClock
 from coordinator.runtime.coordinator_runtime import PartitionState
+from protocol.errors import ErrorCode
 from tests.coordinator.runtime.test_loading import commit, make_runtime, write_ops
 
 
@@ -43,6 +44,39 @@ async def test_a_partition_moved_away_while_it_loads_is_not_served_after(tmp_pat
         assert runtime.state(p) is PartitionState.UNLOADED and runtime.shard(p) is None
         runtime.load = real_load
         runtime.relocate(p, led=True)  # back: it loads and serves
+        await trio.sleep(1)
+        assert runtime.state(p) is PartitionState.ACTIVE and runtime.shard(p) is not None
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_held_partition_answers_load_in_progress_and_loads_once_released(tmp_path, autojump_clock):
+    """cluster.processes: led here while another process may still hold the log (`hold`): no
+    shard, COORDINATOR_LOAD_IN_PROGRESS, a load already in flight dropped; `relocate(led=True)`
+    (the other process let go) loads and serves it."""
+    clock = FakeClock(0)
+    await write_ops(tmp_path, clock, [[commit("g1")]])
+    runtime = make_runtime(tmp_path, clock)
+    p = partition_for("g1")
+    gate = trio.Event()
+    real_load = runtime.load
+
+    async def slow_load(partition: int):
+        await gate.wait()
+        return await real_load(partition)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        await runtime.loaded.wait()
+        runtime.load = slow_load
+        runtime.relocate(p, led=True)  # a load starts ...
+        await trio.testing.wait_all_tasks_blocked()
+        runtime.hold(p)  # ... and the partition is held before it ends
+        gate.set()
+        await trio.sleep(120)
+        assert runtime.state(p) is PartitionState.LOADING and runtime.shard(p) is None
+        assert runtime.unavailable(p).error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        runtime.load = real_load
+        runtime.relocate(p, led=True)  # released
         await trio.sleep(1)
         assert runtime.state(p) is PartitionState.ACTIVE and runtime.shard(p) is not None
         nursery.cancel_scope.cancel()
