@@ -15,12 +15,12 @@ from protocol.errors import ErrorCode
 from tests.coordinator.runtime.test_loading import commit, make_runtime, write_ops
 
 
-@pytest.mark.parametrize("load_fails", [False, True])
-async def test_a_partition_moved_away_while_it_loads_is_not_served_after(tmp_path, autojump_clock, load_fails):
+async def gated_runtime(tmp_path, load_fails: bool = False):
+    """A runtime over a log holding group g1's commit, g1's partition, and a load that waits for
+    `gate` (then fails if `load_fails`): (runtime, partition, gate, the real load, the gated one)."""
     clock = FakeClock(0)
     await write_ops(tmp_path, clock, [[commit("g1")]])
     runtime = make_runtime(tmp_path, clock)
-    p = partition_for("g1")
     gate = trio.Event()
     real_load = runtime.load
 
@@ -30,6 +30,12 @@ async def test_a_partition_moved_away_while_it_loads_is_not_served_after(tmp_pat
             raise OSError("the log was closed under the load")
         return await real_load(partition)
 
+    return runtime, partition_for("g1"), gate, real_load, slow_load
+
+
+@pytest.mark.parametrize("load_fails", [False, True])
+async def test_a_partition_moved_away_while_it_loads_is_not_served_after(tmp_path, autojump_clock, load_fails):
+    runtime, p, gate, real_load, slow_load = await gated_runtime(tmp_path, load_fails)
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)
         await runtime.loaded.wait()
@@ -53,17 +59,7 @@ async def test_a_held_partition_answers_load_in_progress_and_loads_once_released
     """cluster.processes: led here while another process may still hold the log (`hold`): no
     shard, COORDINATOR_LOAD_IN_PROGRESS, a load already in flight dropped; `relocate(led=True)`
     (the other process let go) loads and serves it."""
-    clock = FakeClock(0)
-    await write_ops(tmp_path, clock, [[commit("g1")]])
-    runtime = make_runtime(tmp_path, clock)
-    p = partition_for("g1")
-    gate = trio.Event()
-    real_load = runtime.load
-
-    async def slow_load(partition: int):
-        await gate.wait()
-        return await real_load(partition)
-
+    runtime, p, gate, real_load, slow_load = await gated_runtime(tmp_path)
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)
         await runtime.loaded.wait()
