@@ -25,7 +25,7 @@ from coordinator.handlers.request_context import CloseConnection, Handler, Reque
 from coordinator.observe import reasons
 from coordinator.observe.transcript import data_request
 from coordinator.runtime.clock import Clock
-from protocol.api import ApiKey, api_name
+from protocol.api import ApiKey
 
 
 class ControlHook:
@@ -65,25 +65,12 @@ class ControlHook:
             )
         if decision is None:  # the common path, kept flat: no rule applies
             if self._tap is None:
-                reasons.because_api(key, header.client_id, request)
+                reasons.because_request(key, header.client_id, request)  # (named only if asked)
                 response = await handler(ctx, request)
             else:
                 response = await self._tap.handle(handler, ctx, request)
             if self.log.enabled:
-                if key in _SUMMARISED:
-                    self._record(ctx, received, request, response, None)
-                else:  # _record's other requests, inlined: the request and response as they are
-                    self.log.record(
-                        key,
-                        version,
-                        ctx.broker.node_id,
-                        ctx.connection_id,
-                        header.client_id or "",
-                        received,
-                        self._wall.time_ms(),
-                        request,
-                        response,
-                    )
+                self._record(ctx, received, request, response, None)
             return response
         if decision.close_before:
             self._record(ctx, received, request, None, decision.rule_id)
@@ -107,7 +94,7 @@ class ControlHook:
 
     async def _run(self, handler: Handler, ctx: RequestContext, request: Any) -> Any:
         if self._tap is None:  # the tap names the cause itself; the live page's transitions need one
-            reasons.because_request(api_name(ctx.header.api_key), ctx.client_id, request)
+            reasons.because_request(ctx.header.api_key, ctx.client_id, request)
             return await handler(ctx, request)
         return await self._tap.handle(handler, ctx, request)
 
@@ -121,9 +108,9 @@ class ControlHook:
         answered: bool = True,
     ) -> None:
         key = ctx.header.api_key
-        if key == ApiKey.PRODUCE:
+        if key == _PRODUCE:
             request = {"acks": request.acks, "partitions": data_request(ctx, key, request)}
-        elif key == ApiKey.FETCH and response is not None and not isinstance(response, bytes):
+        elif key == _FETCH and response is not None and not isinstance(response, bytes):
             response = _without_records(response)
         self.log.record(
             key,
@@ -139,7 +126,7 @@ class ControlHook:
         )
 
 
-_SUMMARISED = frozenset((ApiKey.PRODUCE, ApiKey.FETCH))  # what _record keeps of them is a summary
+_PRODUCE, _FETCH = int(ApiKey.PRODUCE), int(ApiKey.FETCH)  # plain ints: compared on every request
 
 
 def _without_records(response: Any) -> Any:

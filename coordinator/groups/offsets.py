@@ -35,6 +35,7 @@ from coordinator.groups.offset_requests import (
     OffsetFetchParams,
 )
 from coordinator.groups.rebalance import reschedule_member_heartbeat
+from coordinator.groups.record_types import offset_commit_record
 from coordinator.groups.records import OffsetCommitRecord, OffsetTombstone
 from coordinator.groups.shard import GroupContext
 from coordinator.groups.share.group import ShareGroup
@@ -63,7 +64,6 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
     records: list[OffsetCommitRecord] = []
     record = records.append
     none = ErrorCode.NONE
-    new_record = tuple.__new__
     topic_ids = p.topic_ids
     for topic, partitions in p.topics:
         answers: list[tuple[int, ErrorCode]] = []
@@ -80,21 +80,17 @@ def commit_offsets(ctx: GroupContext, p: OffsetCommitParams) -> OffsetCommitResu
                 )
                 answer((index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            # offset_commit_record(...) inlined: the record tuple built in place, no call per partition
             record(
-                new_record(
-                    OffsetCommitRecord,
-                    (
-                        group_id,
-                        topic,
-                        index,
-                        part.committed_offset,
-                        part.committed_leader_epoch,
-                        metadata or "",
-                        now,
-                        expire,
-                        topic_id,
-                    ),
+                offset_commit_record(
+                    group_id,
+                    topic,
+                    index,
+                    part.committed_offset,
+                    part.committed_leader_epoch,
+                    metadata or "",
+                    now,
+                    expire,
+                    topic_id,
                 )
             )
             answer((index, none))

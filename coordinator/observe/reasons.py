@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from protocol.api import api_name
 
 _reasons: ContextVar[list[tuple[int, str]] | None] = ContextVar("kgc_reasons", default=None)
-_cause: ContextVar[str | _RequestCause | _ApiCause | None] = ContextVar("kgc_cause", default=None)
+_cause: ContextVar[str | _RequestCause | None] = ContextVar("kgc_cause", default=None)
 OBSERVERS: ContextVar[tuple[Observer, ...]] = ContextVar("kgc_observers", default=())
 
 
@@ -64,37 +64,24 @@ def because(text: str) -> None:
     _cause.set(text)
 
 
-class _RequestCause(tuple[str, Any, Any]):
+class _RequestCause(tuple[int | str, Any, Any]):
     """A request as the cause, put into words only when a state change asks (most requests change
-    no state, and this is named for every request)."""
+    no state, and this is named for every request): the API may still be its key."""
 
     __slots__ = ()
 
     def __str__(self) -> str:
         api, client_id, request = self
+        if isinstance(api, int):
+            api = api_name(api)
         member = getattr(request, "member_id", None)
         return f"{api} from client {client_id!r}" + (f" member {member!r}" if member else "")
 
 
-def because_request(api: str, client_id: str | None, request: Any) -> None:
-    """Name a request as the cause: its API, client and (when it has one) member."""
+def because_request(api: int | str, client_id: str | None, request: Any) -> None:
+    """Name a request as the cause: its API (name, or key: named only if asked), client and (when
+    it has one) member."""
     _cause.set(_RequestCause((api, client_id, request)))
-
-
-class _ApiCause(tuple[int, Any, Any]):
-    """`_RequestCause` with the API still a key: named only if the cause is put into words."""
-
-    __slots__ = ()
-
-    def __str__(self) -> str:
-        key, client_id, request = self
-        return str(_RequestCause((api_name(key), client_id or "", request)))
-
-
-def because_api(api_key: int, client_id: str | None, request: Any) -> None:
-    """`because_request` for the request path: the API by key (its name is looked up only if a
-    state change asks for the cause)."""
-    _cause.set(_ApiCause((api_key, client_id, request)))
 
 
 def cause() -> str | None:
