@@ -75,7 +75,7 @@ class _RequestCause(tuple[int | str, Any, Any]):
         if isinstance(api, int):
             api = api_name(api)
         member = getattr(request, "member_id", None)
-        return f"{api} from client {client_id!r}" + (f" member {member!r}" if member else "")
+        return f"{api} from client {client_id or ''!r}" + (f" member {member!r}" if member else "")
 
 
 def because_request(api: int | str, client_id: str | None, request: Any) -> None:
