@@ -154,8 +154,10 @@ class CoordinatorRuntime(Generic[S]):
         self._tell_offsets(ctx.shard, ctx, offset)
         if self.timers.earliest_new < self._sleeping_until:
             self._timers_changed.set()
-        if offset > self._confirmed.get(partition, -1) or offset == -2 or ctx.completions or ctx.deferred:
-            await self._await_durable(partition, ctx, offset)  # (else it would do nothing: see there)
+        if offset > self._confirmed.get(partition, -1) or offset == -2:
+            await self._await_durable(partition, ctx, offset)
+        else:  # nothing of it pending (a heartbeat after the last write was confirmed): no wait
+            self._completed(ctx)
         if isinstance(answer, ParkedReply):
             return await _wait_reply(answer)
         return answer
@@ -227,6 +229,10 @@ class CoordinatorRuntime(Generic[S]):
         if error is not None:
             ctx.abandon(error)
             raise error
+        self._completed(ctx)
+
+    def _completed(self, ctx: OpContext[S]) -> None:
+        """The op's output is durable: its parked replies answered, its deferred work started."""
         if ctx.completions:  # (most ops, a heartbeat or a commit, complete nothing and defer nothing)
             ctx.deliver()
         if ctx.deferred:
