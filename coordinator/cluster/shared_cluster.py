@@ -162,11 +162,10 @@ class SharedClusterState:
         return changes
 
     def _write(self, state: dict[str, Any]) -> None:
+        """Whole for every reader (renamed into place); not fsynced: the file lives only as long
+        as this run of the cluster (the parent removes it at start)."""
         tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            f.write(json.dumps(state, separators=(",", ":")).encode())
-            f.flush()
-            os.fsync(f.fileno())
+        tmp.write_bytes(json.dumps(state, separators=(",", ":")).encode())
         os.replace(tmp, self._path)
 
     # -- acknowledgements ---------------------------------------------------------------------
