@@ -16,14 +16,15 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import trio
 
 from coordinator.runtime.clock import TimerClock
-from coordinator.runtime.loading import LoadStats, replay_log
-from coordinator.runtime.operation import OpContext, ParkedReply, RecordOffsets, Replayable
+from coordinator.runtime.loading import LoadStats, ReloadBackoff, replay_log
+from coordinator.runtime.operation import OpContext, ParkedReply, RecordOffsets, Replayable, ShardKind
 from coordinator.runtime.partition_writer import LogWriteError, PartitionWriter
+from coordinator.runtime.timer_loop import TimerLoop
 from coordinator.runtime.timers import ShardTimers, Timers
 from protocol.errors import ErrorCode
 
@@ -60,18 +61,6 @@ _STATE_ERRORS = {
 }
 
 
-class ShardKind(Protocol[S]):
-    """What a runtime needs to know about its shards (groups, transactions)."""
-
-    topic: str
-
-    def new_shard(self, partition: int, timers: ShardTimers) -> S: ...
-    def encode(self, record: Any) -> tuple[bytes, bytes | None]: ...
-    def decode(self, key: bytes, value: bytes | None) -> Any: ...
-    def on_loaded(self, ctx: OpContext[S]) -> None: ...
-    def on_unloaded(self, shard: S) -> None: ...
-
-
 class CoordinatorRuntime(Generic[S]):
     def __init__(
         self,
@@ -92,11 +81,7 @@ class CoordinatorRuntime(Generic[S]):
         # The kind's shards replay every record at load and learn each one's offset (RecordOffsets).
         self._every_record = bool(getattr(kind, "replay_every_record", False))
         self.loaded = trio.Event()  # set once the partitions found on disk at start are loaded
-        self._reload_backoff_ms = (reload_backoff_ms, max_reload_backoff_ms)
-        # partition -> (the last reload's delay, trio time it finished): a partition that fails
-        # again soon after a reload waits twice as long before the next one (a full disk must
-        # not turn every request into a reload of the whole partition).
-        self._last_reload: dict[int, tuple[float, float]] = {}  # (delay ms, trio time)
+        self._backoff = ReloadBackoff(reload_backoff_ms, max_reload_backoff_ms)
         self.load_delay_ms = load_delay_ms  # coordinator.load.delay.ms: stretches a moved partition's load
         self._moves: dict[int, int] = {}  # partition -> how many moves so far (a newer one wins)
         self._led: dict[int, bool] = {}  # partition -> whether the last move left it led
@@ -106,8 +91,7 @@ class CoordinatorRuntime(Generic[S]):
         # durable); forgotten when the partition unloads (a reopened log may have lost its tail).
         self._confirmed: dict[int, int] = {}
         self._states: dict[int, PartitionState] = {}
-        self._timers_changed = trio.Event()
-        self._sleeping_until: float = float("-inf")  # the deadline the timer loop waits for
+        self._timer_loop = TimerLoop(self.timers, clock, SETTLE_AHEAD_MS)
         self._states_changed = trio.Event()
         self._nursery: trio.Nursery | None = None
         for partition in writer.existing_partitions():
@@ -152,14 +136,13 @@ class CoordinatorRuntime(Generic[S]):
         ctx, answer = self._apply(partition, op, params)
         offset = self._append(partition, ctx)
         self._tell_offsets(ctx.shard, ctx, offset)
-        if self.timers.earliest_new < self._sleeping_until:
-            self._timers_changed.set()
+        self._timer_loop.scheduled()
         if offset > self._confirmed.get(partition, -1) or offset == -2:
             await self._await_durable(partition, ctx, offset)
         else:  # nothing of it pending (a heartbeat after the last write was confirmed): no wait
             self._completed(ctx)
         if isinstance(answer, ParkedReply):
-            return await _wait_reply(answer)
+            return await answer.wait()
         return answer
 
     def run_op_unawaited(self, partition: int, op: Callable[[OpContext[S], P], R], params: P) -> R:
@@ -175,8 +158,7 @@ class CoordinatorRuntime(Generic[S]):
         if self._append(partition, ctx) == -2:
             code = ErrorCode.COORDINATOR_NOT_AVAILABLE
             raise CoordinatorUnavailable(self.kind.topic, partition, code, "append failed")
-        if self.timers.earliest_new < self._sleeping_until:
-            self._timers_changed.set()
+        self._timer_loop.scheduled()
         return answer
 
     def _apply(self, partition: int, op: Callable[[OpContext[S], P], A], params: P) -> tuple[OpContext[S], A]:
@@ -281,7 +263,7 @@ class CoordinatorRuntime(Generic[S]):
         ctx = OpContext(shard, self.clock.time_ms())
         self.kind.on_loaded(ctx)
         self._start_deferred(ctx)  # (the transactions a moved coordinator must complete)
-        self._timers_changed.set()
+        self._timer_loop.wake()
 
     def _unload(self, partition: int, state: PartitionState) -> None:
         self._confirmed.pop(partition, None)
@@ -348,11 +330,7 @@ class CoordinatorRuntime(Generic[S]):
             self._nursery.start_soon(self._reload, partition)
 
     async def _reload(self, partition: int) -> None:
-        first_ms, max_ms = self._reload_backoff_ms
-        delay_ms: float = first_ms
-        last = self._last_reload.get(partition)
-        if last is not None and trio.current_time() - last[1] < 2 * max_ms / 1000:
-            delay_ms = min(last[0] * 2, max_ms)  # failed again soon after the last reload
+        delay_ms = self._backoff.first_delay(partition)
         attempts = 0
         while self._states.get(partition) is PartitionState.FAILED:
             await trio.sleep(delay_ms / 1000)
@@ -362,10 +340,10 @@ class CoordinatorRuntime(Generic[S]):
             except Exception as exc:
                 if attempts == 1:  # logged once; retried quietly, each wait twice the last
                     log.warning("reloading %s-%s failed, retrying with backoff: %r", self.kind.topic, partition, exc)
-                delay_ms = min(delay_ms * 2, max_ms)
+                delay_ms = self._backoff.next_delay(delay_ms)
                 self._set_state(partition, PartitionState.FAILED)
                 continue
-            self._last_reload[partition] = (delay_ms, trio.current_time())
+            self._backoff.served(partition, delay_ms)
             log.warning("%s-%s serves again after %d reload attempt(s)", self.kind.topic, partition, attempts)
 
     # -- the background work ------------------------------------------------------------------
@@ -383,26 +361,14 @@ class CoordinatorRuntime(Generic[S]):
                 if load:
                     nursery.start_soon(self.load_all)
                 task_status.started()
-                await self._run_timers(nursery)
+
+                async def fire() -> None:  # (durability waits go on in the nursery meanwhile)
+                    self._fire_due_timers(nursery)
+
+                await self._timer_loop.run(fire)
         finally:
             self._nursery = None
             self.writer.close()
-
-    async def _run_timers(self, nursery: trio.Nursery) -> None:
-        try:
-            while True:
-                self._fire_due_timers(nursery)
-                self._timers_changed = trio.Event()
-                self.timers.earliest_new = float("inf")
-                deadline = self.timers.next_wake(self.clock.time_ms(), SETTLE_AHEAD_MS)
-                if deadline is None:
-                    self._sleeping_until = float("inf")
-                    await self._timers_changed.wait()
-                    continue
-                self._sleeping_until = deadline
-                await self.clock.wait_until(deadline, self._timers_changed)
-        finally:
-            self._sleeping_until = float("-inf")
 
     def _fire_due_timers(self, nursery: trio.Nursery) -> int:
         fired = 0
@@ -435,11 +401,3 @@ class CoordinatorRuntime(Generic[S]):
             await self._await_durable(partition, ctx, offset)
         except CoordinatorUnavailable:
             pass  # the partition failed and reloads; the timer's effect is what the log says
-
-
-async def _wait_reply(reply: ParkedReply[R]) -> R:
-    if not reply.done:
-        event = trio.Event()
-        reply.add_listener(event.set)
-        await event.wait()
-    return reply.value

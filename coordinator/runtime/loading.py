@@ -49,6 +49,30 @@ class LoadStats:
     transactional: bool = False  # the log holds transactional batches: replayed in order after the first
 
 
+class ReloadBackoff:
+    """How long a failed partition waits before each reload attempt: `first_ms`, doubling up to
+    `max_ms`. A partition that fails again soon after a reload (within twice `max_ms`) starts
+    from twice its last delay: a full disk must not turn every request into a reload of the
+    whole partition."""
+
+    def __init__(self, first_ms: int, max_ms: int) -> None:
+        self._first_ms, self._max_ms = first_ms, max_ms
+        self._last: dict[int, tuple[float, float]] = {}  # partition -> (its last delay ms, trio time served)
+
+    def first_delay(self, partition: int) -> float:
+        last = self._last.get(partition)
+        if last is not None and trio.current_time() - last[1] < 2 * self._max_ms / 1000:
+            return min(last[0] * 2, self._max_ms)
+        return self._first_ms
+
+    def next_delay(self, delay_ms: float) -> float:
+        return min(delay_ms * 2, self._max_ms)
+
+    def served(self, partition: int, delay_ms: float) -> None:
+        """The reload after `delay_ms` succeeded."""
+        self._last[partition] = (delay_ms, trio.current_time())
+
+
 async def replay_log(
     writer: PartitionWriter,
     decode: Callable[[bytes, bytes | None], Any],

@@ -22,7 +22,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
+import trio
+
 from coordinator.observe.reasons import current_bucket
+from coordinator.runtime.timers import ShardTimers
 
 T = TypeVar("T")
 _UNSET: Any = object()
@@ -122,6 +125,14 @@ class ParkedReply(Generic[T]):
         else:
             self._listeners.append(listener)
 
+    async def wait(self) -> T:
+        """The answer, once it is known (raises the error the reply failed with)."""
+        if not self.done:
+            event = trio.Event()
+            self._listeners.append(event.set)
+            await event.wait()
+        return self.value
+
     def __repr__(self) -> str:
         if self._error is not None:
             return f"ParkedReply(failed: {self._error!r})"
@@ -208,3 +219,15 @@ class OpContext(Generic[S]):
             reply.fail(error)
         self.completions.clear()
         self.deferred.clear()
+
+
+class ShardKind(Protocol[S]):
+    """What a runtime needs to know about its shards (groups, transactions)."""
+
+    topic: str
+
+    def new_shard(self, partition: int, timers: ShardTimers) -> S: ...
+    def encode(self, record: Any) -> tuple[bytes, bytes | None]: ...
+    def decode(self, key: bytes, value: bytes | None) -> Any: ...
+    def on_loaded(self, ctx: OpContext[S]) -> None: ...
+    def on_unloaded(self, shard: S) -> None: ...

@@ -28,6 +28,7 @@ import trio
 
 from coordinator.broker.offsets import list_offset
 from coordinator.runtime.clock import TimerClock
+from coordinator.runtime.timer_loop import TimerLoop
 from coordinator.runtime.timers import Timers
 from coordinator.share.inflight import RecordState
 from coordinator.share.partition import AckBatch, AckError, PartitionState, Pending, SharePartition
@@ -112,9 +113,8 @@ class SharePartitionManager:
         self.sessions = ShareSessionCache(lambda: self.settings.max_share_sessions)
         self.entries: dict[SharePartitionKey, Entry] = {}
         self.timers = Timers()
-        self._timers_changed = trio.Event()
+        self._timer_loop = TimerLoop(self.timers, clock)
         self._waiters: set[trio.Event] = set()  # fetches parked until records become available again
-        self._sleeping = float("-inf")  # the deadline the timer loop waits for
         self._nursery: trio.Nursery | None = None  # background releases (closed connections)
 
     def group_settings(self, group_id: str) -> GroupShareSettings:
@@ -289,8 +289,7 @@ class SharePartitionManager:
     # -- acquisition locks ---------------------------------------------------------------------
     def _schedule_lock(self, key: SharePartitionKey, first: int, last: int, deadline_ms: int) -> None:
         self.timers.schedule(("share-lock", key, first, last), deadline_ms, partial(self._expire, key, first, last))
-        if deadline_ms < self._sleeping:
-            self._timers_changed.set()
+        self._timer_loop.scheduled()
 
     def schedule_locks(self, key: SharePartitionKey, ranges: Sequence[tuple[int, int]], deadline_ms: int) -> None:
         for first, last in ranges:
@@ -322,24 +321,9 @@ class SharePartitionManager:
             self._nursery = nursery
             task_status.started()
             try:
-                await self._expire_locks_forever()
+                await self._timer_loop.run(self.fire_due)
             finally:
                 self._nursery = None
-
-    async def _expire_locks_forever(self) -> None:
-        try:
-            while True:
-                await self.fire_due()
-                self._timers_changed = trio.Event()
-                deadline = self.timers.next_deadline()
-                if deadline is None:
-                    self._sleeping = float("inf")
-                    await self._timers_changed.wait()
-                    continue
-                self._sleeping = float(deadline)
-                await self.clock.wait_until(deadline, self._timers_changed)
-        finally:
-            self._sleeping = float("-inf")
 
     # -- what the control plane and describe see -------------------------------------------------
     def partitions_of(self, group_id: str) -> Mapping[SharePartitionKey, SharePartition]:
