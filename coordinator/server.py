@@ -420,6 +420,8 @@ async def _serve_locked(
                     await nursery.start(TopicSync(topics, data).run)
                 if sync is not None:  # ... and their broker and leader changes
                     await nursery.start(sync.run)
+                if security.shared:  # ... and their ACL and SCRAM credential changes
+                    await nursery.start(security.follow_forever)
                 await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock

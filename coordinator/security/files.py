@@ -3,7 +3,7 @@
 `write_json` writes `<name>.tmp` (mode 0600: the files may hold salted credentials), fsyncs it,
 renames it over `<name>` and fsyncs the directory, the protocol of Kafka's checkpoint files: after
 a crash (kill -9 included) the file is either the old or the new version, never a mix; a stale
-`.tmp` is ignored and replaced. `read_json` returns None for a missing file and raises
+`.tmp` is ignored and replaced. Reading (shared_file.py) gives None for a missing file and raises
 `StoreError` for an unreadable one, so a damaged file stops the server instead of silently
 dropping ACLs (which could let everyone in).
 """
@@ -43,13 +43,7 @@ def write_json(path: Path, value: Any) -> None:
     fsync_dir(path.parent)
 
 
-def read_json(path: Path) -> Any | None:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+def parse_json(path: Path, raw: bytes) -> Any:
     try:
         return json.loads(raw)
     except ValueError as exc:

@@ -3,7 +3,8 @@
 `open_security(config, data_dir, now_ms)` reads every listener and security setting (errors
 surface at start, as ConfigError), opens the SCRAM credentials and, when authorizer.class.name
 names Kafka's StandardAuthorizer (or AclAuthorizer), the authorizer with its ACLs; both files live
-in the data dir's security/ directory and are shared by every broker of the process.
+in the data dir's security/ directory and are shared by every broker of the process (and with
+cluster.processes by every broker process: shared_file.py).
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from coordinator.security import credentials
 from coordinator.security.credentials import CredentialStore
 from coordinator.security.listeners import ListenerPlan, SecurityConfigError, listener_plans
+from coordinator.security.shared_file import FOLLOW_INTERVAL_S
 
 if TYPE_CHECKING:
     from coordinator.security.standard_authorizer import StandardAuthorizer
@@ -28,11 +32,23 @@ class Security:
     credentials: CredentialStore
     authorizer: StandardAuthorizer | None  # None: authorizer.class.name unset, everything allowed
     plans: list[ListenerPlan]  # the first one is served on each broker's node port
+    shared: bool = False  # cluster.processes: the files change under other broker processes too
+
+    async def follow_forever(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """cluster.processes: take up the other processes' ACL and credential changes, every
+        FOLLOW_INTERVAL_S (reads off the request path follow at once: shared_file.py)."""
+        task_status.started()
+        while True:
+            await trio.sleep(FOLLOW_INTERVAL_S)
+            self.credentials.follow()
+            if self.authorizer is not None:
+                self.authorizer.follow()
 
 
 def open_security(config: Any, data_dir: Path, now_ms: Callable[[], int]) -> Security:
     directory = data_dir / SECURITY_DIR
-    store = CredentialStore(directory / credentials.FILE_NAME)
+    shared = bool(config.cluster_processes)  # other broker processes change the files too
+    store = CredentialStore(directory / credentials.FILE_NAME, shared=shared)
     authorizer = None
     name = config.authorizer_class_name.strip()
     if name:
@@ -47,5 +63,6 @@ def open_security(config: Any, data_dir: Path, now_ms: Callable[[], int]) -> Sec
             standard.parse_super_users(config.super_users),
             config.allow_everyone_if_no_acl_found,
             directory / standard.FILE_NAME,
+            shared=shared,
         )
-    return Security(store, authorizer, listener_plans(config, store, now_ms))
+    return Security(store, authorizer, listener_plans(config, store, now_ms), shared)

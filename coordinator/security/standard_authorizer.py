@@ -14,7 +14,8 @@ the process shares this one authorizer, as every Kafka broker sees the same meta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from coordinator.security.acls import (
@@ -26,7 +27,8 @@ from coordinator.security.acls import (
     PatternType,
 )
 from coordinator.security.authorization import AclOperation, ResourceType
-from coordinator.security.files import StoreError, read_json, write_json
+from coordinator.security.files import StoreError
+from coordinator.security.shared_file import SharedFile
 
 FILE_NAME = "acls.json"
 AUTHORIZER_CLASSES = (
@@ -67,16 +69,22 @@ def _result(operation: int, principals: tuple[str, str], host: str, acl: AclBind
 
 class StandardAuthorizer:
     def __init__(
-        self, super_users: Iterable[str] = (), allow_if_no_acl: bool = False, path: Path | None = None
+        self,
+        super_users: Iterable[str] = (),
+        allow_if_no_acl: bool = False,
+        path: Path | None = None,
+        *,
+        shared: bool = False,
     ) -> None:
+        """`path`: the ACLs' file (None: in memory only); `shared`: other broker processes change
+        it too (cluster.processes: shared_file.py)."""
         self.super_users = frozenset(super_users)
         self.allow_if_no_acl = allow_if_no_acl
-        self._path = path
+        self._file = None if path is None else SharedFile(path, shared=shared)
         self._acls: set[AclBinding] = set()
         self._literal: dict[tuple[int, str], list[AclBinding]] = {}
         self._prefixed: dict[int, list[AclBinding]] = {}
-        if path is not None:
-            self._load(path)
+        self._load()
 
     # -- the question ----------------------------------------------------------------------------
     def authorize(
@@ -145,23 +153,44 @@ class StandardAuthorizer:
 
     # -- the ACLs --------------------------------------------------------------------------------
     def acls(self, acl_filter: AclFilter | None = None) -> list[AclBinding]:
+        self.follow()
         return sorted(a for a in self._acls if acl_filter is None or acl_filter.matches(a))
 
     def create(self, bindings: list[AclBinding]) -> None:
         """Adds the (validated) bindings, persisted first; existing ones are kept once."""
-        self._replace(self._acls | set(bindings))
+        with self._changing():
+            self._replace(self._acls | set(bindings))
 
     def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
         """Removes what each filter matches (persisted first); per filter, what it removed."""
-        removed = [sorted(a for a in self._acls if f.matches(a)) for f in filters]
-        gone = {a for group in removed for a in group}
-        if gone:
-            self._replace(self._acls - gone)
+        with self._changing():
+            removed = [sorted(a for a in self._acls if f.matches(a)) for f in filters]
+            gone = {a for group in removed for a in group}
+            if gone:
+                self._replace(self._acls - gone)
         return removed
 
+    def follow(self) -> None:
+        """Take up what another broker process changed (cluster.processes)."""
+        if self._file is not None and self._file.changed():
+            self._load()
+
+    @contextmanager
+    def _changing(self) -> Iterator[None]:
+        """A change, made on the newest ACLs and alone among the processes sharing them."""
+        if self._file is None:
+            yield
+            return
+        with self._file.locked():
+            self.follow()
+            yield
+
     def _replace(self, acls: set[AclBinding]) -> None:
-        if self._path is not None:
-            write_json(self._path, {"version": 1, "acls": [a.to_json() for a in sorted(acls)]})
+        if self._file is not None:
+            self._file.write({"version": 1, "acls": [a.to_json() for a in sorted(acls)]})
+        self._index(acls)
+
+    def _index(self, acls: set[AclBinding]) -> None:
         self._acls = acls
         literal: dict[tuple[int, str], list[AclBinding]] = {}
         prefixed: dict[int, list[AclBinding]] = {}
@@ -172,14 +201,13 @@ class StandardAuthorizer:
                 prefixed.setdefault(acl.resource_type, []).append(acl)
         self._literal, self._prefixed = literal, prefixed
 
-    def _load(self, path: Path) -> None:
-        raw = read_json(path)
-        if raw is None:
+    def _load(self) -> None:
+        """The file's ACLs (loading is not a change: the file is not rewritten)."""
+        if self._file is None:
             return
+        raw = self._file.read()
         try:
-            acls = {AclBinding.from_json(entry) for entry in raw["acls"]}
+            acls = set() if raw is None else {AclBinding.from_json(entry) for entry in raw["acls"]}
         except (KeyError, TypeError, ValueError) as exc:
-            raise StoreError(f"{path} is damaged ({exc!r})") from None
-        path_, self._path = self._path, None  # loading is not a change: do not rewrite the file
-        self._replace(acls)
-        self._path = path_
+            raise StoreError(f"{self._file.path} is damaged ({exc!r})") from None
+        self._index(acls)
