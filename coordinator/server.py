@@ -35,6 +35,7 @@ from coordinator.cluster.controller import Controller
 from coordinator.cluster.elections import LeaderMoves, Relocatable
 from coordinator.cluster.features import served_versions
 from coordinator.cluster.shared_cluster import SharedClusterState
+from coordinator.cluster.shared_file import follow_every
 from coordinator.cluster.shared_topics import SharedTopicRegistry, TopicSync, shared_registry
 from coordinator.config import Config
 from coordinator.control.versions import VersionLimits
@@ -196,7 +197,7 @@ async def _serve_locked(
     # cleaner's delete horizons, producer-id expiry), move only when the control plane says so.
     timer_clock = ManualClock() if config.clock_mode == "manual" else clock
     security = open_security(config, data_dir, clock.time_ms)  # listeners, credentials, ACLs
-    config_file = DynamicConfigFile(data_dir)  # AlterConfigs' broker and group configs
+    config_file = DynamicConfigFile(data_dir, shared=config.cluster_processes)  # AlterConfigs' broker and group configs
     stored = config_file.load()
     broker_settings = BrokerSettings(config, stored.broker, config_file.save_broker)  # applied before any read
     group_configs = GroupConfigManager(config, stored.groups, config_file.save_groups)
@@ -306,7 +307,7 @@ async def _serve_locked(
         group_configs,
         data,
         limiter,
-        processes=config.cluster_processes,
+        shared=config_file if config.cluster_processes else None,
         client_metrics=ClientMetricsConfigs(telemetry.subscriptions),
     )
     coordinators: dict[str, Relocatable] = {OFFSETS_TOPIC: runtime, TRANSACTION_STATE_TOPIC: txn}
@@ -420,8 +421,8 @@ async def _serve_locked(
                     await nursery.start(TopicSync(topics, data).run)
                 if sync is not None:  # ... and their broker and leader changes
                     await nursery.start(sync.run)
-                if security.shared:  # ... and their ACL and SCRAM credential changes
-                    await nursery.start(security.follow_forever)
+                if config.cluster_processes:  # ... and their ACL, credential and config changes
+                    await nursery.start(follow_every, [security.follow, configs.follow])
                 await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock

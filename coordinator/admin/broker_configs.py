@@ -211,6 +211,14 @@ class BrokerSettings:
         self._levels = updated
         return self._apply(touched)
 
+    def load(self, stored: Mapping[str, Mapping[str, str]]) -> set[str]:
+        """cluster.processes: the levels another broker process persisted, applied; returns the
+        names whose effective value changed."""
+        updated = {level: {n: t for n, t in stored.get(level, {}).items() if n in DYNAMIC} for level in LEVELS}
+        touched = {n for level in LEVELS for n in set(self._levels[level]) | set(updated[level])}
+        self._levels = updated
+        return self._apply(touched)
+
     def _apply(self, names: set[str] | frozenset[str]) -> set[str]:
         changed = {}
         for name in names:

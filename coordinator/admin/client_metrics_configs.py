@@ -66,5 +66,8 @@ class ClientMetricsConfigs:
     def replace(self, name: str, configs: Mapping[str, str]) -> None:
         self.subscriptions.replace(name, configs)
 
+    def load(self, stored: Mapping[str, Mapping[str, str]]) -> None:
+        self.subscriptions.load(stored)
+
     def names(self) -> list[str]:
         return self.subscriptions.names()

@@ -14,16 +14,20 @@ topic's `topic.properties`, coordinator/broker/topics.py).
 them all). Every change rewrites the whole file crash-safely (temp file, fsync, rename, directory
 fsync: storage.fsutil.atomic_write) before it is applied, so after kill -9 the file holds the
 last change answered, or the one before it. A missing file is empty; an unreadable one is
-refused at start (ConfigFileError), never silently dropped. docs/admin.md describes it.
+refused at start (ConfigFileError), never silently dropped. With cluster.processes every broker
+process changes and follows the one file (cluster/shared_file.py: `locked`, `changed`).
+docs/admin.md describes it.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from coordinator.cluster.shared_file import SharedFile
 from coordinator.datadir import DataDirError
 from storage import fsutil
 
@@ -45,17 +49,27 @@ class DynamicConfigs:
 
 
 class DynamicConfigFile:
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, *, shared: bool = False) -> None:
+        """`shared`: other broker processes change the file too (cluster.processes)."""
         self.path = Path(data_dir) / FILE_NAME
+        self._file = SharedFile(self.path, shared=shared)
         self._state = DynamicConfigs()
 
+    def changed(self) -> bool:
+        """Another broker process changed the file since this one read or wrote it."""
+        return self._file.changed()
+
+    def locked(self) -> AbstractContextManager[None]:
+        """Alone among the processes changing the file (nothing in one process)."""
+        return self._file.locked()
+
     def load(self) -> DynamicConfigs:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        data = self._file.read()
+        if data is None:
+            self._state = DynamicConfigs()
             return self._state
         try:
-            raw = json.loads(text)
+            raw = json.loads(data.decode("utf-8"))
             if raw.get("version") != VERSION:
                 raise ValueError(f"version {raw.get('version')!r}, expected {VERSION}")
             broker = {level: _strings(raw["broker"].get(level, {})) for level in ("cluster", "broker")}
@@ -84,6 +98,7 @@ class DynamicConfigFile:
             body["client_metrics"] = state.client_metrics
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fsutil.atomic_write(self.path, (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+        self._file.wrote()
         self._state = state  # only once durable
 
 

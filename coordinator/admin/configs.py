@@ -8,8 +8,11 @@ INVALID_REQUEST), then each resource's complete new set is computed and validate
 valid set is made durable (topic.properties, dynamic-configs.json) and then applied live (running
 logs, the connection limit, group coordinators reading GroupConfigManager at use). A resource that
 fails leaves itself unchanged and the others go on, as Kafka answers each resource on its own.
-`validate_only` checks everything and changes nothing. With cluster.processes the brokers are
-separate processes that could not learn of a change: alters are refused (POLICY_VIOLATION).
+`validate_only` checks everything and changes nothing. With cluster.processes every broker process
+changes and follows the same files, as Kafka's brokers replay one metadata log: a change is
+computed on the newest configs under the dynamic-config file's lock (topic overrides under the
+topics' generation lock), and `follow` (every 100 ms, and before every describe or list) takes up
+the others' changes and applies them live here.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from coordinator.admin.broker_configs import BROKER_DEFS, LOG_SYNONYMS, BrokerSettings
 from coordinator.admin.client_metrics_configs import CLIENT_METRICS_DEFS, ClientMetricsConfigs
+from coordinator.admin.config_file import DynamicConfigFile
 from coordinator.admin.config_model import (
     ConfigDef,
     ConfigError,
@@ -38,10 +42,6 @@ from protocol.errors import ErrorCode
 GROUP_DEFS: dict[str, ConfigDef] = {
     s.name: ConfigDef(s.name, ConfigType[s.kind], s.doc, s.check, None) for s in GROUP_SETTINGS
 }
-PROCESSES_REFUSAL = (
-    "configs cannot change while the brokers run as separate processes (kgc serve --processes): "
-    "set them at start (--set, --config)"
-)
 
 
 class ConfigService:
@@ -51,22 +51,35 @@ class ConfigService:
         groups: GroupConfigManager,
         data: DataPath,
         connections: Any = None,
-        processes: bool = False,
+        shared: DynamicConfigFile | None = None,
         client_metrics: ClientMetricsConfigs | None = None,
     ) -> None:
         """`connections`: the listeners' shared trio.CapacityLimiter (max.connections);
-        `client_metrics`: the KIP-714 subscriptions (None: none can be set)."""
+        `shared`: the dynamic-config file, when other broker processes change it too
+        (cluster.processes); `client_metrics`: the KIP-714 subscriptions (None: none can be set)."""
         self.broker, self.groups, self.data = broker, groups, data
         self.topics = TopicConfigs(data, broker)
         self.client_metrics = client_metrics
         self._connections = connections
-        self._processes = processes
+        self._shared = shared
+
+    def follow(self) -> None:
+        """cluster.processes: take up the broker, group and client-metrics configs another
+        broker process changed, and apply them here (topic overrides: cluster/shared_topics.py)."""
+        if self._shared is None or not self._shared.changed():
+            return
+        stored = self._shared.load()
+        self._applied(self.broker.load(stored.broker))
+        self.groups.load(stored.groups)
+        if self.client_metrics is not None:
+            self.client_metrics.load(stored.client_metrics)
 
     # -- DescribeConfigs ---------------------------------------------------------------------------
     def describe(
         self, rtype: int, name: str, keys: list[str] | None, synonyms: bool, docs: bool, node_id: int
     ) -> list[Entry]:
         """ConfigHelper.describeConfigs for one resource; ConfigError as Kafka answers."""
+        self.follow()
         if rtype == ResourceType.TOPIC:
             return self.topics.describe(name, keys, synonyms, docs)
         if rtype == ResourceType.BROKER:
@@ -124,15 +137,20 @@ class ConfigService:
 
     def _change(self, rtype: int, name: str, compute: Any, validate_only: bool, node_id: int) -> None:
         try:
-            self._change_one(rtype, name, compute, validate_only, node_id)
+            if self._shared is None:
+                self._change_one(rtype, name, compute, validate_only, node_id)
+                return
+            with self._shared.locked():  # on the newest configs, alone among the processes
+                self.follow()
+                self._change_one(rtype, name, compute, validate_only, node_id)
         except OSError as exc:  # a full disk while persisting: nothing was applied
             raise ConfigError(ErrorCode.KAFKA_STORAGE_ERROR, f"the change could not be made durable: {exc}") from None
 
     def _change_one(self, rtype: int, name: str, compute: Any, validate_only: bool, node_id: int) -> None:
         if rtype == ResourceType.TOPIC:
+            self.data.topics.catch_up()  # (cluster.processes: another process's change first)
             current = self.topics.overrides(name) if name and self.data.topics.get(name) else {}
             new = self.topics.validate(name, compute(current, TOPIC_DEFS))
-            self._refuse_in_processes()
             if not validate_only:
                 self.topics.replace(name, new)
         elif rtype == ResourceType.BROKER:
@@ -141,7 +159,6 @@ class ConfigService:
                 raise invalid_request(f"Unexpected broker id, expected {node_id}, but received {name}")
             new = compute(self.broker.overrides(level), BROKER_DEFS)
             self.broker.validate(new)
-            self._refuse_in_processes()
             if not validate_only:
                 self._applied(self.broker.replace(level, new))
         elif rtype == ResourceType.GROUP:
@@ -151,22 +168,16 @@ class ConfigService:
                 new = self.groups.validate(compute(self.groups.overrides(name), GROUP_DEFS))
             except GroupConfigError as exc:
                 raise ConfigError(ErrorCode.INVALID_CONFIG, str(exc)) from None
-            self._refuse_in_processes()
             if not validate_only:
                 self.groups.replace(name, new)
         elif rtype == ResourceType.CLIENT_METRICS:
             if self.client_metrics is None:
                 raise invalid_request("this server keeps no client-metrics subscriptions")
             new = self.client_metrics.validate(name, compute(self.client_metrics.overrides(name), CLIENT_METRICS_DEFS))
-            self._refuse_in_processes()
             if not validate_only:
                 self.client_metrics.replace(name, new)
         else:
             raise invalid_request(f"Unknown resource type {rtype}")
-
-    def _refuse_in_processes(self) -> None:
-        if self._processes:
-            raise ConfigError(ErrorCode.POLICY_VIOLATION, PROCESSES_REFUSAL)
 
     def _applied(self, changed: set[str]) -> None:
         """What kgc does live when a dynamic broker setting changed (DynamicBrokerConfig's
@@ -179,6 +190,7 @@ class ConfigService:
     # -- ListConfigResources -----------------------------------------------------------------------
     def list_resources(self, types: Sequence[int], brokers: Sequence[int]) -> list[tuple[str, int]]:
         """(name, type) of every resource with configs (KIP-1142); `types` empty = every type."""
+        self.follow()
         wanted = set(types) or {
             ResourceType.TOPIC,
             ResourceType.BROKER,

@@ -136,6 +136,12 @@ class DataPath:
             if not topic.internal:
                 self._reconfigure(topic)
 
+    def reconfigure_topic(self, name: str) -> None:
+        """cluster.processes: another process changed the topic's overrides."""
+        topic = self.topics.get(name)
+        if topic is not None and not topic.internal:
+            self._reconfigure(topic)
+
     def _reconfigure(self, topic: Topic) -> None:
         config = log_config(dict(topic.configs), self.config)
         for name, index in list(self._partitions):

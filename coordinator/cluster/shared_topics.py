@@ -2,7 +2,7 @@
 
 Kafka's brokers replay one metadata log; here the records are kgc's own persistent form of a topic
 (its partition dirs, broker/topics.py) and `topics.generation` in the data dir numbers the changes.
-A process creates, grows or deletes a topic under an exclusive flock of that file, after reading
+A process creates, grows, deletes or reconfigures a topic under an exclusive flock of that file, after reading
 what the others did; the dirs are fsynced and the number bumped before it answers. Every process
 catches up (rescans the dirs under a shared flock) when the number moved: on a name it does not
 know, on every Metadata or topic admin request, and every CHECK_INTERVAL_S (TopicSync). Until then
@@ -105,6 +105,7 @@ class SharedTopicRegistry(TopicRegistry):
         self.generation = generation
         self.leads = leads  # whether this process leads (so owns the dir of) a user topic's partition
         self.gone: list[Topic] = []
+        self.reconfigured: list[Topic] = []  # topics whose overrides another process changed
         self.marked: set[str] = set()  # names with dirs marked deleted, seen by catching up
         self._seen = -1
 
@@ -141,7 +142,10 @@ class SharedTopicRegistry(TopicRegistry):
                 self.gone.append(known)
                 changed = True
         for name, topic in found.items():
-            if self._topics.get(name) != topic:
+            before = self._topics.get(name)
+            if before != topic:
+                if before is not None and before.topic_id == topic.topic_id and before.configs != topic.configs:
+                    self.reconfigured.append(topic)
                 self._topics[name] = topic
                 changed = True
         if changed:
@@ -180,11 +184,16 @@ class SharedTopicRegistry(TopicRegistry):
         return topic
 
     def set_configs(self, name: str, configs: dict[str, str]) -> Topic:
-        raise NotImplementedError("topic configs do not change with cluster.processes (admin/configs.py refuses)")
+        """The overrides are rewritten in every partition dir (those other processes lead too:
+        `topic.properties` is no log file); the others reconfigure their logs on catching up.
+        KeyError if another process deleted the topic first."""
+        with self._changing():
+            return super().set_configs(name, configs)
 
 
 class ClosesTopics(Protocol):
     def close_topic(self, name: str, topic_id: uuid.UUID) -> None: ...
+    def reconfigure_topic(self, name: str) -> None: ...
 
 
 class TopicSync:
@@ -200,6 +209,9 @@ class TopicSync:
         self.topics.catch_up()
         gone, self.topics.gone = self.topics.gone, []
         marked, self.topics.marked = self.topics.marked, set()
+        reconfigured, self.topics.reconfigured = self.topics.reconfigured, []
+        for topic in reconfigured:  # another process altered its configs: this one's logs follow
+            self.data.reconfigure_topic(topic.name)
         for topic in gone:
             self.data.close_topic(topic.name, topic.topic_id)
         for name in marked | {t.name for t in gone}:  # only marked dirs go: never a new incarnation's

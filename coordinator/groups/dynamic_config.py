@@ -232,6 +232,10 @@ class GroupConfigManager:
             self._persist(updated)
         self._by_group = updated
 
+    def load(self, stored: Mapping[str, Mapping[str, str]]) -> None:
+        """cluster.processes: every group's overrides as another broker process persisted them."""
+        self._by_group = {g: dict(v) for g, v in stored.items() if v}
+
     def update(self, group_id: str, changes: Mapping[str, str | None]) -> None:
         """Set (a value) or delete (None) overrides of one group, all at once (unvalidated)."""
         group = dict(self._by_group.get(group_id, {}))

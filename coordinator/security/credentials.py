@@ -4,7 +4,7 @@ One entry per (user, mechanism): salt, StoredKey, ServerKey, iterations (scram.p
 password. Every change rewrites `security/scram-credentials.json` crash-safely (files.py) before
 it is visible, so an acknowledged AlterUserScramCredentials survives kill -9. Shared by every
 broker of the process, and with cluster.processes by every broker process through the file
-(shared_file.py), as Kafka's metadata image is cluster-wide.
+(cluster/shared_file.py), as Kafka's metadata image is cluster-wide.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import base64
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coordinator.security.files import StoreError
-from coordinator.security.shared_file import SharedFile
+from coordinator.cluster.shared_file import SharedFile
+from coordinator.security.files import StoreError, read_shared, write_shared
 
 if TYPE_CHECKING:
     from coordinator.security.scram import ScramCredential
@@ -51,7 +51,7 @@ class CredentialStore:
         with self._file.locked():
             self.follow()
             changed = _altered(self._credentials, upserts, deletions)
-            self._file.write(_encode(changed))
+            write_shared(self._file, _encode(changed))
             self._credentials = changed
 
     def follow(self) -> None:
@@ -62,7 +62,7 @@ class CredentialStore:
     def _load(self) -> None:
         if self._file is None:
             return
-        raw = self._file.read()
+        raw = read_shared(self._file)
         loaded: dict[tuple[str, str], ScramCredential] = {}
         if raw is not None:
             from coordinator.security.scram import MECHANISM_TYPES, ScramCredential  # only with credentials to load

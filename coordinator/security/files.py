@@ -3,7 +3,7 @@
 `write_json` writes `<name>.tmp` (mode 0600: the files may hold salted credentials), fsyncs it,
 renames it over `<name>` and fsyncs the directory, the protocol of Kafka's checkpoint files: after
 a crash (kill -9 included) the file is either the old or the new version, never a mix; a stale
-`.tmp` is ignored and replaced. Reading (shared_file.py) gives None for a missing file and raises
+`.tmp` is ignored and replaced. Reading (`read_shared`) gives None for a missing file and raises
 `StoreError` for an unreadable one, so a damaged file stops the server instead of silently
 dropping ACLs (which could let everyone in).
 """
@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from coordinator.cluster.shared_file import SharedFile
 from coordinator.datadir import DataDirError
 from storage.fsutil import fsync, fsync_dir, write_all
 
@@ -41,6 +42,20 @@ def write_json(path: Path, value: Any) -> None:
         raise
     os.replace(tmp, path)
     fsync_dir(path.parent)
+
+
+def read_shared(file: SharedFile) -> Any | None:
+    """The JSON of a store's file (None: no file yet); StoreError if unreadable or damaged."""
+    try:
+        raw = file.read()
+    except OSError as exc:
+        raise StoreError(f"cannot read {file.path}: {exc.strerror or exc}") from None
+    return None if raw is None else parse_json(file.path, raw)
+
+
+def write_shared(file: SharedFile, value: Any) -> None:
+    write_json(file.path, value)
+    file.wrote()
 
 
 def parse_json(path: Path, raw: bytes) -> Any:

@@ -4,7 +4,7 @@
 surface at start, as ConfigError), opens the SCRAM credentials and, when authorizer.class.name
 names Kafka's StandardAuthorizer (or AclAuthorizer), the authorizer with its ACLs; both files live
 in the data dir's security/ directory and are shared by every broker of the process (and with
-cluster.processes by every broker process: shared_file.py).
+cluster.processes by every broker process: cluster/shared_file.py).
 """
 
 from __future__ import annotations
@@ -14,12 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import trio
-
 from coordinator.security import credentials
 from coordinator.security.credentials import CredentialStore
 from coordinator.security.listeners import ListenerPlan, SecurityConfigError, listener_plans
-from coordinator.security.shared_file import FOLLOW_INTERVAL_S
 
 if TYPE_CHECKING:
     from coordinator.security.standard_authorizer import StandardAuthorizer
@@ -34,15 +31,11 @@ class Security:
     plans: list[ListenerPlan]  # the first one is served on each broker's node port
     shared: bool = False  # cluster.processes: the files change under other broker processes too
 
-    async def follow_forever(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """cluster.processes: take up the other processes' ACL and credential changes, every
-        FOLLOW_INTERVAL_S (reads off the request path follow at once: shared_file.py)."""
-        task_status.started()
-        while True:
-            await trio.sleep(FOLLOW_INTERVAL_S)
-            self.credentials.follow()
-            if self.authorizer is not None:
-                self.authorizer.follow()
+    def follow(self) -> None:
+        """cluster.processes: take up the other processes' ACL and credential changes."""
+        self.credentials.follow()
+        if self.authorizer is not None:
+            self.authorizer.follow()
 
 
 def open_security(config: Any, data_dir: Path, now_ms: Callable[[], int]) -> Security:

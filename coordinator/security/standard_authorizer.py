@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from coordinator.cluster.shared_file import SharedFile
 from coordinator.security.acls import (
     WILDCARD,
     WILDCARD_PRINCIPAL,
@@ -27,8 +28,7 @@ from coordinator.security.acls import (
     PatternType,
 )
 from coordinator.security.authorization import AclOperation, ResourceType
-from coordinator.security.files import StoreError
-from coordinator.security.shared_file import SharedFile
+from coordinator.security.files import StoreError, read_shared, write_shared
 
 FILE_NAME = "acls.json"
 AUTHORIZER_CLASSES = (
@@ -77,7 +77,7 @@ class StandardAuthorizer:
         shared: bool = False,
     ) -> None:
         """`path`: the ACLs' file (None: in memory only); `shared`: other broker processes change
-        it too (cluster.processes: shared_file.py)."""
+        it too (cluster.processes: cluster/shared_file.py)."""
         self.super_users = frozenset(super_users)
         self.allow_if_no_acl = allow_if_no_acl
         self._file = None if path is None else SharedFile(path, shared=shared)
@@ -187,7 +187,7 @@ class StandardAuthorizer:
 
     def _replace(self, acls: set[AclBinding]) -> None:
         if self._file is not None:
-            self._file.write({"version": 1, "acls": [a.to_json() for a in sorted(acls)]})
+            write_shared(self._file, {"version": 1, "acls": [a.to_json() for a in sorted(acls)]})
         self._index(acls)
 
     def _index(self, acls: set[AclBinding]) -> None:
@@ -205,7 +205,7 @@ class StandardAuthorizer:
         """The file's ACLs (loading is not a change: the file is not rewritten)."""
         if self._file is None:
             return
-        raw = self._file.read()
+        raw = read_shared(self._file)
         try:
             acls = set() if raw is None else {AclBinding.from_json(entry) for entry in raw["acls"]}
         except (KeyError, TypeError, ValueError) as exc:

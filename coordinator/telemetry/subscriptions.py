@@ -178,6 +178,14 @@ class Subscriptions:
         found = [self._named[n] for n in sorted(self._named)]
         return found + ([self._default] if self._default is not None else [])
 
+    def load(self, stored: Mapping[str, Mapping[str, str]]) -> None:
+        """cluster.processes: the subscriptions as another broker process persisted them (clients
+        learn of a change as of any other: the version moves)."""
+        named = {name: subscription(name, validate(name, c)) for name, c in stored.items() if c}
+        if {n: s.configs for n, s in named.items()} != {n: s.configs for n, s in self._named.items()}:
+            self._named = named
+            self.version += 1
+
     def replace(self, name: str, configs: Mapping[str, str]) -> None:
         """ClientMetricsManager.updateSubscription: the subscription's complete new configs
         (validated by `validate`); none at all removes it. Durable first, then served."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import trio
 
+from coordinator.cluster.shared_file import follow_every
 from coordinator.security.acls import AclBinding, AclFilter, PatternType
 from coordinator.security.acls import AclPermissionType as P
 from coordinator.security.authorization import AclOperation as O
@@ -62,7 +63,7 @@ async def test_a_process_takes_up_acl_changes_by_itself_within_the_follow_interv
     follower = StandardAuthorizer(path=path, shared=True)
     security = Security(CredentialStore(None), follower, [], shared=True)
     async with trio.open_nursery() as nursery:
-        await nursery.start(security.follow_forever)
+        await nursery.start(follow_every, [security.follow])
         writer.create([ALICE_READS])
         assert not _reads(follower, "alice")  # authorize reads no file: the request path stays cheap
         await trio.sleep(0.11)
