@@ -103,12 +103,12 @@ class PeerLink:
     # -- a partition leader, sent a marker by the transaction coordinator ---------------------
     async def write_marker(self, topic: str, index: int, marker: Marker) -> ErrorCode:
         """The marker written by the process leading topic-index: its error (NONE: durable)."""
+        known = self.topics.get(topic)
+        if known is None or not 0 <= index < known.partitions:
+            return ErrorCode.NONE  # deleted: Kafka drops a partition with no leader entry at all
         leader = self.cluster.leader(topic, index)
         peer = self.peers.get(leader)
         if peer is None:
-            known = self.topics.get(topic)
-            if known is None or not 0 <= index < known.partitions:
-                return ErrorCode.NONE  # deleted: Kafka drops a partition with no leader entry at all
             if leader == self.node_id:  # it moved here meanwhile: the next pass writes it here
                 return ErrorCode.NOT_LEADER_OR_FOLLOWER
             return ErrorCode.LEADER_NOT_AVAILABLE  # its broker is down: retried
