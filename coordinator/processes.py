@@ -74,6 +74,13 @@ def _socketpairs(n: int) -> dict[tuple[int, int], tuple[socket.socket, socket.so
     return {(a, b): socket.socketpair() for a in range(n) for b in range(n) if a != b}
 
 
+def _peer_fds(pairs: dict[tuple[int, int], tuple[socket.socket, socket.socket]], index: int) -> dict[str, int]:
+    """Broker `index`'s ends, as KGC_PEER_FDS names them."""
+    fds = {f"c{b}": ends[0].fileno() for (a, b), ends in pairs.items() if a == index}
+    fds.update({f"s{a}": ends[1].fileno() for (a, b), ends in pairs.items() if b == index})
+    return fds
+
+
 def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data_dir: str) -> int:
     """Run one child per broker (each given its own sockets of `bound`) until a signal or a
     child's death; returns the exit status."""
@@ -92,8 +99,7 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
         for index, sockets in enumerate(bound):
             read_fd, write_fd = os.pipe()
             fds = [s.fileno() for s in sockets]
-            peer_fds = {f"c{b}": ends[0].fileno() for (a, b), ends in pairs.items() if a == index}
-            peer_fds.update({f"s{a}": ends[1].fileno() for (a, b), ends in pairs.items() if b == index})
+            peer_fds = _peer_fds(pairs, index)
             env = dict(
                 os.environ,
                 **{

@@ -17,7 +17,7 @@ processes send here (handlers/k27_write_txn_markers.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -150,17 +150,17 @@ class TxnService:
             return EndTxnResult(_invalid("the transactional id is empty"))
         return await self._one(p.transactional_id, end_txn, p, EndTxnResult)
 
-    async def verify_for_leader(self, p: AddPartitionsParams, *, add: bool) -> dict[tuple[str, int], int]:
+    async def verify_for_leader(self, p: AddPartitionsParams, *, add: bool) -> Mapping[tuple[str, int], int]:
         """A partition leader's question to the id's coordinator, wherever it is (Kafka's
         AddPartitionsToTxnManager): are the partitions in the transaction (add=False: verify_only)
         or, for a transaction.version 2 client, added to it? An error per partition."""
         if self.peers is not None and p.transactional_id:
             leader = self.leaders.leader(TRANSACTION_STATE_TOPIC, self.partition_for(p.transactional_id))
             if leader != self.node_id:  # another process coordinates it: over the broker link
-                return dict(await self.peers.verify(leader, p, add=add))
+                return await self.peers.verify(leader, p, add=add)
         if add:
             return dict.fromkeys(p.partitions, await self.add_partitions(p, here_only=False))
-        return dict(self.verify(p, here_only=False))
+        return self.verify(p, here_only=False)
 
     # -- reads ------------------------------------------------------------------------------------
     def verify(self, p: AddPartitionsParams, *, here_only: bool = True) -> dict[tuple[str, int], ErrorCode]:

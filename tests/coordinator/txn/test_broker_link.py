@@ -7,6 +7,7 @@ routing and retries, and a peer that is gone or silent (errors, never hangs). Mo
 
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from coordinator.groups.txn_offset_commit import TxnOffsetCommitParams
 from coordinator.handlers import k27_write_txn_markers
 from coordinator.handlers.request_context import BrokerContext, RequestContext
 from coordinator.net.request_memory import RequestMemory
+from coordinator.processes import ENV_PEERS, _peer_fds, _socketpairs, peer_sockets
 from coordinator.security.standard_authorizer import StandardAuthorizer
 from coordinator.txn.ops import AddPartitionsParams
 from coordinator.txn.service import TxnService
@@ -151,16 +153,26 @@ async def test_write_txn_markers_answers_and_authorization(tmp_path, autojump_cl
 
 
 async def test_a_peer_that_is_gone_gives_errors_not_hangs(tmp_path, autojump_clock):
-    h = TxnHarness(tmp_path)
-    async with h.running(), trio.open_nursery() as nursery:
-        link, client, served = await _linked(h, nursery)
-        await served.aclose()  # the other process is gone
-        with trio.fail_after(1):
-            assert await link.write_marker("t", 0, Marker(1, 0, commit=True)) == E.NETWORK_EXCEPTION
+    h = TxnHarness(tmp_path)  # (only its topics: nothing here answers)
+    asking, answering = socket.socketpair()
+    client = PeerClient(trio.SocketStream(trio.socket.from_stdlib_socket(asking)), "broker 0", "kgc-broker-1", 30_000)
+    link = PeerLink(ElsewhereLeads(), h.topics, 1, {0: client})  # type: ignore[arg-type]
+    other_process = trio.socket.from_stdlib_socket(answering)
+
+    async def dies_after_one_request() -> None:
+        await other_process.recv(1 << 16)
+        other_process.close()
+
+    with trio.fail_after(1):  # (MockClock: fails only if a call waited for its 30 s timeout)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(client.run)
+            nursery.start_soon(dies_after_one_request)
             params = AddPartitionsParams("tx", 1, 0, (("t", 0),))
-            assert await link.verify(0, params, add=False) == {("t", 0): E.NETWORK_EXCEPTION}
-        assert client.dead is not None
-        nursery.cancel_scope.cancel()
+            assert await link.verify(0, params, add=False) == {("t", 0): E.NETWORK_EXCEPTION}  # cut off mid-call
+            assert client.dead is not None
+            assert await link.write_marker("t", 0, Marker(1, 0, commit=True)) == E.NETWORK_EXCEPTION  # at once
+            nursery.cancel_scope.cancel()
+    h.close()
 
 
 async def test_the_marker_channel_routes_by_leader_and_retries_a_moved_one(tmp_path, autojump_clock):
@@ -227,3 +239,27 @@ async def test_pipelined_answers_find_their_calls_and_a_silent_peer_times_out(au
         nursery.cancel_scope.cancel()
     assert results == {1: [1], 2: [2], 3: results[3]}
     assert isinstance(results[3], PeerUnavailable) and "no answer within 30000 ms" in str(results[3])
+
+
+def test_every_broker_process_gets_one_end_of_a_socketpair_per_peer_and_direction():
+    pairs = _socketpairs(3)
+    try:
+        ends = {}
+        for index in range(3):
+            fds = _peer_fds(pairs, index)
+            env = {ENV_PEERS: ",".join(f"{name}:{os.dup(fd)}" for name, fd in fds.items())}
+            ends[index] = peer_sockets(env)
+        assert all(sorted(e.asking) == sorted(e.answering) == sorted({0, 1, 2} - {i}) for i, e in ends.items())
+        for a, b in pairs:  # what a asks on its end to b arrives where b answers a, and back
+            ends[a].asking[b].sendall(b"ask %d" % a)
+            assert ends[b].answering[a].recv(16) == b"ask %d" % a
+            ends[b].answering[a].sendall(b"answer")
+            assert ends[a].asking[b].recv(16) == b"answer"
+        assert peer_sockets({}) is None  # not a child of --processes
+    finally:
+        for pair in pairs.values():
+            for end in pair:
+                end.close()
+        for e in ends.values():
+            for sock in (*e.asking.values(), *e.answering.values()):
+                sock.close()
