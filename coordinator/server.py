@@ -2,13 +2,15 @@
 
 `serve(config)` is the whole life of a cluster of `cluster.brokers` brokers inside one trio task:
 prepare the data dir, build the topic registry, the data path, the __consumer_offsets writer and
-runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (its markers go
-to the data path and to the group runtime), the __share_group_state runtime and its in-process
-persister (not in cluster.processes mode, which serves no share groups) and the controller, one `BrokerContext` and one
-listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
-`task_status.started` hands back the running `Server` once every broker listens, which is how
-the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
-construction.
+runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (txn/wiring.py:
+its markers go to the data path and to the group runtime, and with cluster.processes to the
+partitions other processes lead over the broker link, cluster/peer_link.py), the
+__share_group_state runtime and its in-process persister (not in cluster.processes mode, which
+serves no share groups) and the controller, one `BrokerContext` and one listener per broker
+(ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
+`task_status.started` hands back the running `Server` (running_server.py) once every broker
+listens, which is how the CLI, the embedding API and the pytest plugin all start it. Nothing is
+wired after construction.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from coordinator.cluster.cluster_sync import ClusterSync
 from coordinator.cluster.controller import Controller
 from coordinator.cluster.elections import LeaderMoves, Relocatable
 from coordinator.cluster.features import served_versions
-from coordinator.cluster.peer_link import PeerLink, peer_clients, serve_peers
 from coordinator.cluster.shared_cluster import SharedClusterState
 from coordinator.cluster.shared_topics import SharedTopicRegistry, TopicSync, shared_registry
 from coordinator.config import Config
@@ -67,6 +68,7 @@ from storage.cleaner import CleanerConfig
 from storage.log_manager import LogManager, LogManagerConfig
 
 if TYPE_CHECKING:
+    from coordinator.cluster.peer_link import PeerLink
     from coordinator.net.early_responder import EarlyResponder
     from coordinator.processes import PeerSockets
 
@@ -200,7 +202,9 @@ async def _serve_locked(
     )
     link: PeerLink | None = None  # cluster.processes: the other broker processes (processes.py socketpairs)
     answering: list[tuple[int, trio.SocketStream]] = []
-    if me is not None and peer_sockets is not None:
+    if me is not None and peer_sockets is not None:  # (imported only here: one process has no link)
+        from coordinator.cluster.peer_link import PeerLink, peer_clients
+
         clients, answering = peer_clients(peer_sockets, [n.node_id for n in nodes], me)
         link = PeerLink(cluster, topics, me, clients)
     txn, txn_services = txn_parts(config, timer_clock, logs, data, runtime, cluster, topics, nodes, link)
@@ -366,6 +370,8 @@ async def _serve_locked(
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock
                 if link is not None:  # the other processes' requests; the answers to ours
+                    from coordinator.cluster.peer_link import serve_peers
+
                     await nursery.start(serve_peers, brokers[only_broker or 0], link.peers, answering, memory)
                 for listener in listeners.values():
                     await nursery.start(listener.run)
