@@ -64,6 +64,10 @@ class PeerLink:
     def leads_here(self, topic: str, index: int) -> bool:
         return self.cluster.leader(topic, index) == self.node_id
 
+    def exists(self, topic: str, index: int) -> bool:
+        known = self.topics.get(topic)
+        return known is not None and 0 <= index < known.partitions
+
     # -- the transaction coordinator, asked by a partition leader ------------------------------
     async def verify(self, leader: int, p: AddPartitionsParams, *, add: bool) -> dict[tuple[str, int], ErrorCode]:
         """AddPartitionsToTxnManager: ask the coordinator `leader` whether (verify_only) or that
@@ -103,8 +107,7 @@ class PeerLink:
     # -- a partition leader, sent a marker by the transaction coordinator ---------------------
     async def write_marker(self, topic: str, index: int, marker: Marker) -> ErrorCode:
         """The marker written by the process leading topic-index: its error (NONE: durable)."""
-        known = self.topics.get(topic)
-        if known is None or not 0 <= index < known.partitions:
+        if not self.exists(topic, index):
             return ErrorCode.NONE  # deleted: Kafka drops a partition with no leader entry at all
         leader = self.cluster.leader(topic, index)
         peer = self.peers.get(leader)

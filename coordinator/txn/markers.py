@@ -79,6 +79,7 @@ class MarkerPeers(Protocol):
     """The other broker processes (cluster/peer_link.py PeerLink)."""
 
     def leads_here(self, topic: str, index: int) -> bool: ...
+    def exists(self, topic: str, index: int) -> bool: ...
     async def write_marker(self, topic: str, index: int, marker: Marker) -> ErrorCode: ...
 
 
@@ -183,6 +184,8 @@ class MarkerChannel:
             )
         part = self.data.partition(topic, index)
         if part is None:
+            if self.peers is not None and self.peers.exists(topic, index):
+                return ErrorCode.NOT_LEADER_OR_FOLLOWER  # led here, not open yet (the last leader lets go): retried
             return ErrorCode.NONE  # deleted meanwhile: Kafka removes it from the transaction
         m = marker
         result, wait_for = part.append_marker(

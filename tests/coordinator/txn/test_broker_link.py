@@ -184,6 +184,9 @@ async def test_the_marker_channel_routes_by_leader_and_retries_a_moved_one(tmp_p
         def leads_here(self, topic: str, index: int) -> bool:
             return (topic, index) != ("t", 1)
 
+        def exists(self, topic: str, index: int) -> bool:
+            return True
+
         async def write_marker(self, topic: str, index: int, marker: object) -> E:
             sent.append((topic, index, answers[0]))
             return answers.pop(0)
@@ -263,3 +266,35 @@ def test_every_broker_process_gets_one_end_of_a_socketpair_per_peer_and_directio
         for e in ends.values():
             for sock in (*e.asking.values(), *e.answering.values()):
                 sock.close()
+
+
+async def test_a_partition_led_here_whose_log_is_not_open_yet_is_retried_not_dropped(tmp_path, autojump_clock):
+    h = TxnHarness(tmp_path)
+    misses: list[tuple[str, int]] = []
+
+    class LastLeaderStillHolds:  # the first look finds no open log (the last leader lets go meanwhile)
+        def partition(self, topic: str, index: int) -> object:
+            if (topic, index) == ("t", 1) and not misses:
+                misses.append((topic, index))
+                return None
+            return h.data.partition(topic, index)
+
+    class Peers:
+        def leads_here(self, topic: str, index: int) -> bool:
+            return True
+
+        def exists(self, topic: str, index: int) -> bool:
+            return h.topics.get(topic) is not None
+
+        async def write_marker(self, topic: str, index: int, marker: object) -> E:
+            raise AssertionError("everything is led here")
+
+    h.markers.data, h.markers.peers = LastLeaderStillHolds(), Peers()
+    async with h.running():
+        pid = (await h.init()).producer_id
+        assert await h.add(pid, 0, ("t", 0), ("t", 1)) == E.NONE
+        await h.produce(pid, 0, 1, b"a")
+        assert await h.end(pid, 0, commit=True) == E.NONE
+        assert (await h.settled()).state is S.COMPLETE_COMMIT
+        assert misses == [("t", 1)]
+        assert h.data.partition("t", 1).last_stable_offset == 2  # its marker, written on the retry
