@@ -8,7 +8,8 @@ group commit shares one fsync among every marker and record appended meanwhile):
 through the data path (Partition.append_marker, whichever broker leads: replicas are logical),
 `__consumer_offsets` partitions through the group coordinator's runtime (their offsets
 materialise or drop). Failed partitions are retried with backoff (a full disk that clears heals);
-a deleted partition is dropped from the transaction, as Kafka drops UNKNOWN_TOPIC_OR_PARTITION.
+a deleted partition is dropped from the transaction, as Kafka drops one its metadata no longer
+knows (TransactionMarkerChannelManager.addTxnMarkersToBrokerQueue).
 With `kgc serve --processes` (`peers` set) a partition another process leads gets its marker
 from that process: WriteTxnMarkers over the broker link (cluster/peer_link.py), answered by
 `write_here` there (handlers/k27); Kafka's retriable answers (NOT_LEADER_OR_FOLLOWER,
