@@ -11,9 +11,10 @@ bootstrap line when all are ready, forwards SIGINT/SIGTERM, and stops the others
 dies. The children share the data dir: topics created (CreateTopics, Metadata's auto-creation),
 grown or deleted through any broker reach the others through it (cluster/shared_topics.py), and
 so do broker down/up and leader moves (cluster/shared_cluster.py: its files are removed here
-before the children start). Broker 0's child serves the control plane's cluster commands; the
-manual clock is refused at start (config.check_cluster), topic and broker config changes by
-their handlers. This module imports neither trio nor the server.
+before the children start), ACLs, credentials and configs (cluster/shared_file.py). Transactions
+cross between the children over socketpairs made here (cluster/peer_link.py). Broker 0's child
+serves the control plane's cluster commands; the manual clock is refused at start
+(config.check_cluster). This module imports neither trio nor the server.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ import socket
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 ENV_BROKER, ENV_PORTS, ENV_FDS, ENV_READY = "KGC_PROCESS_BROKER", "KGC_BROKER_PORTS", "KGC_LISTEN_FDS", "KGC_READY_FD"
+# "c<i>:<fd>": this child's end for asking broker index i; "s<i>:<fd>": its end for answering i.
+ENV_PEERS = "KGC_PEER_FDS"
 # The shared cluster state (cluster/shared_cluster.py): removed before the children start, so a
 # cluster starts with every broker up and the computed leaders.
 CLUSTER_GENERATION_FILE, CLUSTER_STATE_FILE, CLUSTER_APPLIED_FILE = (
@@ -45,6 +49,39 @@ def child_setup(environ: Mapping[str, str]) -> tuple[int, list[int], list[socket
     return int(environ[ENV_BROKER]), ports, sockets, int(environ[ENV_READY])
 
 
+@dataclass(frozen=True)
+class PeerSockets:
+    """One child's ends of the socketpairs to the other brokers, by broker index."""
+
+    asking: dict[int, socket.socket]  # requests to broker i go out here
+    answering: dict[int, socket.socket]  # broker i's requests come in here
+
+
+def peer_sockets(environ: Mapping[str, str]) -> PeerSockets | None:
+    """This child's socketpair ends (None: not a child of `supervise`)."""
+    text = environ.get(ENV_PEERS)
+    if text is None:
+        return None
+    asking: dict[int, socket.socket] = {}
+    answering: dict[int, socket.socket] = {}
+    for item in filter(None, text.split(",")):
+        name, fd = item.split(":")
+        (asking if name[0] == "c" else answering)[int(name[1:])] = socket.socket(fileno=int(fd))
+    return PeerSockets(asking, answering)
+
+
+def _socketpairs(n: int) -> dict[tuple[int, int], tuple[socket.socket, socket.socket]]:
+    """(a, b) -> (a's end to ask b, b's end to answer a), for every ordered pair of brokers."""
+    return {(a, b): socket.socketpair() for a in range(n) for b in range(n) if a != b}
+
+
+def _peer_fds(pairs: dict[tuple[int, int], tuple[socket.socket, socket.socket]], index: int) -> dict[str, int]:
+    """Broker `index`'s ends, as KGC_PEER_FDS names them."""
+    fds = {f"c{b}": ends[0].fileno() for (a, b), ends in pairs.items() if a == index}
+    fds.update({f"s{a}": ends[1].fileno() for (a, b), ends in pairs.items() if b == index})
+    return fds
+
+
 def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data_dir: str) -> int:
     """Run one child per broker (each given its own sockets of `bound`) until a signal or a
     child's death; returns the exit status."""
@@ -58,10 +95,12 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
     child_argv += ["--set", "cluster.processes=true"]
     children: list[subprocess.Popen[bytes]] = []
     ready_fds: list[int] = []
+    pairs = _socketpairs(len(bound))
     try:
         for index, sockets in enumerate(bound):
             read_fd, write_fd = os.pipe()
             fds = [s.fileno() for s in sockets]
+            peer_fds = _peer_fds(pairs, index)
             env = dict(
                 os.environ,
                 **{
@@ -69,15 +108,23 @@ def supervise(argv: list[str], bound: list[list[socket.socket]], host: str, data
                     ENV_PORTS: ",".join(map(str, ports)),
                     ENV_FDS: ",".join(map(str, fds)),
                     ENV_READY: str(write_fd),
+                    ENV_PEERS: ",".join(f"{name}:{fd}" for name, fd in peer_fds.items()),
                 },
             )
             children.append(
-                subprocess.Popen([sys.executable, "-m", "coordinator", *child_argv], env=env, pass_fds=(*fds, write_fd))
+                subprocess.Popen(
+                    [sys.executable, "-m", "coordinator", *child_argv],
+                    env=env,
+                    pass_fds=(*fds, *peer_fds.values(), write_fd),
+                )
             )
             os.close(write_fd)
             ready_fds.append(read_fd)
         for sock in (s for group in bound for s in group):
             sock.close()  # the children hold them now
+        for ends in pairs.values():
+            for end in ends:
+                end.close()
         for child, fd in zip(children, ready_fds):
             if os.read(fd, 1) != b"\x01":  # the child exited before it served
                 child.wait()

@@ -93,8 +93,11 @@ async def _serve_until_signalled(
             )
         else:  # one broker of `kgc serve --processes` (coordinator/processes.py)
             index, ports, sockets, ready_fd = child
+            from coordinator.processes import peer_sockets  # the broker link's socketpair ends
+
+            peers = peer_sockets(os.environ)
             server = await nursery.start(
-                partial(serve, config, create_topics, ports=ports, bound=[sockets], only_broker=index)
+                partial(serve, config, create_topics, ports=ports, bound=[sockets], only_broker=index, peers=peers)
             )
         gc_governor.install()  # what start-up loaded lives as long as the server: frozen too
         collector = trio.CancelScope()

@@ -2,19 +2,20 @@
 
 `serve(config)` is the whole life of a cluster of `cluster.brokers` brokers inside one trio task:
 prepare the data dir, build the topic registry, the data path, the __consumer_offsets writer and
-runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (its markers go
-to the data path and to the group runtime), the __share_group_state runtime and its in-process
-persister (not in cluster.processes mode, which serves no share groups) and the controller, one `BrokerContext` and one
-listener per broker (ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
-`task_status.started` hands back the running `Server` once every broker listens, which is how
-the CLI, the embedding API and the pytest plugin all start it. Nothing is wired after
-construction.
+runtime, the cluster (brokers, leaders, epochs), the __transaction_state runtime (txn/wiring.py:
+its markers go to the data path and to the group runtime, and with cluster.processes to the
+partitions other processes lead over the broker link, cluster/peer_link.py), the
+__share_group_state runtime and its in-process persister (not in cluster.processes mode, which
+serves no share groups) and the controller, one `BrokerContext` and one listener per broker
+(ports P..P+N-1, or a free port each for 0), and serve TCP until cancelled.
+`task_status.started` hands back the running `Server` (running_server.py) once every broker
+listens, which is how the CLI, the embedding API and the pytest plugin all start it. Nothing is
+wired after construction.
 """
 
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,15 +46,13 @@ from coordinator.groups.lifecycle import OFFSETS_TOPIC_ID, group_runtime
 from coordinator.groups.placement import OFFSETS_TOPIC
 from coordinator.groups.record_json import transcript_fields
 from coordinator.groups.service import GroupService
-from coordinator.groups.shard import GroupShard
-from coordinator.groups.txn_offset_commit import OffsetsTxnMarkers
 from coordinator.handlers.request_context import BrokerContext
 from coordinator.net.listener import BrokerListener
 from coordinator.net.request_memory import RequestMemory
 from coordinator.observe.logs import get_logger, log_event
 from coordinator.observe.tap import open_tap
+from coordinator.running_server import Server
 from coordinator.runtime.clock import ManualClock, TrioClock
-from coordinator.runtime.coordinator_runtime import CoordinatorRuntime
 from coordinator.security.setup import Security, open_security
 from coordinator.share.persister import SharePersister
 from coordinator.share.service import ShareService
@@ -61,69 +60,20 @@ from coordinator.share.settings import ShareSettings
 from coordinator.share.state.lifecycle import SHARE_STATE_TOPIC_ID, share_state_runtime
 from coordinator.share.state.placement import SHARE_STATE_TOPIC
 from coordinator.share.state.service import ShareStateService
-from coordinator.share.state.shard import ShareStateShard
 from coordinator.share.wiring import share_services
-from coordinator.telemetry.wiring import TelemetryParts, telemetry_parts
-from coordinator.txn.lifecycle import TXN_TOPIC_ID, txn_runtime
-from coordinator.txn.markers import MarkerChannel
+from coordinator.telemetry.wiring import telemetry_parts
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
-from coordinator.txn.service import TxnService
-from coordinator.txn.shard import TxnShard
+from coordinator.txn.wiring import txn_parts
 from protocol.api import SUPPORTED_VERSIONS
 from storage.cleaner import CleanerConfig
 from storage.log_manager import LogManager, LogManagerConfig
 
 if TYPE_CHECKING:
-    from coordinator.control.plane import ServerControl
+    from coordinator.cluster.peer_link import PeerLink
     from coordinator.net.early_responder import EarlyResponder
+    from coordinator.processes import PeerSockets
 
 _log = get_logger("server")
-
-
-@dataclass(slots=True)
-class Server:
-    brokers: list[BrokerContext]
-    cluster: Cluster
-    controller: Controller
-    runtime: CoordinatorRuntime[GroupShard]
-    control: ServerControl | None = None  # the control plane, when control.enable or control.port is set
-    metrics_port: int | None = None
-    control_url: str | None = None
-    cancel_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    txn_runtime: CoordinatorRuntime[TxnShard] | None = None  # __transaction_state
-    request_memory: RequestMemory | None = None  # queued.max.request.bytes, shared by every connection
-    group_configs: GroupConfigManager = field(default_factory=GroupConfigManager)  # dynamic GROUP configs
-    share_settings: ShareSettings = field(default_factory=ShareSettings)  # group.share.*, changeable live
-    shares: dict[int, ShareService] = field(default_factory=dict)  # node id -> its share side (empty: off)
-    security: Security | None = None  # listeners, SCRAM credentials, the authorizer (coordinator/security)
-    share_state_runtime: CoordinatorRuntime[ShareStateShard] | None = None  # __share_group_state
-    share_state: ShareStateService | None = None  # the share coordinator, as share partitions reach it
-    telemetry: TelemetryParts | None = None  # KIP-714: subscriptions, what clients pushed
-
-    @property
-    def broker(self) -> BrokerContext:
-        """The first broker (the only one in a one-broker cluster)."""
-        return self.brokers[0]
-
-    @property
-    def host(self) -> str:
-        return self.broker.advertised_host
-
-    @property
-    def port(self) -> int:
-        return self.broker.advertised_port
-
-    @property
-    def bootstrap(self) -> str:
-        """Every broker, as a client's bootstrap.servers list."""
-        return ",".join(f"{b.advertised_host}:{b.advertised_port}" for b in self.brokers)
-
-    def create_topic(self, name: str, partitions: int, replication_factor: int | None = None) -> Topic:
-        factor = self.broker.config.default_replication_factor if replication_factor is None else replication_factor
-        return self.broker.topics.ensure(name, partitions, factor)
-
-    def stop(self) -> None:
-        self.cancel_scope.cancel()
 
 
 def cluster_nodes(config: Config, ports: list[int] | None = None, security: Security | None = None) -> list[BrokerNode]:
@@ -151,6 +101,7 @@ async def serve(
     share_persister: SharePersister | None = None,
     prepared: bool = False,
     early: EarlyResponder | None = None,
+    peers: PeerSockets | None = None,
     task_status: trio.TaskStatus[Server] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """`share_persister`: a share coordinator to use instead of the in-process one over
@@ -163,12 +114,13 @@ async def serve(
     dir: cluster/shared_cluster.py; only broker 0's process serves the control plane). The
     parent process holds the data dir's lock and prepared the dir for all of them. `prepared`:
     so did the caller (`kgc serve` claims the dir before it binds: coordinator/preflight.py).
-    `early`: what answered ApiVersions on `bound` meanwhile (the listeners take its connections)."""
+    `early`: what answered ApiVersions on `bound` meanwhile (the listeners take its connections).
+    `peers`: with `only_broker`, this process's ends of the broker link (processes.py)."""
     if bound is not None and only_broker is None:
         ports = [group[0].getsockname()[1] for group in bound]
     if only_broker is not None or prepared:
         await _serve_locked(
-            config, create_topics, ports, task_status, bound, only_broker, share_persister, prepared=True, early=early
+            config, create_topics, ports, task_status, bound, only_broker, share_persister, True, early, peers
         )
         return
     with data_dir_lock(config.data_dir):  # one server per data dir (Kafka's .lock)
@@ -187,6 +139,7 @@ async def _serve_locked(
     share_persister: SharePersister | None = None,
     prepared: bool = False,
     early: EarlyResponder | None = None,
+    peer_sockets: PeerSockets | None = None,
 ) -> None:
     if prepared:
         data_dir = Path(config.data_dir)
@@ -248,18 +201,14 @@ async def _serve_locked(
             replication_factor=min(config.offsets_topic_replication_factor, len(nodes)),
         )
     )
-    topics.register_internal(
-        Topic(
-            TRANSACTION_STATE_TOPIC,
-            config.transaction_state_log_num_partitions,
-            TXN_TOPIC_ID,
-            internal=True,
-            replication_factor=min(config.transaction_state_log_replication_factor, len(nodes)),
-        )
-    )
-    txn = txn_runtime(
-        config, timer_clock, logs, data.producer_ids, MarkerChannel(data, OffsetsTxnMarkers(runtime)), leaders=cluster
-    )  # __transaction_state, loaded in run()
+    link: PeerLink | None = None  # cluster.processes: the other broker processes (processes.py socketpairs)
+    answering: list[tuple[int, trio.SocketStream]] = []
+    if me is not None and peer_sockets is not None:  # (imported only here: one process has no link)
+        from coordinator.cluster.peer_link import PeerLink, peer_clients
+
+        clients, answering = peer_clients(peer_sockets, [n.node_id for n in nodes], me)
+        link = PeerLink(cluster, topics, me, clients)
+    txn, txn_services = txn_parts(config, timer_clock, logs, data, runtime, cluster, topics, nodes, link)
     share_runtime, share_state = None, None
     if me is None:  # cluster.processes serves no share groups: no __share_group_state there
         share_runtime = share_state_runtime(config, timer_clock, logs, topics)  # loaded in run()
@@ -287,9 +236,6 @@ async def _serve_locked(
 
     services = {
         node.node_id: GroupService(runtime, cluster, node.node_id, share_persister, high_watermark) for node in nodes
-    }
-    txn_services = {
-        node.node_id: TxnService(txn, cluster, node.node_id, config.transaction_max_timeout_ms) for node in nodes
     }
     shares: dict[int, ShareService] = {}
     if share_settings.enabled and me is None and share_persister is not None:
@@ -426,6 +372,10 @@ async def _serve_locked(
                 await nursery.start(producer_expiry.run)  # idle producers forgotten on the clock
                 for share in shares.values():
                     await nursery.start(share.manager.run)  # acquisition locks expire on the clock
+                if link is not None:  # the other processes' requests; the answers to ours
+                    from coordinator.cluster.peer_link import serve_peers
+
+                    await nursery.start(serve_peers, brokers[only_broker or 0], link.peers, answering, memory)
                 for listener in listeners.values():
                     await nursery.start(listener.run)
                 if control is not None and config.control_port >= 0:

@@ -72,6 +72,7 @@ HANDLER_MODULES: dict[int, str] = {
     ApiKey.ADD_PARTITIONS_TO_TXN: "k24_add_partitions_to_txn",
     ApiKey.ADD_OFFSETS_TO_TXN: "k25_add_offsets_to_txn",
     ApiKey.END_TXN: "k26_end_txn",
+    ApiKey.WRITE_TXN_MARKERS: "k27_write_txn_markers",  # served on the broker link only (cluster/peer_link.py)
     ApiKey.TXN_OFFSET_COMMIT: "k28_txn_offset_commit",
     ApiKey.DESCRIBE_TRANSACTIONS: "k65_describe_transactions",
     ApiKey.LIST_TRANSACTIONS: "k66_list_transactions",

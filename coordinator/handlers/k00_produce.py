@@ -150,10 +150,7 @@ async def _unverified(
     params = AddPartitionsParams(
         transactional_id, header.producer_id, header.producer_epoch, (tp,), client_version=2 if adding else 0
     )
-    if adding:
-        error: int = await service.add_partitions(params, here_only=False)
-    else:
-        error = service.verify(params, here_only=False)[tp]
+    error = (await service.verify_for_leader(params, add=adding))[tp]  # over the broker link if elsewhere
     if error == ErrorCode.PRODUCER_FENCED:
         error = ErrorCode.INVALID_PRODUCER_EPOCH  # "Producers expect to handle INVALID_PRODUCER_EPOCH"
     elif error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:

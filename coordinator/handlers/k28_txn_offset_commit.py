@@ -128,12 +128,9 @@ async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int |
     params = AddPartitionsParams(
         request.transactional_id, request.producer_id, request.producer_epoch, (tp,), client_version=2 if adding else 0
     )
-    if adding:
-        error: int = await txn_service(ctx).add_partitions(params, here_only=False)
-    elif not ctx.broker.config.transaction_partition_verification_enable:
+    if not adding and not ctx.broker.config.transaction_partition_verification_enable:
         return None
-    else:
-        error = txn_service(ctx).verify(params, here_only=False)[tp]
+    error = (await txn_service(ctx).verify_for_leader(params, add=adding))[tp]  # the coordinator, wherever it is
     if error == ErrorCode.NONE:
         return None
     if error == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:

@@ -28,6 +28,7 @@ from coordinator.net.request_memory import RequestMemory
 from coordinator.net.socket_io import ConnectionLost, RawSocket
 from coordinator.net.tls import TlsFailed  # (ssl: trio imports it anyway)
 from coordinator.observe.logs import get_logger, log_event
+from coordinator.security.authorization import BROKER_PRINCIPAL
 from protocol.framing import FrameError, frame_response
 
 if TYPE_CHECKING:
@@ -53,11 +54,16 @@ async def serve_connection(
     shared: ListenerShared,
     plan: ListenerPlan | None = None,
     software: tuple[str, str] | None = None,
+    peer_broker: str | None = None,
 ) -> None:
     """`plan`: the TLS and SASL of the listener (None: PLAINTEXT, nothing to do); `software`: what
-    its ApiVersions named, answered before the server was up (net/early_responder.py)."""
-    state = ConnectionState(next(_ids), _peer_host(stream), trio.current_time())
+    its ApiVersions named, answered before the server was up (net/early_responder.py);
+    `peer_broker`: the broker process on the other end of this socketpair (cluster/peer_link.py),
+    whose requests carry the broker principal."""
+    state = ConnectionState(next(_ids), peer_broker or _peer_host(stream), trio.current_time())
     conn = Connection(state.connection_id, state.client_host)
+    if peer_broker is not None:
+        conn.principal = BROKER_PRINCIPAL
     if software is not None and broker.telemetry is not None:  # as k18 records it (KIP-714 selectors)
         broker.telemetry.client_software(conn.connection_id, *software)
     log_event(_log, "connection.open", logging.DEBUG, conn=conn.connection_id, peer=conn.client_host)
@@ -164,6 +170,7 @@ async def _serve(
 
 def _peer_host(stream: trio.SocketStream) -> str:
     try:
-        return str(stream.socket.getpeername()[0])
+        peer = stream.socket.getpeername()
     except OSError:
         return "unknown"
+    return str(peer[0]) if isinstance(peer, tuple) else "local"  # an AF_UNIX peer has no address

@@ -16,6 +16,10 @@ from typing import Protocol
 
 CLUSTER_NAME = "kafka-cluster"  # Kafka's Resource.CLUSTER_NAME: the one CLUSTER resource
 ANONYMOUS = "User:ANONYMOUS"  # KafkaPrincipal.ANONYMOUS: an unauthenticated connection
+# The other broker processes of `kgc serve --processes`, on the socketpairs their parent made
+# (cluster/peer_link.py): Kafka's inter-broker principal, which its operators list in super.users.
+# Its principal type is no authentication's ("User:"), so no client connection can carry it.
+BROKER_PRINCIPAL = "KgcBroker:peer"
 
 
 class AclOperation(enum.IntEnum):

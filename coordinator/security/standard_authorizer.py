@@ -1,6 +1,7 @@
 """Kafka's StandardAuthorizer: the ACLs of the cluster and the one answer to "may P do O on R?".
 
-Rules (StandardAuthorizerData.authorize/findResult): a super user (super.users) may do anything;
+Rules (StandardAuthorizerData.authorize/findResult): a super user (super.users), and the other
+broker processes of --processes (authorization.BROKER_PRINCIPAL), may do anything;
 otherwise the ACLs whose pattern applies to the resource (its LITERAL name, the LITERAL "*", every
 PREFIXED pattern the name starts with) and whose principal (the user, or "User:*") and host (the
 client's address, or "*") match decide: any DENY wins, else any ALLOW allows; an ALLOW of READ,
@@ -27,7 +28,7 @@ from coordinator.security.acls import (
     AclPermissionType,
     PatternType,
 )
-from coordinator.security.authorization import AclOperation, ResourceType
+from coordinator.security.authorization import BROKER_PRINCIPAL, AclOperation, ResourceType
 from coordinator.security.files import StoreError, read_shared, write_shared
 
 FILE_NAME = "acls.json"
@@ -90,7 +91,7 @@ class StandardAuthorizer:
     def authorize(
         self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str
     ) -> bool:
-        if principal in self.super_users:
+        if principal in self.super_users or principal == BROKER_PRINCIPAL:
             return True
         principals = (principal, WILDCARD_PRINCIPAL)
         found = allowed = False

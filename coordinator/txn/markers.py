@@ -1,6 +1,5 @@
 """Writing a decided transaction's markers (Kafka's TransactionMarkerChannelManager and
-TransactionMarkerRequestCompletionHandler, for brokers that share one process and one copy of
-every log).
+TransactionMarkerRequestCompletionHandler).
 
 A job (end_txn.MarkerJob) starts once PrepareCommit/PrepareAbort is durable, or when a moved
 coordinator loads a transaction still in one of them. It appends a COMMIT/ABORT control batch to
@@ -9,7 +8,14 @@ group commit shares one fsync among every marker and record appended meanwhile):
 through the data path (Partition.append_marker, whichever broker leads: replicas are logical),
 `__consumer_offsets` partitions through the group coordinator's runtime (their offsets
 materialise or drop). Failed partitions are retried with backoff (a full disk that clears heals);
-a deleted partition is dropped from the transaction, as Kafka drops UNKNOWN_TOPIC_OR_PARTITION.
+a deleted partition is dropped from the transaction, as Kafka drops one its metadata no longer
+knows (TransactionMarkerChannelManager.addTxnMarkersToBrokerQueue).
+With `kgc serve --processes` (`peers` set) a partition another process leads gets its marker
+from that process: WriteTxnMarkers over the broker link (cluster/peer_link.py), answered by
+`write_here` there (handlers/k27); Kafka's retriable answers (NOT_LEADER_OR_FOLLOWER,
+UNKNOWN_TOPIC_OR_PARTITION, ...: a leader moved meanwhile) and a peer that did not answer are
+retried, re-routed to the leader of the moment; UNSUPPORTED_VERSION drops the partition as Kafka
+does. A process writes only the logs it leads (one writer per log).
 When every marker is durable the job writes CompleteCommit/CompleteAbort without waiting for
 it: no fsync starts for Complete alone, the id's next write makes it durable with its own (a
 crash before then only makes the next load resend the markers). While a job runs it is the
@@ -60,6 +66,29 @@ class OffsetsMarkers(Protocol):
     ) -> ErrorCode: ...
 
 
+class Marker(Protocol):
+    """What a marker says (end_txn.MarkerJob; a WriteTxnMarkers request's WritableTxnMarker)."""
+
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    coordinator_epoch: int
+    transaction_version: int
+
+
+class MarkerPeers(Protocol):
+    """The other broker processes (cluster/peer_link.py PeerLink)."""
+
+    def leads_here(self, topic: str, index: int) -> bool: ...
+    def exists(self, topic: str, index: int) -> bool: ...
+    async def write_marker(self, topic: str, index: int, marker: Marker) -> ErrorCode: ...
+
+
+# TransactionMarkerRequestCompletionHandler: the partition is done (dropped from the set waiting
+# for markers) on these; the retriable ones (and any other) are retried.
+_DONE = frozenset({ErrorCode.NONE, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, ErrorCode.UNSUPPORTED_VERSION})
+
+
 class MarkerChannel:
     def __init__(
         self,
@@ -68,9 +97,11 @@ class MarkerChannel:
         *,
         retry_backoff_ms: int = 100,
         max_retry_backoff_ms: int = 5_000,
+        peers: MarkerPeers | None = None,
     ) -> None:
         self.data = data
         self.offsets = offsets
+        self.peers = peers  # --processes: who writes the markers of partitions led elsewhere
         self._backoff_ms = (retry_backoff_ms, max_retry_backoff_ms)
 
     async def send(self, runtime: Any, job: MarkerJob) -> None:
@@ -126,32 +157,40 @@ class MarkerChannel:
     async def _write(self, tp: tuple[str, int], job: MarkerJob, failed: set[tuple[str, int]]) -> None:
         topic, index = tp
         try:
-            if topic == self.offsets.topic:
-                error = await self.offsets.complete_transaction(
-                    index, job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch
-                )
+            if self.peers is not None and not self.peers.leads_here(topic, index):
+                error = await self.peers.write_marker(topic, index, job)
             else:
-                error = await self._write_data(topic, index, job)
+                error = await self.write_here(topic, index, job)
         except Exception:  # never let one partition end the job: retry it
             log.exception("writing a marker to %s-%s failed", topic, index)
             error = ErrorCode.UNKNOWN_SERVER_ERROR
-        if error == ErrorCode.INVALID_PRODUCER_EPOCH:
+        if error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED):
             log.warning(
-                "%s-%s has a newer epoch than %r's marker (%d): skipped",
+                "%s-%s refused %r's marker (epoch %d): %s; skipped",
                 topic,
                 index,
                 job.transactional_id,
                 job.producer_epoch,
+                ErrorCode(error).name,
             )
-        elif error != ErrorCode.NONE:
+        elif error not in _DONE:
             failed.add(tp)
 
-    async def _write_data(self, topic: str, index: int, job: MarkerJob) -> ErrorCode:
+    async def write_here(self, topic: str, index: int, marker: Marker) -> ErrorCode:
+        """The marker into a partition of this process: `__consumer_offsets` through the group
+        coordinator, a user partition through the data path."""
+        if topic == self.offsets.topic:
+            return await self.offsets.complete_transaction(
+                index, marker.producer_id, marker.producer_epoch, marker.commit, marker.coordinator_epoch
+            )
         part = self.data.partition(topic, index)
         if part is None:
+            if self.peers is not None and self.peers.exists(topic, index):
+                return ErrorCode.NOT_LEADER_OR_FOLLOWER  # led here, not open yet (the last leader lets go): retried
             return ErrorCode.NONE  # deleted meanwhile: Kafka removes it from the transaction
+        m = marker
         result, wait_for = part.append_marker(
-            job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch, job.transaction_version
+            m.producer_id, m.producer_epoch, m.commit, m.coordinator_epoch, m.transaction_version
         )
         if result.error == ErrorCode.NONE:
             await part.make_durable(result, wait_for)

@@ -8,15 +8,18 @@ Each broker of the cluster has its own TxnService bound to its node id. Reads (D
 and the verification of transactional produce and TxnOffsetCommit, which Kafka's brokers ask the
 coordinator over the network) read the active shards directly; the KIP-890 part 2 additions of a
 Produce v12+ or TxnOffsetCommit v5+ go through `add_partitions(..., here_only=False)`, as
-AddPartitionsToTxnManager sends them to whichever broker coordinates the id.
+AddPartitionsToTxnManager sends them to whichever broker coordinates the id. With
+`kgc serve --processes` (`peers` set) a coordinator in another process is asked over the broker
+link instead (`verify_for_leader`; cluster/peer_link.py), and `markers` writes the markers other
+processes send here (handlers/k27_write_txn_markers.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import trio
 
@@ -36,6 +39,9 @@ from coordinator.txn.placement import TRANSACTION_STATE_TOPIC, partition_for
 from coordinator.txn.shard import TxnContext, TxnShard
 from coordinator.txn.state import TransactionMetadata, TransactionState
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.txn.markers import MarkerChannel
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -57,15 +63,30 @@ class ListedTxns:
     unknown_state_filters: list[str]
 
 
+class TxnPeers(Protocol):
+    """The transaction coordinators of the other broker processes (cluster/peer_link.py)."""
+
+    async def verify(self, leader: int, p: AddPartitionsParams, *, add: bool) -> dict[tuple[str, int], ErrorCode]: ...
+
+
 class TxnService:
     def __init__(
-        self, runtime: CoordinatorRuntime[TxnShard], leaders: Leaders, node_id: int, max_timeout_ms: int
+        self,
+        runtime: CoordinatorRuntime[TxnShard],
+        leaders: Leaders,
+        node_id: int,
+        max_timeout_ms: int,
+        *,
+        markers: MarkerChannel | None = None,
+        peers: TxnPeers | None = None,
     ) -> None:
         self.runtime = runtime
         self.leaders = leaders
         self.node_id = node_id
         self.max_timeout_ms = max_timeout_ms
         self.num_partitions = runtime.num_partitions
+        self.markers = markers  # writes the markers of this process's partitions
+        self.peers = peers  # --processes: the coordinators of the others
 
     def partition_for(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.num_partitions)
@@ -128,6 +149,18 @@ class TxnService:
         if not p.transactional_id:
             return EndTxnResult(_invalid("the transactional id is empty"))
         return await self._one(p.transactional_id, end_txn, p, EndTxnResult)
+
+    async def verify_for_leader(self, p: AddPartitionsParams, *, add: bool) -> Mapping[tuple[str, int], int]:
+        """A partition leader's question to the id's coordinator, wherever it is (Kafka's
+        AddPartitionsToTxnManager): are the partitions in the transaction (add=False: verify_only)
+        or, for a transaction.version 2 client, added to it? An error per partition."""
+        if self.peers is not None and p.transactional_id:
+            leader = self.leaders.leader(TRANSACTION_STATE_TOPIC, self.partition_for(p.transactional_id))
+            if leader != self.node_id:  # another process coordinates it: over the broker link
+                return await self.peers.verify(leader, p, add=add)
+        if add:
+            return dict.fromkeys(p.partitions, await self.add_partitions(p, here_only=False))
+        return self.verify(p, here_only=False)
 
     # -- reads ------------------------------------------------------------------------------------
     def verify(self, p: AddPartitionsParams, *, here_only: bool = True) -> dict[tuple[str, int], ErrorCode]:
