@@ -191,40 +191,45 @@ def encode_kv_batch(
     """One uncompressed batch of (key, value) records (value None: a tombstone), all stamped
     `timestamp`, no headers, no producer: what a coordinator appends for one operation. The
     same bytes `encode_batch_and_header` writes for the same records, built without `Record`
-    objects (the coordinator's append path): each record's parts are listed once (its length is
-    summed, not measured on a copy), the records joined once, and the CRC runs over the header's
-    tail and the records without a copy of the whole batch."""
+    objects (the coordinator's append path): the header is packed as its two halves around the
+    CRC, which runs over the second half and the records, so no bytearray of the whole batch is
+    built, patched and copied."""
     if not pairs:
         raise ValueError("a batch needs at least one record")
     small = _SMALL_VARINTS
     varint = _varint_bytes
     parts: list[bytes] = []
-    extend = parts.extend
+    append = parts.append
     for delta, (key, value) in enumerate(pairs):
         klen = len(key)
-        delta_bytes = small[delta] if delta < 128 else varint(delta)
-        klen_bytes = small[klen] if klen < 128 else varint(klen)
-        # Each record: its body's varint length, then attributes 0, timestamp delta 0, offset
-        # delta, key length, key, value length (-1: a tombstone), value, no headers.
+        # attributes 0, timestamp delta 0, offset delta, key length, key, value length, value,
+        # no headers; each record is preceded by the varint length of its body.
         if value is None:
-            n = 4 + len(delta_bytes) + len(klen_bytes) + klen
-            extend((small[n] if n < 128 else varint(n), b"\x00\x00", delta_bytes, klen_bytes, key, b"\x01\x00"))
+            body = b"".join(
+                (
+                    b"\x00\x00",
+                    small[delta] if delta < 128 else varint(delta),
+                    small[klen] if klen < 128 else varint(klen),
+                    key,
+                    b"\x01\x00",
+                )
+            )
         else:
             vlen = len(value)
-            vlen_bytes = small[vlen] if vlen < 128 else varint(vlen)
-            n = 3 + len(delta_bytes) + len(klen_bytes) + klen + len(vlen_bytes) + vlen
-            extend(
+            body = b"".join(
                 (
-                    small[n] if n < 128 else varint(n),
                     b"\x00\x00",
-                    delta_bytes,
-                    klen_bytes,
+                    small[delta] if delta < 128 else varint(delta),
+                    small[klen] if klen < 128 else varint(klen),
                     key,
-                    vlen_bytes,
+                    small[vlen] if vlen < 128 else varint(vlen),
                     value,
                     b"\x00",
                 )
             )
+        n = len(body)
+        append(small[n] if n < 128 else varint(n))
+        append(body)
     records = b"".join(parts)
     count = len(pairs)
     covered = _KV_COVERED.pack(0, count - 1, timestamp, timestamp, -1, -1, -1, count)
