@@ -202,14 +202,15 @@ class LogSegment:
         """Update in-memory facts and indexes for a batch appended at `position`; an OSError
         from an index write leaves both as they were."""
         max_ts, offset_of_max = self._max_timestamp, self._offset_of_max_timestamp
+        last_offset = header.last_offset
         if max_ts is None or header.max_timestamp > max_ts:
-            max_ts, offset_of_max = header.max_timestamp, header.last_offset
+            max_ts, offset_of_max = header.max_timestamp, last_offset
         since = self.bytes_since_last_index_entry
         # LogSegment.append: index only once more than index.interval.bytes have passed, so
         # the first batch of a segment is never indexed.
         if since > self.index_interval_bytes:
             entries = len(self.offset_index.keys)
-            self.offset_index.append(header.last_offset, position)
+            self.offset_index.append(last_offset, position)
             try:
                 self.time_index.maybe_append(max_ts, offset_of_max)
             except OSError:
@@ -219,7 +220,7 @@ class LogSegment:
         if self._first_batch_timestamp is None:
             self._first_batch_timestamp = header.max_timestamp
         self._max_timestamp, self._offset_of_max_timestamp = max_ts, offset_of_max
-        self._next_offset = header.next_offset
+        self._next_offset = last_offset + 1
         self.bytes_since_last_index_entry = since + size
 
     def reset_for_rebuild(self) -> None:

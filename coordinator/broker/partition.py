@@ -157,12 +157,13 @@ class Partition:
                     # Kafka answers a retried batch with the offsets of the copy it already has.
                     base, last = verdict.duplicate.first_offset, verdict.duplicate.last_offset
                 else:
+                    known: BatchHeader | None = header  # what the log would decode again
                     if header.partition_leader_epoch != NO_LEADER_EPOCH:
                         # Kafka stamps the leader epoch here; ours is always -1, and a stored epoch
                         # >= 0 would make clients validate positions with OffsetForLeaderEpoch.
-                        raw = memoryview(assign_base_offset(bytes(raw), 0, NO_LEADER_EPOCH))
+                        raw, known = memoryview(assign_base_offset(bytes(raw), 0, NO_LEADER_EPOCH)), None
                     try:
-                        base, last = self.log.append_batch(raw)
+                        base, last = self.log.append_batch(raw, known)
                     except InvalidBatch as exc:  # the CRC of a lone batch is checked here
                         return AppendResult(ErrorCode.CORRUPT_MESSAGE, -1, self.log_start_offset, str(exc)), wait_for
                 first_offset = base if first_offset < 0 else first_offset
