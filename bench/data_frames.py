@@ -60,13 +60,18 @@ async def data_frames(broker, conn, count: int) -> dict[str, list[bytes]]:
             session_epoch=-1,
             topics=[
                 FetchTopic(
-                    topic_id=topic_id, partitions=[FetchPartition(partition=1, fetch_offset=0, partition_max_bytes=1048576)]
+                    topic_id=topic_id,
+                    partitions=[FetchPartition(partition=1, fetch_offset=0, partition_max_bytes=1048576)],
                 )
             ],
         ),
     )
     init = await call(
-        broker, conn, ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(transactional_id=TXN_ID, transaction_timeout_ms=600000)
+        broker,
+        conn,
+        ApiKey.INIT_PRODUCER_ID,
+        4,
+        InitProducerIdRequest(transactional_id=TXN_ID, transaction_timeout_ms=600000),
     )
     pid, epoch = init.producer_id, init.producer_epoch
     added = await call(
@@ -91,4 +96,3 @@ async def data_frames(broker, conn, count: int) -> dict[str, list[bytes]]:
         "Produce txn 1r": [produce_frame("txn", 1, TXN_ID, base_sequence=seq, **txn) for seq in range(count)],
         "Fetch rc 3b": [fetch] * count,
     }
-

@@ -224,7 +224,7 @@ class Log(LogDurability, LogSegmentRemoval):
         base = self._next_offset
         if header.base_offset != base:
             batch = assign_base_offset(raw_batch, base)
-            header = header._make((base, *header[1:]))  # (_replace builds the same, at twice the cost)
+            header = BatchHeader._make((base, *header[1:]))  # (_replace builds the same at twice the cost)
         else:
             batch = bytes(raw_batch)
         self._append(batch, header)

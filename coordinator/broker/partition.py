@@ -28,6 +28,7 @@ from storage.batch import (
     BatchHeader,
     InvalidBatch,
     assign_base_offset,
+    batch_next_offset,
     decode_header,
     encode_marker,
     frame_bounds,
@@ -239,6 +240,10 @@ class Partition:
         if offset >= hw:
             return b""
         data = self.log.read(offset, max_bytes if max_bytes > 0 else 1)
+        if self.log.log_end_offset <= hw and (len(data) <= max_bytes or min_one):
+            # All the log holds is below `hw`, and the log's read kept to max_bytes (or is the one
+            # batch min_one lets through): the walk below would keep every batch.
+            return data
         keep = 0
         for pos, base_offset, size in frame_bounds(data):
             if base_offset >= hw:
@@ -256,7 +261,7 @@ class Partition:
             last = pos
         if last < 0:
             return []
-        upper = decode_header(records, last).next_offset
+        upper = batch_next_offset(records, last)
         return [(t.producer_id, t.first_offset) for t in self.log.collect_aborted(offset, upper)]
 
     def offset_error(self, offset: int) -> int:

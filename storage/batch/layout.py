@@ -40,6 +40,7 @@ __all__ = [
     "BatchHeader",
     "decode_header",
     "batch_attributes",
+    "batch_next_offset",
     "peek_frame",
     "batch_size",
     "batch_crc",
@@ -77,6 +78,8 @@ _UP_TO_MAGIC = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeade
 _EPOCH_AT = 12
 _ATTRIBUTES = struct.Struct(">h")
 _ATTRIBUTES_AT = 21
+_LAST_DELTA = struct.Struct(">i")
+_LAST_DELTA_AT = 23
 
 COMPRESSION_NONE, COMPRESSION_GZIP, COMPRESSION_SNAPPY, COMPRESSION_LZ4, COMPRESSION_ZSTD = range(5)
 COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -153,6 +156,12 @@ def decode_header(buf: Buffer, pos: int = 0) -> BatchHeader:
     if len(buf) - pos < HEADER_SIZE:
         raise InvalidBatch(f"batch header needs {HEADER_SIZE} bytes, {len(buf) - pos} left")
     return BatchHeader._make(HEADER.unpack_from(buf, pos))
+
+
+def batch_next_offset(buf: Buffer, pos: int = 0) -> int:
+    """The offset after the batch at `pos` (baseOffset + lastOffsetDelta + 1; needs HEADER_SIZE
+    bytes there; no other field read)."""
+    return int(_BASE_OFFSET.unpack_from(buf, pos)[0]) + int(_LAST_DELTA.unpack_from(buf, pos + _LAST_DELTA_AT)[0]) + 1
 
 
 def batch_attributes(buf: Buffer, pos: int = 0) -> int:
