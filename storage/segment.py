@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from . import fsutil
 from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_size, decode_header, iter_records
-from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches_end
+from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches
 from .index import OffsetIndex, TimeIndex
 from .txn_index import TransactionIndex
 
@@ -300,7 +300,7 @@ class LogSegment:
     def read(self, position: int, max_bytes: int) -> bytes:
         """Whole batches from `position`, up to `max_bytes`, but always at least one."""
         buf = os.pread(self._fd, max(min(max_bytes, self.size - position), LOG_OVERHEAD), position)
-        end = whole_batches_end(buf)
+        end = whole_batches(buf)[0]
         if end:
             return buf if end == len(buf) else buf[:end]
         if len(buf) < LOG_OVERHEAD:

@@ -34,6 +34,7 @@ from storage.batch import (
     frame_bounds,
     peek_frame,
     validate_batch,
+    whole_batches,
 )
 from storage.log import Log, LogFailedError
 from storage.producer_state import ProducerStateManager
@@ -256,9 +257,7 @@ class Partition:
     def aborted_transactions(self, offset: int, records: bytes) -> list[tuple[int, int]]:
         """(producer id, first offset) of every aborted transaction overlapping what a
         read_committed fetch from `offset` returned (UnifiedLog.addAbortedTransactions)."""
-        last = -1
-        for pos, _, _ in frame_bounds(records):
-            last = pos
+        last = whole_batches(records)[1]
         if last < 0:
             return []
         upper = batch_next_offset(records, last)
