@@ -217,17 +217,13 @@ class Log(LogDurability, LogSegmentRemoval):
         unchanged otherwise. `header`: the batch's decoded header, if the caller has it (checked
         all the same). Returns (base_offset, last_offset)."""
         header = validate_batch(raw_batch, header)
-        if header.size > self.config.max_message_bytes:
-            raise InvalidBatch(
-                f"batch of {header.size} bytes exceeds max.message.bytes {self.config.max_message_bytes}"
-            )
+        limit = self.config.max_message_bytes
+        if header.size > limit:
+            raise InvalidBatch(f"batch of {header.size} bytes exceeds max.message.bytes {limit}")
         base = self._next_offset
-        if header.base_offset != base:
-            batch = assign_base_offset(raw_batch, base)
-            header = BatchHeader._make((base, *header[1:]))  # (_replace builds the same at twice the cost)
-        else:
-            batch = bytes(raw_batch)
-        self._append(batch, header)
+        if header.base_offset != base:  # (_make: what _replace builds, at half the cost)
+            raw_batch, header = assign_base_offset(raw_batch, base), BatchHeader._make((base, *header[1:]))
+        self._append(bytes(raw_batch), header)  # (bytes of bytes is no copy)
         return base, header.last_offset
 
     def _append(self, batch: bytes, header: BatchHeader, now_ms: int | None = None) -> None:
