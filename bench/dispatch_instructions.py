@@ -9,9 +9,11 @@ The script runs itself under callgrind with collection off. In the child each re
 dispatched inside its own itertools iterator (filterfalse, takewhile, dropwhile), which
 --toggle-collect names, so only those requests are counted, each type apart; interval mode never
 suspends, so each dispatch coroutine is driven by hand (one send). The data path's requests run
-inside accumulate, compress, islice and pairwise (the last three over map(step, frames)). Instructions are not time
-(a cache miss costs more than an add), but they repeat to 0.1% and follow the CPU a request costs.
-Asserts nothing about speed.
+inside accumulate, compress, islice and pairwise (the last three over map(step, frames)).
+Instructions are not time (a cache miss costs more than an add), but they follow the CPU a request
+costs and repeat to ~0.5%, except Heartbeat's: its timers see wall time, which valgrind stretches
+by how busy the machine is, so its figure moves by a few % from run to run (compare it on a quiet
+machine, or run it several times). Asserts nothing about speed.
 """
 
 from __future__ import annotations
