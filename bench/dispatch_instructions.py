@@ -1,5 +1,6 @@
-"""Instructions per request of `dispatch(frame)` (dispatch_bench.py's frames), counted by valgrind's
-callgrind: a figure other processes on the machine cannot move, for A/B of small changes.
+"""Instructions per request of `dispatch(frame)` (dispatch_bench.py's and data_frames.py's frames),
+counted by valgrind's callgrind: a figure other processes on the machine cannot move, for A/B of
+small changes.
 
     .venv/bin/python bench/dispatch_instructions.py [--n 200]      # needs valgrind
     KGC_NATIVE=0 ... / KGC_BENCH_TREE=/work/main ...                # as dispatch_bench.py
@@ -7,9 +8,12 @@ callgrind: a figure other processes on the machine cannot move, for A/B of small
 The script runs itself under callgrind with collection off. In the child each request type is
 dispatched inside its own itertools iterator (filterfalse, takewhile, dropwhile), which
 --toggle-collect names, so only those requests are counted, each type apart; interval mode never
-suspends, so each dispatch coroutine is driven by hand (one send). Instructions are not time
-(a cache miss costs more than an add), but they repeat to 0.1% and follow the CPU a request costs.
-Asserts nothing about speed.
+suspends, so each dispatch coroutine is driven by hand (one send). The data path's requests run
+inside accumulate, compress, islice and pairwise (the last three over map(step, frames)).
+Instructions are not time (a cache miss costs more than an add), but they follow the CPU a request
+costs and repeat to ~0.5%, except Heartbeat's: its timers see wall time, which valgrind stretches
+by how busy the machine is, so its figure moves by a few % from run to run (compare it on a quiet
+machine, or run it several times). Asserts nothing about speed.
 """
 
 from __future__ import annotations
@@ -28,17 +32,30 @@ import trio
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # dispatch_bench puts KGC_BENCH_TREE (or this checkout) first on the path before its imports.
+from data_frames import TOPICS, data_frames  # noqa: E402
 from dispatch_bench import Connection, bench_frames, dispatch, open_server, running_modules  # noqa: E402
 
-# request type -> the iterator whose next() the child runs it in (callgrind --toggle-collect)
-ITERATORS = {"Heartbeat": "filterfalse_next", "OffsetCommit 1p": "takewhile_next", "OffsetCommit 32p": "dropwhile_next"}
+# request type -> the iterator whose next() the child runs it in (callgrind --toggle-collect); none
+# of these iterators is used by the server's own code (a nested one would toggle collection off)
+ITERATORS = {
+    "Heartbeat": "filterfalse_next",
+    "OffsetCommit 1p": "takewhile_next",
+    "OffsetCommit 32p": "dropwhile_next",
+    "Produce 1r": "accumulate_next",
+    "Produce 100r": "compress_next",
+    "Produce txn 1r": "islice_next",
+    "Fetch rc 3b": "pairwise_next",
+}
+WARM = 50
 
 
 async def child(n: int) -> None:
     with tempfile.TemporaryDirectory() as data:
-        async with open_server(data, settings={"log.flush.mode": "interval"}, topics={"bench": 32}) as server:
+        topics = {"bench": 32, **TOPICS}
+        async with open_server(data, settings={"log.flush.mode": "interval"}, topics=topics) as server:
             broker, conn = server.broker, Connection(1, "127.0.0.1")
-            frames = await bench_frames(broker, conn)
+            frames = {name: [frame] * (WARM + n) for name, frame in (await bench_frames(broker, conn)).items()}
+            frames.update(await data_frames(broker, conn, WARM + n))
 
             def step(frame: bytes) -> bool:
                 coro = dispatch(frame, conn, broker)
@@ -49,15 +66,20 @@ async def child(n: int) -> None:
                 coro.close()
                 raise RuntimeError("dispatch suspended: only log.flush.mode=interval can be driven by hand")
 
-            for frame in frames.values():  # warm: handlers loaded, codecs built, caches filled
-                for _ in range(50):
+            for name in ITERATORS:  # warm: handlers loaded, codecs built, caches filled
+                for frame in frames[name][:WARM]:
                     step(frame)
+            measured = {name: frames[name][WARM:] for name in ITERATORS}
             gc.freeze()
             gc.disable()  # as `kgc serve` runs
-            sink: collections.deque[bytes] = collections.deque(maxlen=0)
-            sink.extend(itertools.filterfalse(step, [frames["Heartbeat"]] * n))
-            sink.extend(itertools.takewhile(step, [frames["OffsetCommit 1p"]] * n))
-            sink.extend(itertools.dropwhile(step, [frames["OffsetCommit 32p"]] * n))
+            sink: collections.deque[object] = collections.deque(maxlen=0)
+            sink.extend(itertools.filterfalse(step, measured["Heartbeat"]))
+            sink.extend(itertools.takewhile(step, measured["OffsetCommit 1p"]))
+            sink.extend(itertools.dropwhile(step, measured["OffsetCommit 32p"]))
+            sink.extend(itertools.accumulate(measured["Produce 1r"], lambda _, frame: step(frame), initial=True))
+            sink.extend(itertools.compress(measured["Produce 100r"], map(step, measured["Produce 100r"])))
+            sink.extend(itertools.islice(map(step, measured["Produce txn 1r"]), None))
+            sink.extend(itertools.pairwise(map(step, measured["Fetch rc 3b"])))
             print(running_modules())
 
 

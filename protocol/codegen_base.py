@@ -10,11 +10,10 @@ unrolled inline. Nothing here depends on the direction.
 from __future__ import annotations
 
 import struct
-import uuid
 from typing import Any
 
 from .errors import DecodeError, EncodeError
-from .ints import ZERO_UUID, read_uvarint, write_uvarint
+from .ints import ZERO_UUID, read_uvarint, uuid_of, write_uvarint
 from .schema import FIXED_FORMATS, ZERO, Field, Message
 
 FIXED_WIDTH = {t: struct.calcsize(">" + f) for t, f in FIXED_FORMATS.items()}
@@ -82,7 +81,7 @@ class GenBase:
             "_wuv": write_uvarint,
             "_skip_tagged": skip_tagged,
             "_tagged_section": tagged_section,
-            "_UUID": uuid.UUID,
+            "_UUID_OF": uuid_of,
             "_unpack_from": struct.unpack_from,
             "_pack": struct.pack,
             "_new": object.__new__,

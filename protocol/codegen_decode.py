@@ -132,7 +132,7 @@ class DecodeGen(GenBase):
         self.emit(ind, f"{', '.join(lhs)}{comma} = {self.const('unpack', fmt)}(data, pos)")
         self.emit(ind, f"pos += {struct.calcsize(fmt)}")
         for f, var in uuids:
-            self.emit(ind, f"{target}.{f.name} = _UUID(bytes={var})")
+            self.emit(ind, f"{target}.{f.name} = _UUID_OF({var})")
 
     def tags(self, tagged: list[Field], target: str, first: str | None, ind: int) -> None:
         """The tagged-field section; `first` holds its first byte if a fixed run read it."""
@@ -237,7 +237,7 @@ class DecodeGen(GenBase):
             self.emit(ind, f"{var}, = {self.const('unpack', fmt)}(data, pos)")
             self.emit(ind, f"pos += {FIXED_WIDTH[t]}")
             if t == "uuid":
-                self.emit(ind, f"{dest} = _UUID(bytes={var})")
+                self.emit(ind, f"{dest} = _UUID_OF({var})")
             return
         assert n is not None
         if self.flex:

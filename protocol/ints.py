@@ -63,6 +63,22 @@ def read_bool(data: Buf, offset: int) -> tuple[bool, int]:
     return data[offset] != 0, offset + 1
 
 
+_UUIDS: dict[bytes, uuid.UUID] = {}
+_UUIDS_KEPT = 4096  # distinct ids remembered; then the memo starts over (a client may send any)
+
+
+def uuid_of(raw: bytes) -> uuid.UUID:
+    """uuid.UUID(bytes=raw) for 16 bytes, remembered: a broker sees the same few ids (its topics'),
+    and UUID's constructor costs more than a request's whole header decode. UUIDs are immutable,
+    so a remembered one is the one the constructor would build."""
+    found = _UUIDS.get(raw)
+    if found is None:
+        if len(_UUIDS) >= _UUIDS_KEPT:
+            _UUIDS.clear()
+        found = _UUIDS[raw] = uuid.UUID(bytes=raw)
+    return found
+
+
 def read_uuid(data: Buf, offset: int) -> tuple[uuid.UUID, int]:
     need(data, offset, 16)
     return uuid.UUID(bytes=bytes(data[offset : offset + 16])), offset + 16
@@ -129,7 +145,13 @@ def _read_leb128(data: Buf, offset: int, max_bytes: int, bits: int, what: str) -
 
 
 def read_uvarint(data: Buf, offset: int) -> tuple[int, int]:
-    """Unsigned LEB128, at most 5 bytes, value < 2**32."""
+    """Unsigned LEB128, at most 5 bytes, value < 2**32. Two bytes (128..16383: the compact
+    length of a Produce request's records, of a long string) are read here; the generated
+    decoders read one byte themselves and call this past it."""
+    if offset + 1 < len(data):
+        low, high = data[offset], data[offset + 1]
+        if low & 0x80 and not high & 0x80:
+            return (low & 0x7F) | (high << 7), offset + 2
     return _read_leb128(data, offset, 5, 32, "unsigned varint")
 
 

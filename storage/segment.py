@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from . import fsutil
 from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, batch_size, decode_header, iter_records
-from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches_end
+from .batch.scan import SCAN_CHUNK, Frames, find_batch, whole_batches
 from .index import OffsetIndex, TimeIndex
 from .txn_index import TransactionIndex
 
@@ -202,14 +202,15 @@ class LogSegment:
         """Update in-memory facts and indexes for a batch appended at `position`; an OSError
         from an index write leaves both as they were."""
         max_ts, offset_of_max = self._max_timestamp, self._offset_of_max_timestamp
+        last_offset = header.last_offset
         if max_ts is None or header.max_timestamp > max_ts:
-            max_ts, offset_of_max = header.max_timestamp, header.last_offset
+            max_ts, offset_of_max = header.max_timestamp, last_offset
         since = self.bytes_since_last_index_entry
         # LogSegment.append: index only once more than index.interval.bytes have passed, so
         # the first batch of a segment is never indexed.
         if since > self.index_interval_bytes:
             entries = len(self.offset_index.keys)
-            self.offset_index.append(header.last_offset, position)
+            self.offset_index.append(last_offset, position)
             try:
                 self.time_index.maybe_append(max_ts, offset_of_max)
             except OSError:
@@ -219,7 +220,7 @@ class LogSegment:
         if self._first_batch_timestamp is None:
             self._first_batch_timestamp = header.max_timestamp
         self._max_timestamp, self._offset_of_max_timestamp = max_ts, offset_of_max
-        self._next_offset = header.next_offset
+        self._next_offset = last_offset + 1
         self.bytes_since_last_index_entry = since + size
 
     def reset_for_rebuild(self) -> None:
@@ -299,7 +300,7 @@ class LogSegment:
     def read(self, position: int, max_bytes: int) -> bytes:
         """Whole batches from `position`, up to `max_bytes`, but always at least one."""
         buf = os.pread(self._fd, max(min(max_bytes, self.size - position), LOG_OVERHEAD), position)
-        end = whole_batches_end(buf)
+        end = whole_batches(buf)[0]
         if end:
             return buf if end == len(buf) else buf[:end]
         if len(buf) < LOG_OVERHEAD:

@@ -28,11 +28,13 @@ from storage.batch import (
     BatchHeader,
     InvalidBatch,
     assign_base_offset,
+    batch_next_offset,
     decode_header,
     encode_marker,
     frame_bounds,
     peek_frame,
     validate_batch,
+    whole_batches,
 )
 from storage.log import Log, LogFailedError
 from storage.producer_state import ProducerStateManager
@@ -157,12 +159,13 @@ class Partition:
                     # Kafka answers a retried batch with the offsets of the copy it already has.
                     base, last = verdict.duplicate.first_offset, verdict.duplicate.last_offset
                 else:
+                    known: BatchHeader | None = header  # what the log would decode again
                     if header.partition_leader_epoch != NO_LEADER_EPOCH:
                         # Kafka stamps the leader epoch here; ours is always -1, and a stored epoch
                         # >= 0 would make clients validate positions with OffsetForLeaderEpoch.
-                        raw = memoryview(assign_base_offset(bytes(raw), 0, NO_LEADER_EPOCH))
+                        raw, known = memoryview(assign_base_offset(bytes(raw), 0, NO_LEADER_EPOCH)), None
                     try:
-                        base, last = self.log.append_batch(raw)
+                        base, last = self.log.append_batch(raw, known)
                     except InvalidBatch as exc:  # the CRC of a lone batch is checked here
                         return AppendResult(ErrorCode.CORRUPT_MESSAGE, -1, self.log_start_offset, str(exc)), wait_for
                 first_offset = base if first_offset < 0 else first_offset
@@ -238,6 +241,10 @@ class Partition:
         if offset >= hw:
             return b""
         data = self.log.read(offset, max_bytes if max_bytes > 0 else 1)
+        if self.log.log_end_offset <= hw and (len(data) <= max_bytes or min_one):
+            # All the log holds is below `hw`, and the log's read kept to max_bytes (or is the one
+            # batch min_one lets through): the walk below would keep every batch.
+            return data
         keep = 0
         for pos, base_offset, size in frame_bounds(data):
             if base_offset >= hw:
@@ -250,12 +257,10 @@ class Partition:
     def aborted_transactions(self, offset: int, records: bytes) -> list[tuple[int, int]]:
         """(producer id, first offset) of every aborted transaction overlapping what a
         read_committed fetch from `offset` returned (UnifiedLog.addAbortedTransactions)."""
-        last = -1
-        for pos, _, _ in frame_bounds(records):
-            last = pos
+        last = whole_batches(records)[1]
         if last < 0:
             return []
-        upper = decode_header(records, last).next_offset
+        upper = batch_next_offset(records, last)
         return [(t.producer_id, t.first_offset) for t in self.log.collect_aborted(offset, upper)]
 
     def offset_error(self, offset: int) -> int:

@@ -42,7 +42,7 @@ from protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from storage.batch import HEADER_SIZE, decode_header
+from storage.batch import HEADER_SIZE, TRANSACTIONAL_BIT, batch_attributes, decode_header
 
 VALID_ACKS = (0, 1, -1)
 
@@ -172,7 +172,7 @@ def _has_transactional_batch(request: ProduceRequest) -> bool:
     for topic in request.topic_data:
         for pdata in topic.partition_data:
             records = pdata.records or b""
-            if len(records) >= HEADER_SIZE and decode_header(records).is_transactional:
+            if len(records) >= HEADER_SIZE and batch_attributes(records) & TRANSACTIONAL_BIT:
                 return True
     return False
 

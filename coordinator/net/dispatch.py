@@ -22,7 +22,7 @@ from coordinator.handlers.k18_api_versions import encoded_api_versions
 from coordinator.handlers.request_context import BrokerContext, CloseConnection, RequestContext
 from coordinator.security.authorization import ANONYMOUS
 from protocol.api import ApiKey
-from protocol.codec import decode_request, encode_response
+from protocol.codec import request_decoder, response_encoder
 from protocol.errors import DecodeError, ErrorCode
 from protocol.headers import decode_request_header, encode_response_header
 
@@ -64,8 +64,8 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     if not low <= version <= high:
         name = ApiKey(key).name
         raise CloseConnection(f"{name} v{version} is not served (this broker serves v{low}-v{high})")
-    try:
-        request = decode_request(key, version, frame, body_offset, strict=False)
+    try:  # bytes after the body are ignored (as decode_request(strict=False) does)
+        request = request_decoder(key, version)(frame, body_offset)[0]
     except DecodeError as exc:
         raise CloseConnection(f"malformed {ApiKey(key).name} v{version} body: {exc}") from None
     context = RequestContext(broker, header, conn.client_host, conn.connection_id, conn.principal, conn.listener)
@@ -80,7 +80,7 @@ async def dispatch(frame: bytes, conn: Connection, broker: BrokerContext) -> tup
     head = encode_response_header(header.correlation_id, key, version)
     if isinstance(response, bytes):  # a handler may hand back a body it encoded (and cached) itself
         return head, response
-    return head, encode_response(key, version, response)
+    return head, response_encoder(key, version)(response)
 
 
 def _unsupported_api_versions(broker: BrokerContext, correlation_id: int) -> tuple[bytes, bytes]:

@@ -32,7 +32,9 @@ from .layout import (
     HeaderFields,
     InvalidBatch,
     assign_base_offset,
+    batch_attributes,
     batch_crc,
+    batch_next_offset,
     batch_size,
     crc_matches,
     decode_header,
@@ -43,7 +45,7 @@ from .layout import (
 )
 from .record_walk import KeySpan, RecordSpan, key_spans, record_spans, records_region
 from .records import Record, encode_batch, encode_batch_and_header, iter_records, rebuild_kept
-from .scan import Frame, FrameProblem, Frames, frame_bounds, whole_batches_end
+from .scan import Frame, FrameProblem, Frames, frame_bounds, whole_batches
 
 __all__ = [
     "Record",
@@ -62,6 +64,8 @@ __all__ = [
     "DELETE_HORIZON_BIT",
     "encode_batch",
     "encode_batch_and_header",
+    "batch_attributes",
+    "batch_next_offset",
     "decode_header",
     "iter_records",
     "verify_crc",
@@ -76,7 +80,7 @@ __all__ = [
     "Frame",
     "FrameProblem",
     "frame_bounds",
-    "whole_batches_end",
+    "whole_batches",
     "records_region",
     "record_spans",
     "RecordSpan",

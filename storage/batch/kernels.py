@@ -13,6 +13,7 @@ two-byte lengths (a zigzag varint's first byte < 0x80 is the whole varint).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,20 +21,7 @@ from storage import crc
 from storage.crc import crc32c
 
 from . import layout
-from .layout import (
-    CRC,
-    CRC_AT,
-    CRC_START,
-    HEADER,
-    HEADER_SIZE,
-    LOG_OVERHEAD,
-    MAGIC,
-    BatchHeader,
-    HeaderFields,
-    InvalidBatch,
-    read_varint,
-    write_varint,
-)
+from .layout import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, InvalidBatch, read_varint, write_varint
 
 # What these loops call whose signatures a compiled copy relies on: a change makes it stale.
 COMPILED_WITH = (layout, crc)
@@ -188,13 +176,24 @@ def _varint_bytes(n: int) -> bytes:
 _SMALL_VARINTS = [_varint_bytes(n) for n in range(128)]  # ZigZag varints: 0..63 one byte, 64..127 two
 
 
+# A coordinator's batch after its CRC: attributes (no compression, no producer, not transactional),
+# lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence,
+# recordsCount; the CRC covers these and the records. Before it: baseOffset, batchLength,
+# partitionLeaderEpoch, magic, crc (layout.HEADER split where the CRC starts).
+_KV_COVERED = struct.Struct(">hiqqqhii")
+_KV_PREFIX = struct.Struct(">qiibI")
+assert _KV_PREFIX.size == CRC_START and _KV_PREFIX.size + _KV_COVERED.size == HEADER_SIZE
+
+
 def encode_kv_batch(
     base_offset: int, pairs: Sequence[tuple[bytes, bytes | None]], timestamp: int
 ) -> tuple[bytes, BatchHeader]:
     """One uncompressed batch of (key, value) records (value None: a tombstone), all stamped
     `timestamp`, no headers, no producer: what a coordinator appends for one operation. The
     same bytes `encode_batch_and_header` writes for the same records, built without `Record`
-    objects (the coordinator's append path)."""
+    objects (the coordinator's append path): the header is packed as its two halves around the
+    CRC, which runs over the second half and the records, so no bytearray of the whole batch is
+    built, patched and copied."""
     if not pairs:
         raise ValueError("a batch needs at least one record")
     small = _SMALL_VARINTS
@@ -231,24 +230,12 @@ def encode_kv_batch(
         n = len(body)
         append(small[n] if n < 128 else varint(n))
         append(body)
-    out = bytearray(HEADER_SIZE)
-    out += b"".join(parts)
-    fields: HeaderFields = (
-        base_offset,
-        len(out) - LOG_OVERHEAD,
-        -1,
-        MAGIC,
-        0,
-        0,
-        len(pairs) - 1,
-        timestamp,
-        timestamp,
-        -1,
-        -1,
-        -1,
-        len(pairs),
+    records = b"".join(parts)
+    count = len(pairs)
+    covered = _KV_COVERED.pack(0, count - 1, timestamp, timestamp, -1, -1, -1, count)
+    crc = crc32c(records, crc32c(covered))
+    length = HEADER_SIZE - LOG_OVERHEAD + len(records)
+    batch = b"".join((_KV_PREFIX.pack(base_offset, length, -1, MAGIC, crc), covered, records))
+    return batch, BatchHeader(
+        base_offset, length, -1, MAGIC, crc, 0, count - 1, timestamp, timestamp, -1, -1, -1, count
     )
-    HEADER.pack_into(out, 0, *fields)
-    crc = crc32c(memoryview(out)[CRC_START:])
-    CRC.pack_into(out, CRC_AT, crc)
-    return bytes(out), BatchHeader._make(fields[:4] + (crc,) + fields[5:])

@@ -39,6 +39,8 @@ __all__ = [
     "InvalidBatch",
     "BatchHeader",
     "decode_header",
+    "batch_attributes",
+    "batch_next_offset",
     "peek_frame",
     "batch_size",
     "batch_crc",
@@ -74,6 +76,10 @@ _LENGTH = struct.Struct(">i")
 _LENGTH_AT = 8
 _UP_TO_MAGIC = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
 _EPOCH_AT = 12
+_ATTRIBUTES = struct.Struct(">h")
+_ATTRIBUTES_AT = 21
+_LAST_DELTA = struct.Struct(">i")
+_LAST_DELTA_AT = 23
 
 COMPRESSION_NONE, COMPRESSION_GZIP, COMPRESSION_SNAPPY, COMPRESSION_LZ4, COMPRESSION_ZSTD = range(5)
 COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -152,6 +158,17 @@ def decode_header(buf: Buffer, pos: int = 0) -> BatchHeader:
     return BatchHeader._make(HEADER.unpack_from(buf, pos))
 
 
+def batch_next_offset(buf: Buffer, pos: int = 0) -> int:
+    """The offset after the batch at `pos` (baseOffset + lastOffsetDelta + 1; needs HEADER_SIZE
+    bytes there; no other field read)."""
+    return int(_BASE_OFFSET.unpack_from(buf, pos)[0]) + int(_LAST_DELTA.unpack_from(buf, pos + _LAST_DELTA_AT)[0]) + 1
+
+
+def batch_attributes(buf: Buffer, pos: int = 0) -> int:
+    """The attributes of the batch at `pos` (needs HEADER_SIZE bytes there; no other field read)."""
+    return int(_ATTRIBUTES.unpack_from(buf, pos + _ATTRIBUTES_AT)[0])
+
+
 def batch_size(buf: Buffer, pos: int = 0) -> int:
     """Total size of the batch at `pos` from its batchLength field (needs 12 bytes)."""
     return int(_LENGTH.unpack_from(buf, pos + _LENGTH_AT)[0]) + LOG_OVERHEAD
@@ -180,11 +197,12 @@ def verify_crc(buf: Buffer, pos: int = 0, size: int | None = None) -> bool:
     return bool(stored == batch_crc(buf, pos, size))
 
 
-def validate_batch(buf: Buffer) -> BatchHeader:
-    """Check that `buf` is exactly one well-formed v2 batch; return its header."""
+def validate_batch(buf: Buffer, header: BatchHeader | None = None) -> BatchHeader:
+    """Check that `buf` is exactly one well-formed v2 batch; return its header. `header`:
+    decode_header(buf), when the caller has it already (it is checked all the same)."""
     if len(buf) < HEADER_SIZE:
         raise InvalidBatch(f"batch is {len(buf)} bytes, shorter than the {HEADER_SIZE}-byte header")
-    h = decode_header(buf)
+    h = decode_header(buf) if header is None else header
     if h.magic != MAGIC:
         raise InvalidBatch(f"unsupported magic {h.magic} (only RecordBatch v2, magic 2)")
     if h.size != len(buf):

@@ -20,7 +20,7 @@ from storage.crc import crc32c
 
 from .layout import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, Buffer, HeaderFields
 
-__all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches_end", "find_batch"]
+__all__ = ["Frames", "Frame", "FrameProblem", "SCAN_CHUNK", "frame_bounds", "whole_batches", "find_batch"]
 
 SCAN_CHUNK = 1 << 20
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
@@ -164,17 +164,18 @@ def frame_bounds(buf: Buffer, start: int = 0) -> Iterator[tuple[int, int, int]]:
         pos += size
 
 
-def whole_batches_end(buf: Buffer, start: int = 0) -> int:
-    """The position after the last whole batch of buf[start:] (as `frame_bounds` walks them;
-    a plain loop: every fetch pays it)."""
-    pos, end = start, len(buf)
+def whole_batches(buf: Buffer, start: int = 0) -> tuple[int, int]:
+    """(the position after the last whole batch of buf[start:], that batch's position or -1 when
+    there is none), as `frame_bounds` walks them; a plain loop: every fetch pays it."""
+    pos, end, last = start, len(buf), -1
     unpack = _OFFSET_AND_LENGTH.unpack_from
     while end - pos >= LOG_OVERHEAD:
         length = unpack(buf, pos)[1]
         if length < _MIN_LENGTH or pos + length + LOG_OVERHEAD > end:
             break
+        last = pos
         pos += length + LOG_OVERHEAD
-    return pos
+    return pos, last
 
 
 def find_batch(fd: int, start: int, end: int, offset: int, chunk: int) -> int | None:

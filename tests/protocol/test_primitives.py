@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol import ints
 from protocol import primitives as p
 from protocol.errors import DecodeError
 
@@ -47,6 +48,17 @@ def test_bool_and_uuid() -> None:
     u = uuid.UUID("01020304-0506-0708-090a-0b0c0d0e0f10")
     assert p.write_uuid(u) == bytes(range(1, 17))
     assert p.read_uuid(bytes(range(1, 17)), 0) == (u, 16)
+
+
+def test_uuid_of_builds_the_constructors_uuid_and_remembers_a_bounded_number(monkeypatch) -> None:
+    monkeypatch.setattr(ints, "_UUIDS", {})
+    monkeypatch.setattr(ints, "_UUIDS_KEPT", 3)
+    raw = bytes(range(1, 17))
+    first = ints.uuid_of(raw)
+    assert first == uuid.UUID(bytes=raw) and ints.uuid_of(raw) is first
+    for n in range(10):
+        assert ints.uuid_of(n.to_bytes(16, "big")) == uuid.UUID(int=n)
+        assert len(ints._UUIDS) <= 3
     assert p.read_uuid(bytes(16), 0) == (p.ZERO_UUID, 16)
     with pytest.raises(DecodeError):
         p.read_uuid(bytes(15), 0)

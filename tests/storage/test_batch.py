@@ -16,6 +16,8 @@ from storage.batch import (
     InvalidBatch,
     Record,
     assign_base_offset,
+    batch_attributes,
+    batch_next_offset,
     decode_header,
     encode_batch,
     iter_records,
@@ -168,6 +170,20 @@ def test_validate_batch_rejects_damage_with_a_clear_message(damage, message):
     raw = encode_batch(0, sample_records())
     with pytest.raises(InvalidBatch, match=message):
         validate_batch(damage(raw))
+    if len(damage(raw)) >= HEADER_SIZE:  # a header the caller decoded is checked all the same
+        with pytest.raises(InvalidBatch, match=message):
+            validate_batch(damage(raw), decode_header(damage(raw)))
+
+
+def test_single_field_readers_agree_with_the_header():
+    plain = encode_batch(40, sample_records())
+    txn = encode_batch(7, [Record(None, 5, None, b"v")] * 3, producer_id=9, producer_epoch=0, transactional=True)
+    for raw in (plain, txn, b"\xff" * 5 + plain):
+        pos = 5 if raw[0] == 0xFF else 0
+        h = decode_header(raw, pos)
+        assert batch_attributes(raw, pos) == h.attributes
+        assert batch_next_offset(raw, pos) == h.next_offset
+    assert batch_next_offset(plain) == 44 and batch_next_offset(txn) == 10
 
 
 def test_malformed_record_lengths_raise_invalid_batch():

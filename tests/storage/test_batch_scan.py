@@ -17,7 +17,7 @@ from storage.batch import (
     encode_batch,
     frame_bounds,
     iter_records,
-    whole_batches_end,
+    whole_batches,
 )
 from storage.batch.record_walk import key_spans, record_spans, records_region
 from storage.batch.scan import Frames
@@ -95,8 +95,9 @@ def test_a_region_ends_where_asked():
 def test_frame_bounds_stop_at_a_partial_batch():
     data = b"".join(batches(3))
     assert [(p, b) for p, b, _ in frame_bounds(data[:-1])] == [(0, 0), (len(data) // 3, 3)]
-    assert whole_batches_end(data[:-1]) == 2 * len(data) // 3
-    assert whole_batches_end(data) == len(data)
+    assert whole_batches(data[:-1]) == (2 * len(data) // 3, len(data) // 3)
+    assert whole_batches(data) == (len(data), 2 * len(data) // 3)
+    assert whole_batches(data[:5]) == (0, -1)
 
 
 records = st.lists(
