@@ -29,7 +29,6 @@ class Security:
     credentials: CredentialStore
     authorizer: StandardAuthorizer | None  # None: authorizer.class.name unset, everything allowed
     plans: list[ListenerPlan]  # the first one is served on each broker's node port
-    shared: bool = False  # cluster.processes: the files change under other broker processes too
 
     def follow(self) -> None:
         """cluster.processes: take up the other processes' ACL and credential changes."""
@@ -58,4 +57,4 @@ def open_security(config: Any, data_dir: Path, now_ms: Callable[[], int]) -> Sec
             directory / standard.FILE_NAME,
             shared=shared,
         )
-    return Security(store, authorizer, listener_plans(config, store, now_ms), shared)
+    return Security(store, authorizer, listener_plans(config, store, now_ms))

@@ -61,7 +61,7 @@ async def test_a_process_takes_up_acl_changes_by_itself_within_the_follow_interv
     path = tmp_path / "security" / "acls.json"
     writer = StandardAuthorizer(path=path, shared=True)
     follower = StandardAuthorizer(path=path, shared=True)
-    security = Security(CredentialStore(None), follower, [], shared=True)
+    security = Security(CredentialStore(None), follower, [])
     async with trio.open_nursery() as nursery:
         await nursery.start(follow_every, [security.follow])
         writer.create([ALICE_READS])
