@@ -96,13 +96,9 @@ def decode_request(api_key: int, version: int, data: bytes, offset: int = 0, *, 
     `strict=False` ignores bytes after a complete body, as Kafka's broker does (it never checks
     that a request buffer was consumed, and librdkafka 2.x relies on that: its all-topics
     Metadata v10+ request carries 3 stray bytes)."""
-    try:
-        fn = _DEC_REQ[api_key][version]
-    except KeyError:
-        fn = _build(_DEC_REQ, api_key, version, False, "decode")
     if type(data) is not bytes:
         data = bytes(data)
-    obj, pos = fn(data, offset)
+    obj, pos = request_decoder(api_key, version)(data, offset)
     return obj if pos == len(data) or not strict else _finish(obj, pos, data, version)
 
 
@@ -129,8 +125,4 @@ def encode_request(api_key: int, version: int, obj: Any) -> bytes:
 
 def encode_response(api_key: int, version: int, obj: Any) -> bytes:
     """Encode a response body (no header, no size prefix)."""
-    try:
-        fn = _ENC_RESP[api_key][version]
-    except KeyError:
-        fn = _build(_ENC_RESP, api_key, version, True, "encode")
-    return fn(obj)
+    return response_encoder(api_key, version)(obj)

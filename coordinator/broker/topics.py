@@ -182,6 +182,10 @@ class TopicRegistry:
     def get(self, name: str) -> Topic | None:
         return self._topics.get(name)
 
+    def has_partition(self, name: str, index: int) -> bool:
+        topic = self.get(name)
+        return topic is not None and 0 <= index < topic.partitions
+
     def all(self) -> list[Topic]:
         return sorted(self._topics.values(), key=lambda t: t.name)
 

@@ -65,8 +65,7 @@ class PeerLink:
         return self.cluster.leader(topic, index) == self.node_id
 
     def exists(self, topic: str, index: int) -> bool:
-        known = self.topics.get(topic)
-        return known is not None and 0 <= index < known.partitions
+        return self.topics.has_partition(topic, index)
 
     # -- the transaction coordinator, asked by a partition leader ------------------------------
     async def verify(self, leader: int, p: AddPartitionsParams, *, add: bool) -> dict[tuple[str, int], ErrorCode]:

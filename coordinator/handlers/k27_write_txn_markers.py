@@ -68,8 +68,7 @@ async def _write(
         errors[(i, topic, index)] = ErrorCode.UNKNOWN_SERVER_ERROR
         return
     if topic != markers.offsets.topic and ctx.broker.data.partition(topic, index) is None:
-        known = ctx.broker.topics.get(topic)
-        exists = known is not None and 0 <= index < known.partitions
+        exists = ctx.broker.topics.has_partition(topic, index)
         errors[(i, topic, index)] = ErrorCode.NOT_LEADER_OR_FOLLOWER if exists else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return
     error = await markers.write_here(topic, index, _Marker(marker))

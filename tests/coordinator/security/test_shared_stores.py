@@ -1,5 +1,5 @@
 """cluster.processes: the ACLs and SCRAM credentials of one data dir, changed through any broker
-process, reach the others (shared_file.py), and no process overwrites another's change."""
+process, reach the others (cluster/shared_file.py), and no process overwrites another's change."""
 
 from __future__ import annotations
 
