@@ -123,3 +123,21 @@ def test_check_accepts_an_open_logs_preallocated_active_index(tmp_path):
     assert check(tmp_path) == []  # live: the active index is zero-filled past its entries
     log.close()
     assert check(tmp_path) == []
+
+
+def test_check_accepts_a_roll_cut_before_the_new_segments_indexes_only_while_it_is_empty(tmp_path):
+    """A kill -9 between creating a rolled segment's .log and its indexes leaves an empty newest
+    segment without them (recovery makes them); a newest segment holding batches without its
+    index is a problem."""
+    for name, roll in (("rolled", True), ("written", False)):
+        log = open_log(tmp_path / name, FakeClock(1_000), segment_bytes=1 << 20, index_interval_bytes=100)
+        fill(log, 10)
+        if roll:
+            log.roll()
+        newest = log.segments[-1].log_path
+        log.close()
+        assert (os.path.getsize(newest) == 0) is roll
+        for suffix in (".index", ".timeindex"):
+            os.remove(newest[:-4] + suffix)
+    assert check(tmp_path / "rolled") == []
+    assert [p.reason for p in check(tmp_path / "written")] == ["index file is missing"]
